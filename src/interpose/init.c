@@ -1,0 +1,99 @@
+/* MPI_Init, MPI_Init_thread and MPI_Finalize: set up and tear down typejit around the system
+ * MPI, and the tj_* introspection API. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interpose/interpose.h"
+#include "type/translate.h"
+#include "typejit.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+_Thread_local int tj_in_wrapper;
+static atomic_bool initialised;
+
+bool tj_interpose_active(void)
+{
+    return !tj_in_wrapper && atomic_load_explicit(&initialised, memory_order_acquire) &&
+           !tj_config()->disable;
+}
+
+/* The constructor only reads the environment (STYLE: never MPI or CUDA here), so that a bad
+ * TYPEJIT_* value is reported once, early. */
+__attribute__((constructor)) static void typejit_load(void)
+{
+    (void)tj_config();
+}
+
+static void after_init(void)
+{
+    int rank = -1;
+    if (tj_config()->disable)
+        return;
+    if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
+        tj_log_set_rank(rank);
+    tj_log_debug("typejit %s active, host buffers packed by %s", tj_version(),
+                 tj_config()->host == TJ_HOST_ENGINE ? "the engine" : "the system MPI");
+    atomic_store_explicit(&initialised, true, memory_order_release);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        after_init();
+    return rc;
+}
+
+static void print_stats(void)
+{
+    char counters[1024], line[1200];
+    int rank = -1, n;
+
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tj_stats_format(counters, sizeof(counters));
+    n = snprintf(line, sizeof(line), "typejit[%d]: stats %s\n", rank, counters);
+    if (n > 0) {
+        ssize_t rc = write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        (void)rc;
+    }
+}
+
+int MPI_Finalize(void)
+{
+    if (atomic_exchange(&initialised, false)) {
+        if (tj_config()->stats)
+            print_stats();
+        tj_table_clear();
+    }
+    return PMPI_Finalize();
+}
+
+tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
+{
+    tj_type_info_t info;
+    char block[512];
+
+    if (datatype == NULL || buf == NULL)
+        return TJ_ERR_INVALID;
+    if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
+        return TJ_ERR_NOT_FOUND;
+    if (!info.strided) {
+        snprintf(buf, len, "not strided (%s): system MPI", tj_status_string(info.why));
+        return TJ_OK;
+    }
+    tj_block_format(&info.block, block, sizeof(block));
+    snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info.block.word,
+             (long long)info.block.size, block, info.kernels != NULL ? "jit" : "none");
+    return TJ_OK;
+}

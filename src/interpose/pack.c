@@ -1,0 +1,71 @@
+/* MPI_Pack, MPI_Unpack and MPI_Pack_size. The engine takes only calls it can complete exactly;
+ * every call the system MPI would reject (bad arguments, a too-small buffer) is passed to it
+ * unchanged so that the error code and error handler are the system MPI's own. */
+#include <stdint.h>
+
+#include "interpose/interpose.h"
+#include "type/cpu.h"
+#include "util/common.h"
+#include "util/stats.h"
+
+/* The engine's share: a strided type, a valid communicator, and `count` objects that fit
+ * between *position and `bufsize`. Writes the byte count to @p bytes. */
+static bool engine_takes(const tj_type_info_t *info, int count, const int *position, int bufsize,
+                         const void *packed, MPI_Comm comm, int64_t *bytes)
+{
+    int64_t n, end;
+
+    if (!info->strided || count <= 0 || position == NULL || packed == NULL ||
+        comm == MPI_COMM_NULL || *position < 0 || bufsize < 0)
+        return false;
+    if (!tj_mul64(count, info->block.size, &n) || !tj_add64(*position, n, &end) || end > bufsize)
+        return false;
+    *bytes = n;
+    return true;
+}
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm)
+{
+    tj_type_info_t info;
+    int64_t bytes;
+
+    if (!tj_interpose_active())
+        return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL &&
+        tj_interpose_lookup(datatype, &info) &&
+        engine_takes(&info, incount, position, outsize, outbuf, comm, &bytes)) {
+        tj_cpu_pack(&info.block, inbuf, incount, (char *)outbuf + *position);
+        *position += (int)bytes;
+        tj_stats_inc(TJ_STAT_packs_engine);
+        return MPI_SUCCESS;
+    }
+    tj_stats_inc(TJ_STAT_packs_system);
+    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+}
+
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm)
+{
+    tj_type_info_t info;
+    int64_t bytes;
+
+    if (!tj_interpose_active())
+        return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL &&
+        tj_interpose_lookup(datatype, &info) &&
+        engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {
+        tj_cpu_unpack(&info.block, (const char *)inbuf + *position, outcount, outbuf);
+        *position += (int)bytes;
+        tj_stats_inc(TJ_STAT_unpacks_engine);
+        return MPI_SUCCESS;
+    }
+    tj_stats_inc(TJ_STAT_unpacks_system);
+    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    /* The packed size is the system MPI's: typejit packs the same bytes. */
+    return PMPI_Pack_size(incount, datatype, comm, size);
+}

@@ -1,0 +1,202 @@
+/* Strided blocks: conversion from the IR (TEMPI, algorithm 5), word size, footprint, text. */
+#include "type/block.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/common.h"
+
+int tj_block_word_for(const int64_t *vals, int n, int max_word)
+{
+    for (int w = max_word; w > 1; w /= 2) {
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++)
+            ok = vals[i] % w == 0;
+        if (ok)
+            return w;
+    }
+    return 1;
+}
+
+tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_t *counts,
+                          const int64_t *strides, tj_block_t *block)
+{
+    tj_block_t b;
+    int64_t vals[TJ_BLOCK_MAX_DIMS + 2];
+    int nv = 0;
+
+    if (ndims < 1 || ndims > TJ_BLOCK_MAX_DIMS || strides[0] != 1)
+        return TJ_ERR_INVALID;
+    memset(&b, 0, sizeof(b));
+    b.start = start;
+    b.extent = extent;
+    b.ndims = ndims;
+    b.size = 1;
+    b.lo = start;
+    b.hi = start;
+    for (int d = 0; d < ndims; d++) {
+        int64_t reach;
+        if (counts[d] < 1)
+            return TJ_ERR_INVALID;
+        b.counts[d] = counts[d];
+        b.strides[d] = strides[d];
+        if (!tj_mul64(b.size, counts[d], &b.size))
+            return TJ_ERR_OVERFLOW;
+        /* The footprint grows by (count - 1) * stride on the side the stride points to. */
+        if (!tj_mul64(counts[d] - 1, strides[d], &reach))
+            return TJ_ERR_OVERFLOW;
+        if (!tj_add64(reach < 0 ? b.lo : b.hi, reach, reach < 0 ? &b.lo : &b.hi))
+            return TJ_ERR_OVERFLOW;
+    }
+    if (!tj_add64(b.hi, 1, &b.hi)) /* the last byte itself */
+        return TJ_ERR_OVERFLOW;
+
+    vals[nv++] = counts[0];
+    vals[nv++] = start;
+    vals[nv++] = extent;
+    for (int d = 1; d < ndims; d++)
+        vals[nv++] = strides[d];
+    b.word = tj_block_word_for(vals, nv, 16);
+    b.disjoint = tj_block_disjoint(&b, 1);
+    *block = b;
+    return TJ_OK;
+}
+
+tj_status_t tj_block_from_ir(const tj_ir_t *ir, int64_t extent, tj_block_t *block)
+{
+    int64_t counts[TJ_BLOCK_MAX_DIMS], strides[TJ_BLOCK_MAX_DIMS], start = 0;
+    int ndims = ir->n;
+
+    if (ndims < 1 || ndims > TJ_BLOCK_MAX_DIMS || ir->node[ndims - 1].kind != TJ_IR_DENSE)
+        return TJ_ERR_NOT_STRIDED;
+    for (int i = 0; i < ndims; i++)
+        if (!tj_add64(start, ir->node[i].offset, &start))
+            return TJ_ERR_OVERFLOW;
+    counts[0] = ir->node[ndims - 1].extent;
+    strides[0] = 1;
+    /* node[n - 2] is the innermost stream: dimension 1. */
+    for (int d = 1; d < ndims; d++) {
+        const tj_ir_node_t *nd = &ir->node[ndims - 1 - d];
+        if (nd->kind != TJ_IR_STREAM)
+            return TJ_ERR_NOT_STRIDED;
+        counts[d] = nd->count;
+        strides[d] = nd->stride;
+    }
+    return tj_block_make(start, extent, ndims, counts, strides, block);
+}
+
+bool tj_block_disjoint(const tj_block_t *block, int64_t count)
+{
+    /* Sort the dimensions by |stride|; the layout is injective if every stride reaches past the
+     * span of all smaller dimensions together. The test is exact for nested layouts and
+     * conservative (reports overlap) for exotic interleavings, which then take the slower
+     * path. */
+    int64_t s[TJ_BLOCK_MAX_DIMS + 1], c[TJ_BLOCK_MAX_DIMS + 1], span = block->counts[0];
+    int n = 0;
+
+    for (int d = 1; d <= block->ndims; d++) {
+        int64_t cnt = d < block->ndims ? block->counts[d] : count;
+        int64_t str = d < block->ndims ? block->strides[d] : block->extent;
+        if (cnt <= 1)
+            continue;
+        int j = n++;
+        while (j > 0 && s[j - 1] > tj_abs64(str)) {
+            s[j] = s[j - 1];
+            c[j] = c[j - 1];
+            j--;
+        }
+        s[j] = tj_abs64(str);
+        c[j] = cnt;
+    }
+    for (int i = 0; i < n; i++) {
+        if (s[i] < span)
+            return false;
+        if (!tj_mul64(c[i] - 1, s[i], &s[i]) || !tj_add64(s[i], span, &span))
+            return false;
+    }
+    return true;
+}
+
+bool tj_block_equal(const tj_block_t *a, const tj_block_t *b)
+{
+    if (a->start != b->start || a->extent != b->extent || a->ndims != b->ndims)
+        return false;
+    for (int d = 0; d < a->ndims; d++)
+        if (a->counts[d] != b->counts[d] || a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+static int append_list(char *buf, size_t len, int total, const char *label, const int64_t *v,
+                       int n)
+{
+    for (int i = 0; i < n && total >= 0; i++) {
+        size_t used = (size_t)total;
+        int k = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0, "%s%lld",
+                         i ? "," : label, (long long)v[i]);
+        total = k < 0 ? k : total + k;
+    }
+    return total;
+}
+
+int tj_block_format(const tj_block_t *block, char *buf, size_t len)
+{
+    int total = snprintf(buf, len, "start=%lld extent=%lld", (long long)block->start,
+                         (long long)block->extent);
+    if (total < 0)
+        return total;
+    total = append_list(buf, len, total, " counts=", block->counts, block->ndims);
+    return append_list(buf, len, total, " strides=", block->strides, block->ndims);
+}
+
+static const char *parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || errno != 0)
+        return NULL;
+    *out = v;
+    return end;
+}
+
+static const char *parse_list(const char *s, const char *label, int64_t *v, int *n)
+{
+    size_t ll = strlen(label);
+    if (strncmp(s, label, ll) != 0)
+        return NULL;
+    s += ll;
+    *n = 0;
+    for (;;) {
+        if (*n >= TJ_BLOCK_MAX_DIMS || (s = parse_i64(s, &v[*n])) == NULL)
+            return NULL;
+        (*n)++;
+        if (*s != ',')
+            return s;
+        s++;
+    }
+}
+
+tj_status_t tj_block_parse(const char *text, tj_block_t *block)
+{
+    int64_t start, extent, counts[TJ_BLOCK_MAX_DIMS], strides[TJ_BLOCK_MAX_DIMS];
+    int nc, ns;
+    const char *s = text;
+
+    if (strncmp(s, "start=", 6) != 0 || (s = parse_i64(s + 6, &start)) == NULL)
+        return TJ_ERR_PARSE;
+    if (strncmp(s, " extent=", 8) != 0 || (s = parse_i64(s + 8, &extent)) == NULL)
+        return TJ_ERR_PARSE;
+    if ((s = parse_list(s, " counts=", counts, &nc)) == NULL)
+        return TJ_ERR_PARSE;
+    if ((s = parse_list(s, " strides=", strides, &ns)) == NULL || ns != nc)
+        return TJ_ERR_PARSE;
+    if (*s != '\0' && *s != '\n' && *s != ' ')
+        return TJ_ERR_PARSE;
+    return tj_block_make(start, extent, nc, counts, strides, block) == TJ_OK ? TJ_OK
+                                                                              : TJ_ERR_PARSE;
+}

@@ -1,0 +1,115 @@
+/* Canonical passes: dense folding, stream elision, stream flattening (TEMPI, section 3.2), run to
+ * a fixed point. The paper's fourth pass, sorting streams by stride, is deliberately absent: it
+ * reorders dimensions and so changes the packed byte order of transposed nestings. */
+#include "type/canon.h"
+
+#include <string.h>
+
+#include "util/common.h"
+
+static void remove_node(tj_ir_t *ir, int i)
+{
+    memmove(&ir->node[i], &ir->node[i + 1], (size_t)(ir->n - i - 1) * sizeof(ir->node[0]));
+    ir->n--;
+}
+
+/* Each pass walks the chain from the leaf upwards, so that a change at one level can enable the
+ * same change one level up within the same sweep, as in the paper's bottom-up recursion. */
+
+bool tj_canon_dense_fold(tj_ir_t *ir)
+{
+    bool changed = false;
+    for (int i = ir->n - 2; i >= 0; i--) {
+        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
+        int64_t extent, offset;
+
+        if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_DENSE || p->stride != c->extent)
+            continue;
+        if (!tj_mul64(p->count, c->extent, &extent) || !tj_add64(p->offset, c->offset, &offset))
+            continue;
+        c->offset = offset;
+        c->extent = extent;
+        remove_node(ir, i);
+        changed = true;
+    }
+    return changed;
+}
+
+bool tj_canon_stream_elide(tj_ir_t *ir)
+{
+    bool changed = false;
+    for (int i = ir->n - 2; i >= 0; i--) {
+        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
+        int64_t offset;
+
+        if (p->kind != TJ_IR_STREAM || p->count != 1 || !tj_add64(p->offset, c->offset, &offset))
+            continue;
+        c->offset = offset;
+        remove_node(ir, i);
+        changed = true;
+    }
+    return changed;
+}
+
+bool tj_canon_stream_flatten(tj_ir_t *ir)
+{
+    bool changed = false;
+    for (int i = ir->n - 3; i >= 0; i--) {
+        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
+        int64_t span, count, offset;
+
+        if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_STREAM)
+            continue;
+        if (!tj_mul64(c->count, c->stride, &span) || span != p->stride)
+            continue;
+        if (!tj_mul64(p->count, c->count, &count) || !tj_add64(p->offset, c->offset, &offset))
+            continue;
+        c->offset = offset;
+        c->count = count;
+        remove_node(ir, i);
+        changed = true;
+    }
+    return changed;
+}
+
+bool tj_canon_simplify(tj_ir_t *ir)
+{
+    bool any = false, changed = true;
+    while (changed) {
+        changed = tj_canon_dense_fold(ir);
+        changed |= tj_canon_stream_elide(ir);
+        changed |= tj_canon_stream_flatten(ir);
+        any |= changed;
+    }
+    return any;
+}
+
+bool tj_canon_hoist_offsets(tj_ir_t *ir, int64_t *offset)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < ir->n; i++) {
+        if (!tj_add64(sum, ir->node[i].offset, &sum))
+            return false;
+        ir->node[i].offset = 0;
+    }
+    if (ir->n > 0)
+        ir->node[0].offset = sum;
+    *offset = sum;
+    return true;
+}
+
+bool tj_canon_equal(const tj_ir_t *a, const tj_ir_t *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (int i = 0; i < a->n; i++) {
+        const tj_ir_node_t *x = &a->node[i], *y = &b->node[i];
+        if (x->kind != y->kind || x->offset != y->offset)
+            return false;
+        if (x->kind == TJ_IR_STREAM && (x->count != y->count || x->stride != y->stride))
+            return false;
+        if (x->kind == TJ_IR_DENSE && x->extent != y->extent)
+            return false;
+    }
+    return true;
+}

@@ -1,0 +1,33 @@
+/* The type table: what typejit knows about each committed MPI_Datatype, keyed by handle. */
+#ifndef TJ_TYPE_TABLE_H
+#define TJ_TYPE_TABLE_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "type/block.h"
+
+struct tj_kernels; /* the JIT kernels of a block (jit/), owned by the kernel cache */
+
+/* Entries are copied in and out under a lock, so a reader never sees one that another thread
+ * is dropping. */
+typedef struct {
+    bool strided;                /* false: the system MPI handles this type */
+    tj_status_t why;             /* TJ_OK, or why the type is not strided */
+    tj_block_t block;            /* valid when strided */
+    const struct tj_kernels *kernels; /* NULL until kernels exist for the block */
+} tj_type_info_t;
+
+/* Record @p info for @p type, replacing any earlier record (handles are reused after free). */
+tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);
+
+/* Copy the record of @p type into @p info; false when there is none. */
+bool tj_table_get(MPI_Datatype type, tj_type_info_t *info);
+
+/* Forget @p type (MPI_Type_free). */
+void tj_table_drop(MPI_Datatype type);
+
+/* Forget every type (MPI_Finalize). */
+void tj_table_clear(void);
+
+#endif /* TJ_TYPE_TABLE_H */

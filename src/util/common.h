@@ -1,0 +1,30 @@
+/* Small helpers shared by every layer: array sizes, branch hints, overflow-checked arithmetic. */
+#ifndef TJ_UTIL_COMMON_H
+#define TJ_UTIL_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TJ_ARRAY_SIZE(_a) (sizeof(_a) / sizeof((_a)[0]))
+#define TJ_LIKELY(_x)     __builtin_expect(!!(_x), 1)
+#define TJ_UNLIKELY(_x)   __builtin_expect(!!(_x), 0)
+#define TJ_MIN(_a, _b)    ((_a) < (_b) ? (_a) : (_b))
+#define TJ_MAX(_a, _b)    ((_a) > (_b) ? (_a) : (_b))
+
+/* Checked 64-bit arithmetic: each returns false when the exact result does not fit. */
+static inline bool tj_mul64(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline bool tj_add64(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+static inline int64_t tj_abs64(int64_t v)
+{
+    return v < 0 ? -v : v;
+}
+
+#endif /* TJ_UTIL_COMMON_H */

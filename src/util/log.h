@@ -1,0 +1,44 @@
+/* Logging to stderr with a "typejit[rank]:" prefix; the level comes from TYPEJIT_LOG. */
+#ifndef TJ_UTIL_LOG_H
+#define TJ_UTIL_LOG_H
+
+#include <stdatomic.h>
+
+typedef enum {
+    TJ_LOG_OFF = 0,
+    TJ_LOG_ERROR = 1,
+    TJ_LOG_WARN = 2,
+    TJ_LOG_INFO = 3,
+    TJ_LOG_DEBUG = 4,
+} tj_log_level_t;
+
+/* Read on every log macro; written once when the configuration is loaded. */
+extern int tj_log_level;
+
+void tj_log_set_level(tj_log_level_t level);
+/* Rank shown in the prefix; a negative rank prints "typejit:" alone (tools, before MPI_Init). */
+void tj_log_set_rank(int rank);
+void tj_log_write(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define TJ_LOG_AT(_level, ...)                                                                     \
+    do {                                                                                           \
+        if (tj_log_level >= (_level))                                                              \
+            tj_log_write((_level), __FILE__, __LINE__, __VA_ARGS__);                               \
+    } while (0)
+
+#define tj_log_error(...) TJ_LOG_AT(TJ_LOG_ERROR, __VA_ARGS__)
+#define tj_log_warn(...)  TJ_LOG_AT(TJ_LOG_WARN, __VA_ARGS__)
+#define tj_log_info(...)  TJ_LOG_AT(TJ_LOG_INFO, __VA_ARGS__)
+#define tj_log_debug(...) TJ_LOG_AT(TJ_LOG_DEBUG, __VA_ARGS__)
+
+/* Warn only the first time this call site is reached, for conditions that would repeat on
+ * every call (a fallback taken on the hot path). */
+#define tj_log_warn_once(...)                                                                      \
+    do {                                                                                           \
+        static atomic_flag _tj_once = ATOMIC_FLAG_INIT;                                            \
+        if (tj_log_level >= TJ_LOG_WARN && !atomic_flag_test_and_set(&_tj_once))                   \
+            tj_log_write(TJ_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__);                            \
+    } while (0)
+
+#endif /* TJ_UTIL_LOG_H */

@@ -1,0 +1,45 @@
+/* Per-process counters of what typejit did, printed at MPI_Finalize when TYPEJIT_STATS=1. */
+#ifndef TJ_UTIL_STATS_H
+#define TJ_UTIL_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* The printed key of each counter is its name. */
+#define TJ_STATS_LIST(_X)                                                                          \
+    _X(commits)                                                                                    \
+    _X(strided)                                                                                    \
+    _X(fallback)                                                                                   \
+    _X(packs_engine)                                                                               \
+    _X(packs_system)                                                                               \
+    _X(unpacks_engine)                                                                             \
+    _X(unpacks_system)                                                                             \
+    _X(packs_gpu)                                                                                  \
+    _X(unpacks_gpu)                                                                                \
+    _X(gpu_fallbacks)                                                                              \
+    _X(jit_compiles)                                                                               \
+    _X(jit_failures)                                                                               \
+    _X(cache_hits_memory)                                                                          \
+    _X(cache_hits_disk)                                                                            \
+    _X(cache_misses)
+
+typedef enum {
+#define TJ_STAT_ENUM(_name) TJ_STAT_##_name,
+    TJ_STATS_LIST(TJ_STAT_ENUM)
+#undef TJ_STAT_ENUM
+        TJ_STAT_COUNT
+} tj_stat_t;
+
+extern _Atomic uint64_t tj_stats_counters[TJ_STAT_COUNT];
+
+static inline void tj_stats_add(tj_stat_t which, uint64_t n)
+{
+    atomic_fetch_add_explicit(&tj_stats_counters[which], n, memory_order_relaxed);
+}
+
+#define tj_stats_inc(_which) tj_stats_add((_which), 1)
+
+uint64_t tj_stats_get(tj_stat_t which);
+void tj_stats_reset(void);
+
+#endif /* TJ_UTIL_STATS_H */

@@ -1,0 +1,1 @@
+# The preloaded library under mpirun.

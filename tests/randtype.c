@@ -1,0 +1,332 @@
+/* Random datatype generator. Most draws are built to be strided (uniform displacements, one
+ * member shape) so that the engine is exercised; a share are deliberately irregular so that the
+ * "not strided" answer is exercised too. */
+#include "randtype.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+void rt_seed(rt_rng_t *rng, uint64_t seed)
+{
+    /* A multiplier unrelated to the generator's increment, so that neighbouring seeds do not give
+     * shifted copies of one sequence. */
+    rng->state = (seed + 1) * 0xD1B54A32D192ED03ull;
+}
+
+uint64_t rt_next(rt_rng_t *rng)
+{
+    /* splitmix64: small, fast, good enough for test inputs. */
+    uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int64_t rt_range(rt_rng_t *rng, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rt_next(rng) % (uint64_t)(hi - lo + 1));
+}
+
+typedef struct {
+    MPI_Datatype type;
+    const char *name;
+} named_t;
+
+static const named_t *pick_named(rt_rng_t *rng)
+{
+    static named_t named[16];
+    static int n;
+    if (n == 0) {
+        named_t all[] = {
+            {MPI_BYTE, "MPI_BYTE"},           {MPI_CHAR, "MPI_CHAR"},
+            {MPI_SHORT, "MPI_SHORT"},         {MPI_INT, "MPI_INT"},
+            {MPI_FLOAT, "MPI_FLOAT"},         {MPI_DOUBLE, "MPI_DOUBLE"},
+            {MPI_INT64_T, "MPI_INT64_T"},     {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"},
+            {MPI_DOUBLE_INT, "MPI_DOUBLE_INT"}, {MPI_2INT, "MPI_2INT"},
+            {MPI_SHORT_INT, "MPI_SHORT_INT"}, {MPI_FLOAT_INT, "MPI_FLOAT_INT"},
+            {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX"}, {MPI_DOUBLE, "MPI_DOUBLE"},
+            {MPI_FLOAT, "MPI_FLOAT"},         {MPI_BYTE, "MPI_BYTE"},
+        };
+        memcpy(named, all, sizeof(all));
+        n = (int)(sizeof(all) / sizeof(all[0]));
+    }
+    return &named[rt_range(rng, 0, n - 1)];
+}
+
+/* Appends formatted text to a bounded buffer. */
+typedef struct {
+    char *buf;
+    size_t len, used;
+} text_t;
+
+static void put(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(text_t *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (t->used >= t->len)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->used += (size_t)n;
+}
+
+static void put_list(text_t *t, const int64_t *v, int n)
+{
+    put(t, "{");
+    for (int i = 0; i < n; i++)
+        put(t, "%s%lld", i ? "," : "", (long long)v[i]);
+    put(t, "}");
+}
+
+static int64_t extent_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    return ext;
+}
+
+static int64_t signed_stride(rt_rng_t *rng, int64_t min_abs, const rt_options_t *opt)
+{
+    int64_t s = min_abs + rt_range(rng, 0, 3);
+    if (rt_range(rng, 1, 100) <= opt->huge_percent)
+        s += (int64_t)1 << 31; /* beyond 32 bits */
+    else if (rt_range(rng, 0, 3) == 0)
+        s = rt_range(rng, 0, min_abs + 2); /* overlapping or touching */
+    if (rt_range(rng, 0, 4) == 0)
+        s = -s;
+    return s;
+}
+
+static MPI_Datatype build(rt_rng_t *rng, const rt_options_t *opt, int depth, text_t *t);
+
+/* Members with the same block length and evenly spaced displacements (strided), or, one time in
+ * five, irregular ones. */
+static void member_displs(rt_rng_t *rng, int n, int64_t unit, bool bytes, const rt_options_t *opt,
+                          int64_t *displs)
+{
+    int64_t step = rt_range(rng, 0, 3) * unit + (rt_range(rng, 0, 3) == 0 ? unit : 0);
+    if (bytes && rt_range(rng, 1, 100) <= opt->huge_percent)
+        step += (int64_t)1 << 31; /* displacements beyond 32 bits */
+    int64_t first = rt_range(rng, -2, 3) * unit;
+    bool irregular = rt_range(rng, 0, 4) == 0;
+    for (int i = 0; i < n; i++)
+        displs[i] = first + i * step + (irregular && i == n - 1 ? unit : 0);
+}
+
+static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int depth, text_t *t)
+{
+    MPI_Datatype child, out = MPI_DATATYPE_NULL;
+    int kind = (int)rt_range(rng, 0, 11);
+    int count = (int)rt_range(rng, 1, 4), bl = (int)rt_range(rng, 1, 4);
+    int64_t ext;
+
+    switch (kind) {
+    case 0:
+        put(t, "contiguous(%d,", count);
+        child = build(rng, opt, depth + 1, t);
+        MPI_Type_contiguous(count, child, &out);
+        break;
+    case 1: {
+        int stride = (int)signed_stride(rng, bl, opt) % 64;
+        put(t, "vector(%d,%d,%d,", count, bl, stride);
+        child = build(rng, opt, depth + 1, t);
+        MPI_Type_vector(count, bl, stride, child, &out);
+        break;
+    }
+    case 2: {
+        put(t, "hvector(%d,%d,", count, bl);
+        size_t at = t->used;
+        child = build(rng, opt, depth + 1, t);
+        ext = extent_of(child);
+        int64_t stride = signed_stride(rng, bl * (ext > 0 ? ext : 1), opt);
+        /* The stride is drawn after the child; splice it into the text before the child. */
+        char tail[4096];
+        snprintf(tail, sizeof(tail), "%s", t->buf + at);
+        t->used = at;
+        put(t, "%lld,%s", (long long)stride, tail);
+        MPI_Type_create_hvector(count, bl, stride, child, &out);
+        break;
+    }
+    case 3:
+    case 4: {
+        int nd = (int)rt_range(rng, 1, 3), sizes[3], subs[3], starts[3];
+        int64_t v[3];
+        bool fortran = rt_range(rng, 0, 1);
+        for (int d = 0; d < nd; d++) {
+            sizes[d] = (int)rt_range(rng, 1, 6);
+            subs[d] = (int)rt_range(rng, 1, sizes[d]);
+            starts[d] = (int)rt_range(rng, 0, sizes[d] - subs[d]);
+        }
+        put(t, "subarray(");
+        for (int d = 0; d < nd; d++)
+            v[d] = sizes[d];
+        put_list(t, v, nd);
+        put(t, ",");
+        for (int d = 0; d < nd; d++)
+            v[d] = subs[d];
+        put_list(t, v, nd);
+        put(t, ",");
+        for (int d = 0; d < nd; d++)
+            v[d] = starts[d];
+        put_list(t, v, nd);
+        put(t, ",%s,", fortran ? "F" : "C");
+        child = build(rng, opt, depth + 1, t);
+        MPI_Type_create_subarray(nd, sizes, subs, starts, fortran ? MPI_ORDER_FORTRAN : MPI_ORDER_C,
+                                 child, &out);
+        break;
+    }
+    case 5: {
+        size_t at = t->used;
+        put(t, "resized(");
+        size_t mid = t->used;
+        child = build(rng, opt, depth + 1, t);
+        ext = extent_of(child);
+        int64_t lb = rt_range(rng, -16, 16), nex = ext + rt_range(rng, 0, 3) * 8 - 4;
+        if (nex < 1)
+            nex = ext > 0 ? ext : 1;
+        char tail[4096];
+        snprintf(tail, sizeof(tail), "%s", t->buf + mid);
+        t->used = at;
+        put(t, "resized(%lld,%lld,%s", (long long)lb, (long long)nex, tail);
+        MPI_Type_create_resized(child, lb, nex, &out);
+        break;
+    }
+    case 6:
+        put(t, "dup(");
+        child = build(rng, opt, depth + 1, t);
+        MPI_Type_dup(child, &out);
+        break;
+    case 7:
+    case 8:
+    case 9: {
+        /* indexed_block, hindexed_block, indexed, hindexed over one child. */
+        int n = count, bls[4];
+        int64_t displs[4], bls64[4];
+        size_t at = t->used;
+        child = build(rng, opt, depth + 1, t);
+        ext = extent_of(child);
+        char inner[4096];
+        snprintf(inner, sizeof(inner), "%s", t->buf + at);
+        t->used = at;
+        bool bytes = rt_range(rng, 0, 1);
+        bool block = kind != 9;
+        member_displs(rng, n, bytes ? bl * (ext > 0 ? ext : 1) : bl, bytes, opt, displs);
+        for (int i = 0; i < n; i++)
+            bls64[i] = bls[i] = block ? bl : (int)(rt_range(rng, 0, 5) == 0 ? 0 : bl);
+        if (block) {
+            int idispl[4];
+            MPI_Aint adispl[4];
+            for (int i = 0; i < n; i++) {
+                idispl[i] = (int)displs[i];
+                adispl[i] = displs[i];
+            }
+            put(t, "%s(%d,", bytes ? "hindexed_block" : "indexed_block", bl);
+            put_list(t, displs, n);
+            put(t, ",%s", inner);
+            if (bytes)
+                MPI_Type_create_hindexed_block(n, bl, adispl, child, &out);
+            else
+                MPI_Type_create_indexed_block(n, bl, idispl, child, &out);
+        } else {
+            int idispl[4];
+            MPI_Aint adispl[4];
+            for (int i = 0; i < n; i++) {
+                idispl[i] = (int)displs[i];
+                adispl[i] = displs[i];
+            }
+            put(t, "%s(", bytes ? "hindexed" : "indexed");
+            put_list(t, bls64, n);
+            put(t, ",");
+            put_list(t, displs, n);
+            put(t, ",%s", inner);
+            if (bytes)
+                MPI_Type_create_hindexed(n, bls, adispl, child, &out);
+            else
+                MPI_Type_indexed(n, bls, idispl, child, &out);
+        }
+        break;
+    }
+    default: {
+        /* struct: one member, several of the same type, or (rarely) mixed types. */
+        int n = count, bls[4];
+        int64_t displs[4], bls64[4];
+        MPI_Aint adispl[4];
+        MPI_Datatype types[4];
+        char inner[4][4096];
+        size_t at = t->used;
+        bool mixed = n > 1 && rt_range(rng, 0, 5) == 0;
+        int built = mixed ? n : 1;
+        for (int i = 0; i < built; i++) {
+            t->used = at;
+            types[i] = build(rng, opt, depth + 1, t);
+            snprintf(inner[i], sizeof(inner[i]), "%s", t->buf + at);
+        }
+        for (int i = built; i < n; i++) {
+            types[i] = types[0];
+            snprintf(inner[i], sizeof(inner[i]), "%s", inner[0]);
+        }
+        t->used = at;
+        ext = extent_of(types[0]);
+        member_displs(rng, n, bl * (ext > 0 ? ext : 1), true, opt, displs);
+        for (int i = 0; i < n; i++) {
+            bls64[i] = bls[i] = bl;
+            adispl[i] = displs[i];
+        }
+        put(t, "struct(");
+        put_list(t, bls64, n);
+        put(t, ",");
+        put_list(t, displs, n);
+        put(t, ",{");
+        for (int i = 0; i < n; i++)
+            put(t, "%s%s", i ? "," : "", inner[i]);
+        put(t, "}");
+        MPI_Type_create_struct(n, bls, adispl, types, &out);
+        for (int i = 1; i < built; i++)
+            MPI_Type_free(&types[i]);
+        child = types[0];
+        break;
+    }
+    }
+    put(t, ")");
+    MPI_Type_free(&child);
+    return out;
+}
+
+static MPI_Datatype build(rt_rng_t *rng, const rt_options_t *opt, int depth, text_t *t)
+{
+    if (depth >= opt->max_depth || rt_range(rng, 0, 4) == 0) {
+        const named_t *nm = pick_named(rng);
+        MPI_Datatype dup;
+        put(t, "%s", nm->name);
+        /* A dup of the named type, so that every level can be freed alike. */
+        MPI_Type_dup(nm->type, &dup);
+        /* The text says the named type, not dup: dup changes nothing. */
+        return dup;
+    }
+    return build_derived(rng, opt, depth, t);
+}
+
+MPI_Datatype rt_random_type(rt_rng_t *rng, const rt_options_t *opt, char *desc, size_t len)
+{
+    text_t t = {desc, len, 0};
+    MPI_Datatype type;
+    MPI_Aint lb, extent;
+    MPI_Count size;
+
+    desc[0] = '\0';
+    type = build(rng, opt, 0, &t);
+    MPI_Type_size_x(type, &size);
+    MPI_Type_get_true_extent(type, &lb, &extent);
+    if (size > opt->max_size || extent > opt->max_span || t.used >= len) {
+        MPI_Type_free(&type);
+        return MPI_DATATYPE_NULL;
+    }
+    MPI_Type_commit(&type);
+    return type;
+}

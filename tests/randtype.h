@@ -1,0 +1,30 @@
+/* Random nested MPI datatypes for the oracle tests, each with its description in the type
+ * description syntax of `typejit inspect`, so a failure can be reproduced by hand. */
+#ifndef TJ_TESTS_RANDTYPE_H
+#define TJ_TESTS_RANDTYPE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t state;
+} rt_rng_t;
+
+void rt_seed(rt_rng_t *rng, uint64_t seed);
+uint64_t rt_next(rt_rng_t *rng);
+/* Uniform integer in [lo, hi]. */
+int64_t rt_range(rt_rng_t *rng, int64_t lo, int64_t hi);
+
+typedef struct {
+    int max_depth;        /* constructor levels above the named leaf (the issue asks up to 4) */
+    int64_t max_size;     /* largest packed size of one object, bytes */
+    int64_t max_span;     /* largest true extent of one object, bytes (huge strides need more) */
+    int huge_percent;     /* chance that a level uses a stride or displacement beyond 2^31 */
+} rt_options_t;
+
+/* A committed random datatype; its description goes to @p desc. Returns MPI_DATATYPE_NULL if
+ * the type drawn exceeded the limits (the caller draws again). */
+MPI_Datatype rt_random_type(rt_rng_t *rng, const rt_options_t *opt, char *desc, size_t len);
+
+#endif /* TJ_TESTS_RANDTYPE_H */
