@@ -31,7 +31,7 @@ extern "C" {
     _X(TJ_ERR_CORRUPT, -11, "cache entry failed validation")                                       \
     _X(TJ_ERR_UNTRUSTED, -12, "cache directory or entry is writable by other users")               \
     _X(TJ_ERR_NOT_FOUND, -13, "not found")                                                         \
-    _X(TJ_ERR_PARSE, -14, "syntax error in type description")                                     \
+    _X(TJ_ERR_PARSE, -14, "syntax error in type description")                                      \
     _X(TJ_ERR_UNSUPPORTED, -15, "not supported")
 
 /** Status codes: TJ_OK is zero, errors are negative. */
@@ -57,9 +57,9 @@ TJ_API const char *tj_version(void);
 /**
  * @brief Describe what typejit does with a committed datatype.
  *
- * Writes one line such as "strided W=8 size=1024 start=0 extent=4096 counts=64,16 strides=1,256 kernels=jit"
- * or "not strided: system MPI". The datatype is passed by address so that this header needs no
- * MPI header: pass `&dt` where `dt` is an `MPI_Datatype`.
+ * Writes one line such as "strided W=8 size=1024 start=0 extent=4096 counts=64,16 strides=1,256
+ * kernels=jit" or "not strided: system MPI". The datatype is passed by address so that this header
+ * needs no MPI header: pass `&dt` where `dt` is an `MPI_Datatype`.
  *
  * @param datatype address of an MPI_Datatype handle
  * @param buf      output buffer

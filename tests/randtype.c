@@ -40,14 +40,22 @@ static const named_t *pick_named(rt_rng_t *rng)
     static int n;
     if (n == 0) {
         named_t all[] = {
-            {MPI_BYTE, "MPI_BYTE"},           {MPI_CHAR, "MPI_CHAR"},
-            {MPI_SHORT, "MPI_SHORT"},         {MPI_INT, "MPI_INT"},
-            {MPI_FLOAT, "MPI_FLOAT"},         {MPI_DOUBLE, "MPI_DOUBLE"},
-            {MPI_INT64_T, "MPI_INT64_T"},     {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"},
-            {MPI_DOUBLE_INT, "MPI_DOUBLE_INT"}, {MPI_2INT, "MPI_2INT"},
-            {MPI_SHORT_INT, "MPI_SHORT_INT"}, {MPI_FLOAT_INT, "MPI_FLOAT_INT"},
-            {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX"}, {MPI_DOUBLE, "MPI_DOUBLE"},
-            {MPI_FLOAT, "MPI_FLOAT"},         {MPI_BYTE, "MPI_BYTE"},
+            {MPI_BYTE, "MPI_BYTE"},
+            {MPI_CHAR, "MPI_CHAR"},
+            {MPI_SHORT, "MPI_SHORT"},
+            {MPI_INT, "MPI_INT"},
+            {MPI_FLOAT, "MPI_FLOAT"},
+            {MPI_DOUBLE, "MPI_DOUBLE"},
+            {MPI_INT64_T, "MPI_INT64_T"},
+            {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"},
+            {MPI_DOUBLE_INT, "MPI_DOUBLE_INT"},
+            {MPI_2INT, "MPI_2INT"},
+            {MPI_SHORT_INT, "MPI_SHORT_INT"},
+            {MPI_FLOAT_INT, "MPI_FLOAT_INT"},
+            {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX"},
+            {MPI_DOUBLE, "MPI_DOUBLE"},
+            {MPI_FLOAT, "MPI_FLOAT"},
+            {MPI_BYTE, "MPI_BYTE"},
         };
         memcpy(named, all, sizeof(all));
         n = (int)(sizeof(all) / sizeof(all[0]));

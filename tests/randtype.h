@@ -17,10 +17,10 @@ uint64_t rt_next(rt_rng_t *rng);
 int64_t rt_range(rt_rng_t *rng, int64_t lo, int64_t hi);
 
 typedef struct {
-    int max_depth;        /* constructor levels above the named leaf (the issue asks up to 4) */
-    int64_t max_size;     /* largest packed size of one object, bytes */
-    int64_t max_span;     /* largest true extent of one object, bytes (huge strides need more) */
-    int huge_percent;     /* chance that a level uses a stride or displacement beyond 2^31 */
+    int max_depth;    /* constructor levels above the named leaf (the issue asks up to 4) */
+    int64_t max_size; /* largest packed size of one object, bytes */
+    int64_t max_span; /* largest true extent of one object, bytes (huge strides need more) */
+    int huge_percent; /* chance that a level uses a stride or displacement beyond 2^31 */
 } rt_options_t;
 
 /* A committed random datatype; its description goes to @p desc. Returns MPI_DATATYPE_NULL if

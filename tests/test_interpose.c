@@ -113,7 +113,8 @@ static int compare_type(MPI_Datatype type, int count, int pos, const char *desc)
 
 static int run_random(long types, uint64_t seed)
 {
-    rt_options_t opt = {.max_depth = 4, .max_size = 1 << 16, .max_span = 1 << 24, .huge_percent = 0};
+    rt_options_t opt = {
+        .max_depth = 4, .max_size = 1 << 16, .max_span = 1 << 24, .huge_percent = 0};
     rt_rng_t rng;
     char desc[8192];
     int bad = 0;
@@ -129,7 +130,8 @@ static int run_random(long types, uint64_t seed)
         MPI_Type_free(&type);
     }
     /* Named types, including ones with holes. */
-    MPI_Datatype named[] = {MPI_DOUBLE, MPI_FLOAT, MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_2INT, MPI_BYTE};
+    MPI_Datatype named[] = {MPI_DOUBLE,    MPI_FLOAT, MPI_DOUBLE_INT,
+                            MPI_SHORT_INT, MPI_2INT,  MPI_BYTE};
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         bad += compare_type(named[i], 3, 5, "named");
     return bad;

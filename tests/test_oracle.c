@@ -20,8 +20,9 @@
 #include "type/translate.h"
 
 #define POISON      0xA5
-#define DENSE_LIMIT ((int64_t)16 << 20) /* footprints up to this are poisoned and compared whole */
-#define GUARD       4096
+#define DENSE_LIMIT ((int64_t)16 << 20) /* footprints up to this are poisoned and compared whole   \
+                                         */
+#define GUARD 4096
 
 typedef struct {
     char *map;      /* the mapping */
@@ -38,8 +39,8 @@ static void region_open(region_t *r, int64_t lo, int64_t hi)
     int64_t len = hi - lo + 2 * GUARD;
     len = (len + (int64_t)page_size - 1) / (int64_t)page_size * (int64_t)page_size;
     r->map_len = (size_t)len;
-    r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                  -1, 0);
+    r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     REQUIRE(r->map != MAP_FAILED);
     r->origin = r->map + GUARD - lo;
     r->lo = lo;
@@ -172,8 +173,8 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     long types = 2000, strided = 0, drawn = 0, huge = 0;
     bool verbose = false;
-    rt_options_t opt = {.max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34,
-                        .huge_percent = 5};
+    rt_options_t opt = {
+        .max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34, .huge_percent = 5};
     rt_rng_t rng;
     char desc[8192];
 
@@ -208,8 +209,8 @@ int main(int argc, char **argv)
                 huge++;
             if (verbose)
                 printf("%s\n", desc);
-            int count = (int)rt_range(&rng, 1, 4), pos = (int)rt_range(&rng, 0, 3) * 8 +
-                                                           (int)rt_range(&rng, 0, 1) * 3;
+            int count = (int)rt_range(&rng, 1, 4),
+                pos = (int)rt_range(&rng, 0, 3) * 8 + (int)rt_range(&rng, 0, 1) * 3;
             check_type(type, &block, desc, count, pos, rt_next(&rng));
         }
         MPI_Type_free(&type);

@@ -95,13 +95,12 @@ static void init_driver(void)
 #define TJ_CU_LOAD(_name, _sym)                                                                    \
     *(void **)&cu._name = dlsym(libcuda, _sym);                                                    \
     if (cu._name == NULL) {                                                                        \
-        tj_log_warn("cuda driver lacks %s; device buffers go to the system MPI", _sym);          \
+        tj_log_warn("cuda driver lacks %s; device buffers go to the system MPI", _sym);            \
         return;                                                                                    \
     }
     TJ_CU_SYMBOLS(TJ_CU_LOAD)
 #undef TJ_CU_LOAD
-    if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&count) != CUDA_SUCCESS ||
-        count < 1) {
+    if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1) {
         tj_log_debug("cuda driver present but no usable device");
         return;
     }
@@ -154,10 +153,10 @@ tj_status_t tj_gpu_sm(int device, int *sm)
     if ((st = tj_gpu_init()) != TJ_OK)
         return st;
     if ((st = CU_CHECK(cuDeviceGet(&dev, device))) != TJ_OK ||
-        (st = CU_CHECK(cuDeviceGetAttribute(
-             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))) != TJ_OK ||
-        (st = CU_CHECK(cuDeviceGetAttribute(
-             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))) != TJ_OK)
+        (st = CU_CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                            dev))) != TJ_OK ||
+        (st = CU_CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                            dev))) != TJ_OK)
         return st;
     *sm = major * 10 + minor;
     return TJ_OK;
@@ -262,8 +261,7 @@ tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len)
 
 tj_status_t tj_gpu_copy_dtod(tj_devptr_t dst, tj_devptr_t src, size_t len)
 {
-    tj_status_t st =
-        CU_CHECK(cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, len, stream()));
+    tj_status_t st = CU_CHECK(cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, len, stream()));
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 

@@ -19,7 +19,7 @@ typedef enum {
 
 typedef struct tj_gpu_module tj_gpu_module_t;
 typedef void *tj_gpu_function_t; /* a CUfunction */
-typedef uint64_t tj_devptr_t;     /* a CUdeviceptr */
+typedef uint64_t tj_devptr_t;    /* a CUdeviceptr */
 
 /* Open the driver and initialise it, once. TJ_ERR_NO_CUDA when there is no libcuda.so.1 or no
  * device: a normal state, logged at debug level only. */

@@ -64,7 +64,8 @@ static void print_stats(void)
     tj_stats_format(counters, sizeof(counters));
     n = snprintf(line, sizeof(line), "typejit[%d]: stats %s\n", rank, counters);
     if (n > 0) {
-        ssize_t rc = write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        ssize_t rc =
+            write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
         (void)rc;
     }
 }
@@ -94,6 +95,7 @@ tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
     }
     tj_block_format(&info.block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info.block.word,
-             (long long)info.block.size, block, info.kernels != NULL ? "jit" : "none");
+             (long long)info.block.size, block,
+             info.pack != NULL && info.unpack != NULL ? "jit" : "none");
     return TJ_OK;
 }

@@ -32,7 +32,7 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
         return false;
     info->why = tj_translate_block(type, &info->block, NULL);
     info->strided = info->why == TJ_OK;
-    info->kernels = NULL;
+    info->pack = info->unpack = NULL;
     tj_table_put(type, info);
     return true;
 }

@@ -129,8 +129,7 @@ bool tj_block_equal(const tj_block_t *a, const tj_block_t *b)
     return true;
 }
 
-static int append_list(char *buf, size_t len, int total, const char *label, const int64_t *v,
-                       int n)
+static int append_list(char *buf, size_t len, int total, const char *label, const int64_t *v, int n)
 {
     for (int i = 0; i < n && total >= 0; i++) {
         size_t used = (size_t)total;
@@ -197,6 +196,5 @@ tj_status_t tj_block_parse(const char *text, tj_block_t *block)
         return TJ_ERR_PARSE;
     if (*s != '\0' && *s != '\n' && *s != ' ')
         return TJ_ERR_PARSE;
-    return tj_block_make(start, extent, nc, counts, strides, block) == TJ_OK ? TJ_OK
-                                                                              : TJ_ERR_PARSE;
+    return tj_block_make(start, extent, nc, counts, strides, block) == TJ_OK ? TJ_OK : TJ_ERR_PARSE;
 }

@@ -68,7 +68,8 @@ void tj_table_clear(void)
     entry_t *e, *tmp;
 
     pthread_rwlock_wrlock(&table_lock);
-    HASH_ITER(hh, table, e, tmp) {
+    HASH_ITER(hh, table, e, tmp)
+    {
         HASH_DEL(table, e);
         free(e);
     }

@@ -7,15 +7,16 @@
 
 #include "type/block.h"
 
-struct tj_kernels; /* the JIT kernels of a block (jit/), owned by the kernel cache */
+struct tj_kernel; /* a compiled pack or unpack kernel (src/send/kernels.h), owned by its cache */
 
 /* Entries are copied in and out under a lock, so a reader never sees one that another thread
  * is dropping. */
 typedef struct {
-    bool strided;                /* false: the system MPI handles this type */
-    tj_status_t why;             /* TJ_OK, or why the type is not strided */
-    tj_block_t block;            /* valid when strided */
-    const struct tj_kernels *kernels; /* NULL until kernels exist for the block */
+    bool strided;                 /* false: the system MPI handles this type */
+    tj_status_t why;              /* TJ_OK, or why the type is not strided */
+    tj_block_t block;             /* valid when strided */
+    const struct tj_kernel *pack; /* kernels for block.word, NULL until compiled or loaded */
+    const struct tj_kernel *unpack;
 } tj_type_info_t;
 
 /* Record @p info for @p type, replacing any earlier record (handles are reused after free). */

@@ -26,14 +26,9 @@ typedef struct {
 
 static bool is_named(int combiner)
 {
-    if (combiner == MPI_COMBINER_NAMED)
-        return true;
-#ifdef MPI_COMBINER_F90_REAL
-    if (combiner == MPI_COMBINER_F90_REAL || combiner == MPI_COMBINER_F90_COMPLEX ||
-        combiner == MPI_COMBINER_F90_INTEGER)
-        return true;
-#endif
-    return false;
+    /* Open MPI declares the combiners as enum values, not macros: no #ifdef can test them. */
+    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
 }
 
 static void contents_free(contents_t *c)
@@ -59,8 +54,7 @@ static tj_status_t contents_get(MPI_Datatype type, contents_t *c)
         return TJ_ERR_MPI;
     c->ints = c->ni <= SMALL_ARGS ? c->ints_small : malloc((size_t)c->ni * sizeof(int));
     c->addrs = c->na <= SMALL_ARGS ? c->addrs_small : malloc((size_t)c->na * sizeof(MPI_Aint));
-    c->types =
-        c->nd <= SMALL_ARGS ? c->types_small : malloc((size_t)c->nd * sizeof(MPI_Datatype));
+    c->types = c->nd <= SMALL_ARGS ? c->types_small : malloc((size_t)c->nd * sizeof(MPI_Datatype));
     if (c->ints == NULL || c->addrs == NULL || c->types == NULL) {
         int nd = c->nd;
         c->nd = 0; /* nothing to free yet */
@@ -91,8 +85,9 @@ static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
 
 static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir);
 
-/* A named type is one dense run when its size equals its true extent: MPI_DOUBLE_INT (12 bytes
- * of data in a 16-byte extent) and MPI_SHORT_INT are not. */
+/* A named type is one dense run when its size equals its true extent. MPI_SHORT_INT (a short, a
+ * hole, an int: 6 bytes in 8) is not; MPI_DOUBLE_INT is 12 dense bytes in a 16-byte extent, so
+ * it is a run whose objects step by 16. */
 static tj_status_t translate_named(MPI_Datatype type, tj_ir_t *ir)
 {
     MPI_Aint lb, extent;
@@ -138,7 +133,8 @@ static tj_status_t translate_vector(const contents_t *c, bool bytes, int depth, 
 static tj_status_t translate_subarray(const contents_t *c, int depth, tj_ir_t *ir)
 {
     int ndims = c->ints[0];
-    const int *sizes = &c->ints[1], *subsizes = &c->ints[1 + ndims], *starts = &c->ints[1 + 2 * ndims];
+    const int *sizes = &c->ints[1], *subsizes = &c->ints[1 + ndims],
+              *starts = &c->ints[1 + 2 * ndims];
     bool fortran = c->ints[1 + 3 * ndims] == MPI_ORDER_FORTRAN;
     int64_t stride;
     tj_status_t st;
@@ -172,8 +168,7 @@ typedef struct {
 
 static tj_status_t translate_members(int n, const int *blocklens, int bl_stride,
                                      const MPI_Aint *byte_displs, const int *displs,
-                                     const MPI_Datatype *types, int ntypes, int depth,
-                                     tj_ir_t *ir)
+                                     const MPI_Datatype *types, int ntypes, int depth, tj_ir_t *ir)
 {
     member_t *m = NULL, cur;
     int k = 0;
@@ -266,23 +261,20 @@ static tj_status_t translate_derived(const contents_t *c, int depth, tj_ir_t *ir
         int n = c->ints[0];
         return translate_members(n, &c->ints[1], 0, NULL, &c->ints[2], c->types, 1, depth, ir);
     }
-#if defined(MPI_COMBINER_HINDEXED_BLOCK)
     case MPI_COMBINER_HINDEXED_BLOCK: {
         int n = c->ints[0];
         return translate_members(n, &c->ints[1], 0, c->addrs, NULL, c->types, 1, depth, ir);
     }
-#endif
     case MPI_COMBINER_INDEXED: {
         int n = c->ints[0];
-        return translate_members(n, &c->ints[1], 1, NULL, &c->ints[1 + n], c->types, 1, depth,
-                                 ir);
+        return translate_members(n, &c->ints[1], 1, NULL, &c->ints[1 + n], c->types, 1, depth, ir);
     }
     case MPI_COMBINER_HINDEXED:
         return translate_members(c->ints[0], &c->ints[1], 1, c->addrs, NULL, c->types, 1, depth,
                                  ir);
     case MPI_COMBINER_STRUCT:
-        return translate_members(c->ints[0], &c->ints[1], 1, c->addrs, NULL, c->types,
-                                 c->ints[0], depth, ir);
+        return translate_members(c->ints[0], &c->ints[1], 1, c->addrs, NULL, c->types, c->ints[0],
+                                 depth, ir);
     default:
         /* darray and anything newer: the system MPI handles them. */
         return TJ_ERR_NOT_STRIDED;

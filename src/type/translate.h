@@ -7,8 +7,9 @@
 #include "type/block.h"
 #include "type/ir.h"
 
-/* The IR of one instance of @p type as the constructors describe it, before any canonical pass
- * (stream levels for every constructor level). TJ_ERR_NOT_STRIDED when the typemap is not a
+/* The IR of one instance of @p type, one constructor level at a time, each level simplified as
+ * soon as it is built (members of indexed and struct types are compared by their canonical
+ * shape). Offsets are not yet hoisted. TJ_ERR_NOT_STRIDED when the typemap is not a
  * chain: irregular indexed, multi-member struct of different shapes, darray, holes in a named
  * type. */
 tj_status_t tj_translate_ir(MPI_Datatype type, tj_ir_t *ir);

@@ -59,13 +59,14 @@ static void default_cache_dir(tj_config_t *cfg)
 void tj_config_parse(tj_config_t *cfg)
 {
     static const choice_t levels[] = {
-        {"off", TJ_LOG_OFF},   {"error", TJ_LOG_ERROR}, {"warn", TJ_LOG_WARN},
-        {"warning", TJ_LOG_WARN}, {"info", TJ_LOG_INFO}, {"debug", TJ_LOG_DEBUG},
+        {"off", TJ_LOG_OFF},      {"error", TJ_LOG_ERROR}, {"warn", TJ_LOG_WARN},
+        {"warning", TJ_LOG_WARN}, {"info", TJ_LOG_INFO},   {"debug", TJ_LOG_DEBUG},
     };
     static const choice_t hosts[] = {{"system", TJ_HOST_SYSTEM}, {"engine", TJ_HOST_ENGINE}};
     static const choice_t jits[] = {
         {"off", TJ_JIT_OFF}, {"auto", TJ_JIT_AUTO}, {"always", TJ_JIT_ALWAYS}};
-    static const choice_t caches[] = {{"rw", TJ_CACHE_RW}, {"ro", TJ_CACHE_RO}, {"off", TJ_CACHE_OFF}};
+    static const choice_t caches[] = {
+        {"rw", TJ_CACHE_RW}, {"ro", TJ_CACHE_RO}, {"off", TJ_CACHE_OFF}};
     const char *s;
 
     memset(cfg, 0, sizeof(*cfg));
