@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "interpose/interpose.h"
+#include "send/devpack.h"
 #include "type/translate.h"
 #include "typejit.h"
 #include "util/log.h"
@@ -64,8 +65,7 @@ static void print_stats(void)
     tj_stats_format(counters, sizeof(counters));
     n = snprintf(line, sizeof(line), "typejit[%d]: stats %s\n", rank, counters);
     if (n > 0) {
-        ssize_t rc =
-            write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        ssize_t rc = write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
         (void)rc;
     }
 }
@@ -76,6 +76,7 @@ int MPI_Finalize(void)
         if (tj_config()->stats)
             print_stats();
         tj_table_clear();
+        tj_devpack_finalize();
     }
     return PMPI_Finalize();
 }
@@ -95,7 +96,6 @@ tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
     }
     tj_block_format(&info.block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info.block.word,
-             (long long)info.block.size, block,
-             info.pack != NULL && info.unpack != NULL ? "jit" : "none");
+             (long long)info.block.size, block, info.pack != NULL && info.unpack != NULL ? "jit" : "none");
     return TJ_OK;
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "interpose/interpose.h"
+#include "send/devpack.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/stats.h"
@@ -32,6 +33,9 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 
     if (!tj_interpose_active())
         return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    if (tj_devpack_involved(inbuf, outbuf))
+        return tj_devpack_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datatype,
+                               inbuf, incount, outbuf, outsize, position, comm);
     if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL &&
         tj_interpose_lookup(datatype, &info) &&
         engine_takes(&info, incount, position, outsize, outbuf, comm, &bytes)) {
@@ -52,6 +56,9 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
 
     if (!tj_interpose_active())
         return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    if (tj_devpack_involved(inbuf, outbuf))
+        return tj_devpack_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datatype,
+                                 inbuf, insize, position, outbuf, outcount, comm);
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL &&
         tj_interpose_lookup(datatype, &info) &&
         engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {

@@ -1,5 +1,6 @@
 /* MPI_Type_commit and MPI_Type_free: translate each committed type once and keep its record. */
 #include "interpose/interpose.h"
+#include "send/devpack.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -15,6 +16,7 @@ void tj_interpose_record(MPI_Datatype type)
     tj_stats_inc(info.strided ? TJ_STAT_strided : TJ_STAT_fallback);
     if (!info.strided && st != TJ_ERR_NOT_STRIDED)
         tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
+    tj_devpack_prepare(&info);
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
 }

@@ -16,6 +16,7 @@
 #include "send/kernels.h"
 #include "type/translate.h"
 #include "typedesc.h"
+#include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
 

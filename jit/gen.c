@@ -1,0 +1,474 @@
+/* Kernel generation: fills templates/strided.cu with the constants of one strided block, and
+ * computes the launch geometry that the filled kernel expects. */
+#include "jit/gen.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "jit/templates.h"
+#include "util/common.h"
+#include "util/log.h"
+
+/* Threads of one thread block; objects of at most SMALL_WORDS words are packed several to a
+ * thread block so that no thread block runs mostly idle. */
+#define BLOCK_THREADS 256
+#define SMALL_WORDS   128
+/* Word indices up to this fit 32-bit arithmetic with room for the grid-stride step. */
+#define INDEX32_LIMIT ((int64_t)1 << 30)
+#define GRID_X_MAX    2147483647LL
+#define GRID_YZ_MAX   65535LL
+
+/* The shape of one JIT kernel: how words of objects map to threads. */
+typedef struct {
+    int64_t words;    /* words per object */
+    unsigned objects; /* objects per thread block */
+    unsigned span;    /* words of one object per thread block */
+    unsigned threads; /* threads per thread block */
+} shape_t;
+
+/* One dimension after merging, in bytes; dimension 0 counts words `word` bytes apart. `index` is
+ * the block's number of the dimension (of the innermost, when merged), used in the names. */
+typedef struct {
+    int64_t count, stride;
+    int index;
+} dim_t;
+
+/* A growing NUL-terminated string; `failed` records an allocation failure. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool failed;
+} text_t;
+
+static bool valid_word(int word)
+{
+    return word == 1 || word == 2 || word == 4 || word == 8 || word == 16;
+}
+
+static void text_append(text_t *t, const char *s, size_t n)
+{
+    if (t->failed)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *buf = realloc(t->buf, cap);
+        if (buf == NULL) {
+            t->failed = true;
+            return;
+        }
+        t->buf = buf;
+        t->cap = cap;
+    }
+    memcpy(t->buf + t->len, s, n);
+    t->len += n;
+    t->buf[t->len] = '\0';
+}
+
+static void text_printf(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_printf(text_t *t, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        t->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof(small)) {
+        text_append(t, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (big == NULL) {
+        t->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    text_append(t, big, (size_t)n);
+    free(big);
+}
+
+/* A C++ literal of type long long for any int64_t value; INT64_MIN has no literal of its own. */
+static void format_i64(char *buf, size_t len, int64_t v)
+{
+    if (v == INT64_MIN)
+        snprintf(buf, len, "(-9223372036854775807LL - 1)");
+    else
+        snprintf(buf, len, "%" PRId64 "LL", v);
+}
+
+static const tj_template_t *find_template(const char *name)
+{
+    for (size_t i = 0; i < tj_templates_count; i++)
+        if (strcmp(tj_templates[i].name, name) == 0)
+            return &tj_templates[i];
+    return NULL;
+}
+
+static int64_t round_up(int64_t v, int64_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+static int effective_word(const tj_block_t *block, int word)
+{
+    /* Guards the void geometry functions against a word the generator would have refused. */
+    return valid_word(word) && block->counts[0] % word == 0 ? word : 1;
+}
+
+static void shape_of(const tj_block_t *block, int word, shape_t *shape)
+{
+    int64_t words = block->size / word;
+
+    shape->words = words;
+    if (words <= SMALL_WORDS) {
+        shape->objects = (unsigned)(BLOCK_THREADS / words);
+        shape->span = (unsigned)words;
+        shape->threads = (unsigned)round_up((int64_t)shape->objects * shape->span, 32);
+    } else {
+        shape->objects = 1;
+        shape->span = (unsigned)TJ_MIN(BLOCK_THREADS, round_up(words, 32));
+        shape->threads = shape->span;
+    }
+}
+
+/* The block's dimensions with dimension 0 in words, dimensions of one element dropped and
+ * nested neighbours merged (an outer stride equal to the inner dimension's whole length makes
+ * the two one dimension). Merging keeps every address and the order; it saves divisions. */
+static int merge_dims(const tj_block_t *block, int word, dim_t *dims)
+{
+    int n = 0;
+
+    for (int d = 0; d < block->ndims; d++) {
+        dim_t cur = {d == 0 ? block->counts[0] / word : block->counts[d],
+                     d == 0 ? word : block->strides[d], d};
+        int64_t length;
+        if (cur.count == 1)
+            continue;
+        if (n > 0 && tj_mul64(dims[n - 1].count, dims[n - 1].stride, &length) &&
+            length == cur.stride) {
+            dims[n - 1].count *= cur.count; /* cannot overflow: bounded by the block's size */
+            continue;
+        }
+        dims[n++] = cur;
+    }
+    return n;
+}
+
+static const char *word_type(int word)
+{
+    switch (word) {
+    case 16:
+        return "uint4";
+    case 8:
+        return "unsigned long long";
+    case 4:
+        return "unsigned int";
+    case 2:
+        return "unsigned short";
+    default:
+        return "unsigned char";
+    }
+}
+
+/* The constants of the merged dimensions, as declarations at the top of the kernel. */
+static void emit_dimensions(text_t *t, const dim_t *dims, int n, const char *isuffix)
+{
+    char lit[48];
+
+    if (n == 0) {
+        text_printf(t, "    /* Each object is a single word. */\n");
+        return;
+    }
+    text_printf(t,
+                "    /* Dimension d has COUNT_d elements STRIDE_d bytes apart; dimension 0 counts "
+                "words.\n     * Dimensions of one element are left out, and a dimension "
+                "nested without a gap in\n     * the next inner one is merged into it. */\n");
+    for (int d = 0; d < n; d++) {
+        /* The outermost digit is the quotient left over: it needs no count. */
+        if (d < n - 1)
+            text_printf(t, "    const index_t COUNT_%d = %" PRId64 "%s;\n", dims[d].index,
+                        dims[d].count, isuffix);
+        else
+            text_printf(t, "    /* COUNT_%d = %" PRId64 " */\n", dims[d].index, dims[d].count);
+        format_i64(lit, sizeof(lit), dims[d].stride);
+        text_printf(t, "    const long long STRIDE_%d = %s;\n", dims[d].index, lit);
+    }
+}
+
+/* The statements that turn the word index i into the byte offset `off` within the object. */
+static void emit_offset(text_t *t, const dim_t *dims, int n)
+{
+    const char *ind = "            ";
+
+    if (n == 0) {
+        text_printf(t, "%sconst long long off = 0;", ind);
+        return;
+    }
+    if (n == 1) {
+        text_printf(t, "%sconst long long off = (long long)i * STRIDE_%d;", ind, dims[0].index);
+        return;
+    }
+    text_printf(t, "%sindex_t q = i;\n", ind);
+    text_printf(t, "%slong long off = (long long)(q %% COUNT_%d) * STRIDE_%d;\n", ind,
+                dims[0].index, dims[0].index);
+    for (int d = 1; d < n; d++) {
+        int i = dims[d].index;
+        text_printf(t, "%sq /= COUNT_%d;\n", ind, dims[d - 1].index);
+        if (d < n - 1)
+            text_printf(t, "%soff += (long long)(q %% COUNT_%d) * STRIDE_%d;\n", ind, i, i);
+        else
+            text_printf(t, "%soff += (long long)q * STRIDE_%d;", ind, i);
+    }
+}
+
+typedef struct {
+    const char *key;
+    const char *value;
+} subst_t;
+
+/* Copies the template, replacing each @KEY@ by its value. */
+static tj_status_t fill(text_t *t, const char *tmpl, const subst_t *subst, size_t nsubst)
+{
+    const char *p = tmpl;
+
+    while (*p) {
+        const char *at = strchr(p, '@');
+        if (at == NULL) {
+            text_append(t, p, strlen(p));
+            break;
+        }
+        text_append(t, p, (size_t)(at - p));
+        const char *end = strchr(at + 1, '@');
+        size_t klen = end ? (size_t)(end - at - 1) : 0;
+        size_t i = 0;
+        for (; end && i < nsubst; i++)
+            if (strlen(subst[i].key) == klen && memcmp(subst[i].key, at + 1, klen) == 0)
+                break;
+        if (end == NULL || i == nsubst) {
+            tj_log_error("kernel template has an unknown placeholder near \"%.20s\"", at);
+            return TJ_ERR_INVALID;
+        }
+        text_append(t, subst[i].value, strlen(subst[i].value));
+        p = end + 1;
+    }
+    return t->failed ? TJ_ERR_NOMEM : TJ_OK;
+}
+
+static bool valid_name(const char *name)
+{
+    if (name == NULL || !(name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') ||
+                          (name[0] >= 'A' && name[0] <= 'Z')))
+        return false;
+    for (const char *c = name; *c; c++)
+        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= '0' && *c <= '9')))
+            return false;
+    return strlen(name) < 200;
+}
+
+static bool valid_block(const tj_block_t *block)
+{
+    if (block->ndims < 1 || block->ndims > TJ_BLOCK_MAX_DIMS || block->strides[0] != 1 ||
+        block->size < 1)
+        return false;
+    for (int d = 0; d < block->ndims; d++)
+        if (block->counts[d] < 1)
+            return false;
+    return true;
+}
+
+tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const char *name,
+                          char **source)
+{
+    text_t t = {0}, dims_text = {0}, offset_text = {0};
+    char *block_text = NULL;
+    char start[48], extent[48], words[48], words_literal[48], word_s[8], objects[16], span[16];
+    const tj_template_t *tmpl = find_template("strided.cu");
+    dim_t dims[TJ_BLOCK_MAX_DIMS];
+    shape_t shape;
+    bool pack = dir == TJ_DIR_PACK;
+    bool index32;
+    tj_status_t status;
+    int n, blen;
+
+    if (!valid_block(block) || !valid_word(word) || block->word % word != 0 ||
+        block->counts[0] % word != 0 || !valid_name(name) ||
+        (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)) {
+        tj_log_error("cannot generate kernel %s: invalid block, word %d or name",
+                     valid_name(name) ? name : "(bad name)", word);
+        return TJ_ERR_INVALID;
+    }
+    if (tmpl == NULL) {
+        tj_log_error("kernel template strided.cu is missing from the library");
+        return TJ_ERR_INVALID;
+    }
+
+    blen = tj_block_format(block, NULL, 0);
+    if (blen < 0 || (block_text = malloc((size_t)blen + 1)) == NULL) {
+        status = TJ_ERR_NOMEM;
+        goto out;
+    }
+    tj_block_format(block, block_text, (size_t)blen + 1);
+
+    shape_of(block, word, &shape);
+    index32 = shape.words <= INDEX32_LIMIT;
+    n = merge_dims(block, word, dims);
+    emit_dimensions(&dims_text, dims, n, index32 ? "u" : "ull");
+    emit_offset(&offset_text, dims, n);
+    if (dims_text.failed || offset_text.failed) {
+        status = TJ_ERR_NOMEM;
+        goto out;
+    }
+    format_i64(start, sizeof(start), block->start);
+    format_i64(extent, sizeof(extent), block->extent);
+    snprintf(words, sizeof(words), "%" PRId64, shape.words);
+    snprintf(words_literal, sizeof(words_literal), "%" PRId64 "%s", shape.words,
+             index32 ? "u" : "ull");
+    snprintf(word_s, sizeof(word_s), "%d", word);
+    snprintf(objects, sizeof(objects), "%uu", shape.objects);
+    snprintf(span, sizeof(span), "%uu", shape.span);
+
+    const subst_t subst[] = {
+        {"NAME", name},
+        {"DIRECTION", pack ? "pack" : "unpack"},
+        {"BLOCK", block_text},
+        {"WORD", word_s},
+        {"WORDS", words},
+        {"WORDS_LITERAL", words_literal},
+        {"WORD_TYPE", word_type(word)},
+        {"INDEX_TYPE", index32 ? "unsigned int" : "unsigned long long"},
+        {"START", start},
+        {"EXTENT", extent},
+        {"OBJECTS", objects},
+        {"SPAN", span},
+        {"DIMENSIONS", dims_text.buf},
+        {"POINTERS", pack ? "    const char *typed = (const char *)src;\n"
+                            "    word_t *packed = (word_t *)dst;"
+                          : "    char *typed = (char *)dst;\n"
+                            "    const word_t *packed = (const word_t *)src;"},
+        {"OFFSET", offset_text.buf},
+        {"COPY", pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + "
+                        "off));"
+                      : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];"},
+    };
+    if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
+        goto out;
+    *source = t.buf;
+    t.buf = NULL;
+
+out:
+    free(offset_text.buf);
+    free(dims_text.buf);
+    free(block_text);
+    free(t.buf);
+    if (status == TJ_ERR_NOMEM)
+        tj_log_error("out of memory generating kernel %s", name);
+    return status;
+}
+
+/* The smallest launch, for a block the generator refuses: nothing to divide by. */
+static void launch_one(tj_launch_t *launch)
+{
+    tj_launch_t l = {{1, 1, 1}, {1, 1, 1}};
+    *launch = l;
+}
+
+void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
+{
+    shape_t shape;
+    tj_launch_t l;
+
+    if (!valid_block(block)) {
+        launch_one(launch);
+        return;
+    }
+    shape_of(block, effective_word(block, word), &shape);
+    l.block[0] = shape.threads;
+    l.block[1] = 1;
+    l.block[2] = 1;
+    l.grid[0] = (unsigned)TJ_MIN(ceil_div(shape.words, shape.span), GRID_X_MAX);
+    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), shape.objects), GRID_YZ_MAX);
+    l.grid[2] = 1;
+    *launch = l;
+}
+
+const char *tj_gen_generic_source(void)
+{
+    const tj_template_t *tmpl = find_template("generic.cu");
+    return tmpl ? tmpl->text : NULL;
+}
+
+void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params)
+{
+    tj_generic_params_t p;
+
+    memset(&p, 0, sizeof(p));
+    p.start = block->start;
+    p.extent = block->extent;
+    p.ndims = block->ndims;
+    p.word = effective_word(block, word);
+    for (int d = 0; d < block->ndims && d < TJ_BLOCK_MAX_DIMS; d++) {
+        p.counts[d] = block->counts[d];
+        p.strides[d] = block->strides[d];
+    }
+    *params = p;
+}
+
+void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
+{
+    int64_t run, rows;
+    unsigned bx = 1;
+    tj_launch_t l;
+
+    if (!valid_block(block)) {
+        launch_one(launch);
+        return;
+    }
+    run = block->counts[0] / effective_word(block, word);
+    rows = block->size / block->counts[0];
+    /* x covers a run (a power of two up to the whole thread block), y the rows. */
+    while (bx < BLOCK_THREADS && bx < run)
+        bx *= 2;
+    l.block[0] = bx;
+    l.block[1] = BLOCK_THREADS / bx;
+    l.block[2] = 1;
+    l.grid[0] = (unsigned)TJ_MIN(ceil_div(run, bx), GRID_X_MAX);
+    l.grid[1] = (unsigned)TJ_MIN(ceil_div(rows, l.block[1]), GRID_YZ_MAX);
+    l.grid[2] = (unsigned)TJ_MIN(TJ_MAX(count, 1), GRID_YZ_MAX);
+    *launch = l;
+}
+
+uint64_t tj_gen_template_hash(void)
+{
+    XXH3_state_t state;
+
+    XXH3_64bits_reset(&state);
+    for (size_t i = 0; i < tj_templates_count; i++) {
+        /* The NUL after each part keeps ("ab", "c") apart from ("a", "bc"). */
+        XXH3_64bits_update(&state, tj_templates[i].name, strlen(tj_templates[i].name) + 1);
+        XXH3_64bits_update(&state, tj_templates[i].text, tj_templates[i].len + 1);
+    }
+    return XXH3_64bits_digest(&state);
+}

@@ -1,0 +1,59 @@
+/* Kernel generation: CUDA source of one pack or unpack kernel per strided block and word size,
+ * its launch geometry, and the generic kernel that takes the layout as run-time arguments. */
+#ifndef TJ_JIT_GEN_H
+#define TJ_JIT_GEN_H
+
+#include <stdint.h>
+
+#include "type/block.h"
+#include "typejit.h"
+
+typedef enum { TJ_DIR_PACK = 0, TJ_DIR_UNPACK = 1 } tj_dir_t;
+
+/* Launch geometry: grid and thread-block dimensions, x first. */
+typedef struct {
+    unsigned grid[3];
+    unsigned block[3];
+} tj_launch_t;
+
+/* CUDA source of one kernel called @p name for (block, word, dir), with the counts, strides,
+ * start, extent and W baked in as constants. @p word is 1, 2, 4, 8 or 16 and divides
+ * block->word. The kernel is
+ *   extern "C" __global__ void NAME(void *dst, const void *src, long long count)
+ * PACK: src is the typed buffer (the kernel adds start + k * extent), dst the packed output at
+ * the current position. UNPACK: src is the packed input, dst the typed buffer. Both pointers must
+ * be aligned to @p word. Unpacking is defined only for layouts whose `count` objects are
+ * disjoint. It must be launched with the geometry of tj_gen_launch (the thread-block size is
+ * baked in). On success *source is malloc'd NUL-terminated text the caller frees;
+ * TJ_ERR_INVALID for a bad block, word or name, TJ_ERR_NOMEM. */
+tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const char *name,
+                          char **source);
+
+/* Launch geometry for `count` objects: grid by ceiling division, x < 2^31, y and z <= 65535
+ * (the kernels stride over the grid, so any count works). */
+void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
+
+/* The generic kernels' layout argument (the TEMPI approach): the block's fields as they are,
+ * counts[0] in bytes, passed by value. */
+typedef struct {
+    long long start, extent;
+    int ndims, word;
+    long long counts[16], strides[16];
+} tj_generic_params_t;
+
+/* One source holding two kernels, "tj_generic_pack" and "tj_generic_unpack", taking
+ * (void *dst, const void *src, long long count, tj_generic_params_t params). Static text. */
+const char *tj_gen_generic_source(void);
+
+/* The run-time arguments of the generic kernels for (block, word). */
+void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params);
+
+/* Launch geometry of the generic kernels for `count` objects (any block size works; this one
+ * maps x to a run's words, y to rows, z to objects). */
+void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
+
+/* 64-bit hash (XXH3) of every template's name and text: part of each cache key, so that a
+ * changed template never meets an image compiled from the old one. */
+uint64_t tj_gen_template_hash(void);
+
+#endif /* TJ_JIT_GEN_H */

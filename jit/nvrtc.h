@@ -1,0 +1,37 @@
+/* NVRTC, opened with dlopen at run time behind a table of function pointers, so that the library
+ * starts on hosts without it: loading, version and build identity, target choice, compiling. */
+#ifndef TJ_JIT_NVRTC_H
+#define TJ_JIT_NVRTC_H
+
+#include <stddef.h>
+
+#include "typejit.h"
+
+/* Loads libnvrtc once (thread-safe): "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", then the
+ * same names under $CUDA_HOME/lib64 and /usr/local/cuda/lib64. TJ_ERR_NO_NVRTC when none loads:
+ * a normal state, logged at debug level only. */
+tj_status_t tj_nvrtc_load(void);
+
+/* Version of the loaded NVRTC. */
+tj_status_t tj_nvrtc_version(int *major, int *minor);
+
+/* Hex GNU build-id of the loaded libnvrtc, "unknown" when it has none or none is loaded. */
+const char *tj_nvrtc_build_id(void);
+
+/* The fixed option text used for every compile (part of the cache key); the target option is
+ * added to it. */
+const char *tj_nvrtc_options(void);
+
+/* Target for a device of compute capability @p sm (90 for 9.0): "sm_90" (CUBIN) when NVRTC
+ * supports that arch, else "compute_<highest supported arch not above sm>" (PTX, which the
+ * driver compiles for the device). TJ_ERR_UNSUPPORTED when the device is older than every
+ * supported arch, TJ_ERR_INVALID when @p len is too small. */
+tj_status_t tj_nvrtc_target(int sm, char *target, size_t len);
+
+/* Compiles @p source (program name @p name) for @p target: "sm_XX" gives a CUBIN, "compute_XX"
+ * gives PTX text (NUL-terminated; *len counts the NUL). *image is malloc'd. On failure logs the
+ * NVRTC program log (once per distinct log) and returns TJ_ERR_JIT. */
+tj_status_t tj_nvrtc_compile(const char *source, const char *name, const char *target, void **image,
+                             size_t *len);
+
+#endif /* TJ_JIT_NVRTC_H */

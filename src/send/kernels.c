@@ -1,0 +1,350 @@
+/* Kernel provisioning. The memory table answers repeated requests without touching the disk;
+ * the disk store answers requests from earlier runs and other ranks; NVRTC compiles the rest, and
+ * every compiled image is stored for them. A process uses the bytes it compiled itself and never
+ * re-reads them. */
+#include "send/kernels.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/hash.h"
+#include "cache/memo.h"
+#include "cache/store.h"
+#include "jit/nvrtc.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+#define TJ_KERNEL_MAX_DEVICES 16
+#define TJ_KEY_MAX            2048
+
+struct tj_kernel {
+    bool generic; /* the run-time-parameter kernel; block and word unused */
+    tj_block_t block;
+    int word;
+    tj_dir_t dir;
+    char target[32];
+    void *image;
+    size_t len;
+    pthread_mutex_t load_lock;
+    tj_gpu_module_t *module[TJ_KERNEL_MAX_DEVICES];
+    tj_gpu_function_t fn[TJ_KERNEL_MAX_DEVICES];
+};
+
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static tj_memo_t *memo;
+static tj_store_t *store;
+static bool store_tried;
+static bool store_rw; /* entries and manifest lines may be written */
+static char store_dir_override[4096];
+static int store_ro_override = -1;
+
+static const char *dir_name(tj_dir_t dir)
+{
+    return dir == TJ_DIR_PACK ? "pack" : "unpack";
+}
+
+static const char *kernel_name(tj_dir_t dir)
+{
+    return dir == TJ_DIR_PACK ? "tj_pack" : "tj_unpack";
+}
+
+static const char *function_name(const tj_kernel_t *k)
+{
+    if (k->generic)
+        return k->dir == TJ_DIR_PACK ? "tj_generic_pack" : "tj_generic_unpack";
+    return kernel_name(k->dir);
+}
+
+int tj_kernels_key(const tj_block_t *block, int word, tj_dir_t dir, const char *target, char *buf,
+                   size_t len)
+{
+    char text[1024];
+    int major, minor;
+
+    if (tj_nvrtc_version(&major, &minor) != TJ_OK)
+        return -1;
+    tj_block_format(block, text, sizeof(text));
+    return snprintf(buf, len,
+                    "typejit kernel\nlibrary=%s\ntemplates=%016llx\nnvrtc=%d.%d build=%s\n"
+                    "target=%s\noptions=%s\ndirection=%s\nword=%d\nblock=%s\n",
+                    tj_version(), (unsigned long long)tj_gen_template_hash(), major, minor,
+                    tj_nvrtc_build_id(), target, tj_nvrtc_options(), dir_name(dir), word, text);
+}
+
+int tj_kernels_manifest_line(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                             char *buf, size_t len)
+{
+    char text[1024];
+    tj_block_format(block, text, sizeof(text));
+    return snprintf(buf, len, "%s %s W=%d %s", target, dir_name(dir), word, text);
+}
+
+tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word,
+                                      tj_dir_t *dir, char *target, size_t target_len)
+{
+    char tgt[32], d[16];
+    int w, used = 0;
+    tj_block_t b;
+
+    if (sscanf(line, "%31s %15s W=%d %n", tgt, d, &w, &used) != 3 || used == 0)
+        return TJ_ERR_PARSE;
+    if (strcmp(d, "pack") != 0 && strcmp(d, "unpack") != 0)
+        return TJ_ERR_PARSE;
+    if (tj_block_parse(line + used, &b) != TJ_OK)
+        return TJ_ERR_PARSE;
+    if ((w != 1 && w != 2 && w != 4 && w != 8 && w != 16) || b.word % w != 0)
+        return TJ_ERR_PARSE;
+    if (strlen(tgt) >= target_len)
+        return TJ_ERR_PARSE;
+    strcpy(target, tgt);
+    *block = b;
+    *word = w;
+    *dir = strcmp(d, "pack") == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+    return TJ_OK;
+}
+
+tj_status_t tj_kernels_target(int device, char *target, size_t len)
+{
+    const tj_config_t *cfg = tj_config();
+    int sm;
+    tj_status_t st;
+
+    if (cfg->arch[0] != '\0') {
+        snprintf(target, len, "%s", cfg->arch);
+        return TJ_OK;
+    }
+    if (device >= 0 && (st = tj_gpu_sm(device, &sm)) == TJ_OK)
+        return tj_nvrtc_target(sm, target, len);
+    snprintf(target, len, "sm_90");
+    return TJ_OK;
+}
+
+void tj_kernels_set_store(const char *dir, int read_only)
+{
+    pthread_mutex_lock(&setup_lock);
+    snprintf(store_dir_override, sizeof(store_dir_override), "%s", dir ? dir : "");
+    store_ro_override = read_only;
+    if (store != NULL)
+        tj_store_close(store);
+    store = NULL;
+    store_tried = false;
+    pthread_mutex_unlock(&setup_lock);
+}
+
+/* The memory table and the disk store, set up on first use. A store that cannot be opened
+ * (untrusted, unwritable) leaves the process with the memory table alone. */
+static tj_status_t setup(void)
+{
+    const tj_config_t *cfg = tj_config();
+    tj_status_t st = TJ_OK;
+
+    pthread_mutex_lock(&setup_lock);
+    if (memo == NULL && (st = tj_memo_create(&memo)) != TJ_OK)
+        goto out_unlock;
+    if (!store_tried) {
+        const char *dir = store_dir_override[0] ? store_dir_override : cfg->cache_dir;
+        bool ro = store_ro_override >= 0 ? store_ro_override : cfg->cache == TJ_CACHE_RO;
+        store_tried = true;
+        if ((store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) && dir[0] != '\0' &&
+            tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &store) != TJ_OK)
+            store = NULL;
+        store_rw = store != NULL && !ro;
+    }
+out_unlock:
+    pthread_mutex_unlock(&setup_lock);
+    return st;
+}
+
+static void kernel_free(void *value)
+{
+    tj_kernel_t *k = value;
+    for (int d = 0; d < TJ_KERNEL_MAX_DEVICES; d++)
+        tj_gpu_module_unload(k->module[d]);
+    pthread_mutex_destroy(&k->load_lock);
+    free(k->image);
+    free(k);
+}
+
+/* The toolchain level of the disk layout: readable, and different for every NVRTC build. */
+static void toolchain_name(char *buf, size_t len)
+{
+    int major = 0, minor = 0;
+    tj_nvrtc_version(&major, &minor);
+    snprintf(buf, len, "nvrtc-%d.%d-%.12s", major, minor, tj_nvrtc_build_id());
+}
+
+static tj_status_t compile(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                           const char *key, char *toolchain, tj_kernel_t *k)
+{
+    char *source = NULL;
+    tj_status_t st;
+
+    if ((st = tj_gen_source(block, word, dir, kernel_name(dir), &source)) != TJ_OK)
+        return st;
+    st = tj_nvrtc_compile(source, kernel_name(dir), target, &k->image, &k->len);
+    if (st != TJ_OK) {
+        tj_stats_inc(TJ_STAT_jit_failures);
+        goto out_free;
+    }
+    tj_stats_inc(TJ_STAT_jit_compiles);
+    if (store_rw)
+        tj_store_save(store, toolchain, target, key, k->image, k->len,
+                      tj_config()->save_source ? source : NULL);
+out_free:
+    free(source);
+    return st;
+}
+
+tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                           tj_kernel_t **kernel, tj_origin_t *origin)
+{
+    char key[TJ_KEY_MAX], toolchain[64], line[1200];
+    tj_kernel_t *k, *won;
+    tj_hash_t hash;
+    tj_origin_t from;
+    int n;
+    tj_status_t st;
+
+    if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK)
+        return st;
+    n = tj_kernels_key(block, word, dir, target, key, sizeof(key));
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return TJ_ERR_INVALID;
+    hash = tj_hash_bytes(key, (size_t)n);
+    if ((k = tj_memo_get(memo, hash)) != NULL) {
+        tj_stats_inc(TJ_STAT_cache_hits_memory);
+        from = TJ_FROM_MEMORY;
+        goto out_found;
+    }
+
+    k = calloc(1, sizeof(*k));
+    if (k == NULL)
+        return TJ_ERR_NOMEM;
+    k->block = *block;
+    k->word = word;
+    k->dir = dir;
+    snprintf(k->target, sizeof(k->target), "%s", target);
+    pthread_mutex_init(&k->load_lock, NULL);
+    toolchain_name(toolchain, sizeof(toolchain));
+    if (store != NULL && tj_store_load(store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+        tj_stats_inc(TJ_STAT_cache_hits_disk);
+        from = TJ_FROM_DISK;
+    } else {
+        tj_stats_inc(TJ_STAT_cache_misses);
+        from = TJ_FROM_COMPILE;
+        if ((st = compile(block, word, dir, target, key, toolchain, k)) != TJ_OK) {
+            kernel_free(k);
+            return st;
+        }
+    }
+    if (store_rw && tj_kernels_manifest_line(block, word, dir, target, line, sizeof(line)) <
+            (int)sizeof(line))
+        tj_store_manifest_add(store, line);
+    /* Two threads may build the same kernel at once; the first one in the table wins. */
+    won = tj_memo_put(memo, hash, k);
+    if (won == NULL) {
+        kernel_free(k);
+        return TJ_ERR_NOMEM;
+    }
+    if (won != k)
+        kernel_free(k);
+    k = won;
+out_found:
+    *kernel = k;
+    if (origin != NULL)
+        *origin = from;
+    return TJ_OK;
+}
+
+tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel)
+{
+    char key[TJ_KEY_MAX], toolchain[64];
+    int major, minor, n;
+    tj_kernel_t *k, *won;
+    tj_hash_t hash;
+    tj_status_t st;
+
+    if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK ||
+        (st = tj_nvrtc_version(&major, &minor)) != TJ_OK)
+        return st;
+    n = snprintf(key, sizeof(key),
+                 "typejit generic kernel\nlibrary=%s\ntemplates=%016llx\nnvrtc=%d.%d build=%s\n"
+                 "target=%s\noptions=%s\ndirection=%s\n",
+                 tj_version(), (unsigned long long)tj_gen_template_hash(), major, minor,
+                 tj_nvrtc_build_id(), target, tj_nvrtc_options(), dir_name(dir));
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return TJ_ERR_INVALID;
+    hash = tj_hash_bytes(key, (size_t)n);
+    if ((k = tj_memo_get(memo, hash)) != NULL) {
+        *kernel = k;
+        return TJ_OK;
+    }
+    k = calloc(1, sizeof(*k));
+    if (k == NULL)
+        return TJ_ERR_NOMEM;
+    k->generic = true;
+    k->dir = dir;
+    snprintf(k->target, sizeof(k->target), "%s", target);
+    pthread_mutex_init(&k->load_lock, NULL);
+    toolchain_name(toolchain, sizeof(toolchain));
+    if (store == NULL || tj_store_load(store, toolchain, target, key, &k->image, &k->len) != TJ_OK) {
+        st = tj_nvrtc_compile(tj_gen_generic_source(), function_name(k), target, &k->image,
+                              &k->len);
+        if (st != TJ_OK) {
+            kernel_free(k);
+            return st;
+        }
+        if (store_rw)
+            tj_store_save(store, toolchain, target, key, k->image, k->len, NULL);
+    }
+    won = tj_memo_put(memo, hash, k);
+    if (won != k)
+        kernel_free(k);
+    if (won == NULL)
+        return TJ_ERR_NOMEM;
+    *kernel = won;
+    return TJ_OK;
+}
+
+tj_status_t tj_kernels_function(tj_kernel_t *kernel, int device, tj_gpu_function_t *fn)
+{
+    tj_status_t st = TJ_OK;
+
+    if (device < 0 || device >= TJ_KERNEL_MAX_DEVICES)
+        return TJ_ERR_INVALID;
+    /* An uncontended lock per launch keeps the lazy load simple and race-free. */
+    pthread_mutex_lock(&kernel->load_lock);
+    if (kernel->fn[device] == NULL)
+        st = tj_gpu_module_load(kernel->image, kernel->len, function_name(kernel),
+                                &kernel->module[device], &kernel->fn[device]);
+    if (st == TJ_OK)
+        *fn = kernel->fn[device];
+    pthread_mutex_unlock(&kernel->load_lock);
+    return st;
+}
+
+const tj_block_t *tj_kernels_block(const tj_kernel_t *kernel)
+{
+    return &kernel->block;
+}
+
+int tj_kernels_word(const tj_kernel_t *kernel)
+{
+    return kernel->word;
+}
+
+void tj_kernels_finalize(void)
+{
+    pthread_mutex_lock(&setup_lock);
+    if (memo != NULL)
+        tj_memo_destroy(memo, kernel_free);
+    memo = NULL;
+    if (store != NULL)
+        tj_store_close(store);
+    store = NULL;
+    store_tried = false;
+    pthread_mutex_unlock(&setup_lock);
+}

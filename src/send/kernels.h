@@ -1,0 +1,57 @@
+/* Kernel provisioning: the compiled kernel for (block, W, direction, target), from the memory
+ * table, else the disk cache, else NVRTC (then stored), and its function on a device. */
+#ifndef TJ_SEND_KERNELS_H
+#define TJ_SEND_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gpu/cuda.h"
+#include "jit/gen.h"
+#include "type/block.h"
+
+/* Where a kernel came from, for the counters and the warm tool's summary. */
+typedef enum { TJ_FROM_MEMORY, TJ_FROM_DISK, TJ_FROM_COMPILE } tj_origin_t;
+
+typedef struct tj_kernel tj_kernel_t;
+
+/* The full cache key text of a kernel: everything that changes its binary. Returns the length
+ * needed, as snprintf; TJ_ERR_NO_NVRTC is reported as -1. */
+int tj_kernels_key(const tj_block_t *block, int word, tj_dir_t dir, const char *target, char *buf,
+                   size_t len);
+
+/* The compile target for this process: TYPEJIT_ARCH, else the device's sm through
+ * tj_nvrtc_target, else (no device) "sm_90". */
+tj_status_t tj_kernels_target(int device, char *target, size_t len);
+
+/* The kernel for (block, word, dir, target), compiled once per process at most and cached on
+ * disk; @p origin says where it came from (may be NULL). Kernels live until
+ * tj_kernels_finalize. */
+tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                           tj_kernel_t **kernel, tj_origin_t *origin);
+
+/* The generic kernel of one direction (layout as run-time arguments, tj_generic_params_t), for
+ * TYPEJIT_JIT=off and as the benchmarks' baseline; cached like the others. */
+tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel);
+
+/* The loaded function of @p kernel on the current device (tj_gpu_use), loading its module on
+ * first use. */
+tj_status_t tj_kernels_function(tj_kernel_t *kernel, int device, tj_gpu_function_t *fn);
+
+/* Everything a kernel was built for. */
+const tj_block_t *tj_kernels_block(const tj_kernel_t *kernel);
+int tj_kernels_word(const tj_kernel_t *kernel);
+
+/* The line the manifest records for a kernel, and its parser (for `typejit warm`). */
+int tj_kernels_manifest_line(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                             char *buf, size_t len);
+tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word,
+                                      tj_dir_t *dir, char *target, size_t target_len);
+
+/* Use @p dir as the disk cache with @p mode instead of the TYPEJIT_CACHE settings (tools). */
+void tj_kernels_set_store(const char *dir, int read_only);
+
+/* Drop every kernel and module and close the disk cache (MPI_Finalize). */
+void tj_kernels_finalize(void);
+
+#endif /* TJ_SEND_KERNELS_H */

@@ -1,0 +1,563 @@
+/* The generated kernels, compiled for the host with g++ against tests/emu/tj_emu.h and run over
+ * their whole grid, against the system MPI's PMPI_Pack / PMPI_Unpack on random strided types:
+ * pack and unpack, counts 1 to 4, packed positions other than zero, poisoned buffers, W of the
+ * block and sometimes a narrower one, sometimes a grid smaller than the launch geometry (the
+ * grid-stride loops must cover the rest). A subset also runs the generic kernels. Hand-made
+ * extreme blocks no MPI constructor reaches directly (16 dimensions, overlapping dimensions,
+ * negative extents) are checked against the type engine's CPU packer, itself checked against
+ * the system MPI by test_oracle.
+ *
+ *   test_emu [--seed N] [--types N] [--batch N] [--cxxflag FLAG]... [--keep] [--verbose]
+ *
+ * --types counts strided types; --cxxflag adds a flag to the kernels' compile (a sanitizer, in a
+ * sanitizer build whose runtime is already loaded). Kernels are compiled --batch cases to one
+ * shared object, and the next batch compiles while the previous one runs. Unpacking runs only where
+ * the `count` objects are disjoint: a parallel unpack into an overlapping layout has no defined
+ * result, and the runtime sends those types to the system MPI. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "jit/gen.h"
+#include "randtype.h"
+#include "type/cpu.h"
+#include "type/translate.h"
+
+#ifndef TJ_EMU_CXX
+#define TJ_EMU_CXX ""
+#endif
+#ifndef TJ_EMU_INCLUDE
+#define TJ_EMU_INCLUDE ""
+#endif
+
+#define POISON      0xA5
+#define DENSE_LIMIT ((int64_t)16 << 20) /* footprints up to this are compared whole */
+#define GUARD       4096
+#define MAX_BATCH   1000
+
+extern char **environ;
+
+typedef void (*emu_fn_t)(const unsigned *grid, const unsigned *block, void *dst, const void *src,
+                         long long count);
+typedef void (*emu_generic_fn_t)(int pack, const unsigned *grid, const unsigned *block, void *dst,
+                                 const void *src, long long count, const void *params);
+
+typedef struct {
+    MPI_Datatype type; /* MPI_DATATYPE_NULL: a hand-made block, checked against the CPU packer */
+    tj_block_t block;
+    char *desc;
+    int word, count, pos;
+    bool unpack;  /* the count objects are disjoint */
+    bool generic; /* also run the generic kernels */
+    bool shrink;  /* run on a smaller grid than tj_gen_launch gives */
+    uint64_t salt;
+} case_t;
+
+typedef struct {
+    case_t cases[MAX_BATCH];
+    int n, id;
+    char src_path[512], so_path[512];
+    pid_t compiler;
+} batch_t;
+
+typedef struct {
+    char *map;
+    size_t map_len;
+    char *origin; /* the buffer argument: footprint byte `lo` is origin + lo */
+    int64_t lo, hi;
+    bool dense;
+} region_t;
+
+#define MAX_CXXFLAGS 8
+
+static size_t page_size;
+static char *cxxflags[MAX_CXXFLAGS];
+static int ncxxflags;
+static char workdir[256];
+static bool verbose, keep;
+static int mismatches;
+static long packs, unpacks, generic_runs, shrunk;
+
+static void region_open(region_t *r, int64_t lo, int64_t hi)
+{
+    int64_t len = hi - lo + 2 * GUARD;
+    len = (len + (int64_t)page_size - 1) / (int64_t)page_size * (int64_t)page_size;
+    r->map_len = (size_t)len;
+    r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    REQUIRE(r->map != MAP_FAILED);
+    r->origin = r->map + GUARD - lo;
+    r->lo = lo;
+    r->hi = hi;
+    r->dense = hi - lo <= DENSE_LIMIT;
+    if (r->dense)
+        memset(r->map, POISON, r->map_len);
+}
+
+static void region_close(region_t *r)
+{
+    munmap(r->map, r->map_len);
+}
+
+/* True when both regions hold the same bytes; sparse regions compare the pages either touched
+ * (untouched pages read as zero in both). */
+static bool region_equal(const region_t *a, const region_t *b, int64_t *first_diff)
+{
+    if (a->dense) {
+        for (size_t i = 0; i < a->map_len; i++)
+            if (a->map[i] != b->map[i]) {
+                *first_diff = (int64_t)i - GUARD + a->lo;
+                return false;
+            }
+        return true;
+    }
+    size_t pages = a->map_len / page_size;
+    unsigned char *va = malloc(pages), *vb = malloc(pages);
+    bool same = true;
+    REQUIRE(va != NULL && vb != NULL);
+    REQUIRE(mincore(a->map, a->map_len, va) == 0 && mincore(b->map, b->map_len, vb) == 0);
+    for (size_t p = 0; p < pages && same; p++) {
+        if (!(va[p] & 1) && !(vb[p] & 1))
+            continue;
+        if (memcmp(a->map + p * page_size, b->map + p * page_size, page_size) != 0) {
+            *first_diff = (int64_t)(p * page_size) - GUARD + a->lo;
+            same = false;
+        }
+    }
+    free(va);
+    free(vb);
+    return same;
+}
+
+static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)((i * 131 + salt * 7 + (i >> 8)) & 0xff);
+}
+
+static void report(const char *what, const case_t *c, int64_t where)
+{
+    char text[1024];
+    tj_block_format(&c->block, text, sizeof(text));
+    if (mismatches++ < 10)
+        fprintf(stderr,
+                "MISMATCH %s: type %s\n  block %s W=%d count=%d position=%d%s: first difference "
+                "at %lld\n",
+                what, c->desc, text, c->word, c->count, c->pos, c->shrink ? " (small grid)" : "",
+                (long long)where);
+}
+
+/* Footprint of `count` objects: the union of the block's and the system MPI's, 16-aligned so
+ * that the buffer argument is aligned for every W. */
+static void footprint(const case_t *c, int64_t *lo, int64_t *hi)
+{
+    int64_t reach = (int64_t)(c->count - 1) * c->block.extent;
+    *lo = c->block.lo + (reach < 0 ? reach : 0);
+    *hi = c->block.hi + (reach > 0 ? reach : 0);
+    if (c->type != MPI_DATATYPE_NULL) {
+        MPI_Aint tlb, text, lb, ext;
+        MPI_Type_get_true_extent(c->type, &tlb, &text);
+        MPI_Type_get_extent(c->type, &lb, &ext);
+        int64_t mreach = (int64_t)(c->count - 1) * ext;
+        int64_t l2 = tlb + (mreach < 0 ? mreach : 0), h2 = tlb + text + (mreach > 0 ? mreach : 0);
+        *lo = *lo < l2 ? *lo : l2;
+        *hi = *hi > h2 ? *hi : h2;
+    }
+    *lo -= ((*lo % 16) + 16) % 16;
+}
+
+/* The reference: the system MPI for MPI types, the CPU packer for hand-made blocks. Both
+ * return the position after the packed bytes. */
+static int64_t oracle_pack(const case_t *c, const void *typed, unsigned char *out, int outsize)
+{
+    int pos = c->pos;
+    if (c->type == MPI_DATATYPE_NULL) {
+        tj_cpu_pack(&c->block, typed, c->count, out + pos);
+        return pos + c->count * c->block.size;
+    }
+    REQUIRE(PMPI_Pack(typed, c->count, c->type, out, outsize, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
+    return pos;
+}
+
+static int64_t oracle_unpack(const case_t *c, const unsigned char *in, int insize, void *typed)
+{
+    int pos = c->pos;
+    if (c->type == MPI_DATATYPE_NULL) {
+        tj_cpu_unpack(&c->block, in + pos, c->count, typed);
+        return pos + c->count * c->block.size;
+    }
+    REQUIRE(PMPI_Unpack(in, insize, &pos, typed, c->count, c->type, MPI_COMM_SELF) == MPI_SUCCESS);
+    return pos;
+}
+
+static void shrink_grid(tj_launch_t *l)
+{
+    for (int d = 0; d < 3; d++)
+        l->grid[d] = l->grid[d] > 2 ? l->grid[d] / 3 : 1;
+}
+
+/* A kernel under test: the JIT kernel of one direction, or the generic kernel. */
+typedef struct {
+    emu_fn_t jit;
+    emu_generic_fn_t generic;
+} kernel_t;
+
+static void run_kernel(const case_t *c, const kernel_t *k, tj_dir_t dir, void *dst, const void *src)
+{
+    tj_launch_t l;
+    if (k->generic) {
+        tj_generic_params_t params;
+        tj_gen_generic_params(&c->block, c->word, &params);
+        tj_gen_generic_launch(&c->block, c->word, c->count, &l);
+        if (c->shrink)
+            shrink_grid(&l);
+        k->generic(dir == TJ_DIR_PACK, l.grid, l.block, dst, src, c->count, &params);
+    } else {
+        tj_gen_launch(&c->block, c->word, c->count, &l);
+        if (c->shrink)
+            shrink_grid(&l);
+        k->jit(l.grid, l.block, dst, src, c->count);
+    }
+}
+
+/* Packs with the kernel and with PMPI_Pack, compares the whole output buffers. */
+static void check_pack(const case_t *c, const kernel_t *k, const char *what)
+{
+    int64_t size = c->block.size, lo, hi, where = 0;
+    region_t src;
+    int outsize;
+    unsigned char *pattern, *p1, *p2;
+
+    footprint(c, &lo, &hi);
+    outsize = c->pos + (int)(c->count * size) + 32;
+    pattern = malloc((size_t)outsize);
+    p1 = malloc((size_t)outsize);
+    p2 = aligned_alloc(16, ((size_t)outsize + 15) / 16 * 16);
+    REQUIRE(pattern && p1 && p2);
+    fill_pattern(pattern, (size_t)outsize, c->salt);
+
+    region_open(&src, lo, hi);
+    if (src.dense) {
+        fill_pattern((unsigned char *)src.map, src.map_len, c->salt + 1);
+    } else {
+        /* Writes exactly the typemap, so only the pages it touches are materialised. */
+        case_t at0 = *c;
+        at0.pos = 0;
+        oracle_unpack(&at0, pattern, outsize, src.origin);
+    }
+    memset(p1, POISON, (size_t)outsize);
+    memset(p2, POISON, (size_t)outsize);
+    CHECK_EQ_INT(oracle_pack(c, src.origin, p1, outsize), c->pos + c->count * size);
+    run_kernel(c, k, TJ_DIR_PACK, p2 + c->pos, src.origin);
+    if (memcmp(p1, p2, (size_t)outsize) != 0) {
+        for (int i = 0; i < outsize; i++)
+            if (p1[i] != p2[i]) {
+                where = i;
+                break;
+            }
+        report(what, c, where);
+    }
+    region_close(&src);
+    free(pattern);
+    free(p1);
+    free(p2);
+}
+
+/* Unpacks with the kernel and with PMPI_Unpack into poisoned regions, compares them. */
+static void check_unpack(const case_t *c, const kernel_t *k, const char *what)
+{
+    int64_t size = c->block.size, lo, hi, where = 0;
+    region_t a, b;
+    int outsize;
+    unsigned char *pattern;
+
+    footprint(c, &lo, &hi);
+    outsize = c->pos + (int)(c->count * size) + 32;
+    pattern = aligned_alloc(16, ((size_t)outsize + 15) / 16 * 16);
+    REQUIRE(pattern != NULL);
+    fill_pattern(pattern, (size_t)outsize, c->salt);
+    region_open(&a, lo, hi);
+    region_open(&b, lo, hi);
+    CHECK_EQ_INT(oracle_unpack(c, pattern, outsize, a.origin), c->pos + c->count * size);
+    run_kernel(c, k, TJ_DIR_UNPACK, b.origin, pattern + c->pos);
+    if (!region_equal(&a, &b, &where))
+        report(what, c, where);
+    region_close(&a);
+    region_close(&b);
+    free(pattern);
+}
+
+static void append(FILE *f, const char *text)
+{
+    REQUIRE(fputs(text, f) >= 0);
+}
+
+/* Writes the batch's source and starts g++ on it. */
+static void batch_compile(batch_t *b)
+{
+    FILE *f;
+    char *src;
+
+    snprintf(b->src_path, sizeof(b->src_path), "%s/batch%d.cpp", workdir, b->id);
+    snprintf(b->so_path, sizeof(b->so_path), "%s/batch%d.so", workdir, b->id);
+    f = fopen(b->src_path, "w");
+    REQUIRE(f != NULL);
+    append(f, "#include \"tj_emu.h\"\n#include <cstring>\n\n");
+    append(f, tj_gen_generic_source());
+    append(f, "\nstatic_assert(sizeof(tj_generic_params_t) == 280, \"params layout\");\n"
+              "extern \"C\" void emu_generic(int pack, const unsigned *g, const unsigned *b, "
+              "void *dst, const void *src, long long count, const void *params)\n{\n"
+              "    tj_generic_params_t p;\n    std::memcpy(&p, params, sizeof(p));\n"
+              "    if (pack)\n        tj_emu_launch(tj_generic_pack, g, b, dst, src, count, p);\n"
+              "    else\n        tj_emu_launch(tj_generic_unpack, g, b, dst, src, count, p);\n"
+              "}\n\n");
+    for (int i = 0; i < b->n; i++) {
+        const case_t *c = &b->cases[i];
+        for (int dir = 0; dir < (c->unpack ? 2 : 1); dir++) {
+            char name[32];
+            snprintf(name, sizeof(name), "tj_%s%d", dir ? "u" : "p", i);
+            REQUIRE(tj_gen_source(&c->block, c->word, (tj_dir_t)dir, name, &src) == TJ_OK);
+            append(f, src);
+            fprintf(f,
+                    "extern \"C\" void emu_%s(const unsigned *g, const unsigned *b, void *dst, "
+                    "const void *src, long long count)\n{\n"
+                    "    tj_emu_launch(%s, g, b, dst, src, count);\n}\n\n",
+                    name, name);
+            free(src);
+        }
+    }
+    REQUIRE(fclose(f) == 0);
+
+    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
+                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
+                                     "-w",       "-I",         TJ_EMU_INCLUDE};
+    int argc = 9;
+    for (int i = 0; i < ncxxflags; i++)
+        argv[argc++] = cxxflags[i];
+    argv[argc++] = "-o";
+    argv[argc++] = b->so_path;
+    argv[argc++] = b->src_path;
+    argv[argc] = NULL;
+    REQUIRE(posix_spawn(&b->compiler, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+}
+
+/* Waits for the batch's compiler, runs every case, frees the batch. */
+static void batch_run(batch_t *b)
+{
+    int wstatus;
+    void *so;
+    kernel_t generic = {NULL, NULL};
+
+    REQUIRE(waitpid(b->compiler, &wstatus, 0) == b->compiler);
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        fprintf(stderr, "g++ failed on %s\n", b->src_path);
+        exit(1);
+    }
+    so = dlopen(b->so_path, RTLD_NOW | RTLD_LOCAL);
+    if (so == NULL) {
+        fprintf(stderr, "dlopen %s: %s\n", b->so_path, dlerror());
+        exit(1);
+    }
+    *(void **)&generic.generic = dlsym(so, "emu_generic");
+    REQUIRE(generic.generic != NULL);
+    for (int i = 0; i < b->n; i++) {
+        case_t *c = &b->cases[i];
+        char sym[48];
+        kernel_t pack = {NULL, NULL}, unpack = {NULL, NULL};
+
+        if (verbose)
+            printf("%s W=%d count=%d pos=%d\n", c->desc, c->word, c->count, c->pos);
+        snprintf(sym, sizeof(sym), "emu_tj_p%d", i);
+        *(void **)&pack.jit = dlsym(so, sym);
+        REQUIRE(pack.jit != NULL);
+        check_pack(c, &pack, "pack");
+        packs++;
+        if (c->unpack) {
+            snprintf(sym, sizeof(sym), "emu_tj_u%d", i);
+            *(void **)&unpack.jit = dlsym(so, sym);
+            REQUIRE(unpack.jit != NULL);
+            check_unpack(c, &unpack, "unpack");
+            unpacks++;
+        }
+        if (c->generic) {
+            check_pack(c, &generic, "generic pack");
+            if (c->unpack)
+                check_unpack(c, &generic, "generic unpack");
+            generic_runs++;
+        }
+        shrunk += c->shrink;
+        if (c->type != MPI_DATATYPE_NULL)
+            MPI_Type_free(&c->type);
+        free(c->desc);
+    }
+    dlclose(so);
+    if (!keep) {
+        unlink(b->so_path);
+        unlink(b->src_path);
+    }
+    b->n = 0;
+}
+
+/* Two batches: one filling, one compiling (or compiled and waiting to run). */
+static batch_t batches[2];
+static batch_t *filling = &batches[0], *pending;
+static int next_id;
+
+/* Starts compiling the filling batch, runs the pending one meanwhile, swaps them. */
+static void flush(void)
+{
+    if (filling->n == 0)
+        return;
+    filling->id = next_id++;
+    batch_compile(filling);
+    if (pending != NULL)
+        batch_run(pending);
+    pending = filling;
+    filling = filling == &batches[0] ? &batches[1] : &batches[0];
+}
+
+/* Draws the per-case choices: count, W, position, grid. */
+static void choose(case_t *c, rt_rng_t *rng, long *narrow)
+{
+    c->count = (int)rt_range(rng, 1, 4);
+    c->word = c->block.word;
+    /* A narrower W, as the runtime uses when a buffer or position is misaligned. */
+    if (c->word > 1 && rt_range(rng, 0, 3) == 0) {
+        c->word = 1 << rt_range(rng, 0, __builtin_ctz((unsigned)c->word) - 1);
+        (*narrow)++;
+    }
+    c->pos = c->word * (int)rt_range(rng, 0, 5);
+    c->unpack = tj_block_disjoint(&c->block, c->count);
+    c->generic = rt_range(rng, 0, 7) == 0;
+    c->shrink = rt_range(rng, 0, 3) == 0;
+    c->salt = rt_next(rng);
+}
+
+/* Blocks at the edges of the type engine, each with every W it allows. */
+static const char *const extremes[] = {
+    /* 16 dimensions, alternating negative strides, one beyond 2^32 */
+    "start=-25769803776 extent=1099511627776 counts=16,2,2,2,2,2,2,2,2,2,2,2,2,2,2,3 "
+    "strides=1,-32,64,-128,256,-512,1024,-2048,4096,-8192,16384,-32768,65536,-131072,262144,"
+    "4294967296",
+    /* strides beyond 2^31, negative outer stride */
+    "start=17179869184 extent=16 counts=16,3,2 strides=1,-8589934592,6442450944",
+    /* overlapping dimensions (pack only) */
+    "start=0 extent=64 counts=64,4,4 strides=1,16,-8",
+    /* negative start and extent */
+    "start=-4096 extent=-8192 counts=32,8 strides=1,-512",
+    /* 1-byte runs */
+    "start=-1 extent=3001 counts=1,1000 strides=1,3",
+    /* a transpose: the inner stride is larger than the outer one */
+    "start=0 extent=8 counts=8,64,64 strides=1,512,8",
+    /* eight mixed dimensions */
+    "start=40 extent=200000 counts=4,3,2,5,2,3,2,2 strides=1,8,-40,100,-1000,2000,10000,-50000",
+    /* a single word; many objects per thread block */
+    "start=-16 extent=48 counts=16 strides=1",
+};
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 1;
+    long types = 2000, strided = 0, drawn = 0, narrow = 0, handmade = 0;
+    int batch_size = 250;
+    rt_options_t opt = {
+        .max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34, .huge_percent = 5};
+    rt_rng_t rng;
+    char desc[8192];
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
+            types = strtol(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+            batch_size = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cxxflag") == 0 && i + 1 < argc && ncxxflags < MAX_CXXFLAGS)
+            cxxflags[ncxxflags++] = argv[++i];
+        else if (strcmp(argv[i], "--keep") == 0)
+            keep = true;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = true;
+        else {
+            fprintf(stderr,
+                    "usage: %s [--seed N] [--types N] [--batch N] [--cxxflag FLAG]... [--keep] "
+                    "[--verbose]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (batch_size < 1 || batch_size > MAX_BATCH)
+        batch_size = 250;
+    if (TJ_EMU_CXX[0] == '\0' || access(TJ_EMU_CXX, X_OK) != 0) {
+        printf("SKIP: no host C++ compiler for the emulation\n");
+        return 77;
+    }
+    MPI_Init(&argc, &argv);
+    page_size = (size_t)sysconf(_SC_PAGESIZE);
+    snprintf(workdir, sizeof(workdir), "%s/tj_emu_XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    REQUIRE(mkdtemp(workdir) != NULL);
+    rt_seed(&rng, seed);
+
+    for (size_t e = 0; e < sizeof(extremes) / sizeof(extremes[0]); e++) {
+        tj_block_t block;
+        REQUIRE(tj_block_parse(extremes[e], &block) == TJ_OK);
+        for (int w = 1; w <= block.word; w *= 2) {
+            if (filling->n == batch_size)
+                flush();
+            case_t *c = &filling->cases[filling->n++];
+            c->type = MPI_DATATYPE_NULL;
+            c->block = block;
+            c->desc = strdup(extremes[e]);
+            REQUIRE(c->desc != NULL);
+            long ignored = 0;
+            choose(c, &rng, &ignored);
+            c->word = w;
+            c->pos = w * (int)rt_range(&rng, 1, 3);
+            c->generic = true;
+            narrow += w < block.word;
+            handmade++;
+        }
+    }
+    while (strided < types) {
+        MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        case_t *c;
+        if (type == MPI_DATATYPE_NULL)
+            continue;
+        drawn++;
+        c = &filling->cases[filling->n];
+        if (tj_translate_block(type, &c->block, NULL) != TJ_OK) {
+            MPI_Type_free(&type);
+            continue;
+        }
+        strided++;
+        c->type = type;
+        c->desc = strdup(desc);
+        REQUIRE(c->desc != NULL);
+        choose(c, &rng, &narrow);
+        if (++filling->n == batch_size)
+            flush();
+    }
+    flush();
+    if (pending != NULL)
+        batch_run(pending);
+    if (!keep)
+        rmdir(workdir);
+
+    printf("seed %llu: %ld types drawn, %ld strided, %ld hand-made blocks (%ld with a narrower W); "
+           "%ld packs, %ld unpacks, %ld generic, %ld on a small grid; %d mismatches\n",
+           (unsigned long long)seed, drawn, strided, handmade, narrow, packs, unpacks, generic_runs,
+           shrunk, mismatches);
+    CHECK(mismatches == 0);
+    CHECK(unpacks * 4 >= packs); /* most random layouts are disjoint: unpack is really tested */
+    MPI_Finalize();
+    CHECK_DONE();
+}

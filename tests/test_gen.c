@@ -1,0 +1,235 @@
+/* Unit checks of the kernel generator: the constants and name in the source, argument checks,
+ * launch geometry limits and coverage, generic parameters, the template hash. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "jit/gen.h"
+
+static tj_block_t make(int64_t start, int64_t extent, int ndims, const int64_t *counts,
+                       const int64_t *strides)
+{
+    tj_block_t b;
+    REQUIRE(tj_block_make(start, extent, ndims, counts, strides, &b) == TJ_OK);
+    return b;
+}
+
+static char *source(const tj_block_t *b, int word, tj_dir_t dir, const char *name)
+{
+    char *src = NULL;
+    REQUIRE(tj_gen_source(b, word, dir, name, &src) == TJ_OK);
+    REQUIRE(src != NULL);
+    return src;
+}
+
+static void check_contains(const char *text, const char *what)
+{
+    if (strstr(text, what) == NULL) {
+        fprintf(stderr, "generated source lacks \"%s\"\n", what);
+        check_failures++;
+    }
+}
+
+static void check_source(void)
+{
+    const int64_t counts[] = {64, 16, 3}, strides[] = {1, 512, -10240};
+    tj_block_t b = make(-4096, 40960, 3, counts, strides);
+    char *pack16 = source(&b, 16, TJ_DIR_PACK, "tj_pack_a");
+    char *unpack16 = source(&b, 16, TJ_DIR_UNPACK, "tj_unpack_a");
+    char *pack8 = source(&b, 8, TJ_DIR_PACK, "tj_pack_a");
+    char *pack4 = source(&b, 4, TJ_DIR_PACK, "tj_pack_a");
+    char text[256];
+
+    CHECK_EQ_INT(b.word, 16);
+    check_contains(pack16, "extern \"C\" __global__ void tj_pack_a(");
+    check_contains(unpack16, "extern \"C\" __global__ void tj_unpack_a(");
+    check_contains(pack16, "long long count");
+    check_contains(pack16, "-4096LL");
+    check_contains(pack16, "40960LL");
+    check_contains(pack16, "512LL");
+    check_contains(pack16, "-10240LL");
+    check_contains(pack16, "uint4");
+    check_contains(pack8, "unsigned long long word_t");
+    check_contains(pack4, "unsigned int word_t");
+    check_contains(pack16, "WORDS = 192u"); /* 64 * 16 * 3 bytes in 16-byte words */
+    check_contains(pack8, "WORDS = 384u");
+    check_contains(pack16, "pack kernel");
+    check_contains(unpack16, "unpack kernel");
+    tj_block_format(&b, text, sizeof(text));
+    check_contains(pack16, text); /* the header comment states the block */
+    check_contains(pack16, "W = 16 bytes");
+    CHECK(strstr(pack16, "@") == NULL); /* every placeholder was filled */
+    CHECK(strcmp(pack16, unpack16) != 0);
+    CHECK(strcmp(pack16, pack8) != 0);
+    CHECK(strcmp(pack8, pack4) != 0);
+    free(pack16);
+    free(unpack16);
+    free(pack8);
+    free(pack4);
+}
+
+/* Nested contiguous dimensions merge into one: no divisions remain. */
+static void check_merge(void)
+{
+    const int64_t counts[] = {8, 4, 3}, strides[] = {1, 8, 32};
+    const int64_t counts2[] = {8, 1, 5}, strides2[] = {1, 12344, 8};
+    tj_block_t b = make(0, 96, 3, counts, strides), b2 = make(0, 40, 3, counts2, strides2);
+    char *src = source(&b, 8, TJ_DIR_PACK, "k"), *src2 = source(&b2, 8, TJ_DIR_PACK, "k");
+
+    CHECK(strstr(src, "q /=") == NULL);
+    CHECK(strstr(src, "q %") == NULL);
+    CHECK(strstr(src2, "q /=") == NULL);
+    CHECK(strstr(src2, "STRIDE_1 ") == NULL); /* the length-1 dimension is gone */
+    free(src);
+    free(src2);
+}
+
+/* The extremes of the type engine: 16 dimensions, negative and huge strides, INT64_MIN-free
+ * 64-bit literals. */
+static void check_extremes(void)
+{
+    int64_t counts[16], strides[16];
+    char *src;
+
+    for (int d = 0; d < 16; d++) {
+        counts[d] = 2;
+        strides[d] = d == 0 ? 1 : (d % 2 ? -((int64_t)1 << (d + 2)) : ((int64_t)1 << (d + 2)));
+    }
+    strides[15] = (int64_t)5 << 32;
+    tj_block_t b = make(-((int64_t)3 << 33), (int64_t)1 << 40, 16, counts, strides);
+    src = source(&b, 2, TJ_DIR_UNPACK, "tj_sixteen");
+    check_contains(src, "STRIDE_15 = 21474836480LL");
+    check_contains(src, "START = -25769803776LL");
+    check_contains(src, "EXTENT = 1099511627776LL");
+    check_contains(src, "COUNT_14 = 2u");
+    free(src);
+}
+
+static void check_invalid(void)
+{
+    const int64_t counts[] = {12, 5}, strides[] = {1, 40};
+    tj_block_t b = make(0, 200, 2, counts, strides);
+    char *src = (char *)0x1;
+
+    CHECK_EQ_INT(b.word, 4);
+    CHECK_EQ_INT(tj_gen_source(&b, 8, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_source(&b, 3, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_source(&b, 4, TJ_DIR_PACK, "1k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_source(&b, 4, TJ_DIR_PACK, "k-x", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_source(&b, 4, TJ_DIR_PACK, "k\"); evil(", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_source(&b, 4, (tj_dir_t)7, "k", &src), TJ_ERR_INVALID);
+    CHECK(src == (char *)0x1); /* outputs are written only on success */
+    b.ndims = 0;
+    CHECK_EQ_INT(tj_gen_source(&b, 1, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    /* The geometry functions cannot fail; a refused block gets a harmless one-thread launch. */
+    tj_launch_t l;
+    tj_gen_launch(&b, 1, 10, &l);
+    CHECK(l.grid[0] == 1 && l.grid[1] == 1 && l.block[0] == 1);
+    tj_gen_generic_launch(&b, 1, 10, &l);
+    CHECK(l.grid[0] == 1 && l.grid[2] == 1 && l.block[0] == 1);
+}
+
+static void check_launch_limits(const tj_launch_t *l)
+{
+    CHECK(l->grid[0] > 0 && l->grid[0] < 2147483648u);
+    CHECK(l->grid[1] > 0 && l->grid[1] <= 65535);
+    CHECK(l->grid[2] > 0 && l->grid[2] <= 65535);
+    CHECK(l->block[0] > 0 && l->block[1] > 0 && l->block[2] > 0);
+    CHECK((uint64_t)l->block[0] * l->block[1] * l->block[2] <= 1024);
+}
+
+/* Threads of the whole grid. */
+static double grid_threads(const tj_launch_t *l)
+{
+    return (double)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
+}
+
+static void check_geometry(void)
+{
+    const int64_t c1[] = {1}, s1[] = {1};
+    const int64_t c2[] = {64, 100}, s2[] = {1, 512};
+    const int64_t c3[] = {((int64_t)1 << 40)}, s3[] = {1};
+    const int64_t c4[] = {24, 7, 5}, s4[] = {1, 100, 1000};
+    const int64_t counts_list[] = {0,
+                                   1,
+                                   3,
+                                   255,
+                                   256,
+                                   257,
+                                   65535,
+                                   65536,
+                                   1 << 20,
+                                   INT32_MAX,
+                                   (int64_t)1 << 31,
+                                   (int64_t)1 << 40};
+    tj_block_t blocks[] = {make(0, 1, 1, c1, s1), make(0, 51200, 2, c2, s2),
+                           make(0, (int64_t)1 << 40, 1, c3, s3), make(4, 5004, 3, c4, s4)};
+    tj_launch_t l;
+
+    for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
+        for (int word = 1; word <= blocks[b].word; word *= 2) {
+            for (size_t c = 0; c < sizeof(counts_list) / sizeof(counts_list[0]); c++) {
+                int64_t count = counts_list[c];
+                double words = (double)(blocks[b].size / word) * (double)(count ? count : 1);
+                tj_gen_launch(&blocks[b], word, count, &l);
+                check_launch_limits(&l);
+                /* Without the caps, the grid holds a thread for every word. */
+                if (l.grid[0] < 2147483647u && l.grid[1] < 65535)
+                    CHECK(grid_threads(&l) >= words);
+                /* ... and is not grossly larger than needed. */
+                CHECK(grid_threads(&l) < 4 * words + 2048);
+
+                tj_gen_generic_launch(&blocks[b], word, count, &l);
+                check_launch_limits(&l);
+                if (l.grid[0] < 2147483647u && l.grid[1] < 65535 && l.grid[2] < 65535)
+                    CHECK(grid_threads(&l) >= words);
+            }
+        }
+    }
+    /* The largest object count an MPI call can pass still fits the y limit. */
+    tj_gen_launch(&blocks[1], 16, INT32_MAX, &l);
+    CHECK_EQ_INT(l.grid[1], 65535);
+}
+
+static void check_generic(void)
+{
+    const int64_t counts[] = {24, 7, 5}, strides[] = {1, -100, (int64_t)3 << 32};
+    tj_block_t b = make(-77 * 8, 5008, 3, counts, strides);
+    tj_generic_params_t p;
+    const char *src = tj_gen_generic_source();
+
+    tj_gen_generic_params(&b, 4, &p);
+    CHECK_EQ_INT(p.start, b.start);
+    CHECK_EQ_INT(p.extent, b.extent);
+    CHECK_EQ_INT(p.ndims, 3);
+    CHECK_EQ_INT(p.word, 4);
+    for (int d = 0; d < 3; d++) {
+        CHECK_EQ_INT(p.counts[d], b.counts[d]);
+        CHECK_EQ_INT(p.strides[d], b.strides[d]);
+    }
+    CHECK_EQ_INT(sizeof(tj_generic_params_t), 280);
+    REQUIRE(src != NULL);
+    check_contains(src, "extern \"C\" __global__ void tj_generic_pack(");
+    check_contains(src, "extern \"C\" __global__ void tj_generic_unpack(");
+}
+
+static void check_hash(void)
+{
+    uint64_t h = tj_gen_template_hash();
+    CHECK(h != 0);
+    CHECK(h == tj_gen_template_hash());
+}
+
+int main(void)
+{
+    check_source();
+    check_merge();
+    check_extremes();
+    check_invalid();
+    check_geometry();
+    check_generic();
+    check_hash();
+    CHECK_DONE();
+}
