@@ -43,6 +43,12 @@ static inline void row(char *dst, const char *src, int64_t run, int64_t n, int64
     case 32:
         ROW_LOOP(32, dst, src, n, stride, typed_is_dst);
         break;
+    case 64:
+        ROW_LOOP(64, dst, src, n, stride, typed_is_dst);
+        break;
+    case 128:
+        ROW_LOOP(128, dst, src, n, stride, typed_is_dst);
+        break;
     default:
         ROW_LOOP((size_t)run, dst, src, n, stride, typed_is_dst);
         break;
