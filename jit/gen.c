@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,7 +461,10 @@ void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_
     *launch = l;
 }
 
-uint64_t tj_gen_template_hash(void)
+static uint64_t template_hash;
+static pthread_once_t template_hash_once = PTHREAD_ONCE_INIT;
+
+static void hash_templates(void)
 {
     XXH3_state_t state;
 
@@ -470,5 +474,12 @@ uint64_t tj_gen_template_hash(void)
         XXH3_64bits_update(&state, tj_templates[i].name, strlen(tj_templates[i].name) + 1);
         XXH3_64bits_update(&state, tj_templates[i].text, tj_templates[i].len + 1);
     }
-    return XXH3_64bits_digest(&state);
+    template_hash = XXH3_64bits_digest(&state);
+}
+
+uint64_t tj_gen_template_hash(void)
+{
+    /* Every kernel key includes it: hash the templates once, not on every lookup. */
+    pthread_once(&template_hash_once, hash_templates);
+    return template_hash;
 }

@@ -1,0 +1,326 @@
+/* Datatype create + commit + free time, natively and under typejit, in one run (TEMPI figure 7).
+ *
+ *   LD_PRELOAD=libtypejit.so bench_commit [--quick] [--rounds N] [--iters N] [--shape TEXT]
+ *                                         [--mode both|native|typejit]
+ *
+ * The 3-D objects of the paper's figure 7 are built four ways (subarray; hvector of vector;
+ * hvector of hvector of vector; subarray of vector) for a few cuboids. With the library
+ * preloaded, MPI_Type_commit and MPI_Type_free go through typejit while PMPI_Type_commit and
+ * PMPI_Type_free bypass it, so both are timed in the same process, interleaved round by round.
+ * Each round times a batch of `iters` types phase by phase (create, commit, free) and then the
+ * combined loop (create, commit, free one type at a time); each column is the median over the
+ * rounds of the mean time per type. Without the library preloaded both columns time the system
+ * MPI and the ratios are about 1. The heap is never trimmed (mallopt), so that page faults
+ * from regrowing it do not land on one mode at random. Prints CSV on stdout. */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_PARTS  3 /* handles one object is built from: the outer type and its intermediates */
+#define MAX_ROUNDS 1000
+#define NCUBOIDS   (sizeof(cuboids) / sizeof(cuboids[0]))
+
+/* A cuboid of `sub` elements (x fastest) at `start` inside an allocation of `alloc` elements. */
+typedef struct {
+    const char *name;
+    MPI_Datatype elem;
+    int esize;
+    int sub[3], alloc[3], start[3];
+} cuboid_t;
+
+typedef enum { SUBARRAY, HVEC_VEC, HVEC_HVEC_VEC, SUBARRAY_VEC, NREPR } repr_t;
+
+static const char *const repr_names[NREPR] = {"subarray", "hvector_vector",
+                                              "hvector_hvector_vector", "subarray_vector"};
+
+/* alloc[0] and start[0] must be multiples of sub[0]: the subarray of row vectors counts x in
+ * rows. */
+static const cuboid_t cuboids[] = {
+    {"16x4x4f", MPI_FLOAT, 4, {16, 4, 4}, {64, 64, 64}, {16, 1, 1}},
+    {"64x64x64f", MPI_FLOAT, 4, {64, 64, 64}, {256, 256, 256}, {64, 8, 8}},
+    {"12x512x512d", MPI_DOUBLE, 8, {12, 512, 512}, {528, 528, 528}, {12, 8, 8}},
+    {"512x512x12d", MPI_DOUBLE, 8, {512, 512, 12}, {1024, 528, 528}, {0, 8, 8}},
+};
+
+typedef int (*type_fn_t)(MPI_Datatype *);
+
+/* The native pair bypasses the interposer; the typejit pair resolves to the preloaded wrappers
+ * (to the system MPI when nothing is preloaded). */
+typedef struct {
+    const char *name;
+    type_fn_t commit, release;
+} bmode_t;
+
+typedef struct {
+    double create, commit, release, total; /* microseconds per type */
+} sample_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "bench_commit: %s failed (rc=%d)\n", what, rc);
+        MPI_Abort(MPI_COMM_SELF, 1);
+    }
+}
+
+/* Build one object; parts[0] is the type to commit, the others are intermediates that are freed
+ * with it. Returns how many handles were created. Nothing here is intercepted by typejit. */
+static int create(const cuboid_t *c, repr_t r, MPI_Datatype *parts)
+{
+    const int sx = c->sub[0], sy = c->sub[1], sz = c->sub[2];
+    const int ax = c->alloc[0], ay = c->alloc[1], az = c->alloc[2];
+    const MPI_Aint row = (MPI_Aint)ax * c->esize, plane = row * ay;
+
+    switch (r) {
+    case SUBARRAY: {
+        int sizes[3] = {az, ay, ax}, subs[3] = {sz, sy, sx};
+        int starts[3] = {c->start[2], c->start[1], c->start[0]};
+        check(MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, c->elem, &parts[0]),
+              "MPI_Type_create_subarray");
+        return 1;
+    }
+    case HVEC_VEC:
+        check(MPI_Type_vector(sy, sx, ax, c->elem, &parts[1]), "MPI_Type_vector");
+        check(MPI_Type_create_hvector(sz, 1, plane, parts[1], &parts[0]),
+              "MPI_Type_create_hvector");
+        return 2;
+    case HVEC_HVEC_VEC:
+        /* The row is a vector of single elements one element apart: a contiguous run written
+         * the long way, which the canonical passes must fold. */
+        check(MPI_Type_vector(sx, 1, 1, c->elem, &parts[2]), "MPI_Type_vector");
+        check(MPI_Type_create_hvector(sy, 1, row, parts[2], &parts[1]), "MPI_Type_create_hvector");
+        check(MPI_Type_create_hvector(sz, 1, plane, parts[1], &parts[0]),
+              "MPI_Type_create_hvector");
+        return 3;
+    case SUBARRAY_VEC: {
+        /* The subarray's element is one row of the cuboid, so the x dimension counts rows. */
+        int sizes[3] = {az, ay, ax / sx}, subs[3] = {sz, sy, 1};
+        int starts[3] = {c->start[2], c->start[1], c->start[0] / sx};
+        check(MPI_Type_vector(1, sx, sx, c->elem, &parts[1]), "MPI_Type_vector");
+        check(MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, parts[1], &parts[0]),
+              "MPI_Type_create_subarray");
+        return 2;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* One round of one mode: the three phases over a batch, then the combined loop. */
+static sample_t run_round(const cuboid_t *c, repr_t r, const bmode_t *m, int iters,
+                          MPI_Datatype (*h)[MAX_PARTS], int *nparts)
+{
+    sample_t s;
+    double t0, t1, t2, t3, t4;
+
+    t0 = now();
+    for (int i = 0; i < iters; i++)
+        nparts[i] = create(c, r, h[i]);
+    t1 = now();
+    for (int i = 0; i < iters; i++)
+        check(m->commit(&h[i][0]), "commit");
+    t2 = now();
+    for (int i = 0; i < iters; i++)
+        for (int p = 0; p < nparts[i]; p++)
+            check(m->release(&h[i][p]), "free");
+    t3 = now();
+    for (int i = 0; i < iters; i++) {
+        MPI_Datatype parts[MAX_PARTS];
+        int n = create(c, r, parts);
+        check(m->commit(&parts[0]), "commit");
+        for (int p = 0; p < n; p++)
+            check(m->release(&parts[p]), "free");
+    }
+    t4 = now();
+    s.create = (t1 - t0) * 1e6 / iters;
+    s.commit = (t2 - t1) * 1e6 / iters;
+    s.release = (t3 - t2) * 1e6 / iters;
+    s.total = (t4 - t3) * 1e6 / iters;
+    return s;
+}
+
+/* What typejit made of the object, through its public tj_type_describe when preloaded. */
+static void describe(const cuboid_t *c, repr_t r, const char *label)
+{
+    static char first_layout[512];
+    static const cuboid_t *first_of;
+    typedef int (*describe_fn_t)(const void *, char *, size_t);
+    describe_fn_t fn = (describe_fn_t)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
+    MPI_Datatype parts[MAX_PARTS];
+    char text[512] = "";
+    int n = create(c, r, parts);
+    int size;
+
+    check(MPI_Type_commit(&parts[0]), "MPI_Type_commit");
+    MPI_Type_size(parts[0], &size);
+    if (fn == NULL || fn(&parts[0], text, sizeof(text)) != 0)
+        snprintf(text, sizeof(text), "(no typejit description)");
+    printf("# %s: size=%d B, typejit: %s\n", label, size, text);
+    /* The four constructions of one cuboid are one layout: the same counts and strides (start
+     * and extent legitimately differ). */
+    const char *layout = strstr(text, "counts=");
+    if (layout != NULL) {
+        if (first_of != c) {
+            first_of = c;
+            snprintf(first_layout, sizeof(first_layout), "%s", layout);
+        } else if (strcmp(layout, first_layout) != 0)
+            printf("# WARNING: %s has another layout than the first construction of %s\n", label,
+                   c->name);
+    }
+    for (int p = 0; p < n; p++)
+        check(MPI_Type_free(&parts[p]), "MPI_Type_free");
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--quick] [--rounds N] [--iters N] [--shape TEXT] "
+            "[--mode both|native|typejit]\n",
+            argv0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *(*version)(void);
+    int rounds = 20, iters = 2000;
+    const char *filter = NULL, *only = "both";
+    bmode_t modes[2] = {{"native", PMPI_Type_commit, PMPI_Type_free},
+                        {"typejit", MPI_Type_commit, MPI_Type_free}};
+    MPI_Datatype(*h)[MAX_PARTS];
+    int *nparts;
+    bool use[2];
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            rounds = 5;
+            iters = 500;
+        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+            rounds = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
+            iters = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            filter = argv[++i];
+        } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            usage(argv[0]);
+            return 2;
+        }
+    }
+    if (rounds < 1 || rounds > MAX_ROUNDS || iters < 1 ||
+        (strcmp(only, "both") != 0 && strcmp(only, "native") != 0 &&
+         strcmp(only, "typejit") != 0)) {
+        usage(argv[0]);
+        return 2;
+    }
+    use[0] = strcmp(only, "typejit") != 0;
+    use[1] = strcmp(only, "native") != 0;
+    /* Each batch frees thousands of datatypes at once; by default glibc then returns the top of
+     * the heap to the kernel, and whichever mode runs next pays page faults to grow it again,
+     * which made single columns jump by 2-3x from run to run. Keep the heap: the benchmark
+     * measures datatype work, not the allocator's trimming policy. */
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+    MPI_Init(&argc, &argv);
+    h = malloc((size_t)iters * sizeof(*h));
+    nparts = malloc((size_t)iters * sizeof(*nparts));
+    if (h == NULL || nparts == NULL) {
+        fprintf(stderr, "bench_commit: out of memory\n");
+        return 1;
+    }
+
+    version = (const char *(*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_version");
+    if (version != NULL)
+        printf("# typejit %s preloaded: typejit columns time MPI_Type_commit/MPI_Type_free "
+               "through it, native columns PMPI_Type_commit/PMPI_Type_free\n",
+               version());
+    else
+        printf("# typejit NOT preloaded: both columns time the system MPI (ratios ~1)\n");
+    printf("# rounds=%d iters=%d; microseconds per type, median over rounds of the batch mean; "
+           "create counts every constructor call of the object, free frees all its handles\n",
+           rounds, iters);
+    printf("# ratio = typejit/native of the combined create+commit+free loop; commit_ratio = "
+           "typejit/native commit alone; create_commit_ratio = (create+commit) typejit/native "
+           "from the batch phases\n");
+
+    /* The descriptions first, so that the CSV below is one block. */
+    for (size_t ci = 0; ci < NCUBOIDS; ci++)
+        for (int r = 0; r < NREPR; r++) {
+            char label[128];
+            snprintf(label, sizeof(label), "%s_%s", repr_names[r], cuboids[ci].name);
+            if (filter == NULL || strstr(label, filter) != NULL)
+                describe(&cuboids[ci], (repr_t)r, label);
+        }
+    printf("shape,create_us,native_commit_us,typejit_commit_us,ratio,commit_ratio,"
+           "create_commit_ratio,native_free_us,typejit_free_us,native_total_us,typejit_total_us,"
+           "typejit_create_us\n");
+    for (size_t ci = 0; ci < NCUBOIDS; ci++) {
+        const cuboid_t *c = &cuboids[ci];
+        for (int r = 0; r < NREPR; r++) {
+            char label[128];
+            double v[2][4][MAX_ROUNDS]; /* [mode][create, commit, free, total][round] */
+            double med[2][4] = {{0}};
+
+            snprintf(label, sizeof(label), "%s_%s", repr_names[r], c->name);
+            if (filter != NULL && strstr(label, filter) == NULL)
+                continue;
+            /* One short untimed round per mode warms the caches and the allocator. */
+            for (int k = 0; k < 2; k++)
+                run_round(c, (repr_t)r, &modes[k], iters < 100 ? iters : 100, h, nparts);
+            for (int round = 0; round < rounds; round++) {
+                for (int j = 0; j < 2; j++) {
+                    int k = (round + j) % 2; /* alternate which mode goes first */
+                    if (!use[k])
+                        continue;
+                    sample_t s = run_round(c, (repr_t)r, &modes[k], iters, h, nparts);
+                    v[k][0][round] = s.create;
+                    v[k][1][round] = s.commit;
+                    v[k][2][round] = s.release;
+                    v[k][3][round] = s.total;
+                }
+            }
+            for (int k = 0; k < 2; k++)
+                for (int q = 0; q < 4 && use[k]; q++)
+                    med[k][q] = median(v[k][q], rounds);
+            printf("%s,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.4f\n", label, med[0][0],
+                   med[0][1], med[1][1], ratio(med[1][3], med[0][3]), ratio(med[1][1], med[0][1]),
+                   ratio(med[1][0] + med[1][1], med[0][0] + med[0][1]), med[0][2], med[1][2],
+                   med[0][3], med[1][3], med[1][0]);
+            fflush(stdout);
+        }
+    }
+    free(h);
+    free(nparts);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,356 @@
+/* GPU pack/unpack sweep (issues 3 and 4): for the paper's 2-D objects and the 26 halo regions
+ * of a 512^3 float grid, the JIT kernel against the generic run-time-parameter kernel,
+ * cuMemcpy2DAsync (2-D only) and the device-to-device copy of the same bytes (the ceiling), all
+ * in one run, plus MPI_Pack call-to-return times for small objects. Prints CSV on stdout.
+ *
+ *   LD_PRELOAD=libtypejit.so bench_gpu_pack [--quick] [--small-only]
+ *
+ * Each row reports the time, GB/s of packed bytes, and the fraction of the sector floor: the time
+ * to move every 32-byte sector the object touches plus the packed bytes at the measured ceiling
+ * (fraction = floor time / measured time; 1.0 is the memory's limit). Exits 77 without a device. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/cuda.h"
+#include "jit/gen.h"
+#include "send/kernels.h"
+#include "type/translate.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Bytes of distinct 32-byte sectors one object touches, walking its runs in address order of
+ * the packed sequence (runs of real halos and 2-D objects ascend, so a last-sector check
+ * suffices to count each sector once). */
+static int64_t sector_bytes(const tj_block_t *b, int64_t count)
+{
+    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, total = 0, last = INT64_MIN;
+    for (int64_t k = 0; k < count; k++) {
+        memset(idx, 0, sizeof(idx));
+        for (;;) {
+            int64_t a = b->start + k * b->extent;
+            for (int d = 1; d < b->ndims; d++)
+                a += idx[d] * b->strides[d];
+            int64_t first = a >> 5, end = (a + b->counts[0] - 1) >> 5;
+            total += end - first + 1 - (first == last);
+            last = end;
+            int d = 1;
+            for (; d < b->ndims; d++) {
+                if (++idx[d] < b->counts[d])
+                    break;
+                idx[d] = 0;
+            }
+            if (d >= b->ndims)
+                break;
+        }
+    }
+    return total * 32;
+}
+
+typedef struct {
+    tj_gpu_function_t fn;
+    tj_launch_t geo;
+    void *args[4];
+    tj_devptr_t dst, src;
+    long long count;
+    tj_generic_params_t params;
+} launch_t;
+
+static void do_launch(void *p)
+{
+    launch_t *l = p;
+    tj_gpu_launch(l->fn, l->geo.grid, l->geo.block, l->args);
+}
+
+typedef struct {
+    tj_devptr_t dst, src;
+    size_t dpitch, spitch, width, height, bytes;
+} copy_t;
+
+static void do_copy2d(void *p)
+{
+    copy_t *c = p;
+    tj_gpu_copy_2d(c->dst, c->dpitch, c->src, c->spitch, c->width, c->height);
+}
+
+static void do_copy(void *p)
+{
+    copy_t *c = p;
+    tj_gpu_copy_2d(c->dst, c->bytes, c->src, c->bytes, c->bytes, 1);
+}
+
+static int reps_for(int64_t bytes)
+{
+    int64_t r = ((int64_t)256 << 20) / (bytes > 0 ? bytes : 1);
+    return (int)(r < 5 ? 5 : r > 200 ? 200 : r);
+}
+
+static double ceiling_bw; /* bytes moved (read + write) per second by a device copy */
+static char target[32];
+
+static double time_fn(void (*fn)(void *), void *arg, int reps)
+{
+    double s = 0;
+    fn(arg); /* warm-up */
+    tj_gpu_sync();
+    if (tj_gpu_event_time(fn, arg, reps, &s) != TJ_OK)
+        return -1;
+    return s;
+}
+
+static void row(const char *kind, const char *name, int run, int64_t count, int64_t bytes,
+                const char *dir, const char *method, double t, double floor_t)
+{
+    if (t <= 0)
+        return;
+    printf("%s,%s,%d,%lld,%lld,%s,%s,%.3f,%.2f,%.3f\n", kind, name, run, (long long)count,
+           (long long)bytes, dir, method, t * 1e6, (double)bytes / t / 1e9,
+           floor_t > 0 ? floor_t / t : 0);
+}
+
+/* Measure one object in one direction. `typed` is on the device; `packed` is device memory
+ * or the device address of mapped host memory. */
+static void measure(const char *kind, const char *name, int run, const tj_block_t *b,
+                    int64_t count, tj_dir_t dir, const char *dirname, tj_devptr_t typed,
+                    tj_devptr_t packed, bool try_2d)
+{
+    int64_t bytes = b->size * count;
+    double floor_t = (double)(sector_bytes(b, count) + bytes) / ceiling_bw;
+    int reps = reps_for(bytes);
+    tj_kernel_t *k;
+    launch_t l = {0};
+
+    l.count = count;
+    l.dst = dir == TJ_DIR_PACK ? packed : typed;
+    l.src = dir == TJ_DIR_PACK ? typed : packed;
+    l.args[0] = &l.dst;
+    l.args[1] = &l.src;
+    l.args[2] = &l.count;
+    l.args[3] = &l.params;
+
+    /* JIT kernel */
+    if (tj_kernels_get(b, b->word, dir, target, &k, NULL) == TJ_OK &&
+        tj_kernels_function(k, 0, &l.fn) == TJ_OK) {
+        tj_gen_launch(b, b->word, count, &l.geo);
+        row(kind, name, run, count, bytes, dirname, "jit", time_fn(do_launch, &l, reps), floor_t);
+    }
+    /* generic kernel */
+    if (tj_kernels_generic(dir, target, &k) == TJ_OK && tj_kernels_function(k, 0, &l.fn) == TJ_OK) {
+        tj_gen_generic_params(b, b->word, &l.params);
+        tj_gen_generic_launch(b, b->word, count, &l.geo);
+        row(kind, name, run, count, bytes, dirname, "generic", time_fn(do_launch, &l, reps),
+            floor_t);
+    }
+    /* cuMemcpy2DAsync for 2-D objects of one count */
+    if (try_2d && b->ndims <= 2 && count == 1) {
+        copy_t c = {0};
+        c.width = (size_t)b->counts[0];
+        c.height = (size_t)(b->ndims == 2 ? b->counts[1] : 1);
+        size_t pitch = (size_t)(b->ndims == 2 ? b->strides[1] : b->counts[0]);
+        if (dir == TJ_DIR_PACK) {
+            c.src = typed + (tj_devptr_t)b->start;
+            c.spitch = pitch;
+            c.dst = packed;
+            c.dpitch = c.width;
+        } else {
+            c.dst = typed + (tj_devptr_t)b->start;
+            c.dpitch = pitch;
+            c.src = packed;
+            c.spitch = c.width;
+        }
+        row(kind, name, run, count, bytes, dirname, "memcpy2d", time_fn(do_copy2d, &c, reps),
+            floor_t);
+    }
+    /* the same bytes, contiguous: the ceiling */
+    {
+        copy_t c = {0};
+        c.bytes = (size_t)bytes;
+        c.src = typed;
+        c.dst = packed;
+        row(kind, name, run, count, bytes, dirname, "copy", time_fn(do_copy, &c, reps), floor_t);
+    }
+}
+
+static MPI_Datatype object_2d(int64_t total, int run)
+{
+    MPI_Datatype t;
+    if (run >= 512)
+        MPI_Type_contiguous((int)total, MPI_BYTE, &t);
+    else
+        MPI_Type_vector((int)(total / run), run, 512, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+/* Halo region of direction d (0..26, 13 is the centre) of an n^3 float grid, radius r. */
+static MPI_Datatype halo_region(int d, int n, int r)
+{
+    int sizes[3] = {n, n, n}, subs[3], starts[3], comp[3] = {d / 9 - 1, d / 3 % 3 - 1, d % 3 - 1};
+    MPI_Datatype t;
+    for (int a = 0; a < 3; a++) {
+        subs[a] = comp[a] == 0 ? n - 2 * r : r;
+        starts[a] = comp[a] < 0 ? r : comp[a] > 0 ? n - 2 * r : r;
+    }
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_FLOAT, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+/* MPI_Pack call to return for small device objects: total, and the share of launch + kernel
+ * measured without typejit's host work. */
+static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
+{
+    printf("\n# MPI_Pack call-to-return, device -> device, 2-D objects, pitch 512 B, median of 2000\n");
+    printf("small_bytes,run,mpi_pack_us,launch_sync_us,kernel_us,typejit_host_us\n");
+    for (int64_t total = 64; total <= 65536; total *= 4) {
+        int run = total >= 1024 ? 64 : 8;
+        MPI_Datatype t = object_2d(total, run);
+        tj_block_t b;
+        double s[2000], l2[2000], kern = 0;
+        tj_kernel_t *k;
+        launch_t l = {0};
+        int pos;
+
+        tj_translate_block(t, &b, NULL);
+        for (int i = 0; i < 2000; i++) {
+            pos = 0;
+            double t0 = now();
+            MPI_Pack((void *)(uintptr_t)typed, 1, t, (void *)(uintptr_t)packed, (int)total, &pos,
+                     MPI_COMM_SELF);
+            s[i] = now() - t0;
+        }
+        if (tj_kernels_get(&b, b.word, TJ_DIR_PACK, target, &k, NULL) == TJ_OK &&
+            tj_kernels_function(k, 0, &l.fn) == TJ_OK) {
+            l.dst = packed;
+            l.src = typed;
+            l.count = 1;
+            l.args[0] = &l.dst;
+            l.args[1] = &l.src;
+            l.args[2] = &l.count;
+            tj_gen_launch(&b, b.word, 1, &l.geo);
+            for (int i = 0; i < 2000; i++) {
+                double t0 = now();
+                do_launch(&l);
+                tj_gpu_sync();
+                l2[i] = now() - t0;
+            }
+            kern = time_fn(do_launch, &l, 200);
+        }
+        qsort(s, 2000, sizeof(double), cmp_double);
+        qsort(l2, 2000, sizeof(double), cmp_double);
+        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, s[1000] * 1e6,
+               l2[1000] * 1e6, kern * 1e6, (s[1000] - l2[1000]) * 1e6);
+        MPI_Type_free(&t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bool quick = false, small_only = false;
+    tj_devptr_t typed, packed, ceil_a, ceil_b, mapped_dev;
+    void *mapped;
+    size_t grid_bytes = (size_t)512 * 512 * 512 * 4;
+    size_t typed_bytes = grid_bytes * 8 + ((size_t)64 << 20);
+
+    MPI_Init(&argc, &argv);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--small-only") == 0)
+            small_only = true;
+    }
+    if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
+        printf("# no CUDA device found: the GPU sweep needs one; nothing was measured\n");
+        MPI_Finalize();
+        return 77;
+    }
+    if (dlsym(RTLD_DEFAULT, "tj_version") == NULL)
+        printf("# warning: libtypejit.so is not preloaded; MPI_Pack timings are skipped\n");
+    tj_kernels_target(0, target, sizeof(target));
+    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK || tj_gpu_alloc((size_t)512 << 20, &packed) ||
+        tj_gpu_alloc_host((size_t)512 << 20, &mapped) != TJ_OK ||
+        tj_gpu_host_devptr(mapped, &mapped_dev) != TJ_OK) {
+        fprintf(stderr, "bench_gpu_pack: cannot allocate the buffers\n");
+        return 1;
+    }
+    tj_gpu_memset(typed, 1, typed_bytes);
+
+    /* The ceiling: a 256 MiB device-to-device copy moves 512 MiB. */
+    ceil_a = typed;
+    ceil_b = packed;
+    copy_t c = {.dst = ceil_b, .src = ceil_a, .bytes = (size_t)256 << 20};
+    double tc = time_fn(do_copy, &c, 20);
+    ceiling_bw = 2.0 * (double)c.bytes / tc;
+    printf("# device %s, ceiling (device-to-device copy) %.1f GB/s read+write\n", target,
+           ceiling_bw / 1e9);
+
+    if (dlsym(RTLD_DEFAULT, "tj_version") != NULL)
+        small_objects(typed, packed);
+    if (small_only)
+        goto out;
+
+    printf("\nkind,object,run,count,bytes,direction,method,time_us,GBps,floor_fraction\n");
+    for (int64_t total = 1024; total <= ((int64_t)64 << 20); total *= quick ? 16 : 4) {
+        for (int run = 1; run <= 512; run *= 2) {
+            if (total / run * 512 > (int64_t)typed_bytes || total < run)
+                continue;
+            MPI_Datatype t = object_2d(total, run);
+            tj_block_t b;
+            char name[32];
+            snprintf(name, sizeof(name), "2d-%lldB", (long long)total);
+            if (tj_translate_block(t, &b, NULL) == TJ_OK) {
+                measure("2d", name, run, &b, 1, TJ_DIR_PACK, "pack-d2d", typed, packed, true);
+                measure("2d", name, run, &b, 1, TJ_DIR_UNPACK, "unpack-d2d", typed, packed, true);
+                measure("2d", name, run, &b, 1, TJ_DIR_PACK, "pack-d2mapped", typed, mapped_dev,
+                        false);
+                measure("2d", name, run, &b, 1, TJ_DIR_UNPACK, "unpack-mapped2d", typed,
+                        mapped_dev, false);
+            }
+            MPI_Type_free(&t);
+        }
+    }
+    for (int d = 0; d < 27; d++) {
+        if (d == 13)
+            continue;
+        MPI_Datatype t = halo_region(d, 512, 2);
+        tj_block_t b;
+        char name[32];
+        snprintf(name, sizeof(name), "halo(%+d%+d%+d)", d / 9 - 1, d / 3 % 3 - 1, d % 3 - 1);
+        if (tj_translate_block(t, &b, NULL) == TJ_OK) {
+            for (int count = 1; count <= 8; count += 7) {
+                if (b.size * count > ((int64_t)512 << 20))
+                    continue;
+                measure("3d", name, 0, &b, count, TJ_DIR_PACK, "pack-d2d", typed, packed, false);
+                measure("3d", name, 0, &b, count, TJ_DIR_UNPACK, "unpack-d2d", typed, packed,
+                        false);
+                measure("3d", name, 0, &b, count, TJ_DIR_PACK, "pack-d2mapped", typed,
+                        mapped_dev, false);
+            }
+        }
+        MPI_Type_free(&t);
+        if (quick && d > 2)
+            break;
+    }
+out:
+    tj_gpu_free(typed);
+    tj_gpu_free(packed);
+    tj_gpu_free_host(mapped);
+    MPI_Finalize();
+    return 0;
+}

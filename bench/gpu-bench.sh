@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The GPU benchmark in one call, on any machine with a CUDA GPU:
+#   bash bench/gpu-bench.sh [--quick] [--kit DIR]
+# Builds the project in Release (using the Open MPI kit in DIR, default .device/ or
+# ../shared/device/, when there is no mpicc), runs the tests labelled gpu, then the pack/unpack
+# sweep and the small-object MPI_Pack timings, writes CSV and PNG plots to bench/results/gpu/
+# (or $OUT when set) and prints a short table. Without a GPU it says so and stops after the
+# build and the (skipped) gpu tests.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+quick=""
+kit=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) quick="--quick"; shift ;;
+    --kit) kit="$2"; shift 2 ;;
+    *) echo "usage: bash bench/gpu-bench.sh [--quick] [--kit DIR]"; exit 2 ;;
+    esac
+done
+
+if ! command -v mpicc >/dev/null; then
+    for k in "$kit" .device ../shared/device; do
+        if [ -n "$k" ] && [ -f "$k/setup-mpi.sh" ]; then
+            bash "$k/setup-mpi.sh" /opt/mpi-kit >/dev/null && . /opt/mpi-kit/env.sh && break
+        fi
+    done
+fi
+command -v mpicc >/dev/null || { echo "gpu-bench: no MPI and no kit to install one"; exit 1; }
+export PATH=/usr/local/cuda/bin:$PATH
+
+out=${OUT:-bench/results/gpu}
+mkdir -p "$out"
+build=${BUILD:-build-gpu-bench}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 ||
+    { tail -20 "$out/configure.log"; exit 1; }
+cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1 ||
+    { grep -m5 -i error "$out/build.log"; exit 1; }
+
+device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)
+if [ -z "$device" ]; then
+    echo "gpu-bench: no GPU found (nvidia-smi reports no device): built, gpu tests skipped, nothing measured"
+    (cd "$build" && ctest -L gpu 2>&1 | tail -4)
+    exit 0
+fi
+echo "device: $device" | tee "$out/device.txt"
+date -u +"date: %Y-%m-%dT%H:%MZ" | tee -a "$out/device.txt"
+
+(cd "$build" && ctest -L gpu --output-on-failure --timeout 600) >"$out/gpu-ctest.log" 2>&1
+tests_rc=$?
+tail -6 "$out/gpu-ctest.log"
+
+export TYPEJIT_CACHE_DIR="$PWD/$build/bench-cache"
+LD_PRELOAD="$PWD/$build/libtypejit.so" "$build/bench/bench_gpu_pack" $quick >"$out/gpu_pack.txt"
+bench_rc=$?
+# Split the small-object table and the sweep into two CSV files.
+awk '/^small_bytes/{s=1} /^kind,/{s=2} s==1 && NF{print > "'"$out"'/gpu_small.csv"}
+     s==2 && NF{print > "'"$out"'/gpu_pack.csv"}' "$out/gpu_pack.txt"
+grep '^#' "$out/gpu_pack.txt"
+python3=/usr/bin/python3
+[ -x "$python3" ] || python3=python3
+$python3 bench/plot_gpu.py "$out/gpu_pack.csv" "$out" || echo "gpu-bench: plotting failed (matplotlib missing?)"
+$python3 bench/plot_gpu.py --table "$out/gpu_pack.csv" "$out/gpu_small.csv" || true
+echo "gpu-bench: results in $out (tests rc=$tests_rc, bench rc=$bench_rc)"
+[ $tests_rc -eq 0 ] && [ $bench_rc -eq 0 ]

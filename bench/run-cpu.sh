@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The CPU benchmarks in one call (no GPU needed):
+#   bash bench/run-cpu.sh [--quick]
+# Builds libtypejit.so, bench_commit and bench_pack_cpu in Release (in $BUILD, default
+# build-bench) when needed, runs bench_commit with the library preloaded (typejit and the system
+# MPI timed in the same process) and bench_pack_cpu (the engine's CPU packer against
+# PMPI_Pack/PMPI_Unpack), writes CSV files and PNG plots to bench/results/ (or $OUT when set) and
+# prints the tables.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+quick=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) quick="--quick"; shift ;;
+    *) echo "usage: bash bench/run-cpu.sh [--quick]"; exit 2 ;;
+    esac
+done
+
+out=${OUT:-bench/results}
+build=${BUILD:-build-bench}
+mkdir -p "$out" "$build"
+# Release, without the tests and without -Werror: the benchmarks need neither, and a part under
+# construction elsewhere in the tree must not stop them.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_BUILD_TESTS=OFF -DTJ_WERROR=OFF \
+    >"$build/cpu-configure.log" 2>&1 ||
+    { tail -20 "$build/cpu-configure.log"; exit 1; }
+# Only the targets measured here, for the same reason.
+cmake --build "$build" -j "$(nproc)" --target typejit bench_commit bench_pack_cpu \
+    >"$build/cpu-build.log" 2>&1 || { grep -m5 -i error "$build/cpu-build.log"; exit 1; }
+lib="$(cd "$build" && pwd)/libtypejit.so"
+
+{
+    echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
+    echo "memory: $(free -g | awk '/^Mem:/{print $2}') GiB, transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
+    echo "mpi: $(ompi_info 2>/dev/null | sed -n 's/^ *Open MPI: *//p' | head -1)"
+    echo "compiler: $(cc --version | head -1)"
+    echo "build: $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")"
+    date -u +"date: %Y-%m-%dT%H:%MZ"
+    echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$out/cpu-machine.txt"
+# The benchmarks run on one core; other work on the machine shows up as noise in the absolute
+# numbers (the interleaved ratios suffer less). Say so rather than report it silently.
+if awk -v n="$(nproc)" '{exit !($1 > n / 2)}' /proc/loadavg; then
+    echo "run-cpu: WARNING: the machine is busy (load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores); expect noisy numbers" |
+        tee -a "$out/cpu-machine.txt"
+fi
+
+echo
+echo "== bench_commit (LD_PRELOAD=$lib)"
+LD_PRELOAD="$lib" "$build/bench/bench_commit" $quick >"$out/cpu_commit.txt"
+commit_rc=$?
+grep -v '^#' "$out/cpu_commit.txt" >"$out/cpu_commit.csv"
+grep '^# typejit\|WARNING' "$out/cpu_commit.txt"
+
+echo "== bench_pack_cpu"
+"$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack.txt"
+pack_rc=$?
+grep -v '^#' "$out/cpu_pack.txt" >"$out/cpu_pack.csv"
+
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/cpu-machine.txt"
+
+python3=/usr/bin/python3
+[ -x "$python3" ] || python3=python3
+$python3 bench/plot_cpu.py "$out/cpu_pack.csv" "$out" --commit "$out/cpu_commit.csv" ||
+    echo "run-cpu: plotting failed (matplotlib missing?)"
+echo
+$python3 bench/plot_cpu.py --table "$out/cpu_pack.csv" --commit "$out/cpu_commit.csv"
+echo
+echo "run-cpu: results in $out (commit rc=$commit_rc, pack rc=$pack_rc)"
+[ $commit_rc -eq 0 ] && [ $pack_rc -eq 0 ]
