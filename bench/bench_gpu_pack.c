@@ -126,9 +126,9 @@ static void row(const char *kind, const char *name, int run, int64_t count, int6
 
 /* Measure one object in one direction. `typed` is on the device; `packed` is device memory
  * or the device address of mapped host memory. */
-static void measure(const char *kind, const char *name, int run, const tj_block_t *b,
-                    int64_t count, tj_dir_t dir, const char *dirname, tj_devptr_t typed,
-                    tj_devptr_t packed, bool try_2d)
+static void measure(const char *kind, const char *name, int run, const tj_block_t *b, int64_t count,
+                    tj_dir_t dir, const char *dirname, tj_devptr_t typed, tj_devptr_t packed,
+                    bool try_2d)
 {
     int64_t bytes = b->size * count;
     double floor_t = (double)(sector_bytes(b, count) + bytes) / ceiling_bw;
@@ -216,7 +216,8 @@ static MPI_Datatype halo_region(int d, int n, int r)
  * measured without typejit's host work. */
 static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
 {
-    printf("\n# MPI_Pack call-to-return, device -> device, 2-D objects, pitch 512 B, median of 2000\n");
+    printf("\n# MPI_Pack call-to-return, device -> device, 2-D objects, pitch 512 B, median of "
+           "2000\n");
     printf("small_bytes,run,mpi_pack_us,launch_sync_us,kernel_us,typejit_host_us\n");
     for (int64_t total = 64; total <= 65536; total *= 4) {
         int run = total >= 1024 ? 64 : 8;
@@ -319,8 +320,8 @@ int main(int argc, char **argv)
                 measure("2d", name, run, &b, 1, TJ_DIR_UNPACK, "unpack-d2d", typed, packed, true);
                 measure("2d", name, run, &b, 1, TJ_DIR_PACK, "pack-d2mapped", typed, mapped_dev,
                         false);
-                measure("2d", name, run, &b, 1, TJ_DIR_UNPACK, "unpack-mapped2d", typed,
-                        mapped_dev, false);
+                measure("2d", name, run, &b, 1, TJ_DIR_UNPACK, "unpack-mapped2d", typed, mapped_dev,
+                        false);
             }
             MPI_Type_free(&t);
         }
@@ -339,8 +340,8 @@ int main(int argc, char **argv)
                 measure("3d", name, 0, &b, count, TJ_DIR_PACK, "pack-d2d", typed, packed, false);
                 measure("3d", name, 0, &b, count, TJ_DIR_UNPACK, "unpack-d2d", typed, packed,
                         false);
-                measure("3d", name, 0, &b, count, TJ_DIR_PACK, "pack-d2mapped", typed,
-                        mapped_dev, false);
+                measure("3d", name, 0, &b, count, TJ_DIR_PACK, "pack-d2mapped", typed, mapped_dev,
+                        false);
             }
         }
         MPI_Type_free(&t);

@@ -33,8 +33,8 @@ static int cmp(const void *a, const void *b)
  * different kernel. */
 static MPI_Datatype shape(int i)
 {
-    int sizes[3] = {64, 64, 64}, subs[3] = {1 + i % 7, 2 + i % 13, 3 + i % 29}, starts[3] = {
-                                                                                     i % 5, 1, 2};
+    int sizes[3] = {64, 64, 64}, subs[3] = {1 + i % 7, 2 + i % 13, 3 + i % 29},
+        starts[3] = {i % 5, 1, 2};
     MPI_Datatype t;
     MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_FLOAT, &t);
     return t;

@@ -79,8 +79,7 @@ static void check_type(MPI_Datatype type, const char *desc, int count, int pos, 
     /* Reference. */
     memset(ref, POISON, (size_t)outsize);
     p_ref = pos;
-    REQUIRE(PMPI_Pack(src - lo, count, type, ref, outsize, &p_ref, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
+    REQUIRE(PMPI_Pack(src - lo, count, type, ref, outsize, &p_ref, MPI_COMM_SELF) == MPI_SUCCESS);
 
     /* device -> device */
     REQUIRE(tj_gpu_memset(dpk, POISON, (size_t)outsize) == TJ_OK);
@@ -94,8 +93,8 @@ static void check_type(MPI_Datatype type, const char *desc, int count, int pos, 
     /* device -> host */
     memset(got, POISON, (size_t)outsize);
     p_got = pos;
-    CHECK(MPI_Pack((char *)dev_ptr(dsrc) - lo, count, type, got, outsize, &p_got,
-                   MPI_COMM_SELF) == MPI_SUCCESS);
+    CHECK(MPI_Pack((char *)dev_ptr(dsrc) - lo, count, type, got, outsize, &p_got, MPI_COMM_SELF) ==
+          MPI_SUCCESS);
     if (p_got != p_ref || memcmp(got, ref, (size_t)outsize) != 0)
         report("pack device->host", desc, count, pos);
 
@@ -164,8 +163,8 @@ int main(int argc, char **argv)
 {
     uint64_t seed = 1;
     long types = 400;
-    rt_options_t opt = {.max_depth = 4, .max_size = 1 << 20, .max_span = 16 << 20,
-                        .huge_percent = 0};
+    rt_options_t opt = {
+        .max_depth = 4, .max_size = 1 << 20, .max_span = 16 << 20, .huge_percent = 0};
     rt_rng_t rng;
     char desc[8192];
 
@@ -190,9 +189,8 @@ int main(int argc, char **argv)
             t--;
             continue;
         }
-        check_type(type, desc, (int)rt_range(&rng, 1, 4), (int)rt_range(&rng, 0, 5) * 4 +
-                                                              (int)rt_range(&rng, 0, 1) * 3,
-                   rt_next(&rng));
+        check_type(type, desc, (int)rt_range(&rng, 1, 4),
+                   (int)rt_range(&rng, 0, 5) * 4 + (int)rt_range(&rng, 0, 1) * 3, rt_next(&rng));
         MPI_Type_free(&type);
     }
     printf("%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld, %d mismatches\n", types,

@@ -43,6 +43,10 @@ printf 'XXXX' | dd of="$entry" bs=1 seek=40 conv=notrunc 2>/dev/null
 "$tool" cache verify --cache-dir "$dir/c" >/dev/null && fail "verify missed a damaged entry"
 out=$("$tool" warm --arch sm_90,sm_75 --cache-dir "$dir/c" "$dir/types.txt")
 echo "$out" | grep -q "1 compiled, 7 already cached" || fail "rewarm: $out"
+out=$(TYPEJIT_CACHE_SAVE_SOURCE=1 "$tool" warm --arch sm_86 --cache-dir "$dir/c" "$dir/types.txt")
+echo "$out" | grep -q "4 kernels: 4 compiled" || fail "warm with sources: $out"
+[ "$(find "$dir/c" -name '*.cu' | wc -l)" -eq 4 ] || fail "TYPEJIT_CACHE_SAVE_SOURCE kept no .cu"
+grep -q '__global__' "$(find "$dir/c" -name '*.cu' | head -1)" || fail "saved source is not the kernel"
 "$tool" cache clear --cache-dir "$dir/c" | grep -q cleared || fail clear
 "$tool" cache stats --cache-dir "$dir/c" | grep -q ": 0 entries" || fail "stats after clear"
 

@@ -55,8 +55,7 @@ void tj_devpack_prepare(tj_type_info_t *info)
         return;
     if (tj_kernels_target(device, target, sizeof(target)) != TJ_OK)
         return;
-    if (tj_kernels_get(&info->block, info->block.word, TJ_DIR_PACK, target, &pack, NULL) !=
-            TJ_OK ||
+    if (tj_kernels_get(&info->block, info->block.word, TJ_DIR_PACK, target, &pack, NULL) != TJ_OK ||
         tj_kernels_get(&info->block, info->block.word, TJ_DIR_UNPACK, target, &unpack, NULL) !=
             TJ_OK)
         return; /* logged where it failed; device packs of this type are staged */
@@ -148,8 +147,7 @@ static bool footprint(MPI_Datatype type, int count, int64_t *lo, int64_t *hi)
     MPI_Aint tlb, text, lb, ext;
     int64_t reach;
     if (PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
-        !tj_mul64(count - 1, ext, &reach))
+        PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || !tj_mul64(count - 1, ext, &reach))
         return false;
     *lo = tlb + (reach < 0 ? reach : 0);
     *hi = tlb + text + (reach > 0 ? reach : 0);
@@ -244,8 +242,8 @@ static bool normal_call(int count, const int *position, int bufsize, const void 
 
 /* The kernel path for one call. Typed side on the device (or managed); packed side on the
  * device, in pinned mapped host memory, or pageable (through the staging buffer). */
-static tj_status_t kernel_path(const tj_type_info_t *info, bool pack, const void *typed,
-                               int count, void *packed_at, int64_t bytes)
+static tj_status_t kernel_path(const tj_type_info_t *info, bool pack, const void *typed, int count,
+                               void *packed_at, int64_t bytes)
 {
     int device = device_of(typed, packed_at);
     tj_mem_t tk = tj_gpu_classify(typed, NULL), pk = tj_gpu_classify(packed_at, NULL);
@@ -263,8 +261,8 @@ static tj_status_t kernel_path(const tj_type_info_t *info, bool pack, const void
             tj_cpu_pack(&info->block, typed, count, stage_host);
             return tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)packed_at, stage_host, (size_t)bytes);
         }
-        if ((st = tj_gpu_copy_dtoh(stage_host, (tj_devptr_t)(uintptr_t)packed_at,
-                                   (size_t)bytes)) != TJ_OK)
+        if ((st = tj_gpu_copy_dtoh(stage_host, (tj_devptr_t)(uintptr_t)packed_at, (size_t)bytes)) !=
+            TJ_OK)
             return st;
         tj_cpu_unpack(&info->block, stage_host, count, (void *)typed);
         return TJ_OK;
@@ -321,8 +319,8 @@ int tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *i
     return run(info, true, type, inbuf, incount, outbuf, outsize, position, comm);
 }
 
-int tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                      int insize, int *position, void *outbuf, int outcount, MPI_Comm comm)
+int tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
+                      int *position, void *outbuf, int outcount, MPI_Comm comm)
 {
     return run(info, false, type, outbuf, outcount, (void *)inbuf, insize, position, comm);
 }

@@ -18,8 +18,8 @@ void tj_devpack_prepare(tj_type_info_t *info);
  * position updates and error codes. */
 int tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
                     void *outbuf, int outsize, int *position, MPI_Comm comm);
-int tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                      int insize, int *position, void *outbuf, int outcount, MPI_Comm comm);
+int tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
+                      int *position, void *outbuf, int outcount, MPI_Comm comm);
 
 /* Release staging buffers, kernels and the driver (MPI_Finalize). */
 void tj_devpack_finalize(void);

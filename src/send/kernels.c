@@ -82,8 +82,8 @@ int tj_kernels_manifest_line(const tj_block_t *block, int word, tj_dir_t dir, co
     return snprintf(buf, len, "%s %s W=%d %s", target, dir_name(dir), word, text);
 }
 
-tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word,
-                                      tj_dir_t *dir, char *target, size_t target_len)
+tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word, tj_dir_t *dir,
+                                      char *target, size_t target_len)
 {
     char tgt[32], d[16];
     int w, used = 0;
@@ -198,6 +198,30 @@ out_free:
     return st;
 }
 
+/* The memory table's key: the same identity as the full key text (everything else in that text
+ * is fixed for the process), hashed from a packed record so that a hit formats no text. */
+static tj_hash_t memo_key(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
+{
+    struct {
+        char target[32];
+        int32_t dir, word, ndims, pad;
+        int64_t start, extent, counts[TJ_BLOCK_MAX_DIMS], strides[TJ_BLOCK_MAX_DIMS];
+    } rec;
+
+    memset(&rec, 0, sizeof(rec));
+    snprintf(rec.target, sizeof(rec.target), "%s", target);
+    rec.dir = (int32_t)dir;
+    rec.word = word;
+    rec.ndims = block->ndims;
+    rec.start = block->start;
+    rec.extent = block->extent;
+    for (int d = 0; d < block->ndims; d++) {
+        rec.counts[d] = block->counts[d];
+        rec.strides[d] = block->strides[d];
+    }
+    return tj_hash_bytes(&rec, sizeof(rec));
+}
+
 tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
                            tj_kernel_t **kernel, tj_origin_t *origin)
 {
@@ -210,16 +234,16 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
 
     if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK)
         return st;
-    n = tj_kernels_key(block, word, dir, target, key, sizeof(key));
-    if (n < 0 || (size_t)n >= sizeof(key))
-        return TJ_ERR_INVALID;
-    hash = tj_hash_bytes(key, (size_t)n);
+    hash = memo_key(block, word, dir, target);
     if ((k = tj_memo_get(memo, hash)) != NULL) {
         tj_stats_inc(TJ_STAT_cache_hits_memory);
         from = TJ_FROM_MEMORY;
         goto out_found;
     }
 
+    n = tj_kernels_key(block, word, dir, target, key, sizeof(key));
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return TJ_ERR_INVALID;
     k = calloc(1, sizeof(*k));
     if (k == NULL)
         return TJ_ERR_NOMEM;
@@ -229,7 +253,8 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
     snprintf(k->target, sizeof(k->target), "%s", target);
     pthread_mutex_init(&k->load_lock, NULL);
     toolchain_name(toolchain, sizeof(toolchain));
-    if (store != NULL && tj_store_load(store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+    if (store != NULL &&
+        tj_store_load(store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
         from = TJ_FROM_DISK;
     } else {
@@ -240,8 +265,8 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
             return st;
         }
     }
-    if (store_rw && tj_kernels_manifest_line(block, word, dir, target, line, sizeof(line)) <
-            (int)sizeof(line))
+    if (store_rw &&
+        tj_kernels_manifest_line(block, word, dir, target, line, sizeof(line)) < (int)sizeof(line))
         tj_store_manifest_add(store, line);
     /* Two threads may build the same kernel at once; the first one in the table wins. */
     won = tj_memo_put(memo, hash, k);
@@ -290,9 +315,10 @@ tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **k
     snprintf(k->target, sizeof(k->target), "%s", target);
     pthread_mutex_init(&k->load_lock, NULL);
     toolchain_name(toolchain, sizeof(toolchain));
-    if (store == NULL || tj_store_load(store, toolchain, target, key, &k->image, &k->len) != TJ_OK) {
-        st = tj_nvrtc_compile(tj_gen_generic_source(), function_name(k), target, &k->image,
-                              &k->len);
+    if (store == NULL ||
+        tj_store_load(store, toolchain, target, key, &k->image, &k->len) != TJ_OK) {
+        st =
+            tj_nvrtc_compile(tj_gen_generic_source(), function_name(k), target, &k->image, &k->len);
         if (st != TJ_OK) {
             kernel_free(k);
             return st;

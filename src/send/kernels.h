@@ -45,8 +45,8 @@ int tj_kernels_word(const tj_kernel_t *kernel);
 /* The line the manifest records for a kernel, and its parser (for `typejit warm`). */
 int tj_kernels_manifest_line(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
                              char *buf, size_t len);
-tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word,
-                                      tj_dir_t *dir, char *target, size_t target_len);
+tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word, tj_dir_t *dir,
+                                      char *target, size_t target_len);
 
 /* Use @p dir as the disk cache with @p mode instead of the TYPEJIT_CACHE settings (tools). */
 void tj_kernels_set_store(const char *dir, int read_only);

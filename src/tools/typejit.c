@@ -142,8 +142,8 @@ static int warm_line(int line, const char *text, void *arg)
     st = tj_translate_block(type, &block, NULL);
     PMPI_Type_free(&type);
     if (st != TJ_OK) {
-        fprintf(stderr, "typejit warm: %s:%d: %s: no kernel needed (system MPI)\n", ctx->file,
-                line, tj_status_string(st));
+        fprintf(stderr, "typejit warm: %s:%d: %s: no kernel needed (system MPI)\n", ctx->file, line,
+                tj_status_string(st));
         return 0;
     }
     for (int a = 0; a < ctx->narchs; a++) {
@@ -246,7 +246,8 @@ static int cmd_warm(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
             if ((narchs = split_archs(argv[++i], archs, MAX_ARCHS)) <= 0) {
-                fprintf(stderr, "typejit warm: --arch wants sm_XX or compute_XX, comma-separated\n");
+                fprintf(stderr,
+                        "typejit warm: --arch wants sm_XX or compute_XX, comma-separated\n");
                 return 2;
             }
         } else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
@@ -275,8 +276,8 @@ static int cmd_warm(int argc, char **argv)
 
     if (nfiles > 0) {
         if (narchs == 0)
-            narchs = split_archs(tj_config()->arch[0] ? tj_config()->arch : "sm_90", archs,
-                                 MAX_ARCHS);
+            narchs =
+                split_archs(tj_config()->arch[0] ? tj_config()->arch : "sm_90", archs, MAX_ARCHS);
         for (int f = 0; f < nfiles; f++) {
             file_ctx_t ctx = {&w, archs, narchs, files[f], 0};
             if (tj_typedesc_each_line(files[f], warm_line, &ctx) != TJ_OK) {
@@ -390,7 +391,9 @@ static int cmd_inspect(int argc, char **argv)
         return 2;
     }
     snprintf(target, sizeof(target), "%s",
-             arch ? arch : tj_config()->arch[0] ? tj_config()->arch : "sm_90");
+             arch                   ? arch
+             : tj_config()->arch[0] ? tj_config()->arch
+                                    : "sm_90");
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
     if (tj_nvrtc_load() == TJ_OK) {
         int n = tj_kernels_key(&block, word, dir, target, buf, sizeof(buf));
@@ -442,7 +445,8 @@ static int cmd_cache(int argc, char **argv)
             return 2;
         }
     }
-    if (what == NULL || (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear"))) {
+    if (what == NULL ||
+        (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear"))) {
         fputs(usage_cache, stderr);
         return 2;
     }
