@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int check_failures;
+static int check_failures __attribute__((unused));
 
 #define CHECK(_cond)                                                                               \
     do {                                                                                           \

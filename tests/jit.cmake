@@ -8,7 +8,7 @@ tj_add_test(jit_nvrtc COMMAND test_nvrtc --seed 1 --types 400 LABELS jit TIMEOUT
 
 # The emulation compiles generated kernels with the host C++ compiler at test time.
 find_program(TJ_EMU_CXX NAMES g++ c++ clang++)
-tj_test_program(test_emu test_emu.c $<TARGET_OBJECTS:tj_randtype>)
+tj_test_program(test_emu test_emu.c region.c $<TARGET_OBJECTS:tj_randtype>)
 if(TJ_EMU_CXX)
   target_compile_definitions(test_emu PRIVATE TJ_EMU_CXX="${TJ_EMU_CXX}"
                              TJ_EMU_INCLUDE="${CMAKE_CURRENT_SOURCE_DIR}/emu")

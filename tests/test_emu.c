@@ -28,6 +28,7 @@
 #include "check.h"
 #include "jit/gen.h"
 #include "randtype.h"
+#include "region.h"
 #include "type/cpu.h"
 #include "type/translate.h"
 
@@ -38,10 +39,7 @@
 #define TJ_EMU_INCLUDE ""
 #endif
 
-#define POISON      0xA5
-#define DENSE_LIMIT ((int64_t)16 << 20) /* footprints up to this are compared whole */
-#define GUARD       4096
-#define MAX_BATCH   1000
+#define MAX_BATCH 1000
 
 extern char **environ;
 
@@ -68,74 +66,14 @@ typedef struct {
     pid_t compiler;
 } batch_t;
 
-typedef struct {
-    char *map;
-    size_t map_len;
-    char *origin; /* the buffer argument: footprint byte `lo` is origin + lo */
-    int64_t lo, hi;
-    bool dense;
-} region_t;
-
 #define MAX_CXXFLAGS 8
 
-static size_t page_size;
 static char *cxxflags[MAX_CXXFLAGS];
 static int ncxxflags;
 static char workdir[256];
 static bool verbose, keep;
 static int mismatches;
 static long packs, unpacks, generic_runs, shrunk;
-
-static void region_open(region_t *r, int64_t lo, int64_t hi)
-{
-    int64_t len = hi - lo + 2 * GUARD;
-    len = (len + (int64_t)page_size - 1) / (int64_t)page_size * (int64_t)page_size;
-    r->map_len = (size_t)len;
-    r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    REQUIRE(r->map != MAP_FAILED);
-    r->origin = r->map + GUARD - lo;
-    r->lo = lo;
-    r->hi = hi;
-    r->dense = hi - lo <= DENSE_LIMIT;
-    if (r->dense)
-        memset(r->map, POISON, r->map_len);
-}
-
-static void region_close(region_t *r)
-{
-    munmap(r->map, r->map_len);
-}
-
-/* True when both regions hold the same bytes; sparse regions compare the pages either touched
- * (untouched pages read as zero in both). */
-static bool region_equal(const region_t *a, const region_t *b, int64_t *first_diff)
-{
-    if (a->dense) {
-        for (size_t i = 0; i < a->map_len; i++)
-            if (a->map[i] != b->map[i]) {
-                *first_diff = (int64_t)i - GUARD + a->lo;
-                return false;
-            }
-        return true;
-    }
-    size_t pages = a->map_len / page_size;
-    unsigned char *va = malloc(pages), *vb = malloc(pages);
-    bool same = true;
-    REQUIRE(va != NULL && vb != NULL);
-    REQUIRE(mincore(a->map, a->map_len, va) == 0 && mincore(b->map, b->map_len, vb) == 0);
-    for (size_t p = 0; p < pages && same; p++) {
-        if (!(va[p] & 1) && !(vb[p] & 1))
-            continue;
-        if (memcmp(a->map + p * page_size, b->map + p * page_size, page_size) != 0) {
-            *first_diff = (int64_t)(p * page_size) - GUARD + a->lo;
-            same = false;
-        }
-    }
-    free(va);
-    free(vb);
-    return same;
-}
 
 static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
 {
@@ -501,7 +439,6 @@ int main(int argc, char **argv)
         return 77;
     }
     MPI_Init(&argc, &argv);
-    page_size = (size_t)sysconf(_SC_PAGESIZE);
     snprintf(workdir, sizeof(workdir), "%s/tj_emu_XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     REQUIRE(mkdtemp(workdir) != NULL);

@@ -16,73 +16,9 @@
 
 #include "check.h"
 #include "randtype.h"
+#include "region.h"
 #include "type/cpu.h"
 #include "type/translate.h"
-
-#define POISON      0xA5
-#define DENSE_LIMIT ((int64_t)16 << 20) /* footprints up to this are poisoned and compared whole   \
-                                         */
-#define GUARD 4096
-
-typedef struct {
-    char *map;      /* the mapping */
-    size_t map_len; /* its length */
-    char *origin;   /* the buffer argument: footprint byte `lo` is origin + lo */
-    int64_t lo, hi; /* footprint relative to origin */
-    bool dense;
-} region_t;
-
-static size_t page_size;
-
-static void region_open(region_t *r, int64_t lo, int64_t hi)
-{
-    int64_t len = hi - lo + 2 * GUARD;
-    len = (len + (int64_t)page_size - 1) / (int64_t)page_size * (int64_t)page_size;
-    r->map_len = (size_t)len;
-    r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    REQUIRE(r->map != MAP_FAILED);
-    r->origin = r->map + GUARD - lo;
-    r->lo = lo;
-    r->hi = hi;
-    r->dense = hi - lo <= DENSE_LIMIT;
-    if (r->dense)
-        memset(r->map, POISON, r->map_len);
-}
-
-static void region_close(region_t *r)
-{
-    munmap(r->map, r->map_len);
-}
-
-/* True when both regions hold the same bytes. */
-static bool region_equal(const region_t *a, const region_t *b, int64_t *first_diff)
-{
-    if (a->dense) {
-        for (size_t i = 0; i < a->map_len; i++)
-            if (a->map[i] != b->map[i]) {
-                *first_diff = (int64_t)i - GUARD + a->lo;
-                return false;
-            }
-        return true;
-    }
-    size_t pages = a->map_len / page_size;
-    unsigned char *va = malloc(pages), *vb = malloc(pages);
-    bool same = true;
-    REQUIRE(va != NULL && vb != NULL);
-    REQUIRE(mincore(a->map, a->map_len, va) == 0 && mincore(b->map, b->map_len, vb) == 0);
-    for (size_t p = 0; p < pages && same; p++) {
-        if (!(va[p] & 1) && !(vb[p] & 1))
-            continue; /* untouched in both: zero in both */
-        if (memcmp(a->map + p * page_size, b->map + p * page_size, page_size) != 0) {
-            *first_diff = (int64_t)(p * page_size) - GUARD + a->lo;
-            same = false;
-        }
-    }
-    free(va);
-    free(vb);
-    return same;
-}
 
 static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
 {
@@ -179,7 +115,6 @@ int main(int argc, char **argv)
     char desc[8192];
 
     MPI_Init(&argc, &argv);
-    page_size = (size_t)sysconf(_SC_PAGESIZE);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 0);

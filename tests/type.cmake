@@ -5,5 +5,5 @@ tj_add_test(canon COMMAND test_canon LABELS unit)
 tj_test_program(test_translate test_translate.c)
 tj_add_test(translate COMMAND test_translate LABELS unit)
 
-tj_test_program(test_oracle test_oracle.c $<TARGET_OBJECTS:tj_randtype>)
+tj_test_program(test_oracle test_oracle.c region.c $<TARGET_OBJECTS:tj_randtype>)
 tj_add_test(oracle COMMAND test_oracle --seed 1 --types 3000 LABELS unit TIMEOUT 600)
