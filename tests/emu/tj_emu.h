@@ -3,6 +3,10 @@
 #ifndef TJ_TESTS_EMU_TJ_EMU_H
 #define TJ_TESTS_EMU_TJ_EMU_H
 
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
 #define __global__
 #define __device__
 #define __host__
@@ -38,6 +42,38 @@ static void tj_emu_launch(K kernel, const unsigned grid[3], const unsigned block
                             threadIdx = {tx, ty, tz};
                             kernel(args...);
                         }
+}
+
+/* The fake CUDA driver (tests/fakecuda) launches a kernel from the driver's kernelParams: argument
+ * i is *(T_i *)params[i], T_i from the kernel's own signature, exactly as the driver reads them. */
+template <typename... A, std::size_t... I>
+static void tj_emu_invoke_at(void (*kernel)(A...), const unsigned grid[3], const unsigned block[3],
+                             void **params, std::index_sequence<I...>)
+{
+    (void)params;
+    tj_emu_launch(kernel, grid, block, *static_cast<typename std::decay<A>::type *>(params[I])...);
+}
+
+template <typename... A>
+static void tj_emu_invoke(void (*kernel)(A...), const unsigned grid[3], const unsigned block[3],
+                          void **params)
+{
+    tj_emu_invoke_at(kernel, grid, block, params, std::index_sequence_for<A...>{});
+}
+
+/* The size and alignment of each of the kernel's parameters, so the driver can copy
+ * kernelParams when the launch is queued; returns their number. */
+template <typename... A>
+static unsigned tj_emu_arg_layout(void (*)(A...), std::size_t *sizes, std::size_t *aligns,
+                                  unsigned max)
+{
+    const std::size_t s[] = {sizeof(typename std::decay<A>::type)..., 0};
+    const std::size_t a[] = {alignof(typename std::decay<A>::type)..., 1};
+    for (unsigned i = 0; i < sizeof...(A) && i < max; i++) {
+        sizes[i] = s[i];
+        aligns[i] = a[i];
+    }
+    return sizeof...(A);
 }
 
 #endif /* TJ_TESTS_EMU_TJ_EMU_H */

@@ -1,0 +1,287 @@
+/* Contexts: primary contexts with reference counts, created contexts, the per-thread stack. */
+#include <stdlib.h>
+
+#include "fakecuda.h"
+
+#define STACK_MAX 64
+
+static struct CUctx_st primaries[FC_MAX_DEVICES];
+static struct CUctx_st *created; /* every cuCtxCreate context, destroyed ones included */
+
+/* The calling thread's context stack; the top is the current context. */
+static _Thread_local struct CUctx_st *stack[STACK_MAX];
+static _Thread_local int depth;
+
+/* Handles are never freed, so a destroyed one is still recognised (and refused). */
+static bool known(CUcontext ctx)
+{
+    if (ctx >= &primaries[0] && ctx < &primaries[FC_MAX_DEVICES])
+        return ctx->magic == FC_MAGIC_CTX;
+    for (struct CUctx_st *c = created; c != NULL; c = c->next)
+        if (c == ctx)
+            return true;
+    return false;
+}
+
+struct CUctx_st *fc_ctx_top(void)
+{
+    return depth > 0 ? stack[depth - 1] : NULL;
+}
+
+CUresult fc_ctx_current(struct CUctx_st **ctx)
+{
+    struct CUctx_st *top = fc_ctx_top();
+    if (top == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    /* cuda.h: "the context current to the calling thread has been destroyed using cuCtxDestroy,
+     * or is a primary context which has not yet been initialized". */
+    if (!top->active)
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (top->sticky != CUDA_SUCCESS)
+        return top->sticky;
+    *ctx = top;
+    return CUDA_SUCCESS;
+}
+
+void fc_ctx_poison(struct CUctx_st *ctx, CUresult code)
+{
+    if (ctx->sticky == CUDA_SUCCESS)
+        ctx->sticky = code;
+    fc_ctx_drop_work(ctx);
+}
+
+static void activate(struct CUctx_st *ctx)
+{
+    ctx->active = true;
+    ctx->sticky = CUDA_SUCCESS;
+    ctx->null_stream = fc_stream_new_null(ctx);
+}
+
+/* Everything the context owns goes; the handle stays so later use is recognised. */
+static void teardown(struct CUctx_st *ctx)
+{
+    fc_ctx_drop_work(ctx);
+    fc_module_release_ctx(ctx);
+    fc_stream_release_ctx(ctx);
+    fc_mem_release_ctx(ctx);
+    ctx->active = false;
+    ctx->sticky = CUDA_SUCCESS;
+}
+
+static struct CUctx_st *primary(CUdevice dev)
+{
+    struct CUctx_st *ctx = &primaries[dev];
+    if (ctx->magic != FC_MAGIC_CTX) {
+        ctx->magic = FC_MAGIC_CTX;
+        ctx->device = dev;
+        ctx->primary = true;
+    }
+    return ctx;
+}
+
+static bool valid_device(CUdevice dev)
+{
+    return dev >= 0 && dev < fc_config.ndevices;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    FC_BEGIN(cuDevicePrimaryCtxRetain, true);
+    if (pctx == NULL) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!valid_device(dev)) {
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    } else {
+        struct CUctx_st *ctx = primary(dev);
+        if (ctx->refcount++ == 0)
+            activate(ctx);
+        *pctx = ctx;
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    FC_BEGIN(cuDevicePrimaryCtxRelease_v2, true);
+    if (!valid_device(dev)) {
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    } else {
+        struct CUctx_st *ctx = primary(dev);
+        /* cuda.h: releasing a primary context not retained fails with INVALID_CONTEXT. */
+        if (ctx->refcount == 0)
+            rc = CUDA_ERROR_INVALID_CONTEXT;
+        else if (--ctx->refcount == 0)
+            teardown(ctx);
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+                                                      int *active)
+{
+    FC_BEGIN(cuDevicePrimaryCtxGetState, true);
+    if (flags == NULL || active == NULL) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!valid_device(dev)) {
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    } else {
+        struct CUctx_st *ctx = primary(dev);
+        *flags = ctx->flags;
+        *active = ctx->active ? 1 : 0;
+    }
+    FC_END();
+}
+
+/* cuda.h: destroys every resource of the primary context but does not release it; a retained
+ * context is usable again at once, empty and without its sticky error. */
+FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    FC_BEGIN(cuDevicePrimaryCtxReset_v2, true);
+    if (!valid_device(dev)) {
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    } else {
+        struct CUctx_st *ctx = primary(dev);
+        if (ctx->active)
+            teardown(ctx);
+        if (ctx->refcount > 0)
+            activate(ctx);
+    }
+    FC_END();
+}
+
+static CUresult create(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    struct CUctx_st *ctx;
+
+    if (pctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (depth == STACK_MAX)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx->magic = FC_MAGIC_CTX;
+    ctx->device = dev;
+    ctx->flags = flags;
+    ctx->next = created;
+    created = ctx;
+    activate(ctx);
+    /* cuda.h: the new context is pushed onto the calling thread's stack. */
+    stack[depth++] = ctx;
+    *pctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    FC_BEGIN(cuCtxCreate_v2, true);
+    rc = create(pctx, flags, dev);
+    FC_END();
+}
+
+/* CUctxCreateParams (execution affinity, CIG) came with CUDA 12.5; cuCtxCreate maps here from the
+ * 13.0 headers on. Affinity and CIG are not emulated: asking for them is NOT_SUPPORTED. */
+#if FAKECUDA_VERSION >= 12050
+FC_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                                          unsigned int flags, CUdevice dev)
+{
+    FC_BEGIN(cuCtxCreate_v4, true);
+    if (ctxCreateParams != NULL &&
+        (ctxCreateParams->numExecAffinityParams != 0 || ctxCreateParams->cigParams != NULL))
+        rc = CUDA_ERROR_NOT_SUPPORTED;
+    else
+        rc = create(pctx, flags, dev);
+    FC_END();
+}
+#endif
+
+FC_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+    FC_BEGIN(cuCtxDestroy_v2, true);
+    /* A primary context is released, never destroyed (assumption: the driver refuses it as an
+     * invalid context, which cuda.h lists among cuCtxDestroy's errors). */
+    if (ctx == NULL || !known(ctx) || ctx->primary || !ctx->active) {
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    } else {
+        teardown(ctx);
+        /* cuda.h: popped if current to the calling thread; other threads keep it and get
+         * CONTEXT_IS_DESTROYED. */
+        if (fc_ctx_top() == ctx)
+            depth--;
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+    FC_BEGIN(cuCtxSetCurrent, true);
+    if (ctx != NULL && !known(ctx)) {
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    } else if (ctx == NULL) {
+        /* cuda.h: with NULL, pops the top of the stack (a no-op on an empty one). */
+        if (depth > 0)
+            depth--;
+    } else if (depth == 0) {
+        stack[depth++] = ctx;
+    } else {
+        stack[depth - 1] = ctx;
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
+{
+    FC_BEGIN(cuCtxGetCurrent, true);
+    if (pctx == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *pctx = fc_ctx_top();
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    FC_BEGIN(cuCtxPushCurrent_v2, true);
+    if (ctx == NULL || !known(ctx))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (depth == STACK_MAX)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        stack[depth++] = ctx;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    FC_BEGIN(cuCtxPopCurrent_v2, true);
+    if (depth == 0) {
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    } else {
+        depth--;
+        if (pctx != NULL)
+            *pctx = stack[depth];
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuCtxGetDevice, true);
+    if (device == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)
+        *device = ctx->device;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuCtxSynchronize, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)
+        rc = fc_ctx_run_all(ctx);
+    FC_END();
+}

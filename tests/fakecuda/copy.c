@@ -1,0 +1,316 @@
+/* Copies and memsets, with the synchronisation cuda.h documents under "API synchronization
+ * behavior": what is asynchronous is queued, what is synchronous runs before the call returns. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+/* Where one side of a copy lives. Managed memory counts as device memory: its copies are
+ * ordered with the stream's other work. */
+typedef enum { SIDE_DEVICE, SIDE_PINNED, SIDE_PAGEABLE } side_t;
+
+typedef struct {
+    uintptr_t addr;
+    size_t pitch;
+    side_t side;
+    bool managed;
+} end_t;
+
+/* A pointer passed as device memory: it must lie, with the whole span, inside one live
+ * allocation usable by the current context (mapped page-locked memory counts, through UVA). */
+static CUresult device_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
+{
+    fc_alloc_t *a = fc_mem_find_range(p, span);
+    if (a == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (a->kind == FC_MEM_DEVICE || a->kind == FC_MEM_MANAGED) {
+        if (a->ctx != ctx)
+            return CUDA_ERROR_INVALID_VALUE;
+        e->side = SIDE_DEVICE;
+        e->managed = a->kind == FC_MEM_MANAGED;
+    } else {
+        if (a->ctx != ctx && !(a->flags & CU_MEMHOSTALLOC_PORTABLE))
+            return CUDA_ERROR_INVALID_VALUE;
+        e->side = SIDE_PINNED;
+    }
+    e->addr = p;
+    return CUDA_SUCCESS;
+}
+
+/* A pointer passed as host memory. A device address there is refused (assumption: a real
+ * driver with UVA reports it as an invalid value rather than copying through it). */
+static CUresult host_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
+{
+    fc_alloc_t *a;
+    if (p == 0 || fc_mem_in_arena(p))
+        return CUDA_ERROR_INVALID_VALUE;
+    a = fc_mem_find_range(p, span);
+    if (a != NULL && a->kind == FC_MEM_MANAGED)
+        return device_end(ctx, p, span, e);
+    e->side = a != NULL && (a->kind == FC_MEM_PINNED || a->kind == FC_MEM_REGISTERED)
+                  ? SIDE_PINNED
+                  : SIDE_PAGEABLE;
+    e->addr = p;
+    return CUDA_SUCCESS;
+}
+
+/* CU_MEMORYTYPE_UNIFIED and cuMemcpy: the address says which memory it is. */
+static CUresult unified_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
+{
+    fc_alloc_t *a = fc_mem_find(p);
+    if (fc_mem_in_arena(p) || (a != NULL && a->kind == FC_MEM_MANAGED))
+        return device_end(ctx, p, span, e);
+    return host_end(ctx, p, span, e);
+}
+
+static size_t span_of(size_t pitch, size_t width, size_t height)
+{
+    return height == 0 ? 0 : (height - 1) * pitch + width;
+}
+
+static CUresult copy(struct CUctx_st *ctx, struct CUstream_st *s, end_t dst, end_t src,
+                     size_t width, size_t height, bool async)
+{
+    bool host_only = dst.side != SIDE_DEVICE && src.side != SIDE_DEVICE;
+    bool run_now;
+    fc_op_t *op;
+
+    (void)ctx;
+    if (width == 0 || height == 0)
+        return CUDA_SUCCESS;
+    if (host_only)
+        run_now = true; /* host to host: fully synchronous */
+    else if (async)
+        run_now = dst.side == SIDE_PAGEABLE; /* to pageable memory: returns when done */
+    else
+        run_now = !(dst.side == SIDE_DEVICE && src.side == SIDE_DEVICE); /* DtoD: queued */
+    op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->kind = FC_OP_COPY;
+    op->u.copy.dst = dst.addr;
+    op->u.copy.dst_pitch = dst.pitch;
+    op->u.copy.src = src.addr;
+    op->u.copy.src_pitch = src.pitch;
+    op->u.copy.width = width;
+    op->u.copy.height = height;
+    /* From pageable memory the driver copies to a staging buffer at once, so later host writes
+     * to the source do not reach the device. */
+    if (src.side == SIDE_PAGEABLE && !run_now) {
+        unsigned char *staging = malloc(width * height);
+        if (staging == NULL) {
+            free(op);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        for (size_t r = 0; r < height; r++)
+            memcpy(staging + r * width, (const void *)(src.addr + r * src.pitch), width);
+        op->u.copy.staging = staging;
+        op->u.copy.src = (uintptr_t)staging;
+        op->u.copy.src_pitch = width;
+    }
+    fc_stream_enqueue(s, op);
+    return run_now ? fc_stream_run(s, op->seq) : CUDA_SUCCESS;
+}
+
+void fc_copy_execute(fc_op_t *op)
+{
+    fc_stats.copies++;
+    if (op->kind == FC_OP_MEMSET) {
+        memset((void *)op->u.memset.dst, op->u.memset.value, op->u.memset.n);
+        return;
+    }
+    for (size_t r = 0; r < op->u.copy.height; r++)
+        memmove((void *)(op->u.copy.dst + r * op->u.copy.dst_pitch),
+                (const void *)(op->u.copy.src + r * op->u.copy.src_pitch), op->u.copy.width);
+}
+
+typedef enum { KIND_HOST, KIND_DEVICE, KIND_UNIFIED } kind_t;
+
+static CUresult linear(kind_t dkind, uintptr_t dst, kind_t skind, uintptr_t src, size_t n,
+                       CUstream hStream, bool async)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    end_t d = {0}, e = {0};
+    CUresult rc;
+    CUresult (*resolve[])(struct CUctx_st *, uintptr_t, size_t, end_t *) = {host_end, device_end,
+                                                                            unified_end};
+
+    if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
+        return rc;
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if ((rc = resolve[dkind](ctx, dst, n, &d)) || (rc = resolve[skind](ctx, src, n, &e)))
+        return rc;
+    d.pitch = e.pitch = n;
+    return copy(ctx, s, d, e, n, 1, async);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
+                                           size_t ByteCount)
+{
+    FC_BEGIN(cuMemcpyHtoD_v2, true);
+    rc = linear(KIND_DEVICE, dstDevice, KIND_HOST, (uintptr_t)srcHost, ByteCount, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    FC_BEGIN(cuMemcpyDtoH_v2, true);
+    rc = linear(KIND_HOST, (uintptr_t)dstHost, KIND_DEVICE, srcDevice, ByteCount, NULL, false);
+    FC_END();
+}
+
+/* cuda.h: "For transfers from device memory to device memory, no host-side synchronization is
+ * performed": queued on the legacy stream. */
+FC_EXPORT CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                           size_t ByteCount)
+{
+    FC_BEGIN(cuMemcpyDtoD_v2, true);
+    rc = linear(KIND_DEVICE, dstDevice, KIND_DEVICE, srcDevice, ByteCount, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+                                                size_t ByteCount, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpyHtoDAsync_v2, true);
+    rc = linear(KIND_DEVICE, dstDevice, KIND_HOST, (uintptr_t)srcHost, ByteCount, hStream, true);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
+                                                size_t ByteCount, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpyDtoHAsync_v2, true);
+    rc = linear(KIND_HOST, (uintptr_t)dstHost, KIND_DEVICE, srcDevice, ByteCount, hStream, true);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                size_t ByteCount, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpyDtoDAsync_v2, true);
+    rc = linear(KIND_DEVICE, dstDevice, KIND_DEVICE, srcDevice, ByteCount, hStream, true);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+    FC_BEGIN(cuMemcpy, true);
+    rc = linear(KIND_UNIFIED, dst, KIND_UNIFIED, src, ByteCount, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                                         CUstream hStream)
+{
+    FC_BEGIN(cuMemcpyAsync, true);
+    rc = linear(KIND_UNIFIED, dst, KIND_UNIFIED, src, ByteCount, hStream, true);
+    FC_END();
+}
+
+/* One side of a CUDA_MEMCPY2D; arrays are not emulated. */
+static CUresult end_2d(struct CUctx_st *ctx, CUmemorytype type, const void *host, CUdeviceptr dev,
+                       size_t x, size_t y, size_t pitch, size_t width, size_t height, end_t *e)
+{
+    size_t span = span_of(pitch, width, height);
+    uintptr_t base;
+
+    if (height > 1 && pitch < width)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        base = (uintptr_t)host + y * pitch + x;
+        return host == NULL ? CUDA_ERROR_INVALID_VALUE : host_end(ctx, base, span, e);
+    case CU_MEMORYTYPE_DEVICE:
+        base = dev + y * pitch + x;
+        return device_end(ctx, base, span, e);
+    case CU_MEMORYTYPE_UNIFIED:
+        base = dev + y * pitch + x;
+        return unified_end(ctx, base, span, e);
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, bool async)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    end_t d = {0}, e = {0};
+    CUresult rc;
+
+    if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
+        return rc;
+    if (p == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->WidthInBytes == 0 || p->Height == 0)
+        return CUDA_SUCCESS;
+    if ((rc = end_2d(ctx, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                     p->dstPitch, p->WidthInBytes, p->Height, &d)) ||
+        (rc = end_2d(ctx, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                     p->srcPitch, p->WidthInBytes, p->Height, &e)))
+        return rc;
+    d.pitch = p->dstPitch;
+    e.pitch = p->srcPitch;
+    return copy(ctx, s, d, e, p->WidthInBytes, p->Height, async);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    FC_BEGIN(cuMemcpy2D_v2, true);
+    rc = copy_2d(pCopy, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpy2DAsync_v2, true);
+    rc = copy_2d(pCopy, hStream, true);
+    FC_END();
+}
+
+/* cuda.h: the synchronous memset is asynchronous to the host except on page-locked host memory
+ * or a Unified Memory region. */
+static CUresult memset_d8(CUdeviceptr dst, unsigned char uc, size_t n, CUstream hStream, bool async)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    end_t d = {0};
+    fc_op_t *op;
+    CUresult rc;
+
+    if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
+        return rc;
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if ((rc = device_end(ctx, dst, n, &d)))
+        return rc;
+    op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->kind = FC_OP_MEMSET;
+    op->u.memset.dst = dst;
+    op->u.memset.value = uc;
+    op->u.memset.n = n;
+    fc_stream_enqueue(s, op);
+    if (!async && (d.side == SIDE_PINNED || d.managed))
+        return fc_stream_run(s, op->seq);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+    FC_BEGIN(cuMemsetD8_v2, true);
+    rc = memset_d8(dstDevice, uc, N, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+                                           CUstream hStream)
+{
+    FC_BEGIN(cuMemsetD8Async, true);
+    rc = memset_d8(dstDevice, uc, N, hStream, true);
+    FC_END();
+}

@@ -1,0 +1,229 @@
+/* Devices: count, handles, names, attributes and memory size of the emulated GPUs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+#define FC_TOTAL_MEM (16ull << 30)
+
+static bool valid_device(CUdevice dev)
+{
+    return dev >= 0 && dev < fc_config.ndevices;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count)
+{
+    FC_BEGIN(cuDeviceGetCount, true);
+    if (count == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *count = fc_config.ndevices;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
+{
+    FC_BEGIN(cuDeviceGet, true);
+    if (device == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(ordinal))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *device = ordinal;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetName, true);
+    if (name == NULL || len <= 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        snprintf(name, (size_t)len, "fakecuda sm_%d", fc_config.sm[dev]);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceTotalMem_v2, true);
+    if (bytes == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *bytes = FC_TOTAL_MEM;
+    FC_END();
+}
+
+/* The attributes a caller of this project may ask; any other is CUDA_ERROR_INVALID_VALUE, so a
+ * caller that starts depending on a new one finds out here instead of getting a made-up value. */
+static CUresult attribute(CUdevice_attribute attrib, CUdevice dev, int *value)
+{
+    int sm = fc_config.sm[dev];
+
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *value = 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+        *value = 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+        *value = 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+        *value = 64;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+        *value = 2147483647;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+        *value = 65535;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+        *value = 65535;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+        *value = 48 * 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
+        *value = 64 * 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+        *value = 32;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
+        *value = 2147483647;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+        *value = 65536;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+        *value = 1500000;
+        break;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:
+        *value = 512;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *value = 4;
+        break;
+    case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+        *value = CU_COMPUTEMODE_DEFAULT;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+        *value = dev + 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_TCC_DRIVER:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+        *value = 1000000;
+        break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+        *value = 4096;
+        break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+        *value = 4 << 20;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+        *value = 2048;
+        break;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
+        *value = 2;
+        break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *value = sm / 10;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *value = sm % 10;
+        break;
+    case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+        *value = 100 * 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+        *value = 65536;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD:
+        *value = 0;
+        break;
+    /* No HMM: a kernel may not touch pageable host memory (the emulation cannot stop it, but the
+     * attributes tell callers not to rely on it). */
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+        *value = 48 * 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+        *value = 32;
+        break;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+        *value = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+        *value = 0;
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetAttribute, true);
+    if (pi == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        rc = attribute(attrib, dev, pi);
+    FC_END();
+}

@@ -1,0 +1,254 @@
+/* Internal interface of the CPU-only test double of libcuda.so.1: state shared by its files. */
+#ifndef TJ_TESTS_FAKECUDA_FAKECUDA_H
+#define TJ_TESTS_FAKECUDA_FAKECUDA_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifndef FAKECUDA_VERSION
+#error "build the double with -DFAKECUDA_VERSION=<driver version, e.g. 13000>"
+#endif
+
+/* Every exported driver entry point carries this; everything else stays hidden. */
+#define FC_EXPORT __attribute__((visibility("default")))
+
+/* cuda.h maps cuEventElapsedTime to the 12.8 _v2 and does not declare the older entry points a
+ * real driver still exports for binaries built against older headers, so declare them here with
+ * the prototypes of cuda.h's __CUDA_API_VERSION_INTERNAL section. */
+#undef cuEventElapsedTime
+CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+#if FAKECUDA_VERSION >= 12080
+CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+#endif
+
+/* The counters tests read with dlsym(RTLD_DEFAULT, "fakecuda_stats"). */
+FC_EXPORT long long fakecuda_stats(const char *name);
+
+#define FC_MAX_DEVICES 8
+#define FC_PAGE        ((uintptr_t)4096)
+#define FC_MAX_PARAMS  64
+
+/* ---- settings and statistics (init.c) ------------------------------------------------------ */
+
+typedef struct {
+    int ndevices;
+    int sm[FC_MAX_DEVICES]; /* e.g. 90 */
+    bool log;
+} fc_config_t;
+
+extern fc_config_t fc_config;
+extern bool fc_initialized;
+
+typedef struct {
+    long long launches, kernel_compiles, kernel_cache_hits, modules_loaded, kernel_faults,
+        host_faults, copies, syncs;
+} fc_stats_t;
+extern fc_stats_t fc_stats;
+
+/* ---- call entry: initialisation check, failure injection, logging (inject.c) --------------- */
+
+/* One per exported function: its name and how often it was called in this process. */
+typedef struct {
+    const char *name;
+    unsigned long calls;
+} fc_site_t;
+
+/* Counts the call, then returns CUDA_ERROR_NOT_INITIALIZED before cuInit (when @p needs_init),
+ * an injected failure, or CUDA_SUCCESS. An injected sticky code poisons the current context. */
+CUresult fc_enter(fc_site_t *site, bool needs_init);
+/* Logs the call's result when FAKECUDA_LOG=1 and returns @p rc. */
+CUresult fc_leave(const fc_site_t *site, CUresult rc);
+void fc_inject_parse(const char *spec);
+
+/* The prologue and epilogue of every exported function: all state is behind one lock, which also
+ * serialises every emulated kernel and copy. */
+#define FC_BEGIN(_name, _needs_init)                                                               \
+    static fc_site_t fc_site = {#_name, 0};                                                        \
+    CUresult rc = fc_enter(&fc_site, _needs_init);                                                 \
+    if (rc != CUDA_SUCCESS)                                                                        \
+        return fc_leave(&fc_site, rc);                                                             \
+    fc_lock()
+#define FC_END()                                                                                   \
+    fc_unlock();                                                                                   \
+    return fc_leave(&fc_site, rc)
+
+void fc_lock(void);
+void fc_unlock(void);
+
+/* ---- contexts (context.c) ------------------------------------------------------------------ */
+
+struct CUctx_st {
+    uint32_t magic;
+    int device;
+    bool primary;
+    bool active;  /* primary: retained at least once since the last deactivation */
+    int refcount; /* primary contexts only */
+    unsigned flags;
+    CUresult sticky; /* a fault or injected sticky error: every later call in the context fails */
+    struct CUstream_st *null_stream;
+    struct CUctx_st *next;
+};
+
+/* The usable context current to the calling thread: INVALID_CONTEXT when none,
+ * CONTEXT_IS_DESTROYED when it was destroyed or is an inactive primary, its sticky error. */
+CUresult fc_ctx_current(struct CUctx_st **ctx);
+/* The current context even when poisoned (NULL when none). */
+struct CUctx_st *fc_ctx_top(void);
+/* Marks @p ctx poisoned and drops its queued work. */
+void fc_ctx_poison(struct CUctx_st *ctx, CUresult code);
+
+/* ---- memory (memory.c) --------------------------------------------------------------------- */
+
+typedef enum { FC_MEM_DEVICE, FC_MEM_MANAGED, FC_MEM_PINNED, FC_MEM_REGISTERED } fc_mem_kind_t;
+
+typedef struct fc_alloc {
+    uintptr_t base;
+    size_t size;
+    uintptr_t map_base; /* the pages mapped or made accessible for it */
+    size_t map_size;
+    fc_mem_kind_t kind;
+    unsigned flags; /* CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* */
+    struct CUctx_st *ctx;
+    unsigned long long id;
+    struct fc_alloc *next;
+} fc_alloc_t;
+
+/* The live allocation containing @p p, or NULL. */
+fc_alloc_t *fc_mem_find(uintptr_t p);
+/* The live allocation containing all of [p, p + n), or NULL (n == 0 counts as one byte). */
+fc_alloc_t *fc_mem_find_range(uintptr_t p, size_t n);
+/* Whether @p p lies in the reserved device arena. */
+bool fc_mem_in_arena(uintptr_t p);
+/* Makes the device allocations of @p ctx readable and writable (open) or PROT_NONE (close). */
+void fc_mem_open(struct CUctx_st *ctx);
+void fc_mem_close(struct CUctx_st *ctx);
+/* Frees every allocation of @p ctx (its teardown). */
+void fc_mem_release_ctx(struct CUctx_st *ctx);
+
+/* ---- streams, events and the queue of device work (stream.c) -------------------------------- */
+
+typedef enum { FC_OP_KERNEL, FC_OP_COPY, FC_OP_MEMSET, FC_OP_RECORD, FC_OP_WAIT } fc_op_kind_t;
+
+typedef struct fc_op {
+    fc_op_kind_t kind;
+    uint64_t seq;
+    struct fc_op *next;
+    union {
+        struct {
+            struct CUfunc_st *func;
+            unsigned grid[3], block[3];
+            void *args;
+            void *params[FC_MAX_PARAMS];
+        } kernel;
+        struct {
+            uintptr_t dst, src;
+            size_t dst_pitch, src_pitch, width, height;
+            void *staging; /* the pageable source captured at call time, freed after */
+        } copy;
+        struct {
+            uintptr_t dst;
+            unsigned char value;
+            size_t n;
+        } memset;
+        struct {
+            struct CUevent_st *event;
+            uint64_t record_id;
+        } record;
+        struct {
+            struct CUstream_st *stream;
+            uint64_t seq;
+        } wait;
+    } u;
+} fc_op_t;
+
+struct CUstream_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    unsigned flags;
+    bool dead, is_null;
+    fc_op_t *head, *tail;
+    bool query_seen; /* cuStreamQuery already answered NOT_READY for the pending work */
+    struct CUstream_st *next;
+};
+
+struct CUevent_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    unsigned flags;
+    bool dead, recorded, done, query_seen;
+    struct CUstream_st *stream;
+    uint64_t seq, record_id;
+    struct timespec time;
+    struct CUevent_st *next;
+};
+
+/* Resolves a stream handle used while @p ctx is current (NULL and CU_STREAM_LEGACY: the legacy
+ * default stream). */
+CUresult fc_stream_get(struct CUctx_st *ctx, CUstream handle, struct CUstream_st **stream);
+/* Queues @p op (allocated with calloc) on @p stream, giving it the next sequence number. */
+void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op);
+/* Runs the work of @p stream up to and including sequence number @p seq, and what it depends on;
+ * returns the context's sticky error if the work faulted. */
+CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq);
+/* Runs all queued work of @p ctx. */
+CUresult fc_ctx_run_all(struct CUctx_st *ctx);
+/* Drops the queued work of @p ctx without running it. */
+void fc_ctx_drop_work(struct CUctx_st *ctx);
+/* Destroys the streams and events of @p ctx (its teardown). */
+void fc_stream_release_ctx(struct CUctx_st *ctx);
+struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx);
+
+/* ---- copies (copy.c) ----------------------------------------------------------------------- */
+
+void fc_copy_execute(fc_op_t *op);
+
+/* ---- modules and kernels (module.c, kernel.c, fault.c) -------------------------------------- */
+
+typedef void (*fc_entry_fn)(const unsigned grid[3], const unsigned block[3], void **params);
+typedef unsigned (*fc_argsize_fn)(size_t *sizes, size_t *aligns, unsigned max);
+
+struct CUmod_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    bool dead;
+    void *dl;
+    struct CUfunc_st *funcs;
+    struct CUmod_st *next;
+};
+
+struct CUfunc_st {
+    uint32_t magic;
+    struct CUmod_st *mod;
+    char name[256];
+    fc_entry_fn entry;
+    fc_argsize_fn argsize;
+    struct CUfunc_st *next;
+};
+
+/* Compiles @p source (NUL-terminated CUDA C++) for the host, or finds it in the kernel cache,
+ * and dlopens it. Writes the kernel names found, separated by NUL, into @p names. */
+CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names);
+void fc_kernel_execute(fc_op_t *op);
+/* A function handle usable while @p ctx is current: its module is loaded there. */
+CUresult fc_func_get(struct CUctx_st *ctx, CUfunction handle, struct CUfunc_st **func);
+void fc_module_release_ctx(struct CUctx_st *ctx);
+
+/* Installs the fault handler (once, at cuInit). */
+void fc_fault_install(void);
+/* Runs @p fn(arg) and returns 0, or the signal number if it faulted. */
+int fc_fault_guard(void (*fn)(void *), void *arg);
+
+/* Magic numbers of the handle kinds, checked before a handle is used. */
+#define FC_MAGIC_CTX    0x63747821u
+#define FC_MAGIC_STREAM 0x73747221u
+#define FC_MAGIC_EVENT  0x65766e21u
+#define FC_MAGIC_MODULE 0x6d6f6421u
+#define FC_MAGIC_FUNC   0x66756e21u
+
+void fc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* TJ_TESTS_FAKECUDA_FAKECUDA_H */

@@ -1,0 +1,160 @@
+/* Driver start-up: cuInit reads the FAKECUDA_* settings once; version, error strings, counters. */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "fakecuda.h"
+
+fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false};
+bool fc_initialized;
+fc_stats_t fc_stats;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static CUresult init_status = CUDA_ERROR_NOT_INITIALIZED;
+
+/* FAKECUDA_SM: one compute capability per device, e.g. "90,86"; the last one repeats. */
+static void parse_sm(const char *spec)
+{
+    int n = 0, last = 90;
+    while (spec != NULL && *spec != '\0' && n < FC_MAX_DEVICES) {
+        char *end;
+        long sm = strtol(spec, &end, 10);
+        if (end == spec || sm < 30 || sm > 999) {
+            fc_log("ignoring malformed FAKECUDA_SM '%s'", spec);
+            break;
+        }
+        fc_config.sm[n++] = last = (int)sm;
+        spec = *end == ',' ? end + 1 : NULL;
+    }
+    for (; n < FC_MAX_DEVICES; n++)
+        fc_config.sm[n] = last;
+}
+
+static void init_once_fn(void)
+{
+    const char *devices = getenv("FAKECUDA_DEVICES");
+    const char *log = getenv("FAKECUDA_LOG");
+
+    fc_config.log = log != NULL && strcmp(log, "1") == 0;
+    if (devices != NULL) {
+        char *end;
+        long n = strtol(devices, &end, 10);
+        if (end != devices && *end == '\0' && n >= 0 && n <= FC_MAX_DEVICES)
+            fc_config.ndevices = (int)n;
+        else
+            fc_log("ignoring malformed FAKECUDA_DEVICES '%s' (0 to %d)", devices, FC_MAX_DEVICES);
+    }
+    parse_sm(getenv("FAKECUDA_SM"));
+    fc_inject_parse(getenv("FAKECUDA_FAIL"));
+    if (fc_config.ndevices == 0) {
+        init_status = CUDA_ERROR_NO_DEVICE;
+        return;
+    }
+    fc_fault_install();
+    init_status = CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags)
+{
+    FC_BEGIN(cuInit, false);
+    if (Flags != 0) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        pthread_once(&init_once, init_once_fn);
+        rc = init_status;
+        fc_initialized = rc == CUDA_SUCCESS;
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
+{
+    FC_BEGIN(cuDriverGetVersion, false);
+    if (driverVersion == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *driverVersion = FAKECUDA_VERSION;
+    FC_END();
+}
+
+typedef struct {
+    CUresult code;
+    const char *name;
+    char text[64]; /* "illegal address" from CUDA_ERROR_ILLEGAL_ADDRESS */
+} fc_error_t;
+
+#define FC_ERROR_ENTRY(_code) {_code, #_code, ""},
+static fc_error_t errors[] = {FC_ERRORS(FC_ERROR_ENTRY)};
+#undef FC_ERROR_ENTRY
+
+static pthread_once_t errors_once = PTHREAD_ONCE_INIT;
+
+static void errors_once_fn(void)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        const char *p = errors[i].name + (strncmp(errors[i].name, "CUDA_ERROR_", 11) == 0 ? 11 : 5);
+        size_t n = 0;
+        for (; *p != '\0' && n + 1 < sizeof errors[i].text; p++)
+            errors[i].text[n++] = *p == '_' ? ' ' : (char)tolower((unsigned char)*p);
+        errors[i].text[n] = '\0';
+    }
+    errors[0].text[0] = '\0';
+    strcpy(errors[0].text, "no error");
+}
+
+/* Unknown codes: CUDA_ERROR_INVALID_VALUE and *pStr = NULL, as cuda.h documents. */
+static CUresult error_lookup(CUresult error, bool name, const char **pStr)
+{
+    if (pStr == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_once(&errors_once, errors_once_fn);
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].code == error) {
+            *pStr = name ? errors[i].name : errors[i].text;
+            return CUDA_SUCCESS;
+        }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr)
+{
+    FC_BEGIN(cuGetErrorString, false);
+    rc = error_lookup(error, false, pStr);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr)
+{
+    FC_BEGIN(cuGetErrorName, false);
+    rc = error_lookup(error, true, pStr);
+    FC_END();
+}
+
+FC_EXPORT long long fakecuda_stats(const char *name)
+{
+    static const struct {
+        const char *name;
+        long long *value;
+    } counters[] = {
+        {"launches", &fc_stats.launches},
+        {"kernel_compiles", &fc_stats.kernel_compiles},
+        {"kernel_cache_hits", &fc_stats.kernel_cache_hits},
+        {"modules_loaded", &fc_stats.modules_loaded},
+        {"kernel_faults", &fc_stats.kernel_faults},
+        {"host_faults", &fc_stats.host_faults},
+        {"copies", &fc_stats.copies},
+        {"syncs", &fc_stats.syncs},
+    };
+    long long value = -1;
+
+    fc_lock();
+    for (size_t i = 0; name != NULL && i < sizeof counters / sizeof counters[0]; i++)
+        if (strcmp(name, counters[i].name) == 0)
+            value = *counters[i].value;
+    fc_unlock();
+    return value;
+}

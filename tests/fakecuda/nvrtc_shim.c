@@ -1,0 +1,258 @@
+/* libnvrtc.so.13 for tests with the fake driver: forwards to the real NVRTC and appends the
+ * program's source to every PTX and CUBIN (trailer.h), so the fake driver can run its kernels. */
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trailer.h"
+
+#ifndef FAKECUDA_REAL_NVRTC
+#error "build with -DFAKECUDA_REAL_NVRTC=<absolute path of the real libnvrtc.so.13>"
+#endif
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+/* The real functions, looked up by the names this file exports. */
+#define SHIM_FUNCTIONS(_X)                                                                         \
+    _X(nvrtcGetErrorString)                                                                        \
+    _X(nvrtcVersion)                                                                               \
+    _X(nvrtcGetNumSupportedArchs)                                                                  \
+    _X(nvrtcGetSupportedArchs)                                                                     \
+    _X(nvrtcCreateProgram)                                                                         \
+    _X(nvrtcDestroyProgram)                                                                        \
+    _X(nvrtcCompileProgram)                                                                        \
+    _X(nvrtcGetPTXSize)                                                                            \
+    _X(nvrtcGetPTX)                                                                                \
+    _X(nvrtcGetCUBINSize)                                                                          \
+    _X(nvrtcGetCUBIN)                                                                              \
+    _X(nvrtcGetProgramLogSize)                                                                     \
+    _X(nvrtcGetProgramLog)                                                                         \
+    _X(nvrtcAddNameExpression)                                                                     \
+    _X(nvrtcGetLoweredName)
+
+static struct {
+#define SHIM_FIELD(_name) __typeof__(&_name) _name;
+    SHIM_FUNCTIONS(SHIM_FIELD)
+#undef SHIM_FIELD
+} real;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static bool loaded;
+
+static void load(void)
+{
+    void *lib = dlopen(FAKECUDA_REAL_NVRTC, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        return;
+    loaded = true;
+#define SHIM_LOOKUP(_name)                                                                         \
+    *(void **)&real._name = dlsym(lib, #_name);                                                    \
+    loaded = loaded && real._name != NULL;
+    SHIM_FUNCTIONS(SHIM_LOOKUP)
+#undef SHIM_LOOKUP
+}
+
+static bool ready(void)
+{
+    pthread_once(&load_once, load);
+    return loaded;
+}
+
+/* Each live program's source, for the trailer. */
+typedef struct program {
+    nvrtcProgram prog;
+    char *source;
+    size_t len;
+    struct program *next;
+} program_t;
+
+static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
+static program_t *programs;
+
+static program_t *find(nvrtcProgram prog)
+{
+    program_t *p;
+    for (p = programs; p != NULL && p->prog != prog; p = p->next)
+        ;
+    return p;
+}
+
+SHIM_EXPORT const char *nvrtcGetErrorString(nvrtcResult result)
+{
+    return ready() ? real.nvrtcGetErrorString(result) : "the NVRTC shim found no real libnvrtc";
+}
+
+SHIM_EXPORT nvrtcResult nvrtcVersion(int *major, int *minor)
+{
+    return ready() ? real.nvrtcVersion(major, minor) : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs)
+{
+    return ready() ? real.nvrtcGetNumSupportedArchs(numArchs) : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetSupportedArchs(int *supportedArchs)
+{
+    return ready() ? real.nvrtcGetSupportedArchs(supportedArchs) : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+/* Header sources are not carried in the trailer: only the main source is compiled for the host,
+ * so a program that includes named headers cannot be emulated. */
+SHIM_EXPORT nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                                           int numHeaders, const char *const *headers,
+                                           const char *const *includeNames)
+{
+    nvrtcResult rc;
+    program_t *p;
+
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    rc = real.nvrtcCreateProgram(prog, src, name, numHeaders, headers, includeNames);
+    if (rc != NVRTC_SUCCESS)
+        return rc;
+    p = calloc(1, sizeof *p);
+    if (p == NULL || (p->source = strdup(src)) == NULL) {
+        free(p);
+        real.nvrtcDestroyProgram(prog);
+        return NVRTC_ERROR_OUT_OF_MEMORY;
+    }
+    p->prog = *prog;
+    p->len = strlen(src);
+    pthread_mutex_lock(&programs_lock);
+    p->next = programs;
+    programs = p;
+    pthread_mutex_unlock(&programs_lock);
+    return rc;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
+{
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    if (prog != NULL) {
+        pthread_mutex_lock(&programs_lock);
+        for (program_t **pp = &programs; *pp != NULL; pp = &(*pp)->next)
+            if ((*pp)->prog == *prog) {
+                program_t *victim = *pp;
+                *pp = victim->next;
+                free(victim->source);
+                free(victim);
+                break;
+            }
+        pthread_mutex_unlock(&programs_lock);
+    }
+    return real.nvrtcDestroyProgram(prog);
+}
+
+SHIM_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
+                                            const char *const *options)
+{
+    return ready() ? real.nvrtcCompileProgram(prog, numOptions, options)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+static size_t trailer_size(nvrtcProgram prog)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&programs_lock);
+    program_t *p = find(prog);
+    if (p != NULL)
+        n = sizeof(fc_trailer_t) + p->len;
+    pthread_mutex_unlock(&programs_lock);
+    return n;
+}
+
+static void write_trailer(nvrtcProgram prog, char *out)
+{
+    fc_trailer_t t;
+    int major = 0, minor = 0;
+
+    real.nvrtcVersion(&major, &minor);
+    memcpy(t.magic, FC_TRAILER_MAGIC, FC_TRAILER_MAGIC_LEN);
+    t.nvrtc_major = (uint32_t)major;
+    t.nvrtc_minor = (uint32_t)minor;
+    pthread_mutex_lock(&programs_lock);
+    program_t *p = find(prog);
+    if (p != NULL) {
+        t.source_len = p->len;
+        memcpy(out, &t, sizeof t);
+        memcpy(out + sizeof t, p->source, p->len);
+    }
+    pthread_mutex_unlock(&programs_lock);
+}
+
+/* The image's size plus the trailer's, so callers copy and cache both. */
+static nvrtcResult image_size(nvrtcProgram prog, size_t *ret,
+                              nvrtcResult (*get)(nvrtcProgram, size_t *))
+{
+    nvrtcResult rc;
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    rc = get(prog, ret);
+    if (rc == NVRTC_SUCCESS && ret != NULL)
+        *ret += trailer_size(prog);
+    return rc;
+}
+
+static nvrtcResult image(nvrtcProgram prog, char *out, nvrtcResult (*get)(nvrtcProgram, char *),
+                         nvrtcResult (*get_size)(nvrtcProgram, size_t *))
+{
+    size_t size = 0;
+    nvrtcResult rc;
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    if ((rc = get(prog, out)) != NVRTC_SUCCESS || out == NULL ||
+        (rc = get_size(prog, &size)) != NVRTC_SUCCESS)
+        return rc;
+    write_trailer(prog, out + size);
+    return NVRTC_SUCCESS;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet)
+{
+    return image_size(prog, ptxSizeRet, ready() ? real.nvrtcGetPTXSize : NULL);
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx)
+{
+    return ready() ? image(prog, ptx, real.nvrtcGetPTX, real.nvrtcGetPTXSize)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
+{
+    return image_size(prog, cubinSizeRet, ready() ? real.nvrtcGetCUBINSize : NULL);
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
+{
+    return ready() ? image(prog, cubin, real.nvrtcGetCUBIN, real.nvrtcGetCUBINSize)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
+{
+    return ready() ? real.nvrtcGetProgramLogSize(prog, logSizeRet) : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
+{
+    return ready() ? real.nvrtcGetProgramLog(prog, log) : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression)
+{
+    return ready() ? real.nvrtcAddNameExpression(prog, name_expression)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
+}
+
+SHIM_EXPORT nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expression,
+                                            const char **lowered_name)
+{
+    return ready() ? real.nvrtcGetLoweredName(prog, name_expression, lowered_name)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
+}

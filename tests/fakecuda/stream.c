@@ -1,0 +1,403 @@
+/* Streams and events: device work is queued and runs only when the host must observe it
+ * (a synchronising call), in stream order and with the legacy default stream's implicit
+ * synchronisation, so a caller that forgets to synchronise sees stale memory, as on a GPU. */
+#include <stdlib.h>
+
+#include "fakecuda.h"
+
+static struct CUstream_st *streams; /* every stream ever made, destroyed ones included */
+static struct CUevent_st *events;
+static uint64_t next_seq = 1;
+
+struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx)
+{
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        abort(); /* a test double out of memory cannot emulate anything */
+    s->magic = FC_MAGIC_STREAM;
+    s->ctx = ctx;
+    s->is_null = true;
+    s->next = streams;
+    streams = s;
+    return s;
+}
+
+CUresult fc_stream_get(struct CUctx_st *ctx, CUstream handle, struct CUstream_st **stream)
+{
+    if (handle == NULL || handle == CU_STREAM_LEGACY) {
+        *stream = ctx->null_stream;
+        return CUDA_SUCCESS;
+    }
+    /* The per-thread default stream is not emulated; refusing it beats giving it legacy
+     * semantics a real per-thread stream does not have. */
+    if (handle == CU_STREAM_PER_THREAD)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (s == handle) {
+            /* Assumption: a stream used while another context is current is an invalid
+             * handle, as cuda.h says for events recorded on a stream of another context. */
+            if (s->dead || s->is_null || s->ctx != ctx)
+                return CUDA_ERROR_INVALID_HANDLE;
+            *stream = s;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult event_get(struct CUctx_st *ctx, CUevent handle, bool any_ctx,
+                          struct CUevent_st **event)
+{
+    for (struct CUevent_st *e = events; e != NULL; e = e->next)
+        if (e == handle) {
+            if (e->dead || (!any_ctx && e->ctx != ctx))
+                return CUDA_ERROR_INVALID_HANDLE;
+            *event = e;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op)
+{
+    op->seq = next_seq++;
+    op->next = NULL;
+    if (stream->tail != NULL)
+        stream->tail->next = op;
+    else
+        stream->head = op;
+    stream->tail = op;
+    stream->query_seen = false;
+}
+
+static void free_op(fc_op_t *op)
+{
+    if (op->kind == FC_OP_KERNEL)
+        free(op->u.kernel.args);
+    if (op->kind == FC_OP_COPY)
+        free(op->u.copy.staging);
+    free(op);
+}
+
+static void execute(struct CUstream_st *s, fc_op_t *op)
+{
+    switch (op->kind) {
+    case FC_OP_KERNEL:
+        fc_kernel_execute(op);
+        break;
+    case FC_OP_COPY:
+    case FC_OP_MEMSET:
+        fc_mem_open(s->ctx);
+        fc_copy_execute(op);
+        fc_mem_close(s->ctx);
+        break;
+    case FC_OP_RECORD:
+        if (op->u.record.record_id == op->u.record.event->record_id) {
+            op->u.record.event->done = true;
+            clock_gettime(CLOCK_MONOTONIC, &op->u.record.event->time);
+        }
+        break;
+    case FC_OP_WAIT:
+        if (!op->u.wait.stream->dead)
+            fc_stream_run(op->u.wait.stream, op->u.wait.seq);
+        break;
+    }
+}
+
+/* Legacy default stream semantics: work on the NULL stream waits for all earlier work of the
+ * context's blocking streams, and work on a blocking stream waits for earlier NULL-stream work. */
+static void run_dependencies(struct CUstream_st *s, uint64_t seq)
+{
+    if (s->is_null) {
+        for (struct CUstream_st *t = streams; t != NULL; t = t->next)
+            if (t->ctx == s->ctx && !t->dead && !t->is_null && !(t->flags & CU_STREAM_NON_BLOCKING))
+                fc_stream_run(t, seq - 1);
+    } else if (!(s->flags & CU_STREAM_NON_BLOCKING) && s->ctx->null_stream != NULL) {
+        fc_stream_run(s->ctx->null_stream, seq - 1);
+    }
+}
+
+CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq)
+{
+    struct CUctx_st *ctx = stream->ctx;
+    while (stream->head != NULL && stream->head->seq <= seq && ctx->sticky == CUDA_SUCCESS) {
+        fc_op_t *op = stream->head;
+        /* The op stays at the head while its dependencies run, so a dependency that comes back
+         * to this stream stops before it. */
+        run_dependencies(stream, op->seq);
+        if (ctx->sticky != CUDA_SUCCESS || stream->head != op)
+            break;
+        stream->head = op->next;
+        if (stream->head == NULL)
+            stream->tail = NULL;
+        execute(stream, op);
+        free_op(op);
+    }
+    return ctx->sticky;
+}
+
+CUresult fc_ctx_run_all(struct CUctx_st *ctx)
+{
+    fc_stats.syncs++;
+    for (struct CUstream_st *s = streams; s != NULL && ctx->sticky == CUDA_SUCCESS; s = s->next)
+        if (s->ctx == ctx && !s->dead)
+            fc_stream_run(s, UINT64_MAX);
+    return ctx->sticky;
+}
+
+void fc_ctx_drop_work(struct CUctx_st *ctx)
+{
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (s->ctx == ctx) {
+            while (s->head != NULL) {
+                fc_op_t *op = s->head;
+                s->head = op->next;
+                free_op(op);
+            }
+            s->tail = NULL;
+        }
+}
+
+void fc_stream_release_ctx(struct CUctx_st *ctx)
+{
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (s->ctx == ctx)
+            s->dead = true;
+    for (struct CUevent_st *e = events; e != NULL; e = e->next)
+        if (e->ctx == ctx)
+            e->dead = true;
+    ctx->null_stream = NULL;
+}
+
+FC_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuStreamCreate, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS) {
+        ;
+    } else if (phStream == NULL ||
+               (Flags != CU_STREAM_DEFAULT && Flags != CU_STREAM_NON_BLOCKING)) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        struct CUstream_st *s = calloc(1, sizeof *s);
+        if (s == NULL) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            s->magic = FC_MAGIC_STREAM;
+            s->ctx = ctx;
+            s->flags = Flags;
+            s->next = streams;
+            streams = s;
+            *phStream = s;
+        }
+    }
+    FC_END();
+}
+
+/* Runs the stream's work before it goes (assumption, as the brief of this double asks: a real
+ * driver lets it finish in the background). */
+FC_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamDestroy_v2, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        ;
+    else if (hStream == NULL || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if ((rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS &&
+             (rc = fc_stream_run(s, UINT64_MAX)) == CUDA_SUCCESS)
+        s->dead = true;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamSynchronize, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
+        (rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS) {
+        fc_stats.syncs++;
+        rc = fc_stream_run(s, UINT64_MAX);
+    }
+    FC_END();
+}
+
+/* Pending work is reported NOT_READY once before it runs, so a caller must poll as it would on a
+ * GPU, and a polling loop still ends. */
+FC_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamQuery, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
+        (rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS && s->head != NULL) {
+        if (!s->query_seen) {
+            s->query_seen = true;
+            rc = CUDA_ERROR_NOT_READY;
+        } else {
+            rc = fc_stream_run(s, UINT64_MAX);
+        }
+    }
+    FC_END();
+}
+
+/* cuda.h: the event may belong to another context or device than the stream. */
+FC_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    struct CUevent_st *e = NULL;
+    FC_BEGIN(cuStreamWaitEvent, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        ;
+    else if (Flags != CU_EVENT_WAIT_DEFAULT)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS &&
+             (rc = event_get(ctx, hEvent, true, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
+        fc_op_t *op = calloc(1, sizeof *op);
+        if (op == NULL) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            op->kind = FC_OP_WAIT;
+            op->u.wait.stream = e->stream;
+            op->u.wait.seq = e->seq;
+            fc_stream_enqueue(s, op);
+        }
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    struct CUctx_st *ctx = NULL;
+    const unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    FC_BEGIN(cuEventCreate, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS) {
+        ;
+    } else if (phEvent == NULL || (Flags & ~known) != 0 ||
+               ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        struct CUevent_st *e = calloc(1, sizeof *e);
+        if (e == NULL) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            e->magic = FC_MAGIC_EVENT;
+            e->ctx = ctx;
+            e->flags = Flags;
+            e->next = events;
+            events = e;
+            *phEvent = e;
+        }
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    struct CUevent_st *e = NULL;
+    fc_op_t *op;
+    FC_BEGIN(cuEventRecord, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS || (rc = event_get(ctx, hEvent, false, &e)) ||
+        (rc = fc_stream_get(ctx, hStream, &s)))
+        ;
+    else if ((op = calloc(1, sizeof *op)) == NULL)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        op->kind = FC_OP_RECORD;
+        op->u.record.event = e;
+        op->u.record.record_id = ++e->record_id;
+        fc_stream_enqueue(s, op);
+        e->recorded = true;
+        e->done = false;
+        e->query_seen = false;
+        e->stream = s;
+        e->seq = op->seq;
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUevent_st *e = NULL;
+    FC_BEGIN(cuEventQuery, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
+        (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
+        if (!e->query_seen) {
+            e->query_seen = true;
+            rc = CUDA_ERROR_NOT_READY;
+        } else {
+            rc = fc_stream_run(e->stream, e->seq);
+        }
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUevent_st *e = NULL;
+    FC_BEGIN(cuEventSynchronize, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
+        (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
+        fc_stats.syncs++;
+        rc = fc_stream_run(e->stream, e->seq);
+    }
+    FC_END();
+}
+
+/* cuda.h: never recorded or DISABLE_TIMING: INVALID_HANDLE; recorded but not complete:
+ * NOT_READY. The time is the wall clock between the two records' executions. */
+static CUresult elapsed(float *ms, CUevent hStart, CUevent hEnd)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUevent_st *a = NULL, *b = NULL;
+    CUresult rc;
+
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS || (rc = event_get(ctx, hStart, false, &a)) ||
+        (rc = event_get(ctx, hEnd, false, &b)))
+        return rc;
+    if (ms == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
+        (b->flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!a->done || !b->done)
+        return CUDA_ERROR_NOT_READY;
+    *ms = (float)((double)(b->time.tv_sec - a->time.tv_sec) * 1e3 +
+                  (double)(b->time.tv_nsec - a->time.tv_nsec) / 1e6);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    FC_BEGIN(cuEventElapsedTime, true);
+    rc = elapsed(pMilliseconds, hStart, hEnd);
+    FC_END();
+}
+
+/* The 12.8 entry point; the 12.4 build must not have it. */
+#if FAKECUDA_VERSION >= 12080
+FC_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    FC_BEGIN(cuEventElapsedTime_v2, true);
+    rc = elapsed(pMilliseconds, hStart, hEnd);
+    FC_END();
+}
+#endif
+
+/* cuda.h: an event destroyed before completion is released when it completes. */
+FC_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUevent_st *e = NULL;
+    FC_BEGIN(cuEventDestroy_v2, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
+        (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS)
+        e->dead = true;
+    FC_END();
+}

@@ -1,0 +1,617 @@
+/* The fake CUDA driver checked against the semantics cuda.h documents: contexts, streams,
+ * faults, queued work, pointer attributes, module compatibility and failure injection. Run under
+ * ${TJ_EMU_ENV} (driver 13.0) and ${TJ_EMU_ENV_12} (driver 12.4); kernels come from the real
+ * NVRTC through the shim. `test_fakecuda inject` is the child that runs with FAKECUDA_FAIL. */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* Exported by every driver since 3.2 but no longer declared by the 13.0 cuda.h. */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+
+static const char kernels_src[] =
+    "extern \"C\" __global__ void fill(unsigned *p, unsigned n, unsigned v)\n"
+    "{\n"
+    "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        p[i] = v + i;\n"
+    "}\n"
+    "/* extern \"C\" __global__ void not_a_kernel(int x) */\n"
+    "extern \"C\" __global__ void poke(char *p, long long off)\n"
+    "{\n"
+    "    if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+    "        p[off] = 1;\n"
+    "}\n"
+    "extern \"C\" __global__ void load8(const char *p, long long off, unsigned long long *out)\n"
+    "{\n"
+    "    if (threadIdx.x == 0)\n"
+    "        *out = *(const unsigned long long *)(p + off);\n"
+    "}\n";
+
+static int driver_version;
+static long long (*stats)(const char *);
+
+/* ---- NVRTC through the shim ----------------------------------------------------------------- */
+
+static struct {
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                          const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*ptx_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*ptx)(nvrtcProgram, char *);
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+} nv;
+
+static void nvrtc_open(void)
+{
+    void *lib = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib != NULL);
+    *(void **)&nv.create = dlsym(lib, "nvrtcCreateProgram");
+    *(void **)&nv.compile = dlsym(lib, "nvrtcCompileProgram");
+    *(void **)&nv.ptx_size = dlsym(lib, "nvrtcGetPTXSize");
+    *(void **)&nv.ptx = dlsym(lib, "nvrtcGetPTX");
+    *(void **)&nv.cubin_size = dlsym(lib, "nvrtcGetCUBINSize");
+    *(void **)&nv.cubin = dlsym(lib, "nvrtcGetCUBIN");
+    *(void **)&nv.destroy = dlsym(lib, "nvrtcDestroyProgram");
+    REQUIRE(nv.create && nv.compile && nv.ptx_size && nv.ptx && nv.cubin_size && nv.cubin &&
+            nv.destroy);
+}
+
+/* "sm_80" gives a CUBIN, "compute_80" PTX; either ends with the shim's trailer. */
+static char *nvrtc_image(const char *arch)
+{
+    nvrtcProgram prog;
+    char option[64];
+    const char *options[] = {option};
+    size_t size;
+    char *image;
+    int cubin = strncmp(arch, "sm_", 3) == 0;
+
+    snprintf(option, sizeof option, "-arch=%s", arch);
+    REQUIRE(nv.create(&prog, kernels_src, "kernels.cu", 0, NULL, NULL) == NVRTC_SUCCESS);
+    REQUIRE(nv.compile(prog, 1, options) == NVRTC_SUCCESS);
+    REQUIRE((cubin ? nv.cubin_size(prog, &size) : nv.ptx_size(prog, &size)) == NVRTC_SUCCESS);
+    image = malloc(size);
+    REQUIRE(image != NULL);
+    REQUIRE((cubin ? nv.cubin(prog, image) : nv.ptx(prog, image)) == NVRTC_SUCCESS);
+    nv.destroy(&prog);
+    return image;
+}
+
+/* PTX the running driver accepts: NVRTC 13 writes ISA 9.0, which driver 12.4 refuses, so the
+ * 12.4 run checks that and then loads it relabelled 8.4 (the kernels use nothing newer). */
+static char *ptx_for_driver(void)
+{
+    char *ptx = nvrtc_image("compute_80");
+    if (driver_version < 13000) {
+        char *v = strstr(ptx, ".version 9.0");
+        REQUIRE(v != NULL);
+        memcpy(v, ".version 8.4", 12);
+    }
+    return ptx;
+}
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static CUcontext new_context(int dev)
+{
+    CUcontext ctx;
+    REQUIRE(cuCtxCreate_v2(&ctx, 0, dev) == CUDA_SUCCESS);
+    return ctx;
+}
+
+static void launch1(CUfunction f, unsigned grid, unsigned block, CUstream s, void **params,
+                    CUresult expect)
+{
+    CHECK_EQ_INT(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL), expect);
+}
+
+/* ---- scenarios ------------------------------------------------------------------------------- */
+
+static void check_no_context(void)
+{
+    CUdeviceptr p;
+    CUcontext cur = (CUcontext)1;
+    CHECK_EQ_INT(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CHECK(cur == NULL);
+    CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuStreamSynchronize(NULL), CUDA_ERROR_INVALID_CONTEXT);
+}
+
+static void check_primary(void)
+{
+    CUcontext a, b, cur;
+    unsigned flags;
+    int active;
+    CUdeviceptr p;
+
+    CHECK_EQ_INT(cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    CHECK_EQ_INT(active, 0);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&a, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&b, 0), CUDA_SUCCESS);
+    CHECK(a == b);
+    CHECK_EQ_INT(cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    CHECK_EQ_INT(active, 1);
+    CHECK_EQ_INT(cuCtxSetCurrent(a), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    CHECK_EQ_INT(active, 1);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+    CHECK_EQ_INT(active, 0);
+    /* Still current but deactivated: its memory is gone and calls fail. */
+    CHECK_EQ_INT(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CHECK(cur == a);
+    CHECK_EQ_INT(cuMemFree(p), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    /* Retained again: the same handle, a fresh context without the old allocation. */
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&b, 0), CUDA_SUCCESS);
+    CHECK(a == b);
+    CHECK_EQ_INT(cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+}
+
+static void *other_thread(void *arg)
+{
+    CUcontext cur = (CUcontext)1;
+    CUdeviceptr p;
+    int *ok = arg;
+    *ok = cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == NULL &&
+          cuMemAlloc(&p, 16) == CUDA_ERROR_INVALID_CONTEXT;
+    return NULL;
+}
+
+static void check_stack_and_threads(void)
+{
+    CUcontext a = new_context(0), b, cur, popped;
+    pthread_t t;
+    int ok = 0;
+    CUstream s;
+
+    b = new_context(0); /* pushed over a */
+    CHECK_EQ_INT(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CHECK(cur == b);
+    CHECK_EQ_INT(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    CHECK(popped == b);
+    CHECK_EQ_INT(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CHECK(cur == a);
+    REQUIRE(pthread_create(&t, NULL, other_thread, &ok) == 0);
+    pthread_join(t, NULL);
+    CHECK(ok);
+    /* A stream of context a used while b is current. */
+    CHECK_EQ_INT(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPushCurrent(b), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_EQ_INT(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(b), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(a), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+    CHECK(cur == NULL);
+    CHECK_EQ_INT(cuCtxPopCurrent(&popped), CUDA_ERROR_INVALID_CONTEXT);
+}
+
+static void check_host_access_faults(void)
+{
+    CUcontext ctx = new_context(0);
+    CUdeviceptr p;
+    pid_t pid;
+    int status;
+
+    CHECK_EQ_INT(cuMemAlloc(&p, 4096), CUDA_SUCCESS);
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        volatile unsigned char *host = (volatile unsigned char *)(uintptr_t)p;
+        _exit(host[0] == 0xCD ? 0 : 1);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+static CUmodule load_module(CUresult *rc)
+{
+    CUmodule mod = NULL;
+    char *ptx = ptx_for_driver();
+    *rc = cuModuleLoadData(&mod, ptx);
+    free(ptx);
+    return mod;
+}
+
+static CUfunction function(CUmodule mod, const char *name)
+{
+    CUfunction f = NULL;
+    CHECK_EQ_INT(cuModuleGetFunction(&f, mod, name), CUDA_SUCCESS);
+    return f;
+}
+
+static void check_guard_page(void)
+{
+    CUcontext ctx = new_context(0), fresh;
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    CUdeviceptr p, q;
+    long long off = 4096;
+    void *params[] = {&p, &off};
+    unsigned host[8];
+    unsigned n = 8, v = 100;
+    void *fill_params[] = {&q, &n, &v};
+
+    REQUIRE(rc == CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 4096), CUDA_SUCCESS);
+    launch1(function(mod, "poke"), 1, 32, NULL, params, CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemAlloc(&q, 16), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuStreamSynchronize(NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuModuleUnload(mod), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+
+    fresh = new_context(0);
+    mod = load_module(&rc);
+    REQUIRE(rc == CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&q, sizeof host), CUDA_SUCCESS);
+    launch1(function(mod, "fill"), 1, 32, NULL, fill_params, CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, q, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[7], 107);
+    CHECK_EQ_INT(cuCtxDestroy(fresh), CUDA_SUCCESS);
+}
+
+static void check_misaligned(void)
+{
+    CUcontext ctx = new_context(0);
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    CUdeviceptr p, out;
+    long long off = 1;
+    void *params[] = {&p, &off, &out};
+
+    REQUIRE(rc == CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&out, 8), CUDA_SUCCESS);
+    launch1(function(mod, "load8"), 1, 1, NULL, params, CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_ERROR_MISALIGNED_ADDRESS);
+    CHECK_EQ_INT(cuMemFree(p), CUDA_ERROR_MISALIGNED_ADDRESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* A kernel's writes to mapped page-locked memory are not visible before the host synchronises,
+ * and its parameters are captured at launch. */
+static void check_queued_work(void)
+{
+    CUcontext ctx = new_context(0);
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    CUstream s;
+    CUevent e0, e1;
+    unsigned *host;
+    CUdeviceptr dev, d;
+    unsigned n = 64, v = 7;
+    void *params[] = {&dev, &n, &v};
+    float ms;
+
+    REQUIRE(rc == CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostAlloc((void **)&host, n * sizeof *host, CU_MEMHOSTALLOC_DEVICEMAP),
+                 CUDA_SUCCESS);
+    memset(host, 0, n * sizeof *host);
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dev, host, 0), CUDA_SUCCESS);
+    CHECK(dev == (CUdeviceptr)(uintptr_t)host);
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dev, host, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuStreamCreate(&s, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuEventCreate(&e0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuEventCreate(&e1, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuEventRecord(e0, s), CUDA_SUCCESS);
+    launch1(function(mod, "fill"), 2, 32, s, params, CUDA_SUCCESS);
+    v = 1000; /* must not change the queued launch */
+    CHECK_EQ_INT(cuEventRecord(e1, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[5], 0);
+    CHECK_EQ_INT(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    CHECK_EQ_INT(host[5], 0);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[5], 12);
+    CHECK_EQ_INT(host[63], 70);
+    CHECK_EQ_INT(cuStreamQuery(s), CUDA_SUCCESS);
+    /* Through cuGetProcAddress: the 12.4 build has no cuEventElapsedTime_v2 to link to. */
+    {
+        CUresult (*elapsed)(float *, CUevent, CUevent) = NULL;
+        CHECK_EQ_INT(
+            cuGetProcAddress("cuEventElapsedTime", (void **)&elapsed, driver_version, 0, NULL),
+            CUDA_SUCCESS);
+        REQUIRE(elapsed != NULL);
+        CHECK_EQ_INT(elapsed(&ms, e0, e1), CUDA_SUCCESS);
+        CHECK(ms >= 0);
+    }
+
+    /* An async copy from pageable memory captures the source at the call. */
+    {
+        unsigned src[4] = {1, 2, 3, 4}, back[4] = {0};
+        CHECK_EQ_INT(cuMemAlloc(&d, sizeof src), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemcpyHtoDAsync(d, src, sizeof src, s), CUDA_SUCCESS);
+        src[0] = 99;
+        CHECK_EQ_INT(cuMemcpyDtoHAsync(back, d, sizeof back, s), CUDA_SUCCESS); /* pageable */
+        CHECK_EQ_INT(back[0], 1);
+        CHECK_EQ_INT(back[3], 4);
+        /* Into page-locked memory it is queued. */
+        host[0] = 0;
+        CHECK_EQ_INT(cuMemcpyDtoHAsync(host, d, sizeof src, s), CUDA_SUCCESS);
+        CHECK_EQ_INT(host[0], 0);
+        CHECK_EQ_INT(cuEventRecord(e1, s), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventSynchronize(e1), CUDA_SUCCESS);
+        CHECK_EQ_INT(host[0], 1);
+        /* Out of an allocation: refused. */
+        CHECK_EQ_INT(cuMemcpyHtoD(d + 8, src, sizeof src), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemsetD8(d, 0, sizeof src + 1), CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuEventDestroy(e0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeHost(host), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+static void check_pointer_attributes(void)
+{
+    CUcontext ctx = new_context(1);
+    CUdeviceptr dev, managed, start;
+    void *pinned;
+    int on_stack = 0, ordinal = -1;
+    unsigned type = 99, is_managed = 99;
+    size_t size = 0;
+    CUcontext owner = NULL;
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        CU_POINTER_ATTRIBUTE_IS_MANAGED,  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE,  CU_POINTER_ATTRIBUTE_CONTEXT};
+    void *data[] = {&type, &ordinal, &is_managed, &start, &size, &owner};
+
+    CHECK_EQ_INT(cuMemAlloc(&dev, 1000), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocManaged(&managed, 100, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostAlloc(&pinned, 100, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(dev % 256, 0);
+
+    CHECK_EQ_INT(cuPointerGetAttributes(6, attrs, data, dev + 10), CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEMORYTYPE_DEVICE);
+    CHECK_EQ_INT(ordinal, 1);
+    CHECK_EQ_INT(is_managed, 0);
+    CHECK(start == dev);
+    CHECK_EQ_INT(size, 1000);
+    CHECK(owner == ctx);
+
+    CHECK_EQ_INT(cuPointerGetAttributes(6, attrs, data, managed), CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEMORYTYPE_DEVICE);
+    CHECK_EQ_INT(is_managed, 1);
+    ((volatile char *)(uintptr_t)managed)[0] = 1; /* managed memory is host-accessible */
+
+    CHECK_EQ_INT(cuPointerGetAttributes(6, attrs, data, (CUdeviceptr)(uintptr_t)pinned + 99),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(size, 100);
+
+    /* Unknown memory: the plural form succeeds with every value zero ... */
+    CHECK_EQ_INT(cuPointerGetAttributes(6, attrs, data, (CUdeviceptr)(uintptr_t)&on_stack),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, 0);
+    CHECK_EQ_INT(ordinal, 0);
+    CHECK_EQ_INT(size, 0);
+    CHECK(owner == NULL);
+    /* ... and the singular form refuses it, as it does one past the end. */
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       (CUdeviceptr)(uintptr_t)&on_stack),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dev + 1000),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, dev + 999),
+                 CUDA_SUCCESS);
+    CHECK(start == dev);
+    {
+        CUdeviceptr base = 0;
+        size_t len = 0;
+        CHECK_EQ_INT(cuMemGetAddressRange(&base, &len, dev + 5), CUDA_SUCCESS);
+        CHECK(base == dev && len == 1000);
+    }
+    CHECK_EQ_INT(cuMemFree(dev), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dev),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
+static void check_module_rules(void)
+{
+    char *sm80 = nvrtc_image("sm_80"), *sm90 = nvrtc_image("sm_90"), *ptx;
+    CUcontext c0 = new_context(0), c1;
+    CUmodule mod;
+    CUfunction f;
+    CUresult rc;
+    CUresult newer = driver_version < 13000 ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
+
+    CHECK_EQ_INT(cuModuleLoadData(&mod, sm80), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    /* On driver 12.4 a CUBIN from toolkit 13 does not load at all. */
+    CHECK_EQ_INT(cuModuleLoadData(&mod, sm90), newer);
+    CHECK_EQ_INT(cuModuleLoadData(&mod, "garbage"), CUDA_ERROR_INVALID_IMAGE);
+    c1 = new_context(1); /* sm_86 */
+    CHECK_EQ_INT(cuModuleLoadData(&mod, sm80), newer);
+    if (newer == CUDA_SUCCESS) {
+        f = function(mod, "fill");
+        CHECK(f != NULL);
+        CHECK_EQ_INT(cuModuleGetFunction(&f, mod, "not_a_kernel"), CUDA_ERROR_NOT_FOUND);
+        CHECK_EQ_INT(cuModuleGetFunction(&f, mod, "nope"), CUDA_ERROR_NOT_FOUND);
+        CHECK_EQ_INT(cuModuleUnload(mod), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuModuleLoadData(&mod, sm90), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    ptx = nvrtc_image("compute_90");
+    CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), driver_version < 13000
+                                                  ? CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+                                                  : CUDA_ERROR_NO_BINARY_FOR_GPU);
+    free(ptx);
+    /* An ISA newer than any driver here knows. */
+    CHECK_EQ_INT(cuModuleLoadData(&mod, "// c\n.version 9.9\n.target sm_80\n"),
+                 CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+    CHECK_EQ_INT(cuCtxDestroy(c1), CUDA_SUCCESS);
+
+    /* Launch limits, and a function used from another context. */
+    mod = load_module(&rc);
+    REQUIRE(rc == CUDA_SUCCESS);
+    f = function(mod, "fill");
+    {
+        CUdeviceptr p;
+        unsigned n = 1, v = 0;
+        void *params[] = {&p, &n, &v};
+        CHECK_EQ_INT(cuMemAlloc(&p, 4), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuLaunchKernel(f, 1, 1, 1, 32, 32, 2, 0, NULL, params, NULL),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuLaunchKernel(f, 0, 1, 1, 32, 1, 1, 0, NULL, params, NULL),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuLaunchKernel(f, 1, 65536, 1, 32, 1, 1, 0, NULL, params, NULL),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 49 * 1024, NULL, params, NULL),
+                     CUDA_ERROR_INVALID_VALUE);
+        c1 = new_context(0);
+        CHECK_EQ_INT(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL),
+                     CUDA_ERROR_INVALID_HANDLE);
+        CHECK_EQ_INT(cuCtxDestroy(c1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuCtxDestroy(c0), CUDA_SUCCESS);
+    free(sm80);
+    free(sm90);
+}
+
+/* The second load of the same source compiles nothing: the kernel cache serves it. */
+static void check_kernel_cache(void)
+{
+    CUcontext ctx = new_context(0);
+    CUresult rc;
+    long long before = stats("kernel_compiles");
+    CUmodule mod = load_module(&rc);
+    CHECK_EQ_INT(rc, CUDA_SUCCESS);
+    CHECK_EQ_INT(stats("kernel_compiles"), before);
+    CHECK_EQ_INT(cuModuleUnload(mod), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* Entry points newer than 12.4 are absent from that build and resolved by version. */
+static void check_versions(void)
+{
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult status;
+    int newer = driver_version >= 13000;
+
+    CHECK_EQ_INT(dlsym(RTLD_DEFAULT, "cuEventElapsedTime_v2") != NULL, newer);
+    CHECK_EQ_INT(dlsym(RTLD_DEFAULT, "cuCtxCreate_v4") != NULL, newer);
+    CHECK_EQ_INT(cuGetProcAddress("cuEventElapsedTime", &fn, 12080, 0, &status), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, newer ? "cuEventElapsedTime_v2" : "cuEventElapsedTime"));
+    CHECK_EQ_INT(cuGetProcAddress("cuEventElapsedTime", &fn, 12000, 0, &status), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, "cuEventElapsedTime"));
+    CHECK_EQ_INT(cuGetProcAddress("cuCtxCreate", &fn, 13000, 0, &status), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, newer ? "cuCtxCreate_v4" : "cuCtxCreate_v2"));
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAlloc", &fn, 13000, 0, &status), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
+    CHECK_EQ_INT(cuGetProcAddress("cuNoSuchThing", &fn, 13000, 0, &status), CUDA_ERROR_NOT_FOUND);
+    CHECK_EQ_INT(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAllocManaged", &fn, 5000, 0, &status),
+                 CUDA_ERROR_NOT_FOUND);
+    CHECK_EQ_INT(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+}
+
+/* Run with FAKECUDA_FAIL=cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,
+ * cuMemcpyDtoH_v2:1,cuStreamSynchronize:2=700. */
+static int inject_child(void)
+{
+    CUcontext ctx = new_context(0);
+    CUdeviceptr p;
+    CUmodule mod = NULL;
+    CUfunction f;
+    char *ptx = ptx_for_driver();
+    unsigned n = 4, v = 1, host[4];
+    void *params[] = {&p, &n, &v};
+
+    CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), CUDA_ERROR_INVALID_IMAGE);
+    CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), CUDA_SUCCESS);
+    f = function(mod, "fill");
+    launch1(f, 1, 32, NULL, params, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    launch1(f, 1, 32, NULL, params, CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, p, sizeof host), CUDA_ERROR_UNKNOWN);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, p, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[3], 4);
+    CHECK_EQ_INT(cuStreamSynchronize(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    free(ptx);
+    return check_failures ? 1 : 0;
+}
+
+static void check_injection(const char *self)
+{
+    pid_t pid;
+    int status;
+
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        setenv("FAKECUDA_FAIL",
+               "cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,cuMemcpyDtoH_v2:1,"
+               "cuStreamSynchronize:2=700",
+               1);
+        execl(self, self, "inject", (char *)NULL);
+        _exit(127);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    int count = 0;
+    CUdeviceptr p;
+
+    /* Two devices, sm_90 and sm_86, for the module rules. */
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    setenv("FAKECUDA_SM", "90,86", 1);
+    *(void **)&stats = dlsym(RTLD_DEFAULT, "fakecuda_stats");
+    REQUIRE(stats != NULL);
+    CHECK_EQ_INT(cuDriverGetVersion(&driver_version), CUDA_SUCCESS);
+    if (argc == 1)
+        CHECK_EQ_INT(cuMemAlloc(&p, 1), CUDA_ERROR_NOT_INITIALIZED);
+    REQUIRE(cuInit(0) == CUDA_SUCCESS);
+    nvrtc_open();
+    if (argc > 1 && strcmp(argv[1], "inject") == 0)
+        return inject_child();
+    CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
+    CHECK_EQ_INT(count, 2);
+    check_no_context();
+    check_primary();
+    check_stack_and_threads();
+    check_host_access_faults();
+    check_guard_page();
+    check_misaligned();
+    check_queued_work();
+    check_pointer_attributes();
+    check_module_rules();
+    check_kernel_cache();
+    check_versions();
+    check_injection(argv[0]);
+    CHECK_DONE();
+}
