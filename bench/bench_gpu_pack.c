@@ -3,7 +3,10 @@
  * cuMemcpy2DAsync (2-D only) and the device-to-device copy of the same bytes (the ceiling), all
  * in one run, plus MPI_Pack call-to-return times for small objects. Prints CSV on stdout.
  *
- *   LD_PRELOAD=libtypejit.so bench_gpu_pack [--quick] [--small-only]
+ *   LD_PRELOAD=libtypejit.so bench_gpu_pack [--quick] [--small-only] [--smoke]
+ *
+ * --smoke runs every path on tiny objects (a 64^3 grid, objects up to 64 KiB): a plumbing check
+ * for the CPU-only test driver, whose timings mean nothing.
  *
  * Each row reports the time, GB/s of packed bytes, and the fraction of the sector floor: the time
  * to move every 32-byte sector the object touches plus the packed bytes at the measured ceiling
@@ -95,13 +98,17 @@ static void do_copy(void *p)
     tj_gpu_copy_2d(c->dst, c->bytes, c->src, c->bytes, c->bytes, 1);
 }
 
+static int max_reps = 200; /* timed repetitions of one measurement, at most */
+
 static int reps_for(int64_t bytes)
 {
     int64_t r = ((int64_t)256 << 20) / (bytes > 0 ? bytes : 1);
-    return (int)(r < 5 ? 5 : r > 200 ? 200 : r);
+    r = r < 5 ? 5 : r > 200 ? 200 : r;
+    return (int)(r < max_reps ? r : max_reps);
 }
 
 static double ceiling_bw; /* bytes moved (read + write) per second by a device copy */
+static int small_reps = 2000; /* MPI_Pack calls timed per small object */
 static char target[32];
 
 static double time_fn(void (*fn)(void *), void *arg, int reps)
@@ -146,12 +153,12 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
 
     /* JIT kernel */
     if (tj_kernels_get(b, b->word, dir, target, &k, NULL) == TJ_OK &&
-        tj_kernels_function(k, 0, &l.fn) == TJ_OK) {
+        tj_kernels_function(k, &l.fn) == TJ_OK) {
         tj_gen_launch(b, b->word, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "jit", time_fn(do_launch, &l, reps), floor_t);
     }
     /* generic kernel */
-    if (tj_kernels_generic(dir, target, &k) == TJ_OK && tj_kernels_function(k, 0, &l.fn) == TJ_OK) {
+    if (tj_kernels_generic(dir, target, &k) == TJ_OK && tj_kernels_function(k, &l.fn) == TJ_OK) {
         tj_gen_generic_params(b, b->word, &l.params);
         tj_gen_generic_launch(b, b->word, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "generic", time_fn(do_launch, &l, reps),
@@ -177,12 +184,12 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
         row(kind, name, run, count, bytes, dirname, "memcpy2d", time_fn(do_copy2d, &c, reps),
             floor_t);
     }
-    /* the same bytes, contiguous: the ceiling */
+    /* the same bytes, contiguous, in the same direction: the ceiling */
     {
         copy_t c = {0};
         c.bytes = (size_t)bytes;
-        c.src = typed;
-        c.dst = packed;
+        c.src = dir == TJ_DIR_PACK ? typed : packed;
+        c.dst = dir == TJ_DIR_PACK ? packed : typed;
         row(kind, name, run, count, bytes, dirname, "copy", time_fn(do_copy, &c, reps), floor_t);
     }
 }
@@ -217,19 +224,24 @@ static MPI_Datatype halo_region(int d, int n, int r)
 static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
 {
     printf("\n# MPI_Pack call-to-return, device -> device, 2-D objects, pitch 512 B, median of "
-           "2000\n");
+           "%d\n", small_reps);
     printf("small_bytes,run,mpi_pack_us,launch_sync_us,kernel_us,typejit_host_us\n");
     for (int64_t total = 64; total <= 65536; total *= 4) {
         int run = total >= 1024 ? 64 : 8;
         MPI_Datatype t = object_2d(total, run);
         tj_block_t b;
-        double s[2000], l2[2000], kern = 0;
+        double *s = calloc((size_t)small_reps, sizeof(double));
+        double *l2 = calloc((size_t)small_reps, sizeof(double));
+        double kern = 0;
         tj_kernel_t *k;
         launch_t l = {0};
         int pos;
 
-        tj_translate_block(t, &b, NULL);
-        for (int i = 0; i < 2000; i++) {
+        if (s == NULL || l2 == NULL || tj_translate_block(t, &b, NULL) != TJ_OK) {
+            fprintf(stderr, "bench_gpu_pack: out of memory or untranslatable small object\n");
+            exit(1);
+        }
+        for (int i = 0; i < small_reps; i++) {
             pos = 0;
             double t0 = now();
             MPI_Pack((void *)(uintptr_t)typed, 1, t, (void *)(uintptr_t)packed, (int)total, &pos,
@@ -237,7 +249,7 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
             s[i] = now() - t0;
         }
         if (tj_kernels_get(&b, b.word, TJ_DIR_PACK, target, &k, NULL) == TJ_OK &&
-            tj_kernels_function(k, 0, &l.fn) == TJ_OK) {
+            tj_kernels_function(k, &l.fn) == TJ_OK) {
             l.dst = packed;
             l.src = typed;
             l.count = 1;
@@ -245,37 +257,54 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
             l.args[1] = &l.src;
             l.args[2] = &l.count;
             tj_gen_launch(&b, b.word, 1, &l.geo);
-            for (int i = 0; i < 2000; i++) {
+            for (int i = 0; i < small_reps; i++) {
                 double t0 = now();
                 do_launch(&l);
                 tj_gpu_sync();
                 l2[i] = now() - t0;
             }
-            kern = time_fn(do_launch, &l, 200);
+            kern = time_fn(do_launch, &l, max_reps);
         }
-        qsort(s, 2000, sizeof(double), cmp_double);
-        qsort(l2, 2000, sizeof(double), cmp_double);
-        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, s[1000] * 1e6,
-               l2[1000] * 1e6, kern * 1e6, (s[1000] - l2[1000]) * 1e6);
+        qsort(s, (size_t)small_reps, sizeof(double), cmp_double);
+        qsort(l2, (size_t)small_reps, sizeof(double), cmp_double);
+        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, s[small_reps / 2] * 1e6,
+               l2[small_reps / 2] * 1e6, kern * 1e6, (s[small_reps / 2] - l2[small_reps / 2]) * 1e6);
         MPI_Type_free(&t);
+        free(s);
+        free(l2);
     }
 }
 
 int main(int argc, char **argv)
 {
-    bool quick = false, small_only = false;
+    bool quick = false, small_only = false, smoke = false;
     tj_devptr_t typed, packed, ceil_a, ceil_b, mapped_dev;
     void *mapped;
-    size_t grid_bytes = (size_t)512 * 512 * 512 * 4;
-    size_t typed_bytes = grid_bytes * 8 + ((size_t)64 << 20);
+    int n = 512;
+    int64_t max_total = (int64_t)64 << 20;
+    size_t grid_bytes, typed_bytes, packed_bytes = (size_t)512 << 20;
 
     MPI_Init(&argc, &argv);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
+        if (strcmp(argv[i], "--quick") == 0) {
             quick = true;
-        else if (strcmp(argv[i], "--small-only") == 0)
+        } else if (strcmp(argv[i], "--small-only") == 0) {
             small_only = true;
+        } else if (strcmp(argv[i], "--smoke") == 0) {
+            smoke = quick = true;
+            n = 64;
+            max_total = (int64_t)64 << 10;
+            packed_bytes = (size_t)8 << 20;
+            small_reps = 20;
+            max_reps = 2;
+        } else {
+            fprintf(stderr, "usage: bench_gpu_pack [--quick] [--small-only] [--smoke]\n");
+            MPI_Finalize();
+            return 2;
+        }
     }
+    grid_bytes = (size_t)n * n * n * 4;
+    typed_bytes = grid_bytes * 8 + (smoke ? ((size_t)1 << 20) : ((size_t)64 << 20));
     if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
         printf("# no CUDA device found: the GPU sweep needs one; nothing was measured\n");
         MPI_Finalize();
@@ -284,19 +313,20 @@ int main(int argc, char **argv)
     if (dlsym(RTLD_DEFAULT, "tj_version") == NULL)
         printf("# warning: libtypejit.so is not preloaded; MPI_Pack timings are skipped\n");
     tj_kernels_target(0, target, sizeof(target));
-    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK || tj_gpu_alloc((size_t)512 << 20, &packed) ||
-        tj_gpu_alloc_host((size_t)512 << 20, &mapped) != TJ_OK ||
+    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK || tj_gpu_alloc(packed_bytes, &packed) != TJ_OK ||
+        tj_gpu_alloc_host(packed_bytes, &mapped) != TJ_OK ||
         tj_gpu_host_devptr(mapped, &mapped_dev) != TJ_OK) {
         fprintf(stderr, "bench_gpu_pack: cannot allocate the buffers\n");
         return 1;
     }
     tj_gpu_memset(typed, 1, typed_bytes);
 
-    /* The ceiling: a 256 MiB device-to-device copy moves 512 MiB. */
+    /* The ceiling: a device-to-device copy of half the packed buffer (256 MiB) moves twice
+     * its size. */
     ceil_a = typed;
     ceil_b = packed;
-    copy_t c = {.dst = ceil_b, .src = ceil_a, .bytes = (size_t)256 << 20};
-    double tc = time_fn(do_copy, &c, 20);
+    copy_t c = {.dst = ceil_b, .src = ceil_a, .bytes = packed_bytes / 2};
+    double tc = time_fn(do_copy, &c, max_reps < 20 ? max_reps : 20);
     ceiling_bw = 2.0 * (double)c.bytes / tc;
     printf("# device %s, ceiling (device-to-device copy) %.1f GB/s read+write\n", target,
            ceiling_bw / 1e9);
@@ -307,7 +337,7 @@ int main(int argc, char **argv)
         goto out;
 
     printf("\nkind,object,run,count,bytes,direction,method,time_us,GBps,floor_fraction\n");
-    for (int64_t total = 1024; total <= ((int64_t)64 << 20); total *= quick ? 16 : 4) {
+    for (int64_t total = 1024; total <= max_total; total *= quick ? 16 : 4) {
         for (int run = 1; run <= 512; run *= 2) {
             if (total / run * 512 > (int64_t)typed_bytes || total < run)
                 continue;
@@ -329,13 +359,13 @@ int main(int argc, char **argv)
     for (int d = 0; d < 27; d++) {
         if (d == 13)
             continue;
-        MPI_Datatype t = halo_region(d, 512, 2);
+        MPI_Datatype t = halo_region(d, n, 2);
         tj_block_t b;
         char name[32];
         snprintf(name, sizeof(name), "halo(%+d%+d%+d)", d / 9 - 1, d / 3 % 3 - 1, d % 3 - 1);
         if (tj_translate_block(t, &b, NULL) == TJ_OK) {
             for (int count = 1; count <= 8; count += 7) {
-                if (b.size * count > ((int64_t)512 << 20))
+                if (b.size * count > (int64_t)packed_bytes)
                     continue;
                 measure("3d", name, 0, &b, count, TJ_DIR_PACK, "pack-d2d", typed, packed, false);
                 measure("3d", name, 0, &b, count, TJ_DIR_UNPACK, "unpack-d2d", typed, packed,

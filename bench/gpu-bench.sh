@@ -35,6 +35,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 ||
     { tail -20 "$out/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1 ||
     { grep -m5 -i error "$out/build.log"; exit 1; }
+build=$(cd "$build" && pwd) # BUILD may be relative or absolute
 
 device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)
 if [ -z "$device" ]; then
@@ -49,8 +50,8 @@ date -u +"date: %Y-%m-%dT%H:%MZ" | tee -a "$out/device.txt"
 tests_rc=$?
 tail -6 "$out/gpu-ctest.log"
 
-export TYPEJIT_CACHE_DIR="$PWD/$build/bench-cache"
-LD_PRELOAD="$PWD/$build/libtypejit.so" "$build/bench/bench_gpu_pack" $quick >"$out/gpu_pack.txt"
+export TYPEJIT_CACHE_DIR="$build/bench-cache"
+LD_PRELOAD="$build/libtypejit.so" "$build/bench/bench_gpu_pack" $quick >"$out/gpu_pack.txt"
 bench_rc=$?
 # Split the small-object table and the sweep into two CSV files.
 awk '/^small_bytes/{s=1} /^kind,/{s=2} s==1 && NF{print > "'"$out"'/gpu_small.csv"}

@@ -6,8 +6,14 @@
  * cell is then checked against the value its owner holds, and rank 0 prints what typejit made of
  * each datatype.
  *
- *   halo3d [--n N] [--radius R] [--iters K] [--quiet]
+ * With --device the grid lives in GPU memory (the CUDA driver is opened with dlopen, so the host
+ * mode needs none) and the packed buffers in page-locked mapped host memory: MPI_Pack and
+ * MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware or not, moves
+ * host memory. The check copies the grid back to the host.
+ *
+ *   halo3d [--n N] [--radius R] [--iters K] [--host | --device] [--quiet]
  */
+#include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -18,7 +24,105 @@
 
 typedef int (*describe_fn)(const void *, char *, size_t);
 
-static int n = 32, radius = 2, iters = 10, quiet = 0;
+static int n = 32, radius = 2, iters = 10, quiet = 0, device = 0;
+
+static const char usage[] =
+    "usage: halo3d [--n N] [--radius R] [--iters K] [--host | --device] [--quiet]\n"
+    "  --n N       points per side per rank (default 32)\n"
+    "  --radius R  ghost-shell radius, 1 <= R <= N (default 2)\n"
+    "  --iters K   exchanges, K >= 1 (default 10)\n"
+    "  --host      grid in host memory (default)\n"
+    "  --device    grid in GPU memory, packed buffers in page-locked host memory\n"
+    "  --quiet     print only the PASS/FAIL line\n";
+
+/* The few driver calls the device mode makes, as an application would. */
+static struct {
+    __typeof__(&cuInit) init;
+    __typeof__(&cuDeviceGetCount) device_count;
+    __typeof__(&cuDeviceGet) device_get;
+    __typeof__(&cuDevicePrimaryCtxRetain) retain;
+    __typeof__(&cuCtxSetCurrent) set_current;
+    __typeof__(&cuMemAlloc) alloc;
+    __typeof__(&cuMemFree) free;
+    __typeof__(&cuMemHostAlloc) host_alloc;
+    __typeof__(&cuMemFreeHost) host_free;
+    __typeof__(&cuMemcpyHtoD) htod;
+    __typeof__(&cuMemcpyDtoH) dtoh;
+} cu;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "halo3d: %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void cu_ok(CUresult rc, const char *call)
+{
+    char text[128];
+    if (rc == CUDA_SUCCESS)
+        return;
+    snprintf(text, sizeof(text), "%s failed (CUDA error %d)", call, (int)rc);
+    die(text);
+}
+
+/* Open the driver and make device (local rank mod devices) current. */
+static void device_open(MPI_Comm world)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    MPI_Comm node;
+    CUdevice dev;
+    CUcontext ctx;
+    int local, ndev = 0;
+
+    if (lib == NULL)
+        die("--device needs the CUDA driver (libcuda.so.1)");
+    *(void **)&cu.init = dlsym(lib, "cuInit");
+    *(void **)&cu.device_count = dlsym(lib, "cuDeviceGetCount");
+    *(void **)&cu.device_get = dlsym(lib, "cuDeviceGet");
+    *(void **)&cu.retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
+    *(void **)&cu.set_current = dlsym(lib, "cuCtxSetCurrent");
+    *(void **)&cu.alloc = dlsym(lib, "cuMemAlloc_v2");
+    *(void **)&cu.free = dlsym(lib, "cuMemFree_v2");
+    *(void **)&cu.host_alloc = dlsym(lib, "cuMemHostAlloc");
+    *(void **)&cu.host_free = dlsym(lib, "cuMemFreeHost");
+    *(void **)&cu.htod = dlsym(lib, "cuMemcpyHtoD_v2");
+    *(void **)&cu.dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
+    if (!cu.init || !cu.device_count || !cu.device_get || !cu.retain || !cu.set_current ||
+        !cu.alloc || !cu.free || !cu.host_alloc || !cu.host_free || !cu.htod || !cu.dtoh)
+        die("the CUDA driver lacks a function --device needs");
+    cu_ok(cu.init(0), "cuInit");
+    cu_ok(cu.device_count(&ndev), "cuDeviceGetCount");
+    if (ndev < 1)
+        die("--device needs a CUDA device");
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    cu_ok(cu.device_get(&dev, local % ndev), "cuDeviceGet");
+    cu_ok(cu.retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    cu_ok(cu.set_current(ctx), "cuCtxSetCurrent");
+}
+
+/* Page-locked host memory the device can write (the packed buffers of the device mode). */
+static void *pinned(size_t len)
+{
+    void *p;
+    cu_ok(cu.host_alloc(&p, len ? len : 1, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+          "cuMemHostAlloc");
+    return p;
+}
+
+/* A positive int option value, or the usage. */
+static int int_arg(const char *opt, const char *text, int min)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v < min || v > 1 << 20) {
+        fprintf(stderr, "halo3d: %s needs an integer >= %d, not \"%s\"\n%s", opt, min, text,
+                usage);
+        exit(2);
+    }
+    return (int)v;
+}
 
 /* Index of a cell in the padded local array, coordinates from -radius to n + radius - 1. */
 static size_t at(int x, int y, int z)
@@ -96,21 +200,36 @@ int main(int argc, char **argv)
     long bad = 0;
     double t_pack = 0, t_unpack = 0, t_exch = 0;
 
-    MPI_Init(&argc, &argv);
+    /* Arguments first: a usage error or --help must not need MPI. */
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
-            n = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--radius") == 0 && i + 1 < argc)
-            radius = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            iters = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--quiet") == 0)
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--n") == 0 && v) {
+            n = int_arg("--n", argv[++i], 1);
+        } else if (strcmp(argv[i], "--radius") == 0 && v) {
+            radius = int_arg("--radius", argv[++i], 1);
+        } else if (strcmp(argv[i], "--iters") == 0 && v) {
+            iters = int_arg("--iters", argv[++i], 1);
+        } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
+        } else if (strcmp(argv[i], "--device") == 0) {
+            device = 1;
+        } else if (strcmp(argv[i], "--host") == 0) {
+            device = 0;
+        } else {
+            fprintf(stderr, "halo3d: unknown or incomplete argument \"%s\"\n%s", argv[i], usage);
+            return 2;
+        }
     }
-    if (radius < 1 || n < radius) {
-        fprintf(stderr, "halo3d: need 1 <= radius <= n\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    if (n < radius) {
+        fprintf(stderr, "halo3d: need radius <= n\n%s", usage);
+        return 2;
     }
+    MPI_Init(&argc, &argv);
+    if (device)
+        device_open(MPI_COMM_WORLD);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Dims_create(nranks, 3, dims);
     MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
@@ -140,6 +259,9 @@ int main(int argc, char **argv)
 
     size_t cells = at(n + radius - 1, n + radius - 1, n + radius - 1) + 1;
     double *grid = malloc(cells * sizeof(double));
+    /* What MPI_Pack and MPI_Unpack see: the host grid, or its copy in device memory. */
+    void *field = grid;
+    CUdeviceptr dgrid = 0;
     int *scount = calloc((size_t)nranks, sizeof(int)),
         *sdispl = calloc((size_t)nranks, sizeof(int));
     int *rcount = calloc((size_t)nranks, sizeof(int)),
@@ -148,10 +270,13 @@ int main(int argc, char **argv)
     for (int d = 0; d < 27; d++)
         if (d != 13)
             total += (size_t)dsize[d];
-    char *sbuf = malloc(total), *rbuf = malloc(total);
-    if (!grid || !scount || !sdispl || !rcount || !rdispl || !sbuf || !rbuf) {
-        fprintf(stderr, "halo3d: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    char *sbuf = device ? pinned(total) : malloc(total);
+    char *rbuf = device ? pinned(total) : malloc(total);
+    if (!grid || !scount || !sdispl || !rcount || !rdispl || !sbuf || !rbuf)
+        die("out of memory");
+    if (device) {
+        cu_ok(cu.alloc(&dgrid, cells * sizeof(double)), "cuMemAlloc");
+        field = (void *)(uintptr_t)dgrid;
     }
 
     for (int it = 0; it < iters; it++) {
@@ -164,6 +289,8 @@ int main(int argc, char **argv)
                         inside ? value(coords[0] * n + x, coords[1] * n + y, coords[2] * n + z)
                                : -1.0;
                 }
+        if (device)
+            cu_ok(cu.htod(dgrid, grid, cells * sizeof(double)), "cuMemcpyHtoD");
 
         /* Pack grouped by destination, directions in ascending order within each group. */
         double t0 = now();
@@ -172,7 +299,7 @@ int main(int argc, char **argv)
             sdispl[r] = pos;
             for (int d = 0; d < 27; d++)
                 if (d != 13 && nbr[d] == r)
-                    MPI_Pack(grid, 1, send_t[d], sbuf, (int)total, &pos, cart);
+                    MPI_Pack(field, 1, send_t[d], sbuf, (int)total, &pos, cart);
             scount[r] = pos - sdispl[r];
         }
         double t1 = now();
@@ -192,12 +319,14 @@ int main(int argc, char **argv)
             int p = rdispl[s];
             for (int d = 0; d < 27; d++)
                 if (d != 13 && nbr[26 - d] == s)
-                    MPI_Unpack(rbuf, (int)total, &p, grid, 1, recv_t[26 - d], cart);
+                    MPI_Unpack(rbuf, (int)total, &p, field, 1, recv_t[26 - d], cart);
         }
         double t3 = now();
         t_pack += t1 - t0;
         t_exch += t2 - t1;
         t_unpack += t3 - t2;
+        if (device)
+            cu_ok(cu.dtoh(grid, dgrid, cells * sizeof(double)), "cuMemcpyDtoH");
 
         /* Every ghost cell holds its owner's value (periodic wrap of the global grid). */
         int gn[3] = {dims[0] * n, dims[1] * n, dims[2] * n};
@@ -216,8 +345,9 @@ int main(int argc, char **argv)
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, cart);
     if (rank == 0 && !quiet) {
         describe_fn describe = (describe_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
-        printf("halo3d: %d ranks in a %dx%dx%d grid, %d^3 doubles each, radius %d, %d iterations\n",
-               nranks, dims[0], dims[1], dims[2], n, radius, iters);
+        printf("halo3d: %d ranks in a %dx%dx%d grid, %d^3 doubles each, radius %d, %d iterations, "
+               "grid in %s memory\n",
+               nranks, dims[0], dims[1], dims[2], n, radius, iters, device ? "device" : "host");
         if (describe == NULL)
             printf("typejit is not loaded: every datatype is handled by the system MPI\n");
         for (int d = 0; d < 27 && describe != NULL; d++) {
@@ -230,16 +360,23 @@ int main(int argc, char **argv)
         }
         printf("per iteration: pack %.1f us, alltoallv %.1f us, unpack %.1f us\n",
                1e6 * t_pack / iters, 1e6 * t_exch / iters, 1e6 * t_unpack / iters);
-        printf("%s: %ld wrong ghost cells\n", all_bad == 0 ? "PASS" : "FAIL", all_bad);
     }
+    if (rank == 0)
+        printf("%s: %ld wrong ghost cells\n", all_bad == 0 ? "PASS" : "FAIL", all_bad);
     for (int d = 0; d < 27; d++)
         if (d != 13) {
             MPI_Type_free(&send_t[d]);
             MPI_Type_free(&recv_t[d]);
         }
     free(grid);
-    free(sbuf);
-    free(rbuf);
+    if (device) {
+        cu.free(dgrid);
+        cu.host_free(sbuf);
+        cu.host_free(rbuf);
+    } else {
+        free(sbuf);
+        free(rbuf);
+    }
     free(scount);
     free(sdispl);
     free(rcount);

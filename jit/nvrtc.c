@@ -16,6 +16,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "gpu/cuda.h"
 #include "util/log.h"
 
 /* Name in this file, and the symbol the library exports. */
@@ -119,12 +120,18 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+/* The NVRTC matching the driver's CUDA major version comes first: a driver cannot load the
+ * output of a newer NVRTC (tj_kernels_loadable says so when only a newer one is found). */
 static void *open_library(void)
 {
-    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+    char own[32];
+    const char *names[] = {own, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
     const char *dirs[] = {getenv("CUDA_HOME"), "/usr/local/cuda"};
+    int driver = tj_gpu_driver_version();
     char path[4096];
     void *lib;
+
+    snprintf(own, sizeof(own), "libnvrtc.so.%d", driver > 0 ? driver / 1000 : 13);
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)) != NULL)

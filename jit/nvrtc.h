@@ -7,8 +7,9 @@
 
 #include "typejit.h"
 
-/* Loads libnvrtc once (thread-safe): "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", then the
- * same names under $CUDA_HOME/lib64 and /usr/local/cuda/lib64. TJ_ERR_NO_NVRTC when none loads:
+/* Loads libnvrtc once (thread-safe): "libnvrtc.so.M" for the CUDA driver's major version M
+ * (13 without a driver), "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", then the same names
+ * under $CUDA_HOME/lib64 and /usr/local/cuda/lib64. TJ_ERR_NO_NVRTC when none loads:
  * a normal state, logged at debug level only. */
 tj_status_t tj_nvrtc_load(void);
 

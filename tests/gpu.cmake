@@ -1,11 +1,114 @@
-# On a CUDA device (exit 77 without one): the oracle on device buffers through the preloaded
-# library, with JIT kernels and with the generic kernel.
-tj_test_program(test_gpu_pack test_gpu_pack.c randtype.c)
-tj_add_test(gpu_pack_jit LABELS gpu TIMEOUT 600
-  COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=$<TARGET_FILE:typejit>
-          TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache
-          $<TARGET_FILE:test_gpu_pack> --types 400)
-tj_add_test(gpu_pack_generic LABELS gpu TIMEOUT 600
-  COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_JIT=off
-          TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache
-          $<TARGET_FILE:test_gpu_pack> --types 200 --seed 2)
+# Device paths. Each scenario is registered twice: label `gpu` on whatever driver the machine has
+# (exit 77, shown as skipped, without a device), and label `emu` on the CPU-only test double of
+# tests/fakecuda/ (TJ_EMU_ENV), which every CI run executes: there nothing may be skipped.
+# The test programs are applications: they use the CUDA driver through tests/cudrv.c and reach
+# typejit only through the preloaded library.
+
+function(tj_device_program name)
+  add_executable(${name} ${ARGN} cudrv.c)
+  target_link_libraries(${name} PRIVATE MPI::MPI_C Threads::Threads ${CMAKE_DL_LIBS})
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_include_directories(${name} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+endfunction()
+
+# tj_device_test(NAME [EMU_ONLY] [TIMEOUT s] [ENV VAR=VALUE...] [EMU_ENV VAR=VALUE...]
+#                [CHECK run_checked.sh options...] COMMAND ...)
+# ENV applies to both runs, EMU_ENV to the emulated one only (fake driver knobs). In the emu run
+# a skip (77) is a failure.
+function(tj_device_test name)
+  cmake_parse_arguments(T "EMU_ONLY" "TIMEOUT" "ENV;EMU_ENV;CHECK;COMMAND;FIXTURES" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  if(NOT T_CHECK)
+    set(T_CHECK --silent)
+  endif()
+  set(preload LD_PRELOAD=$<TARGET_FILE:typejit>)
+  if(NOT T_EMU_ONLY)
+    add_test(NAME gpu_${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env
+             ${preload} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache ${T_ENV}
+             ${T_COMMAND})
+    set_tests_properties(gpu_${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS gpu
+                         SKIP_RETURN_CODE 77)
+  endif()
+  add_test(NAME emu_${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env
+           ${TJ_EMU_ENV} ${preload} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
+           ${T_ENV} ${T_EMU_ENV} ${T_COMMAND})
+  set_tests_properties(emu_${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS emu)
+endfunction()
+
+tj_device_program(test_gpu_pack test_gpu_pack.c randtype.c)
+
+# The oracle with JIT kernels on a cold kernel cache, then again on the cache it filled, which
+# must compile nothing. The fixture orders the two and starts from an empty cache.
+add_test(NAME emu_cache_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+         ${CMAKE_CURRENT_BINARY_DIR}/emu-cache)
+set_tests_properties(emu_cache_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_cold)
+tj_device_test(pack_jit TIMEOUT 900 COMMAND $<TARGET_FILE:test_gpu_pack> --types 150)
+set_tests_properties(emu_pack_jit PROPERTIES FIXTURES_REQUIRED emu_cold FIXTURES_SETUP emu_warm)
+tj_device_test(pack_jit_warm EMU_ONLY TIMEOUT 600
+  COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-no-compiles)
+set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
+
+# The generic kernel (TYPEJIT_JIT=off): the layout as run-time arguments.
+tj_device_test(pack_generic TIMEOUT 600 ENV TYPEJIT_JIT=off
+  COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 2)
+
+# A 12.4 driver cannot load NVRTC 13's kernels and lacks cuEventElapsedTime_v2: typejit says so
+# once and stages every call, exactly.
+add_test(NAME emu_pack_driver12 COMMAND ${TJ_CHECKED}
+         --once "nvrtc 13\\.[0-9]+ is newer than the cuda driver \\(12\\.4\\)"
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV_12} LD_PRELOAD=$<TARGET_FILE:typejit>
+         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-12
+         $<TARGET_FILE:test_gpu_pack> --types 40 --seed 3 --expect-staged)
+set_tests_properties(emu_pack_driver12 PROPERTIES TIMEOUT 300 LABELS emu)
+
+# Contexts and devices: a thread that never touched CUDA, device 1 of another arch, an
+# application-owned context, two devices in one call, four threads, a type past its allocation,
+# and the current context after every call and after MPI_Finalize.
+tj_device_program(test_gpu_context test_gpu_context.c)
+tj_device_test(contexts EMU_ENV FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80
+  CHECK --once "a device pack reaches outside its allocation"
+  COMMAND $<TARGET_FILE:test_gpu_context>)
+
+# Injected driver failures: exact bytes through a fallback, or a clear MPI error; a failure that
+# repeats on every call is logged once; a sticky error ends typejit's use of the context with one
+# error line.
+tj_device_test(fault_launch EMU_ONLY EMU_ENV FAKECUDA_FAIL=cuLaunchKernel:1+
+  CHECK --once "cuda call cuLaunchKernel\\(.* failed"
+  COMMAND $<TARGET_FILE:test_gpu_context> faults)
+# The application's own 18 allocations come first; typejit's staging buffer is the 19th.
+tj_device_test(fault_alloc EMU_ONLY EMU_ENV FAKECUDA_FAIL=cuMemAlloc_v2:19+
+  CHECK --once "cuda call cuMemAlloc\\(.* failed"
+  COMMAND $<TARGET_FILE:test_gpu_context> faults)
+tj_device_test(fault_module EMU_ONLY EMU_ENV FAKECUDA_FAIL=cuModuleLoadData:1+
+  CHECK --once "cuda call cuModuleLoadData\\(.* failed"
+  COMMAND $<TARGET_FILE:test_gpu_context> faults)
+tj_device_test(fault_copy EMU_ONLY EMU_ENV FAKECUDA_FAIL=cuMemcpyDtoHAsync_v2:1+
+  CHECK --once "cuda call cuMemcpyDtoHAsync\\(.* failed"
+  COMMAND $<TARGET_FILE:test_gpu_context> faults --expect-errors)
+tj_device_test(fault_sticky EMU_ONLY EMU_ENV FAKECUDA_FAIL=cuLaunchKernel:2+=700
+  CHECK --once "the cuda context of device 0 is unusable"
+  COMMAND $<TARGET_FILE:test_gpu_context> faults --expect-errors --sticky)
+
+# The main job with its fields in device memory, 2 and 4 ranks under mpirun.
+foreach(ranks 2 4)
+  add_test(NAME emu_halo3d_device_${ranks} COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*kernel_launches=[1-9]"
+           -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np ${ranks}
+           $<TARGET_FILE:halo3d> --device --n 12 --radius 2 --iters 2 --quiet)
+  set_tests_properties(emu_halo3d_device_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
+                       PASS_REGULAR_EXPRESSION "PASS: 0 wrong ghost cells")
+endforeach()
+
+# The GPU benchmark as a smoke run: every path it times runs once on tiny objects. The test
+# driver's timings mean nothing and are never reported.
+if(TJ_BUILD_BENCH)
+add_test(NAME emu_bench_gpu_pack COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
+         LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
+         $<TARGET_FILE:bench_gpu_pack> --smoke)
+set_tests_properties(emu_bench_gpu_pack PROPERTIES TIMEOUT 600 LABELS emu
+                     PASS_REGULAR_EXPRESSION "kind,object,run,count,bytes"
+                     FAIL_REGULAR_EXPRESSION "cannot allocate|error")
+endif()

@@ -1,9 +1,17 @@
-/* The oracle on device buffers: MPI_Pack / MPI_Unpack through the preloaded library with device
- * memory on one or both sides, against PMPI_Pack / PMPI_Unpack on host copies, byte for byte,
- * with counts > 1, positions != 0 and poisoned outputs. Exits 77 without a CUDA device.
+/* The oracle on device buffers: MPI_Pack / MPI_Unpack through the preloaded library with device,
+ * managed, pinned mapped or pageable memory on each side (at least one on the device), against
+ * PMPI_Pack / PMPI_Unpack on host copies, byte for byte: random nested types, counts 0 to 4,
+ * positions other than zero, misaligned buffers, poisoned outputs, overlapping unpacks, empty
+ * types, and types placed with absolute addresses (MPI_BOTTOM). After every call the caller's
+ * current context must be the one it had. The test is an application: it uses the CUDA driver
+ * itself (tests/cudrv.h), never typejit's. Exits 77 without a CUDA device.
  *
- *   test_gpu_pack [--seed N] [--types N]
- */
+ *   test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] [--expect-staged]
+ *
+ * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
+ * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
+ * (and still exact). Without it, every pack of a strided type from device memory must have run
+ * a kernel: the test fails if calls silently fell back. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -13,175 +21,290 @@
 #include <string.h>
 
 #include "check.h"
-#include "gpu/cuda.h"
+#include "cudrv.h"
 #include "randtype.h"
 
-#define POISON 0xA5
+#define POISON   0xA5
+#define MAX_SPAN ((int64_t)4 << 20)
 
-typedef int (*stats_format_fn)(char *, size_t);
+typedef enum { K_DEVICE, K_MANAGED, K_PINNED, K_HOST } kind_t;
+
+static const char *const kind_names[] = {"device", "managed", "pinned", "host"};
+
+/* A buffer of one memory kind. */
+typedef struct {
+    kind_t kind;
+    size_t len;
+    char *ptr;
+} buf_t;
+
+static int mismatches;
+static long kernel_calls; /* calls that must have launched a kernel */
+static CUcontext app_ctx;
 
 static long counter(const char *key)
 {
-    stats_format_fn fmt = (stats_format_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048], pat[64];
+    int (*fmt)(char *, size_t) =
+        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
+    char text[2048] = " ", pat[64];
     if (fmt == NULL)
         return -1;
-    fmt(text, sizeof(text));
+    fmt(text + 1, sizeof(text) - 1); /* " key=value key=value ...": every key follows a space */
     snprintf(pat, sizeof(pat), " %s=", key);
     const char *at = strstr(text, pat);
     return at ? atol(at + strlen(pat)) : -1;
 }
 
-static int mismatches;
+static bool strided(MPI_Datatype type)
+{
+    int (*describe)(const void *, char *, size_t) =
+        (int (*)(const void *, char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
+    char text[1024];
+    return describe != NULL && describe(&type, text, sizeof(text)) == 0 &&
+           strncmp(text, "strided", 7) == 0;
+}
 
-static void report(const char *what, const char *desc, int count, int pos)
+static bool on_device(kind_t k)
+{
+    return k == K_DEVICE || k == K_MANAGED;
+}
+
+static buf_t buf_alloc(kind_t kind, size_t len)
+{
+    buf_t b = {kind, len, NULL};
+    CUdeviceptr d;
+    void *h;
+
+    switch (kind) {
+    case K_DEVICE:
+        CUDRV(cuMemAlloc(&d, len));
+        b.ptr = (char *)(uintptr_t)d;
+        break;
+    case K_MANAGED:
+        CUDRV(cuMemAllocManaged(&d, len, CU_MEM_ATTACH_GLOBAL));
+        b.ptr = (char *)(uintptr_t)d;
+        break;
+    case K_PINNED:
+        CUDRV(cuMemHostAlloc(&h, len, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+        b.ptr = h;
+        break;
+    case K_HOST:
+        b.ptr = malloc(len);
+        REQUIRE(b.ptr != NULL);
+        break;
+    }
+    return b;
+}
+
+static void buf_free(buf_t *b)
+{
+    if (b->kind == K_DEVICE || b->kind == K_MANAGED)
+        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)b->ptr));
+    else if (b->kind == K_PINNED)
+        CUDRV(cuMemFreeHost(b->ptr));
+    else
+        free(b->ptr);
+}
+
+/* Host bytes in and out of any kind of buffer; device memory only through the driver. */
+static void buf_put(const buf_t *b, const void *src)
+{
+    if (on_device(b->kind))
+        CUDRV(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)b->ptr, src, b->len));
+    else
+        memcpy(b->ptr, src, b->len);
+}
+
+static void buf_get(const buf_t *b, void *dst)
+{
+    if (on_device(b->kind))
+        CUDRV(cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)b->ptr, b->len));
+    else
+        memcpy(dst, b->ptr, b->len);
+}
+
+static void report(const char *what, const char *desc, kind_t tk, kind_t pk, int count, int pos,
+                   int shift)
 {
     if (mismatches++ < 10)
-        fprintf(stderr, "MISMATCH %s: %s count=%d position=%d\n", what, desc, count, pos);
+        fprintf(stderr, "MISMATCH %s typed=%s packed=%s count=%d position=%d shift=%d: %s\n", what,
+                kind_names[tk], kind_names[pk], count, pos, shift, desc);
 }
 
-static void *dev_ptr(tj_devptr_t p)
+static void check_context(void)
 {
-    return (void *)(uintptr_t)p;
+    CUcontext cur = NULL;
+    CUDRV(cuCtxGetCurrent(&cur));
+    if (cur != app_ctx && mismatches++ < 10)
+        fprintf(stderr, "MISMATCH: typejit left another context current\n");
 }
 
-/* One type, every combination of buffer kinds. */
-static void check_type(MPI_Datatype type, const char *desc, int count, int pos, uint64_t salt)
+/* The bytes count objects of @p type touch, relative to the buffer argument: [lo, lo + span). */
+static bool footprint(MPI_Datatype type, int count, int64_t *lo, int64_t *span)
 {
     MPI_Aint tlb, text, lb, ext;
-    int size, outsize, p_ref, p_got;
-    int64_t lo, span;
-    unsigned char *src, *ref, *got, *uref, *ugot;
-    tj_devptr_t dsrc, dpk, dtyped;
-
-    MPI_Type_size(type, &size);
     MPI_Type_get_true_extent(type, &tlb, &text);
     MPI_Type_get_extent(type, &lb, &ext);
-    int64_t reach = (int64_t)(count - 1) * ext;
-    lo = tlb + (reach < 0 ? reach : 0);
-    span = text + (reach < 0 ? -reach : reach);
-    if (span > (32 << 20) || span <= 0)
+    int64_t reach = (int64_t)(count > 0 ? count - 1 : 0) * ext;
+    *lo = tlb + (reach < 0 ? reach : 0);
+    *span = text + (reach < 0 ? -reach : reach);
+    return *span > 0 && *span <= MAX_SPAN;
+}
+
+/* One type in one combination of memory kinds: pack, unpack and a too-small pack. @p bottom
+ * places the object with an absolute address (a struct over MPI_BOTTOM). @p shift misaligns
+ * the typed buffer, so a narrower kernel must serve it. */
+static void check_case(MPI_Datatype type, const char *desc, int count, int pos, kind_t tk,
+                       kind_t pk, int shift, bool bottom, uint64_t salt)
+{
+    int size, outsize, p_ref, p_got, rc;
+    int64_t lo, span;
+    MPI_Datatype used = type;
+
+    MPI_Type_size(type, &size);
+    if (!footprint(type, count, &lo, &span))
         return;
     outsize = pos + count * size + 8;
-    src = malloc((size_t)span);
-    uref = malloc((size_t)span);
-    ugot = malloc((size_t)span);
-    ref = malloc((size_t)outsize);
-    got = malloc((size_t)outsize);
-    REQUIRE(src && uref && ugot && ref && got);
-    REQUIRE(tj_gpu_alloc((size_t)span, &dsrc) == TJ_OK);
-    REQUIRE(tj_gpu_alloc((size_t)span, &dtyped) == TJ_OK);
-    REQUIRE(tj_gpu_alloc((size_t)outsize, &dpk) == TJ_OK);
-    for (int64_t i = 0; i < span; i++)
+    buf_t typed = buf_alloc(tk, (size_t)span + 32), packed = buf_alloc(pk, (size_t)outsize);
+    unsigned char *src = malloc(typed.len), *got = malloc(typed.len), *ref = malloc(typed.len);
+    unsigned char *pin = malloc((size_t)outsize), *pref = malloc((size_t)outsize),
+                  *pgot = malloc((size_t)outsize);
+    REQUIRE(src && got && ref && pin && pref && pgot);
+    /* Object 0 of the buffer argument `base` starts 16 + shift bytes into the allocation. */
+    int64_t at = 16 + shift - lo;
+    char *base = typed.ptr + at;
+    unsigned char *host_base = src + at;
+    void *arg = base;
+
+    if (bottom) {
+        int one = 1;
+        MPI_Aint disp = (MPI_Aint)(uintptr_t)base;
+        MPI_Type_create_struct(1, &one, &disp, &type, &used);
+        MPI_Type_commit(&used);
+        arg = MPI_BOTTOM;
+    }
+    for (size_t i = 0; i < typed.len; i++)
         src[i] = (unsigned char)(i * 13 + salt);
-    REQUIRE(tj_gpu_copy_htod(dsrc, src, (size_t)span) == TJ_OK);
+    buf_put(&typed, src);
 
-    /* Reference. */
-    memset(ref, POISON, (size_t)outsize);
+    /* Pack. */
+    memset(pref, POISON, (size_t)outsize);
     p_ref = pos;
-    REQUIRE(PMPI_Pack(src - lo, count, type, ref, outsize, &p_ref, MPI_COMM_SELF) == MPI_SUCCESS);
-
-    /* device -> device */
-    REQUIRE(tj_gpu_memset(dpk, POISON, (size_t)outsize) == TJ_OK);
-    p_got = pos;
-    CHECK(MPI_Pack((char *)dev_ptr(dsrc) - lo, count, type, dev_ptr(dpk), outsize, &p_got,
-                   MPI_COMM_SELF) == MPI_SUCCESS);
-    REQUIRE(tj_gpu_copy_dtoh(got, dpk, (size_t)outsize) == TJ_OK);
-    if (p_got != p_ref || memcmp(got, ref, (size_t)outsize) != 0)
-        report("pack device->device", desc, count, pos);
-
-    /* device -> host */
-    memset(got, POISON, (size_t)outsize);
-    p_got = pos;
-    CHECK(MPI_Pack((char *)dev_ptr(dsrc) - lo, count, type, got, outsize, &p_got, MPI_COMM_SELF) ==
-          MPI_SUCCESS);
-    if (p_got != p_ref || memcmp(got, ref, (size_t)outsize) != 0)
-        report("pack device->host", desc, count, pos);
-
-    /* host -> device */
-    REQUIRE(tj_gpu_memset(dpk, POISON, (size_t)outsize) == TJ_OK);
-    p_got = pos;
-    CHECK(MPI_Pack(src - lo, count, type, dev_ptr(dpk), outsize, &p_got, MPI_COMM_SELF) ==
-          MPI_SUCCESS);
-    REQUIRE(tj_gpu_copy_dtoh(got, dpk, (size_t)outsize) == TJ_OK);
-    if (p_got != p_ref || memcmp(got, ref, (size_t)outsize) != 0)
-        report("pack host->device", desc, count, pos);
-
-    /* Unpack reference: the packed pattern into a poisoned host copy. */
-    for (int i = 0; i < outsize; i++)
-        ref[i] = (unsigned char)(i * 7 + salt);
-    memset(uref, POISON, (size_t)span);
-    p_ref = pos;
-    REQUIRE(PMPI_Unpack(ref, outsize, &p_ref, uref - lo, count, type, MPI_COMM_SELF) ==
+    REQUIRE(PMPI_Pack(host_base, count, type, pref, outsize, &p_ref, MPI_COMM_SELF) ==
             MPI_SUCCESS);
-
-    /* host packed -> device typed */
-    REQUIRE(tj_gpu_memset(dtyped, POISON, (size_t)span) == TJ_OK);
+    memset(pgot, POISON, (size_t)outsize);
+    buf_put(&packed, pgot);
     p_got = pos;
-    CHECK(MPI_Unpack(ref, outsize, &p_got, (char *)dev_ptr(dtyped) - lo, count, type,
-                     MPI_COMM_SELF) == MPI_SUCCESS);
-    REQUIRE(tj_gpu_copy_dtoh(ugot, dtyped, (size_t)span) == TJ_OK);
-    if (p_got != p_ref || memcmp(ugot, uref, (size_t)span) != 0)
-        report("unpack host->device", desc, count, pos);
+    rc = MPI_Pack(arg, bottom ? 1 : count, used, packed.ptr, outsize, &p_got, MPI_COMM_SELF);
+    check_context();
+    buf_get(&packed, pgot);
+    if (rc != MPI_SUCCESS || p_got != p_ref || memcmp(pgot, pref, (size_t)outsize) != 0)
+        report("pack", desc, tk, pk, count, pos, shift);
+    if (on_device(tk) && count > 0 && size > 0 && strided(type) && !bottom)
+        kernel_calls++;
 
-    /* device packed -> device typed */
-    REQUIRE(tj_gpu_copy_htod(dpk, ref, (size_t)outsize) == TJ_OK);
-    REQUIRE(tj_gpu_memset(dtyped, POISON, (size_t)span) == TJ_OK);
+    /* Unpack a pattern into a poisoned typed buffer. */
+    for (int i = 0; i < outsize; i++)
+        pin[i] = (unsigned char)(i * 7 + salt);
+    memset(ref, POISON, typed.len);
+    p_ref = pos;
+    REQUIRE(PMPI_Unpack(pin, outsize, &p_ref, ref + at, count, type, MPI_COMM_SELF) ==
+            MPI_SUCCESS);
+    memset(got, POISON, typed.len);
+    buf_put(&typed, got);
+    buf_put(&packed, pin);
     p_got = pos;
-    CHECK(MPI_Unpack(dev_ptr(dpk), outsize, &p_got, (char *)dev_ptr(dtyped) - lo, count, type,
-                     MPI_COMM_SELF) == MPI_SUCCESS);
-    REQUIRE(tj_gpu_copy_dtoh(ugot, dtyped, (size_t)span) == TJ_OK);
-    if (p_got != p_ref || memcmp(ugot, uref, (size_t)span) != 0)
-        report("unpack device->device", desc, count, pos);
-
-    /* device packed -> host typed */
-    memset(ugot, POISON, (size_t)span);
-    p_got = pos;
-    CHECK(MPI_Unpack(dev_ptr(dpk), outsize, &p_got, ugot - lo, count, type, MPI_COMM_SELF) ==
-          MPI_SUCCESS);
-    if (p_got != p_ref || memcmp(ugot, uref, (size_t)span) != 0)
-        report("unpack device->host", desc, count, pos);
+    rc = MPI_Unpack(packed.ptr, outsize, &p_got, arg, bottom ? 1 : count, used, MPI_COMM_SELF);
+    check_context();
+    buf_get(&typed, got);
+    if (rc != MPI_SUCCESS || p_got != p_ref || memcmp(got, ref, typed.len) != 0)
+        report("unpack", desc, tk, pk, count, pos, shift);
 
     /* Too small: the system MPI's error, position untouched, nothing written. */
-    p_got = pos;
-    int rc = MPI_Pack((char *)dev_ptr(dsrc) - lo, count, type, dev_ptr(dpk), pos + count * size - 1,
-                      &p_got, MPI_COMM_SELF);
-    if (size > 0 && (rc == MPI_SUCCESS || p_got != pos))
-        report("pack truncation", desc, count, pos);
-
-    tj_gpu_free(dsrc);
-    tj_gpu_free(dtyped);
-    tj_gpu_free(dpk);
+    if (count > 0 && size > 0 && !bottom) {
+        memset(pgot, POISON, (size_t)outsize);
+        buf_put(&packed, pgot);
+        p_got = pos;
+        rc = MPI_Pack(arg, count, type, packed.ptr, pos + count * size - 1, &p_got, MPI_COMM_SELF);
+        buf_get(&packed, pin);
+        if (rc == MPI_SUCCESS || p_got != pos || memcmp(pin, pgot, (size_t)outsize) != 0)
+            report("pack truncation", desc, tk, pk, count, pos, shift);
+    }
+    if (bottom)
+        MPI_Type_free(&used);
+    buf_free(&typed);
+    buf_free(&packed);
     free(src);
-    free(uref);
-    free(ugot);
-    free(ref);
     free(got);
+    free(ref);
+    free(pin);
+    free(pref);
+    free(pgot);
+}
+
+/* Types of no bytes on device buffers: MPI_SUCCESS and no movement, as the system MPI says. */
+static void check_empty(void)
+{
+    MPI_Datatype empty[2];
+    int zero = 0;
+    MPI_Aint disp = 64;
+    MPI_Datatype inner = MPI_INT;
+    buf_t d = buf_alloc(K_DEVICE, 256);
+
+    MPI_Type_contiguous(0, MPI_INT, &empty[0]);
+    MPI_Type_create_struct(1, &zero, &disp, &inner, &empty[1]);
+    for (int i = 0; i < 2; i++) {
+        MPI_Type_commit(&empty[i]);
+        int pos = 4;
+        CHECK(MPI_Pack(d.ptr, 3, empty[i], d.ptr + 128, 64, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
+        CHECK_EQ_INT(pos, 4);
+        CHECK(MPI_Unpack(d.ptr + 128, 64, &pos, d.ptr, 3, empty[i], MPI_COMM_SELF) ==
+              MPI_SUCCESS);
+        CHECK_EQ_INT(pos, 4);
+        MPI_Type_free(&empty[i]);
+    }
+    buf_free(&d);
 }
 
 int main(int argc, char **argv)
 {
+    /* Every combination with at least one side on the device. */
+    static const kind_t combos[][2] = {
+        {K_DEVICE, K_DEVICE}, {K_DEVICE, K_PINNED},  {K_DEVICE, K_HOST},   {K_DEVICE, K_MANAGED},
+        {K_MANAGED, K_DEVICE}, {K_MANAGED, K_HOST},  {K_HOST, K_DEVICE},   {K_PINNED, K_DEVICE},
+        {K_MANAGED, K_PINNED}, {K_HOST, K_MANAGED},  {K_PINNED, K_MANAGED}, {K_MANAGED, K_MANAGED},
+    };
+    const int ncombos = (int)(sizeof(combos) / sizeof(combos[0]));
     uint64_t seed = 1;
-    long types = 400;
-    rt_options_t opt = {
-        .max_depth = 4, .max_size = 1 << 20, .max_span = 16 << 20, .huge_percent = 0};
+    long types = 150;
+    bool expect_no_compiles = false, expect_staged = false;
+    rt_options_t opt = {.max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20,
+                        .huge_percent = 0};
     rt_rng_t rng;
     char desc[8192];
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0)
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0)
+        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
             types = atol(argv[++i]);
+        else if (strcmp(argv[i], "--expect-no-compiles") == 0)
+            expect_no_compiles = true;
+        else if (strcmp(argv[i], "--expect-staged") == 0)
+            expect_staged = true;
+        else
+            REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] "
+                     "[--expect-staged]");
     }
-    if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
-        printf("SKIP: no CUDA device\n");
+    if (!cudrv_open()) {
         MPI_Finalize();
         return 77;
     }
     REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
+    CUDRV(cuCtxGetCurrent(&app_ctx));
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    check_empty();
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
         MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
@@ -189,15 +312,36 @@ int main(int argc, char **argv)
             t--;
             continue;
         }
-        check_type(type, desc, (int)rt_range(&rng, 1, 4),
-                   (int)rt_range(&rng, 0, 5) * 4 + (int)rt_range(&rng, 0, 1) * 3, rt_next(&rng));
+        for (int c = 0; c < 2; c++) {
+            const kind_t *k = combos[(t * 2 + c) % ncombos];
+            int count = (int)rt_range(&rng, 0, 9);
+            count = count == 0 ? 0 : count < 5 ? 1 : (int)rt_range(&rng, 2, 4);
+            int pos = (int)rt_range(&rng, 0, 5) * 4 + (int)rt_range(&rng, 0, 1) * 3;
+            int shift = rt_range(&rng, 0, 3) == 0 ? (int)rt_range(&rng, 1, 15) : 0;
+            bool bottom = c == 1 && t % 5 == 0 && on_device(k[0]) && count == 1;
+            check_case(type, desc, count, pos, k[0], k[1], shift, bottom, rt_next(&rng));
+        }
         MPI_Type_free(&type);
     }
-    printf("%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld, %d mismatches\n", types,
-           counter("packs_gpu"), counter("unpacks_gpu"), counter("gpu_fallbacks"), mismatches);
+    long launches = counter("kernel_launches"), compiles = counter("jit_compiles");
+    printf("%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld kernel_launches=%ld "
+           "(at least %ld expected) jit_compiles=%ld cache_hits_disk=%ld, %d mismatches\n",
+           types, counter("packs_gpu"), counter("unpacks_gpu"), counter("gpu_fallbacks"), launches,
+           kernel_calls, compiles, counter("cache_hits_disk"), mismatches);
     CHECK(mismatches == 0);
-    CHECK(counter("packs_gpu") > 0);
-    CHECK(counter("unpacks_gpu") > 0);
+    if (expect_staged) {
+        CHECK(launches == 0);
+        CHECK(counter("gpu_fallbacks") > 0);
+    } else {
+        CHECK(kernel_calls > 0);
+        CHECK(launches >= kernel_calls);
+        CHECK(counter("packs_gpu") > 0);
+        CHECK(counter("unpacks_gpu") > 0);
+    }
+    if (expect_no_compiles) {
+        CHECK_EQ_INT(compiles, 0);
+        CHECK(counter("cache_hits_disk") > 0);
+    }
     MPI_Finalize();
     CHECK_DONE();
 }

@@ -1,87 +1,195 @@
 /* The CUDA driver behind a table of function pointers filled by dlsym, so that the preloaded
- * library starts on hosts without any CUDA driver. Every driver call goes through CU_CHECK. */
+ * library starts on hosts without any CUDA driver. Every driver call goes through CU_CHECK.
+ *
+ * typejit works in whatever context owns the user's buffer: a scope pushes that context (when
+ * it is not already current) and pops it on the way out, so the application's current context
+ * is never changed. Each context typejit has worked in gets a record with its own stream; a
+ * sticky error (a faulting kernel) marks the record dead, reported once, and typejit stops
+ * using that context. */
 #include "gpu/cuda.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "util/log.h"
 
-/* Name in this file, and the versioned symbol the driver exports. */
+/* Field, whether the library needs it, and the exported names to try in order: the versioned
+ * name cuda.h maps to first, then older ones a driver of the supported range may have instead.
+ * Entries only the benchmarks use are optional, so that a driver without one (cuEventElapsedTime_v2
+ * appeared in 12.8) still runs every pack path. */
 #define TJ_CU_SYMBOLS(_X)                                                                          \
-    _X(cuInit, "cuInit")                                                                           \
-    _X(cuGetErrorString, "cuGetErrorString")                                                       \
-    _X(cuDeviceGetCount, "cuDeviceGetCount")                                                       \
-    _X(cuDeviceGet, "cuDeviceGet")                                                                 \
-    _X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                               \
-    _X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                       \
-    _X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                  \
-    _X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                         \
-    _X(cuPointerGetAttributes, "cuPointerGetAttributes")                                           \
-    _X(cuModuleLoadData, "cuModuleLoadData")                                                       \
-    _X(cuModuleGetFunction, "cuModuleGetFunction")                                                 \
-    _X(cuModuleUnload, "cuModuleUnload")                                                           \
-    _X(cuLaunchKernel, "cuLaunchKernel")                                                           \
-    _X(cuStreamCreate, "cuStreamCreate")                                                           \
-    _X(cuStreamSynchronize, "cuStreamSynchronize")                                                 \
-    _X(cuStreamDestroy, "cuStreamDestroy_v2")                                                      \
-    _X(cuMemAlloc, "cuMemAlloc_v2")                                                                \
-    _X(cuMemFree, "cuMemFree_v2")                                                                  \
-    _X(cuMemHostAlloc, "cuMemHostAlloc")                                                           \
-    _X(cuMemFreeHost, "cuMemFreeHost")                                                             \
-    _X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2")                                  \
-    _X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                                                  \
-    _X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                                  \
-    _X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                                                  \
-    _X(cuMemcpy2DAsync, "cuMemcpy2DAsync_v2")                                                      \
-    _X(cuMemsetD8Async, "cuMemsetD8Async")                                                         \
-    _X(cuEventCreate, "cuEventCreate")                                                             \
-    _X(cuEventRecord, "cuEventRecord")                                                             \
-    _X(cuEventSynchronize, "cuEventSynchronize")                                                   \
-    _X(cuEventElapsedTime, "cuEventElapsedTime_v2")                                                \
-    _X(cuEventDestroy, "cuEventDestroy_v2")
+    _X(cuInit, 1, "cuInit", NULL)                                                                  \
+    _X(cuGetErrorString, 1, "cuGetErrorString", NULL)                                              \
+    _X(cuDriverGetVersion, 1, "cuDriverGetVersion", NULL)                                          \
+    _X(cuDeviceGetCount, 1, "cuDeviceGetCount", NULL)                                              \
+    _X(cuDeviceGet, 1, "cuDeviceGet", NULL)                                                        \
+    _X(cuDeviceGetAttribute, 1, "cuDeviceGetAttribute", NULL)                                      \
+    _X(cuDevicePrimaryCtxRetain, 1, "cuDevicePrimaryCtxRetain", NULL)                              \
+    _X(cuDevicePrimaryCtxRelease, 1, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease")  \
+    _X(cuDevicePrimaryCtxGetState, 1, "cuDevicePrimaryCtxGetState", NULL)                          \
+    _X(cuCtxGetCurrent, 1, "cuCtxGetCurrent", NULL)                                                \
+    _X(cuCtxSetCurrent, 1, "cuCtxSetCurrent", NULL)                                                \
+    _X(cuCtxPushCurrent, 1, "cuCtxPushCurrent_v2", "cuCtxPushCurrent")                             \
+    _X(cuCtxPopCurrent, 1, "cuCtxPopCurrent_v2", "cuCtxPopCurrent")                                \
+    _X(cuCtxGetDevice, 1, "cuCtxGetDevice", NULL)                                                  \
+    _X(cuPointerGetAttributes, 1, "cuPointerGetAttributes", NULL)                                  \
+    _X(cuModuleLoadData, 1, "cuModuleLoadData", NULL)                                              \
+    _X(cuModuleGetFunction, 1, "cuModuleGetFunction", NULL)                                        \
+    _X(cuModuleUnload, 1, "cuModuleUnload", NULL)                                                  \
+    _X(cuLaunchKernel, 1, "cuLaunchKernel", NULL)                                                  \
+    _X(cuStreamCreate, 1, "cuStreamCreate", NULL)                                                  \
+    _X(cuStreamSynchronize, 1, "cuStreamSynchronize", NULL)                                        \
+    _X(cuStreamDestroy, 1, "cuStreamDestroy_v2", "cuStreamDestroy")                                \
+    _X(cuMemAlloc, 1, "cuMemAlloc_v2", NULL)                                                       \
+    _X(cuMemFree, 1, "cuMemFree_v2", NULL)                                                         \
+    _X(cuMemHostAlloc, 1, "cuMemHostAlloc", NULL)                                                  \
+    _X(cuMemFreeHost, 1, "cuMemFreeHost", NULL)                                                    \
+    _X(cuMemHostGetDevicePointer, 1, "cuMemHostGetDevicePointer_v2", NULL)                         \
+    _X(cuMemcpyHtoDAsync, 1, "cuMemcpyHtoDAsync_v2", NULL)                                         \
+    _X(cuMemcpyDtoHAsync, 1, "cuMemcpyDtoHAsync_v2", NULL)                                         \
+    _X(cuMemcpyDtoDAsync, 1, "cuMemcpyDtoDAsync_v2", NULL)                                         \
+    _X(cuMemsetD8Async, 1, "cuMemsetD8Async", NULL)                                                \
+    _X(cuMemcpy2DAsync, 0, "cuMemcpy2DAsync_v2", NULL)                                             \
+    _X(cuEventCreate, 0, "cuEventCreate", NULL)                                                    \
+    _X(cuEventRecord, 0, "cuEventRecord", NULL)                                                    \
+    _X(cuEventSynchronize, 0, "cuEventSynchronize", NULL)                                          \
+    _X(cuEventElapsedTime, 0, "cuEventElapsedTime_v2", "cuEventElapsedTime")                       \
+    _X(cuEventDestroy, 0, "cuEventDestroy_v2", "cuEventDestroy")
 
 static struct {
-#define TJ_CU_FIELD(_name, _sym) __typeof__(&_name) _name;
+#define TJ_CU_FIELD(_name, _required, _sym, _alt) __typeof__(&_name) _name;
     TJ_CU_SYMBOLS(TJ_CU_FIELD)
 #undef TJ_CU_FIELD
 } cu;
 
-#define TJ_MAX_DEVICES 64
+/* Contexts typejit has worked in; records are never removed before tj_gpu_finalize. */
+#define TJ_GPU_MAX_CONTEXTS 64
+/* Distinct (call site, error) pairs logged at warning level; repeats go to the debug level. */
+#define TJ_GPU_MAX_REPORTED 64
 
 typedef struct {
     CUcontext ctx;
+    CUdevice dev;
+    int ordinal;
     CUstream stream;
-    bool ready;
-} device_t;
+    bool retained;   /* typejit holds a reference to this primary context */
+    atomic_bool dead; /* a sticky error: nothing more is done in this context */
+} ctx_entry_t;
 
 static void *libcuda;
 static tj_status_t init_status = TJ_ERR_NO_CUDA;
+static int driver_version;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
-static device_t devices[TJ_MAX_DEVICES];
-static int device_count;
-static _Thread_local int current = -1;
+
+static pthread_mutex_t entry_lock = PTHREAD_MUTEX_INITIALIZER;
+static ctx_entry_t entries[TJ_GPU_MAX_CONTEXTS];
+static atomic_int nentries;
+/* Primary contexts tj_gpu_use retained for tests and tools, released at finalize. */
+static CUdevice used[TJ_GPU_MAX_CONTEXTS];
+static int nused;
+
+static _Thread_local ctx_entry_t *here; /* the record of the innermost scope */
+static _Thread_local int releasing;     /* inside tj_gpu_enter_to_release scopes */
+
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int line;
+    CUresult rc;
+} reported[TJ_GPU_MAX_REPORTED];
+static int nreported;
 
 struct tj_gpu_module {
     CUmodule module;
+    CUcontext ctx;
 };
+
+/* Errors after which the context cannot be used again (the CUDA documentation's "sticky"
+ * errors: the process must destroy the context). */
+static bool is_sticky(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* True the first time this (call site, error) pair is seen. */
+static bool first_report(int line, CUresult rc)
+{
+    bool first = true;
+    pthread_mutex_lock(&report_lock);
+    for (int i = 0; i < nreported && first; i++)
+        first = reported[i].line != line || reported[i].rc != rc;
+    if (first && nreported < TJ_GPU_MAX_REPORTED) {
+        reported[nreported].line = line;
+        reported[nreported].rc = rc;
+        nreported++;
+    }
+    pthread_mutex_unlock(&report_lock);
+    return first;
+}
 
 static tj_status_t cu_check(CUresult rc, const char *call, const char *file, int line)
 {
+    tj_log_level_t level;
     const char *msg = NULL;
     if (rc == CUDA_SUCCESS)
         return TJ_OK;
     if (cu.cuGetErrorString == NULL || cu.cuGetErrorString(rc, &msg) != CUDA_SUCCESS || !msg)
         msg = "unknown error";
-    tj_log_write(TJ_LOG_WARN, file, line, "cuda call %s failed: %s (%d)", call, msg, (int)rc);
+    if (is_sticky(rc) && here != NULL) {
+        if (!atomic_exchange(&here->dead, true) && tj_log_level >= TJ_LOG_ERROR)
+            tj_log_write(TJ_LOG_ERROR, file, line,
+                         "cuda call %s failed: %s (%d); the cuda context of device %d is "
+                         "unusable, typejit stops using it (its buffers now get MPI errors)",
+                         call, msg, (int)rc, here->ordinal);
+        return TJ_ERR_CONTEXT;
+    }
+    /* A failure repeated on every call is logged once; its repeats are debug lines, and so are
+     * failures while releasing what typejit made in a context the application destroyed. */
+    level = !releasing && first_report(line, rc) ? TJ_LOG_WARN : TJ_LOG_DEBUG;
+    if (tj_log_level >= (int)level)
+        tj_log_write(level, file, line, "cuda call %s failed: %s (%d)", call, msg, (int)rc);
     return TJ_ERR_CUDA;
 }
 
-/* Every driver call: log the call, the error string, file and line; map to TJ_ERR_CUDA. */
+/* Every driver call: log the call, the error string, file and line; map to TJ_ERR_CUDA, or to
+ * TJ_ERR_CONTEXT for a sticky error in a scope's context. */
 #define CU_CHECK(_call) cu_check(cu._call, #_call, __FILE__, __LINE__)
+
+/* The first of two names the driver exports (@p alt may be NULL). */
+static void *symbol(const char *name, const char *alt)
+{
+    void *p = dlsym(libcuda, name);
+    return p != NULL || alt == NULL ? p : dlsym(libcuda, alt);
+}
+
+static bool load_symbols(void)
+{
+    void *p;
+#define TJ_CU_LOAD(_name, _required, _sym, _alt)                                                   \
+    p = symbol(_sym, _alt);                                                                        \
+    *(void **)&cu._name = p;                                                                       \
+    if (p == NULL && (_required)) {                                                                \
+        tj_log_warn("cuda driver lacks %s; device buffers go to the system MPI", _sym);            \
+        return false;                                                                              \
+    }
+    TJ_CU_SYMBOLS(TJ_CU_LOAD)
+#undef TJ_CU_LOAD
+    return true;
+}
 
 static void init_driver(void)
 {
@@ -92,19 +200,15 @@ static void init_driver(void)
         tj_log_debug("no cuda driver: %s", dlerror());
         return;
     }
-#define TJ_CU_LOAD(_name, _sym)                                                                    \
-    *(void **)&cu._name = dlsym(libcuda, _sym);                                                    \
-    if (cu._name == NULL) {                                                                        \
-        tj_log_warn("cuda driver lacks %s; device buffers go to the system MPI", _sym);            \
-        return;                                                                                    \
-    }
-    TJ_CU_SYMBOLS(TJ_CU_LOAD)
-#undef TJ_CU_LOAD
+    if (!load_symbols())
+        return;
+    if (cu.cuDriverGetVersion(&driver_version) != CUDA_SUCCESS)
+        driver_version = 0;
     if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1) {
-        tj_log_debug("cuda driver present but no usable device");
+        tj_log_debug("cuda driver %d present but no usable device", driver_version);
         return;
     }
-    device_count = count < TJ_MAX_DEVICES ? count : TJ_MAX_DEVICES;
+    tj_log_debug("cuda driver %d, %d device(s)", driver_version, count);
     init_status = TJ_OK;
 }
 
@@ -119,29 +223,225 @@ bool tj_gpu_available(void)
     return tj_gpu_init() == TJ_OK;
 }
 
-tj_mem_t tj_gpu_classify(const void *ptr, int *device)
+int tj_gpu_driver_version(void)
 {
-    CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                    CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    pthread_once(&init_once, init_driver);
+    return driver_version;
+}
+
+void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
+{
+    CUpointer_attribute attrs[6] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_CONTEXT,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
     unsigned int type = 0, managed = 0;
     int ordinal = -1;
-    void *data[3] = {&type, &managed, &ordinal};
+    CUcontext ctx = NULL;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    void *data[6] = {&type, &managed, &ordinal, &ctx, &start, &size};
 
+    *out = (tj_gpu_ptr_t){TJ_MEM_HOST, -1, NULL, 0, 0};
     if (ptr == NULL || tj_gpu_init() != TJ_OK)
-        return TJ_MEM_HOST;
-    /* Unknown host memory is not an error for the plural query: it reports type 0. */
-    if (cu.cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
-        return TJ_MEM_HOST;
-    if (device != NULL)
-        *device = ordinal;
+        return;
+    /* Unknown host memory is not an error for the plural query: every value is its default. */
+    if (cu.cuPointerGetAttributes(6, attrs, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
+        return;
     if (managed)
-        return TJ_MEM_MANAGED;
-    if (type == CU_MEMORYTYPE_DEVICE)
-        return TJ_MEM_DEVICE;
-    if (type == CU_MEMORYTYPE_HOST)
-        return TJ_MEM_PINNED;
-    return TJ_MEM_HOST;
+        out->kind = TJ_MEM_MANAGED;
+    else if (type == CU_MEMORYTYPE_DEVICE)
+        out->kind = TJ_MEM_DEVICE;
+    else if (type == CU_MEMORYTYPE_HOST)
+        out->kind = TJ_MEM_PINNED;
+    else
+        return;
+    out->device = ordinal;
+    out->ctx = ctx;
+    out->base = (uintptr_t)start;
+    out->size = size;
+}
+
+tj_mem_t tj_gpu_classify(const void *ptr, int *device)
+{
+    tj_gpu_ptr_t p;
+    tj_gpu_query(ptr, &p);
+    if (device != NULL && p.kind != TJ_MEM_HOST)
+        *device = p.device;
+    return p.kind;
+}
+
+bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi)
+{
+    if (p->kind == TJ_MEM_HOST || p->size == 0)
+        return p->kind == TJ_MEM_HOST;
+    return lo >= p->base && hi >= lo && hi - p->base <= p->size;
+}
+
+/* The record of @p ctx, which must be current; created on first use with its stream. A primary
+ * context in use is retained, so that it outlives the application's last release until
+ * tj_gpu_finalize has destroyed typejit's stream and modules in it. */
+static ctx_entry_t *entry_for(CUcontext ctx)
+{
+    ctx_entry_t *e = NULL;
+    CUcontext primary;
+    unsigned flags;
+    int n, active = 0;
+
+    n = atomic_load_explicit(&nentries, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (entries[i].ctx == ctx)
+            return &entries[i];
+    pthread_mutex_lock(&entry_lock);
+    n = atomic_load_explicit(&nentries, memory_order_relaxed);
+    for (int i = 0; i < n && e == NULL; i++)
+        if (entries[i].ctx == ctx)
+            e = &entries[i];
+    if (e != NULL)
+        goto out_unlock;
+    if (n == TJ_GPU_MAX_CONTEXTS) {
+        tj_log_warn_once("more than %d cuda contexts in use; buffers of the others go through "
+                         "the system MPI's path", TJ_GPU_MAX_CONTEXTS);
+        goto out_unlock;
+    }
+    e = &entries[n];
+    *e = (ctx_entry_t){.ctx = ctx};
+    atomic_init(&e->dead, false);
+    /* A blocking stream: work the application queued on the legacy default stream before its
+     * MPI call is ordered before typejit's. */
+    if (CU_CHECK(cuCtxGetDevice(&e->dev)) != TJ_OK ||
+        CU_CHECK(cuStreamCreate(&e->stream, CU_STREAM_DEFAULT)) != TJ_OK) {
+        e = NULL;
+        goto out_unlock;
+    }
+    e->ordinal = (int)e->dev;
+    /* Retaining an inactive primary context would create one: only an active one can be the
+     * context of a live allocation, so only then is it compared. */
+    if (cu.cuDevicePrimaryCtxGetState(e->dev, &flags, &active) == CUDA_SUCCESS && active &&
+        CU_CHECK(cuDevicePrimaryCtxRetain(&primary, e->dev)) == TJ_OK) {
+        if (primary == ctx)
+            e->retained = true;
+        else
+            cu.cuDevicePrimaryCtxRelease(e->dev);
+    }
+    atomic_store_explicit(&nentries, n + 1, memory_order_release);
+out_unlock:
+    pthread_mutex_unlock(&entry_lock);
+    return e;
+}
+
+static tj_status_t enter(tj_gpu_ctx_t ctx, bool quiet, tj_gpu_scope_t *scope)
+{
+    CUcontext cur = NULL, popped;
+    ctx_entry_t *e;
+    tj_status_t st;
+
+    scope->entry = NULL;
+    scope->prev = here;
+    scope->pushed = false;
+    scope->releasing = false;
+    if ((st = tj_gpu_init()) != TJ_OK)
+        return st;
+    if (ctx == NULL)
+        return TJ_ERR_INVALID;
+    if ((st = CU_CHECK(cuCtxGetCurrent(&cur))) != TJ_OK)
+        return st;
+    if (cur != (CUcontext)ctx) {
+        if (quiet && cu.cuCtxPushCurrent((CUcontext)ctx) != CUDA_SUCCESS)
+            return TJ_ERR_CONTEXT;
+        if (!quiet && (st = CU_CHECK(cuCtxPushCurrent((CUcontext)ctx))) != TJ_OK)
+            return st;
+        scope->pushed = true;
+    }
+    e = entry_for((CUcontext)ctx);
+    if (e == NULL || atomic_load(&e->dead)) {
+        if (scope->pushed)
+            cu.cuCtxPopCurrent(&popped);
+        scope->pushed = false;
+        return e == NULL ? TJ_ERR_CUDA : TJ_ERR_CONTEXT;
+    }
+    scope->entry = e;
+    scope->releasing = quiet;
+    releasing += quiet;
+    here = e;
+    return TJ_OK;
+}
+
+tj_status_t tj_gpu_enter(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
+{
+    return enter(ctx, false, scope);
+}
+
+tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
+{
+    return enter(ctx, true, scope);
+}
+
+void tj_gpu_leave(tj_gpu_scope_t *scope)
+{
+    CUcontext popped;
+    if (scope->pushed)
+        CU_CHECK(cuCtxPopCurrent(&popped));
+    scope->pushed = false;
+    releasing -= scope->releasing;
+    scope->releasing = false;
+    here = scope->prev;
+}
+
+/* The record of the innermost scope, else of the caller's current context. */
+static ctx_entry_t *entry_here(void)
+{
+    CUcontext cur = NULL;
+    if (here != NULL)
+        return here;
+    if (tj_gpu_init() != TJ_OK || cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL)
+        return NULL;
+    return entry_for(cur);
+}
+
+tj_gpu_ctx_t tj_gpu_current(void)
+{
+    CUcontext cur = NULL;
+    if (here != NULL)
+        return here->ctx;
+    if (tj_gpu_init() != TJ_OK || cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
+        return NULL;
+    return cur;
+}
+
+int tj_gpu_current_device(void)
+{
+    CUdevice dev;
+    if (here != NULL)
+        return here->ordinal;
+    if (tj_gpu_current() == NULL || cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+        return -1;
+    return (int)dev;
+}
+
+tj_status_t tj_gpu_use(int device)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    tj_status_t st;
+
+    if ((st = tj_gpu_init()) != TJ_OK)
+        return st;
+    if ((st = CU_CHECK(cuDeviceGet(&dev, device))) != TJ_OK)
+        return st;
+    pthread_mutex_lock(&entry_lock);
+    if (nused == TJ_GPU_MAX_CONTEXTS) {
+        st = TJ_ERR_INVALID;
+    } else if ((st = CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, dev))) == TJ_OK) {
+        used[nused++] = dev;
+    }
+    pthread_mutex_unlock(&entry_lock);
+    if (st != TJ_OK)
+        return st;
+    if ((st = CU_CHECK(cuCtxSetCurrent(ctx))) != TJ_OK)
+        return st;
+    here = NULL;
+    return entry_for(ctx) != NULL ? TJ_OK : TJ_ERR_CUDA;
 }
 
 tj_status_t tj_gpu_sm(int device, int *sm)
@@ -162,42 +462,10 @@ tj_status_t tj_gpu_sm(int device, int *sm)
     return TJ_OK;
 }
 
-tj_status_t tj_gpu_use(int device)
-{
-    device_t *d;
-    CUdevice dev;
-    tj_status_t st = TJ_OK;
-
-    if ((st = tj_gpu_init()) != TJ_OK)
-        return st;
-    if (device < 0 || device >= device_count)
-        return TJ_ERR_INVALID;
-    d = &devices[device];
-    if (!d->ready) {
-        pthread_mutex_lock(&device_lock);
-        if (!d->ready) {
-            if ((st = CU_CHECK(cuDeviceGet(&dev, device))) == TJ_OK &&
-                (st = CU_CHECK(cuDevicePrimaryCtxRetain(&d->ctx, dev))) == TJ_OK &&
-                (st = CU_CHECK(cuCtxSetCurrent(d->ctx))) == TJ_OK &&
-                (st = CU_CHECK(cuStreamCreate(&d->stream, CU_STREAM_DEFAULT))) == TJ_OK)
-                d->ready = true;
-        }
-        pthread_mutex_unlock(&device_lock);
-        if (st != TJ_OK)
-            return st;
-    }
-    /* The context is made current per thread; the cheap call is repeated only on a change. */
-    if (current != device) {
-        if ((st = CU_CHECK(cuCtxSetCurrent(d->ctx))) != TJ_OK)
-            return st;
-        current = device;
-    }
-    return TJ_OK;
-}
-
 static CUstream stream(void)
 {
-    return current >= 0 ? devices[current].stream : NULL;
+    ctx_entry_t *e = entry_here();
+    return e != NULL ? e->stream : NULL;
 }
 
 tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
@@ -213,6 +481,8 @@ tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return TJ_ERR_NOMEM;
+    if ((st = CU_CHECK(cuCtxGetCurrent(&m->ctx))) != TJ_OK)
+        goto out_free;
     if ((st = CU_CHECK(cuModuleLoadData(&m->module, image))) != TJ_OK)
         goto out_free;
     if ((st = CU_CHECK(cuModuleGetFunction(&f, m->module, name))) != TJ_OK)
@@ -229,9 +499,14 @@ out_free:
 
 void tj_gpu_module_unload(tj_gpu_module_t *module)
 {
+    tj_gpu_scope_t scope;
     if (module == NULL)
         return;
-    cu.cuModuleUnload(module->module);
+    /* A module of a dead or destroyed context went with it; nothing can be unloaded there. */
+    if (tj_gpu_enter_to_release(module->ctx, &scope) == TJ_OK) {
+        CU_CHECK(cuModuleUnload(module->module));
+        tj_gpu_leave(&scope);
+    }
     free(module);
 }
 
@@ -315,6 +590,8 @@ tj_status_t tj_gpu_copy_2d(tj_devptr_t dst, size_t dpitch, tj_devptr_t src, size
                            size_t width, size_t height)
 {
     CUDA_MEMCPY2D c = {0};
+    if (cu.cuMemcpy2DAsync == NULL)
+        return TJ_ERR_UNSUPPORTED;
     c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
     c.srcDevice = (CUdeviceptr)src;
     c.srcPitch = spitch;
@@ -332,6 +609,9 @@ tj_status_t tj_gpu_event_time(void (*work)(void *), void *arg, int reps, double 
     float ms = 0;
     tj_status_t st;
 
+    if (cu.cuEventCreate == NULL || cu.cuEventRecord == NULL || cu.cuEventSynchronize == NULL ||
+        cu.cuEventElapsedTime == NULL || cu.cuEventDestroy == NULL)
+        return TJ_ERR_UNSUPPORTED;
     if ((st = CU_CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT))) != TJ_OK)
         return st;
     if ((st = CU_CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT))) != TJ_OK)
@@ -354,20 +634,28 @@ out_start:
 
 void tj_gpu_finalize(void)
 {
-    CUdevice dev;
+    CUcontext popped;
+    int n;
+
     if (init_status != TJ_OK)
         return;
-    pthread_mutex_lock(&device_lock);
-    for (int i = 0; i < device_count; i++) {
-        device_t *d = &devices[i];
-        if (!d->ready)
-            continue;
-        cu.cuCtxSetCurrent(d->ctx);
-        cu.cuStreamDestroy(d->stream);
-        if (cu.cuDeviceGet(&dev, i) == CUDA_SUCCESS)
-            cu.cuDevicePrimaryCtxRelease(dev);
-        d->ready = false;
+    pthread_mutex_lock(&entry_lock);
+    n = atomic_load(&nentries);
+    for (int i = 0; i < n; i++) {
+        ctx_entry_t *e = &entries[i];
+        /* Plain calls: an application may have destroyed its own context already, and a
+         * dead context refuses everything; neither is worth a warning at exit. */
+        if (!atomic_load(&e->dead) && cu.cuCtxPushCurrent(e->ctx) == CUDA_SUCCESS) {
+            cu.cuStreamDestroy(e->stream);
+            cu.cuCtxPopCurrent(&popped);
+        }
+        if (e->retained)
+            cu.cuDevicePrimaryCtxRelease(e->dev);
     }
-    current = -1;
-    pthread_mutex_unlock(&device_lock);
+    atomic_store(&nentries, 0);
+    for (int i = 0; i < nused; i++)
+        cu.cuDevicePrimaryCtxRelease(used[i]);
+    nused = 0;
+    here = NULL;
+    pthread_mutex_unlock(&entry_lock);
 }

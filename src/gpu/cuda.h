@@ -1,5 +1,5 @@
-/* The CUDA driver, opened with dlopen: device discovery, pointer classification, primary
- * contexts, one stream per device, module loading, launches and the copies the pack paths need. */
+/* The CUDA driver, opened with dlopen: device discovery, pointer queries, context scopes, one
+ * stream per context, module loading, launches and the copies the pack paths need. */
 #ifndef TJ_GPU_CUDA_H
 #define TJ_GPU_CUDA_H
 
@@ -19,7 +19,26 @@ typedef enum {
 
 typedef struct tj_gpu_module tj_gpu_module_t;
 typedef void *tj_gpu_function_t; /* a CUfunction */
+typedef void *tj_gpu_ctx_t;      /* a CUcontext */
 typedef uint64_t tj_devptr_t;    /* a CUdeviceptr */
+
+/* What the driver says about one address, from a single pointer-attribute query. */
+typedef struct {
+    tj_mem_t kind;
+    int device;       /* ordinal; -1 for host memory */
+    tj_gpu_ctx_t ctx; /* the context that allocated or registered it; NULL for host memory */
+    uintptr_t base;   /* the allocation holding the address, [base, base + size); 0 if unknown */
+    size_t size;
+} tj_gpu_ptr_t;
+
+/* While a scope is entered, typejit's driver calls run in its context on the calling thread;
+ * leaving restores exactly the context the caller had. */
+typedef struct {
+    void *entry; /* the context's record (cuda.c) */
+    void *prev;  /* the record of the enclosing scope, if any */
+    bool pushed;    /* the context was pushed and must be popped */
+    bool releasing; /* entered by tj_gpu_enter_to_release: failures are not warnings */
+} tj_gpu_scope_t;
 
 /* Open the driver and initialise it, once. TJ_ERR_NO_CUDA when there is no libcuda.so.1 or no
  * device: a normal state, logged at debug level only. */
@@ -28,48 +47,76 @@ tj_status_t tj_gpu_init(void);
 /* True once tj_gpu_init has succeeded. */
 bool tj_gpu_available(void);
 
-/* Classify @p ptr; @p device gets the device ordinal for device, managed and pinned memory.
- * Host without a driver. */
+/* cuDriverGetVersion (12040 for 12.4), or 0 when there is no driver. Needs no device. */
+int tj_gpu_driver_version(void);
+
+/* Query @p ptr: one driver call, none without a device. Unknown memory is TJ_MEM_HOST. */
+void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out);
+
+/* Classify @p ptr; @p device gets the device ordinal for device, managed and pinned memory. */
 tj_mem_t tj_gpu_classify(const void *ptr, int *device);
+
+/* True when kernels and copies may use the bytes [lo, hi) of the allocation @p p describes
+ * (always true for host memory, which has no allocation bounds typejit can check). */
+bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi);
+
+/* Enter @p ctx on the calling thread (pushing it when it is not current). TJ_ERR_CONTEXT,
+ * without a new log line, when the context had a sticky error: typejit no longer uses it. */
+tj_status_t tj_gpu_enter(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
+void tj_gpu_leave(tj_gpu_scope_t *scope);
+
+/* tj_gpu_enter for releasing what typejit made in @p ctx: an application may have destroyed
+ * that context already (its resources went with it), so failing to enter it is silent. */
+tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
+
+/* The context of the innermost scope, else the caller's current context (NULL if none). */
+tj_gpu_ctx_t tj_gpu_current(void);
+/* The device ordinal of tj_gpu_current(), -1 if none. */
+int tj_gpu_current_device(void);
+
+/* For tests, benchmarks and tools, which act as the application: retain @p device's primary
+ * context and make it current on the calling thread. The library itself never calls this. */
+tj_status_t tj_gpu_use(int device);
 
 /* Compute capability of @p device as one number, 90 for 9.0. */
 tj_status_t tj_gpu_sm(int device, int *sm);
 
-/* Make the primary context of @p device current on the calling thread. */
-tj_status_t tj_gpu_use(int device);
-
-/* Load a CUBIN or PTX image into the current context and look up the kernel @p name. */
+/* Load a CUBIN or PTX image into the current context and look up the kernel @p name. A
+ * module remembers its context and is unloaded there. */
 tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
                                tj_gpu_module_t **module, tj_gpu_function_t *fn);
 void tj_gpu_module_unload(tj_gpu_module_t *module);
 
-/* Launch on the current device's stream; @p args as for cuLaunchKernel. Does not wait. */
+/* Launch on the current context's stream; @p args as for cuLaunchKernel. Does not wait. */
 tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const unsigned block[3],
                           void **args);
 
-/* Wait for everything launched on the current device's stream. */
+/* Wait for everything launched on the current context's stream. */
 tj_status_t tj_gpu_sync(void);
 
-/* Copies on the current device's stream, waiting for completion. */
+/* Copies on the current context's stream, waiting for completion. */
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len);
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len);
 tj_status_t tj_gpu_copy_dtod(tj_devptr_t dst, tj_devptr_t src, size_t len);
 
-/* Device memory and page-locked mapped host memory, for staging buffers, tests and benchmarks. */
+/* Device memory and page-locked mapped host memory of the current context. */
 tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr);
 void tj_gpu_free(tj_devptr_t ptr);
 tj_status_t tj_gpu_alloc_host(size_t len, void **ptr);
 void tj_gpu_free_host(void *ptr);
-/* Device address of pinned mapped host memory. */
+/* Device address of pinned mapped host memory in the current context. */
 tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev);
 tj_status_t tj_gpu_memset(tj_devptr_t dst, unsigned char value, size_t len);
 
-/* A 2-D strided copy (cuMemcpy2DAsync) and events, for the benchmarks' baselines. */
+/* A 2-D strided copy and event timing, for the benchmarks' baselines. TJ_ERR_UNSUPPORTED when
+ * the driver lacks them (they are optional). */
 tj_status_t tj_gpu_copy_2d(tj_devptr_t dst, size_t dpitch, tj_devptr_t src, size_t spitch,
                            size_t width, size_t height);
 tj_status_t tj_gpu_event_time(void (*work)(void *), void *arg, int reps, double *seconds);
 
-/* Release streams, contexts and modules (MPI_Finalize). */
+/* Destroy the streams and release the primary contexts typejit retained, each in its own
+ * context, leaving the caller's current context as it was (MPI_Finalize). Modules and buffers
+ * must be released first. */
 void tj_gpu_finalize(void);
 
 #endif /* TJ_GPU_CUDA_H */

@@ -29,15 +29,17 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
              int *position, MPI_Comm comm)
 {
     tj_type_info_t info;
+    bool known;
     int64_t bytes;
+    int rc;
 
     if (!tj_interpose_active())
         return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
-    if (tj_devpack_involved(inbuf, outbuf))
-        return tj_devpack_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datatype,
-                               inbuf, incount, outbuf, outsize, position, comm);
-    if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL &&
-        tj_interpose_lookup(datatype, &info) &&
+    known = tj_interpose_lookup(datatype, &info);
+    if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
+                        comm, &rc))
+        return rc;
+    if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known &&
         engine_takes(&info, incount, position, outsize, outbuf, comm, &bytes)) {
         tj_cpu_pack(&info.block, inbuf, incount, (char *)outbuf + *position);
         *position += (int)bytes;
@@ -52,15 +54,17 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
                MPI_Datatype datatype, MPI_Comm comm)
 {
     tj_type_info_t info;
+    bool known;
     int64_t bytes;
+    int rc;
 
     if (!tj_interpose_active())
         return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
-    if (tj_devpack_involved(inbuf, outbuf))
-        return tj_devpack_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datatype,
-                                 inbuf, insize, position, outbuf, outcount, comm);
-    if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL &&
-        tj_interpose_lookup(datatype, &info) &&
+    known = tj_interpose_lookup(datatype, &info);
+    if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf,
+                          outcount, comm, &rc))
+        return rc;
+    if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
         engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {
         tj_cpu_unpack(&info.block, (const char *)inbuf + *position, outcount, outbuf);
         *position += (int)bytes;

@@ -10,6 +10,7 @@ void tj_interpose_record(MPI_Datatype type)
     tj_type_info_t info = {0};
     tj_status_t st = tj_translate_block(type, &info.block, NULL);
 
+    tj_table_read_extents(type, &info);
     info.strided = st == TJ_OK;
     info.why = st;
     tj_stats_inc(TJ_STAT_commits);
@@ -32,9 +33,10 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
         PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
         combiner != MPI_COMBINER_NAMED)
         return false;
+    *info = (tj_type_info_t){0};
     info->why = tj_translate_block(type, &info->block, NULL);
     info->strided = info->why == TJ_OK;
-    info->pack = info->unpack = NULL;
+    tj_table_read_extents(type, info);
     tj_table_put(type, info);
     return true;
 }

@@ -1,43 +1,67 @@
-/* Device pack paths. The kernel path takes only calls it can complete exactly (a strided type,
- * valid arguments, enough room); calls the system MPI would reject go to it unchanged, and it
- * rejects them before touching any buffer. Everything else is staged: the device bytes are
- * copied to host memory, the system MPI (or the CPU engine) works there, and the result is copied
- * back. Staging is slow but exact, so a type typejit cannot compile still works on device
- * buffers with an MPI that is not CUDA-aware. */
+/* Device pack paths. A call is the GPU's when the first byte the type touches, or the first
+ * packed byte, is in device or managed memory. The kernel path takes only calls it can complete
+ * exactly (a strided type, valid arguments, enough room, every byte inside its allocation);
+ * calls the system MPI would reject go to it unchanged, and it rejects them before touching any
+ * buffer. Everything else is staged: the device bytes are copied to host memory, the system MPI
+ * works there, and the result is copied back. Staging is slow but exact, so a type typejit
+ * cannot compile still works on device buffers with an MPI that is not CUDA-aware.
+ *
+ * Every driver call runs in the context that owns the buffer (a tj_gpu_enter scope), so the
+ * caller's current context is untouched, and several threads may pack at once: nothing here
+ * holds a process-wide lock. */
 #include "send/devpack.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu/cuda.h"
 #include "send/kernels.h"
+#include "send/staging.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
 
-/* Staging memory, grown on demand and kept: one device buffer and one pinned host buffer per
- * process, used under `stage_lock`. */
-static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
-static tj_devptr_t stage_dev;
-static size_t stage_dev_len;
-static int stage_dev_device = -1;
-static void *stage_host;
-static size_t stage_host_len;
+/* The staged path works on at most this many bytes of typed footprint at a time (more only when
+ * a single object is larger), so a sparse type never needs a host copy of gigabytes. */
+#define TJ_STAGE_CHUNK ((int64_t)64 << 20)
+
+/* One MPI_Pack or MPI_Unpack call, in the terms both directions share. */
+typedef struct {
+    bool pack;
+    const tj_type_info_t *info; /* with extents; strided or not */
+    MPI_Datatype type;
+    const char *typed; /* the user's typed buffer argument (may be MPI_BOTTOM) */
+    int count;
+    char *packed; /* the packed buffer argument */
+    int bufsize;
+    int *position;
+    MPI_Comm comm;
+    int64_t bytes;   /* packed bytes of the call */
+    tj_gpu_ptr_t tp; /* the typed side, queried at its first touched byte */
+    tj_gpu_ptr_t pp; /* the packed side, queried at *position */
+    tj_type_info_t own; /* the extents of a type typejit has no record of */
+} call_t;
 
 static bool is_gpu(tj_mem_t m)
 {
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-bool tj_devpack_involved(const void *a, const void *b)
+/* The block a kernel is built for: the type's, moved to start at byte 0. The launch adds the
+ * start to the typed pointer instead, so that one kernel serves every placement of a layout
+ * (halo faces at different offsets, and types at absolute addresses over MPI_BOTTOM, which would
+ * otherwise need a new kernel in every run). The start is a multiple of W, so the pointer's
+ * alignment is unchanged. */
+static tj_block_t kernel_block(const tj_block_t *block)
 {
-    if (!tj_gpu_available())
-        return false;
-    return is_gpu(tj_gpu_classify(a, NULL)) || is_gpu(tj_gpu_classify(b, NULL));
+    tj_block_t b = *block;
+    b.lo -= b.start;
+    b.hi -= b.start;
+    b.start = 0;
+    return b;
 }
 
 void tj_devpack_prepare(tj_type_info_t *info)
@@ -45,49 +69,29 @@ void tj_devpack_prepare(tj_type_info_t *info)
     const tj_config_t *cfg = tj_config();
     char target[32];
     tj_kernel_t *pack, *unpack;
+    tj_block_t block;
     int device = -1;
 
     if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
-    if (tj_gpu_available())
-        device = 0;
-    else if (cfg->jit != TJ_JIT_ALWAYS)
+    if (tj_gpu_available()) {
+        if (tj_kernels_loadable() != TJ_OK)
+            return;
+        /* The application's current device is the one its buffers most likely live on. */
+        device = tj_gpu_current_device();
+        if (device < 0)
+            device = 0;
+    } else if (cfg->jit != TJ_JIT_ALWAYS) {
         return;
+    }
     if (tj_kernels_target(device, target, sizeof(target)) != TJ_OK)
         return;
-    if (tj_kernels_get(&info->block, info->block.word, TJ_DIR_PACK, target, &pack, NULL) != TJ_OK ||
-        tj_kernels_get(&info->block, info->block.word, TJ_DIR_UNPACK, target, &unpack, NULL) !=
-            TJ_OK)
+    block = kernel_block(&info->block);
+    if (tj_kernels_get(&block, block.word, TJ_DIR_PACK, target, &pack, NULL) != TJ_OK ||
+        tj_kernels_get(&block, block.word, TJ_DIR_UNPACK, target, &unpack, NULL) != TJ_OK)
         return; /* logged where it failed; device packs of this type are staged */
     info->pack = pack;
     info->unpack = unpack;
-}
-
-static tj_status_t grow_dev(size_t len, int device)
-{
-    if (stage_dev_len >= len && stage_dev_device == device)
-        return TJ_OK;
-    tj_gpu_free(stage_dev);
-    stage_dev = 0;
-    stage_dev_len = 0;
-    if (tj_gpu_alloc(len, &stage_dev) != TJ_OK)
-        return TJ_ERR_CUDA;
-    stage_dev_len = len;
-    stage_dev_device = device;
-    return TJ_OK;
-}
-
-static tj_status_t grow_host(size_t len)
-{
-    if (stage_host_len >= len)
-        return TJ_OK;
-    tj_gpu_free_host(stage_host);
-    stage_host = NULL;
-    stage_host_len = 0;
-    if (tj_gpu_alloc_host(len, &stage_host) != TJ_OK)
-        return TJ_ERR_CUDA;
-    stage_host_len = len;
-    return TJ_OK;
 }
 
 /* Largest word the kernel may use with these two addresses. */
@@ -98,243 +102,335 @@ static int word_for(int word, uintptr_t a, uintptr_t b)
     return word;
 }
 
-static tj_status_t launch(const tj_type_info_t *info, tj_dir_t dir, int device, tj_devptr_t typed,
-                          tj_devptr_t packed, int64_t count)
+/* The kernel of the call's block and direction for @p word on @p device: the one prepared at
+ * commit when it fits, else from the kernel cache (a narrower word for a misaligned buffer,
+ * another arch for another device). */
+static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word, int device,
+                              tj_kernel_t **k)
 {
-    const tj_kernel_t *base = dir == TJ_DIR_PACK ? info->pack : info->unpack;
-    tj_kernel_t *k = (tj_kernel_t *)base;
+    const tj_kernel_t *prepared = c->pack ? c->info->pack : c->info->unpack;
+    char target[32];
+    tj_status_t st;
+
+    if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK)
+        return st;
+    if (prepared != NULL && tj_kernels_word(prepared) == word &&
+        strcmp(tj_kernels_target_of(prepared), target) == 0) {
+        *k = (tj_kernel_t *)prepared;
+        return TJ_OK;
+    }
+    return tj_kernels_get(block, word, c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, target, k, NULL);
+}
+
+/* Run the call's kernel between two device addresses, in the current scope, and wait. */
+static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
+{
+    tj_block_t b = kernel_block(&c->info->block);
+    const tj_block_t *block = &b;
+    tj_devptr_t at = typed + (tj_devptr_t)c->info->block.start; /* object 0's first byte */
+    int word = word_for(block->word, (uintptr_t)at, (uintptr_t)packed);
+    tj_devptr_t dst = c->pack ? packed : at;
+    tj_devptr_t src = c->pack ? at : packed;
+    long long n = c->count;
+    tj_kernel_t *k;
     tj_gpu_function_t fn;
     tj_launch_t geo;
-    char target[32];
-    int word = word_for(info->block.word, (uintptr_t)typed, (uintptr_t)packed);
-    tj_devptr_t dst = dir == TJ_DIR_PACK ? packed : typed;
-    tj_devptr_t src = dir == TJ_DIR_PACK ? typed : packed;
-    long long n = count;
-    void *args[3] = {&dst, &src, &n};
     tj_status_t st;
 
     if (tj_config()->jit == TJ_JIT_OFF) {
         /* The generic kernel: the layout travels as run-time arguments. */
+        char target[32];
         tj_generic_params_t params;
-        void *gargs[4] = {&dst, &src, &n, &params};
+        void *args[4] = {&dst, &src, &n, &params};
         if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK ||
-            (st = tj_kernels_generic(dir, target, &k)) != TJ_OK ||
-            (st = tj_kernels_function(k, device, &fn)) != TJ_OK)
+            (st = tj_kernels_generic(c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, target, &k)) !=
+                TJ_OK ||
+            (st = tj_kernels_function(k, &fn)) != TJ_OK)
             return st;
-        tj_gen_generic_params(&info->block, word, &params);
-        tj_gen_generic_launch(&info->block, word, count, &geo);
-        if ((st = tj_gpu_launch(fn, geo.grid, geo.block, gargs)) != TJ_OK)
-            return st;
-        return tj_gpu_sync();
-    }
-    /* A misaligned buffer needs a narrower kernel of the same block, built on demand. */
-    if (k == NULL || tj_kernels_word(k) != word) {
-        if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK ||
-            (st = tj_kernels_get(&info->block, word, dir, target, &k, NULL)) != TJ_OK)
-            return st;
-    }
-    if ((st = tj_kernels_function(k, device, &fn)) != TJ_OK)
-        return st;
-    tj_gen_launch(&info->block, word, count, &geo);
-    if ((st = tj_gpu_launch(fn, geo.grid, geo.block, args)) != TJ_OK)
-        return st;
-    return tj_gpu_sync();
-}
-
-/* Host footprint [lo, hi) of `count` objects of `type`, from the system MPI's true extent. */
-static bool footprint(MPI_Datatype type, int count, int64_t *lo, int64_t *hi)
-{
-    MPI_Aint tlb, text, lb, ext;
-    int64_t reach;
-    if (PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || !tj_mul64(count - 1, ext, &reach))
-        return false;
-    *lo = tlb + (reach < 0 ? reach : 0);
-    *hi = tlb + text + (reach > 0 ? reach : 0);
-    return *hi >= *lo;
-}
-
-/* Copy between user memory of any kind and host memory. */
-static tj_status_t fetch(void *host, const void *user, size_t len)
-{
-    if (is_gpu(tj_gpu_classify(user, NULL)))
-        return tj_gpu_copy_dtoh(host, (tj_devptr_t)(uintptr_t)user, len);
-    memcpy(host, user, len);
-    return TJ_OK;
-}
-
-static tj_status_t store_back(void *user, const void *host, size_t len)
-{
-    if (is_gpu(tj_gpu_classify(user, NULL)))
-        return tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)user, host, len);
-    memcpy(user, host, len);
-    return TJ_OK;
-}
-
-static int device_of(const void *a, const void *b)
-{
-    int d = -1;
-    if (is_gpu(tj_gpu_classify(a, &d)) && d >= 0)
-        return d;
-    if (is_gpu(tj_gpu_classify(b, &d)) && d >= 0)
-        return d;
-    return 0;
-}
-
-/* The staged path: mirror the typed footprint and the packed range on the host, let the system
- * MPI work on the mirrors, copy what it wrote back. */
-static int staged(bool pack, MPI_Datatype type, const void *typed, int count, void *packed,
-                  int bufsize, int *position, MPI_Comm comm)
-{
-    int64_t lo, hi, span;
-    char *t = NULL, *p = NULL;
-    int rc = MPI_ERR_NO_MEM, before = *position;
-
-    if (!footprint(type, count, &lo, &hi))
-        return MPI_ERR_TYPE;
-    span = hi - lo;
-    t = malloc((size_t)(span > 0 ? span : 1));
-    p = malloc((size_t)(bufsize > 0 ? bufsize : 1));
-    if (t == NULL || p == NULL) {
-        tj_log_error("out of memory staging %lld bytes of a device buffer", (long long)span);
-        goto out_free;
-    }
-    /* Packing writes only [position, new position): the packed input is needed for unpacking
-     * alone. The typed footprint is fetched both ways, so that an unpack leaves the bytes
-     * between typemap entries as they were. */
-    if (fetch(t, (const char *)typed + lo, (size_t)span) != TJ_OK ||
-        (!pack && fetch(p, packed, (size_t)bufsize) != TJ_OK)) {
-        rc = MPI_ERR_INTERN;
-        goto out_free;
-    }
-    if (pack) {
-        rc = PMPI_Pack(t - lo, count, type, p, bufsize, position, comm);
-        if (rc == MPI_SUCCESS &&
-            store_back((char *)packed + before, p + before, (size_t)(*position - before)) != TJ_OK)
-            rc = MPI_ERR_INTERN;
+        tj_gen_generic_params(block, word, &params);
+        tj_gen_generic_launch(block, word, c->count, &geo);
+        st = tj_gpu_launch(fn, geo.grid, geo.block, args);
     } else {
-        rc = PMPI_Unpack(p, bufsize, position, t - lo, count, type, comm);
-        if (rc == MPI_SUCCESS && store_back((char *)typed + lo, t, (size_t)span) != TJ_OK)
-            rc = MPI_ERR_INTERN;
+        void *args[3] = {&dst, &src, &n};
+        if ((st = kernel_for(c, block, word, device, &k)) != TJ_OK ||
+            (st = tj_kernels_function(k, &fn)) != TJ_OK)
+            return st;
+        tj_gen_launch(block, word, c->count, &geo);
+        st = tj_gpu_launch(fn, geo.grid, geo.block, args);
+    }
+    if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK)
+        tj_stats_inc(TJ_STAT_kernel_launches);
+    return st;
+}
+
+/* Typed side on the device (or managed); packed side on the same context's device, in pinned
+ * mapped host memory, or pageable (through a device staging buffer). In the typed context. */
+static tj_status_t from_device(const call_t *c)
+{
+    tj_devptr_t typed = (tj_devptr_t)(uintptr_t)c->typed;
+    char *at = c->packed + *c->position;
+    tj_devptr_t pdev;
+    tj_stage_t *stage;
+    tj_status_t st;
+
+    if (is_gpu(c->pp.kind))
+        return launch(c, c->tp.device, typed, (tj_devptr_t)(uintptr_t)at);
+    if (c->pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr(at, &pdev) == TJ_OK)
+        return launch(c, c->tp.device, typed, pdev);
+    if ((st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)c->bytes, &stage)) != TJ_OK)
+        return st;
+    if (c->pack) {
+        if ((st = launch(c, c->tp.device, typed, stage->dev)) == TJ_OK)
+            st = tj_gpu_copy_dtoh(at, stage->dev, (size_t)c->bytes);
+    } else if ((st = tj_gpu_copy_htod(stage->dev, at, (size_t)c->bytes)) == TJ_OK) {
+        st = launch(c, c->tp.device, typed, stage->dev);
+    }
+    tj_staging_put(stage);
+    return st;
+}
+
+/* Typed side in host memory, packed side on the device: the CPU engine does the layout in a
+ * pinned staging buffer and one copy moves the bytes. In the packed side's context. */
+static tj_status_t from_host(const call_t *c)
+{
+    tj_devptr_t at = (tj_devptr_t)(uintptr_t)(c->packed + *c->position);
+    tj_stage_t *stage;
+    tj_status_t st;
+
+    if ((st = tj_staging_get(TJ_STAGE_PINNED, (size_t)c->bytes, &stage)) != TJ_OK)
+        return st;
+    if (c->pack) {
+        tj_cpu_pack(&c->info->block, c->typed, c->count, stage->host);
+        st = tj_gpu_copy_htod(at, stage->host, (size_t)c->bytes);
+    } else if ((st = tj_gpu_copy_dtoh(stage->host, at, (size_t)c->bytes)) == TJ_OK) {
+        tj_cpu_unpack(&c->info->block, stage->host, c->count, (void *)c->typed);
+    }
+    tj_staging_put(stage);
+    return st;
+}
+
+/* [lo, hi) of the typed bytes `n` objects from object `first` on touch, relative to the typed
+ * buffer argument. */
+static void typed_span(const tj_type_info_t *info, int64_t first, int64_t n, int64_t *lo,
+                       int64_t *hi)
+{
+    int64_t base = first * info->extent, reach = (n - 1) * info->extent;
+    *lo = base + info->true_lb + (reach < 0 ? reach : 0);
+    *hi = base + info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+}
+
+/* The kernel path: TJ_ERR_UNSUPPORTED when the call must be staged instead. */
+static tj_status_t kernel_path(const call_t *c)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+
+    if (!c->info->strided || (!c->pack && !tj_block_disjoint(&c->info->block, c->count)))
+        return TJ_ERR_UNSUPPORTED; /* a parallel unpack into an overlapping layout would race */
+    if (is_gpu(c->tp.kind) && is_gpu(c->pp.kind) && c->tp.ctx != c->pp.ctx)
+        return TJ_ERR_UNSUPPORTED; /* two devices (or contexts): one kernel cannot see both */
+    if (is_gpu(c->tp.kind)) {
+        if ((st = tj_kernels_loadable()) != TJ_OK)
+            return TJ_ERR_UNSUPPORTED;
+        if ((st = tj_gpu_enter(c->tp.ctx, &scope)) != TJ_OK)
+            return st;
+        st = from_device(c);
+    } else {
+        if ((st = tj_gpu_enter(c->pp.ctx, &scope)) != TJ_OK)
+            return st;
+        st = from_host(c);
+    }
+    tj_gpu_leave(&scope);
+    return st;
+}
+
+/* Copy between device (or managed) user memory and host memory, in the user memory's
+ * context. */
+static tj_status_t copy_user(const tj_gpu_ptr_t *p, bool to_user, char *user, char *host,
+                             size_t len)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+
+    if ((st = tj_gpu_enter(p->ctx, &scope)) != TJ_OK)
+        return st;
+    st = to_user ? tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)user, host, len)
+                 : tj_gpu_copy_dtoh(host, (tj_devptr_t)(uintptr_t)user, len);
+    tj_gpu_leave(&scope);
+    return st;
+}
+
+/* The staged path: the system MPI packs or unpacks on the host, with a host mirror of each side
+ * that is on the device: a chunk of objects' typed footprint, their packed bytes. Host sides
+ * are used in place (their footprint may span unmapped pages the system MPI never touches).
+ * Packing objects chunk by chunk gives the same bytes as packing them at once. An unpack
+ * fetches the typed footprint first, so that the bytes between typemap entries are written
+ * back as they were. */
+static tj_status_t staged(const call_t *c, int *mpi_rc)
+{
+    const tj_type_info_t *info = c->info;
+    bool typed_dev = is_gpu(c->tp.kind), packed_dev = is_gpu(c->pp.kind);
+    int64_t step = tj_abs64(info->extent), per = c->count, lo, hi, done = 0;
+    char *t = NULL, *p = NULL;
+    tj_status_t st = TJ_OK;
+
+    *mpi_rc = MPI_SUCCESS;
+    if (typed_dev && step > 0 && info->true_extent + (per - 1) * step > TJ_STAGE_CHUNK)
+        per = info->true_extent >= TJ_STAGE_CHUNK
+                  ? 1
+                  : 1 + (TJ_STAGE_CHUNK - info->true_extent) / step;
+    typed_span(info, 0, per, &lo, &hi);
+    if ((typed_dev && (t = malloc((size_t)(hi - lo))) == NULL) ||
+        (packed_dev && (p = malloc((size_t)(per * info->size))) == NULL)) {
+        tj_log_error("out of memory staging %lld bytes of a device buffer",
+                     (long long)(hi - lo + per * info->size));
+        st = TJ_ERR_NOMEM;
+        goto out_free;
+    }
+    while (done < c->count && st == TJ_OK && *mpi_rc == MPI_SUCCESS) {
+        int n = (int)TJ_MIN(per, c->count - done), pos = 0;
+        char *at = c->packed + *c->position + done * info->size;
+        char *packed = packed_dev ? p : at;
+        size_t len = (size_t)(n * info->size);
+        char *typed = (char *)c->typed + done * info->extent; /* object `done` */
+
+        typed_span(info, done, n, &lo, &hi);
+        if (typed_dev) {
+            if ((st = copy_user(&c->tp, false, (char *)c->typed + lo, t, (size_t)(hi - lo))) !=
+                TJ_OK)
+                break;
+            typed = t - lo + done * info->extent;
+        }
+        if (c->pack) {
+            *mpi_rc = PMPI_Pack(typed, n, c->type, packed, (int)len, &pos, c->comm);
+            if (*mpi_rc == MPI_SUCCESS && packed_dev)
+                st = copy_user(&c->pp, true, at, p, len);
+        } else {
+            if (packed_dev && (st = copy_user(&c->pp, false, at, p, len)) != TJ_OK)
+                break;
+            *mpi_rc = PMPI_Unpack(packed, (int)len, &pos, typed, n, c->type, c->comm);
+            if (*mpi_rc == MPI_SUCCESS && typed_dev)
+                st = copy_user(&c->tp, true, (char *)c->typed + lo, t, (size_t)(hi - lo));
+        }
+        done += n;
     }
 out_free:
     free(t);
     free(p);
-    return rc;
+    return st;
 }
 
-/* Calls the system MPI handles without touching buffers: invalid arguments, not enough room,
- * nothing to do. */
-static bool normal_call(int count, const int *position, int bufsize, const void *packed,
-                        MPI_Comm comm, MPI_Datatype type, int64_t *bytes)
+/* Calls the system MPI handles without touching buffers: invalid arguments, not enough room.
+ * Writes the packed byte count. */
+static bool normal_call(const call_t *c, int64_t *bytes)
 {
-    int size;
     int64_t n, end;
-    if (count <= 0 || position == NULL || packed == NULL || comm == MPI_COMM_NULL ||
-        *position < 0 || bufsize < 0 || type == MPI_DATATYPE_NULL ||
-        PMPI_Type_size(type, &size) != MPI_SUCCESS)
+    if (c->count <= 0 || c->position == NULL || c->packed == NULL || c->comm == MPI_COMM_NULL ||
+        *c->position < 0 || c->bufsize < 0 || c->type == MPI_DATATYPE_NULL)
         return false;
-    if (!tj_mul64(count, size, &n) || !tj_add64(*position, n, &end) || end > bufsize)
+    if (!tj_mul64(c->count, c->info->size, &n) || !tj_add64(*c->position, n, &end) ||
+        end > c->bufsize)
         return false;
     *bytes = n;
     return true;
 }
 
-/* The kernel path for one call. Typed side on the device (or managed); packed side on the
- * device, in pinned mapped host memory, or pageable (through the staging buffer). */
-static tj_status_t kernel_path(const tj_type_info_t *info, bool pack, const void *typed, int count,
-                               void *packed_at, int64_t bytes)
+static int system_call(const call_t *c)
 {
-    int device = device_of(typed, packed_at);
-    tj_mem_t tk = tj_gpu_classify(typed, NULL), pk = tj_gpu_classify(packed_at, NULL);
-    tj_dir_t dir = pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-    tj_devptr_t pdev;
+    return c->pack ? PMPI_Pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position,
+                               c->comm)
+                   : PMPI_Unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
+                                 c->type, c->comm);
+}
+
+/* Both sides' bytes lie inside their allocations: a kernel or copy past the end of one would
+ * fault on a GPU and leave the application's context unusable. */
+static bool within(const call_t *c)
+{
+    int64_t lo, hi;
+    uintptr_t typed = (uintptr_t)c->typed, at = (uintptr_t)(c->packed + *c->position);
+
+    typed_span(c->info, 0, c->count, &lo, &hi);
+    return tj_gpu_inside(&c->tp, typed + (uintptr_t)lo, typed + (uintptr_t)hi) &&
+           tj_gpu_inside(&c->pp, at, at + (uintptr_t)c->bytes);
+}
+
+static bool run(call_t *c, int *rc)
+{
     tj_status_t st;
 
-    if ((st = tj_gpu_use(device)) != TJ_OK)
-        return st;
-    if (!is_gpu(tk)) {
-        /* Host typed side: the CPU engine does the layout, one copy moves the bytes. */
-        if ((st = grow_host((size_t)bytes)) != TJ_OK)
-            return st;
-        if (pack) {
-            tj_cpu_pack(&info->block, typed, count, stage_host);
-            return tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)packed_at, stage_host, (size_t)bytes);
-        }
-        if ((st = tj_gpu_copy_dtoh(stage_host, (tj_devptr_t)(uintptr_t)packed_at, (size_t)bytes)) !=
-            TJ_OK)
-            return st;
-        tj_cpu_unpack(&info->block, stage_host, count, (void *)typed);
-        return TJ_OK;
+    if (!tj_gpu_available())
+        return false;
+    if (c->info == NULL) {
+        /* A type with no record (never committed through typejit): staged if on the device. */
+        tj_table_read_extents(c->type, &c->own);
+        c->info = &c->own;
     }
-    if (is_gpu(pk))
-        return launch(info, dir, device, (tj_devptr_t)(uintptr_t)typed,
-                      (tj_devptr_t)(uintptr_t)packed_at, count);
-    if (pk == TJ_MEM_PINNED && tj_gpu_host_devptr(packed_at, &pdev) == TJ_OK)
-        return launch(info, dir, device, (tj_devptr_t)(uintptr_t)typed, pdev, count);
-    /* Pageable host memory: the kernel works in device staging memory. */
-    if ((st = grow_dev((size_t)bytes, device)) != TJ_OK)
-        return st;
-    if (pack) {
-        if ((st = launch(info, dir, device, (tj_devptr_t)(uintptr_t)typed, stage_dev, count)) !=
-            TJ_OK)
-            return st;
-        return tj_gpu_copy_dtoh(packed_at, stage_dev, (size_t)bytes);
+    /* Zero bytes touch no memory: the system MPI answers, whatever the pointers are. */
+    if (!c->info->extents || c->count <= 0 ||
+        c->info->size == 0 || c->position == NULL || *c->position < 0)
+        return false;
+    tj_gpu_query(c->typed + c->info->true_lb, &c->tp);
+    tj_gpu_query(c->packed != NULL && *c->position < c->bufsize ? c->packed + *c->position
+                                                                : c->packed,
+                 &c->pp);
+    if (!is_gpu(c->tp.kind) && !is_gpu(c->pp.kind))
+        return false;
+    if (!normal_call(c, &c->bytes)) {
+        *rc = system_call(c);
+        return true;
     }
-    if ((st = tj_gpu_copy_htod(stage_dev, packed_at, (size_t)bytes)) != TJ_OK)
-        return st;
-    return launch(info, dir, device, (tj_devptr_t)(uintptr_t)typed, stage_dev, count);
-}
-
-static int run(const tj_type_info_t *info, bool pack, MPI_Datatype type, const void *typed,
-               int count, void *packed, int bufsize, int *position, MPI_Comm comm)
-{
-    int64_t bytes;
-    int rc;
-
-    if (!normal_call(count, position, bufsize, packed, comm, type, &bytes))
-        return pack ? PMPI_Pack(typed, count, type, packed, bufsize, position, comm)
-                    : PMPI_Unpack(packed, bufsize, position, (void *)typed, count, type, comm);
-    pthread_mutex_lock(&stage_lock);
-    /* Parallel unpacking into a layout that overlaps itself would race: staged instead. */
-    if (info != NULL && info->strided && (pack || tj_block_disjoint(&info->block, count)) &&
-        kernel_path(info, pack, typed, count, (char *)packed + *position, bytes) == TJ_OK) {
-        *position += (int)bytes;
-        tj_stats_inc(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
-        rc = MPI_SUCCESS;
-    } else {
-        if (info != NULL && info->strided)
-            tj_log_warn_once("a device %s could not use a kernel; staging through host memory",
-                             pack ? "pack" : "unpack");
+    if (!within(c)) {
+        tj_log_error("a device %s reaches outside its allocation (the datatype's bytes must lie "
+                     "in one allocation per side); MPI_ERR_BUFFER",
+                     c->pack ? "pack" : "unpack");
+        *rc = MPI_ERR_BUFFER;
+        return true;
+    }
+    st = kernel_path(c);
+    if (st == TJ_OK) {
+        *c->position += (int)c->bytes;
+        tj_stats_inc(c->pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
+        *rc = MPI_SUCCESS;
+        return true;
+    }
+    if (st != TJ_ERR_CONTEXT) {
+        if (st != TJ_ERR_UNSUPPORTED)
+            tj_log_warn_once("a device %s could not use a kernel (%s); staging through host "
+                             "memory",
+                             c->pack ? "pack" : "unpack", tj_status_string(st));
         tj_stats_inc(TJ_STAT_gpu_fallbacks);
-        rc = staged(pack, type, typed, count, packed, bufsize, position, comm);
+        st = staged(c, rc);
     }
-    pthread_mutex_unlock(&stage_lock);
-    return rc;
+    if (st == TJ_OK && *rc == MPI_SUCCESS)
+        *c->position += (int)c->bytes;
+    else if (st != TJ_OK)
+        *rc = MPI_ERR_INTERN; /* the driver call that failed said why */
+    return true;
 }
 
-int tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
-                    void *outbuf, int outsize, int *position, MPI_Comm comm)
+bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                     int incount, void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
 {
-    return run(info, true, type, inbuf, incount, outbuf, outsize, position, comm);
+    call_t c = {.pack = true,    .info = info,       .type = type,
+                .typed = inbuf,  .count = incount,   .packed = outbuf,
+                .bufsize = outsize, .position = position, .comm = comm};
+    return run(&c, rc);
 }
 
-int tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
-                      int *position, void *outbuf, int outcount, MPI_Comm comm)
+bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                       int insize, int *position, void *outbuf, int outcount, MPI_Comm comm,
+                       int *rc)
 {
-    return run(info, false, type, outbuf, outcount, (void *)inbuf, insize, position, comm);
+    call_t c = {.pack = false,   .info = info,      .type = type,
+                .typed = outbuf, .count = outcount, .packed = (void *)inbuf,
+                .bufsize = insize, .position = position, .comm = comm};
+    return run(&c, rc);
 }
 
 void tj_devpack_finalize(void)
 {
-    pthread_mutex_lock(&stage_lock);
-    tj_gpu_free(stage_dev);
-    stage_dev = 0;
-    stage_dev_len = 0;
-    tj_gpu_free_host(stage_host);
-    stage_host = NULL;
-    stage_host_len = 0;
-    pthread_mutex_unlock(&stage_lock);
+    tj_staging_finalize();
     tj_kernels_finalize();
     tj_gpu_finalize();
 }

@@ -17,8 +17,18 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-#define TJ_KERNEL_MAX_DEVICES 16
+/* Contexts one kernel can be loaded in (the driver layer tracks as many), devices whose
+ * compile target is remembered. */
+#define TJ_KERNEL_MAX_LOADS   64
+#define TJ_KERNEL_MAX_DEVICES 64
 #define TJ_KEY_MAX            2048
+
+/* The kernel's module in one context, or the remembered failure to load it there. */
+typedef struct {
+    tj_gpu_ctx_t ctx;
+    tj_gpu_module_t *module;
+    tj_gpu_function_t fn;
+} loaded_t;
 
 struct tj_kernel {
     bool generic; /* the run-time-parameter kernel; block and word unused */
@@ -26,12 +36,18 @@ struct tj_kernel {
     int word;
     tj_dir_t dir;
     char target[32];
+    tj_status_t failed; /* a compile that failed, remembered so it is neither retried nor
+                           logged again; TJ_OK for a usable image */
     void *image;
     size_t len;
     pthread_mutex_t load_lock;
-    tj_gpu_module_t *module[TJ_KERNEL_MAX_DEVICES];
-    tj_gpu_function_t fn[TJ_KERNEL_MAX_DEVICES];
+    loaded_t loaded[TJ_KERNEL_MAX_LOADS];
+    int nloaded;
 };
+
+/* Compile targets of the devices, computed once each. */
+static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
+static char device_targets[TJ_KERNEL_MAX_DEVICES][32];
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_memo_t *memo;
@@ -109,17 +125,52 @@ tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *
 tj_status_t tj_kernels_target(int device, char *target, size_t len)
 {
     const tj_config_t *cfg = tj_config();
+    char found[32];
     int sm;
-    tj_status_t st;
+    tj_status_t st = TJ_OK;
 
     if (cfg->arch[0] != '\0') {
         snprintf(target, len, "%s", cfg->arch);
         return TJ_OK;
     }
-    if (device >= 0 && (st = tj_gpu_sm(device, &sm)) == TJ_OK)
-        return tj_nvrtc_target(sm, target, len);
-    snprintf(target, len, "sm_90");
-    return TJ_OK;
+    if (device < 0 || device >= TJ_KERNEL_MAX_DEVICES || !tj_gpu_available()) {
+        snprintf(target, len, "sm_90");
+        return TJ_OK;
+    }
+    /* Every device has its own arch: a node may mix them. */
+    pthread_mutex_lock(&target_lock);
+    if (device_targets[device][0] == '\0' && (st = tj_gpu_sm(device, &sm)) == TJ_OK &&
+        (st = tj_nvrtc_target(sm, found, sizeof(found))) == TJ_OK)
+        snprintf(device_targets[device], sizeof(device_targets[device]), "%s", found);
+    if (st == TJ_OK)
+        snprintf(target, len, "%s", device_targets[device]);
+    pthread_mutex_unlock(&target_lock);
+    return st;
+}
+
+static pthread_once_t loadable_once = PTHREAD_ONCE_INIT;
+static tj_status_t loadable_status;
+
+/* A driver loads images of an NVRTC of its own CUDA major version or older, never newer
+ * (CUBIN and PTX alike): decided once, said once. */
+static void check_loadable(void)
+{
+    int driver = tj_gpu_driver_version(), major, minor;
+
+    loadable_status = tj_nvrtc_version(&major, &minor);
+    if (loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
+        return;
+    tj_log_warn("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
+                "kernels; device buffers are staged through host memory (install nvrtc %d.x "
+                "or a newer driver)",
+                major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
+    loadable_status = TJ_ERR_UNSUPPORTED;
+}
+
+tj_status_t tj_kernels_loadable(void)
+{
+    pthread_once(&loadable_once, check_loadable);
+    return loadable_status;
 }
 
 void tj_kernels_set_store(const char *dir, int read_only)
@@ -132,6 +183,9 @@ void tj_kernels_set_store(const char *dir, int read_only)
     store = NULL;
     store_tried = false;
     pthread_mutex_unlock(&setup_lock);
+    pthread_mutex_lock(&target_lock);
+    memset(device_targets, 0, sizeof(device_targets));
+    pthread_mutex_unlock(&target_lock);
 }
 
 /* The memory table and the disk store, set up on first use. A store that cannot be opened
@@ -161,8 +215,8 @@ out_unlock:
 static void kernel_free(void *value)
 {
     tj_kernel_t *k = value;
-    for (int d = 0; d < TJ_KERNEL_MAX_DEVICES; d++)
-        tj_gpu_module_unload(k->module[d]);
+    for (int i = 0; i < k->nloaded; i++)
+        tj_gpu_module_unload(k->loaded[i].module);
     pthread_mutex_destroy(&k->load_lock);
     free(k->image);
     free(k);
@@ -236,7 +290,8 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
         return st;
     hash = memo_key(block, word, dir, target);
     if ((k = tj_memo_get(memo, hash)) != NULL) {
-        tj_stats_inc(TJ_STAT_cache_hits_memory);
+        if (k->failed == TJ_OK)
+            tj_stats_inc(TJ_STAT_cache_hits_memory);
         from = TJ_FROM_MEMORY;
         goto out_found;
     }
@@ -261,11 +316,15 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
         tj_stats_inc(TJ_STAT_cache_misses);
         from = TJ_FROM_COMPILE;
         if ((st = compile(block, word, dir, target, key, toolchain, k)) != TJ_OK) {
-            kernel_free(k);
-            return st;
+            if (st != TJ_ERR_JIT) {
+                kernel_free(k);
+                return st;
+            }
+            /* Kept in the table as a failure: the next request answers at once. */
+            k->failed = st;
         }
     }
-    if (store_rw &&
+    if (k->failed == TJ_OK && store_rw &&
         tj_kernels_manifest_line(block, word, dir, target, line, sizeof(line)) < (int)sizeof(line))
         tj_store_manifest_add(store, line);
     /* Two threads may build the same kernel at once; the first one in the table wins. */
@@ -278,6 +337,8 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
         kernel_free(k);
     k = won;
 out_found:
+    if (k->failed != TJ_OK)
+        return k->failed;
     *kernel = k;
     if (origin != NULL)
         *origin = from;
@@ -303,10 +364,8 @@ tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **k
     if (n < 0 || (size_t)n >= sizeof(key))
         return TJ_ERR_INVALID;
     hash = tj_hash_bytes(key, (size_t)n);
-    if ((k = tj_memo_get(memo, hash)) != NULL) {
-        *kernel = k;
-        return TJ_OK;
-    }
+    if ((k = tj_memo_get(memo, hash)) != NULL)
+        goto out_found;
     k = calloc(1, sizeof(*k));
     if (k == NULL)
         return TJ_ERR_NOMEM;
@@ -319,11 +378,12 @@ tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **k
         tj_store_load(store, toolchain, target, key, &k->image, &k->len) != TJ_OK) {
         st =
             tj_nvrtc_compile(tj_gen_generic_source(), function_name(k), target, &k->image, &k->len);
-        if (st != TJ_OK) {
+        if (st != TJ_OK && st != TJ_ERR_JIT) {
             kernel_free(k);
             return st;
         }
-        if (store_rw)
+        k->failed = st;
+        if (st == TJ_OK && store_rw)
             tj_store_save(store, toolchain, target, key, k->image, k->len, NULL);
     }
     won = tj_memo_put(memo, hash, k);
@@ -331,25 +391,49 @@ tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **k
         kernel_free(k);
     if (won == NULL)
         return TJ_ERR_NOMEM;
-    *kernel = won;
+    k = won;
+out_found:
+    if (k->failed != TJ_OK)
+        return k->failed;
+    *kernel = k;
     return TJ_OK;
 }
 
-tj_status_t tj_kernels_function(tj_kernel_t *kernel, int device, tj_gpu_function_t *fn)
+tj_status_t tj_kernels_function(tj_kernel_t *kernel, tj_gpu_function_t *fn)
 {
+    tj_gpu_ctx_t ctx = tj_gpu_current();
+    loaded_t *l = NULL;
     tj_status_t st = TJ_OK;
 
-    if (device < 0 || device >= TJ_KERNEL_MAX_DEVICES)
+    if (ctx == NULL)
         return TJ_ERR_INVALID;
     /* An uncontended lock per launch keeps the lazy load simple and race-free. */
     pthread_mutex_lock(&kernel->load_lock);
-    if (kernel->fn[device] == NULL)
-        st = tj_gpu_module_load(kernel->image, kernel->len, function_name(kernel),
-                                &kernel->module[device], &kernel->fn[device]);
-    if (st == TJ_OK)
-        *fn = kernel->fn[device];
+    for (int i = 0; i < kernel->nloaded && l == NULL; i++)
+        if (kernel->loaded[i].ctx == ctx)
+            l = &kernel->loaded[i];
+    if (l == NULL && kernel->nloaded < TJ_KERNEL_MAX_LOADS) {
+        /* Loaded once per context; a failure is remembered there (logged once, where the
+         * driver call failed) and the calls that need it are staged. */
+        l = &kernel->loaded[kernel->nloaded++];
+        l->ctx = ctx;
+        if (tj_gpu_module_load(kernel->image, kernel->len, function_name(kernel), &l->module,
+                               &l->fn) != TJ_OK) {
+            l->module = NULL;
+            l->fn = NULL;
+        }
+    }
+    if (l == NULL || l->fn == NULL)
+        st = TJ_ERR_CUDA;
+    else
+        *fn = l->fn;
     pthread_mutex_unlock(&kernel->load_lock);
     return st;
+}
+
+const char *tj_kernels_target_of(const tj_kernel_t *kernel)
+{
+    return kernel->target;
 }
 
 const tj_block_t *tj_kernels_block(const tj_kernel_t *kernel)
@@ -373,4 +457,7 @@ void tj_kernels_finalize(void)
     store = NULL;
     store_tried = false;
     pthread_mutex_unlock(&setup_lock);
+    pthread_mutex_lock(&target_lock);
+    memset(device_targets, 0, sizeof(device_targets));
+    pthread_mutex_unlock(&target_lock);
 }

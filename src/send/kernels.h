@@ -20,12 +20,18 @@ typedef struct tj_kernel tj_kernel_t;
 int tj_kernels_key(const tj_block_t *block, int word, tj_dir_t dir, const char *target, char *buf,
                    size_t len);
 
-/* The compile target for this process: TYPEJIT_ARCH, else the device's sm through
- * tj_nvrtc_target, else (no device) "sm_90". */
+/* The compile target for @p device: TYPEJIT_ARCH, else the device's sm through
+ * tj_nvrtc_target (computed once per device), else (no device, or -1) "sm_90". */
 tj_status_t tj_kernels_target(int device, char *target, size_t len);
 
+/* TJ_OK when the driver can load what the loaded NVRTC produces (NVRTC's major version is not
+ * newer than the driver's); else TJ_ERR_UNSUPPORTED, warned once, and device buffers are
+ * staged. */
+tj_status_t tj_kernels_loadable(void);
+
 /* The kernel for (block, word, dir, target), compiled once per process at most and cached on
- * disk; @p origin says where it came from (may be NULL). Kernels live until
+ * disk; @p origin says where it came from (may be NULL). A failed compile is remembered: later
+ * requests return its status at once, without logging again. Kernels live until
  * tj_kernels_finalize. */
 tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
                            tj_kernel_t **kernel, tj_origin_t *origin);
@@ -34,13 +40,15 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
  * TYPEJIT_JIT=off and as the benchmarks' baseline; cached like the others. */
 tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel);
 
-/* The loaded function of @p kernel on the current device (tj_gpu_use), loading its module on
- * first use. */
-tj_status_t tj_kernels_function(tj_kernel_t *kernel, int device, tj_gpu_function_t *fn);
+/* The loaded function of @p kernel in the current context (a tj_gpu_enter scope, or the
+ * caller's current context), loading its module there on first use. A failed load is
+ * remembered per context: TJ_ERR_CUDA at once, logged only the first time. */
+tj_status_t tj_kernels_function(tj_kernel_t *kernel, tj_gpu_function_t *fn);
 
 /* Everything a kernel was built for. */
 const tj_block_t *tj_kernels_block(const tj_kernel_t *kernel);
 int tj_kernels_word(const tj_kernel_t *kernel);
+const char *tj_kernels_target_of(const tj_kernel_t *kernel);
 
 /* The line the manifest records for a kernel, and its parser (for `typejit warm`). */
 int tj_kernels_manifest_line(const tj_block_t *block, int word, tj_dir_t dir, const char *target,

@@ -75,3 +75,17 @@ void tj_table_clear(void)
     }
     pthread_rwlock_unlock(&table_lock);
 }
+
+void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)
+{
+    MPI_Count size, lb, extent, tlb, textent;
+    info->extents = PMPI_Type_size_x(type, &size) == MPI_SUCCESS &&
+                    PMPI_Type_get_extent_x(type, &lb, &extent) == MPI_SUCCESS &&
+                    PMPI_Type_get_true_extent_x(type, &tlb, &textent) == MPI_SUCCESS;
+    if (!info->extents)
+        return;
+    info->size = (int64_t)size;
+    info->extent = (int64_t)extent;
+    info->true_lb = (int64_t)tlb;
+    info->true_extent = (int64_t)textent;
+}

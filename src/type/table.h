@@ -12,12 +12,20 @@ struct tj_kernel; /* a compiled pack or unpack kernel (src/send/kernels.h), owne
 /* Entries are copied in and out under a lock, so a reader never sees one that another thread
  * is dropping. */
 typedef struct {
+    bool extents;                 /* the four MPI values below are known */
+    int64_t size;                 /* MPI_Type_size */
+    int64_t extent;               /* MPI_Type_get_extent */
+    int64_t true_lb, true_extent; /* MPI_Type_get_true_extent: the bytes one object touches */
     bool strided;                 /* false: the system MPI handles this type */
     tj_status_t why;              /* TJ_OK, or why the type is not strided */
     tj_block_t block;             /* valid when strided */
     const struct tj_kernel *pack; /* kernels for block.word, NULL until compiled or loaded */
     const struct tj_kernel *unpack;
 } tj_type_info_t;
+
+/* Read the MPI size, extent and true extent of @p type into @p info (info->extents says whether
+ * the system MPI answered): once per type at commit, so that device calls need not ask. */
+void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info);
 
 /* Record @p info for @p type, replacing any earlier record (handles are reused after free). */
 tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);

@@ -17,6 +17,7 @@
     _X(packs_gpu)                                                                                  \
     _X(unpacks_gpu)                                                                                \
     _X(gpu_fallbacks)                                                                              \
+    _X(kernel_launches)                                                                            \
     _X(jit_compiles)                                                                               \
     _X(jit_failures)                                                                               \
     _X(cache_hits_memory)                                                                          \

@@ -1,0 +1,108 @@
+/* The staging pool. Buffers are sized in powers of two so that calls of similar sizes reuse
+ * them; at most TJ_STAGE_IDLE idle buffers are kept, none larger than TJ_STAGE_KEEP_MAX, so the
+ * pool stays bounded however large one call was. The lock covers the idle list only: no
+ * allocation, copy or kernel runs under it. */
+#include "send/staging.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+
+#define TJ_STAGE_IDLE     8
+#define TJ_STAGE_MIN      ((size_t)64 << 10)
+#define TJ_STAGE_KEEP_MAX ((size_t)256 << 20)
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static tj_stage_t *idle;
+static int nidle;
+
+static void release(tj_stage_t *b)
+{
+    tj_gpu_scope_t scope;
+    /* A buffer of a dead or destroyed context went with it. */
+    if (tj_gpu_enter_to_release(b->ctx, &scope) == TJ_OK) {
+        if (b->kind == TJ_STAGE_DEVICE)
+            tj_gpu_free(b->dev);
+        else
+            tj_gpu_free_host(b->host);
+        tj_gpu_leave(&scope);
+    }
+    free(b);
+}
+
+tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
+{
+    tj_gpu_ctx_t ctx = tj_gpu_current();
+    tj_stage_t **at, **best = NULL, *b;
+    size_t want = TJ_STAGE_MIN;
+    tj_status_t st;
+
+    if (ctx == NULL)
+        return TJ_ERR_INVALID;
+    pthread_mutex_lock(&pool_lock);
+    for (at = &idle; *at != NULL; at = &(*at)->next)
+        if ((*at)->kind == kind && (*at)->ctx == ctx && (*at)->len >= len &&
+            (best == NULL || (*at)->len < (*best)->len))
+            best = at;
+    if (best != NULL) {
+        b = *best;
+        *best = b->next;
+        nidle--;
+        pthread_mutex_unlock(&pool_lock);
+        b->next = NULL;
+        *buf = b;
+        return TJ_OK;
+    }
+    pthread_mutex_unlock(&pool_lock);
+
+    while (want < len && want < ((size_t)1 << 62))
+        want *= 2;
+    if ((b = calloc(1, sizeof(*b))) == NULL)
+        return TJ_ERR_NOMEM;
+    b->kind = kind;
+    b->ctx = ctx;
+    b->len = want;
+    if (kind == TJ_STAGE_DEVICE)
+        st = tj_gpu_alloc(want, &b->dev);
+    else if ((st = tj_gpu_alloc_host(want, &b->host)) == TJ_OK &&
+             (st = tj_gpu_host_devptr(b->host, &b->dev)) != TJ_OK)
+        tj_gpu_free_host(b->host);
+    if (st != TJ_OK) {
+        free(b);
+        return st;
+    }
+    *buf = b;
+    return TJ_OK;
+}
+
+void tj_staging_put(tj_stage_t *buf)
+{
+    if (buf == NULL)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    if (nidle < TJ_STAGE_IDLE && buf->len <= TJ_STAGE_KEEP_MAX) {
+        buf->next = idle;
+        idle = buf;
+        nidle++;
+        buf = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (buf != NULL)
+        release(buf);
+}
+
+void tj_staging_finalize(void)
+{
+    tj_stage_t *list;
+
+    pthread_mutex_lock(&pool_lock);
+    list = idle;
+    idle = NULL;
+    nidle = 0;
+    pthread_mutex_unlock(&pool_lock);
+    while (list != NULL) {
+        tj_stage_t *next = list->next;
+        release(list);
+        list = next;
+    }
+}

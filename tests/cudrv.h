@@ -1,0 +1,52 @@
+/* The CUDA driver as a test application uses it, opened with dlopen so that a test binary starts
+ * (and skips) on machines without libcuda.so.1. Under the emu label that library is the CPU-only
+ * test double of tests/fakecuda/, chosen by LD_LIBRARY_PATH; under gpu, the real driver. */
+#ifndef TJ_TESTS_CUDRV_H
+#define TJ_TESTS_CUDRV_H
+
+#include <cuda.h>
+#include <stdbool.h>
+
+#define CUDRV_SYMBOLS(_X)                                                                          \
+    _X(cuInit, "cuInit")                                                                           \
+    _X(cuDriverGetVersion, "cuDriverGetVersion")                                                   \
+    _X(cuGetErrorString, "cuGetErrorString")                                                       \
+    _X(cuDeviceGetCount, "cuDeviceGetCount")                                                       \
+    _X(cuDeviceGet, "cuDeviceGet")                                                                 \
+    _X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                       \
+    _X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                  \
+    _X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                         \
+    _X(cuCtxGetCurrent, "cuCtxGetCurrent")                                                         \
+    _X(cuCtxDestroy, "cuCtxDestroy_v2")                                                            \
+    _X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                                                    \
+    _X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")                                                      \
+    _X(cuCtxSynchronize, "cuCtxSynchronize")                                                       \
+    _X(cuMemAlloc, "cuMemAlloc_v2")                                                                \
+    _X(cuMemFree, "cuMemFree_v2")                                                                  \
+    _X(cuMemAllocManaged, "cuMemAllocManaged")                                                     \
+    _X(cuMemHostAlloc, "cuMemHostAlloc")                                                           \
+    _X(cuMemFreeHost, "cuMemFreeHost")                                                             \
+    _X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                                            \
+    _X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                            \
+    _X(cuMemsetD8, "cuMemsetD8_v2")
+
+typedef struct {
+#define CUDRV_FIELD(_name, _sym) __typeof__(&_name) _name;
+    CUDRV_SYMBOLS(CUDRV_FIELD)
+#undef CUDRV_FIELD
+    /* cuCtxCreate_v2, which every driver of the supported range exports (cuda.h 13 maps the
+     * name cuCtxCreate to cuCtxCreate_v4, which 12.x drivers lack). */
+    CUresult (*ctx_create)(CUcontext *pctx, unsigned int flags, CUdevice dev);
+} cudrv_t;
+
+extern cudrv_t drv;
+
+/* Open libcuda.so.1, load the table, cuInit, and make device 0's primary context current.
+ * False (with the reason on stdout) when there is no driver or no device: the test skips. */
+bool cudrv_open(void);
+
+/* Abort the test with the call, file, line and error string unless @p rc is CUDA_SUCCESS. */
+void cudrv_check(CUresult rc, const char *call, const char *file, int line);
+#define CUDRV(_call) cudrv_check(drv._call, #_call, __FILE__, __LINE__)
+
+#endif /* TJ_TESTS_CUDRV_H */

@@ -1,0 +1,361 @@
+/* Contexts and devices as applications use them, through the preloaded library: packs from a
+ * thread that never touched CUDA, buffers on device 1 (another arch), an application-owned
+ * cuCtxCreate context, buffers on two devices in one call, four threads packing at once, a type
+ * reaching past its allocation, and MPI_Finalize. After every call the caller's current context
+ * is exactly what it was; every byte is checked against PMPI_Pack / PMPI_Unpack on host copies.
+ * Needs two devices (FAKECUDA_DEVICES=2 on the test driver); exits 77 without a device.
+ *
+ *   test_gpu_context                     the scenarios above
+ *   test_gpu_context faults [--expect-errors] [--sticky]
+ *
+ * `faults` runs with the test driver's failure injection (FAKECUDA_FAIL): every buffer is made
+ * first, then every call runs; a call may fail with an MPI error only with --expect-errors, and
+ * a call that succeeds must have produced exact bytes. --sticky: the context dies during the
+ * run, so bytes are checked only up to the first failed call and nothing is freed. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cudrv.h"
+
+#define SPAN (1 << 17) /* each half holds every job's typed footprint */
+
+static MPI_Datatype types[3]; /* strided, strided 3-D, irregular (staged) */
+
+static long counter(const char *key)
+{
+    int (*fmt)(char *, size_t) =
+        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
+    char text[2048] = " ", pat[64];
+    if (fmt == NULL)
+        return -1;
+    fmt(text + 1, sizeof(text) - 1);
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *at = strstr(text, pat);
+    return at ? atol(at + strlen(pat)) : -1;
+}
+
+static CUcontext current(void)
+{
+    CUcontext c = NULL;
+    CUDRV(cuCtxGetCurrent(&c));
+    return c;
+}
+
+/* Device memory allocated in @p ctx (pushed around the call, as an application would). */
+static CUdeviceptr alloc_in(CUcontext ctx, size_t len)
+{
+    CUdeviceptr p;
+    CUcontext popped;
+    CUDRV(cuCtxPushCurrent(ctx));
+    CUDRV(cuMemAlloc(&p, len));
+    CUDRV(cuCtxPopCurrent(&popped));
+    return p;
+}
+
+static void free_in(CUcontext ctx, CUdeviceptr p)
+{
+    CUcontext popped;
+    CUDRV(cuCtxPushCurrent(ctx));
+    CUDRV(cuMemFree(p));
+    CUDRV(cuCtxPopCurrent(&popped));
+}
+
+static void copy_in(CUcontext ctx, CUdeviceptr dst, const void *src, size_t len)
+{
+    CUcontext popped;
+    CUDRV(cuCtxPushCurrent(ctx));
+    CUDRV(cuMemcpyHtoD(dst, src, len));
+    CUDRV(cuCtxPopCurrent(&popped));
+}
+
+static void copy_out(CUcontext ctx, void *dst, CUdeviceptr src, size_t len)
+{
+    CUcontext popped;
+    CUDRV(cuCtxPushCurrent(ctx));
+    CUDRV(cuMemcpyDtoH(dst, src, len));
+    CUDRV(cuCtxPopCurrent(&popped));
+}
+
+/* Buffers and references for one pack and one unpack of `count` objects of `type`. The packed
+ * buffer is device memory of pctx, or pageable host memory when pctx is NULL. */
+typedef struct {
+    MPI_Datatype type;
+    int count, size;
+    CUcontext tctx, pctx;
+    CUdeviceptr typed, packed;
+    unsigned char *host_packed;
+    unsigned char src[SPAN], ref[SPAN], got[SPAN];
+    int rc_pack, rc_unpack, pos_pack, pos_unpack;
+} job_t;
+
+static void job_setup(job_t *j, MPI_Datatype type, int count, CUcontext tctx, CUcontext pctx,
+                      unsigned salt)
+{
+    j->type = type;
+    j->count = count;
+    j->tctx = tctx;
+    j->pctx = pctx;
+    MPI_Aint tlb, text, lb, ext;
+    MPI_Type_size(type, &j->size);
+    MPI_Type_get_true_extent(type, &tlb, &text);
+    MPI_Type_get_extent(type, &lb, &ext);
+    REQUIRE(j->size * count <= SPAN && tlb >= 0 && tlb + text + (count - 1) * ext <= SPAN / 2);
+    j->typed = alloc_in(tctx, SPAN);
+    if (pctx != NULL) {
+        j->packed = alloc_in(pctx, SPAN);
+    } else {
+        j->host_packed = malloc(SPAN);
+        REQUIRE(j->host_packed != NULL);
+        j->packed = (CUdeviceptr)(uintptr_t)j->host_packed;
+    }
+    for (int i = 0; i < SPAN; i++)
+        j->src[i] = (unsigned char)(i * 31 + salt);
+    copy_in(tctx, j->typed, j->src, SPAN);
+}
+
+/* The calls under test, from whatever thread runs this; the thread's current context must be
+ * the same after each. */
+static void job_run(job_t *j)
+{
+    CUcontext before = NULL;
+    CUDRV(cuCtxGetCurrent(&before));
+    j->pos_pack = 0;
+    j->rc_pack = MPI_Pack((void *)(uintptr_t)j->typed, j->count, j->type,
+                          (void *)(uintptr_t)j->packed, SPAN, &j->pos_pack, MPI_COMM_SELF);
+    CHECK(current() == before);
+    /* Unpack the packed bytes into the typed buffer's second half. */
+    j->pos_unpack = 0;
+    j->rc_unpack = MPI_Unpack((void *)(uintptr_t)j->packed, SPAN, &j->pos_unpack,
+                              (void *)(uintptr_t)(j->typed + SPAN / 2), j->count, j->type,
+                              MPI_COMM_SELF);
+    CHECK(current() == before);
+}
+
+/* Compare with the system MPI on host copies, then free. */
+static void job_check(job_t *j, const char *what)
+{
+    int pos = 0;
+    unsigned char *typed = malloc(SPAN);
+    REQUIRE(typed != NULL);
+    if (j->rc_pack != MPI_SUCCESS || j->rc_unpack != MPI_SUCCESS)
+        fprintf(stderr, "%s: MPI error %d / %d\n", what, j->rc_pack, j->rc_unpack);
+    CHECK(j->rc_pack == MPI_SUCCESS && j->rc_unpack == MPI_SUCCESS);
+    REQUIRE(PMPI_Pack(j->src, j->count, j->type, j->ref, SPAN, &pos, MPI_COMM_SELF) ==
+            MPI_SUCCESS);
+    CHECK_EQ_INT(j->pos_pack, pos);
+    if (j->pctx != NULL)
+        copy_out(j->pctx, j->got, j->packed, SPAN);
+    else
+        memcpy(j->got, j->host_packed, SPAN);
+    if (memcmp(j->got, j->ref, (size_t)pos) != 0) {
+        fprintf(stderr, "%s: packed bytes differ\n", what);
+        check_failures++;
+    }
+    memcpy(typed, j->src, SPAN);
+    pos = 0;
+    REQUIRE(PMPI_Unpack(j->ref, SPAN, &pos, typed + SPAN / 2, j->count, j->type, MPI_COMM_SELF) ==
+            MPI_SUCCESS);
+    CHECK_EQ_INT(j->pos_unpack, pos);
+    copy_out(j->tctx, j->got, j->typed, SPAN);
+    if (memcmp(j->got, typed, SPAN) != 0) {
+        fprintf(stderr, "%s: unpacked bytes differ\n", what);
+        check_failures++;
+    }
+    free(typed);
+    free_in(j->tctx, j->typed);
+    if (j->pctx != NULL)
+        free_in(j->pctx, j->packed);
+    free(j->host_packed);
+}
+
+static void roundtrip(const char *what, MPI_Datatype type, int count, CUcontext tctx,
+                      CUcontext pctx)
+{
+    job_t *j = calloc(1, sizeof(*j));
+    REQUIRE(j != NULL);
+    job_setup(j, type, count, tctx, pctx, (unsigned)count * 7u);
+    job_run(j);
+    job_check(j, what);
+    free(j);
+}
+
+static void *run_job(void *arg)
+{
+    job_run(arg);
+    return NULL;
+}
+
+/* A thread that never called CUDA: no current context before or after. */
+static void fresh_thread(CUcontext ctx)
+{
+    for (int t = 0; t < 3; t++) {
+        job_t *j = calloc(1, sizeof(*j));
+        pthread_t th;
+        REQUIRE(j != NULL);
+        job_setup(j, types[t], 2, ctx, ctx, 3u + (unsigned)t);
+        REQUIRE(pthread_create(&th, NULL, run_job, j) == 0);
+        pthread_join(th, NULL);
+        job_check(j, "fresh thread");
+        free(j);
+    }
+}
+
+static void *threaded(void *arg)
+{
+    CUcontext ctx = arg;
+    for (int i = 0; i < 12; i++)
+        roundtrip("threads", types[i % 3], 1 + i % 3, ctx, ctx);
+    return NULL;
+}
+
+static void build_types(void)
+{
+    int sizes[3] = {16, 16, 16}, subs[3] = {4, 5, 3}, starts[3] = {2, 1, 7};
+    int lens[3] = {1, 2, 3}, displs[3] = {0, 5, 11};
+    MPI_Type_vector(64, 3, 7, MPI_INT, &types[0]);
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_FLOAT, &types[1]);
+    MPI_Type_indexed(3, lens, displs, MPI_DOUBLE, &types[2]);
+    for (int i = 0; i < 3; i++)
+        MPI_Type_commit(&types[i]);
+}
+
+/* Calls under injected driver failures (see the top of the file). Half the jobs pack into
+ * pageable host memory, which needs typejit's device staging buffer and copies. */
+static int faults(bool expect_errors, bool sticky)
+{
+    enum { JOBS = 12 };
+    job_t *jobs = calloc(JOBS, sizeof(job_t));
+    CUcontext ctx = current();
+    int errors = 0;
+    bool dead = false;
+
+    REQUIRE(jobs != NULL);
+    for (int i = 0; i < JOBS; i++)
+        job_setup(&jobs[i], types[i % 3], 1 + i % 2, ctx, i % 4 < 2 ? ctx : NULL, (unsigned)i);
+    for (int i = 0; i < JOBS; i++)
+        job_run(&jobs[i]);
+    for (int i = 0; i < JOBS; i++) {
+        job_t *j = &jobs[i];
+        bool failed = j->rc_pack != MPI_SUCCESS || j->rc_unpack != MPI_SUCCESS;
+        errors += failed;
+        dead = dead || (sticky && failed);
+        if (failed || dead)
+            continue; /* an MPI error: the output is undefined, as with the system MPI */
+        job_check(j, "faults");
+    }
+    printf("faults: %d of %d jobs returned MPI errors; kernel_launches=%ld gpu_fallbacks=%ld\n",
+           errors, JOBS, counter("kernel_launches"), counter("gpu_fallbacks"));
+    CHECK(expect_errors ? errors > 0 : errors == 0);
+    free(jobs);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    CUcontext dev0, dev1, own, popped;
+    CUdevice d1;
+    int provided, ndev = 0;
+    long before;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (!cudrv_open()) {
+        MPI_Finalize();
+        return 77;
+    }
+    REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
+    REQUIRE(provided == MPI_THREAD_MULTIPLE);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    build_types();
+    dev0 = current();
+    if (argc > 1 && strcmp(argv[1], "faults") == 0) {
+        bool expect_errors = false, sticky = false;
+        for (int i = 2; i < argc; i++) {
+            expect_errors |= strcmp(argv[i], "--expect-errors") == 0;
+            sticky |= strcmp(argv[i], "--sticky") == 0;
+        }
+        faults(expect_errors, sticky);
+        /* After a sticky error the types and contexts are left as they are: the test ends. */
+        MPI_Finalize();
+        CHECK_DONE();
+    }
+    CUDRV(cuDeviceGetCount(&ndev));
+    if (ndev < 2) {
+        printf("SKIP: needs two CUDA devices\n");
+        MPI_Finalize();
+        return 77;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    build_types();
+    dev0 = current();
+
+    CUDRV(cuDeviceGet(&d1, 1));
+    CUDRV(cuDevicePrimaryCtxRetain(&dev1, d1));
+
+    /* Device 0 from the main thread, then from a thread that never touched CUDA. */
+    for (int t = 0; t < 3; t++)
+        roundtrip("device 0", types[t], 3, dev0, dev0);
+    fresh_thread(dev0);
+
+    /* Device 1 current: its own arch's kernels must run there. */
+    CUDRV(cuCtxSetCurrent(dev1));
+    before = counter("kernel_launches");
+    roundtrip("device 1", types[0], 2, dev1, dev1);
+    CHECK(counter("kernel_launches") > before);
+    CHECK(current() == dev1);
+    CUDRV(cuCtxSetCurrent(dev0));
+
+    /* The typed buffer on device 0, the packed one on device 1: exact, whatever the path. */
+    roundtrip("two devices", types[1], 1, dev0, dev1);
+
+    /* An application-owned context on device 0, current while typejit works in it. */
+    CUdevice d0;
+    CUDRV(cuDeviceGet(&d0, 0));
+    CUDRV(ctx_create(&own, 0, d0));
+    before = counter("kernel_launches");
+    roundtrip("own context", types[0], 1, own, own);
+    CHECK(counter("kernel_launches") > before);
+    CHECK(current() == own);
+    CUDRV(cuCtxPopCurrent(&popped));
+    CHECK(popped == own);
+    CHECK(current() == dev0);
+
+    /* Four threads at once, none with a context of its own. */
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        REQUIRE(pthread_create(&th[i], NULL, threaded, dev0) == 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+
+    /* A type reaching past the end of its allocation: an MPI error, nothing touched, and the
+     * context stays usable. */
+    {
+        CUdeviceptr small = alloc_in(dev0, 1024), out = alloc_in(dev0, 4096);
+        int pos = 0;
+        int rc = MPI_Pack((void *)(uintptr_t)small, 4, types[0], (void *)(uintptr_t)out, 4096 * 4,
+                          &pos, MPI_COMM_SELF);
+        CHECK(rc == MPI_ERR_BUFFER);
+        CHECK_EQ_INT(pos, 0);
+        free_in(dev0, small);
+        free_in(dev0, out);
+        roundtrip("after a refused call", types[0], 1, dev0, dev0);
+    }
+
+    for (int i = 0; i < 3; i++)
+        MPI_Type_free(&types[i]);
+    CUDRV(cuCtxDestroy(own));
+    CHECK(current() == dev0);
+    MPI_Finalize();
+    /* typejit released only what it retained: the application's contexts are still usable. */
+    CHECK(current() == dev0);
+    CUdeviceptr p;
+    CUDRV(cuMemAlloc(&p, 64));
+    CUDRV(cuMemFree(p));
+    CUDRV(cuDevicePrimaryCtxRelease(d1));
+    CHECK_DONE();
+}
