@@ -2,6 +2,8 @@
  *
  *   LD_PRELOAD=libtypejit.so bench_commit [--quick] [--rounds N] [--iters N] [--shape TEXT]
  *                                         [--mode both|native|typejit]
+ *   LD_PRELOAD=libtypejit.so bench_commit --huge [--quick] [--rounds N] [--shape TEXT]
+ *                                         [--mode both|native|typejit]
  *
  * The 3-D objects of the paper's figure 7 are built four ways (subarray; hvector of vector;
  * hvector of hvector of vector; subarray of vector) for a few cuboids. With the library
@@ -11,7 +13,12 @@
  * combined loop (create, commit, free one type at a time); each column is the median over the
  * rounds of the mean time per type. Without the library preloaded both columns time the system
  * MPI and the ratios are about 1. The heap is never trimmed (mallopt), so that page faults
- * from regrowing it do not land on one mode at random. Prints CSV on stdout. */
+ * from regrowing it do not land on one mode at random. Prints CSV on stdout.
+ *
+ * --huge times instead the commit of types with hundreds of thousands of members (indexed,
+ * hindexed, indexed_block, struct; strided and not), the shapes of MPICH's DTPools tests, one
+ * type at a time. With one shape and one mode selected it also reports the growth of the peak
+ * resident set over that one commit (ru_maxrss), which is only meaningful in a fresh process. */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <mpi.h>
@@ -20,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_PARTS  3 /* handles one object is built from: the outer type and its intermediates */
@@ -201,10 +209,187 @@ static void describe(const cuboid_t *c, repr_t r, const char *label)
         check(MPI_Type_free(&parts[p]), "MPI_Type_free");
 }
 
+/* --- huge indexed and struct types (--huge) ------------------------------------------------- */
+
+typedef enum {
+    H_INDEXED,        /* MPI_Type_indexed, element displacements */
+    H_HINDEXED,       /* MPI_Type_create_hindexed, byte displacements */
+    H_INDEXED_BLOCK,  /* MPI_Type_create_indexed_block */
+    H_HINDEXED_BLOCK, /* MPI_Type_create_hindexed_block */
+    H_STRUCT,         /* MPI_Type_create_struct, every member of one type */
+    H_VECTOR,         /* MPI_Type_vector: the same layout with O(1) arguments, for scale */
+} hkind_t;
+
+/* Member i sits at displacement disp_a * i + disp_b * (i % 2) (elements of `elem`, bytes for
+ * the h-forms and struct) with blocklen blen + blen_mod * (i % 3); `last` is added to the last
+ * displacement. Equal blocks at even spacing are strided; the irregular ones differ at member 1
+ * (an early exit) or only at the last member (a full scan). */
+typedef struct {
+    const char *name;
+    hkind_t kind;
+    int n, blen, blen_mod;
+    long disp_a, disp_b, last;
+    MPI_Datatype elem;
+} huge_t;
+
+static const huge_t huges[] = {
+    {"indexed_1M_int_stride3", H_INDEXED, 1000000, 1, 0, 3, 0, 0, MPI_INT},
+    {"indexed_1M_int_last_off", H_INDEXED, 1000000, 1, 0, 3, 0, 1, MPI_INT},
+    {"indexed_1M_int_irregular", H_INDEXED, 1000000, 1, 0, 3, 1, 0, MPI_INT},
+    {"hindexed_1M_double_stride24", H_HINDEXED, 1000000, 1, 0, 24, 0, 0, MPI_DOUBLE},
+    {"dtp_indexed_bl1_str2_262144int", H_INDEXED, 262144, 1, 0, 2, 0, 0, MPI_INT},
+    {"dtp_hindexed_bl4_str32_262144int", H_HINDEXED, 65536, 4, 0, 32, 0, 0, MPI_INT},
+    {"dtp_indexed_block_bl2_str3_262144int", H_INDEXED_BLOCK, 131072, 2, 0, 3, 0, 0, MPI_INT},
+    {"dtp_hindexed_block_bl1_str16_262144int", H_HINDEXED_BLOCK, 262144, 1, 0, 16, 0, 0, MPI_INT},
+    {"dtp_indexed_varbl_262144int", H_INDEXED, 131072, 1, 1, 4, 0, 0, MPI_INT},
+    {"dtp_struct_262144int", H_STRUCT, 262144, 1, 0, 8, 0, 0, MPI_INT},
+    {"dtp_struct_contig_262144int", H_STRUCT, 262144, 1, 0, 4, 0, 0, MPI_INT},
+    {"dtp_vector_bl1_str2_262144int", H_VECTOR, 262144, 1, 0, 2, 0, 0, MPI_INT},
+};
+#define NHUGES (sizeof(huges) / sizeof(huges[0]))
+
+static MPI_Datatype huge_create(const huge_t *h)
+{
+    int n = h->n, esize;
+    int *bl = malloc((size_t)n * sizeof(int)), *d = malloc((size_t)n * sizeof(int));
+    MPI_Aint *bd = malloc((size_t)n * sizeof(MPI_Aint));
+    MPI_Datatype *types = malloc((size_t)n * sizeof(MPI_Datatype)), t = MPI_DATATYPE_NULL;
+
+    if (bl == NULL || d == NULL || bd == NULL || types == NULL) {
+        fprintf(stderr, "bench_commit: out of memory\n");
+        MPI_Abort(MPI_COMM_SELF, 1);
+    }
+    MPI_Type_size(h->elem, &esize);
+    for (int i = 0; i < n; i++) {
+        long disp = h->disp_a * i + h->disp_b * (i % 2) + (i == n - 1 ? h->last : 0);
+        bl[i] = h->blen + h->blen_mod * (i % 3);
+        d[i] = (int)disp;
+        bd[i] = (MPI_Aint)disp;
+        types[i] = h->elem;
+    }
+    switch (h->kind) {
+    case H_INDEXED:
+        check(MPI_Type_indexed(n, bl, d, h->elem, &t), "MPI_Type_indexed");
+        break;
+    case H_HINDEXED:
+        check(MPI_Type_create_hindexed(n, bl, bd, h->elem, &t), "MPI_Type_create_hindexed");
+        break;
+    case H_INDEXED_BLOCK:
+        check(MPI_Type_create_indexed_block(n, h->blen, d, h->elem, &t),
+              "MPI_Type_create_indexed_block");
+        break;
+    case H_HINDEXED_BLOCK:
+        check(MPI_Type_create_hindexed_block(n, h->blen, bd, h->elem, &t),
+              "MPI_Type_create_hindexed_block");
+        break;
+    case H_STRUCT:
+        check(MPI_Type_create_struct(n, bl, bd, types, &t), "MPI_Type_create_struct");
+        break;
+    case H_VECTOR:
+        check(MPI_Type_vector(n, h->blen, (int)h->disp_a, h->elem, &t), "MPI_Type_vector");
+        break;
+    }
+    free(bl);
+    free(d);
+    free(bd);
+    free(types);
+    return t;
+}
+
+static long maxrss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* Create, commit, free one huge type; *create_ms gets the time of the constructor call (with
+ * filling its argument arrays) and *grown_kb the growth of the peak resident set over the
+ * commit. Returns the commit time in milliseconds. */
+static double huge_commit(const huge_t *h, const bmode_t *m, double *create_ms, long *grown_kb)
+{
+    double t0 = now(), t1, t2;
+    MPI_Datatype t = huge_create(h);
+    long r0 = maxrss_kb();
+
+    t1 = now();
+    check(m->commit(&t), "commit");
+    t2 = now();
+    *grown_kb = maxrss_kb() - r0;
+    check(m->release(&t), "free");
+    *create_ms = (t1 - t0) * 1e3;
+    return (t2 - t1) * 1e3;
+}
+
+static int run_huge(const bmode_t *modes, const bool *use, int rounds, const char *filter)
+{
+    typedef int (*describe_fn_t)(const void *, char *, size_t);
+    describe_fn_t fn = (describe_fn_t)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
+    int selected = 0;
+
+    for (size_t i = 0; i < NHUGES; i++)
+        selected += filter == NULL || strstr(huges[i].name, filter) != NULL;
+    printf("# huge types: create untimed, commit timed one type at a time, median of %d rounds "
+           "(modes alternate); create_ms includes filling the argument arrays; "
+           "create_commit_ratio = (create+commit) typejit/native; peak_growth_mb = growth of "
+           "ru_maxrss over the first commit, "
+           "reported only with one shape and one mode selected (a fresh process)\n",
+           rounds);
+    printf("shape,members,create_ms,native_commit_ms,typejit_commit_ms,commit_ratio,"
+           "create_commit_ratio,peak_growth_mb\n");
+    for (size_t i = 0; i < NHUGES; i++) {
+        const huge_t *h = &huges[i];
+        double v[2][MAX_ROUNDS], cr[MAX_ROUNDS * 2], med[2] = {0, 0}, create;
+        int ncr = 0;
+        long grown[2] = {-1, -1};
+        char peak[32] = "";
+
+        if (filter != NULL && strstr(h->name, filter) == NULL)
+            continue;
+        for (int round = 0; round < rounds; round++)
+            for (int j = 0; j < 2; j++) {
+                int k = (round + j) % 2;
+                long g;
+                if (!use[k])
+                    continue;
+                v[k][round] = huge_commit(h, &modes[k], &cr[ncr++], &g);
+                if (grown[k] < 0)
+                    grown[k] = g;
+            }
+        for (int k = 0; k < 2; k++)
+            if (use[k])
+                med[k] = median(v[k], rounds);
+        create = median(cr, ncr);
+        if (selected == 1 && use[0] != use[1])
+            snprintf(peak, sizeof(peak), "%.1f", (double)grown[use[1]] / 1024.0);
+        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", h->name, h->n, create, med[0], med[1],
+               ratio(med[1], med[0]), ratio(create + med[1], create + med[0]), peak);
+        fflush(stdout);
+    }
+    /* After the timings: a first commit here would set the peak the growth is measured from. */
+    for (size_t i = 0; i < NHUGES; i++) {
+        char text[512] = "";
+        MPI_Datatype t;
+        int size;
+        if (filter != NULL && strstr(huges[i].name, filter) == NULL)
+            continue;
+        if (!use[1])
+            break;
+        t = huge_create(&huges[i]);
+        check(MPI_Type_commit(&t), "MPI_Type_commit");
+        MPI_Type_size(t, &size);
+        if (fn == NULL || fn(&t, text, sizeof(text)) != 0)
+            snprintf(text, sizeof(text), "(no typejit description)");
+        printf("# %s: members=%d size=%d B, typejit: %s\n", huges[i].name, huges[i].n, size, text);
+        check(MPI_Type_free(&t), "MPI_Type_free");
+    }
+    return 0;
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--rounds N] [--iters N] [--shape TEXT] "
+            "usage: %s [--huge] [--quick] [--rounds N] [--iters N] [--shape TEXT] "
             "[--mode both|native|typejit]\n",
             argv0);
 }
@@ -218,14 +403,18 @@ int main(int argc, char **argv)
                         {"typejit", MPI_Type_commit, MPI_Type_free}};
     MPI_Datatype(*h)[MAX_PARTS];
     int *nparts;
-    bool use[2];
+    bool use[2], huge = false, quick = false, rounds_set = false;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
-            rounds = 5;
+            rounds = rounds_set ? rounds : 5;
             iters = 500;
+            quick = true;
+        } else if (strcmp(argv[i], "--huge") == 0) {
+            huge = true;
         } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             rounds = atoi(argv[++i]);
+            rounds_set = true;
         } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
             iters = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
@@ -252,6 +441,15 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_TOP_PAD, 64 << 20);
     MPI_Init(&argc, &argv);
+    if (huge) {
+        /* Each huge commit takes tens of milliseconds: fewer rounds give stable medians. */
+        int hr = rounds_set ? rounds : quick ? 3 : 7;
+        version = (const char *(*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_version");
+        printf("# typejit %s\n", version != NULL ? version() : "NOT preloaded (ratios ~1)");
+        run_huge(modes, use, hr, filter);
+        MPI_Finalize();
+        return 0;
+    }
     h = malloc((size_t)iters * sizeof(*h));
     nparts = malloc((size_t)iters * sizeof(*nparts));
     if (h == NULL || nparts == NULL) {

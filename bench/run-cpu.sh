@@ -5,7 +5,9 @@
 # build-bench) when needed, runs bench_commit with the library preloaded (typejit and the system
 # MPI timed in the same process) and bench_pack_cpu (the engine's CPU packer against
 # PMPI_Pack/PMPI_Unpack), writes CSV files and PNG plots to bench/results/ (or $OUT when set) and
-# prints the tables.
+# prints the tables. bench_commit --huge times the commit of types with up to a million members
+# (cpu_commit_huge.{txt,csv}) and, one fresh process per shape and mode, their peak memory
+# (cpu_commit_huge_mem.csv).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 quick=""
@@ -52,6 +54,22 @@ commit_rc=$?
 grep -v '^#' "$out/cpu_commit.txt" >"$out/cpu_commit.csv"
 grep '^# typejit\|WARNING' "$out/cpu_commit.txt"
 
+echo "== bench_commit --huge (indexed, hindexed, struct types of 65536 to 1,000,000 members)"
+LD_PRELOAD="$lib" "$build/bench/bench_commit" --huge $quick >"$out/cpu_commit_huge.txt"
+huge_rc=$?
+# The peak memory of one commit needs a fresh process per shape and mode.
+for shape in indexed_1M_int_stride3 indexed_1M_int_last_off dtp_struct_262144int; do
+    for mode in native typejit; do
+        LD_PRELOAD="$lib" "$build/bench/bench_commit" --huge --rounds 1 --shape "$shape" \
+            --mode "$mode" | grep -v '^#' | tail -1 | sed "s/^/$mode,/"
+    done
+done >"$out/cpu_commit_huge_mem.csv" || huge_rc=1
+sed -i '1i mode,shape,members,create_ms,native_commit_ms,typejit_commit_ms,commit_ratio,create_commit_ratio,peak_growth_mb' \
+    "$out/cpu_commit_huge_mem.csv"
+grep -v '^#' "$out/cpu_commit_huge.txt" >"$out/cpu_commit_huge.csv"
+column -s, -t "$out/cpu_commit_huge.csv" 2>/dev/null || cat "$out/cpu_commit_huge.csv"
+cut -d, -f1,2,9 "$out/cpu_commit_huge_mem.csv"
+
 echo "== bench_pack_cpu"
 "$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack.txt"
 pack_rc=$?
@@ -66,5 +84,5 @@ $python3 bench/plot_cpu.py "$out/cpu_pack.csv" "$out" --commit "$out/cpu_commit.
 echo
 $python3 bench/plot_cpu.py --table "$out/cpu_pack.csv" --commit "$out/cpu_commit.csv"
 echo
-echo "run-cpu: results in $out (commit rc=$commit_rc, pack rc=$pack_rc)"
-[ $commit_rc -eq 0 ] && [ $pack_rc -eq 0 ]
+echo "run-cpu: results in $out (commit rc=$commit_rc, huge rc=$huge_rc, pack rc=$pack_rc)"
+[ $commit_rc -eq 0 ] && [ $huge_rc -eq 0 ] && [ $pack_rc -eq 0 ]

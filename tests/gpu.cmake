@@ -37,7 +37,7 @@ function(tj_device_test name)
   set_tests_properties(emu_${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS emu)
 endfunction()
 
-tj_device_program(test_gpu_pack test_gpu_pack.c randtype.c)
+tj_device_program(test_gpu_pack test_gpu_pack.c devbuf.c randtype.c)
 
 # The oracle with JIT kernels on a cold kernel cache, then again on the cache it filled, which
 # must compile nothing. The fixture orders the two and starts from an empty cache.
@@ -112,3 +112,27 @@ set_tests_properties(emu_bench_gpu_pack PROPERTIES TIMEOUT 600 LABELS emu
                      PASS_REGULAR_EXPRESSION "kind,object,run,count,bytes"
                      FAIL_REGULAR_EXPRESSION "cannot allocate|error")
 endif()
+
+# Point-to-point on device buffers against the system MPI, each send method, 2 and 4 ranks,
+# four threads, and a peer without typejit (the second application context of mpirun gets no
+# LD_PRELOAD; it uses host buffers).
+tj_device_program(test_p2p test_p2p.c devbuf.c randtype.c)
+foreach(method oneshot staged auto)
+  add_test(NAME emu_p2p_${method} COMMAND ${TJ_CHECKED} --silent --
+           ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_METHOD=${method}
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p -np 2
+           $<TARGET_FILE:test_p2p> --types 180)
+  set_tests_properties(emu_p2p_${method} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+endforeach()
+add_test(NAME emu_p2p_ring4 COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 4 $<TARGET_FILE:test_p2p> --types 72 --seed 5)
+add_test(NAME emu_p2p_threads COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 2 $<TARGET_FILE:test_p2p> --types 36 --threads 4 --seed 9)
+add_test(NAME emu_p2p_plain_peer COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 1 $<TARGET_FILE:test_p2p> --types 72 --seed 11 :
+         -np 1 ${TJ_EMU_MPI_ENV} $<TARGET_FILE:test_p2p> --types 72 --seed 11 --host-only)
+set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer PROPERTIES TIMEOUT 600
+                     LABELS "emu;mpi")

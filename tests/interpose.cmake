@@ -31,3 +31,11 @@ tj_add_test(interpose_bad_setting LABELS mpi TIMEOUT 300
   COMMAND ${TJ_CHECKED} --expect "ignoring TYPEJIT_HOST=\"bogus\""
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=bogus -np 1 $<TARGET_FILE:test_interpose> system
           --types 50)
+
+# Commit of a 1,000,000-member indexed type: typejit's translation may add only a bounded amount
+# of memory over the system MPI's own commit (it took 1.9 KB a member before issue 11).
+add_executable(test_huge_commit test_huge_commit.c)
+target_link_libraries(test_huge_commit PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+target_include_directories(test_huge_commit PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+tj_add_test(huge_commit_memory LABELS mpi TIMEOUT 120
+  COMMAND ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_huge_commit> --members 1000000 --bound-mb 32)

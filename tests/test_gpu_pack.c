@@ -22,21 +22,11 @@
 
 #include "check.h"
 #include "cudrv.h"
+#include "devbuf.h"
 #include "randtype.h"
 
 #define POISON   0xA5
 #define MAX_SPAN ((int64_t)4 << 20)
-
-typedef enum { K_DEVICE, K_MANAGED, K_PINNED, K_HOST } kind_t;
-
-static const char *const kind_names[] = {"device", "managed", "pinned", "host"};
-
-/* A buffer of one memory kind. */
-typedef struct {
-    kind_t kind;
-    size_t len;
-    char *ptr;
-} buf_t;
 
 static int mismatches;
 static long kernel_calls; /* calls that must have launched a kernel */
@@ -62,65 +52,6 @@ static bool strided(MPI_Datatype type)
     char text[1024];
     return describe != NULL && describe(&type, text, sizeof(text)) == 0 &&
            strncmp(text, "strided", 7) == 0;
-}
-
-static bool on_device(kind_t k)
-{
-    return k == K_DEVICE || k == K_MANAGED;
-}
-
-static buf_t buf_alloc(kind_t kind, size_t len)
-{
-    buf_t b = {kind, len, NULL};
-    CUdeviceptr d;
-    void *h;
-
-    switch (kind) {
-    case K_DEVICE:
-        CUDRV(cuMemAlloc(&d, len));
-        b.ptr = (char *)(uintptr_t)d;
-        break;
-    case K_MANAGED:
-        CUDRV(cuMemAllocManaged(&d, len, CU_MEM_ATTACH_GLOBAL));
-        b.ptr = (char *)(uintptr_t)d;
-        break;
-    case K_PINNED:
-        CUDRV(cuMemHostAlloc(&h, len, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
-        b.ptr = h;
-        break;
-    case K_HOST:
-        b.ptr = malloc(len);
-        REQUIRE(b.ptr != NULL);
-        break;
-    }
-    return b;
-}
-
-static void buf_free(buf_t *b)
-{
-    if (b->kind == K_DEVICE || b->kind == K_MANAGED)
-        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)b->ptr));
-    else if (b->kind == K_PINNED)
-        CUDRV(cuMemFreeHost(b->ptr));
-    else
-        free(b->ptr);
-}
-
-/* Host bytes in and out of any kind of buffer; device memory only through the driver. */
-static void buf_put(const buf_t *b, const void *src)
-{
-    if (on_device(b->kind))
-        CUDRV(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)b->ptr, src, b->len));
-    else
-        memcpy(b->ptr, src, b->len);
-}
-
-static void buf_get(const buf_t *b, void *dst)
-{
-    if (on_device(b->kind))
-        CUDRV(cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)b->ptr, b->len));
-    else
-        memcpy(dst, b->ptr, b->len);
 }
 
 static void report(const char *what, const char *desc, kind_t tk, kind_t pk, int count, int pos,

@@ -469,6 +469,17 @@ static void test_manifest(tj_store_t *s)
     CHECK_EQ_INT(tj_store_manifest_add(second, "block=2 W=4 unpack sm_80"), TJ_OK);
     CHECK_EQ_INT(tj_store_manifest_add(second, "block=2 W=4 unpack sm_80"), TJ_OK);
     CHECK_EQ_INT(count_lines(path), 2);
+    /* A line another writer appended after this store first read the file is not appended
+     * again (concurrent warms, the ranks of a job): the store catches up under the file lock. */
+    CHECK_EQ_INT(tj_store_manifest_add(s, "block=4 W=2 pack sm_90"), TJ_OK);
+    CHECK_EQ_INT(tj_store_manifest_add(second, "block=4 W=2 pack sm_90"), TJ_OK);
+    CHECK_EQ_INT(count_lines(path), 3);
+    {
+        long lines = 0, distinct = 0;
+        CHECK_EQ_INT(tj_store_manifest_count(second, &lines, &distinct), TJ_OK);
+        CHECK_EQ_INT(lines, 3);
+        CHECK_EQ_INT(distinct, 3);
+    }
     tj_store_close(second);
 
     /* Lines the store would not write are refused. */
@@ -476,7 +487,7 @@ static void test_manifest(tj_store_t *s)
     CHECK_EQ_INT(tj_store_manifest_add(s, ""), TJ_ERR_INVALID);
     CHECK_EQ_INT(tj_store_manifest_add(s, "   "), TJ_ERR_INVALID);
     CHECK_EQ_INT(tj_store_manifest_add(s, "tab\there"), TJ_ERR_INVALID);
-    CHECK_EQ_INT(count_lines(path), 2);
+    CHECK_EQ_INT(count_lines(path), 3);
 
     /* A file with duplicates (from other processes), blank, binary and over-long lines, and a
      * last line without its newline: the reader returns each good line once. */
@@ -487,10 +498,18 @@ static void test_manifest(tj_store_t *s)
     fprintf(f, "block=1 W=8 pack sm_90\n\n   \nbin\001ary\n%s\nblock=3 W=1 pack sm_70", more);
     fclose(f);
     CHECK_EQ_INT(tj_store_manifest_read(s, collect, &got), TJ_OK);
-    CHECK_EQ_INT(got.n, 3);
+    CHECK_EQ_INT(got.n, 4);
     CHECK_EQ_INT(find_line(&got, "block=1 W=8 pack sm_90"), 1);
     CHECK_EQ_INT(find_line(&got, "block=2 W=4 unpack sm_80"), 1);
     CHECK_EQ_INT(find_line(&got, "block=3 W=1 pack sm_70"), 1);
+
+    /* The next line appended starts on a line of its own, after that unterminated one. */
+    CHECK_EQ_INT(tj_store_manifest_add(s, "block=5 W=1 pack sm_80"), TJ_OK);
+    got.n = 0;
+    CHECK_EQ_INT(tj_store_manifest_read(s, collect, &got), TJ_OK);
+    CHECK_EQ_INT(got.n, 5);
+    CHECK_EQ_INT(find_line(&got, "block=3 W=1 pack sm_70"), 1);
+    CHECK_EQ_INT(find_line(&got, "block=5 W=1 pack sm_80"), 1);
 }
 
 static void test_stats_and_clear(tj_store_t *s)

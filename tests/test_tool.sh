@@ -2,8 +2,10 @@
 # The typejit command and the JIT at commit, end to end without a GPU:
 #   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC
 # warm fills an empty cache and a second warm compiles nothing; inspect shows the block and the
-# source; cache stats/verify/clear; a corrupted entry is found by verify; a preloaded run with
-# TYPEJIT_JIT=always compiles every kernel once and a second run loads them all from disk.
+# source; cache stats/verify/clear; a corrupted entry is found by verify; bad options, files,
+# settings and caches are refused with a reason (untrusted, another user's, full, read only);
+# concurrent warms write each manifest line once; a preloaded run with TYPEJIT_JIT=always
+# compiles every kernel once and a second run loads them all from disk.
 set -eu
 tool=$1 lib=$2 halo=$3 mpiexec=$4
 dir=$(mktemp -d)
@@ -49,6 +51,113 @@ echo "$out" | grep -q "4 kernels: 4 compiled" || fail "warm with sources: $out"
 grep -q '__global__' "$(find "$dir/c" -name '*.cu' | head -1)" || fail "saved source is not the kernel"
 "$tool" cache clear --cache-dir "$dir/c" | grep -q cleared || fail clear
 "$tool" cache stats --cache-dir "$dir/c" | grep -q ": 0 entries" || fail "stats after clear"
+
+# --- what the command must refuse or report (issue 11) ---------------------------------------
+# expect RC REGEX CMD...: CMD exits with RC and its output (stdout and stderr) matches REGEX.
+expect() {
+    want=$1 pat=$2
+    shift 2
+    set +e
+    got=$("$@" 2>&1)
+    rc=$?
+    set -e
+    [ "$rc" -eq "$want" ] || fail "exit status $rc, not $want: $* -> $got"
+    echo "$got" | grep -Eq -- "$pat" || fail "no /$pat/ in the output of $*: $got"
+}
+one="$dir/one.txt"
+echo 'vector(64, 8, 64, MPI_DOUBLE)' >"$one"
+
+# Numbers are checked whole; an option without its value says so.
+for bad in -1 0 abc '' 2x 99999999999999999999 ' 4' 1025; do
+    expect 2 "--jobs wants a whole number from 1 to 1024" "$tool" warm --jobs "$bad" --cache-dir "$dir/n" "$one"
+done
+expect 2 "--jobs needs a value" "$tool" warm "$one" --jobs
+expect 2 "--cache-dir needs a value" "$tool" warm --cache-dir
+expect 2 "--word wants a whole number" "$tool" inspect --word abc 'contiguous(4, int)'
+expect 2 "--word wants a whole number" "$tool" inspect --word 0 'contiguous(4, int)'
+expect 2 "--word is 1, 2, 4, 8 or 16, not 3" "$tool" inspect --word 3 'contiguous(4, int)'
+expect 2 '"foo" is not a target' "$tool" inspect --arch foo 'contiguous(4, int)'
+expect 2 '"sm_90x" is not a target' "$tool" warm --arch sm_90x --cache-dir "$dir/n" "$one"
+# A target this NVRTC dropped: one line that says so, no compiler log.
+expect 2 "sm_35 is older than every arch NVRTC [0-9]+\.[0-9]+ compiles for" \
+    "$tool" warm --arch sm_35 --cache-dir "$dir/n" "$one"
+[ "$(echo "$got" | wc -l)" -eq 1 ] || fail "sm_35 takes more than one line: $got"
+# A malformed TYPEJIT_ARCH: one warning, then the default target.
+for bad in sm_ sm_90x compute_ sm_-5; do
+    expect 0 "ignoring TYPEJIT_ARCH=\"$bad\"" env TYPEJIT_ARCH="$bad" "$tool" inspect --no-source 'contiguous(4, int)'
+    echo "$got" | grep -q "^target=sm_90$" || fail "TYPEJIT_ARCH=$bad did not fall back to sm_90: $got"
+    [ "$(echo "$got" | grep -c TYPEJIT_ARCH)" -eq 1 ] || fail "TYPEJIT_ARCH=$bad warned more than once"
+done
+expect 2 "one TYPE at a time: got \"contiguous\(4, int\)\" and \"vector\"" \
+    "$tool" inspect 'contiguous(4, int)' vector
+expect 0 "^usage: typejit version" "$tool" version --help
+expect 2 "typejit version: unexpected extra" "$tool" version extra
+expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
+
+# Files: why one cannot be read, NUL bytes, binary files (errors capped, then a count).
+expect 1 "cannot read $dir/missing.txt: No such file or directory" "$tool" warm --cache-dir "$dir/n" "$dir/missing.txt"
+expect 1 "cannot read $dir: Is a directory" "$tool" warm --cache-dir "$dir/n" "$dir"
+printf 'vector(64, 8, 64, MPI_DOUBLE)\nvector(4,\0001, 8, int)\n' >"$dir/nul.txt"
+expect 1 "nul.txt:2: holds a NUL byte" "$tool" warm --cache-dir "$dir/n" "$dir/nul.txt"
+i=0
+while [ $i -lt 50 ]; do printf '\177ELF\001\002\003(\n'; i=$((i + 1)); done >"$dir/binary.txt"
+expect 1 "binary.txt: [0-9]+ more lines with errors not shown" "$tool" warm --cache-dir "$dir/n" "$dir/binary.txt"
+[ "$(echo "$got" | grep -c 'binary.txt:[0-9]*:')" -eq 10 ] || fail "binary file: not 10 errors shown: $got"
+
+# Warming a cache that stores nothing is refused or fails, and says why.
+expect 1 "TYPEJIT_CACHE=ro: the cache is read only" env TYPEJIT_CACHE=ro "$tool" warm --cache-dir "$dir/n" "$one"
+expect 1 "TYPEJIT_CACHE=off: the cache is not used" env TYPEJIT_CACHE=off "$tool" warm --cache-dir "$dir/n" "$one"
+mkdir -m 700 "$dir/open" && chmod 777 "$dir/open"
+expect 1 "cannot store kernels in $dir/open: .*writable by group and others \(mode 777\).*chmod go-w" \
+    "$tool" warm --cache-dir "$dir/open" "$one"
+: >"$dir/file"
+expect 1 "cannot store kernels in $dir/file" "$tool" warm --cache-dir "$dir/file" "$one"
+# A cache whose arch level cannot be made (a file stands there; a full disk fails the same way,
+# at the save): compiled, not stored, so failed, and the reason is said once.
+"$tool" warm --cache-dir "$dir/tc" "$one" >/dev/null
+toolchain=$(cd "$dir/tc" && ls -d nvrtc-*)
+mkdir -p "$dir/full/$toolchain" && : >"$dir/full/$toolchain/sm_90"
+expect 1 "2 compiled kernels were not stored: .*sm_90: not a directory" \
+    "$tool" warm --arch sm_90 --cache-dir "$dir/full" "$one"
+echo "$got" | grep -q "2 kernels: 0 compiled, 0 already cached, 2 failed" || fail "unstored summary: $got"
+
+# Another user's folders (needs root to make them): named as such, and commands that could not
+# do what they say exit 1.
+if [ "$(id -u)" -eq 0 ] && nobody=$(id -u nobody 2>/dev/null); then
+    mkdir -m 700 "$dir/theirs" && chown nobody "$dir/theirs"
+    expect 1 "owned by uid $nobody, not by you" "$tool" warm --cache-dir "$dir/theirs" "$one"
+    echo "$got" | grep -q "writable" && fail "a 0700 folder of another user called writable: $got"
+    "$tool" warm --cache-dir "$dir/lvl" "$one" >/dev/null
+    chown -R nobody "$dir/lvl"/nvrtc-*
+    chown nobody "$dir/lvl"/nvrtc-*/*
+    chown "$(id -u)" "$dir/lvl"
+    expect 1 "1 folder not counted: .*owned by uid $nobody" "$tool" cache stats --cache-dir "$dir/lvl"
+    echo "$got" | grep -q ": 0 entries" || fail "stats in a refused level: $got"
+    expect 1 "not cleared" "$tool" cache clear --cache-dir "$dir/lvl"
+    [ "$(find "$dir/lvl" -name '*.bin' | wc -l)" -eq 2 ] || fail "clear removed another user's entries"
+    expect 1 "compiled kernels were not stored: .*owned by uid $nobody" \
+        "$tool" warm --arch sm_90 --cache-dir "$dir/lvl" "$dir/types.txt"
+else
+    echo "note: not root, another user's folders not tested"
+fi
+
+# A directory where an entry should be: an empty one is removed, one that holds something named.
+"$tool" warm --cache-dir "$dir/d" "$one" >/dev/null
+arch_dir=$(dirname "$(find "$dir/d" -name '*.bin' | head -1)")
+mkdir -p "$arch_dir/0123456789abcdef0123456789abcdef.bin/x"
+expect 1 "a directory where an entry should be, and not empty" "$tool" cache verify --cache-dir "$dir/d"
+echo "$got" | grep -q "2 entries, [0-9]* bytes, 1 invalid (0 deleted)" || fail "verify counts: $got"
+rmdir "$arch_dir/0123456789abcdef0123456789abcdef.bin/x"
+expect 1 "1 invalid \(1 deleted\)" "$tool" cache verify --cache-dir "$dir/d"
+expect 0 "2 entries, [0-9]* bytes, 0 invalid \(0 deleted\)" "$tool" cache verify --cache-dir "$dir/d"
+
+# Concurrent warms of one cache: each manifest line is written once.
+for i in 1 2 3; do
+    "$tool" warm --arch sm_90,sm_75 --jobs 1 --cache-dir "$dir/con" "$dir/types.txt" >/dev/null &
+done
+wait
+[ "$(wc -l <"$dir/con/manifest.txt")" -eq 8 ] || fail "concurrent warms: $(wc -l <"$dir/con/manifest.txt") manifest lines, not 8"
+expect 0 "8 manifest lines \(8 distinct\)" "$tool" cache stats --cache-dir "$dir/con"
 
 # The JIT at commit: every kernel compiled once, then all from disk in a second run.
 run() {

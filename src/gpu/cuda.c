@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
     _X(cuDeviceGetCount, 1, "cuDeviceGetCount", NULL)                                              \
     _X(cuDeviceGet, 1, "cuDeviceGet", NULL)                                                        \
     _X(cuDeviceGetAttribute, 1, "cuDeviceGetAttribute", NULL)                                      \
+    _X(cuDeviceGetName, 1, "cuDeviceGetName", NULL)                                                \
     _X(cuDevicePrimaryCtxRetain, 1, "cuDevicePrimaryCtxRetain", NULL)                              \
     _X(cuDevicePrimaryCtxRelease, 1, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease")  \
     _X(cuDevicePrimaryCtxGetState, 1, "cuDevicePrimaryCtxGetState", NULL)                          \
@@ -459,6 +461,22 @@ tj_status_t tj_gpu_sm(int device, int *sm)
                                             dev))) != TJ_OK)
         return st;
     *sm = major * 10 + minor;
+    return TJ_OK;
+}
+
+tj_status_t tj_gpu_device_name(int device, char *name, size_t len)
+{
+    CUdevice dev;
+    tj_status_t st;
+
+    if ((st = tj_gpu_init()) != TJ_OK)
+        return st;
+    if (len == 0 || len > INT_MAX)
+        return TJ_ERR_INVALID;
+    if ((st = CU_CHECK(cuDeviceGet(&dev, device))) != TJ_OK ||
+        (st = CU_CHECK(cuDeviceGetName(name, (int)len, dev))) != TJ_OK)
+        return st;
+    name[len - 1] = '\0';
     return TJ_OK;
 }
 

@@ -78,6 +78,9 @@ int tj_gpu_current_device(void);
  * context and make it current on the calling thread. The library itself never calls this. */
 tj_status_t tj_gpu_use(int device);
 
+/* The name of @p device as the driver reports it ("NVIDIA H100 80GB HBM3"). */
+tj_status_t tj_gpu_device_name(int device, char *name, size_t len);
+
 /* Compute capability of @p device as one number, 90 for 9.0. */
 tj_status_t tj_gpu_sm(int device, int *sm);
 

@@ -7,6 +7,9 @@
 
 #include "interpose/interpose.h"
 #include "send/devpack.h"
+#include "send/model.h"
+#include "send/p2p.h"
+#include "send/request.h"
 #include "type/translate.h"
 #include "typejit.h"
 #include "util/log.h"
@@ -35,6 +38,8 @@ static void after_init(void)
         return;
     if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
         tj_log_set_rank(rank);
+    /* Only now, in an MPI process whose rank is known, are bad settings worth a word. */
+    tj_config_flush_warnings(rank);
     tj_log_debug("typejit %s active, host buffers packed by %s", tj_version(),
                  tj_config()->host == TJ_HOST_ENGINE ? "the engine" : "the system MPI");
     atomic_store_explicit(&initialised, true, memory_order_release);
@@ -75,6 +80,11 @@ int MPI_Finalize(void)
     if (atomic_exchange(&initialised, false)) {
         if (tj_config()->stats)
             print_stats();
+        /* Requests the application freed while active are completed first: their staging and
+         * kernels are released below. */
+        tj_request_progress(true);
+        tj_p2p_finalize();
+        tj_model_finalize();
         tj_table_clear();
         tj_devpack_finalize();
     }

@@ -971,7 +971,9 @@ tj_status_t tj_typedesc_each_line(const char *path,
         return TJ_ERR_INVALID;
     }
     if ((f = fopen(path, "r")) == NULL) {
-        tj_log_debug("type descriptions: cannot open %s: %s", path, strerror(errno));
+        int err = errno;
+        tj_log_debug("type descriptions: cannot open %s: %s", path, strerror(err));
+        errno = err;
         return TJ_ERR_IO;
     }
     while (!stopped && (len = getline(&line, &cap, f)) >= 0) {
@@ -980,6 +982,11 @@ tj_status_t tj_typedesc_each_line(const char *path,
         size_t first = 0;
 
         number++;
+        /* A NUL byte would end the text early and hide the rest of the line: say so. */
+        if (memchr(line, '\0', n) != NULL) {
+            stopped = fn(number, NULL, arg) != 0;
+            continue;
+        }
         /* Trailing white space (the newline among it) goes; leading white space stays so that
          * a parser's columns still match the file. */
         while (n > 0 && isspace((unsigned char)line[n - 1]))
@@ -991,11 +998,13 @@ tj_status_t tj_typedesc_each_line(const char *path,
             continue;
         stopped = fn(number, line, arg) != 0;
     }
+    int err = errno;
     if (!stopped && ferror(f)) {
-        tj_log_debug("type descriptions: cannot read %s: %s", path, strerror(errno));
+        tj_log_debug("type descriptions: cannot read %s: %s", path, strerror(err));
         status = TJ_ERR_IO;
     }
     free(line);
     fclose(f);
+    errno = err; /* the caller may say why reading failed */
     return status;
 }

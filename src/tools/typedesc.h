@@ -23,8 +23,9 @@ tj_status_t tj_typedesc_parse(const char *text, MPI_Datatype *type, char *err, s
 /* Read a file of descriptions: calls fn(line_number, text_without_comment, arg) for each line
  * that holds more than white space once its `#` comment is removed (line numbers are 1-based;
  * the text keeps its leading white space so that columns match the file). A nonzero return
- * from @p fn stops the walk; the function still returns TJ_OK. Returns TJ_ERR_IO if the file
- * cannot be opened or read. */
+ * from @p fn stops the walk; the function still returns TJ_OK. A line holding a NUL byte (a
+ * binary file) is passed as NULL text, so that the caller reports it rather than a cut line.
+ * Returns TJ_ERR_IO if the file cannot be opened or read, with errno saying why. */
 tj_status_t tj_typedesc_each_line(const char *path,
                                   int (*fn)(int line, const char *text, void *arg), void *arg);
 

@@ -1,5 +1,7 @@
 /* The `typejit` command: warm the kernel cache ahead of a job (no GPU needed), inspect what
  * typejit makes of a type, and maintain the cache. */
+#include <ctype.h>
+#include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +15,7 @@
 #include "cache/store.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
+#include "measure.h"
 #include "send/kernels.h"
 #include "type/translate.h"
 #include "typedesc.h"
@@ -21,6 +24,7 @@
 #include "util/log.h"
 
 #define MAX_ARCHS 16
+#define MAX_JOBS  1024 /* compile threads; NVRTC holds a few hundred MB each at most */
 
 static const char *usage_main =
     "usage: typejit COMMAND [OPTIONS]\n"
@@ -29,6 +33,7 @@ static const char *usage_main =
     "  warm      compile the kernels of type descriptions or of the cache's manifest\n"
     "  inspect   show the IR, canonical block, word, cache key and kernel source of a type\n"
     "  cache     stats | verify | clear the kernel cache\n"
+    "  measure   time this machine for the send methods' model (mpirun -np 2 typejit measure)\n"
     "  version   print the typejit version\n"
     "\n"
     "`typejit COMMAND --help` describes each command.\n";
@@ -39,11 +44,12 @@ static const char *usage_warm =
     "Compile the pack and unpack kernels of every type described in FILEs (one type description\n"
     "a line, `#` comments), or, without FILE, every kernel listed in the cache's manifest (the\n"
     "kernels earlier runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled\n"
-    "again.\n"
+    "again. A kernel compiled but not stored counts as failed; exit status 1 if any failed or a\n"
+    "line did not parse. Refused when TYPEJIT_CACHE is ro or off.\n"
     "\n"
     "  --arch LIST      targets, comma-separated (default: TYPEJIT_ARCH, else sm_90; with no FILE\n"
     "                   the manifest's own targets, plus LIST when given)\n"
-    "  --jobs N         compile N kernels at once (default: the number of CPUs)\n"
+    "  --jobs N         compile N kernels at once, 1 to 1024 (default: the number of CPUs)\n"
     "  --cache-dir DIR  the cache to fill (default: TYPEJIT_CACHE_DIR, else\n"
     "                   $XDG_CACHE_HOME/typejit, else ~/.cache/typejit)\n";
 
@@ -62,9 +68,17 @@ static const char *usage_inspect =
 static const char *usage_cache =
     "usage: typejit cache stats|verify|clear [--cache-dir DIR]\n"
     "\n"
-    "  stats    number and size of entries, saved sources, manifest lines\n"
+    "  stats    number and size of entries, saved sources, manifest lines (and how many are\n"
+    "           distinct)\n"
     "  verify   validate every entry and delete those that fail (exit status 1 if any did)\n"
-    "  clear    delete every entry, source, temporary file and the manifest\n";
+    "  clear    delete every entry, source, temporary file and the manifest\n"
+    "\n"
+    "Exit status 1 when a command could not do all it says: a folder it may not look into (not\n"
+    "yours, or writable by others), a file it could not delete.\n";
+
+static const char *usage_version = "usage: typejit version\n"
+                                   "\n"
+                                   "Print the typejit version.\n";
 
 static bool wants_help(int argc, char **argv)
 {
@@ -72,6 +86,70 @@ static bool wants_help(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return true;
     return false;
+}
+
+/* The value of option argv[*i] (moving *i past it), or NULL after saying that it is missing. */
+static const char *option_value(const char *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "typejit %s: %s needs a value\n", cmd, argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+/* A whole decimal number in [min, max] for option @p opt, or false after saying what is wrong. */
+static bool option_number(const char *cmd, const char *opt, const char *text, long min, long max,
+                          long *out)
+{
+    if (tj_config_parse_long(text, min, max, out))
+        return true;
+    fprintf(stderr, "typejit %s: %s wants a whole number from %ld to %ld, not \"%s\"\n", cmd, opt,
+            min, max, text);
+    return false;
+}
+
+/* A target this NVRTC can compile for, or false after one line that says why not (a malformed
+ * name, or an arch this NVRTC dropped or never had). Without NVRTC only the form is checked. */
+static bool target_ok(const char *cmd, const char *arch)
+{
+    char best[32];
+    int major = 0, minor = 0, level;
+    long cc;
+    tj_status_t st;
+
+    if (!tj_config_arch_valid(arch)) {
+        fprintf(stderr,
+                "typejit %s: \"%s\" is not a target: write sm_XX or compute_XX, XX the compute "
+                "capability (sm_90, compute_80, sm_90a)\n",
+                cmd, arch);
+        return false;
+    }
+    if (tj_nvrtc_load() != TJ_OK)
+        return true;
+    tj_nvrtc_version(&major, &minor);
+    cc = strtol(strchr(arch, '_') + 1, NULL, 10);
+    /* tj_nvrtc_target speaks about devices (their buffers go to the system MPI); here the
+     * target is a name on the command line, said in this command's own words below. */
+    level = tj_log_level;
+    tj_log_set_level(TJ_LOG_ERROR);
+    st = tj_nvrtc_target((int)cc, best, sizeof(best));
+    tj_log_set_level((tj_log_level_t)level);
+    if (st == TJ_ERR_UNSUPPORTED) {
+        fprintf(stderr,
+                "typejit %s: %s is older than every arch NVRTC %d.%d compiles for (this NVRTC "
+                "dropped it); use a newer target or an older CUDA toolkit\n",
+                cmd, arch, major, minor);
+        return false;
+    }
+    /* tj_nvrtc_target answers sm_XX exactly when XX is an arch NVRTC knows. */
+    if (st == TJ_OK && strncmp(best, "sm_", 3) != 0) {
+        fprintf(stderr,
+                "typejit %s: %s is not an arch NVRTC %d.%d knows (the closest below is %s)\n", cmd,
+                arch, major, minor, best);
+        return false;
+    }
+    return true;
 }
 
 static const char *cache_dir(const char *given)
@@ -91,9 +169,10 @@ typedef struct {
 typedef struct {
     item_t *items;
     int n, cap;
-    atomic_int next, done, compiled, cached, failed;
+    atomic_int next, done, compiled, cached, failed, unstored;
     bool progress;
     pthread_mutex_t print_lock;
+    char why_unstored[512]; /* the first reason a compiled kernel was not stored */
 } work_t;
 
 static int add_item(work_t *w, const tj_block_t *b, int word, tj_dir_t dir, const char *target)
@@ -118,6 +197,9 @@ static int add_item(work_t *w, const tj_block_t *b, int word, tj_dir_t dir, cons
     return 0;
 }
 
+/* Errors shown per file; a binary file given by mistake would otherwise print one per line. */
+#define MAX_SHOWN_ERRORS 10
+
 typedef struct {
     work_t *work;
     char (*archs)[32];
@@ -125,6 +207,12 @@ typedef struct {
     const char *file;
     int errors;
 } file_ctx_t;
+
+static void line_error(file_ctx_t *ctx, int line, const char *what)
+{
+    if (ctx->errors++ < MAX_SHOWN_ERRORS)
+        fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, what);
+}
 
 static int warm_line(int line, const char *text, void *arg)
 {
@@ -134,9 +222,12 @@ static int warm_line(int line, const char *text, void *arg)
     char err[256];
     tj_status_t st;
 
+    if (text == NULL) {
+        line_error(ctx, line, "holds a NUL byte (not a text file of type descriptions?)");
+        return 0;
+    }
     if (tj_typedesc_parse(text, &type, err, sizeof(err)) != TJ_OK) {
-        fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, err);
-        ctx->errors++;
+        line_error(ctx, line, err);
         return 0;
     }
     st = tj_translate_block(type, &block, NULL);
@@ -199,91 +290,189 @@ static void *warm_worker(void *arg)
         int i = atomic_fetch_add(&w->next, 1);
         tj_kernel_t *k;
         tj_origin_t origin;
+        long saved, failed;
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
-        if (tj_kernels_get(&it->block, it->word, it->dir, it->target, &k, &origin) != TJ_OK)
+        tj_store_save_report(&saved, &failed);
+        if (tj_kernels_get(&it->block, it->word, it->dir, it->target, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
-        else if (origin == TJ_FROM_COMPILE)
-            atomic_fetch_add(&w->compiled, 1);
-        else
+        } else if (origin == TJ_FROM_COMPILE) {
+            /* Warming is for the cache: a kernel compiled but not stored is a failure. */
+            tj_store_save_report(&saved, &failed);
+            if (saved > 0) {
+                atomic_fetch_add(&w->compiled, 1);
+            } else {
+                atomic_fetch_add(&w->failed, 1);
+                pthread_mutex_lock(&w->print_lock);
+                if (atomic_fetch_add(&w->unstored, 1) == 0)
+                    snprintf(w->why_unstored, sizeof(w->why_unstored), "%s",
+                             tj_store_last_problem()[0] ? tj_store_last_problem()
+                                                        : "the cache was not written");
+                pthread_mutex_unlock(&w->print_lock);
+            }
+        } else {
             atomic_fetch_add(&w->cached, 1);
+        }
         atomic_fetch_add(&w->done, 1);
         if (w->progress)
             draw_progress(w);
     }
 }
 
-static int split_archs(const char *list, char (*archs)[32], int max)
+/* Split a comma-separated list of targets, each checked by target_ok; -1 after a message. */
+static int split_archs(const char *cmd, const char *list, char (*archs)[32], int max)
 {
     int n = 0;
     const char *s = list;
-    while (*s && n < max) {
+
+    if (*s == '\0') {
+        fprintf(stderr, "typejit %s: --arch needs at least one target\n", cmd);
+        return -1;
+    }
+    while (*s) {
         size_t len = strcspn(s, ",");
-        if (len == 0 || len >= 32 || (strncmp(s, "sm_", 3) != 0 && strncmp(s, "compute_", 8) != 0))
+        if (n == max) {
+            fprintf(stderr, "typejit %s: more than %d targets\n", cmd, max);
             return -1;
+        }
+        if (len == 0 || len >= 32) {
+            fprintf(stderr, "typejit %s: --arch wants sm_XX or compute_XX, comma-separated\n", cmd);
+            return -1;
+        }
         memcpy(archs[n], s, len);
-        archs[n++][len] = '\0';
+        archs[n][len] = '\0';
+        if (!target_ok(cmd, archs[n]))
+            return -1;
+        n++;
         s += len;
-        if (*s == ',')
-            s++;
+        if (*s == ',' && *++s == '\0') {
+            fprintf(stderr, "typejit %s: --arch list ends in a comma\n", cmd);
+            return -1;
+        }
     }
     return n;
+}
+
+/* The store warns about each problem it meets; where this command reports the problem itself
+ * (tj_store_last_problem), the store's warning would say it twice. At the default level the
+ * store is quiet in between; TYPEJIT_LOG=info or debug still shows everything. */
+static int loud_level = -1;
+
+static void store_quiet(void)
+{
+    if (tj_log_level == TJ_LOG_WARN) {
+        loud_level = tj_log_level;
+        tj_log_set_level(TJ_LOG_ERROR);
+    }
+}
+
+static void store_loud(void)
+{
+    if (loud_level >= 0)
+        tj_log_set_level((tj_log_level_t)loud_level);
+    loud_level = -1;
+}
+
+/* Warming exists to fill the cache: refuse up front when it could store nothing, with why. */
+static bool cache_writable(const char *dir)
+{
+    tj_store_t *store;
+    tj_status_t st;
+
+    if (tj_config()->cache != TJ_CACHE_RW) {
+        fprintf(stderr,
+                "typejit warm: TYPEJIT_CACHE=%s: the cache is %s, so warming would store "
+                "nothing; unset TYPEJIT_CACHE (or set it to rw) to fill %s\n",
+                tj_config()->cache == TJ_CACHE_RO ? "ro" : "off",
+                tj_config()->cache == TJ_CACHE_RO ? "read only" : "not used", dir);
+        return false;
+    }
+    store_quiet();
+    st = tj_store_open(dir, TJ_STORE_RW, &store);
+    store_loud();
+    if (st != TJ_OK) {
+        fprintf(stderr, "typejit warm: cannot store kernels in %s: %s\n", dir,
+                tj_store_last_problem()[0] ? tj_store_last_problem() : tj_status_string(st));
+        return false;
+    }
+    tj_store_close(store);
+    return true;
 }
 
 static int cmd_warm(int argc, char **argv)
 {
     char archs[MAX_ARCHS][32];
-    int narchs = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), nfiles = 0, errors = 0;
-    const char *dir = NULL, *files[256];
+    int narchs = 0, nfiles = 0, errors = 0, nt, rc = 1;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *dir = NULL, *value, **files = NULL;
     work_t w = {0};
+    pthread_t *tid = NULL;
     struct timespec t0, t1;
 
     if (wants_help(argc, argv)) {
         fputs(usage_warm, stdout);
         return 0;
     }
+    files = calloc((size_t)argc, sizeof(*files));
+    if (files == NULL)
+        return 1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
-            if ((narchs = split_archs(argv[++i], archs, MAX_ARCHS)) <= 0) {
-                fprintf(stderr,
-                        "typejit warm: --arch wants sm_XX or compute_XX, comma-separated\n");
-                return 2;
+        if (strcmp(argv[i], "--arch") == 0) {
+            if ((value = option_value("warm", argc, argv, &i)) == NULL ||
+                (narchs = split_archs("warm", value, archs, MAX_ARCHS)) <= 0)
+                goto out_usage;
+        } else if (strcmp(argv[i], "--jobs") == 0) {
+            if ((value = option_value("warm", argc, argv, &i)) == NULL ||
+                !option_number("warm", "--jobs", value, 1, MAX_JOBS, &jobs))
+                goto out_usage;
+        } else if (strcmp(argv[i], "--cache-dir") == 0) {
+            if ((dir = option_value("warm", argc, argv, &i)) == NULL)
+                goto out_usage;
+            if (dir[0] == '\0') {
+                fprintf(stderr, "typejit warm: --cache-dir needs a directory, not \"\"\n");
+                goto out_usage;
             }
-        } else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
-            jobs = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--cache-dir") == 0 && i + 1 < argc) {
-            dir = argv[++i];
-        } else if (argv[i][0] == '-') {
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "typejit warm: unknown option %s\n%s", argv[i], usage_warm);
-            return 2;
-        } else if (nfiles < (int)TJ_ARRAY_SIZE(files)) {
+            goto out_usage;
+        } else {
             files[nfiles++] = argv[i];
         }
     }
     if (jobs < 1)
         jobs = 1;
-    if (tj_nvrtc_load() != TJ_OK) {
-        fprintf(stderr, "typejit warm: NVRTC is not available: nothing can be compiled\n");
-        return 1;
-    }
     if (cache_dir(dir)[0] == '\0') {
         fprintf(stderr, "typejit warm: no cache directory: set TYPEJIT_CACHE_DIR or HOME\n");
-        return 1;
+        goto out_free;
     }
+    if (tj_nvrtc_load() != TJ_OK) {
+        fprintf(stderr, "typejit warm: NVRTC is not available: nothing can be compiled\n");
+        goto out_free;
+    }
+    if (!cache_writable(cache_dir(dir)))
+        goto out_free;
     tj_kernels_set_store(cache_dir(dir), 0);
     pthread_mutex_init(&w.print_lock, NULL);
 
+    /* The time reported covers reading the descriptions too. */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (nfiles > 0) {
-        if (narchs == 0)
-            narchs =
-                split_archs(tj_config()->arch[0] ? tj_config()->arch : "sm_90", archs, MAX_ARCHS);
+        if (narchs == 0) {
+            const char *def = tj_config()->arch[0] ? tj_config()->arch : "sm_90";
+            if ((narchs = split_archs("warm", def, archs, MAX_ARCHS)) <= 0)
+                goto out_free;
+        }
         for (int f = 0; f < nfiles; f++) {
             file_ctx_t ctx = {&w, archs, narchs, files[f], 0};
             if (tj_typedesc_each_line(files[f], warm_line, &ctx) != TJ_OK) {
-                fprintf(stderr, "typejit warm: cannot read %s\n", files[f]);
-                return 1;
+                fprintf(stderr, "typejit warm: cannot read %s: %s\n", files[f],
+                        errno ? strerror(errno) : "read error");
+                goto out_free;
             }
+            if (ctx.errors > MAX_SHOWN_ERRORS)
+                fprintf(stderr, "typejit warm: %s: %d more lines with errors not shown\n", files[f],
+                        ctx.errors - MAX_SHOWN_ERRORS);
             errors += ctx.errors;
         }
     } else {
@@ -291,7 +480,8 @@ static int cmd_warm(int argc, char **argv)
         manifest_ctx_t ctx = {&w, archs, narchs, narchs > 0, 0};
         if (tj_store_open(cache_dir(dir), TJ_STORE_RO, &store) != TJ_OK) {
             printf("typejit warm: no manifest in %s: nothing to do\n", cache_dir(dir));
-            return 0;
+            rc = 0;
+            goto out_free;
         }
         tj_store_manifest_read(store, manifest_line, &ctx);
         tj_store_close(store);
@@ -300,23 +490,41 @@ static int cmd_warm(int argc, char **argv)
     }
 
     w.progress = isatty(STDERR_FILENO) && w.n > 0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pthread_t tid[64];
-    int nt = jobs < 64 ? jobs : 64;
+    store_quiet(); /* a kernel not stored is reported below, with why */
+    nt = (int)(jobs < w.n ? jobs : w.n);
+    tid = calloc(nt > 0 ? (size_t)nt : 1, sizeof(*tid));
+    if (tid == NULL)
+        goto out_free;
     for (int t = 0; t < nt; t++)
-        pthread_create(&tid[t], NULL, warm_worker, &w);
+        if (pthread_create(&tid[t], NULL, warm_worker, &w) != 0) {
+            nt = t; /* the threads started do all the work */
+            if (nt == 0)
+                warm_worker(&w);
+            break;
+        }
     for (int t = 0; t < nt; t++)
         pthread_join(tid[t], NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    store_loud();
     if (w.progress)
         fputc('\n', stderr);
+    if (atomic_load(&w.unstored) > 0)
+        fprintf(stderr, "typejit warm: %d compiled kernels were not stored: %s\n",
+                atomic_load(&w.unstored), w.why_unstored);
     printf("typejit warm: %d kernels: %d compiled, %d already cached, %d failed (%.2f s, cache "
            "%s)\n",
            w.n, atomic_load(&w.compiled), atomic_load(&w.cached), atomic_load(&w.failed),
            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
            cache_dir(dir));
+    rc = atomic_load(&w.failed) > 0 || errors > 0 ? 1 : 0;
+out_free:
+    free(tid);
     free(w.items);
-    return atomic_load(&w.failed) > 0 || errors > 0 ? 1 : 0;
+    free(files);
+    return rc;
+out_usage:
+    free(files);
+    return 2;
 }
 
 /* --- inspect ------------------------------------------------------------------------------- */
@@ -339,22 +547,39 @@ static int cmd_inspect(int argc, char **argv)
         return 0;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc)
-            arch = argv[++i];
-        else if (strcmp(argv[i], "--word") == 0 && i + 1 < argc)
-            word = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--unpack") == 0)
+        long w;
+        if (strcmp(argv[i], "--arch") == 0) {
+            if ((arch = option_value("inspect", argc, argv, &i)) == NULL ||
+                !target_ok("inspect", arch))
+                return 2;
+        } else if (strcmp(argv[i], "--word") == 0) {
+            const char *value = option_value("inspect", argc, argv, &i);
+            if (value == NULL || !option_number("inspect", "--word", value, 1, 16, &w))
+                return 2;
+            if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16) {
+                fprintf(stderr, "typejit inspect: --word is 1, 2, 4, 8 or 16, not %ld\n", w);
+                return 2;
+            }
+            word = (int)w;
+        } else if (strcmp(argv[i], "--unpack") == 0)
             unpack = true;
         else if (strcmp(argv[i], "--no-source") == 0)
             source = false;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+        else if (argv[i][0] == '-' && argv[i][1] != '\0' && argv[i][1] != '{' &&
+                 !isdigit((unsigned char)argv[i][1])) {
             fprintf(stderr, "typejit inspect: unknown option %s\n%s", argv[i], usage_inspect);
+            return 2;
+        } else if (text != NULL) {
+            fprintf(stderr,
+                    "typejit inspect: one TYPE at a time: got \"%s\" and \"%s\" (quote a "
+                    "description that holds spaces)\n",
+                    text, argv[i]);
             return 2;
         } else
             text = argv[i];
     }
     if (text == NULL) {
-        fputs(usage_inspect, stderr);
+        fprintf(stderr, "typejit inspect: no TYPE given\n%s", usage_inspect);
         return 2;
     }
     if (tj_typedesc_parse(text, &type, err, sizeof(err)) != TJ_OK) {
@@ -386,7 +611,7 @@ static int cmd_inspect(int argc, char **argv)
            block.disjoint ? "no byte addressed twice" : "overlapping (unpack is staged)");
     if (word == 0)
         word = block.word;
-    if ((word != 1 && word != 2 && word != 4 && word != 8 && word != 16) || block.word % word) {
+    if (block.word % word) {
         fprintf(stderr, "typejit inspect: --word %d does not divide W=%d\n", word, block.word);
         return 2;
     }
@@ -394,6 +619,8 @@ static int cmd_inspect(int argc, char **argv)
              arch                   ? arch
              : tj_config()->arch[0] ? tj_config()->arch
                                     : "sm_90");
+    if (arch == NULL && !target_ok("inspect", target))
+        return 2;
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
     if (tj_nvrtc_load() == TJ_OK) {
         int n = tj_kernels_key(&block, word, dir, target, buf, sizeof(buf));
@@ -417,10 +644,39 @@ static int cmd_inspect(int argc, char **argv)
 
 /* --- cache --------------------------------------------------------------------------------- */
 
-static void count_line(const char *line, void *arg)
+/* What a walk could not see or do, after its counts: one line, and the reason the store gave. */
+static void report_walk_problem(const char *cmd, const tj_store_stats_t *stats, tj_status_t st)
 {
-    (void)line;
-    (*(long *)arg)++;
+    const char *why = tj_store_last_problem();
+
+    if (stats->skipped > 0)
+        fprintf(stderr, "typejit cache %s: %ld folder%s not %s: %s\n", cmd, stats->skipped,
+                stats->skipped == 1 ? "" : "s", strcmp(cmd, "clear") == 0 ? "cleared" : "counted",
+                why[0] ? why : "refused");
+    else
+        fprintf(stderr, "typejit cache %s: %s\n", cmd, why[0] ? why : tj_status_string(st));
+}
+
+static int cache_clear(tj_store_t *store, const char *dir)
+{
+    tj_store_stats_t left;
+    tj_status_t st = tj_store_clear(store), st_left;
+
+    /* Say "cleared" only when nothing is left; else what is left, and why. */
+    memset(&left, 0, sizeof(left));
+    st_left = tj_store_stats(store, false, &left);
+    if (st == TJ_OK && st_left == TJ_OK && left.entries + left.invalid + left.sources == 0) {
+        printf("cache %s: cleared\n", dir);
+        return 0;
+    }
+    printf("cache %s: not cleared: %ld entries, %ld invalid, %ld sources left%s\n", dir,
+           left.entries, left.invalid, left.sources,
+           left.skipped > 0 ? ", and folders that could not be looked into" : "");
+    if (st != TJ_OK)
+        report_walk_problem("clear", &left, st);
+    else if (st_left != TJ_OK)
+        report_walk_problem("clear", &left, st_left);
+    return 1;
 }
 
 static int cmd_cache(int argc, char **argv)
@@ -428,28 +684,41 @@ static int cmd_cache(int argc, char **argv)
     const char *dir = NULL, *what = NULL;
     tj_store_t *store;
     tj_store_stats_t stats;
-    long lines = 0;
-    tj_status_t st;
+    long lines = 0, distinct = 0;
+    bool verify;
+    tj_status_t st, st_manifest;
+    int rc;
 
     if (wants_help(argc, argv)) {
         fputs(usage_cache, stdout);
         return 0;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--cache-dir") == 0 && i + 1 < argc)
-            dir = argv[++i];
-        else if (what == NULL && argv[i][0] != '-')
+        if (strcmp(argv[i], "--cache-dir") == 0) {
+            if ((dir = option_value("cache", argc, argv, &i)) == NULL)
+                return 2;
+        } else if (what == NULL && argv[i][0] != '-')
             what = argv[i];
         else {
             fprintf(stderr, "typejit cache: unexpected %s\n%s", argv[i], usage_cache);
             return 2;
         }
     }
-    if (what == NULL ||
-        (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear"))) {
-        fputs(usage_cache, stderr);
+    if (what == NULL) {
+        fprintf(stderr, "typejit cache: no subcommand given\n%s", usage_cache);
         return 2;
     }
+    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear")) {
+        fprintf(stderr, "typejit cache: unknown subcommand %s (stats, verify or clear)\n%s", what,
+                usage_cache);
+        return 2;
+    }
+    if (cache_dir(dir)[0] == '\0') {
+        fprintf(stderr, "typejit cache: no cache directory: set TYPEJIT_CACHE_DIR or HOME\n");
+        return 1;
+    }
+    /* stats only reads: a missing cache is not created for it. */
+    store_quiet(); /* every problem is reported below, once */
     st = tj_store_open(cache_dir(dir), strcmp(what, "stats") == 0 ? TJ_STORE_RO : TJ_STORE_RW,
                        &store);
     if (st == TJ_ERR_NOT_FOUND) {
@@ -457,27 +726,42 @@ static int cmd_cache(int argc, char **argv)
         return 0;
     }
     if (st != TJ_OK) {
-        fprintf(stderr, "typejit cache: cannot open %s: %s\n", cache_dir(dir),
-                tj_status_string(st));
+        fprintf(stderr, "typejit cache %s: cannot use %s: %s\n", what, cache_dir(dir),
+                tj_store_last_problem()[0] ? tj_store_last_problem() : tj_status_string(st));
         return 1;
     }
     if (strcmp(what, "clear") == 0) {
-        st = tj_store_clear(store);
-        printf("cache %s: %s\n", cache_dir(dir), st == TJ_OK ? "cleared" : tj_status_string(st));
+        rc = cache_clear(store, cache_dir(dir));
         tj_store_close(store);
-        return st == TJ_OK ? 0 : 1;
+        return rc;
     }
-    st = tj_store_stats(store, strcmp(what, "verify") == 0, &stats);
-    tj_store_manifest_read(store, count_line, &lines);
+    verify = strcmp(what, "verify") == 0;
+    memset(&stats, 0, sizeof(stats));
+    st = tj_store_stats(store, verify, &stats);
+    st_manifest = tj_store_manifest_count(store, &lines, &distinct);
     tj_store_close(store);
+    if (verify)
+        printf("cache %s: %ld entries, %ld bytes, %ld invalid (%ld deleted), %ld sources, "
+               "%ld manifest lines (%ld distinct)\n",
+               cache_dir(dir), stats.entries, stats.bytes, stats.invalid, stats.removed,
+               stats.sources, lines, distinct);
+    else
+        printf("cache %s: %ld entries, %ld bytes, %ld invalid, %ld sources, %ld manifest lines "
+               "(%ld distinct)\n",
+               cache_dir(dir), stats.entries, stats.bytes, stats.invalid, stats.sources, lines,
+               distinct);
+    rc = 0;
     if (st != TJ_OK) {
-        fprintf(stderr, "typejit cache: %s\n", tj_status_string(st));
-        return 1;
+        report_walk_problem(what, &stats, st);
+        rc = 1;
     }
-    printf("cache %s: %ld entries, %ld bytes, %ld invalid%s, %ld sources, %ld manifest lines\n",
-           cache_dir(dir), stats.entries, stats.bytes, stats.invalid,
-           strcmp(what, "verify") == 0 ? " (deleted)" : "", stats.sources, lines);
-    return strcmp(what, "verify") == 0 && stats.invalid > 0 ? 1 : 0;
+    if (st_manifest != TJ_OK) {
+        fprintf(stderr, "typejit cache %s: manifest not read: %s\n", what,
+                tj_store_last_problem()[0] ? tj_store_last_problem()
+                                           : tj_status_string(st_manifest));
+        rc = 1;
+    }
+    return verify && stats.invalid > 0 ? 1 : rc;
 }
 
 int main(int argc, char **argv)
@@ -489,11 +773,23 @@ int main(int argc, char **argv)
         fputs(usage_main, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* Settings warnings are collected while the library parses them; a tool says them now. */
+    (void)tj_config();
+    tj_config_flush_warnings(-1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        if (wants_help(argc - 1, argv + 1)) {
+            fputs(usage_version, stdout);
+            return 0;
+        }
+        if (argc > 2) {
+            fprintf(stderr, "typejit version: unexpected %s\n%s", argv[2], usage_version);
+            return 2;
+        }
         printf("typejit %s\n", tj_version());
         return 0;
     }
-    if (strcmp(argv[1], "warm") && strcmp(argv[1], "inspect") && strcmp(argv[1], "cache")) {
+    if (strcmp(argv[1], "warm") && strcmp(argv[1], "inspect") && strcmp(argv[1], "cache") &&
+        strcmp(argv[1], "measure")) {
         fprintf(stderr, "typejit: unknown command %s\n%s", argv[1], usage_main);
         return 2;
     }
@@ -503,6 +799,8 @@ int main(int argc, char **argv)
         rc = cmd_warm(argc - 1, argv + 1);
     else if (strcmp(argv[1], "inspect") == 0)
         rc = cmd_inspect(argc - 1, argv + 1);
+    else if (strcmp(argv[1], "measure") == 0)
+        rc = tj_measure_run(argc - 1, argv + 1);
     else
         rc = cmd_cache(argc - 1, argv + 1);
     tj_kernels_finalize();

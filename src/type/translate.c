@@ -33,11 +33,19 @@ static bool is_named(int combiner)
 
 static void contents_free(contents_t *c)
 {
-    /* get_contents returns new handles for derived children; named ones must not be freed. */
+    /* get_contents returns new handles for derived children; named ones must not be freed.
+     * A struct of a million members usually repeats one type: ask about each handle once. */
+    MPI_Datatype last = MPI_DATATYPE_NULL;
+    bool last_named = true;
     for (int i = 0; i < c->nd; i++) {
         int ni, na, nd, combiner;
-        if (PMPI_Type_get_envelope(c->types[i], &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-            !is_named(combiner))
+        MPI_Datatype t = c->types[i];
+        if (t != last || i == 0) {
+            last = t;
+            last_named = PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+                         is_named(combiner);
+        }
+        if (!last_named)
             PMPI_Type_free(&c->types[i]);
     }
     if (c->ints != c->ints_small)
@@ -160,77 +168,368 @@ static tj_status_t translate_subarray(const contents_t *c, int depth, tj_ir_t *i
 /* Members of indexed and struct types: each is `blocklen` consecutive copies of its type at a
  * byte displacement. The typemap is strided when, after dropping empty members and merging
  * members that continue one another, all members have the same shape at evenly spaced
- * displacements. */
+ * displacements.
+ *
+ * Types with millions of members are common (MPICH's DTPools, irregular halos written as
+ * indexed types), so the members are streamed: each is compared with the first and with the
+ * spacing of the first two as it comes, the scan stops at the first mismatch, and only a few
+ * members are ever held, so memory is bounded by the nesting depth, not the member count.
+ * Merging only ever extends the member just before, so the streamed decision is the one a
+ * pass over all member shapes would make. */
 typedef struct {
-    int64_t offset; /* hoisted offset of the member */
-    tj_ir_t shape;  /* the member with its offset zeroed */
+    const int *blocklens;
+    int bl_stride; /* 0: one blocklen for all members (the _block forms), 1: one each */
+    const MPI_Aint *byte_displs;
+    const int *displs; /* element displacements, when byte_displs is NULL */
+    const MPI_Datatype *types;
+    int ntypes; /* 1: every member has types[0]; n: struct */
+    int n;
+} members_t;
+
+/* One member, reduced to what the strided decision needs. Two members have equal shapes when
+ * both are dense runs of the same size, or both are not dense and have the same key. */
+typedef struct {
+    int64_t offset; /* hoisted offset */
+    int64_t size;   /* bytes: the extent of a dense member */
+    int64_t key;    /* not dense: equal keys mean equal shapes */
+    bool dense;
 } member_t;
 
-static tj_status_t translate_members(int n, const int *blocklens, int bl_stride,
-                                     const MPI_Aint *byte_displs, const int *displs,
-                                     const MPI_Datatype *types, int ntypes, int depth, tj_ir_t *ir)
+/* The streamed decision: the first member, the pending one (which the next may still extend),
+ * how many are final and their spacing. */
+typedef struct {
+    member_t first, pending;
+    bool has_pending;
+    int64_t k, step, prev;
+} scan_t;
+
+/* Set when the scan meets the first unequal shape or spacing. */
+#define SCAN_MISMATCH TJ_ERR_NOT_STRIDED
+
+static bool same_shape(const member_t *a, const member_t *b)
 {
-    member_t *m = NULL, cur;
-    int k = 0;
+    if (a->dense != b->dense)
+        return false;
+    return a->dense ? a->size == b->size : a->key == b->key;
+}
+
+static tj_status_t scan_final(scan_t *s, const member_t *m)
+{
+    int64_t d;
+
+    if (s->k > 0) {
+        if (!same_shape(m, &s->first) || __builtin_sub_overflow(m->offset, s->prev, &d))
+            return SCAN_MISMATCH;
+        if (s->k == 1)
+            s->step = d;
+        else if (d != s->step)
+            return SCAN_MISMATCH;
+    } else
+        s->first = *m;
+    s->prev = m->offset;
+    s->k++;
+    return TJ_OK;
+}
+
+/* Add one non-empty member: it extends the pending one when both are dense and it starts where
+ * the pending one ends; otherwise the pending one is final. */
+static tj_status_t scan_add(scan_t *s, const member_t *m)
+{
+    member_t *p = &s->pending;
+    int64_t end, size;
+
+    if (s->has_pending && p->dense && m->dense &&
+        !__builtin_add_overflow(p->offset, p->size, &end) && end == m->offset &&
+        !__builtin_add_overflow(p->size, m->size, &size)) {
+        p->size = size;
+        return TJ_OK;
+    }
+    if (s->has_pending) {
+        tj_status_t st = scan_final(s, p);
+        if (st != TJ_OK)
+            return st;
+    }
+    *p = *m;
+    s->has_pending = true;
+    return TJ_OK;
+}
+
+static tj_status_t scan_end(scan_t *s)
+{
     tj_status_t st = TJ_OK;
+    if (s->has_pending)
+        st = scan_final(s, &s->pending);
+    s->has_pending = false;
+    return st;
+}
 
-    m = malloc((size_t)(n > 0 ? n : 1) * sizeof(*m));
-    if (m == NULL)
-        return TJ_ERR_NOMEM;
-    for (int i = 0; i < n; i++) {
-        MPI_Datatype t = types[ntypes > 1 ? i : 0];
-        int64_t ext, disp, bl = blocklens[i * bl_stride], off;
+static tj_status_t member_displacement(const members_t *ms, int i, int64_t ext, int64_t *disp)
+{
+    if (ms->byte_displs != NULL)
+        *disp = ms->byte_displs[i];
+    else if (!tj_mul64(ms->displs[i], ext, disp))
+        return TJ_ERR_OVERFLOW;
+    return TJ_OK;
+}
 
-        if ((st = extent_of(t, &ext)) != TJ_OK)
-            goto out_free;
-        if (byte_displs != NULL)
-            disp = byte_displs[i];
-        else if (!tj_mul64(displs[i], ext, &disp)) {
-            st = TJ_ERR_OVERFLOW;
-            goto out_free;
-        }
+/* The shape of `bl` copies of @p child (`ext` bytes apart) at displacement `disp`, simplified,
+ * its offsets hoisted into *offset and zeroed: what a member is compared by. */
+static tj_status_t member_shape(const tj_ir_t *child, int64_t disp, int64_t bl, int64_t ext,
+                                tj_ir_t *shape, int64_t *offset)
+{
+    tj_status_t st;
+
+    /* Only the used nodes: a whole chain is 2 KB, most members use one or two nodes. */
+    shape->n = child->n;
+    memcpy(shape->node, child->node, (size_t)child->n * sizeof(child->node[0]));
+    if ((st = wrap(shape, disp, bl, ext)) != TJ_OK)
+        return st;
+    tj_canon_simplify(shape);
+    if (!tj_canon_hoist_offsets(shape, offset))
+        return TJ_ERR_OVERFLOW;
+    shape->node[0].offset = 0;
+    return TJ_OK;
+}
+
+/* Heap state of one members level: three IR chains are too large for a deep recursion's stack
+ * frames, and one allocation per level keeps memory proportional to the depth. */
+#define CHILD_CACHE 4
+
+typedef struct {
+    MPI_Datatype type;
+    int64_t ext;
+    tj_status_t st; /* of the translation; TJ_ERR_INVALID until translated */
+    tj_ir_t ir;
+} child_t;
+
+typedef struct {
+    child_t child[CHILD_CACHE]; /* the last member types seen */
+    int nchild, next;
+    tj_ir_t ref; /* generic scan: the first non-dense shape */
+    bool has_ref;
+    tj_ir_t cur;   /* generic scan: the member being compared */
+    tj_ir_t first; /* the first member's full shape, when it is not dense */
+} members_work_t;
+
+static child_t *child_get(members_work_t *w, MPI_Datatype type)
+{
+    child_t *c;
+
+    for (int i = 0; i < w->nchild; i++)
+        if (w->child[i].type == type)
+            return &w->child[i];
+    if (w->nchild < CHILD_CACHE)
+        c = &w->child[w->nchild++];
+    else {
+        c = &w->child[w->next];
+        w->next = (w->next + 1) % CHILD_CACHE;
+    }
+    c->type = type;
+    c->st = extent_of(type, &c->ext);
+    if (c->st == TJ_OK)
+        c->st = TJ_ERR_INVALID; /* extent known, not translated yet */
+    else
+        c->type = MPI_DATATYPE_NULL; /* not cached: ask again next time */
+    return c;
+}
+
+static tj_status_t child_translate(child_t *c, int depth)
+{
+    if (c->st == TJ_ERR_INVALID)
+        c->st = translate(c->type, depth + 1, &c->ir);
+    return c->st;
+}
+
+/* Any members: each member's shape is built from its (cached) child translation, and compared
+ * in full with the first non-dense shape. */
+static tj_status_t scan_generic(const members_t *ms, int depth, members_work_t *w, scan_t *s)
+{
+    for (int i = 0; i < ms->n; i++) {
+        child_t *c = child_get(w, ms->types[ms->ntypes > 1 ? i : 0]);
+        int64_t disp, bl = ms->blocklens[i * ms->bl_stride];
+        member_t m;
+        tj_status_t st;
+
+        if (c->type == MPI_DATATYPE_NULL)
+            return TJ_ERR_MPI;
+        if ((st = member_displacement(ms, i, c->ext, &disp)) != TJ_OK)
+            return st;
         if (bl == 0)
             continue;
-        if ((st = translate(t, depth + 1, &cur.shape)) != TJ_OK ||
-            (st = wrap(&cur.shape, disp, bl, ext)) != TJ_OK)
-            goto out_free;
-        if (tj_ir_size(&cur.shape) == 0)
+        if ((st = child_translate(c, depth)) != TJ_OK)
+            return st;
+        if (tj_ir_size(&c->ir) == 0)
             continue; /* packs no bytes: not part of the typemap */
-        tj_canon_simplify(&cur.shape);
-        if (!tj_canon_hoist_offsets(&cur.shape, &off)) {
-            st = TJ_ERR_OVERFLOW;
-            goto out_free;
+        if ((st = member_shape(&c->ir, disp, bl, c->ext, &w->cur, &m.offset)) != TJ_OK)
+            return st;
+        m.dense = w->cur.n == 1;
+        m.size = m.dense ? w->cur.node[0].extent : 0;
+        m.key = 0;
+        if (!m.dense) {
+            if (!w->has_ref) {
+                w->ref = w->cur;
+                w->has_ref = true;
+            }
+            m.key = tj_canon_equal(&w->cur, &w->ref) ? 1 : 2;
         }
-        cur.shape.node[0].offset = 0;
-        cur.offset = off;
-        /* A dense member that starts where the previous dense member ends extends it. */
-        if (k > 0 && cur.shape.n == 1 && m[k - 1].shape.n == 1 &&
-            m[k - 1].offset + m[k - 1].shape.node[0].extent == cur.offset) {
-            m[k - 1].shape.node[0].extent += cur.shape.node[0].extent;
-            continue;
-        }
-        m[k++] = cur;
+        if (s->k == 0 && !s->has_pending && !m.dense)
+            w->first = w->cur;
+        if ((st = scan_add(s, &m)) != TJ_OK)
+            return st;
     }
-    if (k == 0) {
+    return scan_end(s);
+}
+
+/* Sum of the absolute offsets of a chain; false when it does not fit. */
+static bool offsets_bound(const tj_ir_t *ir, int64_t *bound)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < ir->n; i++) {
+        int64_t o = ir->node[i].offset;
+        if (o == INT64_MIN || !tj_add64(sum, o < 0 ? -o : o, &sum))
+            return false;
+    }
+    *bound = sum;
+    return true;
+}
+
+/* From member @p i on, accept the members with the pending member's blocklen at one step
+ * beyond it: each makes the pending member final and replaces it. Returns the first member
+ * not accepted; the caller has checked that such members do not merge. */
+static int steady_run(const members_t *ms, int i, int64_t bl, int64_t ext, int64_t csum,
+                      int64_t limit, scan_t *s)
+{
+    const int64_t step = s->step;
+    int64_t off = s->pending.offset, next;
+    int j = i;
+
+    for (; j < ms->n; j++) {
+        int64_t disp;
+        if (ms->blocklens[j * ms->bl_stride] != bl)
+            break;
+        if (ms->byte_displs != NULL)
+            disp = ms->byte_displs[j];
+        else if (__builtin_mul_overflow((int64_t)ms->displs[j], ext, &disp))
+            break;
+        if (disp > limit || disp < -limit || __builtin_add_overflow(off, step, &next) ||
+            disp + csum != next)
+            break;
+        off = next;
+    }
+    if (j > i) {
+        s->k += j - i;
+        s->prev = off - step;
+        s->pending.offset = off;
+    }
+    return j;
+}
+
+/* Members that all have one type, the case of millions of members: the child is translated
+ * once, and a member's shape depends only on its blocklen (the canonical passes look at counts,
+ * strides and extents; offsets matter only through overflow, which is excluded up front), so
+ * the scan compares blocklens and displacements without building any IR. Returns
+ * TJ_ERR_INVALID when a value is outside what this shortcut covers; the caller then runs the
+ * generic scan from the start. */
+static tj_status_t scan_one_type(const members_t *ms, int depth, members_work_t *w, scan_t *s)
+{
+    child_t *c = child_get(w, ms->types[0]);
+    int64_t ext, csize = 0, csum = 0, cbound = 0, limit = 0, dense_ext = -1;
+    bool translated = false;
+    tj_status_t st;
+
+    if (c->type == MPI_DATATYPE_NULL)
+        return TJ_ERR_MPI;
+    ext = c->ext;
+    for (int i = 0; i < ms->n; i++) {
+        int64_t disp, bl = ms->blocklens[i * ms->bl_stride], d;
+        member_t m;
+
+        if ((st = member_displacement(ms, i, ext, &disp)) != TJ_OK)
+            return st;
+        if (bl == 0)
+            continue;
+        if (!translated) {
+            if ((st = child_translate(c, depth)) != TJ_OK)
+                return st;
+            csize = tj_ir_size(&c->ir);
+            if (csize == 0)
+                return TJ_ERR_INVALID; /* no member packs a byte: rare, left to the generic scan */
+            if (csize < 0 || !offsets_bound(&c->ir, &cbound))
+                return TJ_ERR_INVALID;
+            csum = 0;
+            for (int j = 0; j < c->ir.n; j++)
+                csum += c->ir.node[j].offset; /* bounded by cbound */
+            limit = INT64_MAX - cbound;
+            dense_ext = c->ir.n == 1 ? c->ir.node[0].extent : -1;
+            translated = true;
+        }
+        /* Bounded displacements keep every partial sum of offsets inside 64 bits, so that the
+         * canonical passes take the same decisions for every member of a blocklen. */
+        if (disp > limit || disp < -limit || !tj_mul64(bl, csize, &m.size))
+            return TJ_ERR_INVALID;
+        m.offset = disp + csum;
+        m.dense = dense_ext >= 0 && (bl == 1 || ext == dense_ext);
+        m.key = bl;
+        if ((st = scan_add(s, &m)) != TJ_OK)
+            return st;
+        /* The steady state of a strided type: once the member just added is known to be equal
+         * to the first and one step after the previous, members of its blocklen one step
+         * further each can only pass, unless they merge with it. */
+        if (s->k >= 2 && s->pending.offset == m.offset && s->pending.size == m.size &&
+            same_shape(&m, &s->first) && !__builtin_sub_overflow(m.offset, s->prev, &d) &&
+            d == s->step && (!m.dense || s->step != m.size))
+            i = steady_run(ms, i + 1, bl, ext, csum, limit, s) - 1;
+    }
+    if ((st = scan_end(s)) != TJ_OK)
+        return st;
+    if (s->k > 0 && !s->first.dense) {
+        int64_t off;
+        /* Any displacement gives the same shape; 0 keeps the offsets small. */
+        if ((st = member_shape(&c->ir, 0, s->first.key, ext, &w->first, &off)) != TJ_OK)
+            return st;
+    }
+    return TJ_OK;
+}
+
+static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir)
+{
+    members_work_t *w;
+    scan_t s;
+    tj_status_t st;
+    bool one_type = true;
+
+    if (ms->n <= 0) {
+        tj_ir_init_dense(ir, 0, 0); /* an empty typemap; a struct of none has no types[0] */
+        return TJ_OK;
+    }
+    w = malloc(sizeof(*w));
+    if (w == NULL)
+        return TJ_ERR_NOMEM;
+    w->nchild = w->next = 0;
+    w->has_ref = false;
+    for (int i = 1; i < ms->ntypes && one_type; i++)
+        one_type = ms->types[i] == ms->types[0];
+    memset(&s, 0, sizeof(s));
+    st = one_type ? scan_one_type(ms, depth, w, &s) : TJ_ERR_INVALID;
+    if (st == TJ_ERR_INVALID) {
+        memset(&s, 0, sizeof(s));
+        st = scan_generic(ms, depth, w, &s);
+    }
+    if (st != TJ_OK)
+        goto out_free;
+    if (s.k == 0) {
         tj_ir_init_dense(ir, 0, 0); /* an empty typemap */
         goto out_free;
     }
-    *ir = m[0].shape;
-    if (k > 1) {
-        int64_t step = m[1].offset - m[0].offset;
-        for (int i = 1; i < k; i++) {
-            if (!tj_canon_equal(&m[i].shape, &m[0].shape) ||
-                m[i].offset - m[i - 1].offset != step) {
-                st = TJ_ERR_NOT_STRIDED;
-                goto out_free;
-            }
-        }
-        if ((st = wrap(ir, 0, k, step)) != TJ_OK)
-            goto out_free;
-    }
-    ir->node[0].offset += m[0].offset;
+    if (s.first.dense)
+        tj_ir_init_dense(ir, 0, s.first.size);
+    else
+        *ir = w->first;
+    if (s.k > 1 && (st = wrap(ir, 0, s.k, s.step)) != TJ_OK)
+        goto out_free;
+    ir->node[0].offset += s.first.offset;
 out_free:
-    free(m);
+    free(w);
     return st;
 }
 
@@ -257,24 +556,27 @@ static tj_status_t translate_derived(const contents_t *c, int depth, tj_ir_t *ir
         return translate_vector(c, true, depth, ir);
     case MPI_COMBINER_SUBARRAY:
         return translate_subarray(c, depth, ir);
-    case MPI_COMBINER_INDEXED_BLOCK: {
-        int n = c->ints[0];
-        return translate_members(n, &c->ints[1], 0, NULL, &c->ints[2], c->types, 1, depth, ir);
-    }
+    case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
-        int n = c->ints[0];
-        return translate_members(n, &c->ints[1], 0, c->addrs, NULL, c->types, 1, depth, ir);
+        bool bytes = c->combiner == MPI_COMBINER_HINDEXED_BLOCK;
+        members_t ms = {
+            &c->ints[1], 0,         bytes ? c->addrs : NULL, bytes ? NULL : &c->ints[2], c->types,
+            1,           c->ints[0]};
+        return translate_members(&ms, depth, ir);
     }
-    case MPI_COMBINER_INDEXED: {
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED: {
+        bool bytes = c->combiner == MPI_COMBINER_HINDEXED;
         int n = c->ints[0];
-        return translate_members(n, &c->ints[1], 1, NULL, &c->ints[1 + n], c->types, 1, depth, ir);
+        members_t ms = {
+            &c->ints[1], 1, bytes ? c->addrs : NULL, bytes ? NULL : &c->ints[1 + n], c->types,
+            1,           n};
+        return translate_members(&ms, depth, ir);
     }
-    case MPI_COMBINER_HINDEXED:
-        return translate_members(c->ints[0], &c->ints[1], 1, c->addrs, NULL, c->types, 1, depth,
-                                 ir);
-    case MPI_COMBINER_STRUCT:
-        return translate_members(c->ints[0], &c->ints[1], 1, c->addrs, NULL, c->types, c->ints[0],
-                                 depth, ir);
+    case MPI_COMBINER_STRUCT: {
+        members_t ms = {&c->ints[1], 1, c->addrs, NULL, c->types, c->ints[0], c->ints[0]};
+        return translate_members(&ms, depth, ir);
+    }
     default:
         /* darray and anything newer: the system MPI handles them. */
         return TJ_ERR_NOT_STRIDED;

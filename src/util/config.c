@@ -1,7 +1,10 @@
 /* Parsing of the TYPEJIT_* environment variables; the README documents each one. */
 #include "util/config.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,47 @@ typedef struct {
     int value;
 } choice_t;
 
+/* Warnings about the settings are kept, not printed, while the environment is parsed: the
+ * library is loaded into every process of a job (mpirun, a shell's `ls`), and only MPI
+ * processes should speak, once (tj_config_flush_warnings). */
+#define MAX_DEFERRED 16
+static char deferred[MAX_DEFERRED][320];
+static int ndeferred, ndropped;
+static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void setting_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void setting_warn(const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&deferred_lock);
+    if (ndeferred < MAX_DEFERRED) {
+        va_start(ap, fmt);
+        vsnprintf(deferred[ndeferred++], sizeof(deferred[0]), fmt, ap);
+        va_end(ap);
+    } else
+        ndropped++;
+    pthread_mutex_unlock(&deferred_lock);
+}
+
+void tj_config_flush_warnings(int rank)
+{
+    pthread_mutex_lock(&deferred_lock);
+    /* Every rank reads the same environment in the usual launch: rank 0 speaks for all; the
+     * others keep their copy at debug level, for the rare job whose ranks differ. */
+    for (int i = 0; i < ndeferred; i++) {
+        if (rank <= 0)
+            tj_log_warn("%s", deferred[i]);
+        else
+            tj_log_debug("%s", deferred[i]);
+    }
+    if (ndropped > 0 && rank <= 0)
+        tj_log_warn("%d more warnings about TYPEJIT_* settings not shown", ndropped);
+    ndeferred = ndropped = 0;
+    pthread_mutex_unlock(&deferred_lock);
+}
+
 static int parse_choice(const char *var, const choice_t *choices, size_t n, int def)
 {
     const char *s = getenv(var);
@@ -20,7 +64,7 @@ static int parse_choice(const char *var, const choice_t *choices, size_t n, int 
     for (size_t i = 0; i < n; i++)
         if (strcasecmp(s, choices[i].name) == 0)
             return choices[i].value;
-    tj_log_warn("ignoring %s=\"%s\": not a recognised value, using the default", var, s);
+    setting_warn("ignoring %s=\"%s\": not a recognised value, using the default", var, s);
     return def;
 }
 
@@ -36,7 +80,7 @@ static bool parse_bool(const char *var, bool def)
 static void copy_string(char *dst, size_t len, const char *var, const char *src)
 {
     if (strlen(src) >= len) {
-        tj_log_warn("ignoring %s: value longer than %zu characters", var, len - 1);
+        setting_warn("ignoring %s: value longer than %zu characters", var, len - 1);
         return;
     }
     strcpy(dst, src);
@@ -67,6 +111,12 @@ void tj_config_parse(tj_config_t *cfg)
         {"off", TJ_JIT_OFF}, {"auto", TJ_JIT_AUTO}, {"always", TJ_JIT_ALWAYS}};
     static const choice_t caches[] = {
         {"rw", TJ_CACHE_RW}, {"ro", TJ_CACHE_RO}, {"off", TJ_CACHE_OFF}};
+    static const choice_t tristates[] = {
+        {"auto", TJ_TRI_AUTO}, {"yes", TJ_TRI_YES}, {"no", TJ_TRI_NO}};
+    static const choice_t methods[] = {{"auto", TJ_FORCE_AUTO},
+                                       {"device", TJ_FORCE_DEVICE},
+                                       {"oneshot", TJ_FORCE_ONESHOT},
+                                       {"staged", TJ_FORCE_STAGED}};
     const char *s;
 
     memset(cfg, 0, sizeof(*cfg));
@@ -80,13 +130,23 @@ void tj_config_parse(tj_config_t *cfg)
     cfg->jit = (tj_jit_mode_t)parse_choice("TYPEJIT_JIT", jits, 3, TJ_JIT_AUTO);
     cfg->cache = (tj_cache_mode_t)parse_choice("TYPEJIT_CACHE", caches, 3, TJ_CACHE_RW);
     cfg->save_source = parse_bool("TYPEJIT_CACHE_SAVE_SOURCE", false);
+    cfg->method = (tj_method_setting_t)parse_choice("TYPEJIT_METHOD", methods, 4, TJ_FORCE_AUTO);
+    cfg->cuda_aware = (tj_tristate_t)parse_choice("TYPEJIT_CUDA_AWARE", tristates, 3, TJ_TRI_AUTO);
+    cfg->stage_contiguous =
+        (tj_tristate_t)parse_choice("TYPEJIT_STAGE_CONTIGUOUS", tristates, 3, TJ_TRI_AUTO);
+    s = getenv("TYPEJIT_SYSTEM_TABLE");
+    if (s != NULL && *s != '\0')
+        copy_string(cfg->system_table, sizeof(cfg->system_table), "TYPEJIT_SYSTEM_TABLE", s);
 
     s = getenv("TYPEJIT_ARCH");
     if (s != NULL && *s != '\0') {
-        if (strncmp(s, "sm_", 3) == 0 || strncmp(s, "compute_", 8) == 0)
+        if (tj_config_arch_valid(s))
             copy_string(cfg->arch, sizeof(cfg->arch), "TYPEJIT_ARCH", s);
         else
-            tj_log_warn("ignoring TYPEJIT_ARCH=\"%s\": expected sm_XX or compute_XX", s);
+            setting_warn("ignoring TYPEJIT_ARCH=\"%s\": expected sm_XX or compute_XX (XX the "
+                         "compute capability, e.g. sm_90, compute_80, sm_90a), using the "
+                         "device's",
+                         s);
     }
 
     s = getenv("TYPEJIT_CACHE_DIR");
@@ -94,6 +154,43 @@ void tj_config_parse(tj_config_t *cfg)
         copy_string(cfg->cache_dir, sizeof(cfg->cache_dir), "TYPEJIT_CACHE_DIR", s);
     if (cfg->cache_dir[0] == '\0')
         default_cache_dir(cfg);
+}
+
+bool tj_config_arch_valid(const char *arch)
+{
+    const char *p;
+    size_t digits;
+
+    if (strncmp(arch, "sm_", 3) == 0)
+        p = arch + 3;
+    else if (strncmp(arch, "compute_", 8) == 0)
+        p = arch + 8;
+    else
+        return false;
+    /* Two or three decimal digits, the first not 0 (sm_75, sm_100), then an optional feature
+     * suffix: "a" (arch-specific) or "f" (family). */
+    digits = strspn(p, "0123456789");
+    if (digits < 2 || digits > 3 || p[0] == '0')
+        return false;
+    p += digits;
+    return p[0] == '\0' || ((p[0] == 'a' || p[0] == 'f') && p[1] == '\0');
+}
+
+bool tj_config_parse_long(const char *text, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    /* strtol alone accepts leading blanks, a trailing rest and wraps nothing but saturates:
+     * each of those is a malformed value here. */
+    if (text == NULL || *text == '\0' || isspace((unsigned char)*text))
+        return false;
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
 }
 
 static tj_config_t config;

@@ -18,6 +18,11 @@
     _X(unpacks_gpu)                                                                                \
     _X(gpu_fallbacks)                                                                              \
     _X(kernel_launches)                                                                            \
+    _X(sends_gpu)                                                                                  \
+    _X(recvs_gpu)                                                                                  \
+    _X(method_device)                                                                              \
+    _X(method_oneshot)                                                                             \
+    _X(method_staged)                                                                              \
     _X(jit_compiles)                                                                               \
     _X(jit_failures)                                                                               \
     _X(cache_hits_memory)                                                                          \

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The host overhead of interposition (issue 9): an 8-byte MPI_BYTE ping-pong in host memory
+# between two ranks, with and without libtypejit.so preloaded, alternating RUNS (default 9) times
+# each so that both see the same machine state. Prints each run, the medians and their ratio, and writes
+# bench/results/host_overhead.csv (or $OUT/host_overhead.csv). Round trips of a few tenths of a
+# microsecond are easily disturbed by other work on the machine: the medians and minima of the
+# runs are compared, and the load average is printed with them.
+#   bash bench/run-overhead.sh [--reps N]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+reps=20000
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --reps) reps="$2"; shift 2 ;;
+    *) echo "usage: bash bench/run-overhead.sh [--reps N]"; exit 2 ;;
+    esac
+done
+out=${OUT:-bench/results}
+build=${BUILD:-build-bench}
+mkdir -p "$out" "$build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_BUILD_TESTS=OFF -DTJ_WERROR=OFF \
+    >"$build/overhead-configure.log" 2>&1 || { tail -20 "$build/overhead-configure.log"; exit 1; }
+cmake --build "$build" -j "$(nproc)" --target typejit bench_pingpong \
+    >"$build/overhead-build.log" 2>&1 || { grep -m5 -i error "$build/overhead-build.log"; exit 1; }
+build=$(cd "$build" && pwd)
+run() { # $1: yes|no (preload)
+    local pre=()
+    [ "$1" = yes ] && pre=(-x "LD_PRELOAD=$build/libtypejit.so")
+    mpirun --allow-run-as-root --oversubscribe --bind-to core -np 2 "${pre[@]}" \
+        "$build/bench/bench_pingpong" --host --reps "$reps" | tail -1
+}
+echo "preloaded,run,roundtrip_us" >"$out/host_overhead.csv"
+runs=${RUNS:-9}
+for i in $(seq "$runs"); do
+    for p in no yes; do
+        t=$(run $p | cut -d, -f3)
+        echo "$p,$i,$t" | tee -a "$out/host_overhead.csv"
+    done
+done
+stat() { # $1: yes|no -> "median min"
+    awk -F, -v p="$1" 'NR > 1 && $1 == p { print $3 }' "$out/host_overhead.csv" | sort -g |
+        awk '{ v[NR] = $1 } END { printf "%s %s", v[int((NR + 1) / 2)], v[1] }'
+}
+read -r med_no min_no <<<"$(stat no)"
+read -r med_yes min_yes <<<"$(stat yes)"
+awk -v a="$med_no" -v b="$med_yes" -v c="$min_no" -v d="$min_yes" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+    printf "round trip, median: system MPI alone %.4f us, with typejit %.4f us, ratio %.4f\n", a, b, b / a
+    printf "round trip, minimum: system MPI alone %.4f us, with typejit %.4f us, ratio %.4f\n", c, d, d / c
+    printf "load average: %s\n", load
+}'

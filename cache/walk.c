@@ -1,0 +1,308 @@
+/* Maintenance walks over the kernel cache: statistics, verification, clearing. */
+#include "cache/walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/store_internal.h"
+#include "util/common.h"
+
+/* A folder, or a symbolic link standing where a folder of the layout should be (refused when
+ * opened, so counted); other files beside the layout are none of the walk's business. */
+static bool is_folder(int parent, const char *name)
+{
+    struct stat st;
+    return fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
+/* A folder of the layout the walk could not enter: counted, and the walk's status says so,
+ * because whatever it holds was neither counted nor removed. A folder removed meanwhile is not
+ * refused. */
+static void refused(long *walk, tj_status_t why, tj_status_t *status)
+{
+    if (why == TJ_ERR_NOT_FOUND)
+        return;
+    (*walk)++;
+    if (*status == TJ_OK)
+        *status = why;
+}
+
+/* Open a directory stream on @p fd without taking the descriptor away from the caller. */
+static DIR *open_stream(int fd)
+{
+    int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d;
+
+    if (copy < 0)
+        return NULL;
+    d = fdopendir(copy);
+    if (d == NULL)
+        close(copy);
+    return d;
+}
+
+typedef struct {
+    bool remove_invalid;
+    tj_store_stats_t stats;
+} stats_ctx_t;
+
+/* Count (and when asked, delete) what one arch folder holds. */
+static tj_status_t stats_arch(tj_store_t *store, int arch_fd, const char *where, stats_ctx_t *ctx)
+{
+    tj_status_t status = TJ_OK;
+    struct dirent *de;
+    DIR *d;
+
+    d = open_stream(arch_fd);
+    if (d == NULL) {
+        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+        return TJ_ERR_IO;
+    }
+    while ((de = readdir(d)) != NULL) {
+        char path[PATH_MAX];
+        struct stat st;
+        off_t size;
+        int fd;
+
+        if (tj_store_is_hex_name(de->d_name, SOURCE_SUFFIX)) {
+            if (fstatat(arch_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                ctx->stats.sources++;
+                ctx->stats.bytes += (long)st.st_size;
+            }
+            continue;
+        }
+        if (!tj_store_is_hex_name(de->d_name, ENTRY_SUFFIX))
+            continue;
+        MESSAGE_PATH(path, "%s/%s", where, de->d_name);
+        fd = openat(arch_fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+            continue; /* removed while we looked */
+        if (fd >= 0) {
+            tj_status_t st_entry = tj_entry_read(fd, path, NULL, de->d_name, NULL, NULL, &size);
+            if (st_entry == TJ_OK) {
+                ctx->stats.entries++;
+                ctx->stats.bytes += (long)size;
+                close(fd);
+                continue;
+            }
+            if (st_entry == TJ_ERR_NOMEM || st_entry == TJ_ERR_IO) {
+                /* Not a verdict on the entry: count nothing, report the failure. */
+                close(fd);
+                if (status == TJ_OK)
+                    status = st_entry;
+                continue;
+            }
+        } else {
+            tj_log_info("cache: ignoring %s: %s", path, strerror(errno));
+        }
+        ctx->stats.invalid++;
+        if (ctx->remove_invalid) {
+            struct stat now, then;
+            /* Delete only the file we judged: a writer may have renamed a good one over it. */
+            bool same = fstatat(arch_fd, de->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        (fd < 0 || (fstat(fd, &then) == 0 && then.st_ino == now.st_ino &&
+                                    then.st_dev == now.st_dev));
+            bool folder = same && S_ISDIR(now.st_mode);
+            if (!same)
+                ; /* replaced meanwhile: not ours to judge again */
+            else if (unlinkat(arch_fd, de->d_name, folder ? AT_REMOVEDIR : 0) == 0)
+                ctx->stats.removed++;
+            else if (errno == ENOENT)
+                ;
+            else {
+                /* typejit never makes a folder here; one that holds something is someone's. */
+                if (folder)
+                    STORE_WARN(store,
+                               "cache: cannot remove %s: a directory where an entry should be, "
+                               "and not empty (typejit never makes one); remove it by hand",
+                               path);
+                else
+                    STORE_WARN(store, "cache: cannot remove %s: %s", path, strerror(errno));
+                if (status == TJ_OK)
+                    status = TJ_ERR_IO;
+            }
+        }
+        tj_store_close_fd(fd);
+    }
+    closedir(d);
+    return status;
+}
+
+/* Call @p fn for each <toolchain>/<arch> folder of the store; with @p prune, remove toolchain
+ * folders left empty afterwards. Folders that are refused have been warned about and are
+ * skipped. A failure in one folder does not stop the walk; the first one is returned. */
+static tj_status_t each_arch_dir(tj_store_t *store,
+                                 tj_status_t (*fn)(tj_store_t *store, int tc_fd, int arch_fd,
+                                                   const char *arch, const char *where, void *arg),
+                                 void *arg, bool prune, long *walk)
+{
+    tj_status_t status = TJ_OK;
+    struct dirent *tc;
+    DIR *root;
+
+    root = open_stream(store->root_fd);
+    if (root == NULL) {
+        STORE_WARN(store, "cache: cannot list %s: %s", store->dir, strerror(errno));
+        return TJ_ERR_IO;
+    }
+    while ((tc = readdir(root)) != NULL) {
+        char where[PATH_MAX];
+        struct dirent *ar;
+        tj_status_t st_tc;
+        int tc_fd;
+        DIR *d;
+
+        if (!tj_store_valid_toolchain(tc->d_name) || !is_folder(store->root_fd, tc->d_name))
+            continue;
+        if ((st_tc = tj_store_open_dir(store, store->root_fd, store->dir, tc->d_name, false,
+                                       &tc_fd)) != TJ_OK) {
+            refused(walk, st_tc, &status);
+            continue;
+        }
+        MESSAGE_PATH(where, "%s/%s", store->dir, tc->d_name);
+        d = open_stream(tc_fd);
+        if (d == NULL) {
+            STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+            close(tc_fd);
+            if (status == TJ_OK)
+                status = TJ_ERR_IO;
+            continue;
+        }
+        while ((ar = readdir(d)) != NULL) {
+            char arch_where[PATH_MAX];
+            tj_status_t st;
+            int arch_fd;
+
+            if (!tj_store_valid_component(ar->d_name) || !is_folder(tc_fd, ar->d_name))
+                continue;
+            if ((st = tj_store_open_dir(store, tc_fd, where, ar->d_name, false, &arch_fd)) !=
+                TJ_OK) {
+                refused(walk, st, &status);
+                continue;
+            }
+            MESSAGE_PATH(arch_where, "%s/%s", where, ar->d_name);
+            st = fn(store, tc_fd, arch_fd, ar->d_name, arch_where, arg);
+            if (status == TJ_OK)
+                status = st;
+            close(arch_fd);
+        }
+        closedir(d);
+        /* ENOTEMPTY leaves a folder that still holds something. */
+        if (prune)
+            unlinkat(store->root_fd, tc->d_name, AT_REMOVEDIR);
+        close(tc_fd);
+    }
+    closedir(root);
+    return status;
+}
+
+static tj_status_t stats_visit(tj_store_t *store, int tc_fd, int arch_fd, const char *arch,
+                               const char *where, void *arg)
+{
+    (void)tc_fd;
+    (void)arch;
+    return stats_arch(store, arch_fd, where, arg);
+}
+
+tj_status_t tj_store_stats(tj_store_t *store, bool remove_invalid, tj_store_stats_t *stats)
+{
+    stats_ctx_t ctx;
+    tj_status_t status;
+
+    if (store == NULL || stats == NULL)
+        return TJ_ERR_INVALID;
+    if (remove_invalid && store->mode != TJ_STORE_RW)
+        return TJ_ERR_UNSUPPORTED;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.remove_invalid = remove_invalid;
+    status = each_arch_dir(store, stats_visit, &ctx, false, &ctx.stats.skipped);
+    /* The counts are returned with the status: they say what was seen, the status what was
+     * not (refused folders, entries that could not be deleted). */
+    *stats = ctx.stats;
+    return status;
+}
+
+/* Unlink the files of folder @p fd for which @p match says yes (NULL: every non-folder). */
+static tj_status_t remove_files(tj_store_t *store, int fd, const char *where,
+                                bool (*match)(const char *name))
+{
+    tj_status_t status = TJ_OK;
+    struct dirent *de;
+    DIR *d;
+
+    d = open_stream(fd);
+    if (d == NULL) {
+        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+        return TJ_ERR_IO;
+    }
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (match != NULL && !match(de->d_name))
+            continue;
+        if (unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT && errno != EISDIR) {
+            STORE_WARN(store, "cache: cannot remove %s/%s: %s", where, de->d_name, strerror(errno));
+            status = TJ_ERR_IO;
+        }
+    }
+    closedir(d);
+    return status;
+}
+
+static bool is_cache_file(const char *name)
+{
+    return tj_store_is_hex_name(name, ENTRY_SUFFIX) || tj_store_is_hex_name(name, SOURCE_SUFFIX);
+}
+
+static tj_status_t clear_visit(tj_store_t *store, int tc_fd, int arch_fd, const char *arch,
+                               const char *where, void *arg)
+{
+    tj_status_t status = remove_files(store, arch_fd, where, is_cache_file);
+
+    (void)arg;
+    /* An emptied folder goes too; one that holds something else stays (ENOTEMPTY). */
+    unlinkat(tc_fd, arch, AT_REMOVEDIR);
+    return status;
+}
+
+tj_status_t tj_store_clear(tj_store_t *store)
+{
+    tj_status_t status, st_tmp = TJ_OK;
+    char where[PATH_MAX];
+    long skipped = 0;
+    int tmp_fd;
+
+    if (store == NULL)
+        return TJ_ERR_INVALID;
+    if (store->mode != TJ_STORE_RW)
+        return TJ_ERR_UNSUPPORTED;
+    status = each_arch_dir(store, clear_visit, NULL, true, &skipped);
+
+    MESSAGE_PATH(where, "%s/" TMP_NAME, store->dir);
+    if (tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, false, &tmp_fd) == TJ_OK) {
+        st_tmp = remove_files(store, tmp_fd, where, NULL);
+        close(tmp_fd);
+    }
+    if (status == TJ_OK)
+        status = st_tmp;
+
+    pthread_mutex_lock(&store->manifest_lock);
+    if (unlinkat(store->root_fd, MANIFEST_NAME, 0) != 0 && errno != ENOENT) {
+        STORE_WARN(store, "cache: cannot remove %s/" MANIFEST_NAME ": %s", store->dir,
+                   strerror(errno));
+        if (status == TJ_OK)
+            status = TJ_ERR_IO;
+    }
+    /* What this store remembers having added is gone from the file now. */
+    tj_manifest_free_lines(&store->manifest_lines);
+    store->manifest_seen = 0;
+    pthread_mutex_unlock(&store->manifest_lock);
+    return status;
+}

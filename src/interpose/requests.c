@@ -1,0 +1,295 @@
+/* Request wrappers: Wait, Test and their any/some/all forms, Start, Startall, Request_free and
+ * Request_get_status. While typejit has no request of its own in flight each goes straight to
+ * the system MPI; otherwise the requests typejit made are taken out of its table around the
+ * system MPI's call and finished (a receive unpacked, staging released) as they complete.
+ * MPI_Cancel needs no wrapper: a cancelled receive is recognised at completion and not
+ * unpacked. */
+#include <stdlib.h>
+
+#include "interpose/interpose.h"
+#include "send/request.h"
+#include "util/log.h"
+
+static bool ours(void)
+{
+    return tj_interpose_active() && tj_request_live() > 0;
+}
+
+/* The records of an array of requests, taken out of the table; NULL entries are not typejit's.
+ * Returns whether any is. */
+static bool take_all(int n, const MPI_Request reqs[], MPI_Request *saved, tj_request_t **recs)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        saved[i] = reqs[i];
+        recs[i] = tj_request_take(reqs[i]);
+        any |= recs[i] != NULL;
+    }
+    return any;
+}
+
+/* Scratch arrays for one call over @p n requests: handles, records and statuses. */
+typedef struct {
+    MPI_Request *saved;
+    tj_request_t **recs;
+    MPI_Status *statuses;
+} scratch_t;
+
+static bool scratch_get(int n, MPI_Status *user, scratch_t *s)
+{
+    size_t k = n > 0 ? (size_t)n : 1;
+    s->saved = malloc(k * sizeof(MPI_Request));
+    s->recs = malloc(k * sizeof(tj_request_t *));
+    s->statuses = user != MPI_STATUSES_IGNORE ? user : malloc(k * sizeof(MPI_Status));
+    if (s->saved == NULL || s->recs == NULL || s->statuses == NULL) {
+        tj_log_error("out of memory tracking %d requests", n);
+        return false;
+    }
+    return true;
+}
+
+static void scratch_put(scratch_t *s, MPI_Status *user)
+{
+    free(s->saved);
+    free(s->recs);
+    if (s->statuses != user)
+        free(s->statuses);
+}
+
+/* Put back every record not completed by the call. */
+static void put_back(int n, scratch_t *s)
+{
+    for (int i = 0; i < n; i++)
+        if (s->recs[i] != NULL)
+            tj_request_put(s->recs[i], s->saved[i]);
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    MPI_Request handle;
+    tj_request_t *r;
+    MPI_Status st;
+    int rc, done;
+
+    if (!ours() || req == NULL || (r = tj_request_take(*req)) == NULL)
+        return PMPI_Wait(req, status);
+    handle = *req;
+    rc = PMPI_Wait(req, &st);
+    done = tj_request_done(r, handle, &st);
+    if (rc == MPI_SUCCESS)
+        rc = done;
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    tj_request_progress(false);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    MPI_Request handle;
+    tj_request_t *r;
+    MPI_Status st;
+    int rc, done;
+
+    if (!ours() || req == NULL || (r = tj_request_take(*req)) == NULL)
+        return PMPI_Test(req, flag, status);
+    handle = *req;
+    rc = PMPI_Test(req, flag, &st);
+    if (rc != MPI_SUCCESS || !*flag) {
+        tj_request_put(r, handle);
+        return rc;
+    }
+    done = tj_request_done(r, handle, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    tj_request_progress(false);
+    return done;
+}
+
+/* After a Waitall or Testall that completed everything (or reported per-request errors). */
+static int finish_all(int n, scratch_t *s, MPI_Status *user, int rc)
+{
+    for (int i = 0; i < n; i++) {
+        int done;
+        if (s->recs[i] == NULL)
+            continue;
+        if (rc == MPI_ERR_IN_STATUS && s->statuses[i].MPI_ERROR == MPI_ERR_PENDING) {
+            tj_request_put(s->recs[i], s->saved[i]);
+            continue;
+        }
+        done = tj_request_done(s->recs[i], s->saved[i], &s->statuses[i]);
+        if (done != MPI_SUCCESS) {
+            if (user != MPI_STATUSES_IGNORE) {
+                s->statuses[i].MPI_ERROR = done;
+                rc = MPI_ERR_IN_STATUS;
+            } else if (rc == MPI_SUCCESS) {
+                rc = done;
+            }
+        }
+    }
+    return rc;
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+    scratch_t s;
+    int rc;
+
+    if (!ours() || n <= 0 || !scratch_get(n, statuses, &s))
+        return PMPI_Waitall(n, reqs, statuses);
+    if (!take_all(n, reqs, s.saved, s.recs)) {
+        scratch_put(&s, statuses);
+        return PMPI_Waitall(n, reqs, statuses);
+    }
+    rc = PMPI_Waitall(n, reqs, s.statuses);
+    rc = finish_all(n, &s, statuses, rc);
+    scratch_put(&s, statuses);
+    tj_request_progress(false);
+    return rc;
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    scratch_t s;
+    int rc;
+
+    if (!ours() || n <= 0 || !scratch_get(n, statuses, &s))
+        return PMPI_Testall(n, reqs, flag, statuses);
+    if (!take_all(n, reqs, s.saved, s.recs)) {
+        scratch_put(&s, statuses);
+        return PMPI_Testall(n, reqs, flag, statuses);
+    }
+    rc = PMPI_Testall(n, reqs, flag, s.statuses);
+    if (*flag || rc == MPI_ERR_IN_STATUS)
+        rc = finish_all(n, &s, statuses, rc);
+    else
+        put_back(n, &s); /* nothing completed */
+    scratch_put(&s, statuses);
+    return rc;
+}
+
+/* Waitany and Testany: the one completed request, if any. */
+static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    MPI_Status st;
+    scratch_t s;
+    int rc, done;
+
+    if (!ours() || n <= 0 || !scratch_get(n, NULL, &s))
+        return wait ? PMPI_Waitany(n, reqs, index, status)
+                    : PMPI_Testany(n, reqs, index, flag, status);
+    if (!take_all(n, reqs, s.saved, s.recs)) {
+        scratch_put(&s, NULL);
+        return wait ? PMPI_Waitany(n, reqs, index, status)
+                    : PMPI_Testany(n, reqs, index, flag, status);
+    }
+    rc = wait ? PMPI_Waitany(n, reqs, index, &st) : PMPI_Testany(n, reqs, index, flag, &st);
+    if (*index != MPI_UNDEFINED && s.recs[*index] != NULL) {
+        done = tj_request_done(s.recs[*index], s.saved[*index], &st);
+        s.recs[*index] = NULL;
+        if (rc == MPI_SUCCESS)
+            rc = done;
+    }
+    put_back(n, &s);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    scratch_put(&s, NULL);
+    return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    int flag = 1;
+    return any(true, n, reqs, index, &flag, status);
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    return any(false, n, reqs, index, flag, status);
+}
+
+/* Waitsome and Testsome: the completed requests are listed in indices. */
+static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices[],
+                MPI_Status statuses[])
+{
+    scratch_t s;
+    int rc;
+
+    if (!ours() || n <= 0 || !scratch_get(n, statuses, &s))
+        return wait ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)
+                    : PMPI_Testsome(n, reqs, outcount, indices, statuses);
+    if (!take_all(n, reqs, s.saved, s.recs)) {
+        scratch_put(&s, statuses);
+        return wait ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)
+                    : PMPI_Testsome(n, reqs, outcount, indices, statuses);
+    }
+    rc = wait ? PMPI_Waitsome(n, reqs, outcount, indices, s.statuses)
+              : PMPI_Testsome(n, reqs, outcount, indices, s.statuses);
+    for (int j = 0; *outcount != MPI_UNDEFINED && j < *outcount; j++) {
+        int i = indices[j], done;
+        if (s.recs[i] == NULL)
+            continue;
+        done = tj_request_done(s.recs[i], s.saved[i], &s.statuses[j]);
+        s.recs[i] = NULL;
+        if (done != MPI_SUCCESS) {
+            if (statuses != MPI_STATUSES_IGNORE) {
+                s.statuses[j].MPI_ERROR = done;
+                rc = MPI_ERR_IN_STATUS;
+            } else if (rc == MPI_SUCCESS) {
+                rc = done;
+            }
+        }
+    }
+    put_back(n, &s);
+    scratch_put(&s, statuses);
+    return rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return some(true, n, reqs, outcount, indices, statuses);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return some(false, n, reqs, outcount, indices, statuses);
+}
+
+int MPI_Start(MPI_Request *req)
+{
+    int rc;
+    if (ours() && req != NULL && (rc = tj_request_start(*req)) != MPI_SUCCESS)
+        return rc;
+    return PMPI_Start(req);
+}
+
+int MPI_Startall(int n, MPI_Request reqs[])
+{
+    int rc;
+    for (int i = 0; ours() && i < n; i++)
+        if ((rc = tj_request_start(reqs[i])) != MPI_SUCCESS)
+            return rc;
+    return PMPI_Startall(n, reqs);
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    if (!ours() || req == NULL)
+        return PMPI_Request_free(req);
+    return tj_request_free(req);
+}
+
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+    MPI_Status st;
+    int rc;
+
+    if (!ours())
+        return PMPI_Request_get_status(req, flag, status);
+    rc = PMPI_Request_get_status(req, flag, &st);
+    if (rc == MPI_SUCCESS && *flag)
+        rc = tj_request_finish_early(req, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* The method model: how a send or receive moves a device-resident datatype (pack into device
+ * memory for a CUDA-aware MPI, pack straight into mapped host memory, or pack on the device and
+ * copy to host memory), chosen per call from a table measured on this kind of machine
+ * (`typejit measure`) or from documented defaults. */
+#ifndef TJ_SEND_MODEL_H
+#define TJ_SEND_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "type/block.h"
+
+typedef enum {
+    TJ_METHOD_AUTO = 0, /* let the model choose (TYPEJIT_METHOD=auto) */
+    TJ_METHOD_DEVICE,   /* pack into device memory; the CUDA-aware system MPI sends it */
+    TJ_METHOD_ONESHOT,  /* the kernel writes packed bytes into mapped pinned host memory */
+    TJ_METHOD_STAGED,   /* pack into device memory, copy to pinned host memory, send that */
+} tj_method_t;
+
+/* "auto", "device", "oneshot", "staged". */
+const char *tj_method_name(tj_method_t method);
+
+/* True when the system MPI accepts device buffers: TYPEJIT_CUDA_AWARE=yes|no, else (auto) the
+ * MPI's own answer, looked up with dlsym once: Open MPI's MPIX_Query_cuda_support(), MPICH's
+ * MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &flag). Call after MPI_Init. */
+bool tj_model_cuda_aware(void);
+
+/* The method for moving `count` objects of @p block (NULL for a type that is not strided: only
+ * its packed size @p bytes is known) to or from a peer on this node (@p same_node) or not.
+ * TYPEJIT_METHOD forces one (device only with a CUDA-aware MPI; otherwise the model's choice
+ * among the others, said once). Without a system table the documented defaults decide, and
+ * that is said once at TYPEJIT_LOG=info. A choice is remembered per (block, count, same_node).
+ * Never returns TJ_METHOD_AUTO, never TJ_METHOD_DEVICE when the MPI is not CUDA-aware. */
+tj_method_t tj_model_choose(const tj_block_t *block, int64_t count, int64_t bytes, bool same_node);
+
+/* As tj_model_choose, for a receive: the model predicts the receive and the unpack (device:
+ * unpack from device memory; oneshot: the kernel reads mapped host memory; staged: copy to the
+ * device, then unpack). */
+tj_method_t tj_model_choose_recv(const tj_block_t *block, int64_t count, int64_t bytes,
+                                 bool same_node);
+
+/* Whether a contiguous device buffer is staged through host memory rather than handed to the
+ * system MPI as it is: TYPEJIT_STAGE_CONTIGUOUS=yes|no, else (auto) when the MPI is not
+ * CUDA-aware. */
+bool tj_model_stage_contiguous(void);
+
+/* The predicted microseconds of each method (indexed by tj_method_t; [TJ_METHOD_AUTO] is 0)
+ * for a send (or, with @p recv, a receive), from the system table. False, @p us untouched, when
+ * there is no table. For tests and `typejit measure`'s summary. */
+bool tj_model_predict(const tj_block_t *block, int64_t count, int64_t bytes, bool same_node,
+                      bool recv, double us[4]);
+
+/* Where the system table of @p device is read from: TYPEJIT_SYSTEM_TABLE, else
+ * `<cache root>/system/sm_<SM>-<device name>-<driver version>.txt`. Needs a device unless
+ * TYPEJIT_SYSTEM_TABLE is set. */
+tj_status_t tj_model_table_path(int device, char *path, size_t len);
+
+/* Forget the table and the remembered choices (MPI_Finalize). */
+void tj_model_finalize(void);
+
+#endif /* TJ_SEND_MODEL_H */

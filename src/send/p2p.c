@@ -1,0 +1,282 @@
+/* Point-to-point transfers of device-resident datatypes. The packing itself is the device pack
+ * path's (src/send/devpack.c: kernels, or staging for what has none), between the user's buffer
+ * and staging memory of the buffer's own context; the method decides which staging:
+ *   device:  device staging, sent as it is by a CUDA-aware MPI;
+ *   oneshot: pinned mapped host staging, written (or read) by the kernel itself;
+ *   staged:  device staging, then one copy to or from pinned host staging.
+ * A message shorter than the receive buffer is unpacked object by object as far as it goes; its
+ * last, partial object is unpacked by the system MPI itself, on a host copy of that object, so
+ * that the bytes are exactly the system MPI's. */
+#include "send/p2p.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "send/devpack.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* A private communicator for the partial-object unpack, so that it can never match a message of
+ * the application's. */
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Comm self_comm = MPI_COMM_NULL;
+
+static bool is_gpu(tj_mem_t m)
+{
+    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
+static void stat_method(tj_method_t m)
+{
+    tj_stats_inc(m == TJ_METHOD_DEVICE    ? TJ_STAT_method_device
+                 : m == TJ_METHOD_ONESHOT ? TJ_STAT_method_oneshot
+                                          : TJ_STAT_method_staged);
+}
+
+/* A contiguous layout: `count` objects are one run of bytes, which a CUDA-aware MPI moves as
+ * fast as typejit could. */
+static bool contiguous(const tj_type_info_t *info)
+{
+    return info->strided && info->block.ndims == 1 && info->block.extent == info->block.size;
+}
+
+/* The common part of both directions: is the call typejit's, and with what. */
+static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+                  int peer, MPI_Comm comm, bool recv, tj_xfer_t *x)
+{
+    tj_gpu_ptr_t where;
+    int64_t bytes;
+
+    if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL || !tj_gpu_available())
+        return false;
+    memset(x, 0, sizeof(*x));
+    if (info != NULL)
+        x->info = *info;
+    else
+        tj_table_read_extents(type, &x->info);
+    if (!x->info.extents || x->info.size == 0 || !tj_mul64(count, x->info.size, &bytes))
+        return false;
+    tj_gpu_query((const char *)buf + x->info.true_lb, &where);
+    if (!is_gpu(where.kind))
+        return false;
+    if (contiguous(&x->info) && !tj_model_stage_contiguous())
+        return false;
+    x->recv = recv;
+    x->type = type;
+    x->buf = (void *)buf;
+    x->count = count;
+    x->comm = comm;
+    x->bytes = bytes;
+    x->ctx = where.ctx;
+    /* Whether the peer shares this node is not known here yet: the model is asked for the
+     * general case. */
+    x->method = (recv ? tj_model_choose_recv : tj_model_choose)(
+        x->info.strided ? &x->info.block : NULL, count, bytes, false);
+    return true;
+}
+
+/* Staging for the method, in the buffer's context. */
+static tj_status_t get_staging(tj_xfer_t *x)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+
+    if ((st = tj_gpu_enter(x->ctx, &scope)) != TJ_OK)
+        return st;
+    if (x->method != TJ_METHOD_ONESHOT)
+        st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)x->bytes, &x->dev);
+    if (st == TJ_OK && x->method != TJ_METHOD_DEVICE)
+        st = tj_staging_get(TJ_STAGE_PINNED, (size_t)x->bytes, &x->host);
+    tj_gpu_leave(&scope);
+    if (st != TJ_OK)
+        return st;
+    x->wire = x->method == TJ_METHOD_DEVICE ? (void *)(uintptr_t)x->dev->dev : x->host->host;
+    return TJ_OK;
+}
+
+/* Copy between the device and the host staging (the staged method), in the buffer's context. */
+static tj_status_t move(tj_xfer_t *x, bool to_host, size_t len)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+
+    if ((st = tj_gpu_enter(x->ctx, &scope)) != TJ_OK)
+        return st;
+    st = to_host ? tj_gpu_copy_dtoh(x->host->host, x->dev->dev, len)
+                 : tj_gpu_copy_htod(x->dev->dev, x->host->host, len);
+    tj_gpu_leave(&scope);
+    return st;
+}
+
+/* The staging a kernel packs into or unpacks from: device staging, or the mapped host one. */
+static void *kernel_side(const tj_xfer_t *x)
+{
+    return x->dev != NULL ? (void *)(uintptr_t)x->dev->dev : x->host->host;
+}
+
+int tj_p2p_send_repack(tj_xfer_t *x)
+{
+    int pos = 0, rc = MPI_SUCCESS;
+
+    if (!tj_devpack_pack(&x->info, x->type, x->buf, x->count, kernel_side(x), (int)x->bytes, &pos,
+                         x->comm, &rc))
+        rc = MPI_ERR_INTERN; /* the buffer stopped being device memory: freed meanwhile */
+    if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
+        move(x, true, (size_t)x->bytes) != TJ_OK)
+        rc = MPI_ERR_INTERN;
+    return rc;
+}
+
+/* Messages travel as int counts of bytes. */
+static bool fits_int(const tj_xfer_t *x)
+{
+    if (x->bytes <= INT_MAX)
+        return true;
+    tj_log_error("a device message of %lld packed bytes is larger than an MPI count of bytes can "
+                 "say (%d); MPI_ERR_COUNT",
+                 (long long)x->bytes, INT_MAX);
+    return false;
+}
+
+bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
+{
+    if (!begin(info, type, buf, count, peer, comm, false, x))
+        return false;
+    tj_stats_inc(TJ_STAT_sends_gpu);
+    stat_method(x->method);
+    if (!fits_int(x)) {
+        *rc = MPI_ERR_COUNT;
+    } else if (get_staging(x) != TJ_OK) {
+        *rc = MPI_ERR_NO_MEM;
+    } else {
+        *rc = tj_p2p_send_repack(x);
+    }
+    if (*rc != MPI_SUCCESS)
+        tj_p2p_end(x);
+    return true;
+}
+
+bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int count,
+                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
+{
+    if (!begin(info, type, buf, count, peer, comm, true, x))
+        return false;
+    tj_stats_inc(TJ_STAT_recvs_gpu);
+    stat_method(x->method);
+    x->type = MPI_DATATYPE_NULL;
+    /* The application may free its type before the receive completes. */
+    if (!fits_int(x)) {
+        *rc = MPI_ERR_COUNT;
+    } else if ((*rc = PMPI_Type_dup(type, &x->type)) == MPI_SUCCESS && get_staging(x) != TJ_OK) {
+        *rc = MPI_ERR_NO_MEM;
+    }
+    if (*rc != MPI_SUCCESS)
+        tj_p2p_end(x);
+    return true;
+}
+
+static MPI_Comm private_self(void)
+{
+    pthread_mutex_lock(&self_lock);
+    if (self_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &self_comm) != MPI_SUCCESS)
+        self_comm = MPI_COMM_NULL;
+    pthread_mutex_unlock(&self_lock);
+    return self_comm;
+}
+
+/* The last, partial object of a short message: the system MPI unpacks @p len bytes at @p wire
+ * (host memory) into a host copy of object @p k's footprint, which is then written back. */
+static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int len)
+{
+    const tj_type_info_t *info = &x->info;
+    char *obj = (char *)x->buf + k * info->extent + info->true_lb;
+    size_t span = (size_t)(info->true_extent > 0 ? info->true_extent : 1);
+    char *mirror = malloc(span);
+    MPI_Comm self = private_self();
+    tj_gpu_scope_t scope;
+    int rc = MPI_ERR_INTERN;
+
+    if (mirror == NULL || self == MPI_COMM_NULL || tj_gpu_enter(x->ctx, &scope) != TJ_OK) {
+        free(mirror);
+        return mirror == NULL ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+    }
+    if (tj_gpu_copy_dtoh(mirror, (tj_devptr_t)(uintptr_t)obj, span) == TJ_OK) {
+        rc = PMPI_Sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1, x->type, 0, 0,
+                           self, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS &&
+            tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)obj, mirror, span) != TJ_OK)
+            rc = MPI_ERR_INTERN;
+    }
+    tj_gpu_leave(&scope);
+    free(mirror);
+    return rc;
+}
+
+int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
+{
+    int received = 0, cancelled = 0, pos = 0, rc = MPI_SUCCESS;
+    int64_t whole, rest;
+
+    if (PMPI_Test_cancelled(status, &cancelled) != MPI_SUCCESS || cancelled)
+        return MPI_SUCCESS;
+    if (PMPI_Get_count(status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0 ||
+        received == MPI_UNDEFINED)
+        return MPI_SUCCESS;
+    if (received > x->bytes)
+        received = (int)x->bytes; /* truncated: the system MPI reported it and stored this much */
+    whole = received / x->info.size;
+    rest = received - whole * x->info.size;
+    if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received) != TJ_OK)
+        return MPI_ERR_INTERN;
+    if (whole > 0 && !tj_devpack_unpack(&x->info, x->type, kernel_side(x), (int)(whole * x->info.size),
+                                        &pos, x->buf, (int)whole, x->comm, &rc))
+        rc = MPI_ERR_INTERN;
+    if (rc == MPI_SUCCESS && rest > 0) {
+        /* The partial object's bytes, on the host. */
+        const char *wire = x->host != NULL ? x->host->host : NULL;
+        char *copy = NULL;
+        if (wire == NULL) {
+            tj_gpu_scope_t scope;
+            copy = malloc((size_t)rest);
+            if (copy == NULL || tj_gpu_enter(x->ctx, &scope) != TJ_OK) {
+                free(copy);
+                return MPI_ERR_INTERN;
+            }
+            if (tj_gpu_copy_dtoh(copy, x->dev->dev + (tj_devptr_t)(whole * x->info.size),
+                                 (size_t)rest) != TJ_OK)
+                rc = MPI_ERR_INTERN;
+            tj_gpu_leave(&scope);
+            wire = copy;
+        } else {
+            wire += whole * x->info.size;
+        }
+        if (rc == MPI_SUCCESS)
+            rc = partial_object(x, whole, wire, (int)rest);
+        free(copy);
+    }
+    return rc;
+}
+
+void tj_p2p_end(tj_xfer_t *x)
+{
+    tj_staging_put(x->dev);
+    tj_staging_put(x->host);
+    x->dev = x->host = NULL;
+    x->wire = NULL;
+    if (x->recv && x->type != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&x->type);
+    x->type = MPI_DATATYPE_NULL;
+}
+
+void tj_p2p_finalize(void)
+{
+    pthread_mutex_lock(&self_lock);
+    if (self_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&self_comm);
+    self_comm = MPI_COMM_NULL;
+    pthread_mutex_unlock(&self_lock);
+}

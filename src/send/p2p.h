@@ -1,0 +1,61 @@
+/* Point-to-point transfers of device-resident datatypes: the send side packs into staging memory
+ * chosen by the method model and the system MPI sends those bytes as MPI_PACKED; the receive
+ * side receives MPI_PACKED bytes into staging memory and unpacks them when the receive completes.
+ * The bytes on the wire are exactly what the system MPI would send for the user's type, so either
+ * side may be a host buffer, another datatype, or a process without typejit. */
+#ifndef TJ_SEND_P2P_H
+#define TJ_SEND_P2P_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu/cuda.h"
+#include "send/model.h"
+#include "send/staging.h"
+#include "type/table.h"
+
+/* One send or receive of a device buffer, from its begin to its end. */
+typedef struct {
+    bool recv;
+    tj_method_t method;
+    tj_type_info_t info; /* the user's type (extents, block, kernels) */
+    MPI_Datatype type;   /* a receive's own duplicate of the user's type, kept until the unpack */
+    void *buf;           /* the user's buffer argument */
+    int count;
+    MPI_Comm comm;
+    int64_t bytes;     /* packed bytes of `count` objects */
+    tj_gpu_ctx_t ctx;  /* the context that owns the buffer */
+    tj_stage_t *dev;   /* device staging, or NULL */
+    tj_stage_t *host;  /* pinned host staging, or NULL */
+    void *wire;        /* what the system MPI sends from or receives into */
+} tj_xfer_t;
+
+/* Begin a send of `count` objects of @p type at @p buf: false (nothing done) when the call is not
+ * typejit's (no device buffer, nothing to move, MPI_PROC_NULL, a contiguous buffer a CUDA-aware
+ * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
+ * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->wire
+ * and then calls tj_p2p_end. @p info may be NULL for a type typejit has no record of. */
+bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
+
+/* Repack the send of a persistent request (MPI_Start) into its staging. */
+int tj_p2p_send_repack(tj_xfer_t *x);
+
+/* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
+ * of MPI_PACKED into x->wire, then calls tj_p2p_recv_finish with the receive's status. */
+bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int count,
+                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
+
+/* Unpack what a completed receive brought (its byte count from @p status; a message shorter
+ * than the buffer fills the leading part of the typemap, a partial object included, as the
+ * system MPI does). A cancelled receive unpacks nothing. Returns the MPI result. */
+int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status);
+
+/* Release the staging buffers and the type duplicate of @p x. */
+void tj_p2p_end(tj_xfer_t *x);
+
+/* Release what the module keeps (MPI_Finalize). */
+void tj_p2p_finalize(void);
+
+#endif /* TJ_SEND_P2P_H */

@@ -1,0 +1,212 @@
+/* The request table: system request handles of typejit's transfers, in a hash table under one
+ * lock, and the detached requests the application freed while they were active. */
+#include "send/request.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <uthash.h>
+
+#include "util/log.h"
+
+struct tj_request {
+    MPI_Request handle;
+    tj_xfer_t xfer;          /* a point-to-point transfer, unless `custom` */
+    bool custom;             /* completion.finish and .release do the work */
+    tj_completion_t completion;
+    bool persistent;
+    bool finished; /* unpacked by MPI_Request_get_status; Wait/Test only report it */
+    struct tj_request *next; /* detached list */
+    UT_hash_handle hh;
+};
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static tj_request_t *table;
+static tj_request_t *detached;
+static atomic_int live;
+
+int tj_request_live(void)
+{
+    return atomic_load_explicit(&live, memory_order_acquire);
+}
+
+tj_status_t tj_request_add(MPI_Request handle, const tj_xfer_t *x, bool persistent)
+{
+    tj_request_t *r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        tj_log_error("out of memory recording a request");
+        return TJ_ERR_NOMEM;
+    }
+    r->handle = handle;
+    r->xfer = *x;
+    r->persistent = persistent;
+    pthread_mutex_lock(&table_lock);
+    HASH_ADD(hh, table, handle, sizeof(MPI_Request), r);
+    atomic_fetch_add(&live, 1);
+    pthread_mutex_unlock(&table_lock);
+    return TJ_OK;
+}
+
+tj_status_t tj_request_add_completion(MPI_Request handle, const tj_completion_t *c)
+{
+    tj_xfer_t none = {0};
+    tj_request_t *r;
+    tj_status_t st = tj_request_add(handle, &none, false);
+    if (st != TJ_OK)
+        return st;
+    pthread_mutex_lock(&table_lock);
+    HASH_FIND(hh, table, &handle, sizeof(MPI_Request), r);
+    r->custom = true;
+    r->completion = *c;
+    pthread_mutex_unlock(&table_lock);
+    return TJ_OK;
+}
+
+/* Finish what a completed request brought: unpack a receive (not a cancelled one). */
+static int finish(tj_request_t *r, const MPI_Status *status)
+{
+    int cancelled = 0;
+    if (r->custom) {
+        if (PMPI_Test_cancelled(status, &cancelled) == MPI_SUCCESS && cancelled)
+            return MPI_SUCCESS;
+        return r->completion.finish(r->completion.arg, status);
+    }
+    return r->xfer.recv ? tj_p2p_recv_finish(&r->xfer, status) : MPI_SUCCESS;
+}
+
+tj_request_t *tj_request_take(MPI_Request handle)
+{
+    tj_request_t *r = NULL;
+    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
+        return NULL;
+    pthread_mutex_lock(&table_lock);
+    HASH_FIND(hh, table, &handle, sizeof(MPI_Request), r);
+    if (r != NULL)
+        HASH_DEL(table, r);
+    pthread_mutex_unlock(&table_lock);
+    return r;
+}
+
+void tj_request_put(tj_request_t *r, MPI_Request handle)
+{
+    r->handle = handle;
+    pthread_mutex_lock(&table_lock);
+    HASH_ADD(hh, table, handle, sizeof(MPI_Request), r);
+    pthread_mutex_unlock(&table_lock);
+}
+
+static void release(tj_request_t *r)
+{
+    if (r->custom)
+        r->completion.release(r->completion.arg);
+    else
+        tj_p2p_end(&r->xfer);
+    free(r);
+    atomic_fetch_sub(&live, 1);
+}
+
+int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (!r->finished)
+        rc = finish(r, status);
+    r->finished = false;
+    if (r->persistent)
+        tj_request_put(r, handle);
+    else
+        release(r);
+    return rc;
+}
+
+int tj_request_finish_early(MPI_Request handle, const MPI_Status *status)
+{
+    tj_request_t *r = tj_request_take(handle);
+    int rc = MPI_SUCCESS;
+    if (r == NULL)
+        return MPI_SUCCESS;
+    if (!r->finished)
+        rc = finish(r, status);
+    r->finished = true;
+    tj_request_put(r, handle);
+    return rc;
+}
+
+int tj_request_start(MPI_Request handle)
+{
+    tj_request_t *r = tj_request_take(handle);
+    int rc = MPI_SUCCESS;
+    if (r == NULL)
+        return MPI_SUCCESS;
+    r->finished = false;
+    if (!r->custom && !r->xfer.recv)
+        rc = tj_p2p_send_repack(&r->xfer);
+    tj_request_put(r, handle);
+    return rc;
+}
+
+int tj_request_free(MPI_Request *handle)
+{
+    tj_request_t *r = tj_request_take(*handle);
+    MPI_Status status;
+    int flag = 0, rc;
+
+    if (r == NULL)
+        return PMPI_Request_free(handle);
+    /* An inactive persistent request (or one already complete) can go at once. */
+    rc = PMPI_Request_get_status(*handle, &flag, &status);
+    if (rc == MPI_SUCCESS && flag) {
+        if (!r->finished && !r->persistent)
+            finish(r, &status);
+        rc = PMPI_Request_free(handle);
+        release(r);
+        return rc;
+    }
+    /* Still active: the operation must go on; typejit keeps the handle and completes it later. */
+    pthread_mutex_lock(&table_lock);
+    r->next = detached;
+    detached = r;
+    pthread_mutex_unlock(&table_lock);
+    *handle = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+void tj_request_progress(bool wait)
+{
+    tj_request_t *list, *keep = NULL;
+    MPI_Status status;
+    int flag;
+
+    pthread_mutex_lock(&table_lock);
+    list = detached;
+    detached = NULL;
+    pthread_mutex_unlock(&table_lock);
+    while (list != NULL) {
+        tj_request_t *r = list;
+        list = r->next;
+        flag = 0;
+        if (wait)
+            flag = PMPI_Wait(&r->handle, &status) == MPI_SUCCESS;
+        else if (PMPI_Test(&r->handle, &flag, &status) != MPI_SUCCESS)
+            flag = 1;
+        if (!flag) {
+            r->next = keep;
+            keep = r;
+            continue;
+        }
+        if (!r->finished)
+            finish(r, &status);
+        /* A persistent request stays allocated after completing: free it now. */
+        if (r->handle != MPI_REQUEST_NULL)
+            PMPI_Request_free(&r->handle);
+        release(r);
+    }
+    if (keep != NULL) {
+        pthread_mutex_lock(&table_lock);
+        tj_request_t **tail = &keep;
+        while (*tail != NULL)
+            tail = &(*tail)->next;
+        *tail = detached;
+        detached = keep;
+        pthread_mutex_unlock(&table_lock);
+    }
+}

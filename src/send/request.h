@@ -1,0 +1,62 @@
+/* The requests typejit made: the system MPI's own request handles, remembered with the transfer
+ * each belongs to, so that the interposed Wait and Test calls can finish a receive (unpack) and
+ * release staging when the system MPI completes it. The application holds the system's handles
+ * and cannot tell them from any other. */
+#ifndef TJ_SEND_REQUEST_H
+#define TJ_SEND_REQUEST_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "send/p2p.h"
+
+typedef struct tj_request tj_request_t;
+
+/* Number of requests in the table or detached: zero means every Wait/Test goes straight to the
+ * system MPI. */
+int tj_request_live(void);
+
+/* Remember @p handle for the transfer @p x (copied). Persistent requests keep their staging
+ * until freed. */
+tj_status_t tj_request_add(MPI_Request handle, const tj_xfer_t *x, bool persistent);
+
+/* What typejit does when a request it made for something other than one transfer completes (a
+ * non-blocking collective): finish (unpack; returns the MPI result) unless the request was
+ * cancelled, then release. */
+typedef struct {
+    int (*finish)(void *arg, const MPI_Status *status);
+    void (*release)(void *arg);
+    void *arg;
+} tj_completion_t;
+
+/* Remember @p handle with a completion of its own (copied). */
+tj_status_t tj_request_add_completion(MPI_Request handle, const tj_completion_t *c);
+
+/* Take the record of @p handle out of the table (NULL if it is not typejit's). The caller owns
+ * it until tj_request_put or tj_request_done: a handle the system MPI frees and reuses while
+ * its completion is being handled can never meet the old record. */
+tj_request_t *tj_request_take(MPI_Request handle);
+
+/* Put a record back, under @p handle, when its request did not complete. */
+void tj_request_put(tj_request_t *r, MPI_Request handle);
+
+/* The request completed with @p status (which must be a real status): a receive is unpacked
+ * unless cancelled or already finished by MPI_Request_get_status; a persistent request is put
+ * back under @p handle, inactive, any other is released. Returns the MPI result of finishing. */
+int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status);
+
+/* MPI_Request_get_status found @p handle complete: finish it now (unpack), once, so that the
+ * application may read its buffer; Wait or Test will still report and release it. */
+int tj_request_finish_early(MPI_Request handle, const MPI_Status *status);
+
+/* MPI_Start of a persistent request of typejit's: repack a send. */
+int tj_request_start(MPI_Request handle);
+
+/* MPI_Request_free of a request typejit owns: an inactive persistent request is freed at once; an
+ * active one is kept, detached, and completed by tj_request_progress. */
+int tj_request_free(MPI_Request *handle);
+
+/* Complete detached requests that finished (a test each); @p wait: wait for all (finalize). */
+void tj_request_progress(bool wait);
+
+#endif /* TJ_SEND_REQUEST_H */

@@ -1,0 +1,8 @@
+# The installed tree (cmake/install.cmake): a consumer found through find_package, another
+# built with pkg-config's flags.
+tj_add_test(install_cmake LABELS unit TIMEOUT 60
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+          ${PROJECT_VERSION} cmake)
+tj_add_test(install_pkgconfig LABELS unit TIMEOUT 60
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+          ${PROJECT_VERSION} pkg-config)

@@ -1,0 +1,42 @@
+#!/bin/sh
+# The installed tree: `cmake --install` into a temporary prefix, then programs built against it.
+#   test_install.sh BUILD_DIR SOURCE_DIR VERSION cmake|pkg-config
+# cmake: the files and SONAME links are there and a consumer project finds typejit with
+# find_package(typejit) and links typejit::typejit; pkg-config: `pkg-config typejit` gives the
+# flags to build the same program by hand. Each consumer prints tj_version().
+set -eu
+build=$1 src=$2 version=$3 how=$4
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cmake --install "$build" --prefix "$dir/p" >"$dir/install.log" || { cat "$dir/install.log"; fail "cmake --install"; }
+libdir=$(cd "$dir/p" && ls -d lib* | head -1)
+major=${version%%.*}
+for f in "$libdir/libtypejit.so.$version" bin/typejit include/typejit.h \
+         "$libdir/pkgconfig/typejit.pc" "$libdir/cmake/typejit/typejitConfig.cmake" \
+         "$libdir/cmake/typejit/typejitConfigVersion.cmake" "$libdir/cmake/typejit/typejitTargets.cmake"; do
+    [ -e "$dir/p/$f" ] || fail "not installed: $f"
+done
+[ "$(readlink "$dir/p/$libdir/libtypejit.so")" = "libtypejit.so.$major" ] || fail "libtypejit.so link"
+[ "$(readlink "$dir/p/$libdir/libtypejit.so.$major")" = "libtypejit.so.$version" ] || fail "SONAME link"
+"$dir/p/bin/typejit" version | grep -qx "typejit $version" || fail "installed typejit version"
+
+case $how in
+cmake)
+    cmake -S "$src/tests/install-consumer" -B "$dir/b" -DCMAKE_PREFIX_PATH="$dir/p" \
+        >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; fail "find_package(typejit)"; }
+    cmake --build "$dir/b" >"$dir/build.log" 2>&1 || { cat "$dir/build.log"; fail "consumer build"; }
+    out=$("$dir/b/consumer") ;;
+pkg-config)
+    export PKG_CONFIG_PATH="$dir/p/$libdir/pkgconfig"
+    [ "$(pkg-config --modversion typejit)" = "$version" ] || fail "pkg-config --modversion"
+    pkg-config --cflags typejit | grep -q -- "-I$dir/p/include" || fail "pkg-config --cflags: $(pkg-config --cflags typejit)"
+    # shellcheck disable=SC2046
+    cc -o "$dir/consumer" "$src/tests/install-consumer/main.c" $(pkg-config --cflags --libs typejit) \
+        -Wl,-rpath,"$dir/p/$libdir" || fail "build with pkg-config flags"
+    out=$("$dir/consumer") ;;
+*) fail "unknown mode $how" ;;
+esac
+[ "$out" = "typejit $version" ] || fail "consumer printed: $out"
+echo ok

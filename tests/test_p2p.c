@@ -1,0 +1,529 @@
+/* Point-to-point MPI on device buffers with derived datatypes, through the preloaded library,
+ * against the system MPI itself: every received buffer, status, MPI_Get_count and
+ * MPI_Get_elements is compared with what the system MPI delivers for the same types and bytes
+ * on host buffers (a send-receive over a private MPI_COMM_SELF). Random nested types, each side's
+ * memory of any kind, and every way to send and receive: blocking, synchronous, buffered,
+ * non-blocking with Wait, Waitall, Waitany and Testsome, persistent with Startall, Sendrecv,
+ * Sendrecv_replace, Mprobe/Mrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message
+ * shorter than the buffer (a partial object), cancel, and a send request freed while active.
+ *
+ *   mpirun -np N test_p2p [--seed S] [--types T] [--threads K] [--host-only]
+ *
+ * Ranks form a ring. --threads K: K threads exchange at once (MPI_THREAD_MULTIPLE), each on its
+ * own tags. --host-only: this process uses host buffers only (a peer without typejit). Exits 77
+ * without a CUDA device. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cudrv.h"
+#include "devbuf.h"
+#include "randtype.h"
+
+#define POISON   0x5A
+#define MAX_SPAN ((int64_t)1 << 20)
+#define VARIANTS 18
+
+static int rank, nranks;
+static bool host_only;
+static atomic_long failures, checked;
+static MPI_Comm self_comm;
+static CUcontext main_ctx;                /* device 0's primary context */
+static _Thread_local CUcontext app_ctx;   /* the calling thread's current context */
+static int nthreads = 1;
+
+static const char *const variant_names[VARIANTS] = {
+    "isend/irecv/waitall", "sendrecv",     "send/recv",       "ssend/recv",
+    "persistent",          "waitany",      "testsome",        "any_source",
+    "packed peer",         "bsend",        "sendrecv_replace", "mprobe/mrecv",
+    "isend+free",          "iprobe",       "truncate",        "partial",
+    "proc_null",           "cancel",
+};
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (atomic_fetch_add(&failures, 1) < 20) {                                                 \
+            fprintf(stderr, "rank %d: ", rank);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
+    } while (0)
+
+static long counter(const char *key)
+{
+    int (*fmt)(char *, size_t) =
+        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
+    char text[2048] = " ", pat[64];
+    if (fmt == NULL)
+        return -1;
+    fmt(text + 1, sizeof(text) - 1);
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *at = strstr(text, pat);
+    return at ? atol(at + strlen(pat)) : -1;
+}
+
+/* One side of one exchange: a typed buffer of some kind with `count` objects of `type`. */
+typedef struct {
+    MPI_Datatype type;
+    int count, size;
+    int64_t lo, span; /* footprint of count objects, relative to the buffer argument */
+    buf_t buf;
+    char *arg; /* the buffer argument: object 0 */
+    unsigned char *host;
+} side_t;
+
+static void footprint(MPI_Datatype type, int count, int64_t *lo, int64_t *span)
+{
+    MPI_Aint tlb, text, lb, ext;
+    MPI_Type_get_true_extent(type, &tlb, &text);
+    MPI_Type_get_extent(type, &lb, &ext);
+    int64_t reach = (int64_t)(count > 0 ? count - 1 : 0) * ext;
+    *lo = tlb + (reach < 0 ? reach : 0);
+    *span = text + (reach < 0 ? -reach : reach);
+    if (*span <= 0)
+        *span = 1;
+}
+
+static void side_init(side_t *s, MPI_Datatype type, int count, kind_t kind)
+{
+    s->type = type;
+    s->count = count;
+    MPI_Type_size(type, &s->size);
+    footprint(type, count, &s->lo, &s->span);
+    s->buf = buf_alloc(kind, (size_t)s->span);
+    s->arg = s->buf.ptr - s->lo;
+    s->host = malloc((size_t)s->span);
+    REQUIRE(s->host != NULL);
+}
+
+static void fill(side_t *s, uint64_t salt)
+{
+    for (int64_t i = 0; i < s->span; i++)
+        s->host[i] = (unsigned char)(i * 29 + salt);
+    buf_put(&s->buf, s->host);
+}
+
+static void poison(side_t *s)
+{
+    memset(s->host, POISON, (size_t)s->span);
+    buf_put(&s->buf, s->host);
+}
+
+static void side_free(side_t *s)
+{
+    buf_free(&s->buf);
+    free(s->host);
+}
+
+/* What the system MPI delivers: the sender's host pattern, sent as `scount` objects of the
+ * sender's type and received as `rcount` of the receiver's, over a private self communicator,
+ * with a receive (Irecv, Send, Wait) as the test's own calls make it: Open MPI reports a
+ * truncated message differently through MPI_Sendrecv. */
+typedef struct {
+    unsigned char *data; /* the receive footprint after the reference receive */
+    MPI_Status status;
+    int rc;
+} reference_t;
+
+static void reference(const side_t *recv, MPI_Datatype stype, int scount, uint64_t salt,
+                      const unsigned char *initial, reference_t *ref)
+{
+    int64_t slo, sspan;
+    unsigned char *src;
+    footprint(stype, scount, &slo, &sspan);
+    src = malloc((size_t)sspan);
+    ref->data = malloc((size_t)recv->span);
+    REQUIRE(src && ref->data);
+    for (int64_t i = 0; i < sspan; i++)
+        src[i] = (unsigned char)(i * 29 + salt);
+    if (initial != NULL)
+        memcpy(ref->data, initial, (size_t)recv->span);
+    else
+        memset(ref->data, POISON, (size_t)recv->span);
+    MPI_Request req;
+    REQUIRE(PMPI_Irecv(ref->data - recv->lo, recv->count, recv->type, 0, 7, self_comm, &req) ==
+            MPI_SUCCESS);
+    REQUIRE(PMPI_Send(src - slo, scount, stype, 0, 7, self_comm) == MPI_SUCCESS);
+    ref->rc = PMPI_Wait(&req, &ref->status);
+    free(src);
+}
+
+/* The system MPI's own truncation between the two ranks (its self path truncates silently, so
+ * a self exchange is no reference here): the same exchange with host buffers, through PMPI. */
+static void reference_peer(const side_t *recv, MPI_Datatype stype, int scount, uint64_t salt,
+                           int next, int prev, int tag, reference_t *ref)
+{
+    int64_t slo, sspan;
+    unsigned char *src;
+    footprint(stype, scount, &slo, &sspan);
+    src = malloc((size_t)sspan);
+    REQUIRE(src != NULL);
+    for (int64_t i = 0; i < sspan; i++)
+        src[i] = (unsigned char)(i * 29 + salt + (uint64_t)rank);
+    memset(ref->data, POISON, (size_t)recv->span);
+    if (rank % 2 == 0 && !(nranks % 2 == 1 && rank == nranks - 1)) {
+        REQUIRE(PMPI_Send(src - slo, scount, stype, next, tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+        ref->rc = PMPI_Recv(ref->data - recv->lo, recv->count, recv->type, prev, tag,
+                            MPI_COMM_WORLD, &ref->status);
+    } else {
+        ref->rc = PMPI_Recv(ref->data - recv->lo, recv->count, recv->type, prev, tag,
+                            MPI_COMM_WORLD, &ref->status);
+        REQUIRE(PMPI_Send(src - slo, scount, stype, next, tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+    }
+    free(src);
+}
+
+/* Compare a completed receive with the reference: bytes, source, tag, counts. */
+static void verify(const char *what, side_t *recv, const reference_t *ref, const MPI_Status *st,
+                   int rc, int source, int tag, const char *desc)
+{
+    int c1, c2, e1, e2;
+    atomic_fetch_add(&checked, 1);
+    buf_get(&recv->buf, recv->host);
+    if ((rc == MPI_SUCCESS) != (ref->rc == MPI_SUCCESS))
+        FAIL("%s: rc %d, system MPI %d: %s", what, rc, ref->rc, desc);
+    if (memcmp(recv->host, ref->data, (size_t)recv->span) != 0)
+        FAIL("%s: received bytes differ: %s", what, desc);
+    if (st == NULL)
+        return;
+    if (source >= 0 && st->MPI_SOURCE != source)
+        FAIL("%s: MPI_SOURCE %d, expected %d", what, st->MPI_SOURCE, source);
+    if (tag >= 0 && st->MPI_TAG != tag)
+        FAIL("%s: MPI_TAG %d, expected %d", what, st->MPI_TAG, tag);
+    MPI_Get_count(st, recv->type, &c1);
+    MPI_Get_count(&ref->status, recv->type, &c2);
+    MPI_Get_elements(st, recv->type, &e1);
+    MPI_Get_elements(&ref->status, recv->type, &e2);
+    if (c1 != c2 || e1 != e2)
+        FAIL("%s: count %d elements %d, system MPI %d and %d: %s", what, c1, e1, c2, e2, desc);
+}
+
+static void check_context(void)
+{
+    CUcontext cur = NULL;
+    CUDRV(cuCtxGetCurrent(&cur));
+    if (cur != app_ctx)
+        FAIL("typejit changed the current context");
+}
+
+typedef struct {
+    int tag0; /* each thread's tags start here */
+    uint64_t seed;
+    long types;
+} job_t;
+
+/* One type, one variant: every rank sends to the next and receives from the previous. */
+static void exchange(MPI_Datatype type, const char *desc, int variant, int count, kind_t sk,
+                     kind_t rk, int tag, uint64_t salt)
+{
+    int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    int rcount = count, rc = MPI_SUCCESS, size;
+    MPI_Datatype stype = type;
+    int scount = count;
+    side_t s, r;
+    reference_t ref;
+    MPI_Status st;
+    MPI_Request req[2];
+    const char *what = variant_names[variant];
+
+    MPI_Type_size(type, &size);
+    if (variant == 14 && count < 2)
+        variant = 0; /* truncation needs two objects */
+    if (variant == 7 && nthreads > 1)
+        variant = 0; /* a wildcard receive could take another thread's message */
+    if (variant == 14)
+        rcount = count - 1;
+    if (variant == 15) {
+        /* A message of whole and partial objects, sent as bytes from host memory. */
+        stype = MPI_BYTE;
+        scount = size * (count - 1) + (size > 1 ? size / 2 : 0);
+        sk = K_HOST;
+    }
+    if (variant == 8) {
+        /* The sender sends packed bytes (a peer that packed by itself). */
+        stype = MPI_BYTE;
+        scount = size * count;
+    }
+    side_init(&s, stype, scount, sk);
+    side_init(&r, type, rcount, rk);
+    /* The sender's salt is its rank's; the receiver computes the reference from prev's. */
+    fill(&s, salt + (uint64_t)rank);
+    if (variant == 10) {
+        /* Sendrecv_replace: the buffer holds this rank's own pattern until prev's replaces it. */
+        fill(&r, salt + (uint64_t)rank);
+        reference(&r, stype, scount, salt + (uint64_t)prev, r.host, &ref);
+    } else {
+        poison(&r);
+        reference(&r, stype, scount, salt + (uint64_t)prev, NULL, &ref);
+    }
+    if (variant == 16) {
+        /* MPI_PROC_NULL on device buffers: nothing moves, the status says so. */
+        CHECK(MPI_Send(s.arg, scount, stype, MPI_PROC_NULL, tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+        CHECK(MPI_Recv(r.arg, rcount, type, MPI_PROC_NULL, tag, MPI_COMM_WORLD, &st) ==
+              MPI_SUCCESS);
+        int c;
+        MPI_Get_count(&st, type, &c);
+        if (st.MPI_SOURCE != MPI_PROC_NULL || c != 0)
+            FAIL("proc_null: source %d count %d", st.MPI_SOURCE, c);
+        memset(ref.data, POISON, (size_t)r.span);
+        ref.rc = MPI_SUCCESS;
+        verify(what, &r, &ref, NULL, MPI_SUCCESS, -1, -1, desc);
+        goto out;
+    }
+    if (variant == 17) {
+        /* A receive nobody matches, cancelled: nothing written. */
+        int cancelled = 0;
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag + 999999, MPI_COMM_WORLD, &req[0]) ==
+              MPI_SUCCESS);
+        CHECK(MPI_Cancel(&req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Wait(&req[0], &st) == MPI_SUCCESS);
+        MPI_Test_cancelled(&st, &cancelled);
+        if (!cancelled)
+            FAIL("cancel: the receive was not cancelled");
+        memset(ref.data, POISON, (size_t)r.span);
+        ref.rc = MPI_SUCCESS;
+        verify(what, &r, &ref, NULL, MPI_SUCCESS, -1, -1, desc);
+        goto out;
+    }
+    switch (variant) {
+    case 1:
+        rc = MPI_Sendrecv(s.arg, scount, stype, next, tag, r.arg, rcount, type, prev, tag,
+                          MPI_COMM_WORLD, &st);
+        break;
+    case 2:
+    case 3:
+    case 14:
+    case 15:
+        /* Even ranks send first; with an odd ring size the last even rank receives first. */
+        if (rank % 2 == 0 && !(nranks % 2 == 1 && rank == nranks - 1)) {
+            CHECK((variant == 3 ? MPI_Ssend : MPI_Send)(s.arg, scount, stype, next, tag,
+                                                        MPI_COMM_WORLD) == MPI_SUCCESS);
+            rc = MPI_Recv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &st);
+        } else {
+            rc = MPI_Recv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &st);
+            CHECK((variant == 3 ? MPI_Ssend : MPI_Send)(s.arg, scount, stype, next, tag,
+                                                        MPI_COMM_WORLD) == MPI_SUCCESS);
+        }
+        break;
+    case 4: {
+        MPI_Status sts[2];
+        CHECK(MPI_Recv_init(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) ==
+              MPI_SUCCESS);
+        CHECK(MPI_Send_init(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) ==
+              MPI_SUCCESS);
+        /* Two rounds: the second must repack the send and unpack again. */
+        for (int round = 0; round < 2; round++) {
+            if (round == 1) {
+                poison(&r);
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+            CHECK(MPI_Startall(2, req) == MPI_SUCCESS);
+            rc = MPI_Waitall(2, req, sts);
+        }
+        st = sts[0];
+        MPI_Request_free(&req[0]);
+        MPI_Request_free(&req[1]);
+        break;
+    }
+    case 5:
+    case 6: {
+        MPI_Status sts[2];
+        int left = 2, index, outcount, indices[2];
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        while (left > 0) {
+            if (variant == 5) {
+                rc = MPI_Waitany(2, req, &index, &sts[0]);
+                if (index == 0)
+                    st = sts[0];
+                left--;
+            } else {
+                rc = MPI_Testsome(2, req, &outcount, indices, sts);
+                for (int j = 0; j < outcount; j++)
+                    if (indices[j] == 0)
+                        st = sts[j];
+                left -= outcount;
+            }
+        }
+        break;
+    }
+    case 7:
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        rc = MPI_Recv(r.arg, rcount, type, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        break;
+    case 9:
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Bsend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+        rc = MPI_Wait(&req[0], &st);
+        break;
+    case 10:
+        /* The receive buffer is the send buffer: send this rank's pattern, get prev's. */
+        rc = MPI_Sendrecv_replace(r.arg, rcount, type, next, tag, prev, tag, MPI_COMM_WORLD, &st);
+        break;
+    case 11: {
+        MPI_Message msg;
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        CHECK(MPI_Mprobe(prev, tag, MPI_COMM_WORLD, &msg, &st) == MPI_SUCCESS);
+        rc = MPI_Mrecv(r.arg, rcount, type, &msg, &st);
+        CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        break;
+    }
+    case 12:
+        /* The send request is freed while active: the message must still arrive intact. */
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        CHECK(MPI_Request_free(&req[1]) == MPI_SUCCESS);
+        rc = MPI_Recv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &st);
+        break;
+    case 13: {
+        int flag = 0, c1, c2;
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        while (!flag)
+            MPI_Iprobe(prev, tag, MPI_COMM_WORLD, &flag, &st);
+        MPI_Get_count(&st, type, &c1);
+        MPI_Get_count(&ref.status, type, &c2);
+        if (c1 != c2)
+            FAIL("iprobe: count %d, system MPI %d: %s", c1, c2, desc);
+        rc = MPI_Recv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &st);
+        CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        break;
+    }
+    default: /* 0 and 8 */
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        {
+            MPI_Status sts[2];
+            rc = MPI_Waitall(2, req, sts);
+            st = sts[0];
+            if (rc == MPI_ERR_IN_STATUS)
+                rc = sts[0].MPI_ERROR;
+        }
+        break;
+    }
+    if (variant == 14)
+        reference_peer(&r, stype, scount, salt, next, prev, tag, &ref);
+    verify(what, &r, &ref, &st, rc, prev, tag, desc);
+out:
+    check_context();
+    free(ref.data);
+    side_free(&s);
+    side_free(&r);
+}
+
+static void *run(void *arg)
+{
+    const job_t *job = arg;
+    rt_options_t opt = {.max_depth = 3, .max_size = 16 << 10, .max_span = 256 << 10,
+                        .huge_percent = 0};
+    rt_rng_t rng;
+    char desc[8192];
+    static const kind_t kinds[4] = {K_DEVICE, K_MANAGED, K_PINNED, K_HOST};
+
+    /* Every thread works in device 0's primary context, as a runtime-API program would. */
+    CUDRV(cuCtxSetCurrent(main_ctx));
+    app_ctx = main_ctx;
+    rt_seed(&rng, job->seed);
+    for (long t = 0; t < job->types; t++) {
+        MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        if (type == MPI_DATATYPE_NULL) {
+            t--;
+            continue;
+        }
+        int64_t lo, span;
+        footprint(type, 4, &lo, &span);
+        int variant = (int)(t % VARIANTS);
+        int count = 1 + (int)rt_range(&rng, 0, 3);
+        kind_t sk = kinds[rt_range(&rng, 0, 3)], rk = kinds[rt_range(&rng, 0, 3)];
+        uint64_t salt = rt_next(&rng);
+        if (span > MAX_SPAN) {
+            MPI_Type_free(&type);
+            continue;
+        }
+        /* Most exchanges put both sides on the device. */
+        if (t % 3 != 2)
+            sk = rk = (t % 2) ? K_DEVICE : K_MANAGED;
+        if (host_only) {
+            sk = sk == K_PINNED ? K_PINNED : K_HOST;
+            rk = rk == K_PINNED ? K_PINNED : K_HOST;
+        }
+        exchange(type, desc, variant, count, sk, rk, job->tag0 + (int)t, salt);
+        MPI_Type_free(&type);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 1;
+    long types = 180;
+    int threads = 1, provided;
+    pthread_t th[16];
+    job_t jobs[16];
+    static char bsend_buf[4 << 20];
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
+            types = atol(argv[++i]);
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--host-only") == 0)
+            host_only = true;
+        else
+            REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only]");
+    }
+    MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    /* Every rank skips, or none: a rank left alone would wait forever. */
+    int have = cudrv_open(), all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        MPI_Finalize();
+        return 77;
+    }
+    REQUIRE(threads == 1 || provided == MPI_THREAD_MULTIPLE);
+    CUDRV(cuCtxGetCurrent(&main_ctx));
+    nthreads = threads;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+    MPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
+    MPI_Buffer_attach(bsend_buf, sizeof(bsend_buf));
+
+    REQUIRE(threads >= 1 && threads <= 16);
+    for (int i = 0; i < threads; i++) {
+        jobs[i] = (job_t){.tag0 = i * 100000, .seed = seed + (uint64_t)i, .types = types};
+        if (threads == 1)
+            run(&jobs[0]);
+        else
+            REQUIRE(pthread_create(&th[i], NULL, run, &jobs[i]) == 0);
+    }
+    for (int i = 0; threads > 1 && i < threads; i++)
+        pthread_join(th[i], NULL);
+    void *detached;
+    int size;
+    MPI_Buffer_detach(&detached, &size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    printf("rank %d: %ld receives checked, sends_gpu=%ld recvs_gpu=%ld kernel_launches=%ld "
+           "oneshot=%ld staged=%ld, %ld failures\n",
+           rank, atomic_load(&checked), counter("sends_gpu"), counter("recvs_gpu"),
+           counter("kernel_launches"), counter("method_oneshot"), counter("method_staged"),
+           atomic_load(&failures));
+    CHECK(atomic_load(&failures) == 0);
+    if (!host_only) {
+        CHECK(counter("sends_gpu") > 0);
+        CHECK(counter("recvs_gpu") > 0);
+        CHECK(counter("kernel_launches") > 0);
+    }
+    MPI_Comm_free(&self_comm);
+    MPI_Finalize();
+    CHECK_DONE();
+}
