@@ -61,5 +61,16 @@ python3=/usr/bin/python3
 [ -x "$python3" ] || python3=python3
 $python3 bench/plot_gpu.py "$out/gpu_pack.csv" "$out" || echo "gpu-bench: plotting failed (matplotlib missing?)"
 $python3 bench/plot_gpu.py --table "$out/gpu_pack.csv" "$out/gpu_small.csv" || true
+# Point-to-point: the system table for this machine, then device ping-pong per method (figure 11
+# of the TEMPI paper) and the host overhead of interposition.
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "LD_PRELOAD=$build/libtypejit.so"
+     -x TYPEJIT_CACHE_DIR)
+"${mpi[@]}" "$build/src/tools/typejit" measure $quick >"$out/measure.txt" 2>&1 || bench_rc=1
+tail -3 "$out/measure.txt"
+for m in oneshot staged device auto; do
+    "${mpi[@]}" -x "TYPEJIT_METHOD=$m" "$build/bench/bench_pingpong" --device $quick \
+        >"$out/pingpong_$m.csv" 2>"$out/pingpong_$m.log" || echo "gpu-bench: ping-pong $m failed (see $out/pingpong_$m.log)"
+done
+OUT="$out" bash bench/run-overhead.sh | tail -3
 echo "gpu-bench: results in $out (tests rc=$tests_rc, bench rc=$bench_rc)"
 [ $tests_rc -eq 0 ] && [ $bench_rc -eq 0 ]

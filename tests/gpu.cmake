@@ -121,7 +121,7 @@ foreach(method oneshot staged auto)
   add_test(NAME emu_p2p_${method} COMMAND ${TJ_CHECKED} --silent --
            ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_METHOD=${method}
            -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p -np 2
-           $<TARGET_FILE:test_p2p> --types 180)
+           $<TARGET_FILE:test_p2p> --types 126)
   set_tests_properties(emu_p2p_${method} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 endforeach()
 add_test(NAME emu_p2p_ring4 COMMAND ${TJ_CHECKED} --silent --

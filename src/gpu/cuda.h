@@ -57,7 +57,8 @@ void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out);
 tj_mem_t tj_gpu_classify(const void *ptr, int *device);
 
 /* True when kernels and copies may use the bytes [lo, hi) of the allocation @p p describes
- * (always true for host memory, which has no allocation bounds typejit can check). */
+ * (always true for host memory, and for an allocation whose range the driver did not report:
+ * there is nothing to check). */
 bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi);
 
 /* Enter @p ctx on the calling thread (pushing it when it is not current). TJ_ERR_CONTEXT,
