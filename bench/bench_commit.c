@@ -7,8 +7,9 @@
  *
  * The 3-D objects of the paper's figure 7 are built four ways (subarray; hvector of vector;
  * hvector of hvector of vector; subarray of vector) for a few cuboids. With the library
- * preloaded, MPI_Type_commit and MPI_Type_free go through typejit while PMPI_Type_commit and
- * PMPI_Type_free bypass it, so both are timed in the same process, interleaved round by round.
+ * preloaded, the MPI_Type_* constructors, MPI_Type_commit and MPI_Type_free go through typejit
+ * (which records each new type's translation in its constructor wrappers) while the PMPI_Type_*
+ * ones bypass it, so both are timed in the same process, interleaved round by round.
  * Each round times a batch of `iters` types phase by phase (create, commit, free) and then the
  * combined loop (create, commit, free one type at a time); each column is the median over the
  * rounds of the mean time per type. Without the library preloaded both columns time the system
@@ -57,12 +58,20 @@ static const cuboid_t cuboids[] = {
 };
 
 typedef int (*type_fn_t)(MPI_Datatype *);
+typedef int (*vector_fn_t)(int, int, int, MPI_Datatype, MPI_Datatype *);
+typedef int (*hvector_fn_t)(int, int, MPI_Aint, MPI_Datatype, MPI_Datatype *);
+typedef int (*subarray_fn_t)(int, const int[], const int[], const int[], int, MPI_Datatype,
+                             MPI_Datatype *);
 
-/* The native pair bypasses the interposer; the typejit pair resolves to the preloaded wrappers
- * (to the system MPI when nothing is preloaded). */
+/* The native set bypasses the interposer; the typejit set resolves to the preloaded wrappers
+ * (to the system MPI when nothing is preloaded). typejit records each new type's translation in
+ * its constructor wrappers, so the constructors are part of each mode. */
 typedef struct {
     const char *name;
     type_fn_t commit, release;
+    vector_fn_t vector;
+    hvector_fn_t hvector;
+    subarray_fn_t subarray;
 } bmode_t;
 
 typedef struct {
@@ -101,9 +110,9 @@ static void check(int rc, const char *what)
     }
 }
 
-/* Build one object; parts[0] is the type to commit, the others are intermediates that are freed
- * with it. Returns how many handles were created. Nothing here is intercepted by typejit. */
-static int create(const cuboid_t *c, repr_t r, MPI_Datatype *parts)
+/* Build one object with the constructors of @p m; parts[0] is the type to commit, the others are
+ * intermediates that are freed with it. Returns how many handles were created. */
+static int create(const cuboid_t *c, repr_t r, const bmode_t *m, MPI_Datatype *parts)
 {
     const int sx = c->sub[0], sy = c->sub[1], sz = c->sub[2];
     const int ax = c->alloc[0], ay = c->alloc[1], az = c->alloc[2];
@@ -113,29 +122,27 @@ static int create(const cuboid_t *c, repr_t r, MPI_Datatype *parts)
     case SUBARRAY: {
         int sizes[3] = {az, ay, ax}, subs[3] = {sz, sy, sx};
         int starts[3] = {c->start[2], c->start[1], c->start[0]};
-        check(MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, c->elem, &parts[0]),
+        check(m->subarray(3, sizes, subs, starts, MPI_ORDER_C, c->elem, &parts[0]),
               "MPI_Type_create_subarray");
         return 1;
     }
     case HVEC_VEC:
-        check(MPI_Type_vector(sy, sx, ax, c->elem, &parts[1]), "MPI_Type_vector");
-        check(MPI_Type_create_hvector(sz, 1, plane, parts[1], &parts[0]),
-              "MPI_Type_create_hvector");
+        check(m->vector(sy, sx, ax, c->elem, &parts[1]), "MPI_Type_vector");
+        check(m->hvector(sz, 1, plane, parts[1], &parts[0]), "MPI_Type_create_hvector");
         return 2;
     case HVEC_HVEC_VEC:
         /* The row is a vector of single elements one element apart: a contiguous run written
          * the long way, which the canonical passes must fold. */
-        check(MPI_Type_vector(sx, 1, 1, c->elem, &parts[2]), "MPI_Type_vector");
-        check(MPI_Type_create_hvector(sy, 1, row, parts[2], &parts[1]), "MPI_Type_create_hvector");
-        check(MPI_Type_create_hvector(sz, 1, plane, parts[1], &parts[0]),
-              "MPI_Type_create_hvector");
+        check(m->vector(sx, 1, 1, c->elem, &parts[2]), "MPI_Type_vector");
+        check(m->hvector(sy, 1, row, parts[2], &parts[1]), "MPI_Type_create_hvector");
+        check(m->hvector(sz, 1, plane, parts[1], &parts[0]), "MPI_Type_create_hvector");
         return 3;
     case SUBARRAY_VEC: {
         /* The subarray's element is one row of the cuboid, so the x dimension counts rows. */
         int sizes[3] = {az, ay, ax / sx}, subs[3] = {sz, sy, 1};
         int starts[3] = {c->start[2], c->start[1], c->start[0] / sx};
-        check(MPI_Type_vector(1, sx, sx, c->elem, &parts[1]), "MPI_Type_vector");
-        check(MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, parts[1], &parts[0]),
+        check(m->vector(1, sx, sx, c->elem, &parts[1]), "MPI_Type_vector");
+        check(m->subarray(3, sizes, subs, starts, MPI_ORDER_C, parts[1], &parts[0]),
               "MPI_Type_create_subarray");
         return 2;
     }
@@ -153,7 +160,7 @@ static sample_t run_round(const cuboid_t *c, repr_t r, const bmode_t *m, int ite
 
     t0 = now();
     for (int i = 0; i < iters; i++)
-        nparts[i] = create(c, r, h[i]);
+        nparts[i] = create(c, r, m, h[i]);
     t1 = now();
     for (int i = 0; i < iters; i++)
         check(m->commit(&h[i][0]), "commit");
@@ -164,7 +171,7 @@ static sample_t run_round(const cuboid_t *c, repr_t r, const bmode_t *m, int ite
     t3 = now();
     for (int i = 0; i < iters; i++) {
         MPI_Datatype parts[MAX_PARTS];
-        int n = create(c, r, parts);
+        int n = create(c, r, m, parts);
         check(m->commit(&parts[0]), "commit");
         for (int p = 0; p < n; p++)
             check(m->release(&parts[p]), "free");
@@ -178,7 +185,7 @@ static sample_t run_round(const cuboid_t *c, repr_t r, const bmode_t *m, int ite
 }
 
 /* What typejit made of the object, through its public tj_type_describe when preloaded. */
-static void describe(const cuboid_t *c, repr_t r, const char *label)
+static void describe(const cuboid_t *c, repr_t r, const bmode_t *m, const char *label)
 {
     static char first_layout[512];
     static const cuboid_t *first_of;
@@ -186,7 +193,7 @@ static void describe(const cuboid_t *c, repr_t r, const char *label)
     describe_fn_t fn = (describe_fn_t)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
     MPI_Datatype parts[MAX_PARTS];
     char text[512] = "";
-    int n = create(c, r, parts);
+    int n = create(c, r, m, parts);
     int size;
 
     check(MPI_Type_commit(&parts[0]), "MPI_Type_commit");
@@ -248,7 +255,8 @@ static const huge_t huges[] = {
 };
 #define NHUGES (sizeof(huges) / sizeof(huges[0]))
 
-static MPI_Datatype huge_create(const huge_t *h)
+/* Native mode calls the PMPI constructors: typejit's wrappers translate the type at creation. */
+static MPI_Datatype huge_create(const huge_t *h, bool native)
 {
     int n = h->n, esize;
     int *bl = malloc((size_t)n * sizeof(int)), *d = malloc((size_t)n * sizeof(int));
@@ -269,24 +277,32 @@ static MPI_Datatype huge_create(const huge_t *h)
     }
     switch (h->kind) {
     case H_INDEXED:
-        check(MPI_Type_indexed(n, bl, d, h->elem, &t), "MPI_Type_indexed");
+        check((native ? PMPI_Type_indexed : MPI_Type_indexed)(n, bl, d, h->elem, &t),
+              "MPI_Type_indexed");
         break;
     case H_HINDEXED:
-        check(MPI_Type_create_hindexed(n, bl, bd, h->elem, &t), "MPI_Type_create_hindexed");
+        check(
+            (native ? PMPI_Type_create_hindexed : MPI_Type_create_hindexed)(n, bl, bd, h->elem, &t),
+            "MPI_Type_create_hindexed");
         break;
     case H_INDEXED_BLOCK:
-        check(MPI_Type_create_indexed_block(n, h->blen, d, h->elem, &t),
+        check((native ? PMPI_Type_create_indexed_block
+                      : MPI_Type_create_indexed_block)(n, h->blen, d, h->elem, &t),
               "MPI_Type_create_indexed_block");
         break;
     case H_HINDEXED_BLOCK:
-        check(MPI_Type_create_hindexed_block(n, h->blen, bd, h->elem, &t),
+        check((native ? PMPI_Type_create_hindexed_block
+                      : MPI_Type_create_hindexed_block)(n, h->blen, bd, h->elem, &t),
               "MPI_Type_create_hindexed_block");
         break;
     case H_STRUCT:
-        check(MPI_Type_create_struct(n, bl, bd, types, &t), "MPI_Type_create_struct");
+        check((native ? PMPI_Type_create_struct : MPI_Type_create_struct)(n, bl, bd, types, &t),
+              "MPI_Type_create_struct");
         break;
     case H_VECTOR:
-        check(MPI_Type_vector(n, h->blen, (int)h->disp_a, h->elem, &t), "MPI_Type_vector");
+        check(
+            (native ? PMPI_Type_vector : MPI_Type_vector)(n, h->blen, (int)h->disp_a, h->elem, &t),
+            "MPI_Type_vector");
         break;
     }
     free(bl);
@@ -304,13 +320,14 @@ static long maxrss_kb(void)
 }
 
 /* Create, commit, free one huge type; *create_ms gets the time of the constructor call (with
- * filling its argument arrays) and *grown_kb the growth of the peak resident set over the
- * commit. Returns the commit time in milliseconds. */
+ * filling its argument arrays; typejit translates the type in its constructor wrapper) and
+ * *grown_kb the growth of the peak resident set over create + commit. Returns the commit time
+ * in milliseconds. */
 static double huge_commit(const huge_t *h, const bmode_t *m, double *create_ms, long *grown_kb)
 {
-    double t0 = now(), t1, t2;
-    MPI_Datatype t = huge_create(h);
     long r0 = maxrss_kb();
+    double t0 = now(), t1, t2;
+    MPI_Datatype t = huge_create(h, m->commit == PMPI_Type_commit);
 
     t1 = now();
     check(m->commit(&t), "commit");
@@ -329,18 +346,18 @@ static int run_huge(const bmode_t *modes, const bool *use, int rounds, const cha
 
     for (size_t i = 0; i < NHUGES; i++)
         selected += filter == NULL || strstr(huges[i].name, filter) != NULL;
-    printf("# huge types: create untimed, commit timed one type at a time, median of %d rounds "
-           "(modes alternate); create_ms includes filling the argument arrays; "
+    printf("# huge types: create and commit timed one type at a time, median of %d rounds "
+           "(modes alternate); create_ms (native, typejit_create_ms typejit's: it translates "
+           "the type in its constructor wrapper) includes filling the argument arrays; "
            "create_commit_ratio = (create+commit) typejit/native; peak_growth_mb = growth of "
-           "ru_maxrss over the first commit, "
+           "ru_maxrss over the first create + commit, "
            "reported only with one shape and one mode selected (a fresh process)\n",
            rounds);
     printf("shape,members,create_ms,native_commit_ms,typejit_commit_ms,commit_ratio,"
-           "create_commit_ratio,peak_growth_mb\n");
+           "create_commit_ratio,peak_growth_mb,typejit_create_ms\n");
     for (size_t i = 0; i < NHUGES; i++) {
         const huge_t *h = &huges[i];
-        double v[2][MAX_ROUNDS], cr[MAX_ROUNDS * 2], med[2] = {0, 0}, create;
-        int ncr = 0;
+        double v[2][MAX_ROUNDS], cr[2][MAX_ROUNDS], med[2] = {0, 0}, create[2] = {0, 0};
         long grown[2] = {-1, -1};
         char peak[32] = "";
 
@@ -352,18 +369,20 @@ static int run_huge(const bmode_t *modes, const bool *use, int rounds, const cha
                 long g;
                 if (!use[k])
                     continue;
-                v[k][round] = huge_commit(h, &modes[k], &cr[ncr++], &g);
+                v[k][round] = huge_commit(h, &modes[k], &cr[k][round], &g);
                 if (grown[k] < 0)
                     grown[k] = g;
             }
         for (int k = 0; k < 2; k++)
-            if (use[k])
+            if (use[k]) {
                 med[k] = median(v[k], rounds);
-        create = median(cr, ncr);
+                create[k] = median(cr[k], rounds);
+            }
         if (selected == 1 && use[0] != use[1])
             snprintf(peak, sizeof(peak), "%.1f", (double)grown[use[1]] / 1024.0);
-        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", h->name, h->n, create, med[0], med[1],
-               ratio(med[1], med[0]), ratio(create + med[1], create + med[0]), peak);
+        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%.3f\n", h->name, h->n, create[0], med[0], med[1],
+               ratio(med[1], med[0]), ratio(create[1] + med[1], create[0] + med[0]), peak,
+               create[1]);
         fflush(stdout);
     }
     /* After the timings: a first commit here would set the peak the growth is measured from. */
@@ -375,7 +394,7 @@ static int run_huge(const bmode_t *modes, const bool *use, int rounds, const cha
             continue;
         if (!use[1])
             break;
-        t = huge_create(&huges[i]);
+        t = huge_create(&huges[i], false);
         check(MPI_Type_commit(&t), "MPI_Type_commit");
         MPI_Type_size(t, &size);
         if (fn == NULL || fn(&t, text, sizeof(text)) != 0)
@@ -399,8 +418,10 @@ int main(int argc, char **argv)
     const char *(*version)(void);
     int rounds = 20, iters = 2000;
     const char *filter = NULL, *only = "both";
-    bmode_t modes[2] = {{"native", PMPI_Type_commit, PMPI_Type_free},
-                        {"typejit", MPI_Type_commit, MPI_Type_free}};
+    bmode_t modes[2] = {{"native", PMPI_Type_commit, PMPI_Type_free, PMPI_Type_vector,
+                         PMPI_Type_create_hvector, PMPI_Type_create_subarray},
+                        {"typejit", MPI_Type_commit, MPI_Type_free, MPI_Type_vector,
+                         MPI_Type_create_hvector, MPI_Type_create_subarray}};
     MPI_Datatype(*h)[MAX_PARTS];
     int *nparts;
     bool use[2], huge = false, quick = false, rounds_set = false;
@@ -477,7 +498,7 @@ int main(int argc, char **argv)
             char label[128];
             snprintf(label, sizeof(label), "%s_%s", repr_names[r], cuboids[ci].name);
             if (filter == NULL || strstr(label, filter) != NULL)
-                describe(&cuboids[ci], (repr_t)r, label);
+                describe(&cuboids[ci], (repr_t)r, &modes[1], label);
         }
     printf("shape,create_us,native_commit_us,typejit_commit_us,ratio,commit_ratio,"
            "create_commit_ratio,native_free_us,typejit_free_us,native_total_us,typejit_total_us,"

@@ -3,7 +3,7 @@
 #   bash bench/gpu-bench.sh [--quick] [--kit DIR]
 # Builds the project in Release (using the Open MPI kit in DIR, default .device/ or
 # ../shared/device/, when there is no mpicc), runs the tests labelled gpu, then the pack/unpack
-# sweep and the small-object MPI_Pack timings, writes CSV and PNG plots to bench/results/gpu/
+# sweep and the small-object MPI_Pack timings (then ping-pong, collectives and halo3d per method), writes CSV and PNG plots to bench/results/gpu/
 # (or $OUT when set) and prints a short table. Without a GPU it says so and stops after the
 # build and the (skipped) gpu tests.
 set -uo pipefail
@@ -72,5 +72,20 @@ for m in oneshot staged device auto; do
         >"$out/pingpong_$m.csv" 2>"$out/pingpong_$m.log" || echo "gpu-bench: ping-pong $m failed (see $out/pingpong_$m.log)"
 done
 OUT="$out" bash bench/run-overhead.sh | tail -3
+# Collectives on device datatypes per method, with the pack / communicate / unpack split, and the
+# main job's halo exchange by each --collective (TEMPI's 3-D halo: radius 3, 8 doubles a point),
+# on 2 and 4 ranks of this one GPU.
+for np in 2 4; do
+    mpin=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np"
+          -x "LD_PRELOAD=$build/libtypejit.so" -x TYPEJIT_CACHE_DIR)
+    "${mpin[@]}" "$build/bench/bench_coll" $quick >"$out/coll_np$np.csv" 2>"$out/coll_np$np.log" ||
+        echo "gpu-bench: collectives on $np ranks failed (see $out/coll_np$np.log)"
+    for c in pack alltoallv neighbor isend; do
+        "${mpin[@]}" "$build/halo3d" --device --collective "$c" --n 64 --iters 20 \
+            >"$out/halo3d_${c}_np$np.txt" 2>&1 ||
+            echo "gpu-bench: halo3d --collective $c on $np ranks failed (see $out/halo3d_${c}_np$np.txt)"
+        grep -h "per iteration" "$out/halo3d_${c}_np$np.txt" | sed "s/^/halo3d $c np=$np: /"
+    done
+done
 echo "gpu-bench: results in $out (tests rc=$tests_rc, bench rc=$bench_rc)"
 [ $tests_rc -eq 0 ] && [ $bench_rc -eq 0 ]

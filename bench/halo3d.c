@@ -1,21 +1,33 @@
-/* The main job: a 3-D halo exchange (TEMPI, section 6.4). Each rank owns an N^3 block of doubles
- * with a ghost shell of radius R and exchanges all 26 faces, edges and corners with its
- * neighbours in a periodic process grid: every region is an MPI derived datatype (subarray for
- * half of the directions, vector of vectors for the others), packed with MPI_Pack into one buffer
- * grouped by destination, exchanged with MPI_Alltoallv and unpacked with MPI_Unpack. Each ghost
- * cell is then checked against the value its owner holds, and rank 0 prints what typejit made of
- * each datatype.
+/* The main job: a 3-D halo exchange (TEMPI, section 6.4). Each rank owns an N^3 block of grid
+ * points, Q doubles each (8 by default, as in the paper), with a ghost shell of radius R (3 by
+ * default) and exchanges all 26 faces, edges and corners with its neighbours in a periodic
+ * process grid: every region is an MPI derived datatype (subarray for half of the directions,
+ * vector of vectors for the others). Each ghost cell is then checked against the value its owner
+ * holds, and rank 0 prints what typejit made of each datatype and the time per iteration.
+ *
+ * How the halos move (--collective):
+ *   pack       MPI_Pack into one buffer grouped by destination, MPI_Alltoallv of the packed
+ *              bytes, MPI_Unpack (the default; pack, exchange and unpack are timed apart);
+ *   alltoallv  the derived datatypes straight to MPI_Alltoallw, one type per peer: as many
+ *              rounds as the most directions any one peer rank takes (one on 27 or more ranks);
+ *   neighbor   MPI_Neighbor_alltoallw on a distributed graph of the 26 neighbours, one slot
+ *              and one datatype per direction;
+ *   isend      MPI_Irecv and MPI_Isend of each region's datatype, then MPI_Waitall.
+ * In the last three the packing happens inside the MPI calls (typejit's, when preloaded), so
+ * only the whole exchange is timed.
  *
  * With --device the grid lives in GPU memory (the CUDA driver is opened with dlopen, so the host
- * mode needs none) and the packed buffers in page-locked mapped host memory: MPI_Pack and
- * MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware or not, moves
- * host memory. The check copies the grid back to the host.
+ * mode needs none); the packed buffers of the pack mode are in page-locked mapped host memory:
+ * MPI_Pack and MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware
+ * or not, moves host memory. The check copies the grid back to the host.
  *
- *   halo3d [--n N] [--radius R] [--iters K] [--host | --device] [--quiet]
+ *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]
+ *          [--collective pack|alltoallv|neighbor|isend] [--quiet]
  */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,16 +36,26 @@
 
 typedef int (*describe_fn)(const void *, char *, size_t);
 
-static int n = 32, radius = 2, iters = 10, quiet = 0, device = 0;
+static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0;
+
+typedef enum { EX_PACK, EX_ALLTOALLV, EX_NEIGHBOR, EX_ISEND } exchange_t;
+static exchange_t mode = EX_PACK;
+static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend"};
 
 static const char usage[] =
-    "usage: halo3d [--n N] [--radius R] [--iters K] [--host | --device] [--quiet]\n"
-    "  --n N       points per side per rank (default 32)\n"
-    "  --radius R  ghost-shell radius, 1 <= R <= N (default 2)\n"
-    "  --iters K   exchanges, K >= 1 (default 10)\n"
-    "  --host      grid in host memory (default)\n"
-    "  --device    grid in GPU memory, packed buffers in page-locked host memory\n"
-    "  --quiet     print only the PASS/FAIL line\n";
+    "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]\n"
+    "              [--collective pack|alltoallv|neighbor|isend] [--quiet]\n"
+    "  --n N          points per side per rank (default 32)\n"
+    "  --radius R     ghost-shell radius, 1 <= R <= N (default 3)\n"
+    "  --per-point Q  doubles per grid point (default 8)\n"
+    "  --iters K      exchanges, K >= 1 (default 10)\n"
+    "  --host         grid in host memory (default)\n"
+    "  --device       grid in GPU memory, packed buffers in page-locked host memory\n"
+    "  --collective   how halos move: pack (MPI_Pack + MPI_Alltoallv + MPI_Unpack, default),\n"
+    "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
+    "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
+    "                 (MPI_Isend/MPI_Irecv of each region)\n"
+    "  --quiet        print only the PASS/FAIL line\n";
 
 /* The few driver calls the device mode makes, as an application would. */
 static struct {
@@ -117,8 +139,7 @@ static int int_arg(const char *opt, const char *text, int min)
     char *end;
     long v = strtol(text, &end, 10);
     if (*text == '\0' || *end != '\0' || v < min || v > 1 << 20) {
-        fprintf(stderr, "halo3d: %s needs an integer >= %d, not \"%s\"\n%s", opt, min, text,
-                usage);
+        fprintf(stderr, "halo3d: %s needs an integer >= %d, not \"%s\"\n%s", opt, min, text, usage);
         exit(2);
     }
     return (int)v;
@@ -131,10 +152,11 @@ static size_t at(int x, int y, int z)
     return ((size_t)(z + radius) * p + (size_t)(y + radius)) * p + (size_t)(x + radius);
 }
 
-/* The value a cell holds: a function of its global coordinates, so any rank can check it. */
-static double value(int gx, int gy, int gz)
+/* The value component c of a point holds: a function of its global coordinates, so any rank can
+ * check it. */
+static double value(int gx, int gy, int gz, int c)
 {
-    return gx + 1000.0 * gy + 1000000.0 * gz;
+    return (gx + 1000.0 * gy + 1000000.0 * gz) * q + c;
 }
 
 /* One axis of a region, for the direction component d in -1..1: the cells sent (interior, next
@@ -153,29 +175,31 @@ static void region(int d, int send, int *start, int *size)
     }
 }
 
-/* A box of the padded array as a datatype: subarray, or the same layout as an hvector of
- * vectors, so that both constructions meet typejit. */
+/* A box of the padded array as a datatype: subarray of points (Q contiguous doubles), or the
+ * same layout as an hvector of vectors of doubles, so that both constructions meet typejit. */
 static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray)
 {
     int p = n + 2 * radius;
-    MPI_Datatype t, row, plane;
+    MPI_Datatype t, row, plane, point;
     if (as_subarray) {
         int sizes[3] = {p, p, p};
         int subs[3] = {size[2], size[1], size[0]};
         int starts[3] = {start[2] + radius, start[1] + radius, start[0] + radius};
-        MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+        MPI_Type_contiguous(q, MPI_DOUBLE, &point);
+        MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, point, &t);
+        MPI_Type_free(&point);
     } else {
-        /* x runs of size[0] doubles, size[1] of them p apart, size[2] planes p*p apart; the
-         * displacement of the box origin comes from a struct with one member. */
-        MPI_Aint disp = (MPI_Aint)(at(start[0], start[1], start[2]) * sizeof(double));
+        /* x runs of size[0] points, size[1] of them p points apart, size[2] planes p*p apart;
+         * the displacement of the box origin comes from a struct with one member. */
+        MPI_Aint disp = (MPI_Aint)(at(start[0], start[1], start[2]) * q * sizeof(double));
         int one = 1;
         MPI_Datatype moved;
-        MPI_Type_vector(size[1], size[0], p, MPI_DOUBLE, &row);
-        MPI_Type_create_hvector(size[2], 1, (MPI_Aint)p * p * (MPI_Aint)sizeof(double), row,
+        MPI_Type_vector(size[1], size[0] * q, p * q, MPI_DOUBLE, &row);
+        MPI_Type_create_hvector(size[2], 1, (MPI_Aint)p * p * q * (MPI_Aint)sizeof(double), row,
                                 &plane);
         MPI_Type_create_struct(1, &one, &disp, &plane, &moved);
         /* The extent of the whole padded array, as for the subarray. */
-        MPI_Type_create_resized(moved, 0, (MPI_Aint)p * p * p * (MPI_Aint)sizeof(double), &t);
+        MPI_Type_create_resized(moved, 0, (MPI_Aint)p * p * p * q * (MPI_Aint)sizeof(double), &t);
         MPI_Type_free(&row);
         MPI_Type_free(&plane);
         MPI_Type_free(&moved);
@@ -210,6 +234,18 @@ int main(int argc, char **argv)
             n = int_arg("--n", argv[++i], 1);
         } else if (strcmp(argv[i], "--radius") == 0 && v) {
             radius = int_arg("--radius", argv[++i], 1);
+        } else if (strcmp(argv[i], "--per-point") == 0 && v) {
+            q = int_arg("--per-point", argv[++i], 1);
+        } else if (strcmp(argv[i], "--collective") == 0 && v) {
+            const char *m = argv[++i];
+            int k = 0;
+            while (k < 4 && strcmp(m, mode_names[k]) != 0)
+                k++;
+            if (k == 4) {
+                fprintf(stderr, "halo3d: unknown --collective \"%s\"\n%s", m, usage);
+                return 2;
+            }
+            mode = (exchange_t)k;
         } else if (strcmp(argv[i], "--iters") == 0 && v) {
             iters = int_arg("--iters", argv[++i], 1);
         } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -258,26 +294,82 @@ int main(int argc, char **argv)
     }
 
     size_t cells = at(n + radius - 1, n + radius - 1, n + radius - 1) + 1;
-    double *grid = malloc(cells * sizeof(double));
-    /* What MPI_Pack and MPI_Unpack see: the host grid, or its copy in device memory. */
-    void *field = grid;
-    CUdeviceptr dgrid = 0;
+    size_t values = cells * (size_t)q;
+    double *grid = malloc(values * sizeof(double));
+    /* What the MPI calls see: the host grid, or its copy in device memory. A collective may not
+     * take one buffer as both its send and its receive buffer, so the alltoallv and neighbor
+     * modes receive into a second copy of the grid (`rfield`), whose ghosts are checked. */
+    void *field = grid, *rfield = grid;
+    CUdeviceptr dgrid = 0, drgrid = 0;
+    bool two = mode == EX_ALLTOALLV || mode == EX_NEIGHBOR;
+    double *rgrid = two && !device ? malloc(values * sizeof(double)) : NULL;
     int *scount = calloc((size_t)nranks, sizeof(int)),
         *sdispl = calloc((size_t)nranks, sizeof(int));
     int *rcount = calloc((size_t)nranks, sizeof(int)),
         *rdispl = calloc((size_t)nranks, sizeof(int));
+    MPI_Datatype *stypes = calloc((size_t)nranks, sizeof(MPI_Datatype)),
+                 *rtypes = calloc((size_t)nranks, sizeof(MPI_Datatype));
     size_t total = 0;
     for (int d = 0; d < 27; d++)
         if (d != 13)
             total += (size_t)dsize[d];
-    char *sbuf = device ? pinned(total) : malloc(total);
-    char *rbuf = device ? pinned(total) : malloc(total);
-    if (!grid || !scount || !sdispl || !rcount || !rdispl || !sbuf || !rbuf)
+    char *sbuf = mode != EX_PACK ? NULL : device ? pinned(total) : malloc(total);
+    char *rbuf = mode != EX_PACK ? NULL : device ? pinned(total) : malloc(total);
+    if (!grid || !scount || !sdispl || !rcount || !rdispl || !stypes || !rtypes ||
+        (mode == EX_PACK && (!sbuf || !rbuf)) || (two && !device && !rgrid))
         die("out of memory");
+    rfield = two ? (void *)rgrid : field;
     if (device) {
-        cu_ok(cu.alloc(&dgrid, cells * sizeof(double)), "cuMemAlloc");
-        field = (void *)(uintptr_t)dgrid;
+        cu_ok(cu.alloc(&dgrid, values * sizeof(double)), "cuMemAlloc");
+        field = rfield = (void *)(uintptr_t)dgrid;
+        if (two) {
+            cu_ok(cu.alloc(&drgrid, values * sizeof(double)), "cuMemAlloc");
+            rfield = (void *)(uintptr_t)drgrid;
+        }
     }
+
+    /* The directions each peer rank takes, in ascending order: what goes to rank r, and what
+     * arrives from rank s (the directions d it sends to us land in our ghosts on side 26 - d;
+     * the process grid is periodic, so every rank has the same pattern). The alltoallv mode
+     * exchanges the k-th of each in round k. */
+    int rounds = 0, *nto = calloc((size_t)nranks, sizeof(int));
+    int(*to)[26] = calloc((size_t)nranks, sizeof(*to)),
+    (*from)[26] = calloc((size_t)nranks, sizeof(*from));
+    if (!nto || !to || !from)
+        die("out of memory");
+    for (int r = 0; r < nranks; r++) {
+        int k = 0, j = 0;
+        for (int d = 0; d < 27; d++) {
+            if (d != 13 && nbr[d] == r)
+                to[r][k++] = d;
+            if (d != 13 && nbr[26 - d] == r)
+                from[r][j++] = d;
+        }
+        nto[r] = k;
+        if (k > rounds)
+            rounds = k;
+    }
+    /* The neighbor mode's graph: slot k is direction d_k, sent to nbr[d_k] and received from
+     * nbr[26 - d_k]; two slots between one pair of ranks are matched in slot order. */
+    MPI_Comm graph = MPI_COMM_NULL;
+    int gsrc[26], gdst[26], gcnt[26], weights[26];
+    MPI_Aint gdis[26];
+    MPI_Datatype gs_t[26], gr_t[26];
+    for (int d = 0, k = 0; d < 27; d++) {
+        if (d == 13)
+            continue;
+        gdst[k] = nbr[d];
+        gsrc[k] = nbr[26 - d];
+        gs_t[k] = send_t[d];
+        gr_t[k] = recv_t[26 - d];
+        gcnt[k] = 1;
+        gdis[k] = 0;
+        weights[k] = 1;
+        k++;
+    }
+    if (mode == EX_NEIGHBOR)
+        MPI_Dist_graph_create_adjacent(cart, 26, gsrc, weights, 26, gdst, weights, MPI_INFO_NULL, 0,
+                                       &graph);
 
     for (int it = 0; it < iters; it++) {
         /* Interior from the global coordinates, ghosts poisoned. */
@@ -285,48 +377,80 @@ int main(int argc, char **argv)
             for (int y = -radius; y < n + radius; y++)
                 for (int x = -radius; x < n + radius; x++) {
                     int inside = x >= 0 && x < n && y >= 0 && y < n && z >= 0 && z < n;
-                    grid[at(x, y, z)] =
-                        inside ? value(coords[0] * n + x, coords[1] * n + y, coords[2] * n + z)
-                               : -1.0;
+                    for (int c = 0; c < q; c++)
+                        grid[at(x, y, z) * q + c] =
+                            inside
+                                ? value(coords[0] * n + x, coords[1] * n + y, coords[2] * n + z, c)
+                                : -1.0;
                 }
         if (device)
-            cu_ok(cu.htod(dgrid, grid, cells * sizeof(double)), "cuMemcpyHtoD");
+            cu_ok(cu.htod(dgrid, grid, values * sizeof(double)), "cuMemcpyHtoD");
+        if (device && two)
+            cu_ok(cu.htod(drgrid, grid, values * sizeof(double)), "cuMemcpyHtoD");
+        else if (two)
+            memcpy(rgrid, grid, values * sizeof(double));
 
-        /* Pack grouped by destination, directions in ascending order within each group. */
-        double t0 = now();
-        int pos = 0;
-        for (int r = 0; r < nranks; r++) {
-            sdispl[r] = pos;
-            for (int d = 0; d < 27; d++)
-                if (d != 13 && nbr[d] == r)
-                    MPI_Pack(field, 1, send_t[d], sbuf, (int)total, &pos, cart);
-            scount[r] = pos - sdispl[r];
+        double t0 = now(), t1 = t0, t2 = t0, t3;
+        if (mode == EX_PACK) {
+            /* Pack grouped by destination, directions in ascending order within each group. */
+            int pos = 0;
+            for (int r = 0; r < nranks; r++) {
+                sdispl[r] = pos;
+                for (int k = 0; k < nto[r]; k++)
+                    MPI_Pack(field, 1, send_t[to[r][k]], sbuf, (int)total, &pos, cart);
+                scount[r] = pos - sdispl[r];
+            }
+            t1 = now();
+            int rpos = 0;
+            for (int s = 0; s < nranks; s++) {
+                rdispl[s] = rpos;
+                for (int k = 0; k < nto[s]; k++)
+                    rpos += dsize[from[s][k]];
+                rcount[s] = rpos - rdispl[s];
+            }
+            MPI_Alltoallv(sbuf, scount, sdispl, MPI_PACKED, rbuf, rcount, rdispl, MPI_PACKED, cart);
+            t2 = now();
+            for (int s = 0; s < nranks; s++) {
+                int p = rdispl[s];
+                for (int k = 0; k < nto[s]; k++)
+                    MPI_Unpack(rbuf, (int)total, &p, field, 1, recv_t[26 - from[s][k]], cart);
+            }
+        } else if (mode == EX_ALLTOALLV) {
+            for (int k = 0; k < rounds; k++) {
+                for (int r = 0; r < nranks; r++) {
+                    int has = k < nto[r];
+                    scount[r] = rcount[r] = has;
+                    sdispl[r] = rdispl[r] = 0;
+                    stypes[r] = has ? send_t[to[r][k]] : MPI_DOUBLE;
+                    rtypes[r] = has ? recv_t[26 - from[r][k]] : MPI_DOUBLE;
+                }
+                MPI_Alltoallw(field, scount, sdispl, stypes, rfield, rcount, rdispl, rtypes, cart);
+            }
+        } else if (mode == EX_NEIGHBOR) {
+            MPI_Neighbor_alltoallw(field, gcnt, gdis, gs_t, rfield, gcnt, gdis, gr_t, graph);
+        } else {
+            MPI_Request reqs[52];
+            int nreq = 0;
+            for (int d = 0; d < 27; d++) {
+                if (d == 13)
+                    continue;
+                MPI_Irecv(field, 1, recv_t[26 - d], nbr[26 - d], d, cart, &reqs[nreq++]);
+                MPI_Isend(field, 1, send_t[d], nbr[d], d, cart, &reqs[nreq++]);
+            }
+            MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
         }
-        double t1 = now();
-        /* What arrives from rank s: the directions d it sent to us, whose ghosts lie on our
-         * opposite side (26 - d). */
-        int rpos = 0;
-        for (int s = 0; s < nranks; s++) {
-            rdispl[s] = rpos;
-            for (int d = 0; d < 27; d++)
-                if (d != 13 && nbr[26 - d] == s)
-                    rpos += dsize[d];
-            rcount[s] = rpos - rdispl[s];
+        t3 = now();
+        if (mode == EX_PACK) {
+            t_pack += t1 - t0;
+            t_exch += t2 - t1;
+            t_unpack += t3 - t2;
+        } else {
+            t_exch += t3 - t0;
         }
-        MPI_Alltoallv(sbuf, scount, sdispl, MPI_PACKED, rbuf, rcount, rdispl, MPI_PACKED, cart);
-        double t2 = now();
-        for (int s = 0; s < nranks; s++) {
-            int p = rdispl[s];
-            for (int d = 0; d < 27; d++)
-                if (d != 13 && nbr[26 - d] == s)
-                    MPI_Unpack(rbuf, (int)total, &p, field, 1, recv_t[26 - d], cart);
-        }
-        double t3 = now();
-        t_pack += t1 - t0;
-        t_exch += t2 - t1;
-        t_unpack += t3 - t2;
         if (device)
-            cu_ok(cu.dtoh(grid, dgrid, cells * sizeof(double)), "cuMemcpyDtoH");
+            cu_ok(cu.dtoh(grid, two ? drgrid : dgrid, values * sizeof(double)), "cuMemcpyDtoH");
+        else if (two)
+            memcpy(grid, rgrid, values * sizeof(double));
 
         /* Every ghost cell holds its owner's value (periodic wrap of the global grid). */
         int gn[3] = {dims[0] * n, dims[1] * n, dims[2] * n};
@@ -336,8 +460,9 @@ int main(int argc, char **argv)
                     int g[3] = {coords[0] * n + x, coords[1] * n + y, coords[2] * n + z};
                     for (int a = 0; a < 3; a++)
                         g[a] = (g[a] % gn[a] + gn[a]) % gn[a];
-                    if (grid[at(x, y, z)] != value(g[0], g[1], g[2]))
-                        bad++;
+                    for (int c = 0; c < q; c++)
+                        if (grid[at(x, y, z) * q + c] != value(g[0], g[1], g[2], c))
+                            bad++;
                 }
     }
 
@@ -345,9 +470,10 @@ int main(int argc, char **argv)
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, cart);
     if (rank == 0 && !quiet) {
         describe_fn describe = (describe_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
-        printf("halo3d: %d ranks in a %dx%dx%d grid, %d^3 doubles each, radius %d, %d iterations, "
-               "grid in %s memory\n",
-               nranks, dims[0], dims[1], dims[2], n, radius, iters, device ? "device" : "host");
+        printf("halo3d: %d ranks in a %dx%dx%d grid, %d^3 points of %d doubles each, radius %d, "
+               "%d iterations, grid in %s memory, exchange by %s\n",
+               nranks, dims[0], dims[1], dims[2], n, q, radius, iters, device ? "device" : "host",
+               mode_names[mode]);
         if (describe == NULL)
             printf("typejit is not loaded: every datatype is handled by the system MPI\n");
         for (int d = 0; d < 27 && describe != NULL; d++) {
@@ -355,11 +481,19 @@ int main(int argc, char **argv)
             if (d == 13)
                 continue;
             describe(&send_t[d], text, sizeof(text));
-            printf("  send (%+d,%+d,%+d) %-8s %6d B: %s\n", d % 3 - 1, d / 3 % 3 - 1, d / 9 - 1,
+            printf("  send (%+d,%+d,%+d) %-8s %7d B: %s\n", d % 3 - 1, d / 3 % 3 - 1, d / 9 - 1,
                    d % 2 == 0 ? "subarray" : "vector", dsize[d], text);
         }
-        printf("per iteration: pack %.1f us, alltoallv %.1f us, unpack %.1f us\n",
-               1e6 * t_pack / iters, 1e6 * t_exch / iters, 1e6 * t_unpack / iters);
+        if (mode == EX_PACK)
+            printf("per iteration: pack %.1f us, exchange (alltoallv) %.1f us, unpack %.1f us\n",
+                   1e6 * t_pack / iters, 1e6 * t_exch / iters, 1e6 * t_unpack / iters);
+        else
+            printf("per iteration: pack - us, exchange (%s, packing inside) %.1f us, unpack - "
+                   "us\n",
+                   mode == EX_ALLTOALLV  ? "alltoallw"
+                   : mode == EX_NEIGHBOR ? "neighbor_alltoallw"
+                                         : "isend/irecv",
+                   1e6 * t_exch / iters);
     }
     if (rank == 0)
         printf("%s: %ld wrong ghost cells\n", all_bad == 0 ? "PASS" : "FAIL", all_bad);
@@ -369,10 +503,15 @@ int main(int argc, char **argv)
             MPI_Type_free(&recv_t[d]);
         }
     free(grid);
+    free(rgrid);
     if (device) {
         cu.free(dgrid);
-        cu.host_free(sbuf);
-        cu.host_free(rbuf);
+        if (two)
+            cu.free(drgrid);
+        if (mode == EX_PACK) {
+            cu.host_free(sbuf);
+            cu.host_free(rbuf);
+        }
     } else {
         free(sbuf);
         free(rbuf);
@@ -381,6 +520,13 @@ int main(int argc, char **argv)
     free(sdispl);
     free(rcount);
     free(rdispl);
+    free(stypes);
+    free(rtypes);
+    free(nto);
+    free(to);
+    free(from);
+    if (graph != MPI_COMM_NULL)
+        MPI_Comm_free(&graph);
     MPI_Comm_free(&cart);
     MPI_Finalize();
     return all_bad == 0 || rank != 0 ? 0 : 1;

@@ -57,14 +57,14 @@ grep '^# typejit\|WARNING' "$out/cpu_commit.txt"
 echo "== bench_commit --huge (indexed, hindexed, struct types of 65536 to 1,000,000 members)"
 LD_PRELOAD="$lib" "$build/bench/bench_commit" --huge $quick >"$out/cpu_commit_huge.txt"
 huge_rc=$?
-# The peak memory of one commit needs a fresh process per shape and mode.
+# The peak memory of one create + commit needs a fresh process per shape and mode.
 for shape in indexed_1M_int_stride3 indexed_1M_int_last_off dtp_struct_262144int; do
     for mode in native typejit; do
         LD_PRELOAD="$lib" "$build/bench/bench_commit" --huge --rounds 1 --shape "$shape" \
             --mode "$mode" | grep -v '^#' | tail -1 | sed "s/^/$mode,/"
     done
 done >"$out/cpu_commit_huge_mem.csv" || huge_rc=1
-sed -i '1i mode,shape,members,create_ms,native_commit_ms,typejit_commit_ms,commit_ratio,create_commit_ratio,peak_growth_mb' \
+sed -i '1i mode,shape,members,create_ms,native_commit_ms,typejit_commit_ms,commit_ratio,create_commit_ratio,peak_growth_mb,typejit_create_ms' \
     "$out/cpu_commit_huge_mem.csv"
 grep -v '^#' "$out/cpu_commit_huge.txt" >"$out/cpu_commit_huge.csv"
 column -s, -t "$out/cpu_commit_huge.csv" 2>/dev/null || cat "$out/cpu_commit_huge.csv"

@@ -23,6 +23,8 @@
 #define MAX_IMAGE_LEN ((uint64_t)256 << 20)
 #define MAX_KEY_LEN   ((uint32_t)1 << 20)
 #define TMP_ATTEMPTS  16
+/* Seconds between two updates of an entry's access time by loads. */
+#define TOUCH_INTERVAL 60
 
 /* The fixed header at the start of every entry, in the host's byte order. */
 typedef struct {
@@ -38,8 +40,8 @@ _Static_assert(sizeof(entry_header_t) == 32, "the entry header has no padding");
 /* Validate the open entry @p fd. With @p key, the stored key must be exactly that text; without,
  * the stored key must hash to the file name @p hex (the walk over the store knows no keys). On
  * success the image is returned when @p image is not NULL, and the file size in @p size. */
-tj_status_t tj_entry_read(int fd, const char *path, const char *key, const char *hex, void **image,
-                          size_t *image_len, off_t *size)
+tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, const char *key,
+                          const char *hex, void **image, size_t *image_len, off_t *size)
 {
     tj_status_t status = TJ_OK;
     const char *why = NULL;
@@ -58,7 +60,7 @@ tj_status_t tj_entry_read(int fd, const char *path, const char *key, const char 
         status = TJ_ERR_CORRUPT;
         goto out_invalid;
     }
-    if (!tj_store_trusted(&st)) {
+    if (!tj_store_trusts(store, &st)) {
         tj_log_info("cache: ignoring %s: owned by uid %u with mode %03o", path, (unsigned)st.st_uid,
                     (unsigned)(st.st_mode & 07777));
         return TJ_ERR_UNTRUSTED;
@@ -142,6 +144,57 @@ out_free:
     return status;
 }
 
+/* Trimming removes the entries used least recently, judged by their access time. Mounts with
+ * noatime never update it and relatime rarely, so a load sets it explicitly; at most once a
+ * minute per entry, so that the ranks of a job loading one kernel do not all write. */
+static void touch(int fd)
+{
+    struct timespec now, times[2];
+    struct stat st;
+
+    if (fstat(fd, &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
+        return;
+    if (st.st_atim.tv_sec > now.tv_sec - TOUCH_INTERVAL && st.st_atim.tv_sec <= now.tv_sec)
+        return;
+    times[0].tv_sec = 0;
+    times[0].tv_nsec = UTIME_NOW;
+    times[1].tv_sec = 0;
+    times[1].tv_nsec = UTIME_OMIT;
+    /* A failure (a read-only mount) only makes trimming less exact. */
+    (void)futimens(fd, times);
+}
+
+tj_status_t tj_entry_read_key(int fd, char **key)
+{
+    entry_header_t h;
+    struct stat st;
+    uint64_t total;
+    char *kbuf;
+
+    if (fstat(fd, &st) != 0)
+        return TJ_ERR_IO;
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(h) ||
+        !tj_store_pread_all(fd, &h, sizeof(h), 0) ||
+        memcmp(h.magic, ENTRY_MAGIC, sizeof(h.magic)) != 0 ||
+        h.format_version != TJ_STORE_FORMAT_VERSION || h.key_len > MAX_KEY_LEN ||
+        h.image_len > MAX_IMAGE_LEN ||
+        __builtin_add_overflow((uint64_t)sizeof(h), (uint64_t)h.key_len, &total) ||
+        __builtin_add_overflow(total, h.image_len, &total) || total != (uint64_t)st.st_size)
+        return TJ_ERR_CORRUPT;
+    kbuf = malloc((size_t)h.key_len + 1);
+    if (kbuf == NULL) {
+        tj_log_error("cache: out of memory reading a key");
+        return TJ_ERR_NOMEM;
+    }
+    if (!tj_store_pread_all(fd, kbuf, h.key_len, (off_t)sizeof(h))) {
+        free(kbuf);
+        return TJ_ERR_CORRUPT;
+    }
+    kbuf[h.key_len] = '\0';
+    *key = kbuf;
+    return TJ_OK;
+}
+
 tj_status_t tj_store_load(tj_store_t *store, const char *toolchain, const char *arch,
                           const char *key, void **image, size_t *len)
 {
@@ -177,7 +230,9 @@ tj_status_t tj_store_load(tj_store_t *store, const char *toolchain, const char *
         }
         goto out_arch;
     }
-    status = tj_entry_read(fd, path, key, NULL, image, len, &size);
+    status = tj_entry_read(store, fd, path, key, NULL, image, len, &size);
+    if (status == TJ_OK && store->mode == TJ_STORE_RW)
+        touch(fd);
     close(fd);
 out_arch:
     close(arch_fd);

@@ -14,6 +14,8 @@
 #include "util/common.h"
 
 #define MAX_MANIFEST ((size_t)64 << 20)
+/* Times an appender takes the lock again after the file was replaced under it. */
+#define MANIFEST_REOPENS 8
 
 /* A manifest line is well formed when it is non-blank printable ASCII of bounded length. */
 static bool line_ok(const char *line, size_t len)
@@ -44,7 +46,7 @@ void tj_manifest_free_lines(line_entry_t **set)
 }
 
 /* Add @p hash to @p set; *added tells whether it was new. */
-static tj_status_t set_add(line_entry_t **set, tj_hash_t hash, bool *added)
+tj_status_t tj_manifest_set_add(line_entry_t **set, tj_hash_t hash, bool *added)
 {
     line_entry_t *e;
     bool oom = false;
@@ -88,7 +90,7 @@ static tj_status_t manifest_slurp(tj_store_t *store, char **text, size_t *len)
                    strerror(errno));
         return errno == ELOOP ? TJ_ERR_UNTRUSTED : TJ_ERR_IO;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !tj_store_trusted(&st)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !tj_store_trusts(store, &st)) {
         STORE_WARN(store,
                    "cache: not using %s/" MANIFEST_NAME ": not a regular file of yours that "
                    "only you can write",
@@ -168,7 +170,7 @@ static tj_status_t each_line(char *text, size_t len,
 static tj_status_t remember_line(const char *line, size_t n, void *arg)
 {
     bool added;
-    return set_add(arg, tj_hash_bytes(line, n), &added);
+    return tj_manifest_set_add(arg, tj_hash_bytes(line, n), &added);
 }
 
 typedef struct {
@@ -183,7 +185,7 @@ static tj_status_t deliver_line(const char *line, size_t n, void *arg)
     tj_status_t status;
     bool added;
 
-    status = set_add(&ctx->seen, tj_hash_bytes(line, n), &added);
+    status = tj_manifest_set_add(&ctx->seen, tj_hash_bytes(line, n), &added);
     if (status == TJ_OK && added)
         ctx->fn(line, ctx->arg);
     return status;
@@ -230,7 +232,7 @@ static tj_status_t manifest_open_append(tj_store_t *store, int *out)
                    strerror(errno));
         return errno == ELOOP ? TJ_ERR_UNTRUSTED : TJ_ERR_IO;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !tj_store_trusted(&st)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !tj_store_trusts(store, &st)) {
         STORE_WARN(store,
                    "cache: not using %s/" MANIFEST_NAME ": not a regular file of yours that "
                    "only you can write",
@@ -240,6 +242,39 @@ static tj_status_t manifest_open_append(tj_store_t *store, int *out)
     }
     *out = fd;
     return TJ_OK;
+}
+
+/* Open the manifest for appending and take its file lock. Trimming replaces the file by another
+ * (rename, under the lock of the old one): a lock taken on a file that no longer has the name is
+ * let go and taken again on the new one, so that no line is appended to a file nobody reads. */
+static tj_status_t manifest_lock(tj_store_t *store, int *out)
+{
+    struct stat mine, named;
+    tj_status_t status;
+    int fd;
+
+    for (int attempt = 0; attempt < MANIFEST_REOPENS; attempt++) {
+        if ((status = manifest_open_append(store, &fd)) != TJ_OK)
+            return status;
+        while (flock(fd, LOCK_EX) != 0) {
+            if (errno != EINTR) {
+                STORE_WARN(store, "cache: cannot lock %s/" MANIFEST_NAME ": %s", store->dir,
+                           strerror(errno));
+                close(fd);
+                return TJ_ERR_IO;
+            }
+        }
+        if (fstat(fd, &mine) == 0 &&
+            fstatat(store->root_fd, MANIFEST_NAME, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+            mine.st_ino == named.st_ino && mine.st_dev == named.st_dev) {
+            *out = fd;
+            return TJ_OK;
+        }
+        close(fd);
+    }
+    STORE_WARN(store, "cache: %s/" MANIFEST_NAME " keeps being replaced; not appending to it",
+               store->dir);
+    return TJ_ERR_IO;
 }
 
 /* Read the lines other writers appended since this store last looked (from manifest_seen to the
@@ -321,21 +356,13 @@ tj_status_t tj_store_manifest_add(tj_store_t *store, const char *line)
     HASH_FIND(hh, store->manifest_lines, &hash, sizeof(hash), e);
     if (e != NULL)
         goto out_unlock;
-    status = manifest_open_append(store, &fd);
-    if (status != TJ_OK)
-        goto out_unlock;
     /* Other processes append too (concurrent `typejit warm`s, the ranks of a job): under the
      * file lock, read what they added since this store last looked, so that a line goes into
      * the file once. flock is advisory; a writer that ignores it can only cause a duplicate
      * line, which readers skip. */
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            STORE_WARN(store, "cache: cannot lock %s/" MANIFEST_NAME ": %s", store->dir,
-                       strerror(errno));
-            status = TJ_ERR_IO;
-            goto out_close;
-        }
-    }
+    status = manifest_lock(store, &fd);
+    if (status != TJ_OK)
+        goto out_unlock;
     if ((status = catch_up(store, fd, &newline_ended)) != TJ_OK)
         goto out_close;
     HASH_FIND(hh, store->manifest_lines, &hash, sizeof(hash), e);
@@ -353,7 +380,7 @@ tj_status_t tj_store_manifest_add(tj_store_t *store, const char *line)
         status = TJ_ERR_IO;
         goto out_close;
     }
-    status = set_add(&store->manifest_lines, hash, &added);
+    status = tj_manifest_set_add(&store->manifest_lines, hash, &added);
     if (fstat(fd, &st) == 0)
         store->manifest_seen = st.st_size;
 
@@ -375,7 +402,7 @@ static tj_status_t count_line(const char *line, size_t n, void *arg)
     bool added;
 
     ctx->lines++;
-    return set_add(&ctx->seen, tj_hash_bytes(line, n), &added);
+    return tj_manifest_set_add(&ctx->seen, tj_hash_bytes(line, n), &added);
 }
 
 tj_status_t tj_store_manifest_count(tj_store_t *store, long *lines, long *distinct)
@@ -401,5 +428,107 @@ tj_status_t tj_store_manifest_count(tj_store_t *store, long *lines, long *distin
     }
     tj_manifest_free_lines(&ctx.seen);
     free(text);
+    return status;
+}
+
+/* Write @p len bytes of @p text to a new file in tmp/ and rename it over the manifest. */
+static tj_status_t manifest_replace(tj_store_t *store, const char *text, size_t len)
+{
+    char name[64];
+    tj_status_t status;
+    int tmp_fd, fd;
+
+    status = tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, true, &tmp_fd);
+    if (status != TJ_OK)
+        return status;
+    snprintf(name, sizeof(name), MANIFEST_NAME ".%ld.%u", (long)getpid(),
+             atomic_fetch_add(&store->tmp_seq, 1));
+    fd = openat(tmp_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        goto out_errno;
+    if (fchmod(fd, 0600) != 0 || !tj_store_write_all(fd, text, len)) {
+        close(fd);
+        goto out_unlink;
+    }
+    if (close(fd) != 0 || renameat(tmp_fd, name, store->root_fd, MANIFEST_NAME) != 0)
+        goto out_unlink;
+    close(tmp_fd);
+    return TJ_OK;
+
+out_unlink:
+    unlinkat(tmp_fd, name, 0);
+out_errno:
+    STORE_WARN(store, "cache: cannot rewrite %s/" MANIFEST_NAME ": %s", store->dir,
+               strerror(errno));
+    close(tmp_fd);
+    return TJ_ERR_IO;
+}
+
+tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *dropped)
+{
+    tj_status_t status = TJ_OK;
+    size_t len, pos = 0, kept = 0;
+    struct stat st;
+    char *text = NULL;
+    long n = 0;
+    int fd = -1;
+
+    *dropped = 0;
+    if (drop == NULL || store->mode != TJ_STORE_RW)
+        return TJ_OK;
+    if (fstatat(store->root_fd, MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+        return TJ_OK;
+    pthread_mutex_lock(&store->manifest_lock);
+    /* Under the file lock no appender is half way through a line, and those waiting for the
+     * lock take it again on the new file (manifest_lock). */
+    if ((status = manifest_lock(store, &fd)) != TJ_OK)
+        goto out_unlock;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size > MAX_MANIFEST) {
+        STORE_WARN(store, "cache: not rewriting %s/" MANIFEST_NAME ": %s", store->dir,
+                   (size_t)st.st_size > MAX_MANIFEST ? "too large" : strerror(errno));
+        status = TJ_ERR_IO;
+        goto out_close;
+    }
+    len = (size_t)st.st_size;
+    text = malloc(len + 1);
+    if (text == NULL) {
+        tj_log_error("cache: out of memory rewriting the manifest");
+        status = TJ_ERR_NOMEM;
+        goto out_close;
+    }
+    if (!tj_store_pread_all(fd, text, len, 0)) {
+        STORE_WARN(store, "cache: cannot read %s/" MANIFEST_NAME ": %s", store->dir,
+                   errno ? strerror(errno) : "it shrank while being read");
+        status = TJ_ERR_IO;
+        goto out_free;
+    }
+    /* Keep every line, well formed or not, except the ones to drop; compact in place. */
+    while (pos < len) {
+        char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len, next = nl ? end + 1 : len;
+        line_entry_t *e = NULL;
+        tj_hash_t hash = tj_hash_bytes(text + pos, end - pos);
+
+        HASH_FIND(hh, drop, &hash, sizeof(hash), e);
+        if (e != NULL && line_ok(text + pos, end - pos))
+            n++;
+        else {
+            memmove(text + kept, text + pos, next - pos);
+            kept += next - pos;
+        }
+        pos = next;
+    }
+    if (n > 0 && (status = manifest_replace(store, text, kept)) == TJ_OK) {
+        *dropped = n;
+        /* This store forgets the lines it knew, so that it may add a dropped one again. */
+        tj_manifest_free_lines(&store->manifest_lines);
+        store->manifest_seen = 0;
+    }
+out_free:
+    free(text);
+out_close:
+    close(fd);
+out_unlock:
+    pthread_mutex_unlock(&store->manifest_lock);
     return status;
 }

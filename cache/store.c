@@ -45,10 +45,12 @@ bool tj_store_valid_toolchain(const char *s)
     return tj_store_valid_component(s) && strcmp(s, TMP_NAME) != 0 && strcmp(s, MANIFEST_NAME) != 0;
 }
 
-/* Only the owner may have written a file or folder that the cache trusts. */
-bool tj_store_trusted(const struct stat *st)
+/* Only the owner may have written a file or folder that the cache trusts. Root may already
+ * replace anything the process runs, so a shared cache may be root's as well as the user's. */
+bool tj_store_trusts(const tj_store_t *store, const struct stat *st)
 {
-    return st->st_uid == geteuid() && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+    bool owner = st->st_uid == geteuid() || (store->mode == TJ_STORE_SHARED && st->st_uid == 0);
+    return owner && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 bool tj_store_is_hex_name(const char *name, const char *suffix)
@@ -104,12 +106,19 @@ bool tj_store_pread_all(int fd, void *buf, size_t len, off_t off)
     return true;
 }
 
-void tj_store_distrust_reason(const struct stat *st, const char *path, char *buf, size_t len)
+void tj_store_distrust_reason(const tj_store_t *store, const struct stat *st, const char *path,
+                              char *buf, size_t len)
 {
     unsigned mode = (unsigned)(st->st_mode & 07777);
 
     /* Say which of the two rules failed: the fix differs (another directory or chown, chmod). */
-    if (st->st_uid != geteuid())
+    if (store->mode == TJ_STORE_SHARED && st->st_uid != geteuid() && st->st_uid != 0)
+        snprintf(buf, len,
+                 "owned by uid %u, neither you (uid %u) nor root; a cached kernel runs in your "
+                 "process, so a shared cache must be root's or yours: remove it from "
+                 "TYPEJIT_CACHE_PATH or chown -R root %s",
+                 (unsigned)st->st_uid, (unsigned)geteuid(), path);
+    else if (st->st_uid != geteuid() && store->mode != TJ_STORE_SHARED)
         snprintf(buf, len,
                  "owned by uid %u, not by you (uid %u); a cached kernel runs in your process, "
                  "so the cache must be yours: use another TYPEJIT_CACHE_DIR or chown %s",
@@ -142,6 +151,16 @@ void tj_store_close_fd(int fd)
 {
     if (fd >= 0)
         close(fd);
+}
+
+int tj_store_open_quietly(int dir_fd, const char *name)
+{
+    const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = openat(dir_fd, name, flags | O_NOATIME);
+
+    if (fd < 0 && errno == EPERM)
+        fd = openat(dir_fd, name, flags);
+    return fd;
 }
 
 /* Open (and with @p create first make) the folder @p name below @p parent, refusing symbolic
@@ -185,10 +204,10 @@ tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, 
         status = TJ_ERR_IO;
         goto out_close;
     }
-    if (!tj_store_trusted(&st)) {
+    if (!tj_store_trusts(store, &st)) {
         char path[PATH_MAX], why[PATH_MAX + 160];
         MESSAGE_PATH(path, "%s/%s", where, name);
-        tj_store_distrust_reason(&st, path, why, sizeof(why));
+        tj_store_distrust_reason(store, &st, path, why, sizeof(why));
         STORE_WARN(store, "cache: not using %s: %s", path, why);
         status = TJ_ERR_UNTRUSTED;
         goto out_close;
@@ -215,6 +234,65 @@ tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, con
     MESSAGE_PATH(where, "%s/%s", store->dir, toolchain);
     status = tj_store_open_dir(store, tc_fd, where, arch, create, out);
     close(tc_fd);
+    return status;
+}
+
+/* Move @p name of @p dir_fd out of the way if it is still the file @p judged; see
+ * store_internal.h. */
+/* Whether the file @p name of @p dir_fd holds exactly @p len bytes @p content. */
+static bool holds(int dir_fd, const char *name, const void *content, size_t len)
+{
+    char buf[1024];
+    bool same = false;
+    struct stat st;
+    int fd;
+
+    if (len > sizeof(buf) || (fd = tj_store_open_quietly(dir_fd, name)) < 0)
+        return false;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size == len)
+        same = tj_store_pread_all(fd, buf, len, 0) && memcmp(buf, content, len) == 0;
+    close(fd);
+    return same;
+}
+
+tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
+                               const struct stat *judged, const void *content, size_t len)
+{
+    char aside[FILE_NAME_SPACE + 64];
+    tj_status_t status = TJ_OK;
+    struct stat st;
+    int tmp_fd;
+
+    status = tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, true, &tmp_fd);
+    if (status != TJ_OK)
+        return status;
+    snprintf(aside, sizeof(aside), "%.*s.aside.%ld.%u", FILE_NAME_SPACE - 1, name, (long)getpid(),
+             atomic_fetch_add(&store->tmp_seq, 1));
+    /* Of several processes renaming the same name, one gets the file, the others ENOENT. */
+    if (renameat(dir_fd, name, tmp_fd, aside) != 0) {
+        if (errno == ENOENT)
+            status = TJ_ERR_NOT_FOUND;
+        else {
+            STORE_WARN(store, "cache: cannot move %s/%s aside: %s", store->dir, name,
+                       strerror(errno));
+            status = TJ_ERR_IO;
+        }
+        goto out_tmp;
+    }
+    if (fstatat(tmp_fd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (st.st_ino != judged->st_ino || st.st_dev != judged->st_dev ||
+         (content != NULL && !holds(tmp_fd, aside, content, len)))) {
+        /* A new file took the name between the judging and the rename: it is not ours to
+         * remove. link() puts it back unless yet another file has the name by now; either way
+         * nothing that another process relies on for correctness is lost (an entry is
+         * recompiled, a lock's holder finds its lock gone when it unlocks). */
+        if (linkat(tmp_fd, aside, dir_fd, name, 0) != 0 && errno != EEXIST)
+            tj_log_info("cache: cannot put %s/%s back: %s", store->dir, name, strerror(errno));
+        status = TJ_ERR_NOT_FOUND;
+    }
+    unlinkat(tmp_fd, aside, 0);
+out_tmp:
+    close(tmp_fd);
     return status;
 }
 
@@ -254,7 +332,7 @@ tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **st
     int tmp_fd;
 
     if (dir == NULL || dir[0] == '\0' || strlen(dir) >= PATH_MAX || store == NULL ||
-        (mode != TJ_STORE_RW && mode != TJ_STORE_RO))
+        (mode != TJ_STORE_RW && mode != TJ_STORE_RO && mode != TJ_STORE_SHARED))
         return TJ_ERR_INVALID;
     if (mode == TJ_STORE_RW && (status = make_dirs(dir)) != TJ_OK)
         return status;
@@ -270,7 +348,7 @@ tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **st
     atomic_flag_clear(&s->warned);
     s->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (s->root_fd < 0) {
-        if (errno == ENOENT && mode == TJ_STORE_RO) {
+        if (errno == ENOENT && mode != TJ_STORE_RW) {
             status = TJ_ERR_NOT_FOUND; /* nothing was ever cached: a normal state */
         } else {
             tj_log_warn("cache: cannot open %s: %s", dir, strerror(errno));
@@ -284,9 +362,9 @@ tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **st
         status = TJ_ERR_IO;
         goto out_root;
     }
-    if (!tj_store_trusted(&st)) {
+    if (!tj_store_trusts(s, &st)) {
         char why[PATH_MAX + 160];
-        tj_store_distrust_reason(&st, dir, why, sizeof(why));
+        tj_store_distrust_reason(s, &st, dir, why, sizeof(why));
         tj_log_warn("cache: not using %s: %s", dir, why);
         tj_store_note("%s: %s", dir, why);
         status = TJ_ERR_UNTRUSTED;

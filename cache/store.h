@@ -1,6 +1,8 @@
 /* The on-disk kernel cache: a store rooted at one directory, with validated entries under
  * readable toolchain/arch levels (cache/entry.h), the manifest of kernels the runtime needed
- * (cache/manifest.h) and maintenance walks (cache/walk.h); this header includes all three. */
+ * (cache/manifest.h), maintenance walks (cache/walk.h), per-kernel compile locks (cache/lock.h),
+ * the search path of shared caches (cache/set.h) and trimming (cache/trim.h); this header includes
+ * them all. */
 #ifndef TJ_CACHE_STORE_H
 #define TJ_CACHE_STORE_H
 
@@ -10,12 +12,15 @@
 #include "typejit.h"
 
 typedef struct tj_store tj_store_t;
-typedef enum { TJ_STORE_RW, TJ_STORE_RO } tj_store_mode_t;
+/* RW: the user's cache, read and written. RO: the same, only read. SHARED: read only, a cache
+ * others may share (TYPEJIT_CACHE_PATH, e.g. a site-wide one warmed by an administrator): it
+ * trusts what root owns as well as what the user owns. */
+typedef enum { TJ_STORE_RW, TJ_STORE_RO, TJ_STORE_SHARED } tj_store_mode_t;
 
 /* Open the store rooted at @p dir. RW creates missing directories (mode 0700). Refuses
- * (TJ_ERR_UNTRUSTED, one warning) a root or subdirectory not owned by the effective uid or
- * writable by group or others. RO on a missing directory gives TJ_ERR_NOT_FOUND, silently. The
- * store may be used from several threads at once. */
+ * (TJ_ERR_UNTRUSTED, one warning) a root or subdirectory not owned by the effective uid (or, for
+ * SHARED, root) or writable by group or others. RO and SHARED on a missing directory give
+ * TJ_ERR_NOT_FOUND, silently. The store may be used from several threads at once. */
 tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **store);
 void tj_store_close(tj_store_t *store);
 
@@ -27,7 +32,10 @@ const char *tj_store_dir(const tj_store_t *store);
 const char *tj_store_last_problem(void);
 
 #include "cache/entry.h"
+#include "cache/lock.h"
 #include "cache/manifest.h"
+#include "cache/set.h"
+#include "cache/trim.h"
 #include "cache/walk.h"
 
 #endif /* TJ_CACHE_STORE_H */

@@ -1,6 +1,6 @@
 /* The parts of the kernel cache's store shared by its files (store.c: folders, trust, open and
- * close; entry.c: entries; manifest.c: the manifest; walk.c: maintenance walks). Not for use
- * outside cache/. */
+ * close; entry.c: entries; manifest.c: the manifest; walk.c: maintenance walks; lock.c: compile
+ * locks; trim.c: trimming). Not for use outside cache/. */
 #ifndef TJ_CACHE_STORE_INTERNAL_H
 #define TJ_CACHE_STORE_INTERNAL_H
 
@@ -26,6 +26,7 @@
 #define TMP_NAME        "tmp"
 #define ENTRY_SUFFIX    ".bin"
 #define SOURCE_SUFFIX   ".cu"
+#define LOCK_SUFFIX     ".lock"
 #define HEX_LEN         32
 #define FILE_NAME_SPACE 48
 
@@ -69,14 +70,16 @@ struct tj_store {
 bool tj_store_valid_component(const char *s);
 /* A toolchain name must also not collide with the files the root itself holds. */
 bool tj_store_valid_toolchain(const char *s);
-/* Only the owner may have written a file or folder that the cache trusts. */
-bool tj_store_trusted(const struct stat *st);
+/* Only the owner may have written a file or folder that the cache trusts: the user, or for a
+ * SHARED store also root; and neither group nor others may write it. */
+bool tj_store_trusts(const tj_store_t *store, const struct stat *st);
 /* Remember the last problem this thread met in the store, in words, for a caller that must say
  * why (tj_store_last_problem). STORE_WARN notes every problem it reports. */
 void tj_store_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Why @p st is not trusted, in words, with what to do about it (for messages). */
-void tj_store_distrust_reason(const struct stat *st, const char *path, char *buf, size_t len);
+/* Why @p store does not trust @p st, in words, with what to do about it (for messages). */
+void tj_store_distrust_reason(const tj_store_t *store, const struct stat *st, const char *path,
+                              char *buf, size_t len);
 /* A 32-digit lowercase hex name followed by @p suffix. */
 bool tj_store_is_hex_name(const char *name, const char *suffix);
 /* write() until everything is out: retries after signals and short writes. */
@@ -84,6 +87,10 @@ bool tj_store_write_all(int fd, const void *buf, size_t len);
 /* pread() exactly @p len bytes at @p off; a file that ends early fails with errno 0. */
 bool tj_store_pread_all(int fd, void *buf, size_t len, off_t off);
 void tj_store_close_fd(int fd);
+/* Open the file @p name of @p dir_fd for reading without following a symbolic link, and without
+ * updating its access time where the system allows (O_NOATIME: files of one's own), so that
+ * maintenance walks do not make every entry look just used to trimming. */
+int tj_store_open_quietly(int dir_fd, const char *name);
 /* Open (and with @p create first make) the folder @p name below @p parent, refusing symbolic
  * links and folders that others could have written. @p where names the parent for messages. */
 tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, const char *name,
@@ -92,11 +99,39 @@ tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, 
 tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, const char *arch,
                                    bool create, int *out);
 
+/* Move the file @p name of folder @p dir_fd out of the way, but only if it is still the file
+ * @p judged (same device and inode, and with @p content, @p len bytes, when not NULL: a number
+ * freed by a removal may be given to the next file made): it is renamed into tmp/ first, which
+ * only one of several processes doing the same can win, and put back (with link, which never
+ * replaces a file) when what was renamed turns out to be another file that arrived meanwhile.
+ * TJ_OK: removed; TJ_ERR_NOT_FOUND: already gone or replaced (nothing removed); TJ_ERR_IO after a
+ * warning. */
+tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
+                               const struct stat *judged, const void *content, size_t len);
+
 /* Validate the open entry @p fd (entry.c); see there. */
-tj_status_t tj_entry_read(int fd, const char *path, const char *key, const char *hex, void **image,
-                          size_t *image_len, off_t *size);
+tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, const char *key,
+                          const char *hex, void **image, size_t *image_len, off_t *size);
+/* The key text of the open entry @p fd, after checking its header and lengths against the file
+ * (not its checksum: for trimming, which needs the key, not the image). *key is malloc'd. */
+tj_status_t tj_entry_read_key(int fd, char **key);
+
+/* Call @p fn for each <toolchain>/<arch> folder of the store (walk.c); with @p prune, remove
+ * toolchain folders left empty afterwards. Refused folders are counted in *walk and skipped. */
+tj_status_t tj_walk_arch_dirs(tj_store_t *store,
+                              tj_status_t (*fn)(tj_store_t *store, int tc_fd, int arch_fd,
+                                                const char *arch, const char *where, void *arg),
+                              void *arg, bool prune, long *walk);
+
+/* Whether the lock file <hex>.lock in @p arch_fd is held by a live process (lock.c). */
+bool tj_lock_is_live(tj_store_t *store, int arch_fd, const char *hex);
 
 /* Forget the manifest lines a store remembers (manifest.c). */
 void tj_manifest_free_lines(line_entry_t **set);
+/* Add @p hash to @p set; *added tells whether it was new (manifest.c). */
+tj_status_t tj_manifest_set_add(line_entry_t **set, tj_hash_t hash, bool *added);
+/* Rewrite the manifest without the lines whose hashes are in @p drop (manifest.c); *dropped
+ * counts the lines removed. */
+tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *dropped);
 
 #endif /* TJ_CACHE_STORE_INTERNAL_H */

@@ -81,11 +81,12 @@ static tj_status_t stats_arch(tj_store_t *store, int arch_fd, const char *where,
         if (!tj_store_is_hex_name(de->d_name, ENTRY_SUFFIX))
             continue;
         MESSAGE_PATH(path, "%s/%s", where, de->d_name);
-        fd = openat(arch_fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        fd = tj_store_open_quietly(arch_fd, de->d_name);
         if (fd < 0 && errno == ENOENT)
             continue; /* removed while we looked */
         if (fd >= 0) {
-            tj_status_t st_entry = tj_entry_read(fd, path, NULL, de->d_name, NULL, NULL, &size);
+            tj_status_t st_entry =
+                tj_entry_read(store, fd, path, NULL, de->d_name, NULL, NULL, &size);
             if (st_entry == TJ_OK) {
                 ctx->stats.entries++;
                 ctx->stats.bytes += (long)size;
@@ -138,10 +139,10 @@ static tj_status_t stats_arch(tj_store_t *store, int arch_fd, const char *where,
 /* Call @p fn for each <toolchain>/<arch> folder of the store; with @p prune, remove toolchain
  * folders left empty afterwards. Folders that are refused have been warned about and are
  * skipped. A failure in one folder does not stop the walk; the first one is returned. */
-static tj_status_t each_arch_dir(tj_store_t *store,
-                                 tj_status_t (*fn)(tj_store_t *store, int tc_fd, int arch_fd,
-                                                   const char *arch, const char *where, void *arg),
-                                 void *arg, bool prune, long *walk)
+tj_status_t tj_walk_arch_dirs(tj_store_t *store,
+                              tj_status_t (*fn)(tj_store_t *store, int tc_fd, int arch_fd,
+                                                const char *arch, const char *where, void *arg),
+                              void *arg, bool prune, long *walk)
 {
     tj_status_t status = TJ_OK;
     struct dirent *tc;
@@ -222,7 +223,7 @@ tj_status_t tj_store_stats(tj_store_t *store, bool remove_invalid, tj_store_stat
         return TJ_ERR_UNSUPPORTED;
     memset(&ctx, 0, sizeof(ctx));
     ctx.remove_invalid = remove_invalid;
-    status = each_arch_dir(store, stats_visit, &ctx, false, &ctx.stats.skipped);
+    status = tj_walk_arch_dirs(store, stats_visit, &ctx, false, &ctx.stats.skipped);
     /* The counts are returned with the status: they say what was seen, the status what was
      * not (refused folders, entries that could not be deleted). */
     *stats = ctx.stats;
@@ -256,9 +257,12 @@ static tj_status_t remove_files(tj_store_t *store, int fd, const char *where,
     return status;
 }
 
+/* Lock files go too: a live one's holder finds it gone when it unlocks, which costs at most a
+ * second compile of its kernel somewhere. */
 static bool is_cache_file(const char *name)
 {
-    return tj_store_is_hex_name(name, ENTRY_SUFFIX) || tj_store_is_hex_name(name, SOURCE_SUFFIX);
+    return tj_store_is_hex_name(name, ENTRY_SUFFIX) || tj_store_is_hex_name(name, SOURCE_SUFFIX) ||
+           tj_store_is_hex_name(name, LOCK_SUFFIX);
 }
 
 static tj_status_t clear_visit(tj_store_t *store, int tc_fd, int arch_fd, const char *arch,
@@ -283,7 +287,7 @@ tj_status_t tj_store_clear(tj_store_t *store)
         return TJ_ERR_INVALID;
     if (store->mode != TJ_STORE_RW)
         return TJ_ERR_UNSUPPORTED;
-    status = each_arch_dir(store, clear_visit, NULL, true, &skipped);
+    status = tj_walk_arch_dirs(store, clear_visit, NULL, true, &skipped);
 
     MESSAGE_PATH(where, "%s/" TMP_NAME, store->dir);
     if (tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, false, &tmp_fd) == TJ_OK) {

@@ -34,7 +34,8 @@ extern "C" {
     _X(TJ_ERR_PARSE, -14, "syntax error in type description")                                      \
     _X(TJ_ERR_UNSUPPORTED, -15, "not supported")                                                  \
     _X(TJ_ERR_CONTEXT, -16, "cuda context unusable after a sticky error")                         \
-    _X(TJ_ERR_BOUNDS, -17, "datatype reaches outside its device allocation")
+    _X(TJ_ERR_BOUNDS, -17, "datatype reaches outside its device allocation")                       \
+    _X(TJ_ERR_BUSY, -18, "another process is compiling this kernel")
 
 /** Status codes: TJ_OK is zero, errors are negative. */
 typedef enum {

@@ -483,3 +483,179 @@ uint64_t tj_gen_template_hash(void)
     pthread_once(&template_hash_once, hash_templates);
     return template_hash;
 }
+
+/* ---- fused kernels -------------------------------------------------------------------------- */
+
+/* Thread blocks one member of a fused launch may have: with TJ_FUSED_MAX members the flattened
+ * grid stays below 2^31. */
+#define FUSED_MEMBER_BLOCKS ((int64_t)1 << 25)
+#define FUSED_GX_MAX        ((int64_t)1 << 20)
+
+/* templates/fused.cu declares the argument with the same layout: no padding may differ. */
+_Static_assert(sizeof(tj_fused_entry_t) == 40, "tj_fused_entry_t is 40 bytes in fused.cu");
+_Static_assert(sizeof(tj_fused_args_t) == 40 * TJ_FUSED_MAX + 8,
+               "tj_fused_args_t has the layout of fused.cu");
+
+/* One case of the fused kernel's switch: the body of templates/strided.cu for block @p s. */
+static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool pack)
+{
+    text_t dims_text = {0}, offset_text = {0};
+    char start[48], extent[48];
+    dim_t dims[TJ_BLOCK_MAX_DIMS];
+    shape_t shape;
+    bool index32;
+    int n;
+
+    shape_of(block, word, &shape);
+    index32 = shape.words <= INDEX32_LIMIT;
+    n = merge_dims(block, word, dims);
+    emit_dimensions(&dims_text, dims, n, index32 ? "u" : "ull");
+    emit_offset(&offset_text, dims, n);
+    format_i64(start, sizeof(start), block->start);
+    format_i64(extent, sizeof(extent), block->extent);
+    if (dims_text.failed || offset_text.failed) {
+        t->failed = true;
+        goto out;
+    }
+    text_printf(t, "    case %d: {\n", s);
+    text_printf(t, "    typedef %s index_t;\n", index32 ? "unsigned int" : "unsigned long long");
+    text_printf(t, "    const long long START = %s;\n    const long long EXTENT = %s;\n", start,
+                extent);
+    text_printf(t, "    const index_t WORDS = %" PRId64 "%s;\n", shape.words,
+                index32 ? "u" : "ull");
+    text_printf(t, "    const unsigned OBJECTS = %uu;\n    const unsigned SPAN = %uu;\n",
+                shape.objects, shape.span);
+    text_append(t, dims_text.buf, dims_text.len);
+    text_printf(t, "\n    const unsigned lane = threadIdx.x %% SPAN;\n"
+                   "    const unsigned slot = threadIdx.x / SPAN;\n"
+                   "    if (slot >= OBJECTS)\n        return;\n"
+                   "    for (long long k = (long long)by * OBJECTS + slot; k < count;\n"
+                   "         k += (long long)gy * OBJECTS) {\n"
+                   "        const long long base = START + k * EXTENT;\n"
+                   "        for (index_t i = (index_t)bx * SPAN + lane; i < WORDS;\n"
+                   "             i += (index_t)gx * SPAN) {\n");
+    text_append(t, offset_text.buf, offset_text.len);
+    text_printf(t, "\n%s\n        }\n    }\n    return;\n    }\n",
+                pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + "
+                       "off));"
+                     : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];");
+out:
+    free(offset_text.buf);
+    free(dims_text.buf);
+}
+
+tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+                                const char *name, char **source)
+{
+    text_t t = {0}, cases = {0}, comment = {0};
+    const tj_template_t *tmpl = find_template("fused.cu");
+    char word_s[8], shapes[16], max[16], block_text[1024];
+    bool pack = dir == TJ_DIR_PACK;
+    tj_status_t status;
+
+    if (blocks == NULL || n < 1 || n > TJ_FUSED_MAX || !valid_word(word) || !valid_name(name) ||
+        (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)) {
+        tj_log_error("cannot generate fused kernel %s: invalid block count %d, word %d or name",
+                     valid_name(name) ? name : "(bad name)", n, word);
+        return TJ_ERR_INVALID;
+    }
+    for (int s = 0; s < n; s++)
+        if (!valid_block(&blocks[s]) || blocks[s].word % word != 0 ||
+            blocks[s].counts[0] % word != 0) {
+            tj_log_error("cannot generate fused kernel %s: block %d is invalid for word %d", name,
+                         s, word);
+            return TJ_ERR_INVALID;
+        }
+    if (tmpl == NULL) {
+        tj_log_error("kernel template fused.cu is missing from the library");
+        return TJ_ERR_INVALID;
+    }
+    for (int s = 0; s < n; s++) {
+        tj_block_format(&blocks[s], block_text, sizeof(block_text));
+        text_printf(&comment, " *   block %d: %s%s", s, block_text, s + 1 < n ? "\n" : "");
+        emit_case(&cases, s, &blocks[s], word, pack);
+    }
+    if (cases.failed || comment.failed) {
+        status = TJ_ERR_NOMEM;
+        goto out;
+    }
+    snprintf(word_s, sizeof(word_s), "%d", word);
+    snprintf(shapes, sizeof(shapes), "%d", n);
+    snprintf(max, sizeof(max), "%d", TJ_FUSED_MAX);
+
+    const subst_t subst[] = {
+        {"NAME", name},
+        {"DIRECTION", pack ? "pack" : "unpack"},
+        {"SHAPES", shapes},
+        {"BLOCKS", comment.buf},
+        {"WORD", word_s},
+        {"MAX", max},
+        {"WORD_TYPE", word_type(word)},
+        {"POINTERS",
+         pack ? "    const char *typed = (const char *)src + args.m[m].typed;\n"
+                "    word_t *packed = (word_t *)((char *)dst + args.m[m].packed);"
+              : "    char *typed = (char *)dst + args.m[m].typed;\n"
+                "    const word_t *packed = (const word_t *)((const char *)src + "
+                "args.m[m].packed);"},
+        {"CASES", cases.buf},
+    };
+    if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
+        goto out;
+    *source = t.buf;
+    t.buf = NULL;
+
+out:
+    free(comment.buf);
+    free(cases.buf);
+    free(t.buf);
+    if (status == TJ_ERR_NOMEM)
+        tj_log_error("out of memory generating fused kernel %s", name);
+    return status;
+}
+
+tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
+                                const tj_fused_member_t *members, int nmembers,
+                                tj_fused_args_t *args, tj_launch_t *launch)
+{
+    tj_fused_args_t a;
+    unsigned threads = 32;
+    int64_t first = 0;
+
+    if (blocks == NULL || members == NULL || nblocks < 1 || nblocks > TJ_FUSED_MAX ||
+        nmembers < 1 || nmembers > TJ_FUSED_MAX || !valid_word(word))
+        return TJ_ERR_INVALID;
+    for (int s = 0; s < nblocks; s++) {
+        shape_t shape;
+        if (!valid_block(&blocks[s]) || blocks[s].counts[0] % word != 0)
+            return TJ_ERR_INVALID;
+        shape_of(&blocks[s], word, &shape);
+        threads = TJ_MAX(threads, shape.threads);
+    }
+    memset(&a, 0, sizeof(a));
+    for (int i = 0; i < nmembers; i++) {
+        const tj_fused_member_t *mb = &members[i];
+        shape_t shape;
+        int64_t gx, gy;
+        if (mb->shape < 0 || mb->shape >= nblocks || mb->count < 0)
+            return TJ_ERR_INVALID;
+        shape_of(&blocks[mb->shape], word, &shape);
+        gx = TJ_MIN(ceil_div(shape.words, shape.span), FUSED_GX_MAX);
+        gy = TJ_MIN(ceil_div(TJ_MAX(mb->count, 1), shape.objects), GRID_YZ_MAX);
+        gy = TJ_MAX(1, TJ_MIN(gy, FUSED_MEMBER_BLOCKS / gx));
+        a.m[i].typed = mb->typed;
+        a.m[i].packed = mb->packed;
+        a.m[i].count = mb->count;
+        a.m[i].first = (unsigned)first;
+        a.m[i].gx = (unsigned)gx;
+        a.m[i].gy = (unsigned)gy;
+        a.m[i].shape = mb->shape;
+        first += gx * gy;
+    }
+    a.n = nmembers;
+    launch->grid[0] = (unsigned)first;
+    launch->grid[1] = launch->grid[2] = 1;
+    launch->block[0] = threads;
+    launch->block[1] = launch->block[2] = 1;
+    *args = a;
+    return TJ_OK;
+}

@@ -52,6 +52,54 @@ void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_
  * maps x to a run's words, y to rows, z to objects). */
 void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 
+/* ---- fused kernels: one launch for a set of strided blocks ---------------------------------- */
+
+/* Most members (and distinct blocks) one fused kernel serves. */
+#define TJ_FUSED_MAX 32
+
+/* One member of a fused launch as the caller describes it: `count` objects of blocks[shape],
+ * object 0 at byte `typed` from the typed pointer (the block's start is added on top), the
+ * packed bytes at byte `packed` from the packed pointer. Both addresses must be aligned to the
+ * kernel's word. */
+typedef struct {
+    int shape;
+    int64_t typed, packed, count;
+} tj_fused_member_t;
+
+/* The fused kernels' third argument, passed by value (templates/fused.cu declares the same
+ * layout): per member its offsets and count, its first thread block, and the grid it strides
+ * over (gx by gy thread blocks, flattened into the x dimension after the members before it). */
+typedef struct {
+    long long typed, packed, count;
+    unsigned first, gx, gy;
+    int shape;
+} tj_fused_entry_t;
+
+typedef struct {
+    tj_fused_entry_t m[TJ_FUSED_MAX];
+    int n, pad;
+} tj_fused_args_t;
+
+/* CUDA source of one kernel called @p name moving every member of a set in one launch:
+ *   extern "C" __global__ void NAME(void *dst, const void *src, const tj_fused_args_t args)
+ * with the constants of each of the @p n blocks (1 to TJ_FUSED_MAX) baked in as in
+ * tj_gen_source, a member selected by its thread block. PACK: src is the typed pointer, dst the
+ * packed one; UNPACK the other way round (members' typed bytes must then be disjoint, within and
+ * between members). @p word divides every block's word. Launch it with the geometry and
+ * arguments of tj_gen_fused_launch. On success *source is malloc'd text the caller frees;
+ * TJ_ERR_INVALID for a bad block, word, count or name, TJ_ERR_NOMEM. */
+tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+                                const char *name, char **source);
+
+/* The arguments and launch geometry of the fused kernel of (@p blocks, @p nblocks, @p word) for
+ * @p nmembers members (1 to TJ_FUSED_MAX; counts >= 0, shapes in range): TJ_ERR_INVALID
+ * otherwise. The grid is one-dimensional, every member's thread blocks in turn; the kernels
+ * stride over each member's own grid, so any member may be given fewer thread blocks than it
+ * has work. */
+tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
+                                const tj_fused_member_t *members, int nmembers,
+                                tj_fused_args_t *args, tj_launch_t *launch);
+
 /* 64-bit hash (XXH3) of every template's name and text: part of each cache key, so that a
  * changed template never meets an image compiled from the old one. */
 uint64_t tj_gen_template_hash(void);

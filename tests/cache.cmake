@@ -11,3 +11,13 @@ tj_add_test(cache_store_concurrent COMMAND test_store_concurrent LABELS unit TIM
 
 tj_test_program(test_memo test_memo.c)
 tj_add_test(cache_memo COMMAND test_memo LABELS unit TIMEOUT 60)
+
+# Issue 12: compile locks across processes, the TYPEJIT_CACHE_PATH search path, trimming.
+tj_test_program(test_store_lock test_store_lock.c)
+tj_add_test(cache_store_lock COMMAND test_store_lock LABELS unit TIMEOUT 120)
+
+tj_test_program(test_store_set test_store_set.c)
+tj_add_test(cache_store_set COMMAND test_store_set LABELS unit TIMEOUT 60)
+
+tj_test_program(test_store_trim test_store_trim.c)
+tj_add_test(cache_store_trim COMMAND test_store_trim LABELS unit TIMEOUT 60)

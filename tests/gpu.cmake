@@ -40,14 +40,25 @@ endfunction()
 tj_device_program(test_gpu_pack test_gpu_pack.c devbuf.c randtype.c)
 
 # The oracle with JIT kernels on a cold kernel cache, then again on the cache it filled, which
-# must compile nothing. The fixture orders the two and starts from an empty cache.
+# must compile nothing. The fixture orders the two and starts from an empty cache; the kernels
+# are compiled at commit (TYPEJIT_JIT_SYNC=1), so that the first run ends with all of them.
 add_test(NAME emu_cache_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
          ${CMAKE_CURRENT_BINARY_DIR}/emu-cache)
 set_tests_properties(emu_cache_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_cold)
-tj_device_test(pack_jit TIMEOUT 900 COMMAND $<TARGET_FILE:test_gpu_pack> --types 150)
+tj_device_test(pack_jit TIMEOUT 900 ENV TYPEJIT_JIT_SYNC=1
+  COMMAND $<TARGET_FILE:test_gpu_pack> --types 150)
 set_tests_properties(emu_pack_jit PROPERTIES FIXTURES_REQUIRED emu_cold FIXTURES_SETUP emu_warm)
-tj_device_test(pack_jit_warm EMU_ONLY TIMEOUT 600
+tj_device_test(pack_jit_warm EMU_ONLY TIMEOUT 600 ENV TYPEJIT_JIT_SYNC=1
   COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-no-compiles)
+# The default, background compiles, from an empty cache: the first calls of each type run the
+# generic kernel, exactly.
+add_test(NAME emu_background_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+         ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background)
+set_tests_properties(emu_background_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_background)
+tj_device_test(pack_background EMU_ONLY TIMEOUT 600
+  ENV TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background
+  COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
+set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
 set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
 
 # The generic kernel (TYPEJIT_JIT=off): the layout as run-time arguments.

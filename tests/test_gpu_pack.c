@@ -7,10 +7,12 @@
  * itself (tests/cudrv.h), never typejit's. Exits 77 without a CUDA device.
  *
  *   test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] [--expect-staged]
+ *                 [--expect-generic]
  *
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
- * (and still exact). Without it, every pack of a strided type from device memory must have run
+ * (and still exact). --expect-generic: kernels are compiled in the background from an empty
+ * cache, so some calls must have run the generic kernel meanwhile. Without --expect-staged, every pack of a strided type from device memory must have run
  * a kernel: the test fails if calls silently fell back. */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -208,7 +210,7 @@ int main(int argc, char **argv)
     const int ncombos = (int)(sizeof(combos) / sizeof(combos[0]));
     uint64_t seed = 1;
     long types = 150;
-    bool expect_no_compiles = false, expect_staged = false;
+    bool expect_no_compiles = false, expect_staged = false, expect_generic = false;
     rt_options_t opt = {.max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20,
                         .huge_percent = 0};
     rt_rng_t rng;
@@ -224,9 +226,11 @@ int main(int argc, char **argv)
             expect_no_compiles = true;
         else if (strcmp(argv[i], "--expect-staged") == 0)
             expect_staged = true;
+        else if (strcmp(argv[i], "--expect-generic") == 0)
+            expect_generic = true;
         else
             REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] "
-                     "[--expect-staged]");
+                     "[--expect-staged] [--expect-generic]");
     }
     if (!cudrv_open()) {
         MPI_Finalize();
@@ -256,9 +260,11 @@ int main(int argc, char **argv)
     }
     long launches = counter("kernel_launches"), compiles = counter("jit_compiles");
     printf("%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld kernel_launches=%ld "
-           "(at least %ld expected) jit_compiles=%ld cache_hits_disk=%ld, %d mismatches\n",
+           "(at least %ld expected) jit_compiles=%ld cache_hits_disk=%ld generic_while_compiling=%ld, "
+           "%d mismatches\n",
            types, counter("packs_gpu"), counter("unpacks_gpu"), counter("gpu_fallbacks"), launches,
-           kernel_calls, compiles, counter("cache_hits_disk"), mismatches);
+           kernel_calls, compiles, counter("cache_hits_disk"),
+           counter("packs_generic_while_compiling"), mismatches);
     CHECK(mismatches == 0);
     if (expect_staged) {
         CHECK(launches == 0);
@@ -269,6 +275,8 @@ int main(int argc, char **argv)
         CHECK(counter("packs_gpu") > 0);
         CHECK(counter("unpacks_gpu") > 0);
     }
+    if (expect_generic)
+        CHECK(counter("packs_generic_while_compiling") > 0);
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);
         CHECK(counter("cache_hits_disk") > 0);

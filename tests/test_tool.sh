@@ -159,10 +159,37 @@ wait
 [ "$(wc -l <"$dir/con/manifest.txt")" -eq 8 ] || fail "concurrent warms: $(wc -l <"$dir/con/manifest.txt") manifest lines, not 8"
 expect 0 "8 manifest lines \(8 distinct\)" "$tool" cache stats --cache-dir "$dir/con"
 
+# Trimming (issue 12): sizes are checked; the least recently used entries go, with their manifest
+# lines, so that the kernels left are exactly what a manifest warm finds cached; all verify.
+for bad in -1 abc '' 2x 1.5G 2GB ' 1M' 99999999999999999999; do
+    expect 2 "--max-size wants a size such as 500M or 2G" "$tool" cache trim --max-size "$bad" --cache-dir "$dir/con"
+done
+expect 2 "--max-size needs a value" "$tool" cache trim --cache-dir "$dir/con" --max-size
+expect 2 "give --max-size SIZE" "$tool" cache trim --cache-dir "$dir/con"
+expect 2 "--max-size is for trim only" "$tool" cache stats --max-size 1M --cache-dir "$dir/con"
+expect 0 "ignoring TYPEJIT_CACHE_MAX_SIZE=\"lots\"" env TYPEJIT_CACHE_MAX_SIZE=lots "$tool" cache stats --cache-dir "$dir/con"
+expect 0 "removed 0 entries .* 8 entries left" "$tool" cache trim --max-size 1G --cache-dir "$dir/con"
+# Entry i was last used 1000 - i seconds ago; room for the newest three.
+now=$(date +%s) i=0
+for f in $(ls "$dir"/con/nvrtc-*/*/*.bin); do
+    touch -d "@$((now - 1000 + i))" "$f"
+    i=$((i + 1))
+done
+newest=$(ls "$dir"/con/nvrtc-*/*/*.bin | tail -3)
+room=$(cat $newest | wc -c)
+expect 0 "removed 5 entries .*, 5 manifest lines; 3 entries left \($room bytes" \
+    env TYPEJIT_CACHE_MAX_SIZE="$room" "$tool" cache trim --cache-dir "$dir/con"
+for f in $newest; do [ -f "$f" ] || fail "trim removed a recently used entry $f"; done
+expect 0 "3 entries, [0-9]* bytes, 0 invalid \(0 deleted\), 0 sources, 3 manifest lines" \
+    "$tool" cache verify --cache-dir "$dir/con"
+expect 0 "3 kernels: 0 compiled, 3 already cached, 0 failed" "$tool" warm --cache-dir "$dir/con"
+expect 0 "removed 3 entries .* 0 entries left" "$tool" cache trim --max-size 0 --cache-dir "$dir/con"
+expect 0 "0 entries, 0 bytes, 0 invalid, 0 sources, 0 manifest lines" "$tool" cache stats --cache-dir "$dir/con"
+
 # The JIT at commit: every kernel compiled once, then all from disk in a second run.
 run() {
     $mpiexec --allow-run-as-root --oversubscribe --bind-to none -np 1 -x LD_PRELOAD="$lib" \
-        -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_STATS=1 \
+        -x TYPEJIT_JIT=always -x TYPEJIT_JIT_SYNC=1 -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_STATS=1 \
         -x TYPEJIT_CACHE_DIR="$dir/run" "$halo" --quiet --n 8 --iters 2 2>&1
 }
 # halo3d commits 52 types: 26 boxes sent and 26 received, of 7 shapes (each side n or radius

@@ -83,6 +83,7 @@ typedef struct {
 
 static void *libcuda;
 static tj_status_t init_status = TJ_ERR_NO_CUDA;
+static atomic_bool init_done; /* init_driver has run (whatever it found) */
 static int driver_version;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -214,10 +215,22 @@ static void init_driver(void)
     init_status = TJ_OK;
 }
 
+/* init_driver with its completion published for tj_gpu_absent. */
+static void init_once_body(void)
+{
+    init_driver();
+    atomic_store(&init_done, true);
+}
+
 tj_status_t tj_gpu_init(void)
 {
-    pthread_once(&init_once, init_driver);
+    pthread_once(&init_once, init_once_body);
     return init_status;
+}
+
+bool tj_gpu_absent(void)
+{
+    return atomic_load(&init_done) && init_status != TJ_OK;
 }
 
 bool tj_gpu_available(void)
@@ -227,7 +240,7 @@ bool tj_gpu_available(void)
 
 int tj_gpu_driver_version(void)
 {
-    pthread_once(&init_once, init_driver);
+    pthread_once(&init_once, init_once_body);
     return driver_version;
 }
 

@@ -47,6 +47,10 @@ tj_status_t tj_gpu_init(void);
 /* True once tj_gpu_init has succeeded. */
 bool tj_gpu_available(void);
 
+/* True when tj_gpu_init has already run and found no usable device; false before it has run.
+ * Starts nothing (for paths that must not start the driver themselves). */
+bool tj_gpu_absent(void);
+
 /* cuDriverGetVersion (12040 for 12.4), or 0 when there is no driver. Needs no device. */
 int tj_gpu_driver_version(void);
 

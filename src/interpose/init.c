@@ -15,7 +15,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-_Thread_local int tj_in_wrapper;
+/* initial-exec: the library is loaded at startup (LD_PRELOAD or linked), and each wrapper reads
+ * this; the default model calls __tls_get_addr on every access. */
+_Thread_local int tj_in_wrapper __attribute__((tls_model("initial-exec")));
 static atomic_bool initialised;
 
 bool tj_interpose_active(void)
@@ -31,7 +33,7 @@ __attribute__((constructor)) static void typejit_load(void)
     (void)tj_config();
 }
 
-static void after_init(void)
+void tj_interpose_after_init(void)
 {
     int rank = -1;
     if (tj_config()->disable)
@@ -49,7 +51,7 @@ int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        after_init();
+        tj_interpose_after_init();
     return rc;
 }
 
@@ -57,7 +59,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        after_init();
+        tj_interpose_after_init();
     return rc;
 }
 
@@ -94,18 +96,11 @@ int MPI_Finalize(void)
 tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
 {
     tj_type_info_t info;
-    char block[512];
 
     if (datatype == NULL || buf == NULL)
         return TJ_ERR_INVALID;
     if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
         return TJ_ERR_NOT_FOUND;
-    if (!info.strided) {
-        snprintf(buf, len, "not strided (%s): system MPI", tj_status_string(info.why));
-        return TJ_OK;
-    }
-    tj_block_format(&info.block, block, sizeof(block));
-    snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info.block.word,
-             (long long)info.block.size, block, info.pack != NULL && info.unpack != NULL ? "jit" : "none");
+    tj_interpose_describe(&info, buf, len);
     return TJ_OK;
 }

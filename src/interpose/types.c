@@ -1,18 +1,78 @@
-/* MPI_Type_commit and MPI_Type_free: translate each committed type once and keep its record. */
+/* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: translate each committed type once and keep
+ * its record. */
+#include <stdio.h>
+
 #include "interpose/interpose.h"
+#include "jit/nvrtc.h"
 #include "send/devpack.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
 
+/* TYPEJIT_JIT=always asks for kernels without a device; without NVRTC none can be made, and
+ * nothing else would say so. Checked at the first commit, when a kernel is first wanted. */
+static void check_jit_always(void)
+{
+    static atomic_bool checked;
+    tj_status_t st;
+
+    /* A plain load on every commit; the exchange only until the first check. */
+    if (atomic_load_explicit(&checked, memory_order_relaxed) || tj_config()->jit != TJ_JIT_ALWAYS ||
+        atomic_exchange(&checked, true))
+        return;
+    if ((st = tj_nvrtc_load()) != TJ_OK) {
+        int rank = 0;
+        /* Once per job, as the settings warnings: rank 0 warns, the others say it at debug. */
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        TJ_LOG_AT(rank == 0 ? TJ_LOG_WARN : TJ_LOG_DEBUG,
+                  "TYPEJIT_JIT=always but no kernel can be compiled (%s): datatypes get no "
+                  "kernels",
+                  tj_status_string(st));
+    }
+}
+
+void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
+{
+    char block[512];
+
+    if (!info->strided) {
+        snprintf(buf, len, "not strided (%s): system MPI",
+                 info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)info->reason)
+                                                 : tj_status_string(info->why));
+        return;
+    }
+    tj_block_format(&info->block, block, sizeof(block));
+    snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info->block.word,
+             (long long)info->block.size, block,
+             info->pack != NULL && info->unpack != NULL ? "jit" : "none");
+}
+
+/* The block of @p type: from the translation recorded when typejit saw it created (no
+ * MPI_Type_get_contents, which duplicates every derived child), else afresh. */
+static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
+{
+    tj_status_t st;
+    tj_ir_t ir;
+
+    if (info->extents && tj_translate_known(type, &st, &ir)) {
+        if (st == TJ_OK)
+            st = tj_translate_finish(&ir, info->extent, info->size, &info->block, NULL);
+        return st;
+    }
+    return tj_translate_block(type, &info->block, NULL);
+}
+
 void tj_interpose_record(MPI_Datatype type)
 {
     tj_type_info_t info = {0};
-    tj_status_t st = tj_translate_block(type, &info.block, NULL);
+    tj_status_t st;
 
+    check_jit_always();
     tj_table_read_extents(type, &info);
+    st = block_of(type, &info);
     info.strided = st == TJ_OK;
     info.why = st;
+    info.reason = st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     tj_stats_inc(TJ_STAT_commits);
     tj_stats_inc(info.strided ? TJ_STAT_strided : TJ_STAT_fallback);
     if (!info.strided && st != TJ_ERR_NOT_STRIDED)
@@ -20,6 +80,11 @@ void tj_interpose_record(MPI_Datatype type)
     tj_devpack_prepare(&info);
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
+    if (tj_log_level >= TJ_LOG_DEBUG) {
+        char text[640];
+        tj_interpose_describe(&info, text, sizeof(text));
+        tj_log_debug("commit: %s", text);
+    }
 }
 
 bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
@@ -36,6 +101,7 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
     *info = (tj_type_info_t){0};
     info->why = tj_translate_block(type, &info->block, NULL);
     info->strided = info->why == TJ_OK;
+    info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     tj_table_read_extents(type, info);
     tj_table_put(type, info);
     return true;
@@ -57,7 +123,30 @@ int MPI_Type_commit(MPI_Datatype *type)
 
 int MPI_Type_free(MPI_Datatype *type)
 {
+    /* Uncommitted types have a creation record too: drop it, or a later type MPI puts at this
+     * handle could be taken for this one. */
     if (tj_interpose_active() && type != NULL)
         tj_table_drop(*type);
     return PMPI_Type_free(type);
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    tj_type_info_t info;
+    int rc;
+
+    if (!tj_interpose_active())
+        return PMPI_Type_dup(oldtype, newtype);
+    tj_in_wrapper = 1;
+    rc = PMPI_Type_dup(oldtype, newtype);
+    if (rc == MPI_SUCCESS) {
+        tj_type_args_t args = {.combiner = MPI_COMBINER_DUP, .child = oldtype};
+        tj_interpose_learn(*newtype, &args);
+        /* A duplicate has its original's committed state (named types are committed), and
+         * the same typemap and extents: it shares the original's record and kernels. */
+        if (tj_interpose_lookup(oldtype, &info) && tj_table_put(*newtype, &info) != TJ_OK)
+            tj_table_drop(*newtype);
+    }
+    tj_in_wrapper = 0;
+    return rc;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
+#include "send/compiler.h"
 #include "send/kernels.h"
 #include "send/staging.h"
 #include "type/cpu.h"
@@ -74,6 +75,18 @@ void tj_devpack_prepare(tj_type_info_t *info)
 
     if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
+    block = kernel_block(&info->block);
+    if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
+        return; /* known: no device to run kernels on */
+    if (!cfg->jit_sync) {
+        /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
+         * reading the disk cache: a worker provides the kernels (from the cache or by
+         * compiling), and device calls of this type use the generic kernel until they are
+         * ready. */
+        tj_compiler_request(&block, block.word, TJ_DIR_PACK, NULL);
+        tj_compiler_request(&block, block.word, TJ_DIR_UNPACK, NULL);
+        return;
+    }
     if (tj_gpu_available()) {
         if (tj_kernels_loadable() != TJ_OK)
             return;
@@ -86,7 +99,6 @@ void tj_devpack_prepare(tj_type_info_t *info)
     }
     if (tj_kernels_target(device, target, sizeof(target)) != TJ_OK)
         return;
-    block = kernel_block(&info->block);
     if (tj_kernels_get(&block, block.word, TJ_DIR_PACK, target, &pack, NULL) != TJ_OK ||
         tj_kernels_get(&block, block.word, TJ_DIR_UNPACK, target, &unpack, NULL) != TJ_OK)
         return; /* logged where it failed; device packs of this type are staged */
@@ -104,11 +116,13 @@ static int word_for(int word, uintptr_t a, uintptr_t b)
 
 /* The kernel of the call's block and direction for @p word on @p device: the one prepared at
  * commit when it fits, else from the kernel cache (a narrower word for a misaligned buffer,
- * another arch for another device). */
+ * another arch for another device). In background mode a kernel not yet compiled is asked for
+ * and TJ_ERR_NOT_FOUND returned: the caller uses the generic kernel meanwhile. */
 static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word, int device,
                               tj_kernel_t **k)
 {
     const tj_kernel_t *prepared = c->pack ? c->info->pack : c->info->unpack;
+    tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     char target[32];
     tj_status_t st;
 
@@ -119,45 +133,51 @@ static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word
         *k = (tj_kernel_t *)prepared;
         return TJ_OK;
     }
-    return tj_kernels_get(block, word, c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, target, k, NULL);
+    if (tj_config()->jit_sync)
+        return tj_kernels_get(block, word, dir, target, k, NULL);
+    if ((st = tj_kernels_cached(block, word, dir, target, k)) == TJ_ERR_NOT_FOUND)
+        tj_compiler_request(block, word, dir, target);
+    return st;
 }
 
-/* Run the call's kernel between two device addresses, in the current scope, and wait. */
+/* Run the call's kernel between two device addresses, in the current scope, and wait: the JIT
+ * kernel of the block, or the generic kernel (the layout as run-time arguments) with
+ * TYPEJIT_JIT=off or while the JIT kernel is being compiled in the background. */
 static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
 {
     tj_block_t b = kernel_block(&c->info->block);
-    const tj_block_t *block = &b;
     tj_devptr_t at = typed + (tj_devptr_t)c->info->block.start; /* object 0's first byte */
-    int word = word_for(block->word, (uintptr_t)at, (uintptr_t)packed);
+    int word = word_for(b.word, (uintptr_t)at, (uintptr_t)packed);
+    tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     tj_devptr_t dst = c->pack ? packed : at;
     tj_devptr_t src = c->pack ? at : packed;
     long long n = c->count;
+    tj_generic_params_t params;
+    void *args[4] = {&dst, &src, &n, &params};
+    char target[32];
     tj_kernel_t *k;
     tj_gpu_function_t fn;
     tj_launch_t geo;
-    tj_status_t st;
+    tj_status_t st = TJ_ERR_NOT_FOUND;
 
-    if (tj_config()->jit == TJ_JIT_OFF) {
-        /* The generic kernel: the layout travels as run-time arguments. */
-        char target[32];
-        tj_generic_params_t params;
-        void *args[4] = {&dst, &src, &n, &params};
-        if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK ||
-            (st = tj_kernels_generic(c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, target, &k)) !=
-                TJ_OK ||
-            (st = tj_kernels_function(k, &fn)) != TJ_OK)
+    if (tj_config()->jit != TJ_JIT_OFF && (st = kernel_for(c, &b, word, device, &k)) != TJ_OK &&
+        st != TJ_ERR_NOT_FOUND)
+        return st;
+    if (st == TJ_OK) {
+        if ((st = tj_kernels_function(k, &fn)) != TJ_OK)
             return st;
-        tj_gen_generic_params(block, word, &params);
-        tj_gen_generic_launch(block, word, c->count, &geo);
-        st = tj_gpu_launch(fn, geo.grid, geo.block, args);
+        tj_gen_launch(&b, word, c->count, &geo);
     } else {
-        void *args[3] = {&dst, &src, &n};
-        if ((st = kernel_for(c, block, word, device, &k)) != TJ_OK ||
+        if (tj_config()->jit != TJ_JIT_OFF)
+            tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
+        if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK ||
+            (st = tj_kernels_generic(dir, target, &k)) != TJ_OK ||
             (st = tj_kernels_function(k, &fn)) != TJ_OK)
             return st;
-        tj_gen_launch(block, word, c->count, &geo);
-        st = tj_gpu_launch(fn, geo.grid, geo.block, args);
+        tj_gen_generic_params(&b, word, &params);
+        tj_gen_generic_launch(&b, word, c->count, &geo);
     }
+    st = tj_gpu_launch(fn, geo.grid, geo.block, args);
     if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK)
         tj_stats_inc(TJ_STAT_kernel_launches);
     return st;
@@ -430,6 +450,7 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
 
 void tj_devpack_finalize(void)
 {
+    tj_compiler_finalize();
     tj_staging_finalize();
     tj_kernels_finalize();
     tj_gpu_finalize();

@@ -5,9 +5,11 @@
 #include "send/kernels.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache/hash.h"
 #include "cache/memo.h"
@@ -32,6 +34,7 @@ typedef struct {
 
 struct tj_kernel {
     bool generic; /* the run-time-parameter kernel; block and word unused */
+    bool fused;   /* a fused kernel of several blocks; block unused */
     tj_block_t block;
     int word;
     tj_dir_t dir;
@@ -52,6 +55,7 @@ static char device_targets[TJ_KERNEL_MAX_DEVICES][32];
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_memo_t *memo;
 static tj_store_t *store;
+static tj_store_set_t *caches; /* the store, then the read-only caches of TYPEJIT_CACHE_PATH */
 static bool store_tried;
 static bool store_rw; /* entries and manifest lines may be written */
 static char store_dir_override[4096];
@@ -71,6 +75,8 @@ static const char *function_name(const tj_kernel_t *k)
 {
     if (k->generic)
         return k->dir == TJ_DIR_PACK ? "tj_generic_pack" : "tj_generic_unpack";
+    if (k->fused)
+        return k->dir == TJ_DIR_PACK ? "tj_fused_pack" : "tj_fused_unpack";
     return kernel_name(k->dir);
 }
 
@@ -178,6 +184,8 @@ void tj_kernels_set_store(const char *dir, int read_only)
     pthread_mutex_lock(&setup_lock);
     snprintf(store_dir_override, sizeof(store_dir_override), "%s", dir ? dir : "");
     store_ro_override = read_only;
+    tj_store_set_close(caches);
+    caches = NULL;
     if (store != NULL)
         tj_store_close(store);
     store = NULL;
@@ -206,6 +214,10 @@ static tj_status_t setup(void)
             tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &store) != TJ_OK)
             store = NULL;
         store_rw = store != NULL && !ro;
+        /* The shared caches serve the application, not the tools' own cache directory. */
+        if (tj_store_set_open(store, store_dir_override[0] ? NULL : cfg->cache_path, &caches) !=
+            TJ_OK)
+            caches = NULL;
     }
 out_unlock:
     pthread_mutex_unlock(&setup_lock);
@@ -236,17 +248,27 @@ static tj_status_t compile(const tj_block_t *block, int word, tj_dir_t dir, cons
     char *source = NULL;
     tj_status_t st;
 
+    struct timespec t0, t1;
+
     if ((st = tj_gen_source(block, word, dir, kernel_name(dir), &source)) != TJ_OK)
         return st;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     st = tj_nvrtc_compile(source, kernel_name(dir), target, &k->image, &k->len);
     if (st != TJ_OK) {
         tj_stats_inc(TJ_STAT_jit_failures);
         goto out_free;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     tj_stats_inc(TJ_STAT_jit_compiles);
-    if (store_rw)
+    tj_log_debug("kernel %s %s W=%d: compiled in %.1f ms (%zu bytes)", kernel_name(dir), target,
+                 word,
+                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6,
+                 k->len);
+    if (store_rw) {
         tj_store_save(store, toolchain, target, key, k->image, k->len,
                       tj_config()->save_source ? source : NULL);
+        tj_store_trim_if_needed(store); /* TYPEJIT_CACHE_MAX_SIZE, once per process */
+    }
 out_free:
     free(source);
     return st;
@@ -276,15 +298,53 @@ static tj_hash_t memo_key(const tj_block_t *block, int word, tj_dir_t dir, const
     return tj_hash_bytes(&rec, sizeof(rec));
 }
 
-tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
-                           tj_kernel_t **kernel, tj_origin_t *origin)
+/* Before compiling a kernel the disk cache lacks: take its lock in the cache, so that of all
+ * the processes sharing the cache one compiles and the others wait for its entry (bounded:
+ * after TJ_STORE_WAIT_DEFAULT_MS the waiter compiles too, and a holder that died is detected
+ * and its lock broken). TJ_OK: the entry arrived and is loaded into @p k. Otherwise the caller
+ * compiles, holding *lock when one was taken (NULL otherwise; locks decide who compiles, they
+ * are never needed for a correct entry). */
+static tj_status_t locked_load(const char *key, const char *toolchain, const char *target,
+                               tj_kernel_t *k, tj_store_lock_t **lock)
+{
+    tj_status_t st = TJ_ERR_UNSUPPORTED;
+
+    *lock = NULL;
+    for (int attempt = 0; store_rw && attempt < 3; attempt++) {
+        st = tj_store_lock(store, toolchain, target, key, lock);
+        if (st == TJ_ERR_BUSY) {
+            st = tj_store_wait(store, toolchain, target, key, TJ_STORE_WAIT_DEFAULT_MS, &k->image,
+                               &k->len);
+            if (st == TJ_OK)
+                return TJ_OK;
+            if (st == TJ_ERR_NOT_FOUND)
+                continue; /* the holder gave up or died: try to take the lock */
+            break;        /* timed out: compile without the lock */
+        }
+        /* Holding the lock: another process may have stored the entry just before. */
+        if (st == TJ_OK &&
+            tj_store_load(store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+            tj_store_unlock(*lock);
+            *lock = NULL;
+            return TJ_OK;
+        }
+        break;
+    }
+    return TJ_ERR_NOT_FOUND;
+}
+
+/* The kernel from the memory table, else the disk cache, else (when @p may_compile) NVRTC;
+ * TJ_ERR_NOT_FOUND when it would need a compile that is not allowed. */
+static tj_status_t provide(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                           bool may_compile, tj_kernel_t **kernel, tj_origin_t *origin)
 {
     char key[TJ_KEY_MAX], toolchain[64], line[1200];
+    tj_store_lock_t *lock = NULL;
     tj_kernel_t *k, *won;
     tj_hash_t hash;
     tj_origin_t from;
     int n;
-    tj_status_t st;
+    tj_status_t st, loaded = TJ_ERR_NOT_FOUND;
 
     if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK)
         return st;
@@ -308,20 +368,32 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
     snprintf(k->target, sizeof(k->target), "%s", target);
     pthread_mutex_init(&k->load_lock, NULL);
     toolchain_name(toolchain, sizeof(toolchain));
-    if (store != NULL &&
-        tj_store_load(store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+    if (caches != NULL &&
+        (loaded = tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len)) ==
+            TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
+        tj_log_debug("kernel %s %s W=%d: from the disk cache", kernel_name(dir), target, word);
         from = TJ_FROM_DISK;
+    } else if (!may_compile) {
+        kernel_free(k);
+        return TJ_ERR_NOT_FOUND;
     } else {
         tj_stats_inc(TJ_STAT_cache_misses);
+        tj_log_debug("kernel %s %s W=%d: not cached%s", kernel_name(dir), target, word,
+                     loaded == TJ_ERR_CORRUPT ? " (an invalid entry is replaced)" : "");
         from = TJ_FROM_COMPILE;
-        if ((st = compile(block, word, dir, target, key, toolchain, k)) != TJ_OK) {
+        if (locked_load(key, toolchain, target, k, &lock) == TJ_OK) {
+            from = TJ_FROM_DISK; /* another process compiled it meanwhile */
+        } else if ((st = compile(block, word, dir, target, key, toolchain, k)) != TJ_OK) {
+            tj_store_unlock(lock);
             if (st != TJ_ERR_JIT) {
                 kernel_free(k);
                 return st;
             }
             /* Kept in the table as a failure: the next request answers at once. */
             k->failed = st;
+        } else {
+            tj_store_unlock(lock);
         }
     }
     if (k->failed == TJ_OK && store_rw &&
@@ -343,6 +415,18 @@ out_found:
     if (origin != NULL)
         *origin = from;
     return TJ_OK;
+}
+
+tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                           tj_kernel_t **kernel, tj_origin_t *origin)
+{
+    return provide(block, word, dir, target, true, kernel, origin);
+}
+
+tj_status_t tj_kernels_cached(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                              tj_kernel_t **kernel)
+{
+    return provide(block, word, dir, target, false, kernel, NULL);
 }
 
 tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel)
@@ -374,8 +458,8 @@ tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **k
     snprintf(k->target, sizeof(k->target), "%s", target);
     pthread_mutex_init(&k->load_lock, NULL);
     toolchain_name(toolchain, sizeof(toolchain));
-    if (store == NULL ||
-        tj_store_load(store, toolchain, target, key, &k->image, &k->len) != TJ_OK) {
+    if (caches == NULL ||
+        tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len) != TJ_OK) {
         st =
             tj_nvrtc_compile(tj_gen_generic_source(), function_name(k), target, &k->image, &k->len);
         if (st != TJ_OK && st != TJ_ERR_JIT) {
@@ -391,6 +475,164 @@ tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **k
         kernel_free(k);
     if (won == NULL)
         return TJ_ERR_NOMEM;
+    k = won;
+out_found:
+    if (k->failed != TJ_OK)
+        return k->failed;
+    *kernel = k;
+    return TJ_OK;
+}
+
+/* The memory table's key of a fused kernel: a marker, the target, direction and word, then each
+ * block's packed record (as memo_key's), hashed without formatting any text. */
+static tj_hash_t fused_memo_key(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+                                const char *target)
+{
+    typedef struct {
+        int32_t ndims, pad;
+        int64_t start, extent, counts[TJ_BLOCK_MAX_DIMS], strides[TJ_BLOCK_MAX_DIMS];
+    } rec_t;
+    struct {
+        char marker[8];
+        char target[32];
+        int32_t dir, word, n, pad;
+        rec_t blocks[TJ_FUSED_MAX];
+    } rec;
+
+    memset(&rec, 0, sizeof(rec));
+    memcpy(rec.marker, "fused", 6);
+    snprintf(rec.target, sizeof(rec.target), "%s", target);
+    rec.dir = (int32_t)dir;
+    rec.word = word;
+    rec.n = n;
+    for (int i = 0; i < n; i++) {
+        rec.blocks[i].ndims = blocks[i].ndims;
+        rec.blocks[i].start = blocks[i].start;
+        rec.blocks[i].extent = blocks[i].extent;
+        for (int d = 0; d < blocks[i].ndims; d++) {
+            rec.blocks[i].counts[d] = blocks[i].counts[d];
+            rec.blocks[i].strides[d] = blocks[i].strides[d];
+        }
+    }
+    return tj_hash_bytes(&rec, (size_t)((char *)&rec.blocks[n] - (char *)&rec));
+}
+
+/* The full key text of a fused kernel (malloc'd): the single kernels' header with a "fused"
+ * marker, then every block's text in order. NULL when out of memory or without NVRTC. */
+static char *fused_key(const tj_block_t *blocks, int n, int word, tj_dir_t dir, const char *target)
+{
+    char text[1024], *key;
+    size_t cap = 512 + (size_t)n * (sizeof(text) + 16), len;
+    int major, minor, w;
+
+    if (tj_nvrtc_version(&major, &minor) != TJ_OK || (key = malloc(cap)) == NULL)
+        return NULL;
+    w = snprintf(key, cap,
+                 "typejit fused kernel\nlibrary=%s\ntemplates=%016llx\nnvrtc=%d.%d build=%s\n"
+                 "target=%s\noptions=%s\ndirection=%s\nword=%d\nblocks=%d\n",
+                 tj_version(), (unsigned long long)tj_gen_template_hash(), major, minor,
+                 tj_nvrtc_build_id(), target, tj_nvrtc_options(), dir_name(dir), word, n);
+    if (w < 0 || (size_t)w >= cap) {
+        free(key);
+        return NULL;
+    }
+    len = (size_t)w;
+    for (int i = 0; i < n; i++) {
+        tj_block_format(&blocks[i], text, sizeof(text));
+        w = snprintf(key + len, cap - len, "block%d=%s\n", i, text);
+        if (w < 0 || (size_t)w >= cap - len) {
+            free(key);
+            return NULL;
+        }
+        len += (size_t)w;
+    }
+    return key;
+}
+
+static tj_status_t compile_fused(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+                                 const char *target, const char *key, const char *toolchain,
+                                 tj_kernel_t *k)
+{
+    char *source = NULL;
+    tj_status_t st;
+
+    if ((st = tj_gen_fused_source(blocks, n, word, dir, function_name(k), &source)) != TJ_OK)
+        return st;
+    st = tj_nvrtc_compile(source, function_name(k), target, &k->image, &k->len);
+    if (st != TJ_OK) {
+        tj_stats_inc(TJ_STAT_jit_failures);
+        goto out_free;
+    }
+    tj_stats_inc(TJ_STAT_jit_compiles);
+    tj_log_debug("fused kernel %s %s W=%d of %d blocks: compiled (%zu bytes)", function_name(k),
+                 target, word, n, k->len);
+    if (store_rw) {
+        tj_store_save(store, toolchain, target, key, k->image, k->len,
+                      tj_config()->save_source ? source : NULL);
+        tj_store_trim_if_needed(store);
+    }
+out_free:
+    free(source);
+    return st;
+}
+
+tj_status_t tj_kernels_get_fused(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+                                 const char *target, tj_kernel_t **kernel)
+{
+    char toolchain[64], *key = NULL;
+    tj_store_lock_t *lock = NULL;
+    tj_kernel_t *k, *won;
+    tj_hash_t hash;
+    tj_status_t st;
+
+    if (blocks == NULL || n < 1 || n > TJ_FUSED_MAX)
+        return TJ_ERR_INVALID;
+    if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK)
+        return st;
+    hash = fused_memo_key(blocks, n, word, dir, target);
+    if ((k = tj_memo_get(memo, hash)) != NULL) {
+        if (k->failed == TJ_OK)
+            tj_stats_inc(TJ_STAT_cache_hits_memory);
+        goto out_found;
+    }
+    if ((key = fused_key(blocks, n, word, dir, target)) == NULL)
+        return TJ_ERR_NOMEM;
+    if ((k = calloc(1, sizeof(*k))) == NULL) {
+        free(key);
+        return TJ_ERR_NOMEM;
+    }
+    k->fused = true;
+    k->word = word;
+    k->dir = dir;
+    snprintf(k->target, sizeof(k->target), "%s", target);
+    pthread_mutex_init(&k->load_lock, NULL);
+    toolchain_name(toolchain, sizeof(toolchain));
+    if (caches != NULL &&
+        tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+        tj_stats_inc(TJ_STAT_cache_hits_disk);
+    } else {
+        tj_stats_inc(TJ_STAT_cache_misses);
+        if (locked_load(key, toolchain, target, k, &lock) != TJ_OK &&
+            (st = compile_fused(blocks, n, word, dir, target, key, toolchain, k)) != TJ_OK) {
+            tj_store_unlock(lock);
+            if (st != TJ_ERR_JIT) {
+                free(key);
+                kernel_free(k);
+                return st;
+            }
+            k->failed = st; /* remembered: the caller packs slice by slice from now on */
+        } else {
+            tj_store_unlock(lock);
+        }
+    }
+    free(key);
+    won = tj_memo_put(memo, hash, k);
+    if (won == NULL) {
+        kernel_free(k);
+        return TJ_ERR_NOMEM;
+    }
+    if (won != k)
+        kernel_free(k);
     k = won;
 out_found:
     if (k->failed != TJ_OK)
@@ -452,6 +694,8 @@ void tj_kernels_finalize(void)
     if (memo != NULL)
         tj_memo_destroy(memo, kernel_free);
     memo = NULL;
+    tj_store_set_close(caches);
+    caches = NULL;
     if (store != NULL)
         tj_store_close(store);
     store = NULL;

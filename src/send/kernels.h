@@ -36,6 +36,20 @@ tj_status_t tj_kernels_loadable(void);
 tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
                            tj_kernel_t **kernel, tj_origin_t *origin);
 
+/* As tj_kernels_get, but never compiles: the kernel from the memory table or the disk cache,
+ * else TJ_ERR_NOT_FOUND (nothing is counted as a miss): a hash lookup, and a file probe until
+ * the kernel is in the memory table. */
+tj_status_t tj_kernels_cached(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                              tj_kernel_t **kernel);
+
+/* The fused kernel of the @p n blocks (1 to TJ_FUSED_MAX, in this order) for (word, dir,
+ * target): templates/fused.cu through tj_gen_fused_source. Provided as tj_kernels_get
+ * provides a kernel (memory table keyed by a hash of every block, disk cache keyed by a text
+ * holding every block's text and a "fused" marker; no manifest line), compiled synchronously
+ * when neither has it; a failed compile is remembered. */
+tj_status_t tj_kernels_get_fused(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+                                 const char *target, tj_kernel_t **kernel);
+
 /* The generic kernel of one direction (layout as run-time arguments, tj_generic_params_t), for
  * TYPEJIT_JIT=off and as the benchmarks' baseline; cached like the others. */
 tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel);

@@ -32,7 +32,7 @@ static const char *usage_main =
     "commands:\n"
     "  warm      compile the kernels of type descriptions or of the cache's manifest\n"
     "  inspect   show the IR, canonical block, word, cache key and kernel source of a type\n"
-    "  cache     stats | verify | clear the kernel cache\n"
+    "  cache     stats | verify | clear | trim the kernel cache\n"
     "  measure   time this machine for the send methods' model (mpirun -np 2 typejit measure)\n"
     "  version   print the typejit version\n"
     "\n"
@@ -67,14 +67,19 @@ static const char *usage_inspect =
 
 static const char *usage_cache =
     "usage: typejit cache stats|verify|clear [--cache-dir DIR]\n"
+    "       typejit cache trim [--max-size SIZE] [--cache-dir DIR]\n"
     "\n"
     "  stats    number and size of entries, saved sources, manifest lines (and how many are\n"
     "           distinct)\n"
     "  verify   validate every entry and delete those that fail (exit status 1 if any did)\n"
     "  clear    delete every entry, source, temporary file and the manifest\n"
+    "  trim     delete the least recently used entries (and their manifest lines) until entries\n"
+    "           and sources take at most SIZE (default: TYPEJIT_CACHE_MAX_SIZE); entries being\n"
+    "           compiled by a running process stay (exit status 1 if that leaves it larger)\n"
     "\n"
-    "Exit status 1 when a command could not do all it says: a folder it may not look into (not\n"
-    "yours, or writable by others), a file it could not delete.\n";
+    "SIZE is a whole number of bytes, optionally followed by K, M, G or T (powers of 1024):\n"
+    "500M, 2G. Exit status 1 when a command could not do all it says: a folder it may not look\n"
+    "into (not yours, or writable by others), a file it could not delete.\n";
 
 static const char *usage_version = "usage: typejit version\n"
                                    "\n"
@@ -679,9 +684,37 @@ static int cache_clear(tj_store_t *store, const char *dir)
     return 1;
 }
 
+/* Trim to @p max bytes and say what was removed and what is left. */
+static int cache_trim(tj_store_t *store, const char *dir, long long max)
+{
+    tj_store_trim_t r;
+    tj_status_t st = tj_store_trim(store, max, &r);
+    int rc = 0;
+
+    printf("cache %s: removed %ld entries (%lld bytes), %ld manifest lines; %ld entries left "
+           "(%lld bytes, at most %lld wanted)\n",
+           dir, r.removed, r.freed, r.lines_dropped, r.kept, r.kept_bytes, max);
+    if (r.kept_bytes > max) {
+        fprintf(stderr,
+                "typejit cache trim: still %lld bytes over: %ld entries are being compiled or "
+                "written by running processes\n",
+                r.kept_bytes - max, r.busy);
+        rc = 1;
+    }
+    if (st != TJ_OK) {
+        tj_store_stats_t stats;
+        memset(&stats, 0, sizeof(stats));
+        stats.skipped = r.skipped;
+        report_walk_problem("trim", &stats, st);
+        rc = 1;
+    }
+    return rc;
+}
+
 static int cmd_cache(int argc, char **argv)
 {
-    const char *dir = NULL, *what = NULL;
+    const char *dir = NULL, *what = NULL, *size = NULL;
+    long long max = tj_config()->cache_max_size;
     tj_store_t *store;
     tj_store_stats_t stats;
     long lines = 0, distinct = 0;
@@ -697,6 +730,16 @@ static int cmd_cache(int argc, char **argv)
         if (strcmp(argv[i], "--cache-dir") == 0) {
             if ((dir = option_value("cache", argc, argv, &i)) == NULL)
                 return 2;
+        } else if (strcmp(argv[i], "--max-size") == 0) {
+            if ((size = option_value("cache", argc, argv, &i)) == NULL)
+                return 2;
+            if (!tj_config_parse_size(size, &max)) {
+                fprintf(stderr,
+                        "typejit cache: --max-size wants a size such as 500M or 2G (a whole "
+                        "number of bytes, optionally followed by K, M, G or T), not \"%s\"\n",
+                        size);
+                return 2;
+            }
         } else if (what == NULL && argv[i][0] != '-')
             what = argv[i];
         else {
@@ -708,9 +751,19 @@ static int cmd_cache(int argc, char **argv)
         fprintf(stderr, "typejit cache: no subcommand given\n%s", usage_cache);
         return 2;
     }
-    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear")) {
-        fprintf(stderr, "typejit cache: unknown subcommand %s (stats, verify or clear)\n%s", what,
-                usage_cache);
+    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") &&
+        strcmp(what, "trim")) {
+        fprintf(stderr, "typejit cache: unknown subcommand %s (stats, verify, clear or trim)\n%s",
+                what, usage_cache);
+        return 2;
+    }
+    if (size != NULL && strcmp(what, "trim") != 0) {
+        fprintf(stderr, "typejit cache %s: --max-size is for trim only\n", what);
+        return 2;
+    }
+    if (strcmp(what, "trim") == 0 && size == NULL && max <= 0) {
+        fprintf(stderr, "typejit cache trim: how large may the cache be? give --max-size SIZE "
+                        "(or set TYPEJIT_CACHE_MAX_SIZE)\n");
         return 2;
     }
     if (cache_dir(dir)[0] == '\0') {
@@ -730,8 +783,9 @@ static int cmd_cache(int argc, char **argv)
                 tj_store_last_problem()[0] ? tj_store_last_problem() : tj_status_string(st));
         return 1;
     }
-    if (strcmp(what, "clear") == 0) {
-        rc = cache_clear(store, cache_dir(dir));
+    if (strcmp(what, "clear") == 0 || strcmp(what, "trim") == 0) {
+        rc = strcmp(what, "clear") == 0 ? cache_clear(store, cache_dir(dir))
+                                        : cache_trim(store, cache_dir(dir), max);
         tj_store_close(store);
         return rc;
     }

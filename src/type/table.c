@@ -1,53 +1,239 @@
-/* The type table: a uthash map from MPI_Datatype to its record under a reader-writer lock, safe
- * under MPI_THREAD_MULTIPLE. Lookups (every pack) take the read side only. */
+/* The type table: an open-addressing map from MPI_Datatype to its record under a reader-writer
+ * lock, safe under MPI_THREAD_MULTIPLE. Lookups (every pack) take the read side only.
+ *
+ * Every constructor, commit and free of a datatype passes through here, so a lookup must cost
+ * a few nanoseconds: the slots hold the key beside the entry pointer (one cache line for the
+ * probe), and inserting or deleting touches no other entry (uthash's application-order list
+ * touched two neighbours on each, a cache miss apiece in a table of thousands of types). */
 #include "type/table.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <uthash.h>
+#include <string.h>
+
+/* Chains of up to this many nodes are kept inside the entry: nearly all of them. */
+#define KNOWN_SMALL 3
+
+/* Small, because every type the application creates has one (intermediates included, and a
+ * batch of thousands is common): the commit record is allocated only when the type is
+ * committed. */
+typedef struct {
+    bool known; /* the creation record below is valid */
+    int nnodes;
+    tj_type_known_t kn;
+    tj_type_info_t *info; /* the commit record; NULL when not committed */
+    tj_ir_node_t *nodes;  /* small, or allocated */
+    tj_ir_node_t small[KNOWN_SMALL];
+} entry_t;
 
 typedef struct {
     MPI_Datatype type;
-    tj_type_info_t info;
-    UT_hash_handle hh;
-} entry_t;
+    entry_t *e; /* NULL: the slot is empty */
+} slot_t;
 
-static entry_t *table;
+static slot_t *slots;
+static size_t nslots, nused; /* nslots is zero or a power of two; nused <= nslots / 2 */
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static size_t slot_hash(MPI_Datatype type)
+{
+    uint64_t x = 0;
+    /* A pointer in Open MPI, an int in MPICH: hash the bytes of the handle either way. */
+    memcpy(&x, &type, sizeof(type) < sizeof(x) ? sizeof(type) : sizeof(x));
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+/* The slot of @p type, or of the empty slot where it would go. nslots must be non-zero. */
+static size_t slot_find(MPI_Datatype type)
+{
+    size_t mask = nslots - 1, i = slot_hash(type) & mask;
+    while (slots[i].e != NULL && slots[i].type != type)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static entry_t *entry_find(MPI_Datatype type)
+{
+    if (nslots == 0)
+        return NULL;
+    return slots[slot_find(type)].e;
+}
+
+static bool grow(void)
+{
+    size_t old_n = nslots, n = nslots ? nslots * 2 : 256;
+    slot_t *old = slots, *fresh = calloc(n, sizeof(*fresh));
+
+    if (fresh == NULL)
+        return false;
+    slots = fresh;
+    nslots = n;
+    for (size_t i = 0; i < old_n; i++)
+        if (old[i].e != NULL)
+            slots[slot_find(old[i].type)] = old[i];
+    free(old);
+    return true;
+}
+
+/* Remove the entry at slot @p i, shifting back the entries after it that probed past it, so
+ * that no tombstones are needed. */
+static void slot_remove(size_t i)
+{
+    size_t mask = nslots - 1, j = i;
+
+    for (;;) {
+        size_t k;
+        j = (j + 1) & mask;
+        if (slots[j].e == NULL)
+            break;
+        k = slot_hash(slots[j].type) & mask;
+        /* Move j into the hole at i unless its home k lies cyclically in (i, j]. */
+        if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
+            continue;
+        slots[i] = slots[j];
+        i = j;
+    }
+    slots[i].e = NULL;
+    nused--;
+}
+
+/* Entries of freed types, kept for the next ones: programs create and free types in batches,
+ * and malloc and free were a quarter of the table's cost. Guarded by the write lock. */
+#define SPARE_MAX 1024
+static entry_t *spare[SPARE_MAX];
+static int nspare;
+static tj_type_info_t *spare_info[SPARE_MAX];
+static int nspare_info;
+
+/* Called with the write lock held. */
+static void info_release(tj_type_info_t *info)
+{
+    if (info == NULL)
+        return;
+    if (nspare_info < SPARE_MAX)
+        spare_info[nspare_info++] = info;
+    else
+        free(info);
+}
+
+/* Release what @p e owns; keep the entry itself for reuse when there is room. Called with the
+ * write lock held. */
+static void entry_release(entry_t *e)
+{
+    if (e->nodes != e->small)
+        free(e->nodes);
+    info_release(e->info);
+    if (nspare < SPARE_MAX)
+        spare[nspare++] = e;
+    else
+        free(e);
+}
+
+/* The entry of @p type, created empty when there is none; NULL when out of memory. Called with
+ * the write lock held. */
+static entry_t *entry_get(MPI_Datatype type)
+{
+    entry_t *e;
+    size_t i;
+
+    if ((e = entry_find(type)) != NULL)
+        return e;
+    if ((nused + 1) * 2 > nslots && !grow())
+        return NULL;
+    e = nspare > 0 ? spare[--nspare] : malloc(sizeof(*e));
+    if (e == NULL)
+        return NULL;
+    e->known = false;
+    e->nnodes = 0;
+    e->info = NULL;
+    e->nodes = e->small;
+    i = slot_find(type);
+    slots[i].type = type;
+    slots[i].e = e;
+    nused++;
+    return e;
+}
 
 tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
 {
-    entry_t *e, *old;
+    entry_t *e;
 
     pthread_rwlock_wrlock(&table_lock);
-    HASH_FIND(hh, table, &type, sizeof(type), old);
-    if (old != NULL) {
-        old->info = *info;
-        pthread_rwlock_unlock(&table_lock);
-        return TJ_OK;
-    }
-    e = calloc(1, sizeof(*e));
-    if (e == NULL) {
-        pthread_rwlock_unlock(&table_lock);
-        return TJ_ERR_NOMEM;
-    }
-    e->type = type;
-    e->info = *info;
-    HASH_ADD(hh, table, type, sizeof(e->type), e);
+    e = entry_get(type);
+    if (e != NULL && e->info == NULL &&
+        (e->info = nspare_info > 0 ? spare_info[--nspare_info] : malloc(sizeof(*info))) == NULL)
+        e = NULL;
+    if (e != NULL)
+        *e->info = *info;
     pthread_rwlock_unlock(&table_lock);
-    return TJ_OK;
+    return e != NULL ? TJ_OK : TJ_ERR_NOMEM;
 }
 
 bool tj_table_get(MPI_Datatype type, tj_type_info_t *info)
 {
     entry_t *e;
+    bool found;
 
     pthread_rwlock_rdlock(&table_lock);
-    HASH_FIND(hh, table, &type, sizeof(type), e);
-    if (e != NULL)
-        *info = e->info;
+    e = entry_find(type);
+    found = e != NULL && e->info != NULL;
+    if (found)
+        *info = *e->info;
     pthread_rwlock_unlock(&table_lock);
-    return e != NULL;
+    return found;
+}
+
+tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir)
+{
+    int n = known->st == TJ_OK && ir != NULL ? ir->n : 0;
+    tj_ir_node_t *nodes = NULL;
+    entry_t *e;
+
+    if (n > KNOWN_SMALL && (nodes = malloc((size_t)n * sizeof(*nodes))) == NULL) {
+        tj_table_drop(type); /* no record is better than a stale one */
+        return TJ_ERR_NOMEM;
+    }
+    pthread_rwlock_wrlock(&table_lock);
+    e = entry_get(type);
+    if (e != NULL) {
+        if (e->nodes != e->small)
+            free(e->nodes);
+        e->nodes = n > KNOWN_SMALL ? nodes : e->small;
+        if (n > 0)
+            memcpy(e->nodes, ir->node, (size_t)n * sizeof(*nodes));
+        e->nnodes = n;
+        e->kn = *known;
+        e->known = true;
+        info_release(e->info); /* a new type at this handle: an old commit record is stale */
+        e->info = NULL;
+    }
+    pthread_rwlock_unlock(&table_lock);
+    if (e == NULL) {
+        free(nodes);
+        return TJ_ERR_NOMEM;
+    }
+    return TJ_OK;
+}
+
+bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir)
+{
+    entry_t *e;
+    bool found;
+
+    pthread_rwlock_rdlock(&table_lock);
+    e = entry_find(type);
+    found = e != NULL && e->known;
+    if (found) {
+        *known = e->kn;
+        ir->n = e->nnodes;
+        memcpy(ir->node, e->nodes, (size_t)e->nnodes * sizeof(ir->node[0]));
+    }
+    pthread_rwlock_unlock(&table_lock);
+    return found;
 }
 
 void tj_table_drop(MPI_Datatype type)
@@ -55,24 +241,29 @@ void tj_table_drop(MPI_Datatype type)
     entry_t *e;
 
     pthread_rwlock_wrlock(&table_lock);
-    HASH_FIND(hh, table, &type, sizeof(type), e);
-    if (e != NULL) {
-        HASH_DEL(table, e);
-        free(e);
+    if (nslots > 0) {
+        size_t i = slot_find(type);
+        if ((e = slots[i].e) != NULL) {
+            slot_remove(i);
+            entry_release(e);
+        }
     }
     pthread_rwlock_unlock(&table_lock);
 }
 
 void tj_table_clear(void)
 {
-    entry_t *e, *tmp;
-
     pthread_rwlock_wrlock(&table_lock);
-    HASH_ITER(hh, table, e, tmp)
-    {
-        HASH_DEL(table, e);
-        free(e);
-    }
+    for (size_t i = 0; i < nslots; i++)
+        if (slots[i].e != NULL)
+            entry_release(slots[i].e);
+    free(slots);
+    slots = NULL;
+    nslots = nused = 0;
+    while (nspare > 0)
+        free(spare[--nspare]);
+    while (nspare_info > 0)
+        free(spare_info[--nspare_info]);
     pthread_rwlock_unlock(&table_lock);
 }
 

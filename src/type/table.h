@@ -18,10 +18,27 @@ typedef struct {
     int64_t true_lb, true_extent; /* MPI_Type_get_true_extent: the bytes one object touches */
     bool strided;                 /* false: the system MPI handles this type */
     tj_status_t why;              /* TJ_OK, or why the type is not strided */
+    int reason;                   /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */
     tj_block_t block;             /* valid when strided */
     const struct tj_kernel *pack; /* kernels for block.word, NULL until compiled or loaded */
     const struct tj_kernel *unpack;
 } tj_type_info_t;
+
+/* What typejit learnt of a type when it was created (the constructor wrappers), kept until the
+ * type is freed, committed or not: the status of its translation (with the chain, when TJ_OK),
+ * and its envelope, which tells a reused handle from the type recorded. */
+typedef struct {
+    tj_status_t st;
+    int reason; /* tj_reason_t when st is TJ_ERR_NOT_STRIDED */
+    int combiner, ni, na, nd;
+} tj_type_known_t;
+
+/* Record what @p type was made of, replacing any earlier record of the handle, committed or
+ * not (a constructor returned it, so it is a new type). @p ir may be NULL unless st is TJ_OK. */
+tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir);
+
+/* Copy the creation record of @p type; false when there is none. */
+bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir);
 
 /* Read the MPI size, extent and true extent of @p type into @p info (info->extents says whether
  * the system MPI answered): once per type at commit, so that device calls need not ask. */
@@ -30,10 +47,10 @@ void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info);
 /* Record @p info for @p type, replacing any earlier record (handles are reused after free). */
 tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);
 
-/* Copy the record of @p type into @p info; false when there is none. */
+/* Copy the commit record of @p type into @p info; false when there is none. */
 bool tj_table_get(MPI_Datatype type, tj_type_info_t *info);
 
-/* Forget @p type (MPI_Type_free). */
+/* Forget @p type, both its commit and its creation record (MPI_Type_free). */
 void tj_table_drop(MPI_Datatype type);
 
 /* Forget every type (MPI_Finalize). */

@@ -7,7 +7,35 @@
 #include <string.h>
 
 #include "type/canon.h"
+#include "type/table.h"
 #include "util/common.h"
+
+/* Why the last translation on this thread was not strided. Set where the decision is taken, so
+ * that the reason of the innermost level survives the return through its parents. */
+static _Thread_local tj_reason_t last_reason __attribute__((tls_model("initial-exec")));
+
+static tj_status_t not_strided(tj_reason_t reason)
+{
+    last_reason = reason;
+    return TJ_ERR_NOT_STRIDED;
+}
+
+const char *tj_reason_string(tj_reason_t reason)
+{
+    switch (reason) {
+#define TJ_REASON_CASE(_name, _msg)                                                                \
+    case TJ_REASON_##_name:                                                                        \
+        return _msg;
+        TJ_REASON_LIST(TJ_REASON_CASE)
+#undef TJ_REASON_CASE
+    }
+    return "unknown reason";
+}
+
+tj_reason_t tj_translate_reason(void)
+{
+    return last_reason;
+}
 
 /* Arguments of one constructor level. Small argument lists (the common case) live on the stack;
  * larger ones are allocated. */
@@ -105,7 +133,7 @@ static tj_status_t translate_named(MPI_Datatype type, tj_ir_t *ir)
         PMPI_Type_size(type, &size) != MPI_SUCCESS)
         return TJ_ERR_MPI;
     if (size != extent)
-        return TJ_ERR_NOT_STRIDED;
+        return not_strided(TJ_REASON_NAMED_HOLES);
     tj_ir_init_dense(ir, lb, size);
     return TJ_OK;
 }
@@ -113,53 +141,66 @@ static tj_status_t translate_named(MPI_Datatype type, tj_ir_t *ir)
 /* `count` copies of `child`, `stride` bytes apart, at `offset`. */
 static tj_status_t wrap(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride)
 {
-    return tj_ir_push_stream(ir, offset, count, stride);
+    tj_status_t st = tj_ir_push_stream(ir, offset, count, stride);
+    return st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_CHAIN) : st;
 }
 
-static tj_status_t translate_vector(const contents_t *c, bool bytes, int depth, tj_ir_t *ir)
+/* The translation of a child type: its record from its creation when @p records allows it (the
+ * constructor wrappers, whose children are the application's own live handles), else afresh.
+ * Children that MPI_Type_get_contents returns are new handles that never have records. */
+static tj_status_t child_ir(MPI_Datatype type, bool records, int depth, tj_ir_t *ir)
+{
+    tj_status_t st;
+
+    if (records && tj_translate_known(type, &st, ir))
+        return st;
+    return translate(type, depth + 1, ir);
+}
+
+static tj_status_t translate_vector(const tj_type_args_t *a, bool bytes, int depth, bool records,
+                                    tj_ir_t *ir)
 {
     int64_t ext, stride;
     tj_status_t st;
 
-    if ((st = extent_of(c->types[0], &ext)) != TJ_OK ||
-        (st = translate(c->types[0], depth + 1, ir)) != TJ_OK)
+    if ((st = extent_of(a->child, &ext)) != TJ_OK ||
+        (st = child_ir(a->child, records, depth, ir)) != TJ_OK)
         return st;
     if (bytes)
-        stride = c->addrs[0];
-    else if (!tj_mul64(c->ints[2], ext, &stride))
+        stride = a->stride;
+    else if (!tj_mul64(a->stride, ext, &stride))
         return TJ_ERR_OVERFLOW;
     /* Open MPI (4.1) reads a byte stride of -1 as "the child's extent" (a sentinel in
      * opal_datatype_add), so it packs such a vector as if it were contiguous. typejit leaves
      * these to the system MPI so that both sides of a program agree on the bytes. */
-    if (stride == -1 && c->ints[0] > 1)
-        return TJ_ERR_NOT_STRIDED;
-    if ((st = wrap(ir, 0, c->ints[1], ext)) != TJ_OK)
+    if (stride == -1 && a->count > 1)
+        return not_strided(TJ_REASON_STRIDE_M1);
+    if ((st = wrap(ir, 0, a->blocklen, ext)) != TJ_OK)
         return st;
-    return wrap(ir, 0, c->ints[0], stride);
+    return wrap(ir, 0, a->count, stride);
 }
 
-static tj_status_t translate_subarray(const contents_t *c, int depth, tj_ir_t *ir)
+static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool records,
+                                      tj_ir_t *ir)
 {
-    int ndims = c->ints[0];
-    const int *sizes = &c->ints[1], *subsizes = &c->ints[1 + ndims],
-              *starts = &c->ints[1 + 2 * ndims];
-    bool fortran = c->ints[1 + 3 * ndims] == MPI_ORDER_FORTRAN;
+    int ndims = a->count;
+    bool fortran = a->order == MPI_ORDER_FORTRAN;
     int64_t stride;
     tj_status_t st;
 
-    if ((st = extent_of(c->types[0], &stride)) != TJ_OK ||
-        (st = translate(c->types[0], depth + 1, ir)) != TJ_OK)
+    if ((st = extent_of(a->child, &stride)) != TJ_OK ||
+        (st = child_ir(a->child, records, depth, ir)) != TJ_OK)
         return st;
     /* Wrap from the fastest dimension outwards: the last one in C order, the first in
      * Fortran order. */
     for (int k = 0; k < ndims; k++) {
         int d = fortran ? k : ndims - 1 - k;
         int64_t offset;
-        if (!tj_mul64(starts[d], stride, &offset))
+        if (!tj_mul64(a->starts[d], stride, &offset))
             return TJ_ERR_OVERFLOW;
-        if ((st = wrap(ir, offset, subsizes[d], stride)) != TJ_OK)
+        if ((st = wrap(ir, offset, a->subsizes[d], stride)) != TJ_OK)
             return st;
-        if (!tj_mul64(stride, sizes[d], &stride))
+        if (!tj_mul64(stride, a->sizes[d], &stride))
             return TJ_ERR_OVERFLOW;
     }
     return TJ_OK;
@@ -184,6 +225,7 @@ typedef struct {
     const MPI_Datatype *types;
     int ntypes; /* 1: every member has types[0]; n: struct */
     int n;
+    bool records; /* children may come from their records (see child_ir) */
 } members_t;
 
 /* One member, reduced to what the strided decision needs. Two members have equal shapes when
@@ -201,10 +243,9 @@ typedef struct {
     member_t first, pending;
     bool has_pending;
     int64_t k, step, prev;
+    tj_reason_t unequal; /* the reason given when two shapes differ */
 } scan_t;
 
-/* Set when the scan meets the first unequal shape or spacing. */
-#define SCAN_MISMATCH TJ_ERR_NOT_STRIDED
 
 static bool same_shape(const member_t *a, const member_t *b)
 {
@@ -218,12 +259,14 @@ static tj_status_t scan_final(scan_t *s, const member_t *m)
     int64_t d;
 
     if (s->k > 0) {
-        if (!same_shape(m, &s->first) || __builtin_sub_overflow(m->offset, s->prev, &d))
-            return SCAN_MISMATCH;
+        if (!same_shape(m, &s->first))
+            return not_strided(s->unequal);
+        if (__builtin_sub_overflow(m->offset, s->prev, &d))
+            return not_strided(TJ_REASON_IRREGULAR_DISPLS);
         if (s->k == 1)
             s->step = d;
         else if (d != s->step)
-            return SCAN_MISMATCH;
+            return not_strided(TJ_REASON_IRREGULAR_DISPLS);
     } else
         s->first = *m;
     s->prev = m->offset;
@@ -299,6 +342,7 @@ typedef struct {
     MPI_Datatype type;
     int64_t ext;
     tj_status_t st; /* of the translation; TJ_ERR_INVALID until translated */
+    tj_reason_t why;
     tj_ir_t ir;
 } child_t;
 
@@ -333,10 +377,15 @@ static child_t *child_get(members_work_t *w, MPI_Datatype type)
     return c;
 }
 
-static tj_status_t child_translate(child_t *c, int depth)
+static tj_status_t child_translate(child_t *c, bool records, int depth)
 {
-    if (c->st == TJ_ERR_INVALID)
-        c->st = translate(c->type, depth + 1, &c->ir);
+    if (c->st == TJ_ERR_INVALID) {
+        c->st = child_ir(c->type, records, depth, &c->ir);
+        c->why = last_reason;
+    }
+    /* A cached failure is returned again later: its reason must come with it. */
+    if (c->st == TJ_ERR_NOT_STRIDED)
+        last_reason = c->why;
     return c->st;
 }
 
@@ -356,7 +405,7 @@ static tj_status_t scan_generic(const members_t *ms, int depth, members_work_t *
             return st;
         if (bl == 0)
             continue;
-        if ((st = child_translate(c, depth)) != TJ_OK)
+        if ((st = child_translate(c, ms->records, depth)) != TJ_OK)
             return st;
         if (tj_ir_size(&c->ir) == 0)
             continue; /* packs no bytes: not part of the typemap */
@@ -449,7 +498,7 @@ static tj_status_t scan_one_type(const members_t *ms, int depth, members_work_t 
         if (bl == 0)
             continue;
         if (!translated) {
-            if ((st = child_translate(c, depth)) != TJ_OK)
+            if ((st = child_translate(c, ms->records, depth)) != TJ_OK)
                 return st;
             csize = tj_ir_size(&c->ir);
             if (csize == 0)
@@ -496,6 +545,7 @@ static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir
     members_work_t *w;
     scan_t s;
     tj_status_t st;
+    tj_reason_t unequal;
     bool one_type = true;
 
     if (ms->n <= 0) {
@@ -509,10 +559,15 @@ static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir
     w->has_ref = false;
     for (int i = 1; i < ms->ntypes && one_type; i++)
         one_type = ms->types[i] == ms->types[0];
+    /* By the combiner, not by the handles: MPI_Type_get_contents returns a new handle for each
+     * derived member of a struct, so handle equality differs between the two paths. */
+    unequal = ms->ntypes > 1 ? TJ_REASON_MIXED_MEMBERS : TJ_REASON_IRREGULAR_BLOCKS;
     memset(&s, 0, sizeof(s));
+    s.unequal = unequal;
     st = one_type ? scan_one_type(ms, depth, w, &s) : TJ_ERR_INVALID;
     if (st == TJ_ERR_INVALID) {
         memset(&s, 0, sizeof(s));
+        s.unequal = unequal;
         st = scan_generic(ms, depth, w, &s);
     }
     if (st != TJ_OK)
@@ -533,54 +588,138 @@ out_free:
     return st;
 }
 
-static tj_status_t translate_derived(const contents_t *c, int depth, tj_ir_t *ir)
+static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir)
 {
     tj_status_t st;
 
-    switch (c->combiner) {
+    switch (a->combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:
         /* A resized type has its child's typemap; only its extent differs, and parents read
          * extents from the handle. */
-        return translate(c->types[0], depth + 1, ir);
+        return child_ir(a->child, records, depth, ir);
     case MPI_COMBINER_CONTIGUOUS: {
         int64_t ext;
-        if ((st = extent_of(c->types[0], &ext)) != TJ_OK ||
-            (st = translate(c->types[0], depth + 1, ir)) != TJ_OK)
+        if ((st = extent_of(a->child, &ext)) != TJ_OK ||
+            (st = child_ir(a->child, records, depth, ir)) != TJ_OK)
             return st;
-        return wrap(ir, 0, c->ints[0], ext);
+        return wrap(ir, 0, a->count, ext);
     }
     case MPI_COMBINER_VECTOR:
-        return translate_vector(c, false, depth, ir);
+        return translate_vector(a, false, depth, records, ir);
     case MPI_COMBINER_HVECTOR:
-        return translate_vector(c, true, depth, ir);
+        return translate_vector(a, true, depth, records, ir);
     case MPI_COMBINER_SUBARRAY:
-        return translate_subarray(c, depth, ir);
+        return translate_subarray(a, depth, records, ir);
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
-        bool bytes = c->combiner == MPI_COMBINER_HINDEXED_BLOCK;
-        members_t ms = {
-            &c->ints[1], 0,         bytes ? c->addrs : NULL, bytes ? NULL : &c->ints[2], c->types,
-            1,           c->ints[0]};
+        bool bytes = a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
+        members_t ms = {&a->blocklen, 0,         bytes ? a->bdispls : NULL,
+                        bytes ? NULL : a->displs, &a->child, 1, a->count, records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED: {
-        bool bytes = c->combiner == MPI_COMBINER_HINDEXED;
-        int n = c->ints[0];
-        members_t ms = {
-            &c->ints[1], 1, bytes ? c->addrs : NULL, bytes ? NULL : &c->ints[1 + n], c->types,
-            1,           n};
+        bool bytes = a->combiner == MPI_COMBINER_HINDEXED;
+        members_t ms = {a->blocklens, 1,         bytes ? a->bdispls : NULL,
+                        bytes ? NULL : a->displs, &a->child, 1, a->count, records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_STRUCT: {
-        members_t ms = {&c->ints[1], 1, c->addrs, NULL, c->types, c->ints[0], c->ints[0]};
+        members_t ms = {a->blocklens, 1, a->bdispls, NULL, a->types, a->count, a->count, records};
         return translate_members(&ms, depth, ir);
     }
+    case MPI_COMBINER_DARRAY:
+        return not_strided(TJ_REASON_DARRAY);
     default:
-        /* darray and anything newer: the system MPI handles them. */
-        return TJ_ERR_NOT_STRIDED;
+        /* Anything newer: the system MPI handles it. */
+        return not_strided(TJ_REASON_COMBINER);
     }
+}
+
+/* The arguments of a constructor, as MPI_Type_get_contents lays them out. */
+static tj_status_t translate_derived(const contents_t *c, int depth, tj_ir_t *ir)
+{
+    const int *in = c->ints;
+    tj_type_args_t a = {.combiner = c->combiner};
+
+    if (c->nd > 0)
+        a.child = c->types[0];
+    switch (c->combiner) {
+    case MPI_COMBINER_CONTIGUOUS:
+        a.count = in[0];
+        break;
+    case MPI_COMBINER_VECTOR:
+        a.count = in[0], a.blocklen = in[1], a.stride = in[2];
+        break;
+    case MPI_COMBINER_HVECTOR:
+        a.count = in[0], a.blocklen = in[1], a.stride = c->addrs[0];
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        a.count = in[0];
+        a.sizes = &in[1], a.subsizes = &in[1 + a.count], a.starts = &in[1 + 2 * a.count];
+        a.order = in[1 + 3 * a.count];
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        a.count = in[0], a.blocklen = in[1], a.displs = &in[2], a.bdispls = c->addrs;
+        break;
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_STRUCT:
+        a.count = in[0], a.blocklens = &in[1], a.displs = &in[1 + a.count];
+        a.bdispls = c->addrs, a.types = c->types;
+        break;
+    default:
+        break;
+    }
+    return translate_args(&a, depth, false, ir);
+}
+
+/* The last few named types translated on this thread. Nearly every constructor's child chain
+ * ends in a named type, and its translation costs four MPI calls; named handles are never freed
+ * (predefined, or the F90 types MPI keeps), so a handle once named stays that type. */
+#define NAMED_CACHE 4
+
+typedef struct {
+    MPI_Datatype type;
+    tj_status_t st;
+    int64_t lb, size; /* the dense run, when st is TJ_OK */
+} named_t;
+
+static _Thread_local named_t named_cache[NAMED_CACHE] __attribute__((tls_model("initial-exec")));
+static _Thread_local int named_used, named_next __attribute__((tls_model("initial-exec")));
+
+static bool named_lookup(MPI_Datatype type, tj_ir_t *ir, tj_status_t *st)
+{
+    for (int i = 0; i < named_used; i++) {
+        const named_t *n = &named_cache[i];
+        if (n->type != type)
+            continue;
+        *st = n->st == TJ_OK ? TJ_OK : not_strided(TJ_REASON_NAMED_HOLES);
+        if (n->st == TJ_OK)
+            tj_ir_init_dense(ir, n->lb, n->size);
+        return true;
+    }
+    return false;
+}
+
+static void named_remember(MPI_Datatype type, tj_status_t st, const tj_ir_t *ir)
+{
+    named_t *n;
+
+    if (st != TJ_OK && st != TJ_ERR_NOT_STRIDED)
+        return; /* an MPI failure is not a property of the type */
+    if (named_used < NAMED_CACHE) {
+        n = &named_cache[named_used++];
+    } else {
+        n = &named_cache[named_next];
+        named_next = (named_next + 1) % NAMED_CACHE;
+    }
+    n->type = type;
+    n->st = st;
+    n->lb = st == TJ_OK ? ir->node[0].offset : 0;
+    n->size = st == TJ_OK ? ir->node[0].extent : 0;
 }
 
 static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
@@ -589,12 +728,15 @@ static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
     tj_status_t st;
 
     if (depth > TJ_IR_MAX_NODES)
-        return TJ_ERR_NOT_STRIDED;
+        return not_strided(TJ_REASON_DEPTH);
+    if (named_lookup(type, ir, &st))
+        return st;
     if ((st = contents_get(type, &c)) != TJ_OK)
         return st;
-    if (is_named(c.combiner))
+    if (is_named(c.combiner)) {
         st = translate_named(type, ir);
-    else
+        named_remember(type, st, ir);
+    } else
         st = translate_derived(&c, depth, ir);
     contents_free(&c);
     if (st == TJ_OK)
@@ -607,33 +749,70 @@ tj_status_t tj_translate_ir(MPI_Datatype type, tj_ir_t *ir)
     return translate(type, 0, ir);
 }
 
-tj_status_t tj_translate_block(MPI_Datatype type, tj_block_t *block, tj_ir_t *canonical)
+tj_status_t tj_translate_args(const tj_type_args_t *args, tj_ir_t *ir)
 {
-    MPI_Aint lb, extent;
-    MPI_Count size;
+    tj_status_t st = translate_args(args, 0, true, ir);
+    if (st == TJ_OK)
+        tj_canon_simplify(ir);
+    return st;
+}
+
+bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir)
+{
+    tj_type_known_t k;
+    int ni, na, nd, combiner;
+
+    if (!tj_table_get_known(type, &k, ir))
+        return false;
+    /* A handle freed behind typejit's back (a PMPI_Type_free it did not see) may have been
+     * reused by MPI for a type typejit did not see created: its envelope tells them apart. */
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+        combiner != k.combiner || ni != k.ni || na != k.na || nd != k.nd)
+        return false;
+    *st = k.st;
+    if (k.st == TJ_ERR_NOT_STRIDED)
+        last_reason = k.reason;
+    return true;
+}
+
+tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size,
+                                tj_block_t *block, tj_ir_t *canonical)
+{
     tj_ir_t ir;
     int64_t offset;
     tj_block_t b;
     tj_status_t st;
 
-    if ((st = translate(type, 0, &ir)) != TJ_OK)
-        return st;
+    ir.n = raw->n;
+    memcpy(ir.node, raw->node, (size_t)raw->n * sizeof(raw->node[0]));
     tj_canon_simplify(&ir);
     if (!tj_canon_hoist_offsets(&ir, &offset))
         return TJ_ERR_OVERFLOW;
-    if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-        PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
-        return TJ_ERR_MPI;
     if (size <= 0 || tj_ir_size(&ir) <= 0)
-        return TJ_ERR_NOT_STRIDED;
+        return not_strided(TJ_REASON_EMPTY);
     if ((st = tj_block_from_ir(&ir, extent, &b)) != TJ_OK)
-        return st == TJ_ERR_INVALID ? TJ_ERR_NOT_STRIDED : st;
+        return st == TJ_ERR_INVALID ? not_strided(TJ_REASON_BLOCK) : st;
     /* The system MPI is the authority on the size; a disagreement means a translation bug, and
      * the safe answer is to leave the type to the system MPI. */
     if (b.size != size)
-        return TJ_ERR_NOT_STRIDED;
+        return not_strided(TJ_REASON_SIZE);
     *block = b;
     if (canonical != NULL)
         *canonical = ir;
     return TJ_OK;
+}
+
+tj_status_t tj_translate_block(MPI_Datatype type, tj_block_t *block, tj_ir_t *canonical)
+{
+    MPI_Aint lb, extent;
+    MPI_Count size;
+    tj_ir_t ir;
+    tj_status_t st;
+
+    if ((st = translate(type, 0, &ir)) != TJ_OK)
+        return st;
+    if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
+        return TJ_ERR_MPI;
+    return tj_translate_finish(&ir, extent, size, block, canonical);
 }

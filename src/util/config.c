@@ -100,6 +100,36 @@ static void default_cache_dir(tj_config_t *cfg)
         cfg->cache_dir[0] = '\0';
 }
 
+/* TYPEJIT_CACHE_PATH: the absolute folders of a ':'-separated list, in order. Empty elements
+ * are skipped silently (a trailing ':' is common in shell-built lists); a relative one is
+ * dropped with a warning, since it would name a different cache in every working directory. */
+static void parse_cache_path(tj_config_t *cfg, const char *s)
+{
+    size_t at = 0;
+
+    if (strlen(s) >= sizeof(cfg->cache_path)) {
+        setting_warn("ignoring TYPEJIT_CACHE_PATH: value longer than %zu characters",
+                     sizeof(cfg->cache_path) - 1);
+        return;
+    }
+    while (*s != '\0') {
+        size_t n = strcspn(s, ":");
+        if (n > 0 && s[0] != '/')
+            setting_warn("ignoring \"%.*s\" in TYPEJIT_CACHE_PATH: not an absolute path", (int)n,
+                         s);
+        else if (n > 0) {
+            if (at > 0)
+                cfg->cache_path[at++] = ':';
+            memcpy(cfg->cache_path + at, s, n);
+            at += n;
+        }
+        s += n;
+        if (*s == ':')
+            s++;
+    }
+    cfg->cache_path[at] = '\0';
+}
+
 void tj_config_parse(tj_config_t *cfg)
 {
     static const choice_t levels[] = {
@@ -134,6 +164,18 @@ void tj_config_parse(tj_config_t *cfg)
     cfg->cuda_aware = (tj_tristate_t)parse_choice("TYPEJIT_CUDA_AWARE", tristates, 3, TJ_TRI_AUTO);
     cfg->stage_contiguous =
         (tj_tristate_t)parse_choice("TYPEJIT_STAGE_CONTIGUOUS", tristates, 3, TJ_TRI_AUTO);
+    cfg->jit_sync = parse_bool("TYPEJIT_JIT_SYNC", false);
+    cfg->jit_threads = 1;
+    s = getenv("TYPEJIT_JIT_THREADS");
+    if (s != NULL && *s != '\0') {
+        long threads;
+        if (tj_config_parse_long(s, 1, 64, &threads))
+            cfg->jit_threads = (int)threads;
+        else
+            setting_warn("ignoring TYPEJIT_JIT_THREADS=\"%s\": expected a whole number from 1 to "
+                         "64, using 1",
+                         s);
+    }
     s = getenv("TYPEJIT_SYSTEM_TABLE");
     if (s != NULL && *s != '\0')
         copy_string(cfg->system_table, sizeof(cfg->system_table), "TYPEJIT_SYSTEM_TABLE", s);
@@ -154,6 +196,15 @@ void tj_config_parse(tj_config_t *cfg)
         copy_string(cfg->cache_dir, sizeof(cfg->cache_dir), "TYPEJIT_CACHE_DIR", s);
     if (cfg->cache_dir[0] == '\0')
         default_cache_dir(cfg);
+    s = getenv("TYPEJIT_CACHE_PATH");
+    if (s != NULL && *s != '\0')
+        parse_cache_path(cfg, s);
+    s = getenv("TYPEJIT_CACHE_MAX_SIZE");
+    if (s != NULL && *s != '\0' && !tj_config_parse_size(s, &cfg->cache_max_size))
+        setting_warn("ignoring TYPEJIT_CACHE_MAX_SIZE=\"%s\": expected a size such as 500M or 2G "
+                     "(a whole number of bytes, optionally followed by K, M, G or T), using no "
+                     "limit",
+                     s);
 }
 
 bool tj_config_arch_valid(const char *arch)
@@ -190,6 +241,33 @@ bool tj_config_parse_long(const char *text, long min, long max, long *out)
     if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
         return false;
     *out = v;
+    return true;
+}
+
+bool tj_config_parse_size(const char *text, long long *out)
+{
+    static const char units[] = "KMGT";
+    long long v = 0;
+    const char *p = text;
+    int shift = 0;
+
+    if (text == NULL || !isdigit((unsigned char)*p))
+        return false;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (v > (LLONG_MAX / 4 - (*p - '0')) / 10)
+            return false;
+        v = v * 10 + (*p - '0');
+    }
+    if (*p != '\0') {
+        const char *u = strchr(units, toupper((unsigned char)*p));
+        if (u == NULL || p[1] != '\0')
+            return false;
+        shift = 10 * (int)(u - units + 1);
+    }
+    /* 2^62 bytes is beyond any disk, and keeps sums of sizes far from overflowing. */
+    if (v > (LLONG_MAX / 2) >> shift)
+        return false;
+    *out = v << shift;
     return true;
 }
 

@@ -34,6 +34,10 @@ typedef struct {
     tj_tristate_t cuda_aware;       /* TYPEJIT_CUDA_AWARE: does the system MPI take device memory */
     tj_tristate_t stage_contiguous; /* TYPEJIT_STAGE_CONTIGUOUS: stage contiguous device sends */
     char system_table[PATH_MAX];    /* TYPEJIT_SYSTEM_TABLE: the measured table; empty: default */
+    bool jit_sync;                  /* TYPEJIT_JIT_SYNC: compile at commit, not in the background */
+    int jit_threads;                /* TYPEJIT_JIT_THREADS: background compiles at once */
+    char cache_path[PATH_MAX];      /* TYPEJIT_CACHE_PATH: shared read-only caches, "dir:dir" */
+    long long cache_max_size;       /* TYPEJIT_CACHE_MAX_SIZE in bytes; 0: no automatic trim */
 } tj_config_t;
 
 /* Parse the environment into @p cfg; malformed values get a warning and the default. */
@@ -59,5 +63,10 @@ bool tj_config_arch_valid(const char *arch);
 /* Parse all of @p text as a decimal integer in [min, max]: no blanks, no trailing characters,
  * no overflow. False (and *out untouched) otherwise. */
 bool tj_config_parse_long(const char *text, long min, long max, long *out);
+
+/* Parse all of @p text as a size in bytes: a whole decimal number, optionally followed by K, M,
+ * G or T (either case; powers of 1024), e.g. 500M or 2G. False (and *out untouched) for
+ * anything else, or a size of 2^62 bytes or more. */
+bool tj_config_parse_size(const char *text, long long *out);
 
 #endif /* TJ_UTIL_CONFIG_H */

@@ -25,6 +25,8 @@
     _X(method_staged)                                                                              \
     _X(jit_compiles)                                                                               \
     _X(jit_failures)                                                                               \
+    _X(jit_background)                                                                             \
+    _X(packs_generic_while_compiling)                                                              \
     _X(cache_hits_memory)                                                                          \
     _X(cache_hits_disk)                                                                            \
     _X(cache_misses)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 12's numbers, no GPU needed: commit latency with a cold cache, compile-at-commit
+# (TYPEJIT_JIT_SYNC=1) against background compiles, and the kernels compiled per job at 1, 4
+# and 16 ranks sharing one cold cache. Writes bench/results/compile.csv (or $OUT/compile.csv).
+#   bash bench/run-compile.sh [--types T]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+types=20
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --types) types="$2"; shift 2 ;;
+    *) echo "usage: bash bench/run-compile.sh [--types T]"; exit 2 ;;
+    esac
+done
+out=${OUT:-bench/results}
+build=${BUILD:-build-bench}
+mkdir -p "$out" "$build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_BUILD_TESTS=OFF -DTJ_WERROR=OFF \
+    >"$build/compile-configure.log" 2>&1 || { tail -20 "$build/compile-configure.log"; exit 1; }
+cmake --build "$build" -j "$(nproc)" --target typejit bench_cold_commit \
+    >"$build/compile-build.log" 2>&1 || { grep -m5 -i error "$build/compile-build.log"; exit 1; }
+build=$(cd "$build" && pwd)
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+echo "mode,ranks,types,cold_median_us,cold_max_us,warm_median_us,warm_max_us,cold_over_warm,compiles_in_job" >"$out/compile.csv"
+for ranks in 1 4 16; do
+    for sync in 1 0; do
+        rm -rf "$cache/c"
+        res=$(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" \
+            -x "LD_PRELOAD=$build/libtypejit.so" -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 \
+            -x TYPEJIT_JIT_SYNC=$sync -x TYPEJIT_STATS=1 -x "TYPEJIT_CACHE_DIR=$cache/c" \
+            "$build/bench/bench_cold_commit" --types "$types" 2>"$cache/stats")
+        compiles=$(sed -n 's/.* jit_compiles=\([0-9]*\).*/\1/p' "$cache/stats" | awk '{s += $1} END {print s + 0}')
+        echo "$(echo "$res" | tail -1),$compiles" | tee -a "$out/compile.csv"
+    done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,534 @@
+/* The Fortran entry points (mpif.h, `use mpi`, `use mpi_f08`) of the functions typejit wraps.
+ *
+ * Open MPI's Fortran bindings call PMPI_* directly (libmpi_mpifh imports PMPI_Type_commit, not
+ * MPI_Type_commit), so a Fortran program never reaches the C wrappers. Each function here
+ * converts the Fortran handles, calls the C wrapper (MPI_*, typejit's own) and converts back,
+ * as Open MPI's ompi/mpi/fortran/mpif-h does. They are exported under every name Open MPI's
+ * mpif.h library exports (mpi_send, mpi_send_, mpi_send__, MPI_SEND), and as ompi_send_f, the
+ * function Open MPI's mpi_f08 module calls for MPI_Send (libmpi_usempif08 -> libmpi_mpifh). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "interpose/interpose.h"
+
+typedef MPI_Fint fint;
+
+/* Integers in one Fortran status (Open MPI: MPI_STATUS_SIZE, 6). */
+#define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
+
+/* Arrays of requests up to this size are converted on the stack. */
+#define SMALL 16
+
+/* ---- the Fortran sentinels ------------------------------------------------------------------
+ * MPI_BOTTOM, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are Fortran variables whose addresses
+ * libmpi exports (mpi_fortran_bottom_ and its other manglings). They are looked up at run time,
+ * when a Fortran entry point is first called, so that the library needs no Fortran MPI to load. */
+enum { S_BOTTOM, S_STATUS_IGNORE, S_STATUSES_IGNORE, NSENTINELS };
+static const char *const sentinel_names[NSENTINELS] = {"bottom", "status_ignore",
+                                                       "statuses_ignore"};
+static void *sentinels[NSENTINELS][4];
+static pthread_once_t sentinels_once = PTHREAD_ONCE_INIT;
+
+static void sentinels_load(void)
+{
+    for (int s = 0; s < NSENTINELS; s++) {
+        char name[64], upper[64];
+        int n = snprintf(name, sizeof(name), "mpi_fortran_%s", sentinel_names[s]);
+        for (int i = 0; i <= n; i++)
+            upper[i] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+        sentinels[s][0] = dlsym(RTLD_DEFAULT, name);
+        sentinels[s][1] = dlsym(RTLD_DEFAULT, upper);
+        snprintf(name + n, sizeof(name) - (size_t)n, "_");
+        sentinels[s][2] = dlsym(RTLD_DEFAULT, name);
+        snprintf(name + n, sizeof(name) - (size_t)n, "__");
+        sentinels[s][3] = dlsym(RTLD_DEFAULT, name);
+    }
+}
+
+static bool is_sentinel(int which, const void *p)
+{
+    pthread_once(&sentinels_once, sentinels_load);
+    for (int i = 0; i < 4; i++)
+        if (sentinels[which][i] != NULL && sentinels[which][i] == p)
+            return true;
+    return false;
+}
+
+static void *f2c_bottom(void *buf)
+{
+    return is_sentinel(S_BOTTOM, buf) ? MPI_BOTTOM : buf;
+}
+
+static MPI_Status *f2c_status(fint *f, MPI_Status *c)
+{
+    return is_sentinel(S_STATUS_IGNORE, f) ? MPI_STATUS_IGNORE : c;
+}
+
+static void c2f_status(const MPI_Status *c, fint *f)
+{
+    if (c != MPI_STATUS_IGNORE)
+        PMPI_Status_c2f(c, f);
+}
+
+static void set_ierr(fint *ierr, int rc)
+{
+    if (ierr != NULL) /* mpi_f08 may pass none */
+        *ierr = (fint)rc;
+}
+
+/* ---- arrays of requests and statuses -------------------------------------------------------- */
+
+typedef struct {
+    MPI_Request *req;
+    MPI_Status *st; /* MPI_STATUSES_IGNORE when the caller ignores them */
+    int n;
+    MPI_Request req_small[SMALL];
+    MPI_Status st_small[SMALL];
+} reqs_t;
+
+static bool reqs_in(reqs_t *r, int n, const fint *f, const fint *fstatuses)
+{
+    r->n = n < 0 ? 0 : n;
+    r->req = r->n <= SMALL ? r->req_small : malloc((size_t)r->n * sizeof(MPI_Request));
+    /* MPI_STATUSES_IGNORE is a null pointer in Open MPI: only an allocation can fail here. */
+    bool want = fstatuses != NULL && !is_sentinel(S_STATUSES_IGNORE, fstatuses);
+    r->st = MPI_STATUSES_IGNORE;
+    if (want)
+        r->st = r->n <= SMALL ? r->st_small : malloc((size_t)r->n * sizeof(MPI_Status));
+    if (r->req == NULL || (want && r->st == NULL)) {
+        if (r->req != r->req_small)
+            free(r->req);
+        if (r->st != r->st_small && r->st != MPI_STATUSES_IGNORE)
+            free(r->st);
+        return false;
+    }
+    for (int i = 0; i < r->n; i++)
+        r->req[i] = PMPI_Request_f2c(f[i]);
+    return true;
+}
+
+/* Write the requests back (completed ones are MPI_REQUEST_NULL now) and, when @p statuses_too,
+ * the first @p nst statuses, then release the arrays. */
+static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int nst)
+{
+    for (int i = 0; i < r->n; i++)
+        f[i] = PMPI_Request_c2f(r->req[i]);
+    if (statuses_too && r->st != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < nst; i++)
+            PMPI_Status_c2f(&r->st[i], &fstatuses[(size_t)i * FSTATUS]);
+    if (r->req != r->req_small)
+        free(r->req);
+    if (r->st != r->st_small && r->st != MPI_STATUSES_IGNORE)
+        free(r->st);
+}
+
+/* ---- exported names -------------------------------------------------------------------------
+ * One function, five names: mpi_x, mpi_x_, mpi_x__, MPI_X (mpif.h and `use mpi`, all manglings
+ * Open MPI exports) and ompi_x_f (what `use mpi_f08` calls). */
+#define EXPORT_AS(_fn, _name)                                                                      \
+    extern __typeof__(_fn) _name __attribute__((alias(#_fn), visibility("default")));
+#define FORTRAN_NAMES(_fn, _lower, _upper)                                                         \
+    EXPORT_AS(_fn, mpi_##_lower)                                                                   \
+    EXPORT_AS(_fn, mpi_##_lower##_)                                                                \
+    EXPORT_AS(_fn, mpi_##_lower##__)                                                               \
+    EXPORT_AS(_fn, MPI_##_upper)                                                                   \
+    EXPORT_AS(_fn, ompi_##_lower##_f)
+
+/* ---- init and finalize ---------------------------------------------------------------------- */
+
+static void f_init(fint *ierr)
+{
+    int argc = 0;
+    char **argv = NULL;
+    set_ierr(ierr, MPI_Init(&argc, &argv));
+}
+FORTRAN_NAMES(f_init, init, INIT)
+
+static void f_init_thread(fint *required, fint *provided, fint *ierr)
+{
+    int argc = 0, prov = 0, rc;
+    char **argv = NULL;
+    rc = MPI_Init_thread(&argc, &argv, *required, &prov);
+    if (rc == MPI_SUCCESS)
+        *provided = prov;
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_init_thread, init_thread, INIT_THREAD)
+
+static void f_finalize(fint *ierr)
+{
+    set_ierr(ierr, MPI_Finalize());
+}
+FORTRAN_NAMES(f_finalize, finalize, FINALIZE)
+
+/* ---- datatypes ------------------------------------------------------------------------------ */
+
+static void f_type_commit(fint *type, fint *ierr)
+{
+    MPI_Datatype t = PMPI_Type_f2c(*type);
+    int rc = MPI_Type_commit(&t);
+    if (rc == MPI_SUCCESS)
+        *type = PMPI_Type_c2f(t);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_type_commit, type_commit, TYPE_COMMIT)
+
+static void f_type_free(fint *type, fint *ierr)
+{
+    MPI_Datatype t = PMPI_Type_f2c(*type);
+    int rc = MPI_Type_free(&t);
+    if (rc == MPI_SUCCESS)
+        *type = PMPI_Type_c2f(t);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_type_free, type_free, TYPE_FREE)
+
+static void f_type_dup(fint *oldtype, fint *newtype, fint *ierr)
+{
+    MPI_Datatype t;
+    int rc = MPI_Type_dup(PMPI_Type_f2c(*oldtype), &t);
+    if (rc == MPI_SUCCESS)
+        *newtype = PMPI_Type_c2f(t);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_type_dup, type_dup, TYPE_DUP)
+
+/* ---- pack and unpack ------------------------------------------------------------------------ */
+
+static void f_pack(void *inbuf, fint *incount, fint *datatype, void *outbuf, fint *outsize,
+                   fint *position, fint *comm, fint *ierr)
+{
+    int pos = *position;
+    int rc = MPI_Pack(f2c_bottom(inbuf), *incount, PMPI_Type_f2c(*datatype), outbuf, *outsize, &pos,
+                      PMPI_Comm_f2c(*comm));
+    if (rc == MPI_SUCCESS)
+        *position = pos;
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_pack, pack, PACK)
+
+static void f_unpack(void *inbuf, fint *insize, fint *position, void *outbuf, fint *outcount,
+                     fint *datatype, fint *comm, fint *ierr)
+{
+    int pos = *position;
+    int rc = MPI_Unpack(inbuf, *insize, &pos, f2c_bottom(outbuf), *outcount,
+                        PMPI_Type_f2c(*datatype), PMPI_Comm_f2c(*comm));
+    if (rc == MPI_SUCCESS)
+        *position = pos;
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_unpack, unpack, UNPACK)
+
+static void f_pack_size(fint *incount, fint *datatype, fint *comm, fint *size, fint *ierr)
+{
+    int s = 0;
+    int rc = MPI_Pack_size(*incount, PMPI_Type_f2c(*datatype), PMPI_Comm_f2c(*comm), &s);
+    if (rc == MPI_SUCCESS)
+        *size = s;
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_pack_size, pack_size, PACK_SIZE)
+
+/* ---- point to point ------------------------------------------------------------------------- */
+
+/* Blocking sends: MPI_Send, MPI_Ssend, MPI_Rsend, MPI_Bsend. */
+#define BLOCKING_SEND(_c, _lower, _upper)                                                          \
+    static void f_##_lower(void *buf, fint *count, fint *datatype, fint *dest, fint *tag,          \
+                           fint *comm, fint *ierr)                                                 \
+    {                                                                                              \
+        set_ierr(ierr, _c(f2c_bottom(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag,          \
+                          PMPI_Comm_f2c(*comm)));                                                  \
+    }                                                                                              \
+    FORTRAN_NAMES(f_##_lower, _lower, _upper)
+
+BLOCKING_SEND(MPI_Send, send, SEND)
+BLOCKING_SEND(MPI_Ssend, ssend, SSEND)
+BLOCKING_SEND(MPI_Rsend, rsend, RSEND)
+BLOCKING_SEND(MPI_Bsend, bsend, BSEND)
+
+/* Calls that return one request: the non-blocking sends and receive, the persistent inits. */
+#define REQUEST_CALL(_c, _lower, _upper)                                                           \
+    static void f_##_lower(void *buf, fint *count, fint *datatype, fint *peer, fint *tag,          \
+                           fint *comm, fint *request, fint *ierr)                                  \
+    {                                                                                              \
+        MPI_Request r;                                                                             \
+        int rc = _c(f2c_bottom(buf), *count, PMPI_Type_f2c(*datatype), *peer, *tag,                \
+                    PMPI_Comm_f2c(*comm), &r);                                                     \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *request = PMPI_Request_c2f(r);                                                        \
+        set_ierr(ierr, rc);                                                                        \
+    }                                                                                              \
+    FORTRAN_NAMES(f_##_lower, _lower, _upper)
+
+REQUEST_CALL(MPI_Isend, isend, ISEND)
+REQUEST_CALL(MPI_Issend, issend, ISSEND)
+REQUEST_CALL(MPI_Irsend, irsend, IRSEND)
+REQUEST_CALL(MPI_Ibsend, ibsend, IBSEND)
+REQUEST_CALL(MPI_Irecv, irecv, IRECV)
+REQUEST_CALL(MPI_Send_init, send_init, SEND_INIT)
+REQUEST_CALL(MPI_Ssend_init, ssend_init, SSEND_INIT)
+REQUEST_CALL(MPI_Rsend_init, rsend_init, RSEND_INIT)
+REQUEST_CALL(MPI_Bsend_init, bsend_init, BSEND_INIT)
+REQUEST_CALL(MPI_Recv_init, recv_init, RECV_INIT)
+
+static void f_recv(void *buf, fint *count, fint *datatype, fint *source, fint *tag, fint *comm,
+                   fint *status, fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    int rc = MPI_Recv(f2c_bottom(buf), *count, PMPI_Type_f2c(*datatype), *source, *tag,
+                      PMPI_Comm_f2c(*comm), s);
+    if (rc == MPI_SUCCESS)
+        c2f_status(s, status);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_recv, recv, RECV)
+
+static void f_sendrecv(void *sendbuf, fint *sendcount, fint *sendtype, fint *dest, fint *sendtag,
+                       void *recvbuf, fint *recvcount, fint *recvtype, fint *source, fint *recvtag,
+                       fint *comm, fint *status, fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    int rc = MPI_Sendrecv(f2c_bottom(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), *dest,
+                          *sendtag, f2c_bottom(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype),
+                          *source, *recvtag, PMPI_Comm_f2c(*comm), s);
+    if (rc == MPI_SUCCESS)
+        c2f_status(s, status);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_sendrecv, sendrecv, SENDRECV)
+
+static void f_sendrecv_replace(void *buf, fint *count, fint *datatype, fint *dest, fint *sendtag,
+                               fint *source, fint *recvtag, fint *comm, fint *status, fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    int rc = MPI_Sendrecv_replace(f2c_bottom(buf), *count, PMPI_Type_f2c(*datatype), *dest,
+                                  *sendtag, *source, *recvtag, PMPI_Comm_f2c(*comm), s);
+    if (rc == MPI_SUCCESS)
+        c2f_status(s, status);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_sendrecv_replace, sendrecv_replace, SENDRECV_REPLACE)
+
+static void f_mrecv(void *buf, fint *count, fint *datatype, fint *message, fint *status, fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    MPI_Message m = PMPI_Message_f2c(*message);
+    int rc = MPI_Mrecv(f2c_bottom(buf), *count, PMPI_Type_f2c(*datatype), &m, s);
+    if (rc == MPI_SUCCESS) {
+        *message = PMPI_Message_c2f(m);
+        c2f_status(s, status);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_mrecv, mrecv, MRECV)
+
+static void f_imrecv(void *buf, fint *count, fint *datatype, fint *message, fint *request,
+                     fint *ierr)
+{
+    MPI_Message m = PMPI_Message_f2c(*message);
+    MPI_Request r;
+    int rc = MPI_Imrecv(f2c_bottom(buf), *count, PMPI_Type_f2c(*datatype), &m, &r);
+    if (rc == MPI_SUCCESS) {
+        *message = PMPI_Message_c2f(m);
+        *request = PMPI_Request_c2f(r);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_imrecv, imrecv, IMRECV)
+
+/* ---- requests ------------------------------------------------------------------------------- */
+
+static void f_wait(fint *request, fint *status, fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    int rc = MPI_Wait(&r, s);
+    if (rc == MPI_SUCCESS) {
+        *request = PMPI_Request_c2f(r);
+        c2f_status(s, status);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_wait, wait, WAIT)
+
+static void f_test(fint *request, fint *flag, fint *status, fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    int done = 0, rc = MPI_Test(&r, &done, s);
+    if (rc == MPI_SUCCESS) {
+        *request = PMPI_Request_c2f(r);
+        *flag = done ? 1 : 0; /* gfortran's .TRUE. */
+        if (done)
+            c2f_status(s, status);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_test, test, TEST)
+
+static void f_request_get_status(fint *request, fint *flag, fint *status, fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    int done = 0, rc = MPI_Request_get_status(PMPI_Request_f2c(*request), &done, s);
+    if (rc == MPI_SUCCESS) {
+        *flag = done ? 1 : 0;
+        if (done)
+            c2f_status(s, status);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_request_get_status, request_get_status, REQUEST_GET_STATUS)
+
+static void f_request_free(fint *request, fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    int rc = MPI_Request_free(&r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_request_free, request_free, REQUEST_FREE)
+
+static void f_start(fint *request, fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    int rc = MPI_Start(&r);
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_start, start, START)
+
+static void f_startall(fint *count, fint *requests, fint *ierr)
+{
+    reqs_t r;
+    int rc;
+    if (!reqs_in(&r, *count, requests, NULL)) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    rc = MPI_Startall(r.n, r.req);
+    reqs_out(&r, requests, NULL, false, 0);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_startall, startall, STARTALL)
+
+static void f_waitall(fint *count, fint *requests, fint *statuses, fint *ierr)
+{
+    reqs_t r;
+    int rc;
+    if (!reqs_in(&r, *count, requests, statuses)) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    rc = MPI_Waitall(r.n, r.req, r.st);
+    reqs_out(&r, requests, statuses, rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS, r.n);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_waitall, waitall, WAITALL)
+
+static void f_testall(fint *count, fint *requests, fint *flag, fint *statuses, fint *ierr)
+{
+    reqs_t r;
+    int done = 0, rc;
+    if (!reqs_in(&r, *count, requests, statuses)) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    rc = MPI_Testall(r.n, r.req, &done, r.st);
+    reqs_out(&r, requests, statuses, done && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS), r.n);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        *flag = done ? 1 : 0;
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_testall, testall, TESTALL)
+
+/* Waitany and Testany: Fortran indices start at 1. */
+static void any_out(reqs_t *r, fint *requests, int rc, int idx, fint *index, MPI_Status *cs,
+                    fint *status)
+{
+    reqs_out(r, requests, NULL, false, 0);
+    if (rc != MPI_SUCCESS)
+        return;
+    *index = idx == MPI_UNDEFINED ? MPI_UNDEFINED : idx + 1;
+    if (idx != MPI_UNDEFINED)
+        c2f_status(cs, status);
+}
+
+static void f_waitany(fint *count, fint *requests, fint *index, fint *status, fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    reqs_t r;
+    int idx = MPI_UNDEFINED, rc;
+    if (!reqs_in(&r, *count, requests, NULL)) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    rc = MPI_Waitany(r.n, r.req, &idx, s);
+    any_out(&r, requests, rc, idx, index, s, status);
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_waitany, waitany, WAITANY)
+
+static void f_testany(fint *count, fint *requests, fint *index, fint *flag, fint *status,
+                      fint *ierr)
+{
+    MPI_Status cs, *s = f2c_status(status, &cs);
+    reqs_t r;
+    int idx = MPI_UNDEFINED, done = 0, rc;
+    if (!reqs_in(&r, *count, requests, NULL)) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    rc = MPI_Testany(r.n, r.req, &idx, &done, s);
+    any_out(&r, requests, rc, done ? idx : MPI_UNDEFINED, index, s, status);
+    if (rc == MPI_SUCCESS)
+        *flag = done ? 1 : 0;
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_testany, testany, TESTANY)
+
+/* Waitsome and Testsome: statuses of the completed ones, in order, and indices from 1. */
+static void some(bool wait, fint *incount, fint *requests, fint *outcount, fint *indices,
+                 fint *statuses, fint *ierr)
+{
+    reqs_t r;
+    int out = MPI_UNDEFINED, rc, *idx;
+    if (!reqs_in(&r, *incount, requests, statuses)) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    idx = malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof(int));
+    if (idx == NULL) {
+        reqs_out(&r, requests, NULL, false, 0);
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    rc = wait ? MPI_Waitsome(r.n, r.req, &out, idx, r.st)
+              : MPI_Testsome(r.n, r.req, &out, idx, r.st);
+    bool ok = rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS;
+    reqs_out(&r, requests, statuses, ok && out != MPI_UNDEFINED, ok ? out : 0);
+    if (ok) {
+        *outcount = out;
+        for (int i = 0; out != MPI_UNDEFINED && i < out; i++)
+            indices[i] = idx[i] + 1;
+    }
+    free(idx);
+    set_ierr(ierr, rc);
+}
+
+static void f_waitsome(fint *incount, fint *requests, fint *outcount, fint *indices, fint *statuses,
+                       fint *ierr)
+{
+    some(true, incount, requests, outcount, indices, statuses, ierr);
+}
+FORTRAN_NAMES(f_waitsome, waitsome, WAITSOME)
+
+static void f_testsome(fint *incount, fint *requests, fint *outcount, fint *indices, fint *statuses,
+                       fint *ierr)
+{
+    some(false, incount, requests, outcount, indices, statuses, ierr);
+}
+FORTRAN_NAMES(f_testsome, testsome, TESTSOME)

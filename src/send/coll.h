@@ -1,0 +1,65 @@
+/* Collectives on device buffers, built from per-peer packs: every device-resident side of the
+ * call is packed peer by peer (src/send/devpack.c) into page-locked mapped host memory, the
+ * system MPI runs the same collective on those bytes, and the receiving side is unpacked peer by
+ * peer. Sides in host memory are handed to the system MPI as they are. */
+#ifndef TJ_SEND_COLL_H
+#define TJ_SEND_COLL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "type/table.h"
+
+typedef enum {
+    TJ_COLL_ALLTOALLV,
+    TJ_COLL_ALLTOALLW,
+    TJ_COLL_NEIGHBOR_ALLTOALLV,
+    TJ_COLL_NEIGHBOR_ALLTOALLW,
+    TJ_COLL_ALLGATHER,
+    TJ_COLL_ALLGATHERV,
+    TJ_COLL_GATHER,
+    TJ_COLL_GATHERV,
+    TJ_COLL_SCATTER,
+    TJ_COLL_SCATTERV,
+    TJ_COLL_BCAST,
+} tj_coll_kind_t;
+
+/* The arguments of one collective call, as the application passed them. Per side: a single
+ * count (the forms without v), or counts[] with element displacements displs[] (v forms), or
+ * byte displacements (bdispls[] for Alltoallw, adispls[] for Neighbor_alltoallw) with one type
+ * per peer (types[]). MPI_Bcast's buffer, count and type are the send side's. */
+typedef struct {
+    tj_coll_kind_t kind;
+    const void *sbuf;
+    int scount;
+    const int *scounts, *sdispls;
+    const MPI_Aint *sadispls;
+    MPI_Datatype stype;
+    const MPI_Datatype *stypes;
+    void *rbuf;
+    int rcount;
+    const int *rcounts, *rdispls;
+    const MPI_Aint *radispls;
+    MPI_Datatype rtype;
+    const MPI_Datatype *rtypes;
+    int root;
+    MPI_Comm comm;
+    /* The type table's record of a datatype (the interposition layer's lookup, which also
+     * records named types); false when there is none. */
+    bool (*lookup)(MPI_Datatype type, tj_type_info_t *info);
+} tj_coll_call_t;
+
+typedef enum {
+    TJ_COLL_PASS,   /* not typejit's: the caller passes the call to the system MPI */
+    TJ_COLL_DONE,   /* done; *rc is the system MPI's result (its error handler has run) */
+    TJ_COLL_FAILED, /* typejit could not do it; *rc is the MPI error class to report */
+} tj_coll_result_t;
+
+/* Run @p c: blocking when @p req is NULL, else the system MPI's non-blocking form, whose request
+ * (returned in *req) is completed, unpacked and released by the interposed Wait and Test calls.
+ * A call is typejit's when a side with bytes to move lies in device or managed memory and its
+ * types need packing (every type with an MPI that is not CUDA-aware; strided types, and
+ * contiguous ones when TYPEJIT_STAGE_CONTIGUOUS says so, with one that is). */
+tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc);
+
+#endif /* TJ_SEND_COLL_H */

@@ -1,0 +1,26 @@
+/* Background compiles: kernels a commit needs are compiled by worker threads (at most
+ * TYPEJIT_JIT_THREADS at once) instead of stalling MPI_Type_commit; until they are ready, device
+ * calls of that type use the generic kernel. TYPEJIT_JIT_SYNC=1 compiles at commit instead. */
+#ifndef TJ_SEND_COMPILER_H
+#define TJ_SEND_COMPILER_H
+
+#include <stdbool.h>
+
+#include "jit/gen.h"
+#include "type/block.h"
+
+/* Queue the compile of the kernel (block, word, dir, target); returns at once. A NULL @p target
+ * (a commit's request) is decided by the worker: device 0's, or the one without a device under
+ * TYPEJIT_JIT=always, so that a commit starts neither the CUDA driver nor NVRTC. A kernel
+ * already queued or being compiled is not queued twice; a full queue drops the request (the next
+ * call that needs the kernel asks again). */
+void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target);
+
+/* True while compiles are queued or running (tests, finalize). */
+bool tj_compiler_busy(void);
+
+/* Drop the queued compiles and wait for the running ones, which still store their kernels in
+ * the disk cache for the next run (MPI_Finalize). */
+void tj_compiler_finalize(void);
+
+#endif /* TJ_SEND_COMPILER_H */

@@ -1,0 +1,36 @@
+# Collectives on device buffers (src/send/coll.c), on the CPU-only test driver: every interposed
+# collective against the system MPI on host copies, 2 and 4 ranks; and the main job, halo3d
+# --device, with each way it exchanges halos.
+
+tj_device_program(test_coll test_coll.c devbuf.c randtype.c)
+foreach(ranks 2 4)
+  add_test(NAME emu_coll_${ranks} COMMAND ${TJ_CHECKED} --silent --
+           ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-coll -np ${ranks}
+           $<TARGET_FILE:test_coll> --iters 44 --seed ${ranks})
+  set_tests_properties(emu_coll_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+endforeach()
+
+# The main job with its fields in device memory, each way of exchanging halos, 2 and 4 ranks.
+foreach(ranks 2 4)
+  foreach(how alltoallv neighbor isend)
+    add_test(NAME emu_halo3d_${how}_${ranks} COMMAND ${TJ_CHECKED}
+             --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*kernel_launches=[1-9]"
+             -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1
+             -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np ${ranks}
+             $<TARGET_FILE:halo3d> --device --collective ${how} --n 8 --radius 3 --iters 2 --quiet)
+    set_tests_properties(emu_halo3d_${how}_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
+                         PASS_REGULAR_EXPRESSION "PASS: 0 wrong ghost cells")
+  endforeach()
+endforeach()
+
+# The collective benchmark as a smoke run: every collective and method once on one size. The
+# test driver's timings mean nothing and are never reported.
+if(TJ_BUILD_BENCH)
+  add_test(NAME emu_bench_coll COMMAND ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-coll -np 2
+           $<TARGET_FILE:bench_coll> --smoke)
+  set_tests_properties(emu_bench_coll PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
+                       PASS_REGULAR_EXPRESSION "alltoallv,typejit,2,"
+                       FAIL_REGULAR_EXPRESSION "failed|error")
+endif()

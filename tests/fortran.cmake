@@ -1,0 +1,44 @@
+# Fortran programs through typejit: Open MPI's Fortran bindings call PMPI_* directly, so these
+# pass only through the Fortran entry points in src/interpose/fortran.c. Built only when CMake
+# finds a Fortran compiler and MPI's Fortran bindings; the stats line is the proof that the
+# calls reached typejit (commits, strided types, and host packs done by the engine).
+include(CheckLanguage)
+check_language(Fortran)
+if(NOT CMAKE_Fortran_COMPILER)
+  message(STATUS "no Fortran compiler: the Fortran tests are not built")
+  return()
+endif()
+enable_language(Fortran)
+find_package(MPI COMPONENTS Fortran)
+if(NOT MPI_Fortran_FOUND)
+  message(STATUS "no Fortran MPI: the Fortran tests are not built")
+  return()
+endif()
+
+# The project's warning options are C options; these programs get the Fortran ones. Their
+# comparisons of doubles are exact on purpose (small integers stored in doubles).
+set(TJ_FORTRAN_OPTIONS -Wall -Wextra -Wno-compare-reals)
+if(TJ_WERROR)
+  list(APPEND TJ_FORTRAN_OPTIONS -Werror)
+endif()
+
+add_executable(test_fortran_halo fortran/halo.f90)
+set_property(TARGET test_fortran_halo PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+target_link_libraries(test_fortran_halo PRIVATE MPI::MPI_Fortran)
+tj_add_test(fortran_halo LABELS mpi TIMEOUT 120
+  COMMAND ${TJ_CHECKED}
+          --expect "^typejit\\[0\\]: stats commits=[3-9][0-9]* strided=[3-9][0-9]* fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
+          --expect "^typejit\\[1\\]: stats commits=[3-9]"
+          -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
+          $<TARGET_FILE:test_fortran_halo>)
+
+if(MPI_Fortran_HAVE_F08_MODULE)
+  add_executable(test_fortran_halo_f08 fortran/halo_f08.f90)
+  set_property(TARGET test_fortran_halo_f08 PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+  target_link_libraries(test_fortran_halo_f08 PRIVATE MPI::MPI_Fortran)
+  tj_add_test(fortran_halo_f08 LABELS mpi TIMEOUT 120
+    COMMAND ${TJ_CHECKED}
+            --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
+            -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
+            $<TARGET_FILE:test_fortran_halo_f08>)
+endif()

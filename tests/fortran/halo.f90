@@ -1,0 +1,112 @@
+! A Fortran halo exchange through typejit (tests/fortran.cmake): faces of a 3-D array described
+! by derived datatypes (subarray, vector, hvector, a dup), packed with MPI_Pack and MPI_Unpack
+! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall and persistent requests.
+! Every result is checked against the array itself; the counters line that TYPEJIT_STATS=1
+! prints at MPI_Finalize shows that the Fortran calls reached typejit.
+program halo
+    use mpi
+    implicit none
+    integer, parameter :: nx = 12, ny = 10, nz = 8
+    double precision :: a(nx, ny, nz), b(nx, ny, nz), c(nx, ny, nz)
+    double precision :: packed(nx * ny * nz), xface(ny, nz), yface(nx, nz)
+    integer :: sizes(3), subsizes(3), starts(3)
+    integer :: xtype, ytype, plane, ztype, dup, ierr, rank, nranks, pos, i, j, k, left, right
+    integer :: reqs(4), statuses(MPI_STATUS_SIZE, 4), status(MPI_STATUS_SIZE), psize, failures
+    integer(kind=MPI_ADDRESS_KIND) :: lb, dext
+
+    failures = 0
+    call MPI_Init(ierr)
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+    right = mod(rank + 1, nranks)
+    left = mod(rank - 1 + nranks, nranks)
+    do k = 1, nz
+        do j = 1, ny
+            do i = 1, nx
+                a(i, j, k) = rank * 1000000 + i * 10000 + j * 100 + k
+            end do
+        end do
+    end do
+
+    ! The x face i = 2 (a subarray), the y face j = 3 (a vector of x rows, nz planes apart).
+    sizes = (/ nx, ny, nz /)
+    subsizes = (/ 1, ny, nz /)
+    starts = (/ 1, 0, 0 /)
+    call MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_FORTRAN, &
+                                  MPI_DOUBLE_PRECISION, xtype, ierr)
+    call MPI_Type_commit(xtype, ierr)
+    call MPI_Type_get_extent(MPI_DOUBLE_PRECISION, lb, dext, ierr)
+    call MPI_Type_contiguous(nx, MPI_DOUBLE_PRECISION, plane, ierr)
+    call MPI_Type_create_hvector(nz, 1, dext * nx * ny, plane, ytype, ierr)
+    call MPI_Type_commit(ytype, ierr)
+    call MPI_Type_vector(ny * nz, 1, nx, MPI_DOUBLE_PRECISION, ztype, ierr)
+    call MPI_Type_commit(ztype, ierr)
+    call MPI_Type_dup(xtype, dup, ierr)
+
+    ! Pack and unpack on host memory (TYPEJIT_HOST=engine: the engine's CPU packer).
+    call MPI_Pack_size(1, xtype, MPI_COMM_WORLD, psize, ierr)
+    if (psize < 8 * ny * nz) call fail('MPI_Pack_size')
+    pos = 0
+    call MPI_Pack(a, 1, xtype, packed, 8 * size(packed), pos, MPI_COMM_WORLD, ierr)
+    if (pos /= 8 * ny * nz) call fail('MPI_Pack position')
+    xface = reshape(packed(1:ny * nz), (/ ny, nz /))
+    if (any(xface /= a(2, :, :))) call fail('MPI_Pack of the x face')
+    pos = 0
+    call MPI_Pack(a(1, 3, 1), 1, ytype, packed, 8 * size(packed), pos, MPI_COMM_WORLD, ierr)
+    yface = reshape(packed(1:nx * nz), (/ nx, nz /))
+    if (any(yface /= a(:, 3, :))) call fail('MPI_Pack of the y face')
+    b = -1
+    pos = 0
+    call MPI_Unpack(packed, 8 * size(packed), pos, b(1, 5, 1), 1, ytype, MPI_COMM_WORLD, ierr)
+    if (any(b(:, 5, :) /= a(:, 3, :))) call fail('MPI_Unpack of the y face')
+    pos = 0
+    call MPI_Pack(a, 1, dup, packed, 8 * size(packed), pos, MPI_COMM_WORLD, ierr)
+    if (any(reshape(packed(1:ny * nz), (/ ny, nz /)) /= a(2, :, :))) call fail('MPI_Pack of a dup')
+
+    ! Exchange: my x face i = 2 goes right into the neighbour's i = 1 ghost face.
+    b = a
+    call MPI_Sendrecv(a, 1, xtype, right, 1, b, 1, ztype, left, 1, MPI_COMM_WORLD, status, ierr)
+    if (status(MPI_SOURCE) /= left) call fail('MPI_Sendrecv status')
+    if (any(b(1, :, :) /= a(2, :, :) - (rank - left) * 1000000)) call fail('MPI_Sendrecv')
+    b = a
+    call MPI_Irecv(b, 1, ztype, left, 2, MPI_COMM_WORLD, reqs(1), ierr)
+    call MPI_Isend(a, 1, xtype, right, 2, MPI_COMM_WORLD, reqs(2), ierr)
+    c = -1
+    call MPI_Irecv(c(1, 1, 1), 1, ytype, left, 3, MPI_COMM_WORLD, reqs(3), ierr)
+    call MPI_Isend(a(1, 3, 1), 1, ytype, right, 3, MPI_COMM_WORLD, reqs(4), ierr)
+    call MPI_Waitall(4, reqs, statuses, ierr)
+    if (any(reqs /= MPI_REQUEST_NULL)) call fail('MPI_Waitall requests')
+    if (statuses(MPI_TAG, 3) /= 3) call fail('MPI_Waitall statuses')
+    if (any(b(1, :, :) /= a(2, :, :) - (rank - left) * 1000000)) call fail('MPI_Irecv x face')
+    if (any(c(:, 1, :) /= a(:, 3, :) - (rank - left) * 1000000)) call fail('MPI_Irecv y face')
+    call MPI_Send_init(a, 1, xtype, right, 4, MPI_COMM_WORLD, reqs(1), ierr)
+    call MPI_Recv_init(b, 1, ztype, left, 4, MPI_COMM_WORLD, reqs(2), ierr)
+    do i = 1, 2
+        b = a
+        call MPI_Startall(2, reqs, ierr)
+        call MPI_Wait(reqs(2), MPI_STATUS_IGNORE, ierr)
+        call MPI_Wait(reqs(1), status, ierr)
+        if (any(b(1, :, :) /= a(2, :, :) - (rank - left) * 1000000)) call fail('persistent')
+    end do
+    call MPI_Request_free(reqs(1), ierr)
+    call MPI_Request_free(reqs(2), ierr)
+
+    call MPI_Type_free(dup, ierr)
+    call MPI_Type_free(ztype, ierr)
+    call MPI_Type_free(ytype, ierr)
+    call MPI_Type_free(plane, ierr)
+    call MPI_Type_free(xtype, ierr)
+    if (xtype /= MPI_DATATYPE_NULL) call fail('MPI_Type_free')
+    call MPI_Finalize(ierr)
+    if (failures > 0) stop 1
+    if (rank == 0) print '(a)', 'PASS'
+
+contains
+
+    subroutine fail(what)
+        character(len=*), intent(in) :: what
+        print '(a, i0, 2a)', 'FAIL on rank ', rank, ': ', what
+        failures = failures + 1
+    end subroutine fail
+
+end program halo

@@ -1,0 +1,674 @@
+/* Collectives on device buffers with derived datatypes, through the preloaded library, against
+ * the system MPI itself: after each call, the same collective runs through PMPI on host copies
+ * of every buffer, with the same types, counts and displacements, and the receive buffers are
+ * compared byte for byte over their whole footprint (bytes no typemap touches included).
+ *
+ * Every collective typejit interposes: Alltoallv, Alltoallw, Neighbor_alltoallv and
+ * Neighbor_alltoallw (on a Cartesian communicator with MPI_PROC_NULL neighbours and on a
+ * distributed graph), Allgather, Allgatherv, Gather, Gatherv, Scatter, Scatterv and Bcast,
+ * blocking and non-blocking (completed by Wait, a Test loop or Waitall), with MPI_IN_PLACE
+ * where the standard allows it, counts from 0 to 3 per peer, random nested types (strided and
+ * not), a send type and a receive type of the same size but another layout, per-peer types in
+ * the w forms, and each rank's buffers in memory of its own kind (device, managed, pinned or
+ * pageable), so that ranks that pack meet ranks that pass typed host buffers.
+ *
+ *   mpirun -np N test_coll [--seed S] [--iters K] [--verbose] [--host-only]
+ *
+ * --verbose: each rank says what it calls; --host-only: every buffer in pageable host memory
+ * (the system MPI alone, a check of the test itself). Exits 77 without a CUDA device. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cudrv.h"
+#include "devbuf.h"
+#include "randtype.h"
+
+#define POISON 0x5A
+#define POOL   2
+#define KINDS  11
+
+enum {
+    ALLTOALLV,
+    ALLTOALLW,
+    NBR_V,
+    NBR_W,
+    ALLGATHER,
+    ALLGATHERV,
+    GATHER,
+    GATHERV,
+    SCATTER,
+    SCATTERV,
+    BCAST
+};
+static const char *const kind_names_coll[KINDS] = {"alltoallv",
+                                                   "alltoallw",
+                                                   "neighbor_alltoallv",
+                                                   "neighbor_alltoallw",
+                                                   "allgather",
+                                                   "allgatherv",
+                                                   "gather",
+                                                   "gatherv",
+                                                   "scatter",
+                                                   "scatterv",
+                                                   "bcast"};
+
+static int rank, nranks;
+static long failures, checked;
+static uint64_t seed = 1;
+static bool verbose, host_only;
+static MPI_Comm cart, graph;
+static int cart_src[4], cart_dst[4], graph_src[2], graph_dst[2];
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (failures++ < 20) {                                                                     \
+            fprintf(stderr, "rank %d: ", rank);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
+    } while (0)
+
+static long counter(const char *key)
+{
+    int (*fmt)(char *, size_t) =
+        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
+    char text[2048] = " ", pat[64];
+    if (fmt == NULL)
+        return -1;
+    fmt(text + 1, sizeof(text) - 1);
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *at = strstr(text, pat);
+    return at ? atol(at + strlen(pat)) : -1;
+}
+
+/* A value every rank computes alike from the iteration and up to three more numbers. */
+static uint64_t h(long t, long a, long b, long tag)
+{
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + (uint64_t)t * 0xBF58476D1CE4E5B9ull +
+                 (uint64_t)a * 0x94D049BB133111EBull + (uint64_t)b * 0x2545F4914F6CDD1Dull +
+                 (uint64_t)tag * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* One side of a call as the application passes it, with a host copy and the reference. */
+typedef struct {
+    int n;
+    int count;            /* single-count forms */
+    int *counts, *displs; /* v forms (elements) and Alltoallw (bytes) */
+    MPI_Aint *adispls;    /* Neighbor_alltoallw */
+    MPI_Datatype type, *types;
+    int64_t lo, hi;
+    buf_t buf;
+    char *arg;
+    unsigned char *host, *ref;
+} tside_t;
+
+static void footprint(MPI_Datatype type, int count, int64_t *lo, int64_t *hi)
+{
+    MPI_Aint tlb, text, lb, ext;
+    MPI_Type_get_true_extent(type, &tlb, &text);
+    MPI_Type_get_extent(type, &lb, &ext);
+    *lo = tlb;
+    *hi = tlb + text + (int64_t)(count - 1) * ext;
+}
+
+static MPI_Aint extent_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    return ext;
+}
+
+static void tside_alloc(tside_t *s, int n)
+{
+    memset(s, 0, sizeof(*s));
+    s->n = n;
+    s->counts = calloc((size_t)n + 1, sizeof(int));
+    s->displs = calloc((size_t)n + 1, sizeof(int));
+    s->adispls = calloc((size_t)n + 1, sizeof(MPI_Aint));
+    s->types = calloc((size_t)n + 1, sizeof(MPI_Datatype));
+    REQUIRE(s->counts && s->displs && s->adispls && s->types);
+}
+
+/* Place the slices: v forms at element displacements with random gaps, w forms at byte
+ * displacements, single-count forms where MPI puts them. Then allocate the footprint. */
+typedef enum { PLACE_SINGLE, PLACE_ELEMS, PLACE_BYTES } place_t;
+
+static void tside_place(tside_t *s, place_t how, kind_t kind, long t, int tag)
+{
+    int64_t cursor = 0;
+    s->lo = INT64_MAX;
+    s->hi = INT64_MIN;
+    for (int i = 0; i < s->n; i++) {
+        MPI_Datatype ty = s->types[i] != MPI_DATATYPE_NULL ? s->types[i] : s->type;
+        int c = how == PLACE_SINGLE ? s->count : s->counts[i];
+        int64_t lo, hi, off;
+        MPI_Aint ext = extent_of(ty);
+        if (how == PLACE_SINGLE) {
+            off = (int64_t)i * c * ext;
+        } else if (how == PLACE_ELEMS) {
+            s->displs[i] = (int)cursor;
+            off = cursor * ext;
+            cursor += c + (int64_t)(h(t, rank, i, tag) % 2);
+        } else {
+            footprint(ty, c > 0 ? c : 1, &lo, &hi);
+            cursor = (cursor + 15) & ~(int64_t)15;
+            off = cursor - lo;
+            s->displs[i] = (int)off;
+            s->adispls[i] = (MPI_Aint)off;
+            cursor += (hi - lo) + (int64_t)(h(t, rank, i, tag) % 3) * 8;
+        }
+        if (c == 0)
+            continue;
+        footprint(ty, c, &lo, &hi);
+        if (off + lo < s->lo)
+            s->lo = off + lo;
+        if (off + hi > s->hi)
+            s->hi = off + hi;
+    }
+    if (s->lo > s->hi) {
+        s->lo = 0;
+        s->hi = 1;
+    }
+    s->buf = buf_alloc(kind, (size_t)(s->hi - s->lo));
+    s->arg = s->buf.ptr - s->lo;
+    s->host = malloc((size_t)(s->hi - s->lo));
+    s->ref = malloc((size_t)(s->hi - s->lo));
+    REQUIRE(s->host && s->ref);
+}
+
+static void tside_fill(tside_t *s, uint64_t salt)
+{
+    size_t len = (size_t)(s->hi - s->lo);
+    for (size_t i = 0; i < len; i++)
+        s->host[i] = salt == 0 ? POISON : (unsigned char)(i * 31 + salt);
+    memcpy(s->ref, s->host, len);
+    buf_put(&s->buf, s->host);
+}
+
+static char *ref_arg(tside_t *s)
+{
+    return (char *)s->ref - s->lo;
+}
+
+static void tside_free(tside_t *s)
+{
+    if (s->buf.ptr != NULL)
+        buf_free(&s->buf);
+    free(s->host);
+    free(s->ref);
+    free(s->counts);
+    free(s->displs);
+    free(s->adispls);
+    free(s->types);
+}
+
+/* The iteration's types: a pool of random types, each with a companion of the same size and
+ * another layout (every other byte), that either side may use instead. */
+static MPI_Datatype pool[POOL], companion[POOL];
+static char pool_desc[POOL][4096];
+
+/* Whether unpacking one object of @p type writes @p size distinct bytes. */
+static bool one_to_one(MPI_Datatype type, MPI_Aint tlb, MPI_Aint text, int size)
+{
+    unsigned char *foot = calloc((size_t)text + 1, 1), *packed = malloc((size_t)size);
+    int pos = 0, touched = 0;
+    REQUIRE(foot && packed);
+    memset(packed, 0xFF, (size_t)size);
+    PMPI_Unpack(packed, size, &pos, foot - tlb, 1, type, MPI_COMM_SELF);
+    for (MPI_Aint i = 0; i < text; i++)
+        touched += foot[i] != 0;
+    free(foot);
+    free(packed);
+    return touched == size;
+}
+
+static void draw_pool(rt_rng_t *rng)
+{
+    rt_options_t opt = {.max_depth = 3, .max_size = 2048, .max_span = 16 << 10, .huge_percent = 0};
+    for (int k = 0; k < POOL; k++) {
+        for (;;) {
+            MPI_Datatype t = rt_random_type(rng, &opt, pool_desc[k], sizeof(pool_desc[k]));
+            MPI_Aint lb, ext, tlb, text;
+            int size;
+            if (t == MPI_DATATYPE_NULL)
+                continue;
+            MPI_Type_get_extent(t, &lb, &ext);
+            MPI_Type_get_true_extent(t, &tlb, &text);
+            MPI_Type_size(t, &size);
+            /* Objects that do not overlap and a typemap that names no byte twice, so that no
+             * receive writes a byte twice (the standard leaves the result of that open). */
+            if (ext <= 0 || text > ext || size == 0 || !one_to_one(t, tlb, text, size)) {
+                MPI_Type_free(&t);
+                continue;
+            }
+            pool[k] = t;
+            MPI_Type_vector(size, 1, 2, MPI_BYTE, &companion[k]);
+            MPI_Type_commit(&companion[k]);
+            break;
+        }
+    }
+}
+
+static void free_pool(void)
+{
+    for (int k = 0; k < POOL; k++) {
+        MPI_Type_free(&pool[k]);
+        MPI_Type_free(&companion[k]);
+    }
+}
+
+/* Type k of the pool, or its companion, as rank @p who chooses for slot @p slot. */
+static MPI_Datatype pick(long t, int k, int who, int slot, int tag)
+{
+    return h(t, who, slot, tag) % 2 ? companion[k] : pool[k];
+}
+
+static kind_t pick_kind(long t, int tag)
+{
+    static const kind_t kinds[4] = {K_DEVICE, K_MANAGED, K_PINNED, K_HOST};
+    uint64_t v = h(t, rank, 0, 1000 + tag) % 6;
+    if (host_only)
+        return K_HOST;
+    return v < 2 ? K_DEVICE : v < 3 ? K_MANAGED : kinds[v - 2];
+}
+
+/* Complete a non-blocking call in one of three ways. */
+static int complete(MPI_Request *req, long t)
+{
+    int flag = 0, rc;
+    switch (t % 3) {
+    case 0:
+        return MPI_Wait(req, MPI_STATUS_IGNORE);
+    case 1:
+        while (!flag)
+            if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return rc;
+        return MPI_SUCCESS;
+    default: {
+        MPI_Request two[2] = {*req, MPI_REQUEST_NULL};
+        MPI_Status sts[2];
+        rc = MPI_Waitall(2, two, sts);
+        *req = two[0];
+        return rc;
+    }
+    }
+}
+
+static void compare(const char *what, tside_t *r, long t, int rc, int ref_rc)
+{
+    checked++;
+    buf_get(&r->buf, r->host);
+    if ((rc == MPI_SUCCESS) != (ref_rc == MPI_SUCCESS))
+        FAIL("iteration %ld %s: rc %d, system MPI %d", t, what, rc, ref_rc);
+    for (int64_t i = 0; i < r->hi - r->lo; i++)
+        if (r->host[i] != r->ref[i]) {
+            FAIL("iteration %ld %s: byte %lld of the receive footprint is %d, system MPI %d "
+                 "(types: %s | %s)",
+                 t, what, (long long)(i + r->lo), r->host[i], r->ref[i], pool_desc[0],
+                 pool_desc[1]);
+            break;
+        }
+}
+
+/* One collective of kind @p kind in iteration @p t. */
+static void one(long t, int kind, bool nonblocking)
+{
+    tside_t s = {0}, r = {0};
+    bool has_s = false, has_r = false, inplace = false;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int rc = MPI_SUCCESS, ref_rc = MPI_SUCCESS, x = (int)(h(t, 0, 0, 1) % POOL);
+    int root = (int)(h(t, 0, 0, 2) % (uint64_t)nranks), cnt0 = (int)(h(t, 0, 0, 3) % 4);
+    kind_t sk = pick_kind(t, 0), rk = pick_kind(t, 1);
+    char what[96];
+    bool nbr = kind == NBR_V || kind == NBR_W, use_cart = h(t, 0, 0, 4) % 2;
+    const int *src = use_cart ? cart_src : graph_src, *dst = use_cart ? cart_dst : graph_dst;
+    int deg = use_cart ? 4 : 2;
+
+    if (nbr)
+        comm = use_cart ? cart : graph;
+    /* MPI_IN_PLACE one time in three where the standard allows it. */
+    if (h(t, 0, 0, 5) % 3 == 0 && kind != NBR_V && kind != NBR_W && kind != BCAST)
+        inplace = true;
+    if ((kind == GATHER || kind == GATHERV || kind == SCATTER || kind == SCATTERV) && rank != root)
+        inplace = false;
+    snprintf(what, sizeof(what), "%s%s%s%s", nonblocking ? "i" : "", kind_names_coll[kind],
+             inplace ? " in place" : "", nbr ? (use_cart ? " (cart)" : " (graph)") : "");
+    if (verbose)
+        fprintf(stderr, "rank %d: iteration %ld %s, send %s, receive %s\n", rank, t, what,
+                kind_names[sk], kind_names[rk]);
+
+    switch (kind) {
+    case ALLTOALLV:
+    case ALLTOALLW: {
+        bool w = kind == ALLTOALLW;
+        tside_alloc(&s, nranks);
+        tside_alloc(&r, nranks);
+        s.type = pick(t, x, rank, 0, 10);
+        r.type = pick(t, x, rank, 0, 11);
+        for (int p = 0; p < nranks; p++) {
+            s.counts[p] = (int)(h(t, rank, p, 20) % 4);
+            r.counts[p] = (int)(h(t, p, rank, 20) % 4);
+            if (w) {
+                s.types[p] = pick(t, (int)(h(t, rank, p, 21) % POOL), rank, p, 22);
+                r.types[p] = pick(t, (int)(h(t, p, rank, 21) % POOL), rank, p, 23);
+            } else {
+                s.types[p] = r.types[p] = MPI_DATATYPE_NULL;
+            }
+        }
+        if (inplace) {
+            /* One list for both directions: the receive arguments must match themselves. */
+            for (int p = 0; p < nranks; p++) {
+                /* Open MPI 4.1.4's non-blocking in-place Alltoallv and Alltoallw return early,
+                 * without taking their tag, on a rank whose counts are all 0, and the next
+                 * non-blocking collective hangs: no zero counts there. */
+                r.counts[p] = (int)(h(t, rank < p ? rank : p, rank < p ? p : rank, 24) % 4);
+                if (nonblocking && r.counts[p] == 0)
+                    r.counts[p] = 1;
+                if (w)
+                    r.types[p] =
+                        pick(t, (int)(h(t, rank < p ? rank : p, rank < p ? p : rank, 25) % POOL),
+                             rank, p, 23);
+            }
+        }
+        has_s = !inplace;
+        has_r = true;
+        break;
+    }
+    case NBR_V:
+    case NBR_W: {
+        bool w = kind == NBR_W;
+        tside_alloc(&s, deg);
+        tside_alloc(&r, deg);
+        s.type = pick(t, x, rank, 0, 10);
+        r.type = pick(t, x, rank, 0, 11);
+        for (int k = 0; k < deg; k++) {
+            /* Receive slot k from src[k] is that rank's send slot k ^ 1 (Cartesian: it sent to
+             * its +1 neighbour what we get from our -1 neighbour) or k (the ring graph). */
+            int from = src[k] == MPI_PROC_NULL ? 0 : src[k], slot = use_cart ? k ^ 1 : k;
+            s.counts[k] = (int)(h(t, rank, k, 30) % 4);
+            r.counts[k] = (int)(h(t, from, slot, 30) % 4);
+            if (src[k] == MPI_PROC_NULL)
+                r.counts[k] = (int)(h(t, rank, k, 31) % 4);
+            if (w) {
+                s.types[k] = pick(t, (int)(h(t, rank, k, 32) % POOL), rank, k, 33);
+                r.types[k] = pick(t, (int)(h(t, from, slot, 32) % POOL), rank, k, 34);
+            } else {
+                s.types[k] = r.types[k] = MPI_DATATYPE_NULL;
+            }
+        }
+        (void)dst;
+        has_s = has_r = true;
+        break;
+    }
+    case ALLGATHER:
+    case ALLGATHERV:
+    case GATHER:
+    case GATHERV: {
+        bool v = kind == ALLGATHERV || kind == GATHERV,
+             all = kind == ALLGATHER || kind == ALLGATHERV;
+        tside_alloc(&s, 1);
+        tside_alloc(&r, nranks);
+        s.type = pick(t, x, rank, 0, 10);
+        s.types[0] = MPI_DATATYPE_NULL;
+        s.count = v ? (int)(h(t, rank, 0, 40) % 4) : cnt0;
+        r.type = pick(t, x, rank, 0, 11);
+        r.count = cnt0;
+        for (int p = 0; p < nranks; p++) {
+            r.types[p] = MPI_DATATYPE_NULL;
+            r.counts[p] = (int)(h(t, p, 0, 40) % 4);
+        }
+        has_s = !inplace;
+        has_r = all || rank == root;
+        break;
+    }
+    case SCATTER:
+    case SCATTERV: {
+        bool v = kind == SCATTERV;
+        tside_alloc(&s, nranks);
+        tside_alloc(&r, 1);
+        s.type = pick(t, x, rank, 0, 10);
+        s.count = cnt0;
+        for (int p = 0; p < nranks; p++) {
+            s.types[p] = MPI_DATATYPE_NULL;
+            s.counts[p] = (int)(h(t, p, 0, 50) % 4);
+        }
+        r.type = pick(t, x, rank, 0, 11);
+        r.types[0] = MPI_DATATYPE_NULL;
+        r.count = v ? (int)(h(t, rank, 0, 50) % 4) : cnt0;
+        has_s = rank == root;
+        has_r = !inplace;
+        break;
+    }
+    case BCAST:
+        tside_alloc(&r, 1);
+        r.type = pick(t, x, rank, 0, 11);
+        r.types[0] = MPI_DATATYPE_NULL;
+        r.count = cnt0;
+        has_r = true;
+        break;
+    }
+
+    bool single_s = kind == ALLGATHER || kind == ALLGATHERV || kind == GATHER || kind == GATHERV ||
+                    kind == SCATTER;
+    bool single_r =
+        kind == ALLGATHER || kind == GATHER || kind == SCATTER || kind == SCATTERV || kind == BCAST;
+    place_t sp = single_s                               ? PLACE_SINGLE
+                 : (kind == ALLTOALLW || kind == NBR_W) ? PLACE_BYTES
+                                                        : PLACE_ELEMS;
+    place_t rp = single_r                               ? PLACE_SINGLE
+                 : (kind == ALLTOALLW || kind == NBR_W) ? PLACE_BYTES
+                                                        : PLACE_ELEMS;
+    if (has_s) {
+        tside_place(&s, sp, sk, t, 60);
+        tside_fill(&s, 1 + (uint64_t)rank * 7 + (uint64_t)t);
+    }
+    if (has_r) {
+        tside_place(&r, rp, rk, t, 61);
+        /* In place (and the Bcast root), the receive buffer holds this rank's data. */
+        tside_fill(&r, inplace || (kind == BCAST && rank == root)
+                           ? 100 + (uint64_t)rank * 5 + (uint64_t)t
+                           : 0);
+    }
+
+    if (verbose && has_r && !single_r)
+        for (int i = 0; i < s.n || i < r.n; i++) {
+            int ss = -1, rs = -1;
+            if (i < s.n && has_s)
+                MPI_Type_size(s.types[i] != MPI_DATATYPE_NULL ? s.types[i] : s.type, &ss);
+            if (i < r.n)
+                MPI_Type_size(r.types[i] != MPI_DATATYPE_NULL ? r.types[i] : r.type, &rs);
+            fprintf(stderr, "rank %d:   slot %d send %d x %d B at %d, receive %d x %d B at %d\n",
+                    rank, i, i < s.n ? s.counts[i] : -1, ss, i < s.n ? s.displs[i] : -1,
+                    i < r.n ? r.counts[i] : -1, rs, i < r.n ? r.displs[i] : -1);
+        }
+    /* The call under test, then the system MPI's on the host copies. */
+    for (int pass = 0; pass < 2; pass++) {
+        bool test = pass == 0;
+        bool scatter = kind == SCATTER || kind == SCATTERV;
+        const void *sb = inplace && !scatter ? MPI_IN_PLACE
+                         : !has_s            ? NULL
+                         : test              ? (void *)s.arg
+                                             : (void *)ref_arg(&s);
+        void *rb = !has_r ? NULL : test ? (void *)r.arg : (void *)ref_arg(&r);
+        MPI_Request *rq = test && nonblocking ? &req : NULL;
+        int out;
+        if (scatter && inplace)
+            rb = MPI_IN_PLACE;
+        switch (kind) {
+        case ALLTOALLV:
+            out = !test ? PMPI_Alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
+                                         r.type, comm)
+                  : rq  ? MPI_Ialltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
+                                         r.type, comm, rq)
+                        : MPI_Alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
+                                        r.type, comm);
+            break;
+        case ALLTOALLW:
+            out = !test ? PMPI_Alltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
+                                         r.types, comm)
+                  : rq  ? MPI_Ialltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
+                                         r.types, comm, rq)
+                        : MPI_Alltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
+                                        r.types, comm);
+            break;
+        case NBR_V:
+            out = !test ? PMPI_Neighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
+                                                  r.displs, r.type, comm)
+                  : rq  ? MPI_Ineighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
+                                                  r.displs, r.type, comm, rq)
+                        : MPI_Neighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
+                                                 r.displs, r.type, comm);
+            break;
+        case NBR_W:
+            out = !test ? PMPI_Neighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
+                                                  r.adispls, r.types, comm)
+                  : rq  ? MPI_Ineighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
+                                                  r.adispls, r.types, comm, rq)
+                        : MPI_Neighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
+                                                 r.adispls, r.types, comm);
+            break;
+        case ALLGATHER:
+            out = !test ? PMPI_Allgather(sb, s.count, s.type, rb, r.count, r.type, comm)
+                  : rq  ? MPI_Iallgather(sb, s.count, s.type, rb, r.count, r.type, comm, rq)
+                        : MPI_Allgather(sb, s.count, s.type, rb, r.count, r.type, comm);
+            break;
+        case ALLGATHERV:
+            out = !test ? PMPI_Allgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm)
+                  : rq  ? MPI_Iallgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm,
+                                          rq)
+                        : MPI_Allgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm);
+            break;
+        case GATHER:
+            out = !test ? PMPI_Gather(sb, s.count, s.type, rb, r.count, r.type, root, comm)
+                  : rq  ? MPI_Igather(sb, s.count, s.type, rb, r.count, r.type, root, comm, rq)
+                        : MPI_Gather(sb, s.count, s.type, rb, r.count, r.type, root, comm);
+            break;
+        case GATHERV:
+            out =
+                !test
+                    ? PMPI_Gatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm)
+                : rq ? MPI_Igatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm,
+                                    rq)
+                     : MPI_Gatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm);
+            break;
+        case SCATTER:
+            out = !test ? PMPI_Scatter(sb, s.count, s.type, rb, r.count, r.type, root, comm)
+                  : rq  ? MPI_Iscatter(sb, s.count, s.type, rb, r.count, r.type, root, comm, rq)
+                        : MPI_Scatter(sb, s.count, s.type, rb, r.count, r.type, root, comm);
+            break;
+        case SCATTERV:
+            out =
+                !test
+                    ? PMPI_Scatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm)
+                : rq
+                    ? MPI_Iscatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm,
+                                    rq)
+                    : MPI_Scatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm);
+            break;
+        default: /* BCAST */
+            out = !test ? PMPI_Bcast(rb, r.count, r.type, root, comm)
+                  : rq  ? MPI_Ibcast(rb, r.count, r.type, root, comm, rq)
+                        : MPI_Bcast(rb, r.count, r.type, root, comm);
+            break;
+        }
+        if (rq != NULL && out == MPI_SUCCESS)
+            out = complete(rq, t);
+        if (test)
+            rc = out;
+        else
+            ref_rc = out;
+    }
+    if (has_r)
+        compare(what, &r, t, rc, ref_rc);
+    else if (rc != MPI_SUCCESS)
+        FAIL("iteration %ld %s: rc %d", t, what, rc);
+    tside_free(&s);
+    tside_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    long iters = 44;
+    rt_rng_t rng;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            iters = atol(argv[++i]);
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = true;
+        else if (strcmp(argv[i], "--host-only") == 0)
+            host_only = true;
+        else
+            REQUIRE(!"usage: test_coll [--seed S] [--iters K] [--verbose]");
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int have = cudrv_open(), all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        MPI_Finalize();
+        return 77;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    /* A Cartesian ring of the ranks and a second dimension of one rank, not periodic, so that
+     * it has MPI_PROC_NULL neighbours (the ring is periodic only with more than two ranks:
+     * with two, both neighbours would be one rank and the pairing of its two messages is the
+     * implementation's); and a ring as a distributed graph. */
+    int dims[2] = {nranks, 1}, periods[2] = {nranks > 2, 0};
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    for (int d = 0; d < 2; d++) {
+        MPI_Cart_shift(cart, d, 1, &cart_src[2 * d], &cart_src[2 * d + 1]);
+        cart_dst[2 * d] = cart_src[2 * d];
+        cart_dst[2 * d + 1] = cart_src[2 * d + 1];
+    }
+    int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    graph_src[0] = prev;
+    graph_src[1] = next;
+    graph_dst[0] = next;
+    graph_dst[1] = prev;
+    int weights[2] = {1, 1};
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, graph_src, weights, 2, graph_dst, weights,
+                                   MPI_INFO_NULL, 0, &graph);
+    MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
+
+    /* Every rank draws the same types: the RNG has the same seed everywhere. */
+    rt_seed(&rng, seed);
+    for (long t = 0; t < iters; t++) {
+        if (t % KINDS == 0)
+            draw_pool(&rng);
+        one(t, (int)(t % KINDS), (t / KINDS) % 2 == 1);
+        if (t % KINDS == KINDS - 1 || t == iters - 1)
+            free_pool();
+    }
+
+    long all_failures = 0;
+    MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    printf("rank %d: %ld collectives checked, packs_gpu=%ld unpacks_gpu=%ld kernel_launches=%ld, "
+           "%ld failures\n",
+           rank, checked, counter("packs_gpu"), counter("unpacks_gpu"), counter("kernel_launches"),
+           failures);
+    CHECK(all_failures == 0);
+    if (!host_only) {
+        CHECK(counter("packs_gpu") > 0);
+        CHECK(counter("unpacks_gpu") > 0);
+        CHECK(counter("kernel_launches") > 0);
+    }
+    MPI_Comm_free(&cart);
+    MPI_Comm_free(&graph);
+    MPI_Finalize();
+    CHECK_DONE();
+}

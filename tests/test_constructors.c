@@ -1,0 +1,197 @@
+/* The constructor wrappers: a type recorded at creation (src/interpose/constructors.c) commits
+ * to the same block, or the same not-strided reason, as translating the committed type afresh
+ * through envelope and contents. This program contains the wrappers themselves (it is linked
+ * with the interposer's sources), so every MPI_Type_* call below goes through them.
+ *
+ *   test_constructors [--seed N] [--types N] */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "interpose/interpose.h"
+#include "randtype.h"
+#include "type/translate.h"
+
+/* @p t is committed: its record must exist, come from its creation, and agree with a fresh
+ * translation of the same handle. */
+static void compare(MPI_Datatype t, const char *what)
+{
+    tj_type_info_t info;
+    tj_block_t fresh;
+    tj_status_t st, kst;
+    tj_reason_t reason;
+    tj_ir_t ir;
+
+    if (!tj_table_get(t, &info)) {
+        fprintf(stderr, "%s: no commit record\n", what);
+        check_failures++;
+        return;
+    }
+    if (!tj_translate_known(t, &kst, &ir)) {
+        fprintf(stderr, "%s: no creation record\n", what);
+        check_failures++;
+    }
+    st = tj_translate_block(t, &fresh, NULL);
+    reason = st == TJ_ERR_NOT_STRIDED ? tj_translate_reason() : TJ_REASON_NONE;
+    if (st != info.why || (st == TJ_OK && !tj_block_equal(&fresh, &info.block)) ||
+        (st == TJ_ERR_NOT_STRIDED && (int)reason != info.reason)) {
+        char a[640], b[512] = "";
+        tj_interpose_describe(&info, a, sizeof(a));
+        if (st == TJ_OK)
+            tj_block_format(&fresh, b, sizeof(b));
+        fprintf(stderr, "%s: recorded \"%s\", afresh %s (%s) %s\n", what, a, tj_status_string(st),
+                st == TJ_ERR_NOT_STRIDED ? tj_reason_string(reason) : "", b);
+        check_failures++;
+    }
+}
+
+static void commit_compare_free(MPI_Datatype t, const char *what)
+{
+    REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+    compare(t, what);
+    MPI_Type_free(&t);
+}
+
+static void expect_reason(MPI_Datatype t, tj_reason_t reason, const char *what)
+{
+    tj_type_info_t info;
+
+    REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+    REQUIRE(tj_table_get(t, &info));
+    if (info.strided || info.reason != (int)reason) {
+        fprintf(stderr, "%s: reason \"%s\", expected \"%s\"\n", what,
+                tj_reason_string((tj_reason_t)info.reason), tj_reason_string(reason));
+        check_failures++;
+    }
+    compare(t, what);
+    MPI_Type_free(&t);
+}
+
+/* Every constructor once, by hand, with the children freed before the parent is committed. */
+static void each_constructor(void)
+{
+    MPI_Datatype v, t, types[3];
+    int bl[3] = {2, 2, 2}, dis[3] = {0, 5, 10}, bl_irr[3] = {1, 2, 1};
+    MPI_Aint bdis[3] = {0, 40, 80};
+    int sizes[3] = {8, 9, 10}, subs[3] = {2, 3, 4}, starts[3] = {1, 2, 3};
+    int gsizes[2] = {8, 8}, distribs[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+        dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, psizes[2] = {1, 1};
+
+    MPI_Type_vector(3, 2, 7, MPI_DOUBLE, &v);
+    MPI_Type_contiguous(4, v, &t);
+    commit_compare_free(t, "contiguous");
+    MPI_Type_create_hvector(5, 1, 1000, v, &t);
+    commit_compare_free(t, "hvector");
+    MPI_Type_indexed(3, bl, dis, MPI_INT, &t);
+    commit_compare_free(t, "indexed");
+    MPI_Type_create_hindexed(3, bl, bdis, v, &t);
+    commit_compare_free(t, "hindexed");
+    MPI_Type_create_indexed_block(3, 2, dis, MPI_FLOAT, &t);
+    commit_compare_free(t, "indexed_block");
+    MPI_Type_create_hindexed_block(3, 1, bdis, v, &t);
+    commit_compare_free(t, "hindexed_block");
+    types[0] = types[1] = types[2] = v;
+    MPI_Type_create_struct(3, bl, bdis, types, &t);
+    commit_compare_free(t, "struct");
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &t);
+    commit_compare_free(t, "subarray C");
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_FORTRAN, v, &t);
+    commit_compare_free(t, "subarray Fortran");
+    MPI_Type_create_resized(v, -8, 400, &t);
+    commit_compare_free(t, "resized");
+    MPI_Type_dup(v, &t);
+    commit_compare_free(t, "dup of an uncommitted type");
+
+    /* The specific reasons. */
+    MPI_Type_indexed(3, bl_irr, dis, MPI_INT, &t);
+    expect_reason(t, TJ_REASON_IRREGULAR_BLOCKS, "irregular indexed");
+    dis[2] = 11;
+    MPI_Type_indexed(3, bl, dis, MPI_INT, &t);
+    expect_reason(t, TJ_REASON_IRREGULAR_DISPLS, "uneven indexed");
+    types[1] = MPI_INT;
+    MPI_Type_create_struct(3, bl, bdis, types, &t);
+    expect_reason(t, TJ_REASON_MIXED_MEMBERS, "mixed struct");
+    MPI_Type_create_darray(1, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
+    expect_reason(t, TJ_REASON_DARRAY, "darray");
+    MPI_Type_contiguous(2, MPI_SHORT_INT, &t);
+    expect_reason(t, TJ_REASON_NAMED_HOLES, "contiguous of MPI_SHORT_INT");
+    MPI_Type_free(&v);
+}
+
+/* MPI_Type_dup of a committed type is committed, and typejit knows it without a commit. */
+static void dup_of_committed(void)
+{
+    MPI_Datatype v, d;
+    tj_type_info_t a, b;
+
+    MPI_Type_vector(16, 3, 8, MPI_DOUBLE, &v);
+    MPI_Type_commit(&v);
+    MPI_Type_dup(v, &d);
+    REQUIRE(tj_table_get(v, &a));
+    CHECK(tj_table_get(d, &b));
+    CHECK(b.strided && tj_block_equal(&a.block, &b.block));
+    MPI_Type_dup(MPI_DOUBLE, &d); /* a named original is committed too */
+    CHECK(tj_table_get(d, &b) && b.strided && b.block.size == 8);
+    MPI_Type_free(&d);
+    MPI_Type_free(&v);
+}
+
+/* A handle freed behind typejit's back and reused by MPI for a type typejit never saw: the
+ * record of the old type must not be used for the new one. */
+static void reused_handle(void)
+{
+    for (int i = 0; i < 50; i++) {
+        MPI_Datatype a, b;
+        int bl[2] = {1, 1}, dis[2] = {0, 3};
+        MPI_Type_vector(4, 1, 2 + i, MPI_INT, &a);
+        PMPI_Type_free(&a);                         /* unseen: the record stays */
+        PMPI_Type_indexed(2, bl, dis, MPI_INT, &b); /* unseen: often at the same handle */
+        MPI_Type_commit(&b);
+        tj_type_info_t info;
+        tj_block_t fresh;
+        REQUIRE(tj_table_get(b, &info));
+        CHECK(tj_translate_block(b, &fresh, NULL) == TJ_OK);
+        CHECK(info.strided && tj_block_equal(&info.block, &fresh));
+        MPI_Type_free(&b);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 1;
+    long types = 2000, known = 0;
+    rt_options_t opt = {
+        .max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34, .huge_percent = 5};
+    rt_rng_t rng;
+    char desc[8192];
+
+    MPI_Init(&argc, &argv);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
+            types = atol(argv[++i]);
+    }
+    REQUIRE(tj_interpose_active());
+    each_constructor();
+    dup_of_committed();
+    reused_handle();
+    rt_seed(&rng, seed);
+    for (long n = 0; n < types;) {
+        MPI_Datatype t = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        tj_status_t st;
+        tj_ir_t ir;
+        if (t == MPI_DATATYPE_NULL)
+            continue;
+        known += tj_translate_known(t, &st, &ir);
+        compare(t, desc);
+        MPI_Type_free(&t);
+        n++;
+    }
+    printf("%ld random types, %ld with a creation record\n", types, known);
+    CHECK_EQ_INT(known, types);
+    MPI_Finalize();
+    CHECK_DONE();
+}
