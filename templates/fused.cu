@@ -6,6 +6,8 @@
  * blocks [first, first + gx * gy), which it treats as a gx by gy grid exactly as the kernel of
  * its block alone (templates/strided.cu) treats blockIdx.x and blockIdx.y; both loops stride
  * over that grid, so any grid is correct. Every block's constants are baked in as there. */
+#ifndef TJ_FUSED_ARGS_DEFINED
+#define TJ_FUSED_ARGS_DEFINED
 struct tj_fused_entry_t {
     long long typed, packed, count;
     unsigned first, gx, gy;
@@ -15,6 +17,7 @@ struct tj_fused_args_t {
     tj_fused_entry_t m[@MAX@];
     int n, pad;
 };
+#endif
 
 extern "C" __global__ void @NAME@(void *__restrict__ dst, const void *__restrict__ src,
                                   const tj_fused_args_t args)

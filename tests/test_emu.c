@@ -401,6 +401,242 @@ static const char *const extremes[] = {
     "start=-16 extent=48 counts=16 strides=1",
 };
 
+/* ---- fused kernels ----------------------------------------------------------------------------
+ * Sets of 2 to 8 random strided types (some used by two members), each member `count` objects in
+ * its own region of one typed buffer at an offset that is W-aligned but rarely 16-aligned, its
+ * packed bytes after the previous member's (sometimes with a gap): one fused kernel per set and
+ * direction, against PMPI_Pack / PMPI_Unpack of each member; sometimes every member on a smaller
+ * grid than tj_gen_fused_launch gives. */
+
+#define FUSED_SETS    24
+#define FUSED_MEMBERS 8
+
+typedef void (*emu_fused_fn_t)(const unsigned *grid, const unsigned *block, void *dst,
+                               const void *src, const void *args);
+
+typedef struct {
+    int n, nshapes, word;
+    bool unpack, shrink;
+    case_t m[FUSED_MEMBERS];
+    int shape[FUSED_MEMBERS];
+    bool owner[FUSED_MEMBERS]; /* frees the member's type */
+    tj_block_t blocks[FUSED_MEMBERS];
+    tj_fused_member_t members[FUSED_MEMBERS];
+    int64_t typed_len, packed_len;
+    uint64_t salt;
+} fset_t;
+
+static long fused_packs, fused_unpacks;
+
+static void fused_draw(fset_t *f, rt_rng_t *rng, const rt_options_t *opt)
+{
+    char desc[8192];
+    int64_t cursor = 0, pcur = 0;
+
+    memset(f, 0, sizeof(*f));
+    f->n = (int)rt_range(rng, 2, FUSED_MEMBERS);
+    f->word = 16;
+    f->unpack = true;
+    for (int i = 0; i < f->n; i++) {
+        case_t *c = &f->m[i];
+        if (i > 0 && rt_range(rng, 0, 3) == 0) { /* the previous member's type again */
+            c->type = f->m[i - 1].type;
+            c->block = f->m[i - 1].block;
+            c->desc = f->m[i - 1].desc;
+            f->shape[i] = f->shape[i - 1];
+        } else {
+            for (;;) {
+                c->type = rt_random_type(rng, opt, desc, sizeof(desc));
+                if (c->type == MPI_DATATYPE_NULL)
+                    continue;
+                if (tj_translate_block(c->type, &c->block, NULL) == TJ_OK)
+                    break;
+                MPI_Type_free(&c->type);
+            }
+            c->desc = strdup(desc);
+            REQUIRE(c->desc != NULL);
+            f->owner[i] = true;
+            f->shape[i] = f->nshapes;
+            f->blocks[f->nshapes] = c->block;
+            f->blocks[f->nshapes].lo -= c->block.start;
+            f->blocks[f->nshapes].hi -= c->block.start;
+            f->blocks[f->nshapes].start = 0;
+            f->nshapes++;
+        }
+        c->count = (int)rt_range(rng, 1, 3);
+        f->word = f->word < c->block.word ? f->word : c->block.word;
+        f->unpack = f->unpack && tj_block_disjoint(&c->block, c->count);
+    }
+    if (f->word > 1 && rt_range(rng, 0, 3) == 0)
+        f->word = 1 << rt_range(rng, 0, __builtin_ctz((unsigned)f->word) - 1);
+    for (int i = 0; i < f->n; i++) {
+        case_t *c = &f->m[i];
+        int64_t lo, hi, base;
+        footprint(c, &lo, &hi);
+        base = (cursor - lo + 15) / 16 * 16 + f->word * rt_range(rng, 0, 3);
+        cursor = base + hi + 16;
+        pcur = (pcur + f->word - 1) / f->word * f->word + f->word * rt_range(rng, 0, 2);
+        c->pos = (int)pcur;
+        f->members[i].shape = f->shape[i];
+        f->members[i].typed = base + c->block.start;
+        f->members[i].packed = pcur;
+        f->members[i].count = c->count;
+        c->salt = (uint64_t)base; /* the member's object 0 pointer, from the typed buffer */
+        pcur += c->count * c->block.size;
+    }
+    f->typed_len = (cursor + 15) / 16 * 16;
+    f->packed_len = (pcur + 32 + 15) / 16 * 16;
+    f->shrink = rt_range(rng, 0, 2) == 0;
+    f->salt = rt_next(rng);
+}
+
+static void fused_run(const fset_t *f, emu_fused_fn_t fn, void *dst, const void *src)
+{
+    tj_fused_args_t args;
+    tj_launch_t l;
+    REQUIRE(tj_gen_fused_launch(f->blocks, f->nshapes, f->word, f->members, f->n, &args, &l) ==
+            TJ_OK);
+    if (f->shrink) {
+        unsigned first = 0;
+        for (int i = 0; i < f->n; i++) {
+            args.m[i].gx = args.m[i].gx > 2 ? args.m[i].gx / 3 : 1;
+            args.m[i].gy = args.m[i].gy > 1 ? args.m[i].gy / 2 : 1;
+            args.m[i].first = first;
+            first += args.m[i].gx * args.m[i].gy;
+        }
+        l.grid[0] = first;
+    }
+    fn(l.grid, l.block, dst, src, &args);
+}
+
+static void fused_report(const fset_t *f, const char *what, size_t where)
+{
+    if (mismatches++ < 10) {
+        fprintf(stderr, "MISMATCH fused %s: W=%d%s, first difference at %zu; members:\n", what,
+                f->word, f->shrink ? " (small grid)" : "", where);
+        for (int i = 0; i < f->n; i++)
+            fprintf(stderr, "  %s count=%d typed=%lld packed=%d\n", f->m[i].desc, f->m[i].count,
+                    (long long)f->members[i].typed, f->m[i].pos);
+    }
+}
+
+static void fused_check(const fset_t *f, emu_fused_fn_t pack, emu_fused_fn_t unpack)
+{
+    size_t tl = (size_t)f->typed_len, pl = (size_t)f->packed_len;
+    unsigned char *typed = aligned_alloc(16, tl), *t2 = aligned_alloc(16, tl);
+    unsigned char *p1 = aligned_alloc(16, pl), *p2 = aligned_alloc(16, pl);
+
+    REQUIRE(typed && t2 && p1 && p2);
+    fill_pattern(typed, tl, f->salt);
+    memset(p1, POISON, pl);
+    memset(p2, POISON, pl);
+    for (int i = 0; i < f->n; i++) {
+        int pos = f->m[i].pos;
+        CHECK(PMPI_Pack(typed + f->m[i].salt, f->m[i].count, f->m[i].type, p1, (int)pl, &pos,
+                        MPI_COMM_SELF) == MPI_SUCCESS);
+    }
+    fused_run(f, pack, p2, typed);
+    fused_packs++;
+    for (size_t i = 0; i < pl; i++)
+        if (p1[i] != p2[i]) {
+            fused_report(f, "pack", i);
+            break;
+        }
+    if (f->unpack) {
+        fill_pattern(p1, pl, f->salt + 1);
+        memset(typed, POISON, tl);
+        memset(t2, POISON, tl);
+        for (int i = 0; i < f->n; i++) {
+            int pos = f->m[i].pos;
+            CHECK(PMPI_Unpack(p1, (int)pl, &pos, typed + f->m[i].salt, f->m[i].count,
+                              f->m[i].type, MPI_COMM_SELF) == MPI_SUCCESS);
+        }
+        fused_run(f, unpack, t2, p1);
+        fused_unpacks++;
+        for (size_t i = 0; i < tl; i++)
+            if (typed[i] != t2[i]) {
+                fused_report(f, "unpack", i);
+                break;
+            }
+    }
+    free(typed);
+    free(t2);
+    free(p1);
+    free(p2);
+}
+
+static void fused_sets(rt_rng_t *rng)
+{
+    static fset_t sets[FUSED_SETS];
+    rt_options_t opt = {.max_depth = 3, .max_size = 1 << 12, .max_span = 1 << 16};
+    char src_path[600], so_path[600], name[32];
+    int wstatus;
+    pid_t pid;
+    FILE *fp;
+    void *so;
+
+    snprintf(src_path, sizeof(src_path), "%s/fused.cpp", workdir);
+    snprintf(so_path, sizeof(so_path), "%s/fused.so", workdir);
+    fp = fopen(src_path, "w");
+    REQUIRE(fp != NULL);
+    append(fp, "#include \"tj_emu.h\"\n#include <cstring>\n\n");
+    for (int k = 0; k < FUSED_SETS; k++) {
+        fused_draw(&sets[k], rng, &opt);
+        for (int dir = 0; dir < 2; dir++) {
+            char *src;
+            snprintf(name, sizeof(name), "tj_f%s%d", dir ? "u" : "p", k);
+            REQUIRE(tj_gen_fused_source(sets[k].blocks, sets[k].nshapes, sets[k].word,
+                                        (tj_dir_t)dir, name, &src) == TJ_OK);
+            append(fp, src);
+            fprintf(fp,
+                    "extern \"C\" void emu_%s(const unsigned *g, const unsigned *b, void *dst, "
+                    "const void *src, const void *args)\n{\n"
+                    "    tj_fused_args_t a;\n    std::memcpy(&a, args, sizeof(a));\n"
+                    "    tj_emu_launch(%s, g, b, dst, src, a);\n}\n\n",
+                    name, name);
+            free(src);
+        }
+    }
+    append(fp, "static_assert(sizeof(tj_fused_args_t) == 40 * 32 + 8, \"fused args layout\");\n");
+    REQUIRE(fclose(fp) == 0);
+    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1", "-shared", "-fPIC",
+                                     "-fno-strict-aliasing", "-w", "-I", TJ_EMU_INCLUDE};
+    int argc = 9;
+    for (int i = 0; i < ncxxflags; i++)
+        argv[argc++] = cxxflags[i];
+    argv[argc++] = "-o";
+    argv[argc++] = so_path;
+    argv[argc++] = src_path;
+    argv[argc] = NULL;
+    REQUIRE(posix_spawn(&pid, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    REQUIRE(waitpid(pid, &wstatus, 0) == pid);
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        fprintf(stderr, "g++ failed on %s\n", src_path);
+        exit(1);
+    }
+    so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(so != NULL);
+    for (int k = 0; k < FUSED_SETS; k++) {
+        emu_fused_fn_t p, u;
+        snprintf(name, sizeof(name), "emu_tj_fp%d", k);
+        *(void **)&p = dlsym(so, name);
+        snprintf(name, sizeof(name), "emu_tj_fu%d", k);
+        *(void **)&u = dlsym(so, name);
+        REQUIRE(p != NULL && u != NULL);
+        fused_check(&sets[k], p, u);
+        for (int i = 0; i < sets[k].n; i++)
+            if (sets[k].owner[i]) {
+                MPI_Type_free(&sets[k].m[i].type);
+                free(sets[k].m[i].desc);
+            }
+    }
+    dlclose(so);
+    if (!keep) {
+        unlink(src_path);
+        unlink(so_path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -486,6 +722,7 @@ int main(int argc, char **argv)
     flush();
     if (pending != NULL)
         batch_run(pending);
+    fused_sets(&rng);
     if (!keep)
         rmdir(workdir);
 
@@ -493,7 +730,9 @@ int main(int argc, char **argv)
            "%ld packs, %ld unpacks, %ld generic, %ld on a small grid; %d mismatches\n",
            (unsigned long long)seed, drawn, strided, handmade, narrow, packs, unpacks, generic_runs,
            shrunk, mismatches);
+    printf("fused: %d sets, %ld packs, %ld unpacks\n", FUSED_SETS, fused_packs, fused_unpacks);
     CHECK(mismatches == 0);
+    CHECK(fused_unpacks > 0);
     CHECK(unpacks * 4 >= packs); /* most random layouts are disjoint: unpack is really tested */
     MPI_Finalize();
     CHECK_DONE();
