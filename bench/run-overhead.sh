@@ -37,6 +37,21 @@ for i in $(seq "$runs"); do
         echo "$p,$i,$t" | tee -a "$out/host_overhead.csv"
     done
 done
+# The same, per call, free of the network: MPI_Send/MPI_Recv to MPI_PROC_NULL, best of five
+# passes of 10 million calls, three processes each way.
+echo "preloaded,run,ns_per_call" >"$out/call_overhead.csv"
+for i in 1 2 3; do
+    for p in no yes; do
+        pre=()
+        [ "$p" = yes ] && pre=(-x "LD_PRELOAD=$build/libtypejit.so")
+        t=$(mpirun --allow-run-as-root --oversubscribe --bind-to core -np 1 "${pre[@]}" \
+            "$build/bench/bench_pingpong" --calls | tail -1 | cut -d, -f3)
+        echo "$p,$i,$t" | tee -a "$out/call_overhead.csv"
+    done
+done
+best() { awk -F, -v p="$1" 'NR > 1 && $1 == p { print $3 }' "$out/call_overhead.csv" | sort -g | head -1; }
+echo "per call (best of all runs): system MPI alone $(best no) ns, with typejit $(best yes) ns"
+
 stat() { # $1: yes|no -> "median min"
     awk -F, -v p="$1" 'NR > 1 && $1 == p { print $3 }' "$out/host_overhead.csv" | sort -g |
         awk '{ v[NR] = $1 } END { printf "%s %s", v[int((NR + 1) / 2)], v[1] }'

@@ -83,7 +83,8 @@ typedef struct {
 
 static void *libcuda;
 static tj_status_t init_status = TJ_ERR_NO_CUDA;
-static atomic_bool init_done; /* init_driver has run (whatever it found) */
+/* What tj_gpu_init found, for the hot paths' one-load test (tj_gpu_absent). */
+atomic_int tj_gpu_state = TJ_GPU_UNKNOWN;
 static int driver_version;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -215,22 +216,17 @@ static void init_driver(void)
     init_status = TJ_OK;
 }
 
-/* init_driver with its completion published for tj_gpu_absent. */
+/* init_driver with its result published for tj_gpu_absent. */
 static void init_once_body(void)
 {
     init_driver();
-    atomic_store(&init_done, true);
+    atomic_store(&tj_gpu_state, init_status == TJ_OK ? TJ_GPU_PRESENT : TJ_GPU_ABSENT);
 }
 
 tj_status_t tj_gpu_init(void)
 {
     pthread_once(&init_once, init_once_body);
     return init_status;
-}
-
-bool tj_gpu_absent(void)
-{
-    return atomic_load(&init_done) && init_status != TJ_OK;
 }
 
 bool tj_gpu_available(void)

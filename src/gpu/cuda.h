@@ -3,6 +3,7 @@
 #ifndef TJ_GPU_CUDA_H
 #define TJ_GPU_CUDA_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,9 +48,17 @@ tj_status_t tj_gpu_init(void);
 /* True once tj_gpu_init has succeeded. */
 bool tj_gpu_available(void);
 
+/* What tj_gpu_init found: nothing yet, no usable device, or a device. */
+enum { TJ_GPU_UNKNOWN, TJ_GPU_ABSENT, TJ_GPU_PRESENT };
+extern atomic_int tj_gpu_state;
+
 /* True when tj_gpu_init has already run and found no usable device; false before it has run.
- * Starts nothing (for paths that must not start the driver themselves). */
-bool tj_gpu_absent(void);
+ * One relaxed load, starting nothing: the test every interposed call makes first, so that on a
+ * machine without a device typejit costs next to nothing. */
+static inline bool tj_gpu_absent(void)
+{
+    return atomic_load_explicit(&tj_gpu_state, memory_order_relaxed) == TJ_GPU_ABSENT;
+}
 
 /* cuDriverGetVersion (12040 for 12.4), or 0 when there is no driver. Needs no device. */
 int tj_gpu_driver_version(void);

@@ -13,7 +13,7 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
     tj_coll_result_t r;
 
-    if (!tj_interpose_active() || !tj_gpu_available())
+    if (tj_gpu_absent() || !tj_interpose_active() || !tj_gpu_available())
         return false;
     c->lookup = tj_interpose_lookup;
     r = tj_coll_run(c, req, rc);

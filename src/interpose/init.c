@@ -22,8 +22,8 @@ static atomic_bool initialised;
 
 bool tj_interpose_active(void)
 {
-    return !tj_in_wrapper && atomic_load_explicit(&initialised, memory_order_acquire) &&
-           !tj_config()->disable;
+    /* `initialised` is set only when TYPEJIT_DISABLE is not. */
+    return atomic_load_explicit(&initialised, memory_order_acquire) && !tj_in_wrapper;
 }
 
 /* The constructor only reads the environment (STYLE: never MPI or CUDA here), so that a bad

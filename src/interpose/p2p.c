@@ -4,8 +4,17 @@
  * query (none on a machine without a CUDA device). Probe, Iprobe, Mprobe and Improbe need no
  * wrapper: the status of a packed message counts the same bytes. */
 #include "interpose/interpose.h"
+#include "util/common.h"
 #include "send/p2p.h"
 #include "send/request.h"
+
+/* On a machine without a device every call goes straight to the system MPI: one load and a
+ * tail call, so that interposition costs next to nothing there. */
+#define PASS_IF_NO_DEVICE(_call)                                                                   \
+    do {                                                                                           \
+        if (TJ_LIKELY(tj_gpu_absent()))                                                            \
+            return _call;                                                                          \
+    } while (0)
 
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
@@ -18,10 +27,11 @@ static int fail(MPI_Comm comm, int rc)
     return rc;
 }
 
-/* Whether a call may be typejit's at all: interposition active and a device present. */
+/* Whether a call may be typejit's at all: interposition active and a device present. Once the
+ * driver is known to have no device, one load answers. */
 static bool device_calls(void)
 {
-    return tj_interpose_active() && tj_gpu_available();
+    return !tj_gpu_absent() && tj_interpose_active() && tj_gpu_available();
 }
 
 static bool send_begin(MPI_Datatype type, const void *buf, int count, int dest, MPI_Comm comm,
@@ -106,69 +116,81 @@ static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int c
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    PASS_IF_NO_DEVICE(PMPI_Send(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Send, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    PASS_IF_NO_DEVICE(PMPI_Ssend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Ssend, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    PASS_IF_NO_DEVICE(PMPI_Rsend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Rsend, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    PASS_IF_NO_DEVICE(PMPI_Bsend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Bsend, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Isend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Isend, false, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Issend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Issend, false, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Irsend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Irsend, false, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Ibsend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Ibsend, false, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Send_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Send_init, true, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Ssend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Ssend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Rsend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Rsend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Bsend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Bsend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
@@ -179,6 +201,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     tj_xfer_t x;
     int rc;
 
+    PASS_IF_NO_DEVICE(PMPI_Recv(buf, count, type, source, tag, comm, status));
     if (!device_calls() || !recv_begin(type, buf, count, source, comm, &x, &rc))
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
     if (rc != MPI_SUCCESS)
@@ -211,12 +234,14 @@ static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Irecv(buf, count, type, source, tag, comm, req));
     return nonblocking_recv(false, buf, count, type, source, tag, comm, req);
 }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request *req)
 {
+    PASS_IF_NO_DEVICE(PMPI_Recv_init(buf, count, type, source, tag, comm, req));
     return nonblocking_recv(true, buf, count, type, source, tag, comm, req);
 }
 

@@ -12,7 +12,7 @@
 
 static bool ours(void)
 {
-    return tj_interpose_active() && tj_request_live() > 0;
+    return tj_request_live() > 0 && tj_interpose_active();
 }
 
 /* The records of an array of requests, taken out of the table; NULL entries are not typejit's.

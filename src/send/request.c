@@ -23,12 +23,7 @@ struct tj_request {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_request_t *table;
 static tj_request_t *detached;
-static atomic_int live;
-
-int tj_request_live(void)
-{
-    return atomic_load_explicit(&live, memory_order_acquire);
-}
+atomic_int tj_request_count;
 
 tj_status_t tj_request_add(MPI_Request handle, const tj_xfer_t *x, bool persistent)
 {
@@ -42,7 +37,7 @@ tj_status_t tj_request_add(MPI_Request handle, const tj_xfer_t *x, bool persiste
     r->persistent = persistent;
     pthread_mutex_lock(&table_lock);
     HASH_ADD(hh, table, handle, sizeof(MPI_Request), r);
-    atomic_fetch_add(&live, 1);
+    atomic_fetch_add(&tj_request_count, 1);
     pthread_mutex_unlock(&table_lock);
     return TJ_OK;
 }
@@ -102,7 +97,7 @@ static void release(tj_request_t *r)
     else
         tj_p2p_end(&r->xfer);
     free(r);
-    atomic_fetch_sub(&live, 1);
+    atomic_fetch_sub(&tj_request_count, 1);
 }
 
 int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status)

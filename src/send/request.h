@@ -6,6 +6,7 @@
 #define TJ_SEND_REQUEST_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "send/p2p.h"
@@ -13,8 +14,12 @@
 typedef struct tj_request tj_request_t;
 
 /* Number of requests in the table or detached: zero means every Wait/Test goes straight to the
- * system MPI. */
-int tj_request_live(void);
+ * system MPI. One relaxed load. */
+extern atomic_int tj_request_count;
+static inline int tj_request_live(void)
+{
+    return atomic_load_explicit(&tj_request_count, memory_order_relaxed);
+}
 
 /* Remember @p handle for the transfer @p x (copied). Persistent requests keep their staging
  * until freed. */
