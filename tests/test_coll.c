@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
@@ -72,19 +73,6 @@ static int cart_src[4], cart_dst[4], graph_src[2], graph_dst[2];
             fprintf(stderr, "\n");                                                                 \
         }                                                                                          \
     } while (0)
-
-static long counter(const char *key)
-{
-    int (*fmt)(char *, size_t) =
-        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048] = " ", pat[64];
-    if (fmt == NULL)
-        return -1;
-    fmt(text + 1, sizeof(text) - 1);
-    snprintf(pat, sizeof(pat), " %s=", key);
-    const char *at = strstr(text, pat);
-    return at ? atol(at + strlen(pat)) : -1;
-}
 
 /* A value every rank computes alike from the iteration and up to three more numbers. */
 static uint64_t h(long t, long a, long b, long tag)
@@ -644,13 +632,13 @@ static void fused_check(bool w)
     buf_put(&sb, shost);
     buf_put(&rb, rhost);
 
-    before = counter("kernel_launches");
+    before = tj_counter("kernel_launches");
     rcode = w ? MPI_Alltoallw(sb.ptr, sc, sd, st, rb.ptr, rc, rd, rt, MPI_COMM_WORLD)
               : MPI_Alltoallv(sb.ptr, sc, sd, vs, rb.ptr, rc, rd, vr, MPI_COMM_WORLD);
     CHECK(rcode == MPI_SUCCESS);
-    if (counter("kernel_launches") - before != 2)
+    if (tj_counter("kernel_launches") - before != 2)
         FAIL("fused %s: %ld kernel launches, expected 2 (one per side)",
-             w ? "alltoallw" : "alltoallv", counter("kernel_launches") - before);
+             w ? "alltoallw" : "alltoallv", tj_counter("kernel_launches") - before);
     rcode = w ? PMPI_Alltoallw(shost, sc, sd, st, ref, rc, rd, rt, MPI_COMM_WORLD)
               : PMPI_Alltoallv(shost, sc, sd, vs, ref, rc, rd, vr, MPI_COMM_WORLD);
     CHECK(rcode == MPI_SUCCESS);
@@ -750,13 +738,13 @@ int main(int argc, char **argv)
     MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     printf("rank %d: %ld collectives checked, packs_gpu=%ld unpacks_gpu=%ld kernel_launches=%ld, "
            "%ld failures\n",
-           rank, checked, counter("packs_gpu"), counter("unpacks_gpu"), counter("kernel_launches"),
+           rank, checked, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"), tj_counter("kernel_launches"),
            failures);
     CHECK(all_failures == 0);
     if (!host_only) {
-        CHECK(counter("packs_gpu") > 0);
-        CHECK(counter("unpacks_gpu") > 0);
-        CHECK(counter("kernel_launches") > 0);
+        CHECK(tj_counter("packs_gpu") > 0);
+        CHECK(tj_counter("unpacks_gpu") > 0);
+        CHECK(tj_counter("kernel_launches") > 0);
     }
     MPI_Comm_free(&cart);
     MPI_Comm_free(&graph);

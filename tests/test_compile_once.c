@@ -20,19 +20,7 @@
 #include <time.h>
 
 #include "check.h"
-
-static long counter(const char *key)
-{
-    int (*fmt)(char *, size_t) =
-        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048] = " ", pat[64];
-    if (fmt == NULL)
-        return -1;
-    fmt(text + 1, sizeof(text) - 1);
-    snprintf(pat, sizeof(pat), " %s=", key);
-    const char *at = strstr(text, pat);
-    return at ? atol(at + strlen(pat)) : -1;
-}
+#include "counters.h"
 
 int main(int argc, char **argv)
 {
@@ -77,14 +65,14 @@ int main(int argc, char **argv)
         /* Every kernel request ends as a disk hit or a miss (compiled here, or loaded after
          * another rank's compile): wait until all have started, then for the last ones. */
         struct timespec pause = {0, 50 * 1000 * 1000};
-        for (int i = 0; i < 1200 && counter("cache_hits_disk") + counter("cache_misses") < 2 * types;
+        for (int i = 0; i < 1200 && tj_counter("cache_hits_disk") + tj_counter("cache_misses") < 2 * types;
              i++)
             nanosleep(&pause, NULL);
         for (int i = 0; i < 20; i++)
             nanosleep(&pause, NULL);
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    compiles = counter("jit_compiles");
+    compiles = tj_counter("jit_compiles");
     MPI_Reduce(&compiles, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {

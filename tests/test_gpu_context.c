@@ -21,24 +21,12 @@
 #include <string.h>
 
 #include "check.h"
+#include "counters.h"
 #include "cudrv.h"
 
 #define SPAN (1 << 17) /* each half holds every job's typed footprint */
 
 static MPI_Datatype types[3]; /* strided, strided 3-D, irregular (staged) */
-
-static long counter(const char *key)
-{
-    int (*fmt)(char *, size_t) =
-        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048] = " ", pat[64];
-    if (fmt == NULL)
-        return -1;
-    fmt(text + 1, sizeof(text) - 1);
-    snprintf(pat, sizeof(pat), " %s=", key);
-    const char *at = strstr(text, pat);
-    return at ? atol(at + strlen(pat)) : -1;
-}
 
 static CUcontext current(void)
 {
@@ -250,7 +238,7 @@ static int faults(bool expect_errors, bool sticky)
         job_check(j, "faults");
     }
     printf("faults: %d of %d jobs returned MPI errors; kernel_launches=%ld gpu_fallbacks=%ld\n",
-           errors, JOBS, counter("kernel_launches"), counter("gpu_fallbacks"));
+           errors, JOBS, tj_counter("kernel_launches"), tj_counter("gpu_fallbacks"));
     CHECK(expect_errors ? errors > 0 : errors == 0);
     free(jobs);
     return 0;
@@ -304,9 +292,9 @@ int main(int argc, char **argv)
 
     /* Device 1 current: its own arch's kernels must run there. */
     CUDRV(cuCtxSetCurrent(dev1));
-    before = counter("kernel_launches");
+    before = tj_counter("kernel_launches");
     roundtrip("device 1", types[0], 2, dev1, dev1);
-    CHECK(counter("kernel_launches") > before);
+    CHECK(tj_counter("kernel_launches") > before);
     CHECK(current() == dev1);
     CUDRV(cuCtxSetCurrent(dev0));
 
@@ -317,9 +305,9 @@ int main(int argc, char **argv)
     CUdevice d0;
     CUDRV(cuDeviceGet(&d0, 0));
     CUDRV(ctx_create(&own, 0, d0));
-    before = counter("kernel_launches");
+    before = tj_counter("kernel_launches");
     roundtrip("own context", types[0], 1, own, own);
-    CHECK(counter("kernel_launches") > before);
+    CHECK(tj_counter("kernel_launches") > before);
     CHECK(current() == own);
     CUDRV(cuCtxPopCurrent(&popped));
     CHECK(popped == own);

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
@@ -33,19 +34,6 @@
 static int mismatches;
 static long kernel_calls; /* calls that must have launched a kernel */
 static CUcontext app_ctx;
-
-static long counter(const char *key)
-{
-    int (*fmt)(char *, size_t) =
-        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048] = " ", pat[64];
-    if (fmt == NULL)
-        return -1;
-    fmt(text + 1, sizeof(text) - 1); /* " key=value key=value ...": every key follows a space */
-    snprintf(pat, sizeof(pat), " %s=", key);
-    const char *at = strstr(text, pat);
-    return at ? atol(at + strlen(pat)) : -1;
-}
 
 static bool strided(MPI_Datatype type)
 {
@@ -258,28 +246,28 @@ int main(int argc, char **argv)
         }
         MPI_Type_free(&type);
     }
-    long launches = counter("kernel_launches"), compiles = counter("jit_compiles");
+    long launches = tj_counter("kernel_launches"), compiles = tj_counter("jit_compiles");
     printf("%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld kernel_launches=%ld "
            "(at least %ld expected) jit_compiles=%ld cache_hits_disk=%ld generic_while_compiling=%ld, "
            "%d mismatches\n",
-           types, counter("packs_gpu"), counter("unpacks_gpu"), counter("gpu_fallbacks"), launches,
-           kernel_calls, compiles, counter("cache_hits_disk"),
-           counter("packs_generic_while_compiling"), mismatches);
+           types, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"), tj_counter("gpu_fallbacks"), launches,
+           kernel_calls, compiles, tj_counter("cache_hits_disk"),
+           tj_counter("packs_generic_while_compiling"), mismatches);
     CHECK(mismatches == 0);
     if (expect_staged) {
         CHECK(launches == 0);
-        CHECK(counter("gpu_fallbacks") > 0);
+        CHECK(tj_counter("gpu_fallbacks") > 0);
     } else {
         CHECK(kernel_calls > 0);
         CHECK(launches >= kernel_calls);
-        CHECK(counter("packs_gpu") > 0);
-        CHECK(counter("unpacks_gpu") > 0);
+        CHECK(tj_counter("packs_gpu") > 0);
+        CHECK(tj_counter("unpacks_gpu") > 0);
     }
     if (expect_generic)
-        CHECK(counter("packs_generic_while_compiling") > 0);
+        CHECK(tj_counter("packs_generic_while_compiling") > 0);
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);
-        CHECK(counter("cache_hits_disk") > 0);
+        CHECK(tj_counter("cache_hits_disk") > 0);
     }
     MPI_Finalize();
     CHECK_DONE();

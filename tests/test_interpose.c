@@ -19,26 +19,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "counters.h"
 #include "randtype.h"
 
-typedef int (*stats_format_fn)(char *, size_t);
 typedef int (*describe_fn)(const void *, char *, size_t);
-
-static long counter(const char *key)
-{
-    stats_format_fn fmt = (stats_format_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048], pat[64];
-    const char *at;
-
-    if (fmt == NULL)
-        return -1;
-    fmt(text, sizeof(text));
-    snprintf(pat, sizeof(pat), "%s=", key);
-    for (at = strstr(text, pat); at != NULL; at = strstr(at + 1, pat))
-        if (at == text || at[-1] == ' ')
-            return atol(at + strlen(pat));
-    return -1;
-}
 
 static int rank, nranks;
 
@@ -220,18 +204,18 @@ int main(int argc, char **argv)
     CHECK_EQ_INT(exchange(), 0);
 
     if (strcmp(mode, "engine") == 0 || threads) {
-        CHECK(counter("packs_engine") > 0);
-        CHECK(counter("unpacks_engine") > 0);
-        CHECK(counter("strided") > 0);
-        CHECK(counter("fallback") > 0);
-        CHECK(counter("commits") == counter("strided") + counter("fallback"));
+        CHECK(tj_counter("packs_engine") > 0);
+        CHECK(tj_counter("unpacks_engine") > 0);
+        CHECK(tj_counter("strided") > 0);
+        CHECK(tj_counter("fallback") > 0);
+        CHECK(tj_counter("commits") == tj_counter("strided") + tj_counter("fallback"));
     } else if (strcmp(mode, "system") == 0) {
-        CHECK(counter("packs_engine") == 0);
-        CHECK(counter("packs_system") > 0);
-        CHECK(counter("commits") > 0);
+        CHECK(tj_counter("packs_engine") == 0);
+        CHECK(tj_counter("packs_system") > 0);
+        CHECK(tj_counter("commits") > 0);
     } else if (strcmp(mode, "disabled") == 0) {
-        CHECK(counter("commits") == 0);
-        CHECK(counter("packs_system") == 0);
+        CHECK(tj_counter("commits") == 0);
+        CHECK(tj_counter("packs_system") == 0);
     }
     MPI_Finalize();
     CHECK_DONE();

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
@@ -54,19 +55,6 @@ static const char *const variant_names[VARIANTS] = {
             fprintf(stderr, "\n");                                                                 \
         }                                                                                          \
     } while (0)
-
-static long counter(const char *key)
-{
-    int (*fmt)(char *, size_t) =
-        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
-    char text[2048] = " ", pat[64];
-    if (fmt == NULL)
-        return -1;
-    fmt(text + 1, sizeof(text) - 1);
-    snprintf(pat, sizeof(pat), " %s=", key);
-    const char *at = strstr(text, pat);
-    return at ? atol(at + strlen(pat)) : -1;
-}
 
 /* One side of one exchange: a typed buffer of some kind with `count` objects of `type`. */
 typedef struct {
@@ -514,14 +502,14 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     printf("rank %d: %ld receives checked, sends_gpu=%ld recvs_gpu=%ld kernel_launches=%ld "
            "oneshot=%ld staged=%ld, %ld failures\n",
-           rank, atomic_load(&checked), counter("sends_gpu"), counter("recvs_gpu"),
-           counter("kernel_launches"), counter("method_oneshot"), counter("method_staged"),
+           rank, atomic_load(&checked), tj_counter("sends_gpu"), tj_counter("recvs_gpu"),
+           tj_counter("kernel_launches"), tj_counter("method_oneshot"), tj_counter("method_staged"),
            atomic_load(&failures));
     CHECK(atomic_load(&failures) == 0);
     if (!host_only) {
-        CHECK(counter("sends_gpu") > 0);
-        CHECK(counter("recvs_gpu") > 0);
-        CHECK(counter("kernel_launches") > 0);
+        CHECK(tj_counter("sends_gpu") > 0);
+        CHECK(tj_counter("recvs_gpu") > 0);
+        CHECK(tj_counter("kernel_launches") > 0);
     }
     MPI_Comm_free(&self_comm);
     MPI_Finalize();
