@@ -90,13 +90,16 @@ static int device_mode(int reps, int64_t max_bytes)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     __typeof__(&cuInit) init = lib ? (__typeof__(&cuInit))dlsym(lib, "cuInit") : NULL;
-    __typeof__(&cuDeviceGet) device_get = lib ? (__typeof__(&cuDeviceGet))dlsym(lib, "cuDeviceGet") : NULL;
+    __typeof__(&cuDeviceGet) device_get =
+        lib ? (__typeof__(&cuDeviceGet))dlsym(lib, "cuDeviceGet") : NULL;
     __typeof__(&cuDevicePrimaryCtxRetain) retain =
         lib ? (__typeof__(&cuDevicePrimaryCtxRetain))dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
     __typeof__(&cuCtxSetCurrent) set_current =
         lib ? (__typeof__(&cuCtxSetCurrent))dlsym(lib, "cuCtxSetCurrent") : NULL;
-    __typeof__(&cuMemAlloc) alloc = lib ? (__typeof__(&cuMemAlloc))dlsym(lib, "cuMemAlloc_v2") : NULL;
-    __typeof__(&cuMemFree) mem_free = lib ? (__typeof__(&cuMemFree))dlsym(lib, "cuMemFree_v2") : NULL;
+    __typeof__(&cuMemAlloc) alloc =
+        lib ? (__typeof__(&cuMemAlloc))dlsym(lib, "cuMemAlloc_v2") : NULL;
+    __typeof__(&cuMemFree) mem_free =
+        lib ? (__typeof__(&cuMemFree))dlsym(lib, "cuMemFree_v2") : NULL;
     CUdevice dev;
     CUcontext ctx;
     CUdeviceptr buf;
@@ -115,8 +118,8 @@ static int device_mode(int reps, int64_t max_bytes)
     }
     if (rank == 0) {
         const char *m = getenv("TYPEJIT_METHOD");
-        printf("# device ping-pong, TYPEJIT_METHOD=%s, median of %d round trips\n",
-               m ? m : "auto", reps);
+        printf("# device ping-pong, TYPEJIT_METHOD=%s, median of %d round trips\n", m ? m : "auto",
+               reps);
         printf("dims,bytes,run,method,roundtrip_us\n");
     }
     for (int dims = 2; dims <= 3; dims++) {

@@ -65,7 +65,8 @@ int main(int argc, char **argv)
         /* Every kernel request ends as a disk hit or a miss (compiled here, or loaded after
          * another rank's compile): wait until all have started, then for the last ones. */
         struct timespec pause = {0, 50 * 1000 * 1000};
-        for (int i = 0; i < 1200 && tj_counter("cache_hits_disk") + tj_counter("cache_misses") < 2 * types;
+        for (int i = 0;
+             i < 1200 && tj_counter("cache_hits_disk") + tj_counter("cache_misses") < 2 * types;
              i++)
             nanosleep(&pause, NULL);
         for (int i = 0; i < 20; i++)

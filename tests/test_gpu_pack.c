@@ -12,8 +12,9 @@
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
  * (and still exact). --expect-generic: kernels are compiled in the background from an empty
- * cache, so some calls must have run the generic kernel meanwhile. Without --expect-staged, every pack of a strided type from device memory must have run
- * a kernel: the test fails if calls silently fell back. */
+ * cache, so some calls must have run the generic kernel meanwhile. Without --expect-staged, every
+ * pack of a strided type from device memory must have run a kernel: the test fails if calls
+ * silently fell back. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -111,8 +112,7 @@ static void check_case(MPI_Datatype type, const char *desc, int count, int pos, 
     /* Pack. */
     memset(pref, POISON, (size_t)outsize);
     p_ref = pos;
-    REQUIRE(PMPI_Pack(host_base, count, type, pref, outsize, &p_ref, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
+    REQUIRE(PMPI_Pack(host_base, count, type, pref, outsize, &p_ref, MPI_COMM_SELF) == MPI_SUCCESS);
     memset(pgot, POISON, (size_t)outsize);
     buf_put(&packed, pgot);
     p_got = pos;
@@ -129,8 +129,7 @@ static void check_case(MPI_Datatype type, const char *desc, int count, int pos, 
         pin[i] = (unsigned char)(i * 7 + salt);
     memset(ref, POISON, typed.len);
     p_ref = pos;
-    REQUIRE(PMPI_Unpack(pin, outsize, &p_ref, ref + at, count, type, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
+    REQUIRE(PMPI_Unpack(pin, outsize, &p_ref, ref + at, count, type, MPI_COMM_SELF) == MPI_SUCCESS);
     memset(got, POISON, typed.len);
     buf_put(&typed, got);
     buf_put(&packed, pin);
@@ -179,8 +178,7 @@ static void check_empty(void)
         int pos = 4;
         CHECK(MPI_Pack(d.ptr, 3, empty[i], d.ptr + 128, 64, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
         CHECK_EQ_INT(pos, 4);
-        CHECK(MPI_Unpack(d.ptr + 128, 64, &pos, d.ptr, 3, empty[i], MPI_COMM_SELF) ==
-              MPI_SUCCESS);
+        CHECK(MPI_Unpack(d.ptr + 128, 64, &pos, d.ptr, 3, empty[i], MPI_COMM_SELF) == MPI_SUCCESS);
         CHECK_EQ_INT(pos, 4);
         MPI_Type_free(&empty[i]);
     }
@@ -191,16 +189,16 @@ int main(int argc, char **argv)
 {
     /* Every combination with at least one side on the device. */
     static const kind_t combos[][2] = {
-        {K_DEVICE, K_DEVICE}, {K_DEVICE, K_PINNED},  {K_DEVICE, K_HOST},   {K_DEVICE, K_MANAGED},
-        {K_MANAGED, K_DEVICE}, {K_MANAGED, K_HOST},  {K_HOST, K_DEVICE},   {K_PINNED, K_DEVICE},
+        {K_DEVICE, K_DEVICE},  {K_DEVICE, K_PINNED}, {K_DEVICE, K_HOST},    {K_DEVICE, K_MANAGED},
+        {K_MANAGED, K_DEVICE}, {K_MANAGED, K_HOST},  {K_HOST, K_DEVICE},    {K_PINNED, K_DEVICE},
         {K_MANAGED, K_PINNED}, {K_HOST, K_MANAGED},  {K_PINNED, K_MANAGED}, {K_MANAGED, K_MANAGED},
     };
     const int ncombos = (int)(sizeof(combos) / sizeof(combos[0]));
     uint64_t seed = 1;
     long types = 150;
     bool expect_no_compiles = false, expect_staged = false, expect_generic = false;
-    rt_options_t opt = {.max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20,
-                        .huge_percent = 0};
+    rt_options_t opt = {
+        .max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20, .huge_percent = 0};
     rt_rng_t rng;
     char desc[8192];
 
@@ -247,12 +245,13 @@ int main(int argc, char **argv)
         MPI_Type_free(&type);
     }
     long launches = tj_counter("kernel_launches"), compiles = tj_counter("jit_compiles");
-    printf("%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld kernel_launches=%ld "
-           "(at least %ld expected) jit_compiles=%ld cache_hits_disk=%ld generic_while_compiling=%ld, "
-           "%d mismatches\n",
-           types, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"), tj_counter("gpu_fallbacks"), launches,
-           kernel_calls, compiles, tj_counter("cache_hits_disk"),
-           tj_counter("packs_generic_while_compiling"), mismatches);
+    printf(
+        "%ld types: packs_gpu=%ld unpacks_gpu=%ld gpu_fallbacks=%ld kernel_launches=%ld "
+        "(at least %ld expected) jit_compiles=%ld cache_hits_disk=%ld generic_while_compiling=%ld, "
+        "%d mismatches\n",
+        types, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"), tj_counter("gpu_fallbacks"),
+        launches, kernel_calls, compiles, tj_counter("cache_hits_disk"),
+        tj_counter("packs_generic_while_compiling"), mismatches);
     CHECK(mismatches == 0);
     if (expect_staged) {
         CHECK(launches == 0);

@@ -3,7 +3,8 @@
  * MPI_Get_elements is compared with what the system MPI delivers for the same types and bytes
  * on host buffers (a send-receive over a private MPI_COMM_SELF). Random nested types, each side's
  * memory of any kind, and every way to send and receive: blocking, synchronous, buffered,
- * non-blocking with Wait, Waitall, Waitany and Testsome, persistent with Startall, Sendrecv,
+ * non-blocking with Wait, Waitall, Waitany and Testsome, persistent with Startall (their types
+ * freed after the init), Sendrecv,
  * Sendrecv_replace, Mprobe/Mrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message
  * shorter than the buffer (a partial object), cancel, and a send request freed while active.
  *
@@ -300,11 +301,18 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         }
         break;
     case 4: {
+        /* The requests are made with duplicates of the types, freed at once: MPI lets an
+         * application free a type its persistent requests still use. */
         MPI_Status sts[2];
-        CHECK(MPI_Recv_init(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) ==
+        MPI_Datatype sdup, rdup;
+        MPI_Type_dup(stype, &sdup);
+        MPI_Type_dup(type, &rdup);
+        CHECK(MPI_Recv_init(r.arg, rcount, rdup, prev, tag, MPI_COMM_WORLD, &req[0]) ==
               MPI_SUCCESS);
-        CHECK(MPI_Send_init(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) ==
+        CHECK(MPI_Send_init(s.arg, scount, sdup, next, tag, MPI_COMM_WORLD, &req[1]) ==
               MPI_SUCCESS);
+        MPI_Type_free(&sdup);
+        MPI_Type_free(&rdup);
         /* Two rounds: the second must repack the send and unpack again. */
         for (int round = 0; round < 2; round++) {
             if (round == 1) {

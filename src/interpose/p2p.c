@@ -103,6 +103,10 @@ static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int c
 
     if (!device_calls() || !send_begin(type, buf, count, dest, comm, &x, &rc))
         return fn(buf, count, type, dest, tag, comm, req);
+    /* A persistent send repacks at every Start: it keeps the type, which the application may
+     * free after the init. */
+    if (rc == MPI_SUCCESS && persistent && (rc = tj_p2p_keep_type(&x)) != MPI_SUCCESS)
+        tj_p2p_end(&x);
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
     rc = fn(x.wire, (int)x.bytes, MPI_PACKED, dest, tag, comm, req);

@@ -66,13 +66,15 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
         return false;
     x->recv = recv;
     x->type = type;
+    x->user_type = type;
     x->buf = (void *)buf;
     x->count = count;
     x->comm = comm;
     x->bytes = bytes;
     x->ctx = where.ctx;
-    /* Whether the peer shares this node is not known here yet: the model is asked for the
-     * general case. */
+    /* Whether the peer shares this node is not known: learning it takes a collective, which a
+     * job whose ranks do not all run typejit could never complete. The model is asked for a peer
+     * across the network. */
     x->method = (recv ? tj_model_choose_recv : tj_model_choose)(
         x->info.strided ? &x->info.block : NULL, count, bytes, false);
     return true;
@@ -171,7 +173,7 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
     /* The application may free its type before the receive completes. */
     if (!fits_int(x)) {
         *rc = MPI_ERR_COUNT;
-    } else if ((*rc = PMPI_Type_dup(type, &x->type)) == MPI_SUCCESS && get_staging(x) != TJ_OK) {
+    } else if ((*rc = tj_p2p_keep_type(x)) == MPI_SUCCESS && get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     }
     if (*rc != MPI_SUCCESS)
@@ -216,6 +218,17 @@ static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int len)
     return rc;
 }
 
+int tj_p2p_keep_type(tj_xfer_t *x)
+{
+    MPI_Datatype own;
+    int rc = PMPI_Type_dup(x->user_type, &own);
+    if (rc == MPI_SUCCESS) {
+        x->type = own;
+        x->own_type = true;
+    }
+    return rc;
+}
+
 int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
 {
     int received = 0, cancelled = 0, pos = 0, rc = MPI_SUCCESS;
@@ -232,8 +245,9 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
     rest = received - whole * x->info.size;
     if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received) != TJ_OK)
         return MPI_ERR_INTERN;
-    if (whole > 0 && !tj_devpack_unpack(&x->info, x->type, kernel_side(x), (int)(whole * x->info.size),
-                                        &pos, x->buf, (int)whole, x->comm, &rc))
+    if (whole > 0 &&
+        !tj_devpack_unpack(&x->info, x->type, kernel_side(x), (int)(whole * x->info.size), &pos,
+                           x->buf, (int)whole, x->comm, &rc))
         rc = MPI_ERR_INTERN;
     if (rc == MPI_SUCCESS && rest > 0) {
         /* The partial object's bytes, on the host. */
@@ -267,8 +281,9 @@ void tj_p2p_end(tj_xfer_t *x)
     tj_staging_put(x->host);
     x->dev = x->host = NULL;
     x->wire = NULL;
-    if (x->recv && x->type != MPI_DATATYPE_NULL)
+    if (x->own_type && x->type != MPI_DATATYPE_NULL)
         PMPI_Type_free(&x->type);
+    x->own_type = false;
     x->type = MPI_DATATYPE_NULL;
 }
 

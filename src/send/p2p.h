@@ -20,7 +20,9 @@ typedef struct {
     bool recv;
     tj_method_t method;
     tj_type_info_t info; /* the user's type (extents, block, kernels) */
-    MPI_Datatype type;   /* a receive's own duplicate of the user's type, kept until the unpack */
+    MPI_Datatype type;      /* the type packed and unpacked with: the user's, or own_type's dup */
+    MPI_Datatype user_type; /* the application's handle, which it may free meanwhile */
+    bool own_type;          /* `type` is typejit's duplicate, freed by tj_p2p_end */
     void *buf;           /* the user's buffer argument */
     int count;
     MPI_Comm comm;
@@ -38,6 +40,10 @@ typedef struct {
  * and then calls tj_p2p_end. @p info may be NULL for a type typejit has no record of. */
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
+
+/* Use a duplicate of the user's type from now on (receives, persistent sends: the application
+ * may free its type while the transfer is still to be finished). Returns the MPI result. */
+int tj_p2p_keep_type(tj_xfer_t *x);
 
 /* Repack the send of a persistent request (MPI_Start) into its staging. */
 int tj_p2p_send_repack(tj_xfer_t *x);
