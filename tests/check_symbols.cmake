@@ -22,7 +22,9 @@ if(bad)
   message(FATAL_ERROR "libtypejit.so exports symbols outside MPI_*, tj_* and the Fortran MPI names: ${bad}")
 endif()
 foreach(sym mpi_type_commit mpi_type_commit_ mpi_type_commit__ MPI_TYPE_COMMIT ompi_type_commit_f
-            MPI_Type_commit MPI_Type_vector MPI_Type_dup)
+            mpi_alltoallw mpi_alltoallw_ mpi_alltoallw__ MPI_ALLTOALLW ompi_alltoallw_f
+            mpi_ineighbor_alltoallv_ ompi_ineighbor_alltoallv_f MPI_BCAST ompi_ibcast_f
+            MPI_Type_commit MPI_Type_vector MPI_Type_dup MPI_Alltoallw)
   if(NOT out MATCHES " ${sym}\n")
     message(FATAL_ERROR "libtypejit.so does not export ${sym}")
   endif()

@@ -21,12 +21,17 @@ typedef MPI_Fint fint;
 /* Arrays of requests up to this size are converted on the stack. */
 #define SMALL 16
 
+/* Arrays of Fortran INTEGERs (counts, displacements) are passed to the C wrappers as they are,
+ * as Open MPI's own bindings do when the two types have the same size. */
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is not a C int");
+
 /* ---- the Fortran sentinels ------------------------------------------------------------------
- * MPI_BOTTOM, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are Fortran variables whose addresses
- * libmpi exports (mpi_fortran_bottom_ and its other manglings). They are looked up at run time,
- * when a Fortran entry point is first called, so that the library needs no Fortran MPI to load. */
-enum { S_BOTTOM, S_STATUS_IGNORE, S_STATUSES_IGNORE, NSENTINELS };
-static const char *const sentinel_names[NSENTINELS] = {"bottom", "status_ignore",
+ * MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are Fortran variables
+ * whose addresses libmpi exports (mpi_fortran_bottom_ and its other manglings). They are looked
+ * up at run time, when a Fortran entry point is first called, so that the library needs no
+ * Fortran MPI to load. */
+enum { S_BOTTOM, S_IN_PLACE, S_STATUS_IGNORE, S_STATUSES_IGNORE, NSENTINELS };
+static const char *const sentinel_names[NSENTINELS] = {"bottom", "in_place", "status_ignore",
                                                        "statuses_ignore"};
 static void *sentinels[NSENTINELS][4];
 static pthread_once_t sentinels_once = PTHREAD_ONCE_INIT;
@@ -59,6 +64,12 @@ static bool is_sentinel(int which, const void *p)
 static void *f2c_bottom(void *buf)
 {
     return is_sentinel(S_BOTTOM, buf) ? MPI_BOTTOM : buf;
+}
+
+/* A buffer that may be MPI_IN_PLACE or MPI_BOTTOM (OMPI_F2C_IN_PLACE, then OMPI_F2C_BOTTOM). */
+static void *f2c_in_place(void *buf)
+{
+    return is_sentinel(S_IN_PLACE, buf) ? MPI_IN_PLACE : f2c_bottom(buf);
 }
 
 static MPI_Status *f2c_status(fint *f, MPI_Status *c)
@@ -532,3 +543,268 @@ static void f_testsome(fint *incount, fint *requests, fint *outcount, fint *indi
     some(false, incount, requests, outcount, indices, statuses, ierr);
 }
 FORTRAN_NAMES(f_testsome, testsome, TESTSOME)
+
+/* ---- collectives ----------------------------------------------------------------------------
+ * Each collective is one function that takes the Fortran arguments and a C request, NULL for the
+ * blocking form, and calls the C wrapper; COLL_PAIR makes the blocking entry point and the
+ * non-blocking one (MPI_X and MPI_IX) from it. Buffers are converted as Open MPI 4.1's mpif-h
+ * bindings convert them: MPI_IN_PLACE where that binding recognises it, MPI_BOTTOM everywhere.
+ * Fortran arrays of counts and displacements are INTEGER, passed as they are, except
+ * Neighbor_alltoallw's displacements, INTEGER(KIND=MPI_ADDRESS_KIND) (MPI_Aint). */
+#define UNPAREN(...) __VA_ARGS__
+#define COLL_PAIR(_impl, _lower, _upper, _params, _args)                                           \
+    static void f_##_lower(UNPAREN _params, fint *ierr)                                            \
+    {                                                                                              \
+        set_ierr(ierr, _impl(UNPAREN _args, NULL));                                                \
+    }                                                                                              \
+    FORTRAN_NAMES(f_##_lower, _lower, _upper)                                                      \
+    static void f_i##_lower(UNPAREN _params, fint *request, fint *ierr)                            \
+    {                                                                                              \
+        MPI_Request r;                                                                             \
+        int rc = _impl(UNPAREN _args, &r);                                                         \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *request = PMPI_Request_c2f(r);                                                        \
+        set_ierr(ierr, rc);                                                                        \
+    }                                                                                              \
+    FORTRAN_NAMES(f_i##_lower, i##_lower, I##_upper)
+
+/* An array of Fortran datatype handles converted to C ones (the w forms); small ones on the
+ * stack. A null @p f (the send types of an MPI_IN_PLACE call, which are not read) gives NULL.
+ *
+ * Only the blocking w forms are here. Open MPI 4.1 keeps the pointers to the C arrays of types
+ * of MPI_Ialltoallw and MPI_Ineighbor_alltoallw in the request and releases the datatypes in
+ * them at completion (ompi_coll_base_retain_datatypes_w), so the converted arrays would have to
+ * live until then, and nothing here sees every way a request completes or is freed. The
+ * non-blocking w forms stay Open MPI's own Fortran bindings (which call PMPI_* directly). */
+typedef struct {
+    MPI_Datatype *t;
+    MPI_Datatype small[SMALL];
+} types_t;
+
+static bool types_in(types_t *t, int n, const fint *f)
+{
+    t->t = NULL;
+    if (f == NULL)
+        return true;
+    n = n < 0 ? 0 : n;
+    t->t = n <= SMALL ? t->small : malloc((size_t)n * sizeof(MPI_Datatype));
+    if (t->t == NULL)
+        return false;
+    for (int i = 0; i < n; i++)
+        t->t[i] = PMPI_Type_f2c(f[i]);
+    return true;
+}
+
+static void types_free(types_t *t)
+{
+    if (t->t != t->small)
+        free(t->t);
+}
+
+/* The number of send and receive types of an Alltoallw: the remote group's size on an
+ * intercommunicator, as in Open MPI's binding. */
+static int alltoallw_peers(MPI_Comm comm, int *n)
+{
+    int inter = 0, rc = PMPI_Comm_test_inter(comm, &inter);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return inter ? PMPI_Comm_remote_size(comm, n) : PMPI_Comm_size(comm, n);
+}
+
+/* The in- and out-degree of a communicator with a topology: the number of receive and send types
+ * of a Neighbor_alltoallw. Open MPI 4.1's binding converts the communicator's size instead,
+ * which is too few on a distributed graph that lists a neighbour more than once. Without a
+ * topology both are 0 and the C call reports the error. */
+static int neighbor_degrees(MPI_Comm comm, int *indegree, int *outdegree)
+{
+    int topo = MPI_UNDEFINED, rc = PMPI_Topo_test(comm, &topo), n = 0, rank = 0, weighted = 0;
+    *indegree = *outdegree = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (topo == MPI_CART) {
+        rc = PMPI_Cartdim_get(comm, &n);
+        *indegree = *outdegree = 2 * n;
+    } else if (topo == MPI_GRAPH) {
+        rc = PMPI_Comm_rank(comm, &rank);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Graph_neighbors_count(comm, rank, &n);
+        *indegree = *outdegree = n;
+    } else if (topo == MPI_DIST_GRAPH) {
+        rc = PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, &weighted);
+    }
+    return rc;
+}
+
+static int coll_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fint *stype, void *rbuf,
+                          fint *rcounts, fint *rdispls, fint *rtype, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Ialltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c, req)
+               : MPI_Alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c);
+}
+COLL_PAIR(coll_alltoallv, alltoallv, ALLTOALLV,
+          (void *sbuf, fint *scounts, fint *sdispls, fint *stype, void *rbuf, fint *rcounts,
+           fint *rdispls, fint *rtype, fint *comm),
+          (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm))
+
+static void f_alltoallw(void *sbuf, fint *scounts, fint *sdispls, fint *stypes, void *rbuf,
+                        fint *rcounts, fint *rdispls, fint *rtypes, fint *comm, fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    types_t st, rt;
+    int n = 0, rc = alltoallw_peers(c, &n);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    rc = MPI_ERR_NO_MEM;
+    if (!types_in(&st, n, sb == MPI_IN_PLACE ? NULL : stypes))
+        goto out;
+    if (!types_in(&rt, n, rtypes))
+        goto free_st;
+    rc = MPI_Alltoallw(sb, scounts, sdispls, st.t, rb, rcounts, rdispls, rt.t, c);
+    types_free(&rt);
+free_st:
+    types_free(&st);
+out:
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_alltoallw, alltoallw, ALLTOALLW)
+
+static int coll_neighbor_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fint *stype,
+                                   void *rbuf, fint *rcounts, fint *rdispls, fint *rtype,
+                                   fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Ineighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c,
+                                         req)
+               : MPI_Neighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c);
+}
+COLL_PAIR(coll_neighbor_alltoallv, neighbor_alltoallv, NEIGHBOR_ALLTOALLV,
+          (void *sbuf, fint *scounts, fint *sdispls, fint *stype, void *rbuf, fint *rcounts,
+           fint *rdispls, fint *rtype, fint *comm),
+          (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm))
+
+/* No MPI_IN_PLACE here: the neighbourhood w forms do not allow it. */
+static void f_neighbor_alltoallw(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *stypes,
+                                 void *rbuf, fint *rcounts, MPI_Aint *rdispls, fint *rtypes,
+                                 fint *comm, fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    void *sb = f2c_bottom(sbuf), *rb = f2c_bottom(rbuf);
+    types_t st, rt;
+    int in = 0, out = 0, rc = neighbor_degrees(c, &in, &out);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    rc = MPI_ERR_NO_MEM;
+    if (!types_in(&st, out, stypes))
+        goto out;
+    if (!types_in(&rt, in, rtypes))
+        goto free_st;
+    rc = MPI_Neighbor_alltoallw(sb, scounts, sdispls, st.t, rb, rcounts, rdispls, rt.t, c);
+    types_free(&rt);
+free_st:
+    types_free(&st);
+out:
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_neighbor_alltoallw, neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
+
+static int coll_allgather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
+                          fint *rtype, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Iallgather(sb, *scount, st, rb, *rcount, rt, c, req)
+               : MPI_Allgather(sb, *scount, st, rb, *rcount, rt, c);
+}
+COLL_PAIR(coll_allgather, allgather, ALLGATHER,
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
+           fint *comm),
+          (sbuf, scount, stype, rbuf, rcount, rtype, comm))
+
+static int coll_allgatherv(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts,
+                           fint *displs, fint *rtype, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Iallgatherv(sb, *scount, st, rb, rcounts, displs, rt, c, req)
+               : MPI_Allgatherv(sb, *scount, st, rb, rcounts, displs, rt, c);
+}
+COLL_PAIR(coll_allgatherv, allgatherv, ALLGATHERV,
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts, fint *displs,
+           fint *rtype, fint *comm),
+          (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
+
+static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
+                       fint *rtype, fint *root, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Igather(sb, *scount, st, rb, *rcount, rt, *root, c, req)
+               : MPI_Gather(sb, *scount, st, rb, *rcount, rt, *root, c);
+}
+COLL_PAIR(coll_gather, gather, GATHER,
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
+           fint *root, fint *comm),
+          (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
+
+static int coll_gatherv(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts,
+                        fint *displs, fint *rtype, fint *root, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Igatherv(sb, *scount, st, rb, rcounts, displs, rt, *root, c, req)
+               : MPI_Gatherv(sb, *scount, st, rb, rcounts, displs, rt, *root, c);
+}
+COLL_PAIR(coll_gatherv, gatherv, GATHERV,
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts, fint *displs,
+           fint *rtype, fint *root, fint *comm),
+          (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm))
+
+/* Scatter and Scatterv: MPI_IN_PLACE is the receive buffer (at the root). */
+static int coll_scatter(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
+                        fint *rtype, fint *root, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_bottom(sbuf), *rb = f2c_in_place(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Iscatter(sb, *scount, st, rb, *rcount, rt, *root, c, req)
+               : MPI_Scatter(sb, *scount, st, rb, *rcount, rt, *root, c);
+}
+COLL_PAIR(coll_scatter, scatter, SCATTER,
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
+           fint *root, fint *comm),
+          (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
+
+static int coll_scatterv(void *sbuf, fint *scounts, fint *displs, fint *stype, void *rbuf,
+                         fint *rcount, fint *rtype, fint *root, fint *comm, MPI_Request *req)
+{
+    void *sb = f2c_bottom(sbuf), *rb = f2c_in_place(rbuf);
+    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Iscatterv(sb, scounts, displs, st, rb, *rcount, rt, *root, c, req)
+               : MPI_Scatterv(sb, scounts, displs, st, rb, *rcount, rt, *root, c);
+}
+COLL_PAIR(coll_scatterv, scatterv, SCATTERV,
+          (void *sbuf, fint *scounts, fint *displs, fint *stype, void *rbuf, fint *rcount,
+           fint *rtype, fint *root, fint *comm),
+          (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm))
+
+static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm,
+                      MPI_Request *req)
+{
+    void *b = f2c_bottom(buf);
+    MPI_Datatype t = PMPI_Type_f2c(*type);
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    return req ? MPI_Ibcast(b, *count, t, *root, c, req) : MPI_Bcast(b, *count, t, *root, c);
+}
+COLL_PAIR(coll_bcast, bcast, BCAST, (void *buf, fint *count, fint *type, fint *root, fint *comm),
+          (buf, count, type, root, comm))

@@ -1,6 +1,8 @@
 ! A Fortran halo exchange through typejit (tests/fortran.cmake): faces of a 3-D array described
 ! by derived datatypes (subarray, vector, hvector, a dup), packed with MPI_Pack and MPI_Unpack
-! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall and persistent requests.
+! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall and persistent requests,
+! then through the collectives: MPI_Alltoallv, MPI_Alltoallw, MPI_Bcast and
+! MPI_Iallgather (also with MPI_IN_PLACE).
 ! Every result is checked against the array itself; the counters line that TYPEJIT_STATS=1
 ! prints at MPI_Finalize shows that the Fortran calls reached typejit.
 program halo
@@ -13,6 +15,9 @@ program halo
     integer :: xtype, ytype, plane, ztype, dup, ierr, rank, nranks, pos, i, j, k, left, right
     integer :: reqs(4), statuses(MPI_STATUS_SIZE, 4), status(MPI_STATUS_SIZE), psize, failures
     integer(kind=MPI_ADDRESS_KIND) :: lb, dext
+    integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), stypes(:), rtypes(:)
+    double precision, allocatable :: r(:, :, :, :), g(:)
+    integer :: p, req
 
     failures = 0
     call MPI_Init(ierr)
@@ -90,6 +95,82 @@ program halo
     end do
     call MPI_Request_free(reqs(1), ierr)
     call MPI_Request_free(reqs(2), ierr)
+
+    ! Collectives. Alltoallv: my x face (xtype) to every rank, received as plain doubles.
+    allocate(scounts(0:nranks - 1), sdispls(0:nranks - 1), rcounts(0:nranks - 1))
+    allocate(rdispls(0:nranks - 1), stypes(0:nranks - 1), rtypes(0:nranks - 1))
+    allocate(r(nx, ny, nz, 0:nranks - 1), g(ny * nz * nranks))
+    scounts = 1
+    sdispls = 0
+    rcounts = ny * nz
+    rdispls = (/ (p * ny * nz, p = 0, nranks - 1) /)
+    g = -1
+    call MPI_Alltoallv(a, scounts, sdispls, xtype, g, rcounts, rdispls, MPI_DOUBLE_PRECISION, &
+                       MPI_COMM_WORLD, ierr)
+    do p = 0, nranks - 1
+        if (any(reshape(g(p * ny * nz + 1:(p + 1) * ny * nz), (/ ny, nz /)) /= &
+                a(2, :, :) - (rank - p) * 1000000)) call fail('MPI_Alltoallv')
+    end do
+
+    ! Alltoallw: to an even rank my x face (xtype), to an odd one my y face (ytype, 2 * nx
+    ! doubles in); received as x faces (ztype) or y faces (ytype) into r(:, :, :, p).
+    ! Displacements are in bytes.
+    do p = 0, nranks - 1
+        if (mod(p, 2) == 0) then
+            stypes(p) = xtype
+            sdispls(p) = 0
+        else
+            stypes(p) = ytype
+            sdispls(p) = 8 * 2 * nx
+        end if
+        if (mod(rank, 2) == 0) then
+            rtypes(p) = ztype
+            rdispls(p) = 8 * nx * ny * nz * p
+        else
+            rtypes(p) = ytype
+            rdispls(p) = 8 * nx * ny * nz * p + 8 * 2 * nx
+        end if
+    end do
+    rcounts = 1
+    r = -1
+    call MPI_Alltoallw(a, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, &
+                       MPI_COMM_WORLD, ierr)
+    if (ierr /= MPI_SUCCESS) call fail('MPI_Alltoallw ierr')
+    do p = 0, nranks - 1
+        if (mod(rank, 2) == 0) then
+            if (any(r(1, :, :, p) /= a(2, :, :) - (rank - p) * 1000000)) &
+                call fail('MPI_Alltoallw x faces')
+            if (any(r(2:, :, :, p) /= -1)) call fail('MPI_Alltoallw wrote outside x faces')
+        else
+            if (any(r(:, 3, :, p) /= a(:, 3, :) - (rank - p) * 1000000)) &
+                call fail('MPI_Alltoallw y faces')
+            if (any(r(:, 4:, :, p) /= -1)) call fail('MPI_Alltoallw wrote outside y faces')
+        end if
+    end do
+
+    ! Bcast of rank 0's y face in place of mine (ytype); the rest of b stays as it was.
+    b = a
+    call MPI_Bcast(b(1, 3, 1), 1, ytype, 0, MPI_COMM_WORLD, ierr)
+    if (any(b(:, 3, :) /= a(:, 3, :) - rank * 1000000)) call fail('MPI_Bcast')
+    if (any(b(:, 4:, :) /= a(:, 4:, :))) call fail('MPI_Bcast wrote outside the y face')
+
+    ! Iallgather of x faces (xtype) as plain doubles, then with MPI_IN_PLACE.
+    g = -1
+    call MPI_Iallgather(a, 1, xtype, g, ny * nz, MPI_DOUBLE_PRECISION, MPI_COMM_WORLD, req, ierr)
+    call MPI_Wait(req, status, ierr)
+    do p = 0, nranks - 1
+        if (any(reshape(g(p * ny * nz + 1:(p + 1) * ny * nz), (/ ny, nz /)) /= &
+                a(2, :, :) - (rank - p) * 1000000)) call fail('MPI_Iallgather')
+    end do
+    g = -1
+    g(rank * ny * nz + 1:(rank + 1) * ny * nz) = reshape(a(2, :, :), (/ ny * nz /))
+    call MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g, ny * nz, MPI_DOUBLE_PRECISION, &
+                       MPI_COMM_WORLD, ierr)
+    do p = 0, nranks - 1
+        if (any(reshape(g(p * ny * nz + 1:(p + 1) * ny * nz), (/ ny, nz /)) /= &
+                a(2, :, :) - (rank - p) * 1000000)) call fail('MPI_Allgather in place')
+    end do
+    deallocate(scounts, sdispls, rcounts, rdispls, stypes, rtypes, r, g)
 
     call MPI_Type_free(dup, ierr)
     call MPI_Type_free(ztype, ierr)
