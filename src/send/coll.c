@@ -496,25 +496,6 @@ static int run_end(const side_t *sd, int i, bool only_in, int64_t *objs)
 
 /* ---- the fused path ------------------------------------------------------------------------- */
 
-/* The block a kernel is built for: the type's, moved to start at byte 0 (as in devpack.c); the
- * start goes into the member's typed offset, so one kernel serves every placement. */
-static tj_block_t kernel_block(const tj_block_t *block)
-{
-    tj_block_t b = *block;
-    b.lo -= b.start;
-    b.hi -= b.start;
-    b.start = 0;
-    return b;
-}
-
-/* Largest word both addresses are aligned to, at most @p word. */
-static int aligned_word(int word, uintptr_t a)
-{
-    while (word > 1 && (a & (uintptr_t)(word - 1)) != 0)
-        word /= 2;
-    return word;
-}
-
 /* Typed bytes of a fused unpack whose members' spans interleave are checked run by run: at most
  * this many contiguous runs (the check sorts them), and the answer is remembered for this many
  * sets, so that a fixed call pattern pays for the check once. */
@@ -680,13 +661,13 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
         while (s < nshapes && shape_type[s] != sl->t)
             s++;
         if (s == nshapes) {
-            blocks[s] = kernel_block(&info->block);
+            blocks[s] = tj_block_at_zero(&info->block);
             shape_type[s] = sl->t;
             nshapes++;
         }
         word = TJ_MIN(word, info->block.word);
-        word = aligned_word(word, (uintptr_t)typed + (uintptr_t)shift);
-        word = aligned_word(word, (uintptr_t)packed + (uintptr_t)sl->poff);
+        word = tj_block_word_at(word, (uintptr_t)typed + (uintptr_t)shift);
+        word = tj_block_word_at(word, (uintptr_t)packed + (uintptr_t)sl->poff);
         lo[nm] = sl->off + info->true_lb + (reach < 0 ? reach : 0);
         hi[nm] = sl->off + info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
         members[nm].shape = s;

@@ -51,20 +51,6 @@ static bool is_gpu(tj_mem_t m)
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-/* The block a kernel is built for: the type's, moved to start at byte 0. The launch adds the
- * start to the typed pointer instead, so that one kernel serves every placement of a layout
- * (halo faces at different offsets, and types at absolute addresses over MPI_BOTTOM, which would
- * otherwise need a new kernel in every run). The start is a multiple of W, so the pointer's
- * alignment is unchanged. */
-static tj_block_t kernel_block(const tj_block_t *block)
-{
-    tj_block_t b = *block;
-    b.lo -= b.start;
-    b.hi -= b.start;
-    b.start = 0;
-    return b;
-}
-
 void tj_devpack_prepare(tj_type_info_t *info)
 {
     const tj_config_t *cfg = tj_config();
@@ -75,7 +61,7 @@ void tj_devpack_prepare(tj_type_info_t *info)
 
     if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
-    block = kernel_block(&info->block);
+    block = tj_block_at_zero(&info->block);
     if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
         return; /* known: no device to run kernels on */
     if (!cfg->jit_sync) {
@@ -104,14 +90,6 @@ void tj_devpack_prepare(tj_type_info_t *info)
         return; /* logged where it failed; device packs of this type are staged */
     info->pack = pack;
     info->unpack = unpack;
-}
-
-/* Largest word the kernel may use with these two addresses. */
-static int word_for(int word, uintptr_t a, uintptr_t b)
-{
-    while (word > 1 && ((a | b) & (uintptr_t)(word - 1)) != 0)
-        word /= 2;
-    return word;
 }
 
 /* The kernel of the call's block and direction for @p word on @p device: the one prepared at
@@ -145,9 +123,9 @@ static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word
  * TYPEJIT_JIT=off or while the JIT kernel is being compiled in the background. */
 static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
 {
-    tj_block_t b = kernel_block(&c->info->block);
+    tj_block_t b = tj_block_at_zero(&c->info->block);
     tj_devptr_t at = typed + (tj_devptr_t)c->info->block.start; /* object 0's first byte */
-    int word = word_for(b.word, (uintptr_t)at, (uintptr_t)packed);
+    int word = tj_block_word_at(tj_block_word_at(b.word, (uintptr_t)at), (uintptr_t)packed);
     tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     tj_devptr_t dst = c->pack ? packed : at;
     tj_devptr_t src = c->pack ? at : packed;

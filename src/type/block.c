@@ -198,3 +198,19 @@ tj_status_t tj_block_parse(const char *text, tj_block_t *block)
         return TJ_ERR_PARSE;
     return tj_block_make(start, extent, nc, counts, strides, block) == TJ_OK ? TJ_OK : TJ_ERR_PARSE;
 }
+
+tj_block_t tj_block_at_zero(const tj_block_t *block)
+{
+    tj_block_t b = *block;
+    b.lo -= b.start;
+    b.hi -= b.start;
+    b.start = 0;
+    return b;
+}
+
+int tj_block_word_at(int word, uintptr_t addr)
+{
+    while (word > 1 && (addr & (uintptr_t)(word - 1)) != 0)
+        word /= 2;
+    return word;
+}

@@ -43,6 +43,15 @@ int tj_block_word_for(const int64_t *vals, int n, int max_word);
  * cannot race). */
 bool tj_block_disjoint(const tj_block_t *block, int64_t count);
 
+/* The same layout moved to start at byte 0. Kernels are built for it and launched at the typed
+ * pointer plus the start, so that one kernel serves every placement of a shape (halo faces at
+ * different offsets, types at absolute addresses over MPI_BOTTOM); the start is a multiple of W,
+ * so alignment is unchanged. */
+tj_block_t tj_block_at_zero(const tj_block_t *block);
+
+/* The largest word of 16, 8, 4, 2, 1, at most @p word, to which @p addr is aligned. */
+int tj_block_word_at(int word, uintptr_t addr);
+
 /* True if the two blocks describe the same layout. */
 bool tj_block_equal(const tj_block_t *a, const tj_block_t *b);
 
