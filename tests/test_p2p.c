@@ -4,7 +4,7 @@
  * on host buffers (a send-receive over a private MPI_COMM_SELF). Random nested types, each side's
  * memory of any kind, and every way to send and receive: blocking, synchronous, buffered,
  * non-blocking with Wait, Waitall, Waitany and Testsome, persistent with Startall (their types
- * freed after the init), Sendrecv,
+ * freed after the init; three sends from one buffer packed by one fused launch), Sendrecv,
  * Sendrecv_replace, Mprobe/Mrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message
  * shorter than the buffer (a partial object), cancel, and a send request freed while active.
  *
@@ -412,6 +412,66 @@ out:
     side_free(&r);
 }
 
+/* Three persistent sends of three strided types from one device buffer, started together: one
+ * fused launch packs them all (each receive is unpacked by its own launch), and the bytes are
+ * the system MPI's. */
+static void fused_startall(void)
+{
+    enum { N = 3, SPAN = 1 << 16 };
+    int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    MPI_Datatype types[N];
+    MPI_Request req[2 * N];
+    MPI_Status sts[2 * N];
+    unsigned char *host = malloc(SPAN), *got = malloc(SPAN), *ref = malloc(SPAN);
+    buf_t src = buf_alloc(K_DEVICE, SPAN), dst[N];
+    long before;
+
+    REQUIRE(host && got && ref);
+    for (int t = 0; t < N; t++) {
+        MPI_Type_vector(16 + t, 2 + t, 7 + 2 * t, MPI_INT, &types[t]);
+        MPI_Type_commit(&types[t]);
+        dst[t] = buf_alloc(K_DEVICE, SPAN);
+    }
+    for (int i = 0; i < SPAN; i++)
+        host[i] = (unsigned char)(i * 3 + rank);
+    buf_put(&src, host);
+    for (int t = 0; t < N; t++) {
+        memset(got, POISON, SPAN);
+        buf_put(&dst[t], got);
+        CHECK(MPI_Recv_init(dst[t].ptr, 2, types[t], prev, 777 + t, MPI_COMM_WORLD, &req[t]) ==
+              MPI_SUCCESS);
+        CHECK(MPI_Send_init(src.ptr, 2, types[t], next, 777 + t, MPI_COMM_WORLD, &req[N + t]) ==
+              MPI_SUCCESS);
+    }
+    before = tj_counter("kernel_launches");
+    CHECK(MPI_Startall(2 * N, req) == MPI_SUCCESS);
+    CHECK(MPI_Waitall(2 * N, req, sts) == MPI_SUCCESS);
+    if (tj_counter("kernel_launches") - before != 1 + N)
+        FAIL("fused startall: %ld launches for %d sends and %d receives, expected %d",
+             tj_counter("kernel_launches") - before, N, N, 1 + N);
+    for (int t = 0; t < N; t++) {
+        /* prev's pattern, sent and received by the system MPI over a self communicator. */
+        MPI_Request r;
+        for (int i = 0; i < SPAN; i++)
+            host[i] = (unsigned char)(i * 3 + prev);
+        memset(ref, POISON, SPAN);
+        REQUIRE(PMPI_Irecv(ref, 2, types[t], 0, 5, self_comm, &r) == MPI_SUCCESS);
+        REQUIRE(PMPI_Send(host, 2, types[t], 0, 5, self_comm) == MPI_SUCCESS);
+        REQUIRE(PMPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        buf_get(&dst[t], got);
+        if (memcmp(got, ref, SPAN) != 0)
+            FAIL("fused startall: type %d received bytes differ", t);
+        MPI_Request_free(&req[t]);
+        MPI_Request_free(&req[N + t]);
+        MPI_Type_free(&types[t]);
+        buf_free(&dst[t]);
+    }
+    buf_free(&src);
+    free(host);
+    free(got);
+    free(ref);
+}
+
 static void *run(void *arg)
 {
     const job_t *job = arg;
@@ -504,6 +564,11 @@ int main(int argc, char **argv)
     }
     for (int i = 0; threads > 1 && i < threads; i++)
         pthread_join(th[i], NULL);
+    /* Every rank takes part, or none (a rank that uses host buffers only never would). */
+    int mine = !host_only && threads == 1, everyone = 0;
+    MPI_Allreduce(&mine, &everyone, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (everyone)
+        fused_startall();
     void *detached;
     int size;
     MPI_Buffer_detach(&detached, &size);

@@ -266,9 +266,8 @@ int MPI_Start(MPI_Request *req)
 int MPI_Startall(int n, MPI_Request reqs[])
 {
     int rc;
-    for (int i = 0; ours() && i < n; i++)
-        if ((rc = tj_request_start(reqs[i])) != MPI_SUCCESS)
-            return rc;
+    if (ours() && n > 0 && (rc = tj_request_start_all(n, reqs)) != MPI_SUCCESS)
+        return rc;
     return PMPI_Startall(n, reqs);
 }
 

@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "send/devpack.h"
+#include "send/kernels.h"
 #include "util/common.h"
+#include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -129,6 +131,108 @@ int tj_p2p_send_repack(tj_xfer_t *x)
     if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
         move(x, true, (size_t)x->bytes) != TJ_OK)
         rc = MPI_ERR_INTERN;
+    return rc;
+}
+
+/* The device address of the staging a kernel writes a send into. */
+static tj_devptr_t kernel_dev(const tj_xfer_t *x)
+{
+    return x->dev != NULL ? x->dev->dev : x->host->dev;
+}
+
+/* One fused launch packing the sends @p g (same buffer and context, strided types) into their
+ * staging buffers: members' packed offsets are relative to the first one's staging. False when
+ * anything does not fit; nothing was sent yet, so the caller packs them one by one instead. */
+static bool fused_repack(tj_xfer_t *const *g, int n)
+{
+    tj_block_t blocks[TJ_FUSED_MAX];
+    tj_fused_member_t members[TJ_FUSED_MAX];
+    tj_devptr_t src = (tj_devptr_t)(uintptr_t)g[0]->buf, dst = kernel_dev(g[0]);
+    tj_fused_args_t args;
+    void *argv[3] = {&dst, &src, &args};
+    int nshapes = 0, word = 16;
+    char target[32];
+    tj_gpu_ptr_t where;
+    tj_gpu_scope_t scope;
+    tj_gpu_function_t fn;
+    tj_kernel_t *k;
+    tj_launch_t geo;
+    tj_status_t st;
+
+    if (tj_config()->jit == TJ_JIT_OFF || n < 2 || n > TJ_FUSED_MAX)
+        return false;
+    tj_gpu_query((const char *)g[0]->buf + g[0]->info.true_lb, &where);
+    for (int m = 0; m < n; m++) {
+        const tj_type_info_t *info = &g[m]->info;
+        tj_block_t b = tj_block_at_zero(&info->block);
+        int64_t lo, hi, reach;
+        int s = 0;
+
+        if (!tj_mul64(g[m]->count - 1, info->extent, &reach))
+            return false;
+        lo = info->true_lb + (reach < 0 ? reach : 0);
+        hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+        if (!tj_gpu_inside(&where, (uintptr_t)g[m]->buf + (uintptr_t)lo,
+                           (uintptr_t)g[m]->buf + (uintptr_t)hi))
+            return false;
+        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
+            s++;
+        if (s == nshapes)
+            blocks[nshapes++] = b;
+        members[m].shape = s;
+        members[m].typed = info->block.start;
+        members[m].packed = (int64_t)(kernel_dev(g[m]) - dst);
+        members[m].count = g[m]->count;
+        word = TJ_MIN(word, info->block.word);
+        word = tj_block_word_at(word, (uintptr_t)src + (uintptr_t)info->block.start);
+        word = tj_block_word_at(word, (uintptr_t)kernel_dev(g[m]));
+    }
+    if (tj_kernels_loadable() != TJ_OK ||
+        tj_kernels_target(where.device, target, sizeof(target)) != TJ_OK ||
+        tj_kernels_get_fused(blocks, nshapes, word, TJ_DIR_PACK, target, &k) != TJ_OK ||
+        tj_gen_fused_launch(blocks, nshapes, word, members, n, &args, &geo) != TJ_OK ||
+        tj_gpu_enter(g[0]->ctx, &scope) != TJ_OK)
+        return false;
+    if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
+        (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
+        st = tj_gpu_sync();
+    tj_gpu_leave(&scope);
+    if (st != TJ_OK)
+        return false;
+    tj_stats_inc(TJ_STAT_kernel_launches);
+    tj_stats_add(TJ_STAT_packs_gpu, (uint64_t)n);
+    return true;
+}
+
+int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
+{
+    tj_xfer_t *group[TJ_FUSED_MAX];
+    bool *done = calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
+    int rc = MPI_SUCCESS;
+
+    for (int i = 0; done != NULL && i < n; i++) {
+        int ng = 0;
+        if (done[i] || !xs[i]->info.strided)
+            continue;
+        for (int j = i; j < n && ng < TJ_FUSED_MAX; j++)
+            if (!done[j] && xs[j]->info.strided && xs[j]->buf == xs[i]->buf &&
+                xs[j]->ctx == xs[i]->ctx)
+                group[ng++] = xs[j];
+        if (ng < 2 || !fused_repack(group, ng))
+            continue;
+        for (int j = i; j < n; j++)
+            for (int m = 0; m < ng; m++)
+                done[j] = done[j] || xs[j] == group[m];
+        /* The staged method copies each packed send to its host staging. */
+        for (int m = 0; m < ng && rc == MPI_SUCCESS; m++)
+            if (group[m]->method == TJ_METHOD_STAGED &&
+                move(group[m], true, (size_t)group[m]->bytes) != TJ_OK)
+                rc = MPI_ERR_INTERN;
+    }
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        if (done == NULL || !done[i])
+            rc = tj_p2p_send_repack(xs[i]);
+    free(done);
     return rc;
 }
 

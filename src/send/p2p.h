@@ -48,6 +48,11 @@ int tj_p2p_keep_type(tj_xfer_t *x);
 /* Repack the send of a persistent request (MPI_Start) into its staging. */
 int tj_p2p_send_repack(tj_xfer_t *x);
 
+/* Repack the sends of one MPI_Startall: those of strided types from one device buffer (2 to
+ * TJ_FUSED_MAX of them) by one fused kernel launch, into each one's staging; every other one,
+ * and any set the fused path cannot serve, as tj_p2p_send_repack. Returns the MPI result. */
+int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n);
+
 /* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
  * of MPI_PACKED into x->wire, then calls tj_p2p_recv_finish with the receive's status. */
 bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int count,

@@ -139,6 +139,37 @@ int tj_request_start(MPI_Request handle)
     return rc;
 }
 
+int tj_request_start_all(int n, const MPI_Request handles[])
+{
+    tj_request_t **recs = calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
+    tj_xfer_t **sends = calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
+    int nsends = 0, rc = MPI_SUCCESS;
+
+    if (recs == NULL || sends == NULL) {
+        free(recs);
+        free(sends);
+        /* One at a time needs no memory. */
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+            rc = tj_request_start(handles[i]);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        if ((recs[i] = tj_request_take(handles[i])) == NULL)
+            continue;
+        recs[i]->finished = false;
+        if (!recs[i]->custom && !recs[i]->xfer.recv)
+            sends[nsends++] = &recs[i]->xfer;
+    }
+    /* The sends of one Startall from one buffer are packed by one fused launch. */
+    rc = tj_p2p_send_repack_set(sends, nsends);
+    for (int i = 0; i < n; i++)
+        if (recs[i] != NULL)
+            tj_request_put(recs[i], handles[i]);
+    free(recs);
+    free(sends);
+    return rc;
+}
+
 int tj_request_free(MPI_Request *handle)
 {
     tj_request_t *r = tj_request_take(*handle);

@@ -57,6 +57,10 @@ int tj_request_finish_early(MPI_Request handle, const MPI_Status *status);
 /* MPI_Start of a persistent request of typejit's: repack a send. */
 int tj_request_start(MPI_Request handle);
 
+/* MPI_Startall: repack the sends of typejit's persistent requests among @p handles, those from
+ * one buffer together (tj_p2p_send_repack_set). */
+int tj_request_start_all(int n, const MPI_Request handles[]);
+
 /* MPI_Request_free of a request typejit owns: an inactive persistent request is freed at once; an
  * active one is kept, detached, and completed by tj_request_progress. */
 int tj_request_free(MPI_Request *handle);
