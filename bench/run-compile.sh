@@ -15,11 +15,8 @@ done
 out=${OUT:-bench/results}
 build=${BUILD:-build-bench}
 mkdir -p "$out" "$build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_BUILD_TESTS=OFF -DTJ_WERROR=OFF \
-    >"$build/compile-configure.log" 2>&1 || { tail -20 "$build/compile-configure.log"; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target typejit bench_cold_commit \
-    >"$build/compile-build.log" 2>&1 || { grep -m5 -i error "$build/compile-build.log"; exit 1; }
-build=$(cd "$build" && pwd)
+. bench/release-build.sh
+release_build compile typejit bench_cold_commit
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 echo "mode,ranks,types,cold_median_us,cold_max_us,warm_median_us,warm_max_us,cold_over_warm,compiles_in_job" >"$out/compile.csv"

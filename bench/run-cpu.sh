@@ -21,15 +21,9 @@ done
 out=${OUT:-bench/results}
 build=${BUILD:-build-bench}
 mkdir -p "$out" "$build"
-# Release, without the tests and without -Werror: the benchmarks need neither, and a part under
-# construction elsewhere in the tree must not stop them.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_BUILD_TESTS=OFF -DTJ_WERROR=OFF \
-    >"$build/cpu-configure.log" 2>&1 ||
-    { tail -20 "$build/cpu-configure.log"; exit 1; }
-# Only the targets measured here, for the same reason.
-cmake --build "$build" -j "$(nproc)" --target typejit bench_commit bench_pack_cpu \
-    >"$build/cpu-build.log" 2>&1 || { grep -m5 -i error "$build/cpu-build.log"; exit 1; }
-lib="$(cd "$build" && pwd)/libtypejit.so"
+. bench/release-build.sh
+release_build cpu typejit bench_commit bench_pack_cpu
+lib="$build/libtypejit.so"
 
 {
     echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"

@@ -18,11 +18,8 @@ done
 out=${OUT:-bench/results}
 build=${BUILD:-build-bench}
 mkdir -p "$out" "$build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_BUILD_TESTS=OFF -DTJ_WERROR=OFF \
-    >"$build/overhead-configure.log" 2>&1 || { tail -20 "$build/overhead-configure.log"; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target typejit bench_pingpong \
-    >"$build/overhead-build.log" 2>&1 || { grep -m5 -i error "$build/overhead-build.log"; exit 1; }
-build=$(cd "$build" && pwd)
+. bench/release-build.sh
+release_build overhead typejit bench_pingpong
 run() { # $1: yes|no (preload)
     local pre=()
     [ "$1" = yes ] && pre=(-x "LD_PRELOAD=$build/libtypejit.so")
