@@ -35,9 +35,13 @@ __attribute__((constructor)) static void typejit_load(void)
 
 void tj_interpose_after_init(void)
 {
-    int rank = -1;
+    int rank = -1, level = MPI_THREAD_MULTIPLE;
     if (tj_config()->disable)
         return;
+    /* The thread level MPI granted, not the one asked for. */
+    if (PMPI_Query_thread(&level) != MPI_SUCCESS)
+        level = MPI_THREAD_MULTIPLE;
+    tj_table_set_threaded(level == MPI_THREAD_MULTIPLE);
     if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
         tj_log_set_rank(rank);
     /* Only now, in an MPI process whose rank is known, are bad settings worth a word. */

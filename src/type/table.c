@@ -4,13 +4,21 @@
  * Every constructor, commit and free of a datatype passes through here, so a lookup must cost
  * a few nanoseconds: the slots hold the key beside the entry pointer (one cache line for the
  * probe), and inserting or deleting touches no other entry (uthash's application-order list
- * touched two neighbours on each, a cache miss apiece in a table of thousands of types). */
+ * touched two neighbours on each, a cache miss apiece in a table of thousands of types).
+ *
+ * The lock is taken only when the application may call MPI from several threads at once
+ * (MPI_THREAD_MULTIPLE): below that level the MPI standard lets one thread at a time into MPI,
+ * and every caller of this table is inside an MPI call (typejit's compile threads never touch
+ * it). The lock calls were a sixth of the instructions typejit added to a constructor. */
 #include "type/table.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/slab.h"
 
 /* Chains of up to this many nodes are kept inside the entry: nearly all of them. */
 #define KNOWN_SMALL 3
@@ -35,16 +43,56 @@ typedef struct {
 static slot_t *slots;
 static size_t nslots, nused; /* nslots is zero or a power of two; nused <= nslots / 2 */
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* Until MPI says otherwise, any thread may call in. */
+static atomic_bool threaded = true;
+
+void tj_table_set_threaded(bool multiple)
+{
+    atomic_store_explicit(&threaded, multiple, memory_order_relaxed);
+}
+
+static void read_lock(void)
+{
+    if (atomic_load_explicit(&threaded, memory_order_relaxed))
+        pthread_rwlock_rdlock(&table_lock);
+}
+
+static void write_lock(void)
+{
+    if (atomic_load_explicit(&threaded, memory_order_relaxed))
+        pthread_rwlock_wrlock(&table_lock);
+}
+
+/* Unlocks what the matching lock call took: the level cannot change in between, since it is set
+ * once, inside MPI_Init, before any type exists. */
+static void unlock(void)
+{
+    if (atomic_load_explicit(&threaded, memory_order_relaxed))
+        pthread_rwlock_unlock(&table_lock);
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
 
 static size_t slot_hash(MPI_Datatype type)
 {
     uint64_t x = 0;
-    /* A pointer in Open MPI, an int in MPICH: hash the bytes of the handle either way. */
+
     memcpy(&x, &type, sizeof(type) < sizeof(x) ? sizeof(type) : sizeof(x));
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
+    /* An int in MPICH (consecutive indices): mixed. */
+    if (sizeof(type) < sizeof(void *))
+        return (size_t)mix(x);
+    /* A pointer in Open MPI. Types made one after another lie near one another in memory, and a
+     * batch of them is committed and freed in the same order: their slots are kept in that
+     * order too (one per 64 bytes of address), so that a batch walks the slots as it walks the
+     * objects instead of missing the cache at each one. Each MiB of addresses starts at a
+     * mixed place, so that addresses a MiB apart do not pile up on one slot. */
+    return (size_t)((x >> 6) + mix(x >> 20));
 }
 
 /* The slot of @p type, or of the empty slot where it would go. nslots must be non-zero. */
@@ -101,36 +149,19 @@ static void slot_remove(size_t i)
     nused--;
 }
 
-/* Entries of freed types, kept for the next ones: programs create and free types in batches,
- * and malloc and free were a quarter of the table's cost. Guarded by the write lock. */
-#define SPARE_MAX 1024
-static entry_t *spare[SPARE_MAX];
-static int nspare;
-static tj_type_info_t *spare_info[SPARE_MAX];
-static int nspare_info;
+/* Entries and commit records come from pools of their own (util/slab.h): no malloc per type,
+ * and none of typejit's records between the system MPI's allocations. Guarded by the write
+ * lock. */
+static tj_slab_t entry_pool = TJ_SLAB_INIT(sizeof(entry_t));
+static tj_slab_t info_pool = TJ_SLAB_INIT(sizeof(tj_type_info_t));
 
-/* Called with the write lock held. */
-static void info_release(tj_type_info_t *info)
-{
-    if (info == NULL)
-        return;
-    if (nspare_info < SPARE_MAX)
-        spare_info[nspare_info++] = info;
-    else
-        free(info);
-}
-
-/* Release what @p e owns; keep the entry itself for reuse when there is room. Called with the
- * write lock held. */
+/* Release what @p e owns and @p e itself. Called with the write lock held. */
 static void entry_release(entry_t *e)
 {
     if (e->nodes != e->small)
         free(e->nodes);
-    info_release(e->info);
-    if (nspare < SPARE_MAX)
-        spare[nspare++] = e;
-    else
-        free(e);
+    tj_slab_free(&info_pool, e->info);
+    tj_slab_free(&entry_pool, e);
 }
 
 /* The entry of @p type, created empty when there is none; NULL when out of memory. Called with
@@ -144,8 +175,7 @@ static entry_t *entry_get(MPI_Datatype type)
         return e;
     if ((nused + 1) * 2 > nslots && !grow())
         return NULL;
-    e = nspare > 0 ? spare[--nspare] : malloc(sizeof(*e));
-    if (e == NULL)
+    if ((e = tj_slab_alloc(&entry_pool)) == NULL)
         return NULL;
     e->known = false;
     e->nnodes = 0;
@@ -162,14 +192,14 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
 {
     entry_t *e;
 
-    pthread_rwlock_wrlock(&table_lock);
+    write_lock();
     e = entry_get(type);
     if (e != NULL && e->info == NULL &&
-        (e->info = nspare_info > 0 ? spare_info[--nspare_info] : malloc(sizeof(*info))) == NULL)
+        (e->info = tj_slab_alloc(&info_pool)) == NULL)
         e = NULL;
     if (e != NULL)
         *e->info = *info;
-    pthread_rwlock_unlock(&table_lock);
+    unlock();
     return e != NULL ? TJ_OK : TJ_ERR_NOMEM;
 }
 
@@ -178,12 +208,12 @@ bool tj_table_get(MPI_Datatype type, tj_type_info_t *info)
     entry_t *e;
     bool found;
 
-    pthread_rwlock_rdlock(&table_lock);
+    read_lock();
     e = entry_find(type);
     found = e != NULL && e->info != NULL;
     if (found)
         *info = *e->info;
-    pthread_rwlock_unlock(&table_lock);
+    unlock();
     return found;
 }
 
@@ -197,7 +227,7 @@ tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, 
         tj_table_drop(type); /* no record is better than a stale one */
         return TJ_ERR_NOMEM;
     }
-    pthread_rwlock_wrlock(&table_lock);
+    write_lock();
     e = entry_get(type);
     if (e != NULL) {
         if (e->nodes != e->small)
@@ -208,10 +238,11 @@ tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, 
         e->nnodes = n;
         e->kn = *known;
         e->known = true;
-        info_release(e->info); /* a new type at this handle: an old commit record is stale */
+        /* A new type at this handle: an old commit record is stale. */
+        tj_slab_free(&info_pool, e->info);
         e->info = NULL;
     }
-    pthread_rwlock_unlock(&table_lock);
+    unlock();
     if (e == NULL) {
         free(nodes);
         return TJ_ERR_NOMEM;
@@ -224,7 +255,7 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir)
     entry_t *e;
     bool found;
 
-    pthread_rwlock_rdlock(&table_lock);
+    read_lock();
     e = entry_find(type);
     found = e != NULL && e->known;
     if (found) {
@@ -232,7 +263,7 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir)
         ir->n = e->nnodes;
         memcpy(ir->node, e->nodes, (size_t)e->nnodes * sizeof(ir->node[0]));
     }
-    pthread_rwlock_unlock(&table_lock);
+    unlock();
     return found;
 }
 
@@ -240,7 +271,7 @@ void tj_table_drop(MPI_Datatype type)
 {
     entry_t *e;
 
-    pthread_rwlock_wrlock(&table_lock);
+    write_lock();
     if (nslots > 0) {
         size_t i = slot_find(type);
         if ((e = slots[i].e) != NULL) {
@@ -248,23 +279,21 @@ void tj_table_drop(MPI_Datatype type)
             entry_release(e);
         }
     }
-    pthread_rwlock_unlock(&table_lock);
+    unlock();
 }
 
 void tj_table_clear(void)
 {
-    pthread_rwlock_wrlock(&table_lock);
+    write_lock();
     for (size_t i = 0; i < nslots; i++)
         if (slots[i].e != NULL)
             entry_release(slots[i].e);
     free(slots);
     slots = NULL;
     nslots = nused = 0;
-    while (nspare > 0)
-        free(spare[--nspare]);
-    while (nspare_info > 0)
-        free(spare_info[--nspare_info]);
-    pthread_rwlock_unlock(&table_lock);
+    tj_slab_release(&entry_pool);
+    tj_slab_release(&info_pool);
+    unlock();
 }
 
 void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)

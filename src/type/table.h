@@ -33,6 +33,10 @@ typedef struct {
     int combiner, ni, na, nd;
 } tj_type_known_t;
 
+/* Whether MPI may be called from several threads at once (MPI_THREAD_MULTIPLE): the table locks
+ * only then. Set inside MPI_Init, before any type exists; until then it locks. */
+void tj_table_set_threaded(bool multiple);
+
 /* Record what @p type was made of, replacing any earlier record of the handle, committed or
  * not (a constructor returned it, so it is a new type). @p ir may be NULL unless st is TJ_OK. */
 tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir);
