@@ -278,6 +278,59 @@ static void test_simplify(void)
     CHECK_IR(&ir, &want);
 }
 
+/* A small value from a few that make the passes fire: the rules compare strides with extents
+ * and with count * stride, so values are drawn from a set where such products meet. */
+static int64_t pick(unsigned *seed, const int64_t *set, int n)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return set[(*seed >> 16) % (unsigned)n];
+}
+
+/* tj_canon_push on a simplified chain gives what pushing and then simplifying gives, on
+ * random chains of streams whose counts and strides often line up; also near overflow. */
+static void test_push(void)
+{
+    static const int64_t counts[] = {0, 1, 1, 2, 3, 4, 8, INT64_C(1) << 40};
+    static const int64_t sizes[] = {-16, -4, 1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256,
+                                    INT64_C(1) << 41, INT64_MAX / 2};
+    static const int64_t offsets[] = {0, 0, 0, 4, -8, INT64_MAX - 8};
+    unsigned seed = 12345;
+    int merged = 0;
+
+    for (int t = 0; t < 20000; t++) {
+        tj_ir_t ir, want;
+        int levels = 1 + t % 6;
+
+        tj_ir_init_dense(&ir, pick(&seed, offsets, 6), pick(&seed, sizes, 17));
+        for (int l = 0; l < levels; l++) {
+            int64_t off = pick(&seed, offsets, 6), cnt = pick(&seed, counts, 8);
+            int64_t str = pick(&seed, sizes, 17);
+            tj_canon_simplify(&ir);
+            want = ir;
+            REQUIRE(tj_ir_push_stream(&want, off, cnt, str) == TJ_OK);
+            tj_canon_simplify(&want);
+            REQUIRE(tj_canon_push(&ir, off, cnt, str) == TJ_OK);
+            merged += ir.n < want.n + 1;
+            CHECK_IR(&ir, &want);
+            if (check_failures > 0)
+                return;
+        }
+    }
+    /* The draws must exercise the merges, not only plain pushes. */
+    CHECK(merged > 1000);
+
+    /* A full chain still takes a stream that merges, and refuses one that does not. */
+    {
+        tj_ir_t ir;
+        tj_ir_init_dense(&ir, 0, 1);
+        for (int i = 0; i < TJ_IR_MAX_NODES - 1; i++)
+            REQUIRE(tj_ir_push_stream(&ir, 0, 2, 1000 + i) == TJ_OK);
+        CHECK(tj_canon_push(&ir, 0, 1, 7) == TJ_OK);
+        CHECK(tj_canon_push(&ir, 0, 3, 7) == TJ_ERR_NOT_STRIDED);
+        CHECK_EQ_INT(ir.n, TJ_IR_MAX_NODES);
+    }
+}
+
 static void test_hoist(void)
 {
     tj_ir_t ir, want;
@@ -470,6 +523,10 @@ static void test_word(void)
     CHECK_EQ_INT(tj_block_word_for((const int64_t[]){32, 64}, 2, 16), 16);
     CHECK_EQ_INT(tj_block_word_for((const int64_t[]){32, 6}, 2, 16), 2);
     CHECK_EQ_INT(tj_block_word_for(NULL, 0, 8), 8);
+    CHECK_EQ_INT(tj_block_word_for((const int64_t[]){0, 0}, 2, 16), 16);
+    CHECK_EQ_INT(tj_block_word_for((const int64_t[]){-24, 64}, 2, 16), 8);
+    CHECK_EQ_INT(tj_block_word_for((const int64_t[]){INT64_MIN, 1}, 2, 16), 1);
+    CHECK_EQ_INT(tj_block_word_for((const int64_t[]){INT64_MIN}, 1, 16), 16);
 }
 
 static void test_footprint(void)
@@ -735,6 +792,7 @@ int main(void)
     test_stream_elide();
     test_stream_flatten();
     test_simplify();
+    test_push();
     test_hoist();
     test_canon_equal();
     test_block_from_ir();

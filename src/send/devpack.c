@@ -61,9 +61,9 @@ void tj_devpack_prepare(tj_type_info_t *info)
 
     if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
-    block = tj_block_at_zero(&info->block);
     if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
         return; /* known: no device to run kernels on */
+    block = tj_block_at_zero(&info->block);
     if (!cfg->jit_sync) {
         /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
          * reading the disk cache: a worker provides the kernels (from the cache or by

@@ -10,14 +10,12 @@
 
 int tj_block_word_for(const int64_t *vals, int n, int max_word)
 {
-    for (int w = max_word; w > 1; w /= 2) {
-        bool ok = true;
-        for (int i = 0; i < n && ok; i++)
-            ok = vals[i] % w == 0;
-        if (ok)
-            return w;
-    }
-    return 1;
+    /* A power of two divides a value exactly when the value's low bits are zero, negative
+     * values included (two's complement): the answer is the lowest bit set in any of them. */
+    uint64_t bits = (uint64_t)max_word;
+    for (int i = 0; i < n; i++)
+        bits |= (uint64_t)vals[i];
+    return (int)(bits & (~bits + 1));
 }
 
 tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_t *counts,

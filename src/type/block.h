@@ -36,7 +36,8 @@ tj_status_t tj_block_from_ir(const tj_ir_t *ir, int64_t extent, tj_block_t *bloc
 tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_t *counts,
                           const int64_t *strides, tj_block_t *block);
 
-/* Largest word of 16, 8, 4, 2, 1 that divides every value in @p vals and @p max_word. */
+/* Largest power of two that divides every value in @p vals and @p max_word (itself a power of
+ * two). */
 int tj_block_word_for(const int64_t *vals, int n, int max_word);
 
 /* True if @p count consecutive objects address no byte twice (unpacking into them in parallel

@@ -84,6 +84,36 @@ bool tj_canon_simplify(tj_ir_t *ir)
     return any;
 }
 
+tj_status_t tj_canon_push(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride)
+{
+    tj_ir_node_t *c = &ir->node[0];
+    int64_t merged, at;
+
+    /* The three passes, applied where the new stream meets the old outermost node: in a chain
+     * that is a fixed point of them, no other pair can change, nor can the merged node and its
+     * child (a merge keeps the stride that failed the test against that child). A count of one
+     * merges by any of the three alike; an overflow leaves the stream unmerged, as the passes
+     * do. */
+    if (tj_add64(offset, c->offset, &at)) {
+        if (count == 1) {
+            c->offset = at; /* elision */
+            return TJ_OK;
+        }
+        if (c->kind == TJ_IR_DENSE && stride == c->extent && tj_mul64(count, c->extent, &merged)) {
+            c->offset = at; /* dense folding */
+            c->extent = merged;
+            return TJ_OK;
+        }
+        if (c->kind == TJ_IR_STREAM && tj_mul64(c->count, c->stride, &merged) &&
+            merged == stride && tj_mul64(count, c->count, &merged)) {
+            c->offset = at; /* flattening */
+            c->count = merged;
+            return TJ_OK;
+        }
+    }
+    return tj_ir_push_stream(ir, offset, count, stride);
+}
+
 bool tj_canon_hoist_offsets(tj_ir_t *ir, int64_t *offset)
 {
     int64_t sum = 0;

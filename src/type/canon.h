@@ -18,6 +18,11 @@ bool tj_canon_stream_flatten(tj_ir_t *ir);
 /* Apply the three passes until none changes the chain. Returns true if anything changed. */
 bool tj_canon_simplify(tj_ir_t *ir);
 
+/* Wrap the chain in a new outermost stream, as tj_ir_push_stream, and simplify: the result is
+ * what tj_canon_simplify gives, provided the chain was already simplified. TJ_ERR_NOT_STRIDED
+ * when the chain is full. */
+tj_status_t tj_canon_push(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride);
+
 /* Sum every offset into the outermost node and zero the others, so that two chains of the same
  * shape at different displacements compare equal after the offset is set aside. Returns the
  * summed offset through @p offset; false on overflow. */

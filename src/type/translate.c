@@ -138,10 +138,12 @@ static tj_status_t translate_named(MPI_Datatype type, tj_ir_t *ir)
     return TJ_OK;
 }
 
-/* `count` copies of `child`, `stride` bytes apart, at `offset`. */
+/* `count` copies of `child`, `stride` bytes apart, at `offset`. Every chain here is kept
+ * simplified as it is built (children's chains are), so the passes run only where the new
+ * level meets the old. */
 static tj_status_t wrap(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride)
 {
-    tj_status_t st = tj_ir_push_stream(ir, offset, count, stride);
+    tj_status_t st = tj_canon_push(ir, offset, count, stride);
     return st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_CHAIN) : st;
 }
 
@@ -583,6 +585,7 @@ static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir
     if (s.k > 1 && (st = wrap(ir, 0, s.k, s.step)) != TJ_OK)
         goto out_free;
     ir->node[0].offset += s.first.offset;
+    tj_canon_simplify(ir); /* the members' shape was built by other means than wrap */
 out_free:
     free(w);
     return st;
@@ -739,8 +742,6 @@ static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
     } else
         st = translate_derived(&c, depth, ir);
     contents_free(&c);
-    if (st == TJ_OK)
-        tj_canon_simplify(ir);
     return st;
 }
 
@@ -751,10 +752,7 @@ tj_status_t tj_translate_ir(MPI_Datatype type, tj_ir_t *ir)
 
 tj_status_t tj_translate_args(const tj_type_args_t *args, tj_ir_t *ir)
 {
-    tj_status_t st = translate_args(args, 0, true, ir);
-    if (st == TJ_OK)
-        tj_canon_simplify(ir);
-    return st;
+    return translate_args(args, 0, true, ir);
 }
 
 bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir)
@@ -785,7 +783,6 @@ tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size
 
     ir.n = raw->n;
     memcpy(ir.node, raw->node, (size_t)raw->n * sizeof(raw->node[0]));
-    tj_canon_simplify(&ir);
     if (!tj_canon_hoist_offsets(&ir, &offset))
         return TJ_ERR_OVERFLOW;
     if (size <= 0 || tj_ir_size(&ir) <= 0)

@@ -74,8 +74,9 @@ tj_status_t tj_translate_args(const tj_type_args_t *args, tj_ir_t *ir);
  * still matches it (a handle freed unseen and reused by MPI does not). */
 bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir);
 
-/* The second half of tj_translate_block: the canonical block of the chain @p raw (as
- * tj_translate_ir gives it), given the type's MPI extent and size. */
+/* The second half of tj_translate_block: the canonical block of the chain @p raw, given the
+ * type's MPI extent and size. @p raw must be simplified, as tj_translate_ir, tj_translate_args
+ * and tj_translate_known give it. */
 tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size, tj_block_t *block,
                                 tj_ir_t *canonical);
 
