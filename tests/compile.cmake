@@ -21,3 +21,26 @@ endforeach()
 add_executable(test_compile_once test_compile_once.c)
 target_link_libraries(test_compile_once PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
 target_include_directories(test_compile_once PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+
+# A job that ends right after its commits still leaves its kernels in the cache: MPI_Finalize
+# waits for the background compiles (TYPEJIT_JIT_DRAIN), so the stats line of the first run shows
+# all 16 compiled and the second run (sync mode) compiles nothing and finds all 16 on disk.
+add_test(NAME compile_drain_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+         ${CMAKE_CURRENT_BINARY_DIR}/compile-drain)
+set_tests_properties(compile_drain_reset PROPERTIES LABELS "mpi;jit" FIXTURES_SETUP compile_drain)
+add_test(NAME compile_drain_first COMMAND ${TJ_CHECKED}
+         --expect "^typejit\\[0\\]: stats .* jit_compiles=16 jit_failures=0 jit_background=16 "
+         -- ${TJ_MPIEXEC} -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_HOST=engine
+         -x TYPEJIT_STATS=1 -x TYPEJIT_JIT_DRAIN=300
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/compile-drain
+         -np 1 $<TARGET_FILE:test_compile_once> --types 8 --finalize-now)
+add_test(NAME compile_drain_second COMMAND ${TJ_CHECKED}
+         --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 .* cache_hits_disk=16 cache_misses=0"
+         -- ${TJ_MPIEXEC} -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_HOST=engine
+         -x TYPEJIT_STATS=1 -x TYPEJIT_JIT_SYNC=1
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/compile-drain
+         -np 1 $<TARGET_FILE:test_compile_once> --types 8 --finalize-now)
+set_tests_properties(compile_drain_first PROPERTIES TIMEOUT 600 LABELS "mpi;jit"
+                     FIXTURES_REQUIRED compile_drain FIXTURES_SETUP compile_drained)
+set_tests_properties(compile_drain_second PROPERTIES TIMEOUT 600 LABELS "mpi;jit"
+                     FIXTURES_REQUIRED compile_drained)

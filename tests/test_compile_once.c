@@ -9,7 +9,9 @@
  * Rank 0 prints the sum of jit_compiles over the ranks and checks it against 2 * T (a pack and an
  * unpack kernel per type; the T types have distinct layouts). --background: each rank first waits
  * (at most 60 s) until its background compiler has taken up every kernel, then a little longer
- * for compiles under way; at least one compile and no kernel compiled twice. */
+ * for compiles under way; at least one compile and no kernel compiled twice. --finalize-now:
+ * background mode, but MPI_Finalize right after the commits, which must still leave every kernel
+ * in the cache (TYPEJIT_JIT_DRAIN; the test reads the stats line of this run and of the next). */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -25,7 +27,7 @@
 int main(int argc, char **argv)
 {
     int rank, nranks, types = 20;
-    bool at_most = false;
+    bool at_most = false, now = false;
     long compiles, total = 0, bad = 0, all_bad = 0;
 
     MPI_Init(&argc, &argv);
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
             types = atoi(argv[++i]);
         else if (strcmp(argv[i], "--background") == 0)
             at_most = true;
+        else if (strcmp(argv[i], "--finalize-now") == 0)
+            now = true;
     }
     REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
     /* Start together, so that the ranks race for every kernel. */
@@ -60,6 +64,15 @@ int main(int argc, char **argv)
         MPI_Unpack(got, sizeof(got), &pg, dst, 2, type, MPI_COMM_SELF);
         bad += pg != pr;
         MPI_Type_free(&type);
+    }
+    if (now) {
+        MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            CHECK(all_bad == 0);
+        MPI_Finalize();
+        if (rank != 0)
+            return 0;
+        CHECK_DONE();
     }
     if (at_most) {
         /* Every kernel request ends as a disk hit or a miss (compiled here, or loaded after

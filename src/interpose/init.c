@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "interpose/interpose.h"
+#include "send/compiler.h"
 #include "send/devpack.h"
 #include "send/model.h"
 #include "send/p2p.h"
@@ -84,6 +85,8 @@ static void print_stats(void)
 int MPI_Finalize(void)
 {
     if (atomic_exchange(&initialised, false)) {
+        /* First, so that the stats line counts the compiles that finish now. */
+        tj_compiler_drain(tj_config()->jit_drain_s);
         if (tj_config()->stats)
             print_stats();
         /* Requests the application freed while active are completed first: their staging and

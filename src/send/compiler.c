@@ -4,9 +4,11 @@
  * threads inside either library. */
 #include "send/compiler.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache/hash.h"
 #include "gpu/cuda.h"
@@ -142,6 +144,28 @@ bool tj_compiler_busy(void)
     busy = queued > 0 || running > 0;
     pthread_mutex_unlock(&lock);
     return busy;
+}
+
+void tj_compiler_drain(int seconds)
+{
+    struct timespec until;
+    int left;
+
+    pthread_mutex_lock(&lock);
+    if (seconds > 0 && nworkers > 0 && (queued > 0 || running > 0)) {
+        clock_gettime(CLOCK_REALTIME, &until); /* the clock of pthread_cond_timedwait */
+        until.tv_sec += seconds;
+        /* Workers broadcast on `work` after each job. */
+        while ((queued > 0 || running > 0) &&
+               pthread_cond_timedwait(&work, &lock, &until) != ETIMEDOUT)
+            ;
+    }
+    left = queued;
+    pthread_mutex_unlock(&lock);
+    if (left > 0)
+        tj_log_info("%d background compile(s) still queued after TYPEJIT_JIT_DRAIN=%d s are "
+                    "dropped; `typejit warm` can fill the cache ahead of the next run",
+                    left, seconds);
 }
 
 void tj_compiler_finalize(void)

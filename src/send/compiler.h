@@ -19,8 +19,13 @@ void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const 
 /* True while compiles are queued or running (tests, finalize). */
 bool tj_compiler_busy(void);
 
-/* Drop the queued compiles and wait for the running ones, which still store their kernels in
- * the disk cache for the next run (MPI_Finalize). */
+/* Wait up to @p seconds for the compiles queued or running to end, so that a job that ends
+ * right after its commits still leaves its kernels in the disk cache for the next run
+ * (MPI_Finalize, TYPEJIT_JIT_DRAIN). Returns at once when there are none. */
+void tj_compiler_drain(int seconds);
+
+/* Drop the compiles still queued and wait for the running ones, which still store their kernels
+ * in the disk cache; the workers end (MPI_Finalize, after tj_compiler_drain). */
 void tj_compiler_finalize(void);
 
 #endif /* TJ_SEND_COMPILER_H */

@@ -176,6 +176,17 @@ void tj_config_parse(tj_config_t *cfg)
                          "64, using 1",
                          s);
     }
+    cfg->jit_drain_s = 2;
+    s = getenv("TYPEJIT_JIT_DRAIN");
+    if (s != NULL && *s != '\0') {
+        long seconds;
+        if (tj_config_parse_long(s, 0, 3600, &seconds))
+            cfg->jit_drain_s = (int)seconds;
+        else
+            setting_warn("ignoring TYPEJIT_JIT_DRAIN=\"%s\": expected a whole number of seconds "
+                         "from 0 to 3600, using 2",
+                         s);
+    }
     s = getenv("TYPEJIT_SYSTEM_TABLE");
     if (s != NULL && *s != '\0')
         copy_string(cfg->system_table, sizeof(cfg->system_table), "TYPEJIT_SYSTEM_TABLE", s);

@@ -36,6 +36,7 @@ typedef struct {
     char system_table[PATH_MAX];    /* TYPEJIT_SYSTEM_TABLE: the measured table; empty: default */
     bool jit_sync;                  /* TYPEJIT_JIT_SYNC: compile at commit, not in the background */
     int jit_threads;                /* TYPEJIT_JIT_THREADS: background compiles at once */
+    int jit_drain_s;                /* TYPEJIT_JIT_DRAIN: MPI_Finalize waits for compiles */
     char cache_path[PATH_MAX];      /* TYPEJIT_CACHE_PATH: shared read-only caches, "dir:dir" */
     long long cache_max_size;       /* TYPEJIT_CACHE_MAX_SIZE in bytes; 0: no automatic trim */
 } tj_config_t;
