@@ -168,6 +168,10 @@ expect 2 "--max-size needs a value" "$tool" cache trim --cache-dir "$dir/con" --
 expect 2 "give --max-size SIZE" "$tool" cache trim --cache-dir "$dir/con"
 expect 2 "--max-size is for trim only" "$tool" cache stats --max-size 1M --cache-dir "$dir/con"
 expect 0 "ignoring TYPEJIT_CACHE_MAX_SIZE=\"lots\"" env TYPEJIT_CACHE_MAX_SIZE=lots "$tool" cache stats --cache-dir "$dir/con"
+for bad in -1 abc 2x 3601 ' 4'; do
+    expect 0 "ignoring TYPEJIT_JIT_DRAIN=\"$bad\": expected a whole number of seconds from 0 to 3600, using 2" env TYPEJIT_JIT_DRAIN="$bad" "$tool" cache stats --cache-dir "$dir/con"
+    expect 0 "ignoring TYPEJIT_JIT_THREADS=\"$bad\"" env TYPEJIT_JIT_THREADS="$bad" "$tool" cache stats --cache-dir "$dir/con"
+done
 expect 0 "removed 0 entries .* 8 entries left" "$tool" cache trim --max-size 1G --cache-dir "$dir/con"
 # Entry i was last used 1000 - i seconds ago; room for the newest three.
 now=$(date +%s) i=0
