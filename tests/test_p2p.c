@@ -472,6 +472,45 @@ static void fused_startall(void)
     free(ref);
 }
 
+/* How often the test driver was asked cuPointerGetAttributes; -1 on a real driver. */
+static long long pointer_queries(void)
+{
+    long long (*stats)(const char *) =
+        (long long (*)(const char *))(uintptr_t)dlsym(RTLD_DEFAULT, "fakecuda_stats");
+    return stats != NULL ? stats("calls:cuPointerGetAttributes") : -1;
+}
+
+/* A device send and a device receive ask the driver about the application's buffers only: once
+ * for the send buffer, and twice for the receive buffer (when the receive is posted, and again
+ * when it completes, for a persistent receive's buffer may have changed); never about typejit's
+ * own staging. */
+static void query_count(void)
+{
+    enum { SPAN = 1 << 14 };
+    int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    unsigned char *host = malloc(SPAN);
+    buf_t src = buf_alloc(K_DEVICE, SPAN), dst = buf_alloc(K_DEVICE, SPAN);
+    MPI_Datatype type;
+    long long before;
+
+    REQUIRE(host != NULL);
+    memset(host, 7, SPAN);
+    buf_put(&src, host);
+    buf_put(&dst, host);
+    MPI_Type_vector(64, 3, 8, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    before = pointer_queries();
+    CHECK(MPI_Sendrecv(src.ptr, 2, type, next, 901, dst.ptr, 2, type, prev, 901, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (before >= 0 && pointer_queries() - before != 3)
+        FAIL("a device send and receive made %lld pointer queries, expected 3",
+             pointer_queries() - before);
+    MPI_Type_free(&type);
+    buf_free(&src);
+    buf_free(&dst);
+    free(host);
+}
+
 static void *run(void *arg)
 {
     const job_t *job = arg;
@@ -567,8 +606,10 @@ int main(int argc, char **argv)
     /* Every rank takes part, or none (a rank that uses host buffers only never would). */
     int mine = !host_only && threads == 1, everyone = 0;
     MPI_Allreduce(&mine, &everyone, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (everyone)
+    if (everyone) {
         fused_startall();
+        query_count();
+    }
     void *detached;
     int size;
     MPI_Buffer_detach(&detached, &size);

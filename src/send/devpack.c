@@ -43,6 +43,7 @@ typedef struct {
     int64_t bytes;   /* packed bytes of the call */
     tj_gpu_ptr_t tp; /* the typed side, queried at its first touched byte */
     tj_gpu_ptr_t pp; /* the packed side, queried at *position */
+    const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
     tj_type_info_t own; /* the extents of a type typejit has no record of */
 } call_t;
 
@@ -368,10 +369,16 @@ static bool run(call_t *c, int *rc)
     if (!c->info->extents || c->count <= 0 ||
         c->info->size == 0 || c->position == NULL || *c->position < 0)
         return false;
-    tj_gpu_query(c->typed + c->info->true_lb, &c->tp);
-    tj_gpu_query(c->packed != NULL && *c->position < c->bufsize ? c->packed + *c->position
-                                                                : c->packed,
-                 &c->pp);
+    if (c->tp_known != NULL)
+        c->tp = *c->tp_known;
+    else
+        tj_gpu_query(c->typed + c->info->true_lb, &c->tp);
+    if (c->pp_known != NULL)
+        c->pp = *c->pp_known;
+    else
+        tj_gpu_query(c->packed != NULL && *c->position < c->bufsize ? c->packed + *c->position
+                                                                    : c->packed,
+                     &c->pp);
     if (!is_gpu(c->tp.kind) && !is_gpu(c->pp.kind))
         return false;
     if (!normal_call(c, &c->bytes)) {
@@ -407,23 +414,39 @@ static bool run(call_t *c, int *rc)
     return true;
 }
 
+bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                        int incount, const tj_gpu_ptr_t *in_at, void *outbuf, int outsize,
+                        const tj_gpu_ptr_t *out_at, int *position, MPI_Comm comm, int *rc)
+{
+    call_t c = {.pack = true,       .info = info,         .type = type,     .typed = inbuf,
+                .count = incount,   .packed = outbuf,     .bufsize = outsize,
+                .position = position, .comm = comm,       .tp_known = in_at, .pp_known = out_at};
+    return run(&c, rc);
+}
+
+bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                          int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
+                          int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc)
+{
+    call_t c = {.pack = false,      .info = info,         .type = type,     .typed = outbuf,
+                .count = outcount,  .packed = (void *)inbuf, .bufsize = insize,
+                .position = position, .comm = comm,       .tp_known = out_at, .pp_known = in_at};
+    return run(&c, rc);
+}
+
 bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                      int incount, void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
 {
-    call_t c = {.pack = true,    .info = info,       .type = type,
-                .typed = inbuf,  .count = incount,   .packed = outbuf,
-                .bufsize = outsize, .position = position, .comm = comm};
-    return run(&c, rc);
+    return tj_devpack_pack_at(info, type, inbuf, incount, NULL, outbuf, outsize, NULL, position,
+                              comm, rc);
 }
 
 bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                        int insize, int *position, void *outbuf, int outcount, MPI_Comm comm,
                        int *rc)
 {
-    call_t c = {.pack = false,   .info = info,      .type = type,
-                .typed = outbuf, .count = outcount, .packed = (void *)inbuf,
-                .bufsize = insize, .position = position, .comm = comm};
-    return run(&c, rc);
+    return tj_devpack_unpack_at(info, type, inbuf, insize, NULL, position, outbuf, outcount, NULL,
+                                comm, rc);
 }
 
 void tj_devpack_finalize(void)

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 
+#include "gpu/cuda.h"
 #include "type/table.h"
 
 /* Kernels for a freshly committed type, when a device is present or TYPEJIT_JIT=always. */
@@ -20,6 +21,17 @@ bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *
 bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                        int insize, int *position, void *outbuf, int outcount, MPI_Comm comm,
                        int *rc);
+
+/* The same, with what tj_gpu_query says of the first byte each side touches (the typed
+ * buffer plus the type's true lower bound; the packed buffer at *position) already known to
+ * the caller, which then saves a driver call: the send paths know their own staging, and a
+ * buffer they have just queried. NULL: query that side. */
+bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                        int incount, const tj_gpu_ptr_t *in_at, void *outbuf, int outsize,
+                        const tj_gpu_ptr_t *out_at, int *position, MPI_Comm comm, int *rc);
+bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                          int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
+                          int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc);
 
 /* Release staging buffers, kernels and the driver's streams and contexts (MPI_Finalize). */
 void tj_devpack_finalize(void);

@@ -74,6 +74,7 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     x->comm = comm;
     x->bytes = bytes;
     x->ctx = where.ctx;
+    x->at = where;
     /* Whether the peer shares this node is not known: learning it takes a collective, which a
      * job whose ranks do not all run typejit could never complete. The model is asked for a peer
      * across the network. */
@@ -121,17 +122,35 @@ static void *kernel_side(const tj_xfer_t *x)
     return x->dev != NULL ? (void *)(uintptr_t)x->dev->dev : x->host->host;
 }
 
-int tj_p2p_send_repack(tj_xfer_t *x)
+/* What a pointer query would say of kernel_side: typejit made it, in the buffer's context. */
+static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
 {
+    const tj_stage_t *s = x->dev != NULL ? x->dev : x->host;
+    bool dev = x->dev != NULL;
+    return (tj_gpu_ptr_t){dev ? TJ_MEM_DEVICE : TJ_MEM_PINNED, x->at.device, s->ctx,
+                          dev ? (uintptr_t)s->dev : (uintptr_t)s->host, s->len};
+}
+
+/* Pack the send into its staging. @p fresh: x->at still describes the buffer (the pack right
+ * after begin); a persistent send's later Start queries again, since the application may have
+ * replaced the allocation meanwhile. */
+static int send_pack(tj_xfer_t *x, bool fresh)
+{
+    tj_gpu_ptr_t out = kernel_side_at(x);
     int pos = 0, rc = MPI_SUCCESS;
 
-    if (!tj_devpack_pack(&x->info, x->type, x->buf, x->count, kernel_side(x), (int)x->bytes, &pos,
-                         x->comm, &rc))
+    if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, fresh ? &x->at : NULL,
+                            kernel_side(x), (int)x->bytes, &out, &pos, x->comm, &rc))
         rc = MPI_ERR_INTERN; /* the buffer stopped being device memory: freed meanwhile */
     if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
         move(x, true, (size_t)x->bytes) != TJ_OK)
         rc = MPI_ERR_INTERN;
     return rc;
+}
+
+int tj_p2p_send_repack(tj_xfer_t *x)
+{
+    return send_pack(x, false);
 }
 
 /* The device address of the staging a kernel writes a send into. */
@@ -259,7 +278,7 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
     } else if (get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     } else {
-        *rc = tj_p2p_send_repack(x);
+        *rc = send_pack(x, true);
     }
     if (*rc != MPI_SUCCESS)
         tj_p2p_end(x);
@@ -349,10 +368,14 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
     rest = received - whole * x->info.size;
     if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received) != TJ_OK)
         return MPI_ERR_INTERN;
-    if (whole > 0 &&
-        !tj_devpack_unpack(&x->info, x->type, kernel_side(x), (int)(whole * x->info.size), &pos,
-                           x->buf, (int)whole, x->comm, &rc))
-        rc = MPI_ERR_INTERN;
+    /* The receive buffer is queried again: a persistent receive's may have been replaced since
+     * the init. */
+    if (whole > 0) {
+        tj_gpu_ptr_t in = kernel_side_at(x);
+        if (!tj_devpack_unpack_at(&x->info, x->type, kernel_side(x), (int)(whole * x->info.size),
+                                  &in, &pos, x->buf, (int)whole, NULL, x->comm, &rc))
+            rc = MPI_ERR_INTERN;
+    }
     if (rc == MPI_SUCCESS && rest > 0) {
         /* The partial object's bytes, on the host. */
         const char *wire = x->host != NULL ? x->host->host : NULL;

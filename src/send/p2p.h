@@ -28,6 +28,7 @@ typedef struct {
     MPI_Comm comm;
     int64_t bytes;     /* packed bytes of `count` objects */
     tj_gpu_ctx_t ctx;  /* the context that owns the buffer */
+    tj_gpu_ptr_t at;   /* the buffer's first touched byte, as queried at begin */
     tj_stage_t *dev;   /* device staging, or NULL */
     tj_stage_t *host;  /* pinned host staging, or NULL */
     void *wire;        /* what the system MPI sends from or receives into */

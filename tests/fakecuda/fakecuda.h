@@ -25,7 +25,8 @@ CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice de
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 #endif
 
-/* The counters tests read with dlsym(RTLD_DEFAULT, "fakecuda_stats"). */
+/* The counters tests read with dlsym(RTLD_DEFAULT, "fakecuda_stats"): launches, copies, ... (init.c),
+ * and "calls:NAME", how often the entry point NAME was called. */
 FC_EXPORT long long fakecuda_stats(const char *name);
 
 #define FC_MAX_DEVICES 8
@@ -52,10 +53,14 @@ extern fc_stats_t fc_stats;
 /* ---- call entry: initialisation check, failure injection, logging (inject.c) --------------- */
 
 /* One per exported function: its name and how often it was called in this process. */
-typedef struct {
+typedef struct fc_site {
     const char *name;
     unsigned long calls;
+    struct fc_site *next; /* every site called so far, for fakecuda_stats("calls:NAME") */
 } fc_site_t;
+
+/* How often the entry point @p name was called; 0 if never. */
+long long fc_site_calls(const char *name);
 
 /* Counts the call, then returns CUDA_ERROR_NOT_INITIALIZED before cuInit (when @p needs_init),
  * an injected failure, or CUDA_SUCCESS. An injected sticky code poisons the current context. */
@@ -67,7 +72,7 @@ void fc_inject_parse(const char *spec);
 /* The prologue and epilogue of every exported function: all state is behind one lock, which also
  * serialises every emulated kernel and copy. */
 #define FC_BEGIN(_name, _needs_init)                                                               \
-    static fc_site_t fc_site = {#_name, 0};                                                        \
+    static fc_site_t fc_site = {#_name, 0, NULL};                                                  \
     CUresult rc = fc_enter(&fc_site, _needs_init);                                                 \
     if (rc != CUDA_SUCCESS)                                                                        \
         return fc_leave(&fc_site, rc);                                                             \

@@ -151,6 +151,9 @@ FC_EXPORT long long fakecuda_stats(const char *name)
     };
     long long value = -1;
 
+    /* "calls:cuPointerGetAttributes": how often that entry point was called. */
+    if (name != NULL && strncmp(name, "calls:", 6) == 0)
+        return fc_site_calls(name + 6);
     fc_lock();
     for (size_t i = 0; name != NULL && i < sizeof counters / sizeof counters[0]; i++)
         if (strcmp(name, counters[i].name) == 0)

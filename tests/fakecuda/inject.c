@@ -23,6 +23,7 @@ static int nrules;
 /* Recursive because a synchronising call runs queued work that may need the same state. */
 static pthread_mutex_t big_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static fc_site_t *sites; /* every site called so far, under count_lock */
 
 void fc_lock(void)
 {
@@ -116,6 +117,18 @@ void fc_inject_parse(const char *spec)
     }
 }
 
+long long fc_site_calls(const char *name)
+{
+    long long calls = 0;
+
+    pthread_mutex_lock(&count_lock);
+    for (const fc_site_t *at = sites; at != NULL; at = at->next)
+        if (strcmp(at->name, name) == 0)
+            calls = (long long)at->calls;
+    pthread_mutex_unlock(&count_lock);
+    return calls;
+}
+
 CUresult fc_enter(fc_site_t *site, bool needs_init)
 {
     unsigned long n;
@@ -123,6 +136,10 @@ CUresult fc_enter(fc_site_t *site, bool needs_init)
 
     pthread_mutex_lock(&count_lock);
     n = ++site->calls;
+    if (n == 1) {
+        site->next = sites;
+        sites = site;
+    }
     pthread_mutex_unlock(&count_lock);
     if (needs_init && !fc_initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
