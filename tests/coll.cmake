@@ -1,9 +1,10 @@
 # Collectives on device buffers (src/send/coll.c), on the CPU-only test driver: every interposed
-# collective against the system MPI on host copies, 2 and 4 ranks; and the main job, halo3d
-# --device, with each way it exchanges halos.
+# collective against the system MPI on host copies, 2, 3 and 4 ranks (3: an intercommunicator of
+# two groups of different sizes); and the main job, halo3d --device, with each way it exchanges
+# halos.
 
 tj_device_program(test_coll test_coll.c devbuf.c randtype.c)
-foreach(ranks 2 4)
+foreach(ranks 2 3 4)
   add_test(NAME emu_coll_${ranks} COMMAND ${TJ_CHECKED} --silent --
            ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
            -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-coll -np ${ranks}

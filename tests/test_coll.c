@@ -10,7 +10,9 @@
  * where the standard allows it, counts from 0 to 3 per peer, random nested types (strided and
  * not), a send type and a receive type of the same size but another layout, per-peer types in
  * the w forms, and each rank's buffers in memory of its own kind (device, managed, pinned or
- * pageable), so that ranks that pack meet ranks that pass typed host buffers.
+ * pageable), so that ranks that pack meet ranks that pass typed host buffers. Then Alltoallv,
+ * Ialltoallv, Allgather, Bcast, Gatherv and Scatter on an intercommunicator (even world ranks
+ * against odd ones) with device buffers.
  *
  *   mpirun -np N test_coll [--seed S] [--iters K] [--verbose] [--host-only]
  *
@@ -669,6 +671,127 @@ static void fused_check(bool w)
     free(ref);
 }
 
+/* Collectives on an intercommunicator (even world ranks against odd ones): the peers of a call
+ * are the remote group, and a rooted call names its root by MPI_ROOT in the root's group
+ * (MPI_PROC_NULL for the others there) and by its rank in the other group. Each call runs on
+ * device buffers through the library, then through PMPI on host copies, and the receive
+ * buffers must match byte for byte. The type is strided, so the device sides are packed. */
+enum { IC_ALLTOALLV, IC_IALLTOALLV, IC_ALLGATHER, IC_BCAST, IC_GATHERV, IC_SCATTER, IC_KINDS };
+static const char *const ic_names[IC_KINDS] = {"alltoallv", "ialltoallv", "allgather",
+                                               "bcast",     "gatherv",    "scatter"};
+
+static void intercomm_check(void)
+{
+    MPI_Comm local, inter;
+    MPI_Datatype vec;
+    MPI_Aint lb, ext;
+    int color = rank % 2, me, lsize, rsize;
+    enum { SLOTS = 8 }; /* objects per peer, at most */
+    long packs, unpacks;
+
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local);
+    /* Leaders: world rank 0 for the evens, world rank 1 for the odds. */
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 4242, &inter);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(inter, &me);
+    MPI_Comm_size(inter, &lsize);
+    MPI_Comm_remote_size(inter, &rsize);
+    MPI_Type_vector(5, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_get_extent(vec, &lb, &ext);
+    packs = tj_counter("packs_gpu");
+    unpacks = tj_counter("unpacks_gpu");
+
+    for (int kind = 0; kind < IC_KINDS; kind++) {
+        size_t len = (size_t)ext * SLOTS * (size_t)(rsize > lsize ? rsize : lsize) + 64;
+        int *sc = calloc((size_t)rsize, sizeof(int)), *sd = calloc((size_t)rsize, sizeof(int));
+        int *rc = calloc((size_t)rsize, sizeof(int)), *rd = calloc((size_t)rsize, sizeof(int));
+        unsigned char *shost = malloc(len), *rhost = malloc(len), *ref = malloc(len);
+        kind_t where = host_only ? K_HOST : K_DEVICE;
+        buf_t sdev = buf_alloc(where, len), rdev = buf_alloc(where, len);
+        /* The root: local rank 0 of the evens for Bcast and Scatter, of the odds for Gatherv. */
+        int root_color = kind == IC_GATHERV ? 1 : 0;
+        int root = color == root_color ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        bool receives;
+        int out[2];
+
+        REQUIRE(sc && sd && rc && rd && shost && rhost && ref);
+        for (size_t i = 0; i < len; i++)
+            shost[i] = (unsigned char)(i * 13 + (size_t)rank * 29 + (size_t)kind);
+        memset(rhost, POISON, len);
+        buf_put(&sdev, shost);
+        buf_put(&rdev, rhost);
+        memcpy(ref, rhost, len);
+        /* Counts agree across the groups: what p sends me is what I expect from p. */
+        for (int p = 0, so = 0, ro = 0; p < rsize; p++) {
+            sc[p] = 1 + (me + p) % 3;
+            /* The Gatherv root expects from remote rank p what p sends: 1 + p % 2 objects. */
+            rc[p] = kind == IC_GATHERV ? 1 + p % 2 : 1 + (me + p) % 3;
+            sd[p] = so, rd[p] = ro;
+            so += sc[p] + 1; /* a gap of one object between peers */
+            ro += rc[p] + 1;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            bool test = pass == 0;
+            const void *sb = test ? (const void *)sdev.ptr : (const void *)shost;
+            void *rb = test ? (void *)rdev.ptr : (void *)ref;
+            MPI_Request req;
+            switch (kind) {
+            case IC_ALLTOALLV:
+                out[pass] = test ? MPI_Alltoallv(sb, sc, sd, vec, rb, rc, rd, vec, inter)
+                                 : PMPI_Alltoallv(sb, sc, sd, vec, rb, rc, rd, vec, inter);
+                break;
+            case IC_IALLTOALLV:
+                out[pass] = test ? MPI_Ialltoallv(sb, sc, sd, vec, rb, rc, rd, vec, inter, &req)
+                                 : PMPI_Ialltoallv(sb, sc, sd, vec, rb, rc, rd, vec, inter, &req);
+                if (out[pass] == MPI_SUCCESS)
+                    out[pass] = test ? MPI_Wait(&req, MPI_STATUS_IGNORE)
+                                     : PMPI_Wait(&req, MPI_STATUS_IGNORE);
+                break;
+            case IC_ALLGATHER:
+                out[pass] = test ? MPI_Allgather(sb, 2, vec, rb, 2, vec, inter)
+                                 : PMPI_Allgather(sb, 2, vec, rb, 2, vec, inter);
+                break;
+            case IC_BCAST:
+                /* The root sends from its send buffer; the other group receives. */
+                out[pass] = test ? MPI_Bcast(root == MPI_ROOT ? (void *)sb : rb, 3, vec, root,
+                                             inter)
+                                 : PMPI_Bcast(root == MPI_ROOT ? (void *)sb : rb, 3, vec, root,
+                                              inter);
+                break;
+            case IC_GATHERV:
+                out[pass] = test ? MPI_Gatherv(sb, 1 + me % 2, vec, rb, rc, rd, vec, root, inter)
+                                 : PMPI_Gatherv(sb, 1 + me % 2, vec, rb, rc, rd, vec, root, inter);
+                break;
+            default: /* IC_SCATTER */
+                out[pass] = test ? MPI_Scatter(sb, 2, vec, rb, 2, vec, root, inter)
+                                 : PMPI_Scatter(sb, 2, vec, rb, 2, vec, root, inter);
+                break;
+            }
+        }
+        receives = kind == IC_ALLTOALLV || kind == IC_IALLTOALLV || kind == IC_ALLGATHER ||
+                   ((kind == IC_BCAST || kind == IC_SCATTER) && color != root_color) ||
+                   (kind == IC_GATHERV && root == MPI_ROOT);
+        buf_get(&rdev, rhost);
+        checked++;
+        if (out[0] != out[1])
+            FAIL("intercommunicator %s: rc %d, system MPI %d", ic_names[kind], out[0], out[1]);
+        else if (memcmp(rhost, ref, len) != 0)
+            FAIL("intercommunicator %s: the receive buffer differs from the system MPI's%s",
+                 ic_names[kind], receives ? "" : " (a rank that receives nothing)");
+        buf_free(&sdev);
+        buf_free(&rdev);
+        free(sc), free(sd), free(rc), free(rd);
+        free(shost), free(rhost), free(ref);
+    }
+    /* Typejit packed them: every rank sends and receives in the Alltoallv. */
+    if (!host_only && (tj_counter("packs_gpu") <= packs || tj_counter("unpacks_gpu") <= unpacks))
+        FAIL("intercommunicator collectives: no device packs or unpacks by typejit");
+    MPI_Type_free(&vec);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 int main(int argc, char **argv)
 {
     long iters = 44;
@@ -733,6 +856,8 @@ int main(int argc, char **argv)
         fused_check(true);
         fused_check(false);
     }
+    if (nranks >= 2)
+        intercomm_check();
 
     long all_failures = 0;
     MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
