@@ -15,6 +15,7 @@
     _X(cuDeviceGet, "cuDeviceGet")                                                                 \
     _X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                       \
     _X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                  \
+    _X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2")                                      \
     _X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                         \
     _X(cuCtxGetCurrent, "cuCtxGetCurrent")                                                         \
     _X(cuCtxDestroy, "cuCtxDestroy_v2")                                                            \

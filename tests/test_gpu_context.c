@@ -1,7 +1,8 @@
 /* Contexts and devices as applications use them, through the preloaded library: packs from a
  * thread that never touched CUDA, buffers on device 1 (another arch), an application-owned
  * cuCtxCreate context, buffers on two devices in one call, four threads packing at once, a type
- * reaching past its allocation, and MPI_Finalize. After every call the caller's current context
+ * reaching past its allocation, a reset of the primary context (cudaDeviceReset), and
+ * MPI_Finalize. After every call the caller's current context
  * is exactly what it was; every byte is checked against PMPI_Pack / PMPI_Unpack on host copies.
  * Needs two devices (FAKECUDA_DEVICES=2 on the test driver); exits 77 without a device.
  *
@@ -333,6 +334,16 @@ int main(int argc, char **argv)
         free_in(dev0, out);
         roundtrip("after a refused call", types[0], 1, dev0, dev0);
     }
+
+    /* The application resets device 0's primary context (cudaDeviceReset): the handle stays,
+     * and typejit's stream, modules and staging there went with the old instance. Packs must
+     * work again, with kernels, not only staged or with MPI errors. */
+    CUDRV(cuDevicePrimaryCtxReset(d0));
+    CHECK(current() == dev0);
+    before = tj_counter("kernel_launches");
+    for (int t = 0; t < 3; t++)
+        roundtrip("after a reset", types[t], 2, dev0, dev0);
+    CHECK(tj_counter("kernel_launches") > before);
 
     for (int i = 0; i < 3; i++)
         MPI_Type_free(&types[i]);

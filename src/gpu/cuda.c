@@ -37,6 +37,7 @@
     _X(cuCtxPushCurrent, 1, "cuCtxPushCurrent_v2", "cuCtxPushCurrent")                             \
     _X(cuCtxPopCurrent, 1, "cuCtxPopCurrent_v2", "cuCtxPopCurrent")                                \
     _X(cuCtxGetDevice, 1, "cuCtxGetDevice", NULL)                                                  \
+    _X(cuCtxGetId, 0, "cuCtxGetId", NULL)                                                          \
     _X(cuPointerGetAttributes, 1, "cuPointerGetAttributes", NULL)                                  \
     _X(cuModuleLoadData, 1, "cuModuleLoadData", NULL)                                              \
     _X(cuModuleGetFunction, 1, "cuModuleGetFunction", NULL)                                        \
@@ -79,6 +80,11 @@ typedef struct {
     CUstream stream;
     bool retained;   /* typejit holds a reference to this primary context */
     atomic_bool dead; /* a sticky error: nothing more is done in this context */
+    /* Which instance of the context behind the handle: cuCtxGetId (0 where the driver lacks
+     * it), and typejit's count of the instances seen (tj_gpu_generation). A reset primary
+     * context (cudaDeviceReset) keeps its handle but takes everything made in it along. */
+    unsigned long long id;
+    atomic_uint gen;
 } ctx_entry_t;
 
 static void *libcuda;
@@ -108,6 +114,7 @@ static int nreported;
 struct tj_gpu_module {
     CUmodule module;
     CUcontext ctx;
+    unsigned gen; /* the context's instance it was loaded in */
 };
 
 /* Errors after which the context cannot be used again (the CUDA documentation's "sticky"
@@ -320,6 +327,9 @@ static ctx_entry_t *entry_for(CUcontext ctx)
     e = &entries[n];
     *e = (ctx_entry_t){.ctx = ctx};
     atomic_init(&e->dead, false);
+    atomic_init(&e->gen, 1);
+    if (cu.cuCtxGetId != NULL && cu.cuCtxGetId(ctx, &e->id) != CUDA_SUCCESS)
+        e->id = 0;
     /* A blocking stream: work the application queued on the legacy default stream before its
      * MPI call is ordered before typejit's. */
     if (CU_CHECK(cuCtxGetDevice(&e->dev)) != TJ_OK ||
@@ -341,6 +351,30 @@ static ctx_entry_t *entry_for(CUcontext ctx)
 out_unlock:
     pthread_mutex_unlock(&entry_lock);
     return e;
+}
+
+/* When the context behind @p e's handle is another instance than the one typejit set up (the
+ * application reset or replaced it; the caller has made it current), start again there: what
+ * typejit made in the old instance went with it and is never touched again (staging and
+ * kernels compare generations), and a sticky error of the old instance is gone too. */
+static void renew_if_replaced(ctx_entry_t *e)
+{
+    unsigned long long id;
+    CUstream fresh;
+
+    if (cu.cuCtxGetId == NULL || cu.cuCtxGetId(e->ctx, &id) != CUDA_SUCCESS || id == e->id)
+        return;
+    pthread_mutex_lock(&entry_lock);
+    if (id != e->id && CU_CHECK(cuStreamCreate(&fresh, CU_STREAM_DEFAULT)) == TJ_OK) {
+        e->stream = fresh;
+        e->id = id;
+        atomic_fetch_add(&e->gen, 1);
+        atomic_store(&e->dead, false);
+        tj_log_info("the cuda context of device %d was reset or replaced; typejit's stream, "
+                    "kernels and staging there are made anew",
+                    e->ordinal);
+    }
+    pthread_mutex_unlock(&entry_lock);
 }
 
 static tj_status_t enter(tj_gpu_ctx_t ctx, bool quiet, tj_gpu_scope_t *scope)
@@ -367,6 +401,8 @@ static tj_status_t enter(tj_gpu_ctx_t ctx, bool quiet, tj_gpu_scope_t *scope)
         scope->pushed = true;
     }
     e = entry_for((CUcontext)ctx);
+    if (e != NULL)
+        renew_if_replaced(e);
     if (e == NULL || atomic_load(&e->dead)) {
         if (scope->pushed)
             cu.cuCtxPopCurrent(&popped);
@@ -399,6 +435,11 @@ void tj_gpu_leave(tj_gpu_scope_t *scope)
     releasing -= scope->releasing;
     scope->releasing = false;
     here = scope->prev;
+}
+
+unsigned tj_gpu_generation(void)
+{
+    return here != NULL ? atomic_load(&here->gen) : 0;
 }
 
 /* The record of the innermost scope, else of the caller's current context. */
@@ -512,6 +553,7 @@ tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
         return TJ_ERR_NOMEM;
     if ((st = CU_CHECK(cuCtxGetCurrent(&m->ctx))) != TJ_OK)
         goto out_free;
+    m->gen = tj_gpu_generation();
     if ((st = CU_CHECK(cuModuleLoadData(&m->module, image))) != TJ_OK)
         goto out_free;
     if ((st = CU_CHECK(cuModuleGetFunction(&f, m->module, name))) != TJ_OK)
@@ -531,9 +573,11 @@ void tj_gpu_module_unload(tj_gpu_module_t *module)
     tj_gpu_scope_t scope;
     if (module == NULL)
         return;
-    /* A module of a dead or destroyed context went with it; nothing can be unloaded there. */
+    /* A module of a dead, destroyed or reset context went with it; nothing can be unloaded
+     * there. */
     if (tj_gpu_enter_to_release(module->ctx, &scope) == TJ_OK) {
-        CU_CHECK(cuModuleUnload(module->module));
+        if (tj_gpu_generation() == module->gen)
+            CU_CHECK(cuModuleUnload(module->module));
         tj_gpu_leave(&scope);
     }
     free(module);

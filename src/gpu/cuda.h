@@ -85,6 +85,10 @@ tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
 
 /* The context of the innermost scope, else the caller's current context (NULL if none). */
 tj_gpu_ctx_t tj_gpu_current(void);
+/* Which instance of the innermost scope's context this is, from 1 (0 outside a scope): it
+ * grows when the application resets or replaces the context behind the same handle, and what
+ * typejit made in an earlier instance (staging, modules) is gone with it. */
+unsigned tj_gpu_generation(void);
 /* The device ordinal of tj_gpu_current(), -1 if none. */
 int tj_gpu_current_device(void);
 

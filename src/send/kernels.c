@@ -28,6 +28,7 @@
 /* The kernel's module in one context, or the remembered failure to load it there. */
 typedef struct {
     tj_gpu_ctx_t ctx;
+    unsigned gen; /* the context's instance (tj_gpu_generation) */
     tj_gpu_module_t *module;
     tj_gpu_function_t fn;
 } loaded_t;
@@ -644,7 +645,9 @@ out_found:
 tj_status_t tj_kernels_function(tj_kernel_t *kernel, tj_gpu_function_t *fn)
 {
     tj_gpu_ctx_t ctx = tj_gpu_current();
+    unsigned gen = tj_gpu_generation();
     loaded_t *l = NULL;
+    bool load = false;
     tj_status_t st = TJ_OK;
 
     if (ctx == NULL)
@@ -654,11 +657,20 @@ tj_status_t tj_kernels_function(tj_kernel_t *kernel, tj_gpu_function_t *fn)
     for (int i = 0; i < kernel->nloaded && l == NULL; i++)
         if (kernel->loaded[i].ctx == ctx)
             l = &kernel->loaded[i];
-    if (l == NULL && kernel->nloaded < TJ_KERNEL_MAX_LOADS) {
+    if (l != NULL && l->gen != gen) {
+        /* Loaded in an earlier instance of this context (reset since): the module went with
+         * it, and so did a failure to load. */
+        tj_gpu_module_unload(l->module); /* frees the record only: the instance differs */
+        load = true;
+    } else if (l == NULL && kernel->nloaded < TJ_KERNEL_MAX_LOADS) {
+        l = &kernel->loaded[kernel->nloaded++];
+        load = true;
+    }
+    if (load) {
         /* Loaded once per context; a failure is remembered there (logged once, where the
          * driver call failed) and the calls that need it are staged. */
-        l = &kernel->loaded[kernel->nloaded++];
         l->ctx = ctx;
+        l->gen = gen;
         if (tj_gpu_module_load(kernel->image, kernel->len, function_name(kernel), &l->module,
                                &l->fn) != TJ_OK) {
             l->module = NULL;

@@ -19,9 +19,11 @@ static int nidle;
 static void release(tj_stage_t *b)
 {
     tj_gpu_scope_t scope;
-    /* A buffer of a dead or destroyed context went with it. */
+    /* A buffer of a dead, destroyed or reset context went with it. */
     if (tj_gpu_enter_to_release(b->ctx, &scope) == TJ_OK) {
-        if (b->kind == TJ_STAGE_DEVICE)
+        if (tj_gpu_generation() != b->gen)
+            ; /* freed by the reset */
+        else if (b->kind == TJ_STAGE_DEVICE)
             tj_gpu_free(b->dev);
         else
             tj_gpu_free_host(b->host);
@@ -33,17 +35,34 @@ static void release(tj_stage_t *b)
 tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
 {
     tj_gpu_ctx_t ctx = tj_gpu_current();
-    tj_stage_t **at, **best = NULL, *b;
+    unsigned gen = tj_gpu_generation();
+    tj_stage_t **at, **best = NULL, *b, *stale = NULL;
     size_t want = TJ_STAGE_MIN;
     tj_status_t st;
 
     if (ctx == NULL)
         return TJ_ERR_INVALID;
     pthread_mutex_lock(&pool_lock);
-    for (at = &idle; *at != NULL; at = &(*at)->next)
+    for (at = &idle; *at != NULL;) {
+        if ((*at)->ctx == ctx && (*at)->gen != gen) {
+            /* Left from an earlier instance of this context: gone with it. */
+            b = *at;
+            *at = b->next;
+            nidle--;
+            b->next = stale;
+            stale = b;
+            continue;
+        }
         if ((*at)->kind == kind && (*at)->ctx == ctx && (*at)->len >= len &&
             (best == NULL || (*at)->len < (*best)->len))
             best = at;
+        at = &(*at)->next;
+    }
+    while (stale != NULL) {
+        b = stale;
+        stale = b->next;
+        free(b);
+    }
     if (best != NULL) {
         b = *best;
         *best = b->next;
@@ -61,6 +80,7 @@ tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
         return TJ_ERR_NOMEM;
     b->kind = kind;
     b->ctx = ctx;
+    b->gen = gen;
     b->len = want;
     if (kind == TJ_STAGE_DEVICE)
         st = tj_gpu_alloc(want, &b->dev);

@@ -12,6 +12,7 @@ typedef enum { TJ_STAGE_DEVICE, TJ_STAGE_PINNED } tj_stage_kind_t;
 typedef struct tj_stage {
     tj_stage_kind_t kind;
     tj_gpu_ctx_t ctx;
+    unsigned gen; /* the context's instance (tj_gpu_generation) it was allocated in */
     size_t len;
     tj_devptr_t dev; /* device address: the buffer itself, or the mapping of the pinned one */
     void *host;      /* host address of a pinned buffer; NULL for device memory */

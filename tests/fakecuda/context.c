@@ -50,8 +50,15 @@ void fc_ctx_poison(struct CUctx_st *ctx, CUresult code)
     fc_ctx_drop_work(ctx);
 }
 
+/* cuda.h: cuCtxGetId's ID is "unique for the life of the program for this instance of CUDA".
+ * Assumption: a primary context reset (cuDevicePrimaryCtxReset) ends that context, and the one
+ * the handle refers to afterwards is a new instance with a new ID, as a cuCtxCreate after a
+ * cuCtxDestroy would be. */
+static unsigned long long last_id;
+
 static void activate(struct CUctx_st *ctx)
 {
+    ctx->id = ++last_id;
     ctx->active = true;
     ctx->sticky = CUDA_SUCCESS;
     ctx->null_stream = fc_stream_new_null(ctx);
@@ -274,6 +281,23 @@ FC_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)
         *device = ctx->device;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+    FC_BEGIN(cuCtxGetId, true);
+    /* cuda.h: NULL asks for the current context's ID. */
+    if (ctxId == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (ctx == NULL)
+        rc = fc_ctx_current(&ctx);
+    else if (!known(ctx))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!ctx->active)
+        rc = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (rc == CUDA_SUCCESS)
+        *ctxId = ctx->id;
     FC_END();
 }
 

@@ -95,6 +95,7 @@ struct CUctx_st {
     unsigned flags;
     CUresult sticky; /* a fault or injected sticky error: every later call in the context fails */
     struct CUstream_st *null_stream;
+    unsigned long long id; /* cuCtxGetId: new at every activation (context.c) */
     struct CUctx_st *next;
 };
 

@@ -45,6 +45,7 @@ static const proc_t procs[] = {
     P("cuCtxPushCurrent", 4000, false, cuCtxPushCurrent_v2),
     P("cuCtxPopCurrent", 4000, false, cuCtxPopCurrent_v2),
     P("cuCtxGetDevice", 2000, false, cuCtxGetDevice),
+    P("cuCtxGetId", 12000, false, cuCtxGetId),
     P("cuCtxSynchronize", 2000, false, cuCtxSynchronize),
     P("cuMemAlloc", 3020, false, cuMemAlloc_v2),
     P("cuMemFree", 3020, false, cuMemFree_v2),

@@ -166,6 +166,34 @@ static void check_primary(void)
     CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
 }
 
+/* cuCtxGetId: an ID per instance of a context. The handle of a primary context stays across a
+ * reset or a last release; the ID does not. A destroyed context has none. */
+static void check_context_ids(void)
+{
+    CUcontext a, own, popped;
+    unsigned long long id1 = 0, id2 = 0, id3 = 0, cur = 0;
+
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&a, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetId(a, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxGetId(a, &id1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetId(NULL, &cur), CUDA_ERROR_INVALID_CONTEXT); /* none current */
+    CHECK_EQ_INT(cuCtxSetCurrent(a), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetId(NULL, &cur), CUDA_SUCCESS);
+    CHECK(cur == id1);
+    CHECK_EQ_INT(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetId(a, &id2), CUDA_SUCCESS);
+    CHECK(id2 != id1);
+    CHECK_EQ_INT(cuCtxCreate_v2(&own, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetId(own, &id3), CUDA_SUCCESS);
+    CHECK(id3 != id1 && id3 != id2);
+    CHECK_EQ_INT(cuCtxDestroy(own), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetId(own, &id3), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    CHECK_EQ_INT(cuCtxGetCurrent(&popped), CUDA_SUCCESS);
+    CHECK(popped == a);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
 static void *other_thread(void *arg)
 {
     CUcontext cur = (CUcontext)1;
@@ -603,6 +631,7 @@ int main(int argc, char **argv)
     CHECK_EQ_INT(count, 2);
     check_no_context();
     check_primary();
+    check_context_ids();
     check_stack_and_threads();
     check_host_access_faults();
     check_guard_page();
