@@ -132,6 +132,11 @@ bool fc_mem_in_arena(uintptr_t p);
 /* Makes the device allocations of @p ctx readable and writable (open) or PROT_NONE (close). */
 void fc_mem_open(struct CUctx_st *ctx);
 void fc_mem_close(struct CUctx_st *ctx);
+/* Whether emulated device work left the bytes around each of @p ctx's device allocations as
+ * they were (the part of its pages before the allocation and the gap of less than 256 bytes to
+ * its guard page, which no guard page protects): false after a write outside an allocation,
+ * which the caller reports as a fault. The bytes are made whole again. Call it open. */
+bool fc_mem_slack_intact(struct CUctx_st *ctx);
 /* Frees every allocation of @p ctx (its teardown). */
 void fc_mem_release_ctx(struct CUctx_st *ctx);
 

@@ -366,6 +366,13 @@ void fc_kernel_execute(fc_op_t *op)
 
     fc_mem_open(ctx);
     sig = fc_fault_guard(run_grid, op);
+    /* A write just outside an allocation, short of its guard page: a fault all the same (on a
+     * GPU it would corrupt whatever lies there, or fault). */
+    if (sig == 0 && !fc_mem_slack_intact(ctx)) {
+        sig = SIGSEGV;
+        if (fc_config.log)
+            fc_log("kernel wrote outside its allocations: illegal address");
+    }
     fc_mem_close(ctx);
     if (sig == 0) {
         fc_stats.launches++;

@@ -56,6 +56,31 @@ void fc_mem_close(struct CUctx_st *ctx)
     protect(ctx, PROT_NONE);
 }
 
+/* True when [p, p + n) holds only FRESH_BYTE; otherwise it is refilled. */
+static bool fresh(uintptr_t p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != FRESH_BYTE) {
+            memset((void *)p, FRESH_BYTE, n);
+            return false;
+        }
+    return true;
+}
+
+bool fc_mem_slack_intact(struct CUctx_st *ctx)
+{
+    bool intact = true;
+    for (fc_alloc_t *a = allocs; a != NULL; a = a->next) {
+        uintptr_t end = a->base + a->size;
+        if (a->kind != FC_MEM_DEVICE || a->ctx != ctx)
+            continue;
+        intact &= fresh(a->map_base, a->base - a->map_base);
+        intact &= fresh(end, a->map_base + a->map_size - end);
+    }
+    return intact;
+}
+
 static fc_alloc_t *record(uintptr_t base, size_t size, fc_mem_kind_t kind, unsigned flags,
                           struct CUctx_st *ctx)
 {
@@ -121,7 +146,8 @@ static size_t round_up(size_t n, size_t to)
 }
 
 /* The allocation ends as close to its guard page as 256-byte alignment allows, so a kernel that
- * runs past the end faults within 256 bytes. */
+ * runs past the end faults within 256 bytes; the bytes of its pages outside it keep FRESH_BYTE,
+ * and emulated device work that writes them is reported as a fault (fc_mem_slack_intact). */
 static CUresult device_alloc(struct CUctx_st *ctx, size_t bytesize, CUdeviceptr *dptr)
 {
     size_t pages = round_up(bytesize, FC_PAGE);

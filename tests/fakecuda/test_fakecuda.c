@@ -300,6 +300,28 @@ static void check_guard_page(void)
     CHECK_EQ_INT(cuMemcpyDtoH(host, q, sizeof host), CUDA_SUCCESS);
     CHECK_EQ_INT(host[7], 107);
     CHECK_EQ_INT(cuCtxDestroy(fresh), CUDA_SUCCESS);
+
+    /* Writes just outside a 100-byte allocation, where no guard page is (the rest of its page
+     * before it, the gap of less than 256 bytes after it), are faults too; its last byte is
+     * not. */
+    {
+        static const long long offs[] = {99, 100, 155, -1, -3000};
+        static const CUresult want[] = {CUDA_SUCCESS, CUDA_ERROR_ILLEGAL_ADDRESS,
+                                        CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_ILLEGAL_ADDRESS,
+                                        CUDA_ERROR_ILLEGAL_ADDRESS};
+        for (int i = 0; i < 5; i++) {
+            CUdeviceptr r;
+            long long at = offs[i];
+            void *poke_params[] = {&r, &at};
+            fresh = new_context(0);
+            mod = load_module(&rc);
+            REQUIRE(rc == CUDA_SUCCESS);
+            CHECK_EQ_INT(cuMemAlloc(&r, 100), CUDA_SUCCESS);
+            launch1(function(mod, "poke"), 1, 32, NULL, poke_params, CUDA_SUCCESS);
+            CHECK_EQ_INT(cuCtxSynchronize(), want[i]);
+            CHECK_EQ_INT(cuCtxDestroy(fresh), CUDA_SUCCESS);
+        }
+    }
 }
 
 static void check_misaligned(void)
