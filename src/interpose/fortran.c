@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "interpose/interpose.h"
+#include "send/request.h"
+#include "util/log.h"
 
 typedef MPI_Fint fint;
 
@@ -571,11 +573,10 @@ FORTRAN_NAMES(f_testsome, testsome, TESTSOME)
 /* An array of Fortran datatype handles converted to C ones (the w forms); small ones on the
  * stack. A null @p f (the send types of an MPI_IN_PLACE call, which are not read) gives NULL.
  *
- * Only the blocking w forms are here. Open MPI 4.1 keeps the pointers to the C arrays of types
- * of MPI_Ialltoallw and MPI_Ineighbor_alltoallw in the request and releases the datatypes in
- * them at completion (ompi_coll_base_retain_datatypes_w), so the converted arrays would have to
- * live until then, and nothing here sees every way a request completes or is freed. The
- * non-blocking w forms stay Open MPI's own Fortran bindings (which call PMPI_* directly). */
+ * The non-blocking w forms keep their arrays on the heap until the request is released (w_keep
+ * below): Open MPI 4.1 keeps the pointers to the C arrays of types of MPI_Ialltoallw and
+ * MPI_Ineighbor_alltoallw in the request and releases the datatypes in them at completion
+ * (ompi_coll_base_retain_datatypes_w). */
 typedef struct {
     MPI_Datatype *t;
     MPI_Datatype small[SMALL];
@@ -599,6 +600,60 @@ static void types_free(types_t *t)
 {
     if (t->t != t->small)
         free(t->t);
+}
+
+/* The converted type arrays of a non-blocking w form, which must outlive the call. */
+typedef struct {
+    MPI_Datatype *st, *rt;
+} w_arrays_t;
+
+static void w_arrays_free(void *arg)
+{
+    w_arrays_t *w = arg;
+    free(w->st);
+    free(w->rt);
+    free(w);
+}
+
+/* @p n Fortran handles converted on the heap (NULL for a null @p f); false when out of memory. */
+static bool types_heap(int n, const fint *f, MPI_Datatype **out)
+{
+    *out = NULL;
+    if (f == NULL)
+        return true;
+    n = n < 0 ? 0 : n;
+    if ((*out = malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Datatype))) == NULL)
+        return false;
+    for (int i = 0; i < n; i++)
+        (*out)[i] = PMPI_Type_f2c(f[i]);
+    return true;
+}
+
+/* The arrays of a non-blocking w form (@p ns send and @p nr receive types) on the heap; NULL
+ * when out of memory. */
+static w_arrays_t *w_arrays(int ns, const fint *stypes, int nr, const fint *rtypes)
+{
+    w_arrays_t *w = calloc(1, sizeof(*w));
+    if (w == NULL || !types_heap(ns, stypes, &w->st) || !types_heap(nr, rtypes, &w->rt)) {
+        if (w != NULL)
+            w_arrays_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* After a non-blocking w form started as @p rc says: hand its arrays to the request, to be
+ * freed when typejit releases it; freed now if the call failed. If the request cannot be
+ * tracked (out of memory), the arrays are left allocated: freeing them while the MPI may still
+ * read them would be worse. */
+static int w_keep(int rc, MPI_Request req, w_arrays_t *w)
+{
+    if (rc != MPI_SUCCESS)
+        w_arrays_free(w);
+    else if (tj_request_on_release(req, w_arrays_free, w) != TJ_OK)
+        tj_log_warn_once("cannot track a non-blocking alltoallw request; its type arrays are "
+                         "not freed");
+    return rc;
 }
 
 /* The number of send and receive types of an Alltoallw: the remote group's size on an
@@ -672,6 +727,29 @@ out:
 }
 FORTRAN_NAMES(f_alltoallw, alltoallw, ALLTOALLW)
 
+static void f_ialltoallw(void *sbuf, fint *scounts, fint *sdispls, fint *stypes, void *rbuf,
+                         fint *rcounts, fint *rdispls, fint *rtypes, fint *comm, fint *request,
+                         fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Request r;
+    w_arrays_t *w;
+    int n = 0, rc = alltoallw_peers(c, &n);
+
+    if (rc == MPI_SUCCESS) {
+        w = w_arrays(n, sb == MPI_IN_PLACE ? NULL : stypes, n, rtypes);
+        rc = w == NULL ? MPI_ERR_NO_MEM
+                       : w_keep(MPI_Ialltoallw(sb, scounts, sdispls, w->st, rb, rcounts, rdispls,
+                                               w->rt, c, &r),
+                                r, w);
+        if (rc == MPI_SUCCESS)
+            *request = PMPI_Request_c2f(r);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_ialltoallw, ialltoallw, IALLTOALLW)
+
 static int coll_neighbor_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fint *stype,
                                    void *rbuf, fint *rcounts, fint *rdispls, fint *rtype,
                                    fint *comm, MPI_Request *req)
@@ -712,6 +790,29 @@ out:
     set_ierr(ierr, rc);
 }
 FORTRAN_NAMES(f_neighbor_alltoallw, neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
+
+static void f_ineighbor_alltoallw(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *stypes,
+                                  void *rbuf, fint *rcounts, MPI_Aint *rdispls, fint *rtypes,
+                                  fint *comm, fint *request, fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    void *sb = f2c_bottom(sbuf), *rb = f2c_bottom(rbuf);
+    MPI_Request r;
+    w_arrays_t *w;
+    int in = 0, out = 0, rc = neighbor_degrees(c, &in, &out);
+
+    if (rc == MPI_SUCCESS) {
+        w = w_arrays(out, stypes, in, rtypes);
+        rc = w == NULL ? MPI_ERR_NO_MEM
+                       : w_keep(MPI_Ineighbor_alltoallw(sb, scounts, sdispls, w->st, rb, rcounts,
+                                                        rdispls, w->rt, c, &r),
+                                r, w);
+        if (rc == MPI_SUCCESS)
+            *request = PMPI_Request_c2f(r);
+    }
+    set_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_ineighbor_alltoallw, ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
 
 static int coll_allgather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
                           fint *rtype, fint *comm, MPI_Request *req)

@@ -57,6 +57,57 @@ tj_status_t tj_request_add_completion(MPI_Request handle, const tj_completion_t 
     return TJ_OK;
 }
 
+/* A completion with a release to run after it (tj_request_on_release). */
+typedef struct {
+    tj_completion_t inner; /* finish NULL: nothing to finish */
+    void (*release)(void *arg);
+    void *arg;
+} chained_t;
+
+static int chained_finish(void *arg, const MPI_Status *status)
+{
+    chained_t *c = arg;
+    return c->inner.finish != NULL ? c->inner.finish(c->inner.arg, status) : MPI_SUCCESS;
+}
+
+static void chained_release(void *arg)
+{
+    chained_t *c = arg;
+    if (c->inner.release != NULL)
+        c->inner.release(c->inner.arg);
+    c->release(c->arg);
+    free(c);
+}
+
+tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg), void *arg)
+{
+    chained_t *c = calloc(1, sizeof(*c));
+    tj_completion_t done = {chained_finish, chained_release, c};
+    tj_request_t *r;
+    tj_status_t st = TJ_OK;
+
+    if (c == NULL) {
+        tj_log_error("out of memory recording a request");
+        return TJ_ERR_NOMEM;
+    }
+    c->release = release;
+    c->arg = arg;
+    pthread_mutex_lock(&table_lock);
+    HASH_FIND(hh, table, &handle, sizeof(MPI_Request), r);
+    if (r != NULL && !r->custom) {
+        st = TJ_ERR_INVALID; /* a point-to-point transfer: nothing to chain to */
+    } else if (r != NULL) {
+        c->inner = r->completion;
+        r->completion = done;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (st == TJ_OK && r == NULL)
+        st = tj_request_add_completion(handle, &done);
+    if (st != TJ_OK)
+        free(c);
+    return st;
+}
+
 /* Finish what a completed request brought: unpack a receive (not a cancelled one). */
 static int finish(tj_request_t *r, const MPI_Status *status)
 {

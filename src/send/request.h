@@ -37,6 +37,12 @@ typedef struct {
 /* Remember @p handle with a completion of its own (copied). */
 tj_status_t tj_request_add_completion(MPI_Request handle, const tj_completion_t *c);
 
+/* Call @p release(@p arg) when typejit releases @p handle's record, after whatever else it does
+ * when the request completes: for what a non-blocking call must keep alive until then (the
+ * converted datatype arrays of the Fortran w forms). The handle's own completion, if it has
+ * one, runs first. */
+tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg), void *arg);
+
 /* Take the record of @p handle out of the table (NULL if it is not typejit's). The caller owns
  * it until tj_request_put or tj_request_done: a handle the system MPI frees and reuses while
  * its completion is being handled can never meet the old record. */

@@ -1,8 +1,8 @@
 ! A Fortran halo exchange through typejit (tests/fortran.cmake): faces of a 3-D array described
 ! by derived datatypes (subarray, vector, hvector, a dup), packed with MPI_Pack and MPI_Unpack
 ! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall and persistent requests,
-! then through the collectives: MPI_Alltoallv, MPI_Alltoallw, MPI_Bcast and
-! MPI_Iallgather (also with MPI_IN_PLACE).
+! then through the collectives: MPI_Alltoallv, MPI_Alltoallw, MPI_Ialltoallw,
+! MPI_Ineighbor_alltoallw, MPI_Bcast and MPI_Iallgather (also with MPI_IN_PLACE).
 ! Every result is checked against the array itself; the counters line that TYPEJIT_STATS=1
 ! prints at MPI_Finalize shows that the Fortran calls reached typejit.
 program halo
@@ -17,7 +17,8 @@ program halo
     integer(kind=MPI_ADDRESS_KIND) :: lb, dext
     integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), stypes(:), rtypes(:)
     double precision, allocatable :: r(:, :, :, :), g(:)
-    integer :: p, req
+    integer :: p, req, ring, nstypes(2), nrtypes(2), ncounts(2)
+    integer(kind=MPI_ADDRESS_KIND) :: nsdispls(2), nrdispls(2)
 
     failures = 0
     call MPI_Init(ierr)
@@ -147,6 +148,46 @@ program halo
             if (any(r(:, 4:, :, p) /= -1)) call fail('MPI_Alltoallw wrote outside y faces')
         end if
     end do
+
+    ! The same as MPI_Ialltoallw: the converted type arrays must live until MPI_Wait.
+    r = -1
+    call MPI_Ialltoallw(a, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, &
+                        MPI_COMM_WORLD, req, ierr)
+    if (ierr /= MPI_SUCCESS) call fail('MPI_Ialltoallw ierr')
+    call MPI_Wait(req, status, ierr)
+    do p = 0, nranks - 1
+        if (mod(rank, 2) == 0) then
+            if (any(r(1, :, :, p) /= a(2, :, :) - (rank - p) * 1000000)) &
+                call fail('MPI_Ialltoallw x faces')
+            if (any(r(2:, :, :, p) /= -1)) call fail('MPI_Ialltoallw wrote outside x faces')
+        else
+            if (any(r(:, 3, :, p) /= a(:, 3, :) - (rank - p) * 1000000)) &
+                call fail('MPI_Ialltoallw y faces')
+            if (any(r(:, 4:, :, p) /= -1)) call fail('MPI_Ialltoallw wrote outside y faces')
+        end if
+    end do
+
+    ! Ineighbor_alltoallw on a periodic ring: my x face (xtype) to both neighbours, theirs
+    ! received as x faces (ztype) into r(:, :, :, 0) from the left and r(:, :, :, 1) from the
+    ! right. Displacements are INTEGER(KIND=MPI_ADDRESS_KIND) bytes.
+    call MPI_Cart_create(MPI_COMM_WORLD, 1, (/ nranks /), (/ .true. /), .false., ring, ierr)
+    nstypes = xtype
+    nrtypes = ztype
+    ncounts = 1
+    nsdispls = 0
+    nrdispls(1) = 0
+    nrdispls(2) = 8 * nx * ny * nz
+    r = -1
+    call MPI_Ineighbor_alltoallw(a, ncounts, nsdispls, nstypes, r, ncounts, nrdispls, nrtypes, &
+                                 ring, req, ierr)
+    if (ierr /= MPI_SUCCESS) call fail('MPI_Ineighbor_alltoallw ierr')
+    call MPI_Wait(req, status, ierr)
+    if (any(r(1, :, :, 0) /= a(2, :, :) - (rank - left) * 1000000)) &
+        call fail('MPI_Ineighbor_alltoallw from the left')
+    if (any(r(1, :, :, 1) /= a(2, :, :) - (rank - right) * 1000000)) &
+        call fail('MPI_Ineighbor_alltoallw from the right')
+    if (any(r(2:, :, :, 0:1) /= -1)) call fail('MPI_Ineighbor_alltoallw wrote outside x faces')
+    call MPI_Comm_free(ring, ierr)
 
     ! Bcast of rank 0's y face in place of mine (ytype); the rest of b stays as it was.
     b = a
