@@ -1,7 +1,8 @@
 # Fortran programs through typejit: Open MPI's Fortran bindings call PMPI_* directly, so these
 # pass only through the Fortran entry points in src/interpose/fortran.c. Built only when CMake
 # finds a Fortran compiler and MPI's Fortran bindings; the stats line is the proof that the
-# calls reached typejit (commits, strided types, and host packs done by the engine).
+# calls reached typejit (commits, strided types, and host packs done by the engine), and that
+# every type was recorded by the Fortran constructors (none translated through contents).
 include(CheckLanguage)
 check_language(Fortran)
 if(NOT CMAKE_Fortran_COMPILER)
@@ -29,6 +30,7 @@ tj_add_test(fortran_halo LABELS mpi TIMEOUT 120
   COMMAND ${TJ_CHECKED}
           --expect "^typejit\\[0\\]: stats commits=[3-9][0-9]* strided=[3-9][0-9]* fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
           --expect "^typejit\\[1\\]: stats commits=[3-9]"
+          --expect "^typejit\\[0\\]: stats .* commits_via_contents=0$"
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
           $<TARGET_FILE:test_fortran_halo>)
 
@@ -39,6 +41,7 @@ if(MPI_Fortran_HAVE_F08_MODULE)
   tj_add_test(fortran_halo_f08 LABELS mpi TIMEOUT 120
     COMMAND ${TJ_CHECKED}
             --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
+            --expect "^typejit\\[0\\]: stats .* commits_via_contents=0$"
             -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
             $<TARGET_FILE:test_fortran_halo_f08>)
 endif()

@@ -208,6 +208,115 @@ static void f_type_dup(fint *oldtype, fint *newtype, fint *ierr)
 }
 FORTRAN_NAMES(f_type_dup, type_dup, TYPE_DUP)
 
+/* The constructors, through the C wrappers so that each new type is recorded at its creation
+ * (src/interpose/constructors.c) and its commit needs no MPI_Type_get_contents. Only the
+ * current names: the deprecated MPI_TYPE_HVECTOR, MPI_TYPE_HINDEXED and MPI_TYPE_STRUCT (INTEGER
+ * displacements) stay Open MPI's, and their types are translated at commit. Arrays of INTEGER
+ * and of INTEGER(KIND=MPI_ADDRESS_KIND) are passed as they are; the order and distribution
+ * constants have the same values in Fortran and C in Open MPI, whose binding passes them on. */
+#define CONSTRUCTED(_call)                                                                         \
+    do {                                                                                           \
+        MPI_Datatype _t;                                                                           \
+        int _rc = _call;                                                                           \
+        if (_rc == MPI_SUCCESS)                                                                    \
+            *newtype = PMPI_Type_c2f(_t);                                                          \
+        set_ierr(ierr, _rc);                                                                       \
+    } while (0)
+
+static void f_type_contiguous(fint *count, fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_contiguous(*count, PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_contiguous, type_contiguous, TYPE_CONTIGUOUS)
+
+static void f_type_vector(fint *count, fint *blocklength, fint *stride, fint *oldtype,
+                          fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_vector(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_vector, type_vector, TYPE_VECTOR)
+
+static void f_type_create_hvector(fint *count, fint *blocklength, MPI_Aint *stride,
+                                  fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(
+        MPI_Type_create_hvector(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_create_hvector, type_create_hvector, TYPE_CREATE_HVECTOR)
+
+static void f_type_indexed(fint *count, fint *blocklengths, fint *displs, fint *oldtype,
+                           fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_indexed(*count, blocklengths, displs, PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_indexed, type_indexed, TYPE_INDEXED)
+
+static void f_type_create_hindexed(fint *count, fint *blocklengths, MPI_Aint *displs,
+                                   fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(
+        MPI_Type_create_hindexed(*count, blocklengths, displs, PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_create_hindexed, type_create_hindexed, TYPE_CREATE_HINDEXED)
+
+static void f_type_create_indexed_block(fint *count, fint *blocklength, fint *displs,
+                                        fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_create_indexed_block(*count, *blocklength, displs,
+                                              PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_create_indexed_block, type_create_indexed_block, TYPE_CREATE_INDEXED_BLOCK)
+
+static void f_type_create_hindexed_block(fint *count, fint *blocklength, MPI_Aint *displs,
+                                         fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_create_hindexed_block(*count, *blocklength, displs,
+                                               PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_create_hindexed_block, type_create_hindexed_block,
+              TYPE_CREATE_HINDEXED_BLOCK)
+
+static void f_type_create_struct(fint *count, fint *blocklengths, MPI_Aint *displs, fint *types,
+                                 fint *newtype, fint *ierr)
+{
+    int n = *count > 0 ? *count : 0;
+    MPI_Datatype *c = malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Datatype));
+
+    if (c == NULL) {
+        set_ierr(ierr, MPI_ERR_NO_MEM);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        c[i] = PMPI_Type_f2c(types[i]);
+    CONSTRUCTED(MPI_Type_create_struct(*count, blocklengths, displs, c, &_t));
+    free(c);
+}
+FORTRAN_NAMES(f_type_create_struct, type_create_struct, TYPE_CREATE_STRUCT)
+
+static void f_type_create_subarray(fint *ndims, fint *sizes, fint *subsizes, fint *starts,
+                                   fint *order, fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_create_subarray(*ndims, sizes, subsizes, starts, *order,
+                                         PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_create_subarray, type_create_subarray, TYPE_CREATE_SUBARRAY)
+
+static void f_type_create_darray(fint *size, fint *rank, fint *ndims, fint *gsizes,
+                                 fint *distribs, fint *dargs, fint *psizes, fint *order,
+                                 fint *oldtype, fint *newtype, fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes,
+                                       *order, PMPI_Type_f2c(*oldtype), &_t));
+}
+FORTRAN_NAMES(f_type_create_darray, type_create_darray, TYPE_CREATE_DARRAY)
+
+static void f_type_create_resized(fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, fint *newtype,
+                                  fint *ierr)
+{
+    CONSTRUCTED(MPI_Type_create_resized(PMPI_Type_f2c(*oldtype), *lb, *extent, &_t));
+}
+FORTRAN_NAMES(f_type_create_resized, type_create_resized, TYPE_CREATE_RESIZED)
+
 /* ---- pack and unpack ------------------------------------------------------------------------ */
 
 static void f_pack(void *inbuf, fint *incount, fint *datatype, void *outbuf, fint *outsize,

@@ -59,6 +59,7 @@ static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
             st = tj_translate_finish(&ir, info->extent, info->size, &info->block, NULL);
         return st;
     }
+    tj_stats_inc(TJ_STAT_commits_via_contents);
     return tj_translate_block(type, &info->block, NULL);
 }
 

@@ -29,7 +29,8 @@
     _X(packs_generic_while_compiling)                                                              \
     _X(cache_hits_memory)                                                                          \
     _X(cache_hits_disk)                                                                            \
-    _X(cache_misses)
+    _X(cache_misses)                                                                               \
+    _X(commits_via_contents)
 
 typedef enum {
 #define TJ_STAT_ENUM(_name) TJ_STAT_##_name,
