@@ -77,6 +77,22 @@ static bool parse_bool(const char *var, bool def)
     return parse_choice(var, bool_choices, sizeof(bool_choices) / sizeof(bool_choices[0]), def);
 }
 
+/* A whole number from @p lo to @p hi (@p unit, e.g. " of seconds", names what it counts);
+ * @p def, with a warning, for anything else. */
+static int parse_whole(const char *var, long lo, long hi, long def, const char *unit)
+{
+    const char *s = getenv(var);
+    long v;
+
+    if (s == NULL || *s == '\0')
+        return (int)def;
+    if (tj_config_parse_long(s, lo, hi, &v))
+        return (int)v;
+    setting_warn("ignoring %s=\"%s\": expected a whole number%s from %ld to %ld, using %ld", var, s,
+                 unit, lo, hi, def);
+    return (int)def;
+}
+
 static void copy_string(char *dst, size_t len, const char *var, const char *src)
 {
     if (strlen(src) >= len) {
@@ -165,28 +181,8 @@ void tj_config_parse(tj_config_t *cfg)
     cfg->stage_contiguous =
         (tj_tristate_t)parse_choice("TYPEJIT_STAGE_CONTIGUOUS", tristates, 3, TJ_TRI_AUTO);
     cfg->jit_sync = parse_bool("TYPEJIT_JIT_SYNC", false);
-    cfg->jit_threads = 1;
-    s = getenv("TYPEJIT_JIT_THREADS");
-    if (s != NULL && *s != '\0') {
-        long threads;
-        if (tj_config_parse_long(s, 1, 64, &threads))
-            cfg->jit_threads = (int)threads;
-        else
-            setting_warn("ignoring TYPEJIT_JIT_THREADS=\"%s\": expected a whole number from 1 to "
-                         "64, using 1",
-                         s);
-    }
-    cfg->jit_drain_s = 2;
-    s = getenv("TYPEJIT_JIT_DRAIN");
-    if (s != NULL && *s != '\0') {
-        long seconds;
-        if (tj_config_parse_long(s, 0, 3600, &seconds))
-            cfg->jit_drain_s = (int)seconds;
-        else
-            setting_warn("ignoring TYPEJIT_JIT_DRAIN=\"%s\": expected a whole number of seconds "
-                         "from 0 to 3600, using 2",
-                         s);
-    }
+    cfg->jit_threads = parse_whole("TYPEJIT_JIT_THREADS", 1, 64, 1, "");
+    cfg->jit_drain_s = parse_whole("TYPEJIT_JIT_DRAIN", 0, 3600, 2, " of seconds");
     s = getenv("TYPEJIT_SYSTEM_TABLE");
     if (s != NULL && *s != '\0')
         copy_string(cfg->system_table, sizeof(cfg->system_table), "TYPEJIT_SYSTEM_TABLE", s);

@@ -137,17 +137,7 @@ program halo
     call MPI_Alltoallw(a, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, &
                        MPI_COMM_WORLD, ierr)
     if (ierr /= MPI_SUCCESS) call fail('MPI_Alltoallw ierr')
-    do p = 0, nranks - 1
-        if (mod(rank, 2) == 0) then
-            if (any(r(1, :, :, p) /= a(2, :, :) - (rank - p) * 1000000)) &
-                call fail('MPI_Alltoallw x faces')
-            if (any(r(2:, :, :, p) /= -1)) call fail('MPI_Alltoallw wrote outside x faces')
-        else
-            if (any(r(:, 3, :, p) /= a(:, 3, :) - (rank - p) * 1000000)) &
-                call fail('MPI_Alltoallw y faces')
-            if (any(r(:, 4:, :, p) /= -1)) call fail('MPI_Alltoallw wrote outside y faces')
-        end if
-    end do
+    call check_w('MPI_Alltoallw')
 
     ! The same as MPI_Ialltoallw: the converted type arrays must live until MPI_Wait.
     r = -1
@@ -155,17 +145,7 @@ program halo
                         MPI_COMM_WORLD, req, ierr)
     if (ierr /= MPI_SUCCESS) call fail('MPI_Ialltoallw ierr')
     call MPI_Wait(req, status, ierr)
-    do p = 0, nranks - 1
-        if (mod(rank, 2) == 0) then
-            if (any(r(1, :, :, p) /= a(2, :, :) - (rank - p) * 1000000)) &
-                call fail('MPI_Ialltoallw x faces')
-            if (any(r(2:, :, :, p) /= -1)) call fail('MPI_Ialltoallw wrote outside x faces')
-        else
-            if (any(r(:, 3, :, p) /= a(:, 3, :) - (rank - p) * 1000000)) &
-                call fail('MPI_Ialltoallw y faces')
-            if (any(r(:, 4:, :, p) /= -1)) call fail('MPI_Ialltoallw wrote outside y faces')
-        end if
-    end do
+    call check_w('MPI_Ialltoallw')
 
     ! Ineighbor_alltoallw on a periodic ring: my x face (xtype) to both neighbours, theirs
     ! received as x faces (ztype) into r(:, :, :, 0) from the left and r(:, :, :, 1) from the
@@ -224,6 +204,23 @@ program halo
     if (rank == 0) print '(a)', 'PASS'
 
 contains
+
+    ! What an Alltoallw above must have received in r.
+    subroutine check_w(what)
+        character(len=*), intent(in) :: what
+        integer :: q
+        do q = 0, nranks - 1
+            if (mod(rank, 2) == 0) then
+                if (any(r(1, :, :, q) /= a(2, :, :) - (rank - q) * 1000000)) &
+                    call fail(what // ' x faces')
+                if (any(r(2:, :, :, q) /= -1)) call fail(what // ' wrote outside x faces')
+            else
+                if (any(r(:, 3, :, q) /= a(:, 3, :) - (rank - q) * 1000000)) &
+                    call fail(what // ' y faces')
+                if (any(r(:, 4:, :, q) /= -1)) call fail(what // ' wrote outside y faces')
+            end if
+        end do
+    end subroutine check_w
 
     subroutine fail(what)
         character(len=*), intent(in) :: what
