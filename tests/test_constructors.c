@@ -13,6 +13,7 @@
 #include "interpose/interpose.h"
 #include "randtype.h"
 #include "type/translate.h"
+#include "util/stats.h"
 
 /* @p t is committed: its record must exist, come from its creation, and agree with a fresh
  * translation of the same handle. */
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 {
     uint64_t seed = 1;
     long types = 2000, known = 0;
+    uint64_t via_contents;
     rt_options_t opt = {
         .max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34, .huge_percent = 5};
     rt_rng_t rng;
@@ -179,6 +181,7 @@ int main(int argc, char **argv)
     dup_of_committed();
     reused_handle();
     rt_seed(&rng, seed);
+    via_contents = tj_stats_get(TJ_STAT_commits_via_contents);
     for (long n = 0; n < types;) {
         MPI_Datatype t = rt_random_type(&rng, &opt, desc, sizeof(desc));
         tj_status_t st;
@@ -192,6 +195,8 @@ int main(int argc, char **argv)
     }
     printf("%ld random types, %ld with a creation record\n", types, known);
     CHECK_EQ_INT(known, types);
+    /* Not one of them needed MPI_Type_get_contents at its commit. */
+    CHECK_EQ_INT(tj_stats_get(TJ_STAT_commits_via_contents) - via_contents, 0);
     MPI_Finalize();
     CHECK_DONE();
 }
