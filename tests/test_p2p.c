@@ -2,11 +2,12 @@
  * against the system MPI itself: every received buffer, status, MPI_Get_count and
  * MPI_Get_elements is compared with what the system MPI delivers for the same types and bytes
  * on host buffers (a send-receive over a private MPI_COMM_SELF). Random nested types, each side's
- * memory of any kind, and every way to send and receive: blocking, synchronous, buffered,
- * non-blocking with Wait, Waitall, Waitany and Testsome, persistent with Startall (their types
- * freed after the init; three sends from one buffer packed by one fused launch), Sendrecv,
- * Sendrecv_replace, Mprobe/Mrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message
- * shorter than the buffer (a partial object), cancel, and a send request freed while active.
+ * memory of any kind, and every way to send and receive: blocking, synchronous, buffered and
+ * ready sends, non-blocking ones of each mode with Wait, Waitall, Waitany and Testsome,
+ * persistent ones of each mode with Start and Startall (their types freed after the init; three
+ * sends from one buffer packed by one fused launch), Sendrecv, Sendrecv_replace, Mprobe/Mrecv,
+ * Improbe/Imrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message shorter than
+ * the buffer (a partial object), cancel, and a send request freed while active.
  *
  *   mpirun -np N test_p2p [--seed S] [--types T] [--threads K] [--host-only]
  *
@@ -30,7 +31,7 @@
 
 #define POISON   0x5A
 #define MAX_SPAN ((int64_t)1 << 20)
-#define VARIANTS 18
+#define VARIANTS 26
 
 static int rank, nranks;
 static bool host_only;
@@ -45,7 +46,9 @@ static const char *const variant_names[VARIANTS] = {
     "persistent",          "waitany",      "testsome",        "any_source",
     "packed peer",         "bsend",        "sendrecv_replace", "mprobe/mrecv",
     "isend+free",          "iprobe",       "truncate",        "partial",
-    "proc_null",           "cancel",
+    "proc_null",           "cancel",       "rsend",           "issend",
+    "irsend",              "ibsend",       "ssend_init",      "rsend_init",
+    "bsend_init",          "improbe/imrecv",
 };
 
 #define FAIL(...)                                                                                  \
@@ -206,6 +209,15 @@ typedef struct {
     uint64_t seed;
     long types;
 } job_t;
+
+/* Ready mode needs the matching receive posted first: tell prev this rank's is, and wait until
+ * next's is (a zero-byte message on a tag of its own). */
+static void ready_handshake(int tag)
+{
+    int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    CHECK(MPI_Sendrecv(NULL, 0, MPI_BYTE, prev, tag + 50000, NULL, 0, MPI_BYTE, next, tag + 50000,
+                       MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+}
 
 /* One type, one variant: every rank sends to the next and receives from the previous. */
 static void exchange(MPI_Datatype type, const char *desc, int variant, int count, kind_t sk,
@@ -387,6 +399,60 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         if (c1 != c2)
             FAIL("iprobe: count %d, system MPI %d: %s", c1, c2, desc);
         rc = MPI_Recv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &st);
+        CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        break;
+    }
+    case 18:
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        ready_handshake(tag);
+        CHECK(MPI_Rsend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+        rc = MPI_Wait(&req[0], &st);
+        break;
+    case 19:
+    case 20:
+    case 21: {
+        MPI_Status sts[2];
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        if (variant == 20)
+            ready_handshake(tag);
+        CHECK((variant == 19   ? MPI_Issend
+               : variant == 20 ? MPI_Irsend
+                               : MPI_Ibsend)(s.arg, scount, stype, next, tag, MPI_COMM_WORLD,
+                                             &req[1]) == MPI_SUCCESS);
+        rc = MPI_Waitall(2, req, sts);
+        st = sts[0];
+        break;
+    }
+    case 22:
+    case 23:
+    case 24: {
+        /* The other persistent send modes, started one at a time (ready mode once the receive
+         * is started and prev knows it). */
+        MPI_Status sts[2];
+        CHECK(MPI_Recv_init(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) ==
+              MPI_SUCCESS);
+        CHECK((variant == 22   ? MPI_Ssend_init
+               : variant == 23 ? MPI_Rsend_init
+                               : MPI_Bsend_init)(s.arg, scount, stype, next, tag, MPI_COMM_WORLD,
+                                                 &req[1]) == MPI_SUCCESS);
+        CHECK(MPI_Start(&req[0]) == MPI_SUCCESS);
+        if (variant == 23)
+            ready_handshake(tag);
+        CHECK(MPI_Start(&req[1]) == MPI_SUCCESS);
+        rc = MPI_Waitall(2, req, sts);
+        st = sts[0];
+        MPI_Request_free(&req[0]);
+        MPI_Request_free(&req[1]);
+        break;
+    }
+    case 25: {
+        MPI_Message msg;
+        int flag = 0;
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        while (!flag)
+            CHECK(MPI_Improbe(prev, tag, MPI_COMM_WORLD, &flag, &msg, &st) == MPI_SUCCESS);
+        CHECK(MPI_Imrecv(r.arg, rcount, type, &msg, &req[0]) == MPI_SUCCESS);
+        rc = MPI_Wait(&req[0], &st);
         CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
         break;
     }
