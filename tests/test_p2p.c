@@ -3,7 +3,8 @@
  * MPI_Get_elements is compared with what the system MPI delivers for the same types and bytes
  * on host buffers (a send-receive over a private MPI_COMM_SELF). Random nested types, each side's
  * memory of any kind, and every way to send and receive: blocking, synchronous, buffered and
- * ready sends, non-blocking ones of each mode with Wait, Waitall, Waitany and Testsome,
+ * ready sends, non-blocking ones of each mode with Wait, Waitall, Waitany, Waitsome, Testall,
+ * Testany, Testsome and Request_get_status (the bytes there as soon as it reports completion),
  * persistent ones of each mode with Start and Startall (their types freed after the init; three
  * sends from one buffer packed by one fused launch), Sendrecv, Sendrecv_replace, Mprobe/Mrecv,
  * Improbe/Imrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message shorter than
@@ -31,7 +32,7 @@
 
 #define POISON   0x5A
 #define MAX_SPAN ((int64_t)1 << 20)
-#define VARIANTS 26
+#define VARIANTS 30
 
 static int rank, nranks;
 static bool host_only;
@@ -48,7 +49,8 @@ static const char *const variant_names[VARIANTS] = {
     "isend+free",          "iprobe",       "truncate",        "partial",
     "proc_null",           "cancel",       "rsend",           "issend",
     "irsend",              "ibsend",       "ssend_init",      "rsend_init",
-    "bsend_init",          "improbe/imrecv",
+    "bsend_init",          "improbe/imrecv", "testall",       "testany",
+    "waitsome",            "request_get_status",
 };
 
 #define FAIL(...)                                                                                  \
@@ -455,6 +457,50 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         rc = MPI_Wait(&req[0], &st);
         CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
         break;
+    }
+    case 26:
+    case 27:
+    case 28: {
+        /* The completion calls the loop above does not use: Testall, Testany, Waitsome. */
+        MPI_Status sts[2];
+        int flag = 0, left = 2, index, outcount, indices[2];
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        while (variant == 26 && !flag) {
+            rc = MPI_Testall(2, req, &flag, sts);
+            st = sts[0];
+        }
+        while (variant == 27 && left > 0) {
+            rc = MPI_Testany(2, req, &index, &flag, &sts[0]);
+            if (flag && index != MPI_UNDEFINED) {
+                if (index == 0)
+                    st = sts[0];
+                left--;
+            }
+        }
+        while (variant == 28 && left > 0) {
+            rc = MPI_Waitsome(2, req, &outcount, indices, sts);
+            for (int j = 0; j < outcount; j++)
+                if (indices[j] == 0)
+                    st = sts[j];
+            left -= outcount;
+        }
+        break;
+    }
+    case 29: {
+        /* MPI_Request_get_status reports the receive complete: its bytes must be there at once,
+         * before the Wait that frees the request. */
+        int flag = 0;
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
+        while (!flag)
+            rc = MPI_Request_get_status(req[0], &flag, &st);
+        verify(what, &r, &ref, &st, rc, prev, tag, desc);
+        CHECK(MPI_Wait(&req[0], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        /* And still after the Wait, which only reports the completion. */
+        verify(what, &r, &ref, &st, rc, prev, tag, desc);
+        goto out;
     }
     default: /* 0 and 8 */
         CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
