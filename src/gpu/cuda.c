@@ -53,7 +53,6 @@
     _X(cuMemHostGetDevicePointer, 1, "cuMemHostGetDevicePointer_v2", NULL)                         \
     _X(cuMemcpyHtoDAsync, 1, "cuMemcpyHtoDAsync_v2", NULL)                                         \
     _X(cuMemcpyDtoHAsync, 1, "cuMemcpyDtoHAsync_v2", NULL)                                         \
-    _X(cuMemcpyDtoDAsync, 1, "cuMemcpyDtoDAsync_v2", NULL)                                         \
     _X(cuMemsetD8Async, 1, "cuMemsetD8Async", NULL)                                                \
     _X(cuMemcpy2DAsync, 0, "cuMemcpy2DAsync_v2", NULL)                                             \
     _X(cuEventCreate, 0, "cuEventCreate", NULL)                                                    \
@@ -278,15 +277,6 @@ void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
     out->ctx = ctx;
     out->base = (uintptr_t)start;
     out->size = size;
-}
-
-tj_mem_t tj_gpu_classify(const void *ptr, int *device)
-{
-    tj_gpu_ptr_t p;
-    tj_gpu_query(ptr, &p);
-    if (device != NULL && p.kind != TJ_MEM_HOST)
-        *device = p.device;
-    return p.kind;
 }
 
 bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi)
@@ -604,12 +594,6 @@ tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len)
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len)
 {
     tj_status_t st = CU_CHECK(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
-    return st == TJ_OK ? tj_gpu_sync() : st;
-}
-
-tj_status_t tj_gpu_copy_dtod(tj_devptr_t dst, tj_devptr_t src, size_t len)
-{
-    tj_status_t st = CU_CHECK(cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, len, stream()));
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 

@@ -66,8 +66,6 @@ int tj_gpu_driver_version(void);
 /* Query @p ptr: one driver call, none without a device. Unknown memory is TJ_MEM_HOST. */
 void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out);
 
-/* Classify @p ptr; @p device gets the device ordinal for device, managed and pinned memory. */
-tj_mem_t tj_gpu_classify(const void *ptr, int *device);
 
 /* True when kernels and copies may use the bytes [lo, hi) of the allocation @p p describes
  * (always true for host memory, and for an allocation whose range the driver did not report:
@@ -118,7 +116,6 @@ tj_status_t tj_gpu_sync(void);
 /* Copies on the current context's stream, waiting for completion. */
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len);
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len);
-tj_status_t tj_gpu_copy_dtod(tj_devptr_t dst, tj_devptr_t src, size_t len);
 
 /* Device memory and page-locked mapped host memory of the current context. */
 tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr);
