@@ -427,11 +427,6 @@ void tj_gpu_leave(tj_gpu_scope_t *scope)
     here = scope->prev;
 }
 
-unsigned tj_gpu_generation(void)
-{
-    return here != NULL ? atomic_load(&here->gen) : 0;
-}
-
 /* The record of the innermost scope, else of the caller's current context. */
 static ctx_entry_t *entry_here(void)
 {
@@ -441,6 +436,12 @@ static ctx_entry_t *entry_here(void)
     if (tj_gpu_init() != TJ_OK || cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL)
         return NULL;
     return entry_for(cur);
+}
+
+unsigned tj_gpu_generation(void)
+{
+    ctx_entry_t *e = entry_here();
+    return e != NULL ? atomic_load(&e->gen) : 0;
 }
 
 tj_gpu_ctx_t tj_gpu_current(void)

@@ -66,7 +66,6 @@ int tj_gpu_driver_version(void);
 /* Query @p ptr: one driver call, none without a device. Unknown memory is TJ_MEM_HOST. */
 void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out);
 
-
 /* True when kernels and copies may use the bytes [lo, hi) of the allocation @p p describes
  * (always true for host memory, and for an allocation whose range the driver did not report:
  * there is nothing to check). */
@@ -83,9 +82,9 @@ tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
 
 /* The context of the innermost scope, else the caller's current context (NULL if none). */
 tj_gpu_ctx_t tj_gpu_current(void);
-/* Which instance of the innermost scope's context this is, from 1 (0 outside a scope): it
- * grows when the application resets or replaces the context behind the same handle, and what
- * typejit made in an earlier instance (staging, modules) is gone with it. */
+/* Which instance of the context of tj_gpu_current() this is, from 1 (0 without one): it grows
+ * when the application resets or replaces the context behind the same handle, and what typejit
+ * made in an earlier instance (staging, modules) is gone with it. */
 unsigned tj_gpu_generation(void);
 /* The device ordinal of tj_gpu_current(), -1 if none. */
 int tj_gpu_current_device(void);
