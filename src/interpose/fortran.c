@@ -208,6 +208,20 @@ static void f_type_dup(fint *oldtype, fint *newtype, fint *ierr)
 }
 FORTRAN_NAMES(f_type_dup, type_dup, TYPE_DUP)
 
+/* @p n Fortran handles converted on the heap (NULL for a null @p f); false when out of memory. */
+static bool types_heap(int n, const fint *f, MPI_Datatype **out)
+{
+    *out = NULL;
+    if (f == NULL)
+        return true;
+    n = n < 0 ? 0 : n;
+    if ((*out = malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Datatype))) == NULL)
+        return false;
+    for (int i = 0; i < n; i++)
+        (*out)[i] = PMPI_Type_f2c(f[i]);
+    return true;
+}
+
 /* The constructors, through the C wrappers so that each new type is recorded at its creation
  * (src/interpose/constructors.c) and its commit needs no MPI_Type_get_contents. Only the
  * current names: the deprecated MPI_TYPE_HVECTOR, MPI_TYPE_HINDEXED and MPI_TYPE_STRUCT (INTEGER
@@ -279,15 +293,12 @@ FORTRAN_NAMES(f_type_create_hindexed_block, type_create_hindexed_block,
 static void f_type_create_struct(fint *count, fint *blocklengths, MPI_Aint *displs, fint *types,
                                  fint *newtype, fint *ierr)
 {
-    int n = *count > 0 ? *count : 0;
-    MPI_Datatype *c = malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Datatype));
+    MPI_Datatype *c;
 
-    if (c == NULL) {
+    if (!types_heap(*count, types, &c)) {
         set_ierr(ierr, MPI_ERR_NO_MEM);
         return;
     }
-    for (int i = 0; i < n; i++)
-        c[i] = PMPI_Type_f2c(types[i]);
     CONSTRUCTED(MPI_Type_create_struct(*count, blocklengths, displs, c, &_t));
     free(c);
 }
@@ -722,20 +733,6 @@ static void w_arrays_free(void *arg)
     free(w->st);
     free(w->rt);
     free(w);
-}
-
-/* @p n Fortran handles converted on the heap (NULL for a null @p f); false when out of memory. */
-static bool types_heap(int n, const fint *f, MPI_Datatype **out)
-{
-    *out = NULL;
-    if (f == NULL)
-        return true;
-    n = n < 0 ? 0 : n;
-    if ((*out = malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Datatype))) == NULL)
-        return false;
-    for (int i = 0; i < n; i++)
-        (*out)[i] = PMPI_Type_f2c(f[i]);
-    return true;
 }
 
 /* The arrays of a non-blocking w form (@p ns send and @p nr receive types) on the heap; NULL

@@ -1,5 +1,6 @@
 ! A Fortran halo exchange through typejit (tests/fortran.cmake): faces of a 3-D array described
-! by derived datatypes (subarray, vector, hvector, a dup), packed with MPI_Pack and MPI_Unpack
+! by derived datatypes (subarray, vector, hvector, a dup; the x face also through every other
+! constructor), packed with MPI_Pack and MPI_Unpack
 ! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall and persistent requests,
 ! then through the collectives: MPI_Alltoallv, MPI_Alltoallw, MPI_Ialltoallw,
 ! MPI_Ineighbor_alltoallw, MPI_Bcast and MPI_Iallgather (also with MPI_IN_PLACE).
@@ -17,7 +18,9 @@ program halo
     integer(kind=MPI_ADDRESS_KIND) :: lb, dext
     integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), stypes(:), rtypes(:)
     double precision, allocatable :: r(:, :, :, :), g(:)
-    integer :: p, req, ring, nstypes(2), nrtypes(2), ncounts(2)
+    integer :: p, req, ring, nstypes(2), nrtypes(2), ncounts(2), t
+    integer, allocatable :: blens(:), idispls(:)
+    integer(kind=MPI_ADDRESS_KIND), allocatable :: adispls(:)
     integer(kind=MPI_ADDRESS_KIND) :: nsdispls(2), nrdispls(2)
 
     failures = 0
@@ -68,6 +71,42 @@ program halo
     pos = 0
     call MPI_Pack(a, 1, dup, packed, 8 * size(packed), pos, MPI_COMM_WORLD, ierr)
     if (any(reshape(packed(1:ny * nz), (/ ny, nz /)) /= a(2, :, :))) call fail('MPI_Pack of a dup')
+
+    ! The x face made by the other constructors, each packed and compared: indexed (element
+    ! and byte displacements, with and without a common block length), a struct of one member,
+    ! a resized one; and the whole array as a darray over one process.
+    allocate(blens(ny * nz), idispls(ny * nz), adispls(ny * nz))
+    do k = 1, nz
+        do j = 1, ny
+            idispls((k - 1) * ny + j) = 1 + (j - 1) * nx + (k - 1) * nx * ny
+        end do
+    end do
+    blens = 1
+    adispls = 8 * idispls
+    call MPI_Type_indexed(ny * nz, blens, idispls, MPI_DOUBLE_PRECISION, t, ierr)
+    call check_x(t, 'MPI_Type_indexed')
+    call MPI_Type_create_indexed_block(ny * nz, 1, idispls, MPI_DOUBLE_PRECISION, t, ierr)
+    call check_x(t, 'MPI_Type_create_indexed_block')
+    call MPI_Type_create_hindexed(ny * nz, blens, adispls, MPI_DOUBLE_PRECISION, t, ierr)
+    call check_x(t, 'MPI_Type_create_hindexed')
+    call MPI_Type_create_hindexed_block(ny * nz, 1, adispls, MPI_DOUBLE_PRECISION, t, ierr)
+    call check_x(t, 'MPI_Type_create_hindexed_block')
+    call MPI_Type_create_struct(1, (/ 1 /), (/ 0_MPI_ADDRESS_KIND /), (/ xtype /), t, ierr)
+    call check_x(t, 'MPI_Type_create_struct')
+    call MPI_Type_create_resized(xtype, 0_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND * nx * ny * nz, &
+                                 t, ierr)
+    call check_x(t, 'MPI_Type_create_resized')
+    deallocate(blens, idispls, adispls)
+    call MPI_Type_create_darray(1, 0, 3, sizes, (/ MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_NONE, &
+                                MPI_DISTRIBUTE_NONE /), (/ MPI_DISTRIBUTE_DFLT_DARG, &
+                                MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG /), &
+                                (/ 1, 1, 1 /), MPI_ORDER_FORTRAN, MPI_DOUBLE_PRECISION, t, ierr)
+    call MPI_Type_commit(t, ierr)
+    pos = 0
+    call MPI_Pack(a, 1, t, packed, 8 * size(packed), pos, MPI_COMM_WORLD, ierr)
+    if (pos /= 8 * nx * ny * nz .or. any(packed /= reshape(a, (/ nx * ny * nz /)))) &
+        call fail('MPI_Type_create_darray')
+    call MPI_Type_free(t, ierr)
 
     ! Exchange: my x face i = 2 goes right into the neighbour's i = 1 ghost face.
     b = a
@@ -204,6 +243,19 @@ program halo
     if (rank == 0) print '(a)', 'PASS'
 
 contains
+
+    ! Commit t, pack one of it from a: it must give the x face i = 2. Frees t.
+    subroutine check_x(t, what)
+        integer, intent(inout) :: t
+        character(len=*), intent(in) :: what
+        integer :: at, err
+        call MPI_Type_commit(t, err)
+        at = 0
+        call MPI_Pack(a, 1, t, packed, 8 * size(packed), at, MPI_COMM_WORLD, err)
+        if (err /= MPI_SUCCESS .or. at /= 8 * ny * nz .or. &
+            any(reshape(packed(1:ny * nz), (/ ny, nz /)) /= a(2, :, :))) call fail(what)
+        call MPI_Type_free(t, err)
+    end subroutine check_x
 
     ! What an Alltoallw above must have received in r.
     subroutine check_w(what)
