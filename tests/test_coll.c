@@ -4,9 +4,9 @@
  * compared byte for byte over their whole footprint (bytes no typemap touches included).
  *
  * Every collective typejit interposes: Alltoallv, Alltoallw, Neighbor_alltoallv and
- * Neighbor_alltoallw (on a Cartesian communicator with MPI_PROC_NULL neighbours and on a
- * distributed graph), Allgather, Allgatherv, Gather, Gatherv, Scatter, Scatterv and Bcast,
- * blocking and non-blocking (completed by Wait, a Test loop or Waitall), with MPI_IN_PLACE
+ * Neighbor_alltoallw (on a Cartesian communicator with MPI_PROC_NULL neighbours, on a
+ * distributed graph, and from three ranks on an MPI_Graph_create ring), Allgather,
+ * Allgatherv, Gather, Gatherv, Scatter, Scatterv and Bcast, blocking and non-blocking (completed by Wait, a Test loop or Waitall), with MPI_IN_PLACE
  * where the standard allows it, counts from 0 to 3 per peer, random nested types (strided and
  * not), a send type and a receive type of the same size but another layout, per-peer types in
  * the w forms, and each rank's buffers in memory of its own kind (device, managed, pinned or
@@ -64,8 +64,8 @@ static int rank, nranks;
 static long failures, checked;
 static uint64_t seed = 1;
 static bool verbose, host_only;
-static MPI_Comm cart, graph;
-static int cart_src[4], cart_dst[4], graph_src[2], graph_dst[2];
+static MPI_Comm cart, graph, ring = MPI_COMM_NULL;
+static int cart_src[4], cart_dst[4], graph_src[2], graph_dst[2], ring_nbrs[2];
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
@@ -319,19 +319,24 @@ static void one(long t, int kind, bool nonblocking)
     int root = (int)(h(t, 0, 0, 2) % (uint64_t)nranks), cnt0 = (int)(h(t, 0, 0, 3) % 4);
     kind_t sk = pick_kind(t, 0), rk = pick_kind(t, 1);
     char what[96];
-    bool nbr = kind == NBR_V || kind == NBR_W, use_cart = h(t, 0, 0, 4) % 2;
-    const int *src = use_cart ? cart_src : graph_src, *dst = use_cart ? cart_dst : graph_dst;
+    /* The neighbourhood: a distributed graph (0), a Cartesian grid (1), or, with three ranks or
+     * more, a ring made by MPI_Graph_create (2). */
+    int topo = (int)(h(t, 0, 0, 4) % (ring != MPI_COMM_NULL ? 3 : 2));
+    bool nbr = kind == NBR_V || kind == NBR_W, use_cart = topo == 1;
+    const int *src = topo == 1 ? cart_src : topo == 2 ? ring_nbrs : graph_src;
+    const int *dst = topo == 1 ? cart_dst : topo == 2 ? ring_nbrs : graph_dst;
     int deg = use_cart ? 4 : 2;
 
     if (nbr)
-        comm = use_cart ? cart : graph;
+        comm = topo == 1 ? cart : topo == 2 ? ring : graph;
     /* MPI_IN_PLACE one time in three where the standard allows it. */
     if (h(t, 0, 0, 5) % 3 == 0 && kind != NBR_V && kind != NBR_W && kind != BCAST)
         inplace = true;
     if ((kind == GATHER || kind == GATHERV || kind == SCATTER || kind == SCATTERV) && rank != root)
         inplace = false;
     snprintf(what, sizeof(what), "%s%s%s%s", nonblocking ? "i" : "", kind_names_coll[kind],
-             inplace ? " in place" : "", nbr ? (use_cart ? " (cart)" : " (graph)") : "");
+             inplace ? " in place" : "",
+             nbr ? (topo == 1 ? " (cart)" : topo == 2 ? " (graph ring)" : " (dist graph)") : "");
     if (verbose)
         fprintf(stderr, "rank %d: iteration %ld %s, send %s, receive %s\n", rank, t, what,
                 kind_names[sk], kind_names[rk]);
@@ -381,9 +386,10 @@ static void one(long t, int kind, bool nonblocking)
         s.type = pick(t, x, rank, 0, 10);
         r.type = pick(t, x, rank, 0, 11);
         for (int k = 0; k < deg; k++) {
-            /* Receive slot k from src[k] is that rank's send slot k ^ 1 (Cartesian: it sent to
-             * its +1 neighbour what we get from our -1 neighbour) or k (the ring graph). */
-            int from = src[k] == MPI_PROC_NULL ? 0 : src[k], slot = use_cart ? k ^ 1 : k;
+            /* Receive slot k from src[k] is that rank's send slot k ^ 1 (Cartesian, and the
+             * MPI_Graph ring {prev, next}: it sent to its +1 neighbour what we get from our -1
+             * neighbour) or k (the distributed graph, whose in- and out-lists are reversed). */
+            int from = src[k] == MPI_PROC_NULL ? 0 : src[k], slot = topo != 0 ? k ^ 1 : k;
             s.counts[k] = (int)(h(t, rank, k, 30) % 4);
             r.counts[k] = (int)(h(t, from, slot, 30) % 4);
             if (src[k] == MPI_PROC_NULL)
@@ -841,6 +847,25 @@ int main(int argc, char **argv)
                                    MPI_INFO_NULL, 0, &graph);
     MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
+    /* The same ring as an MPI_Graph_create topology, each rank's neighbours {prev, next}; with
+     * two ranks both would be one rank, and the pairing of the two messages the
+     * implementation's. */
+    if (nranks >= 3) {
+        int *index = malloc((size_t)nranks * sizeof(int));
+        int *edges = malloc(2 * (size_t)nranks * sizeof(int));
+        REQUIRE(index != NULL && edges != NULL);
+        for (int r = 0; r < nranks; r++) {
+            index[r] = 2 * (r + 1);
+            edges[2 * r] = (r + nranks - 1) % nranks;
+            edges[2 * r + 1] = (r + 1) % nranks;
+        }
+        MPI_Graph_create(MPI_COMM_WORLD, nranks, index, edges, 0, &ring);
+        MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+        ring_nbrs[0] = prev;
+        ring_nbrs[1] = next;
+        free(index);
+        free(edges);
+    }
 
     /* Every rank draws the same types: the RNG has the same seed everywhere. */
     rt_seed(&rng, seed);
@@ -873,6 +898,8 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&cart);
     MPI_Comm_free(&graph);
+    if (ring != MPI_COMM_NULL)
+        MPI_Comm_free(&ring);
     MPI_Finalize();
     CHECK_DONE();
 }
