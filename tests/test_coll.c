@@ -4,15 +4,15 @@
  * compared byte for byte over their whole footprint (bytes no typemap touches included).
  *
  * Every collective typejit interposes: Alltoallv, Alltoallw, Neighbor_alltoallv and
- * Neighbor_alltoallw (on a Cartesian communicator with MPI_PROC_NULL neighbours, on a
- * distributed graph, and from three ranks on an MPI_Graph_create ring), Allgather,
- * Allgatherv, Gather, Gatherv, Scatter, Scatterv and Bcast, blocking and non-blocking (completed by Wait, a Test loop or Waitall), with MPI_IN_PLACE
- * where the standard allows it, counts from 0 to 3 per peer, random nested types (strided and
- * not), a send type and a receive type of the same size but another layout, per-peer types in
- * the w forms, and each rank's buffers in memory of its own kind (device, managed, pinned or
- * pageable), so that ranks that pack meet ranks that pass typed host buffers. Then Alltoallv,
- * Ialltoallv, Allgather, Bcast, Gatherv and Scatter on an intercommunicator (even world ranks
- * against odd ones) with device buffers.
+ * Neighbor_alltoallw (on a Cartesian communicator with MPI_PROC_NULL neighbours, on a distributed
+ * graph, and from three ranks on an MPI_Graph_create ring), Allgather, Allgatherv, Gather,
+ * Gatherv, Scatter, Scatterv and Bcast, blocking and non-blocking (completed by Wait, a Test loop
+ * or Waitall), with MPI_IN_PLACE where the standard allows it, counts from 0 to 3 per peer, random
+ * nested types (strided and not), a send type and a receive type of the same size but another
+ * layout, per-peer types in the w forms, and each rank's buffers in memory of its own kind
+ * (device, managed, pinned or pageable), so that ranks that pack meet ranks that pass typed host
+ * buffers. Then Alltoallv, Ialltoallv, Allgather, Bcast, Gatherv and Scatter on an
+ * intercommunicator (even world ranks against odd ones) with device buffers.
  *
  *   mpirun -np N test_coll [--seed S] [--iters K] [--verbose] [--host-only]
  *
