@@ -62,7 +62,9 @@ TJ_API const char *tj_version(void);
  *
  * Writes one line such as "strided W=8 size=1024 start=0 extent=4096 counts=64,16 strides=1,256
  * kernels=jit" or "not strided: system MPI". The datatype is passed by address so that this header
- * needs no MPI header: pass `&dt` where `dt` is an `MPI_Datatype`.
+ * needs no MPI header: pass `&dt` where `dt` is an `MPI_Datatype`. Call it as an MPI function:
+ * from any thread under MPI_THREAD_MULTIPLE, below that level only where an MPI call would be
+ * allowed (typejit's type records are locked only under MPI_THREAD_MULTIPLE).
  *
  * @param datatype address of an MPI_Datatype handle
  * @param buf      output buffer
