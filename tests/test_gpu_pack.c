@@ -12,7 +12,8 @@
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
  * (and still exact). --expect-generic: kernels are compiled in the background from an empty
- * cache, so some calls must have run the generic kernel meanwhile. Without --expect-staged, every
+ * cache, so some calls must have run the generic kernel meanwhile, and a type committed after its
+ * layout's kernels were compiled must have them from its commit on. Without --expect-staged, every
  * pack of a strided type from device memory must have run a kernel: the test fails if calls
  * silently fell back. */
 #include <dlfcn.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "counters.h"
@@ -185,6 +187,43 @@ static void check_empty(void)
     buf_free(&d);
 }
 
+/* Background mode: a commit takes the kernels this process already has. The first vector type's
+ * device pack asks for its kernels; once they are compiled, a type of the same layout committed
+ * later must have them from its commit on (tj_type_describe says kernels=jit), not wait for a
+ * device call. Polls for at most 60 s. */
+static void check_prepared_at_commit(void)
+{
+    /* tj_type_describe, whose tj_status_t is an int enum, TJ_OK 0. */
+    int (*describe)(const void *, char *, size_t) =
+        (int (*)(const void *, char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
+    buf_t d = buf_alloc(K_DEVICE, 4096);
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    char text[640] = "";
+    MPI_Datatype first;
+    bool ready = false;
+    int pos = 0;
+
+    REQUIRE(describe != NULL);
+    MPI_Type_vector(16, 3, 7, MPI_FLOAT, &first);
+    MPI_Type_commit(&first);
+    CHECK(MPI_Pack(d.ptr, 1, first, d.ptr + 2048, 1024, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
+    for (int i = 0; i < 1200 && !ready; i++) {
+        MPI_Datatype again;
+        MPI_Type_vector(16, 3, 7, MPI_FLOAT, &again);
+        MPI_Type_commit(&again);
+        CHECK(describe(&again, text, sizeof(text)) == 0);
+        ready = strstr(text, "kernels=jit") != NULL;
+        MPI_Type_free(&again);
+        if (!ready)
+            nanosleep(&pause, NULL);
+    }
+    if (!ready)
+        fprintf(stderr, "a type committed after its layout's kernels were compiled: %s\n", text);
+    CHECK(ready);
+    MPI_Type_free(&first);
+    buf_free(&d);
+}
+
 int main(int argc, char **argv)
 {
     /* Every combination with at least one side on the device. */
@@ -262,8 +301,10 @@ int main(int argc, char **argv)
         CHECK(tj_counter("packs_gpu") > 0);
         CHECK(tj_counter("unpacks_gpu") > 0);
     }
-    if (expect_generic)
+    if (expect_generic) {
         CHECK(tj_counter("packs_generic_while_compiling") > 0);
+        check_prepared_at_commit();
+    }
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);
         CHECK(tj_counter("cache_hits_disk") > 0);

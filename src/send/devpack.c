@@ -67,9 +67,16 @@ void tj_devpack_prepare(tj_type_info_t *info)
     block = tj_block_at_zero(&info->block);
     if (!cfg->jit_sync) {
         /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
-         * reading the disk cache: a worker provides the kernels (from the cache or by
-         * compiling), and device calls of this type use the generic kernel until they are
-         * ready. */
+         * reading the disk cache: kernels this process already has (a layout committed
+         * before) are taken at once; for the others a worker provides them (from the cache or
+         * by compiling), and device calls of this type use the generic kernel until they are
+         * ready. Device 0's, as the workers' (kernel_for finds another device's). */
+        if (tj_kernels_ready(&block, block.word, TJ_DIR_PACK, 0, &pack) == TJ_OK &&
+            tj_kernels_ready(&block, block.word, TJ_DIR_UNPACK, 0, &unpack) == TJ_OK) {
+            info->pack = pack;
+            info->unpack = unpack;
+            return;
+        }
         tj_compiler_request(&block, block.word, TJ_DIR_PACK, NULL);
         tj_compiler_request(&block, block.word, TJ_DIR_UNPACK, NULL);
         return;

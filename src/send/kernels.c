@@ -5,6 +5,7 @@
 #include "send/kernels.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ static char device_targets[TJ_KERNEL_MAX_DEVICES][32];
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_memo_t *memo;
+static atomic_bool memo_ready; /* memo exists (tj_kernels_ready reads it without setup_lock) */
 static tj_store_t *store;
 static tj_store_set_t *caches; /* the store, then the read-only caches of TYPEJIT_CACHE_PATH */
 static bool store_tried;
@@ -207,6 +209,7 @@ static tj_status_t setup(void)
     pthread_mutex_lock(&setup_lock);
     if (memo == NULL && (st = tj_memo_create(&memo)) != TJ_OK)
         goto out_unlock;
+    atomic_store_explicit(&memo_ready, true, memory_order_release);
     if (!store_tried) {
         const char *dir = store_dir_override[0] ? store_dir_override : cfg->cache_dir;
         bool ro = store_ro_override >= 0 ? store_ro_override : cfg->cache == TJ_CACHE_RO;
@@ -428,6 +431,34 @@ tj_status_t tj_kernels_cached(const tj_block_t *block, int word, tj_dir_t dir, c
                               tj_kernel_t **kernel)
 {
     return provide(block, word, dir, target, false, kernel, NULL);
+}
+
+tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, int device,
+                             tj_kernel_t **kernel)
+{
+    const tj_config_t *cfg = tj_config();
+    char target[32] = "";
+    tj_kernel_t *k;
+
+    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) || device < 0 ||
+        device >= TJ_KERNEL_MAX_DEVICES)
+        return TJ_ERR_NOT_FOUND;
+    /* The target only as far as it is already known: finding it may need NVRTC. */
+    if (cfg->arch[0] != '\0') {
+        snprintf(target, sizeof(target), "%s", cfg->arch);
+    } else {
+        pthread_mutex_lock(&target_lock);
+        snprintf(target, sizeof(target), "%s", device_targets[device]);
+        pthread_mutex_unlock(&target_lock);
+    }
+    if (target[0] == '\0')
+        return TJ_ERR_NOT_FOUND;
+    k = tj_memo_get(memo, memo_key(block, word, dir, target));
+    if (k == NULL || k->failed != TJ_OK)
+        return TJ_ERR_NOT_FOUND;
+    tj_stats_inc(TJ_STAT_cache_hits_memory);
+    *kernel = k;
+    return TJ_OK;
 }
 
 tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel)
@@ -703,6 +734,7 @@ int tj_kernels_word(const tj_kernel_t *kernel)
 void tj_kernels_finalize(void)
 {
     pthread_mutex_lock(&setup_lock);
+    atomic_store_explicit(&memo_ready, false, memory_order_release);
     if (memo != NULL)
         tj_memo_destroy(memo, kernel_free);
     memo = NULL;

@@ -42,6 +42,11 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
 tj_status_t tj_kernels_cached(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
                               tj_kernel_t **kernel);
 
+/* The kernel for (block, word, dir) on @p device when it is already in this process's memory
+ * table, else TJ_ERR_NOT_FOUND: no NVRTC, no disk, no driver call, so a commit may ask. */
+tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, int device,
+                             tj_kernel_t **kernel);
+
 /* The fused kernel of the @p n blocks (1 to TJ_FUSED_MAX, in this order) for (word, dir,
  * target): templates/fused.cu through tj_gen_fused_source. Provided as tj_kernels_get
  * provides a kernel (memory table keyed by a hash of every block, disk cache keyed by a text
