@@ -6,7 +6,8 @@
  * ready sends, non-blocking ones of each mode with Wait, Waitall, Waitany, Waitsome, Testall,
  * Testany, Testsome and Request_get_status (the bytes there as soon as it reports completion),
  * persistent ones of each mode with Start and Startall (their types freed after the init; three
- * sends from one buffer packed by one fused launch), Sendrecv, Sendrecv_replace, Mprobe/Mrecv,
+ * sends from one buffer packed by one fused launch), Sendrecv, Sendrecv_replace (also with an
+ * MPI_PROC_NULL source, which must leave its buffer as it was), Mprobe/Mrecv,
  * Improbe/Imrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message shorter than
  * the buffer (a partial object), cancel, and a send request freed while active.
  *
@@ -32,7 +33,7 @@
 
 #define POISON   0x5A
 #define MAX_SPAN ((int64_t)1 << 20)
-#define VARIANTS 30
+#define VARIANTS 31
 
 static int rank, nranks;
 static bool host_only;
@@ -50,7 +51,7 @@ static const char *const variant_names[VARIANTS] = {
     "proc_null",           "cancel",       "rsend",           "issend",
     "irsend",              "ibsend",       "ssend_init",      "rsend_init",
     "bsend_init",          "improbe/imrecv", "testall",       "testany",
-    "waitsome",            "request_get_status",
+    "waitsome",            "request_get_status", "sendrecv_replace, no source",
 };
 
 #define FAIL(...)                                                                                  \
@@ -501,6 +502,24 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         /* And still after the Wait, which only reports the completion. */
         verify(what, &r, &ref, &st, rc, prev, tag, desc);
         goto out;
+    }
+    case 30: {
+        /* Sendrecv_replace whose source is MPI_PROC_NULL: only its send happens, and its buffer
+         * keeps its bytes. */
+        MPI_Status none;
+        unsigned char *after = malloc((size_t)s.span);
+        REQUIRE(after != NULL);
+        CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
+        CHECK(MPI_Sendrecv_replace(s.arg, scount, stype, next, tag, MPI_PROC_NULL, tag,
+                                   MPI_COMM_WORLD, &none) == MPI_SUCCESS);
+        if (none.MPI_SOURCE != MPI_PROC_NULL)
+            FAIL("%s: MPI_SOURCE %d, expected MPI_PROC_NULL", what, none.MPI_SOURCE);
+        rc = MPI_Wait(&req[0], &st);
+        buf_get(&s.buf, after);
+        if (memcmp(after, s.host, (size_t)s.span) != 0)
+            FAIL("%s: the buffer changed: %s", what, desc);
+        free(after);
+        break;
     }
     default: /* 0 and 8 */
         CHECK(MPI_Irecv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &req[0]) == MPI_SUCCESS);
