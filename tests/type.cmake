@@ -1,6 +1,9 @@
 # The type engine: IR, canonical passes, blocks, translation, CPU packer, the oracle.
 tj_test_program(test_canon test_canon.c)
 tj_add_test(canon COMMAND test_canon LABELS unit)
+# The pool the type table keeps its records in (src/util/slab.c).
+tj_test_program(test_slab test_slab.c)
+tj_add_test(slab COMMAND test_slab LABELS unit)
 
 tj_test_program(test_translate test_translate.c)
 tj_add_test(translate COMMAND test_translate LABELS unit)

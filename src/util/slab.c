@@ -1,7 +1,37 @@
 /* The object pool: pages from mmap, each holding a link to the next page and then objects. */
 #include "util/slab.h"
 
+#include <stdlib.h>
 #include <sys/mman.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TJ_SLAB_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TJ_SLAB_ASAN 1
+#endif
+
+#ifdef TJ_SLAB_ASAN
+/* Under AddressSanitizer every object is an allocation of its own, so that a use after free or
+ * an overrun of a pooled object is caught as it would be with malloc. */
+void *tj_slab_alloc(tj_slab_t *slab)
+{
+    return malloc(slab->size);
+}
+
+void tj_slab_free(tj_slab_t *slab, void *obj)
+{
+    (void)slab;
+    free(obj);
+}
+
+void tj_slab_release(tj_slab_t *slab)
+{
+    slab->free = slab->pages = NULL;
+}
+#else
 
 #define PAGE_BYTES ((size_t)64 << 10)
 #define HEADER     ((size_t)16) /* the page link, padded so that objects stay 16-aligned */
@@ -50,3 +80,4 @@ void tj_slab_release(tj_slab_t *slab)
     }
     slab->free = NULL;
 }
+#endif
