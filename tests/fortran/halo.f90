@@ -1,7 +1,8 @@
 ! A Fortran halo exchange through typejit (tests/fortran.cmake): faces of a 3-D array described
 ! by derived datatypes (subarray, vector, hvector, a dup; the x face also through every other
 ! constructor), packed with MPI_Pack and MPI_Unpack
-! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall and persistent requests,
+! and exchanged with MPI_Sendrecv, MPI_Isend/MPI_Irecv/MPI_Waitall, persistent requests, and
+! every other completion call (Waitany, Testany, Waitsome, Testall, Request_get_status, Test),
 ! then through the collectives: MPI_Alltoallv, MPI_Alltoallw, MPI_Ialltoallw,
 ! MPI_Ineighbor_alltoallw, MPI_Bcast and MPI_Iallgather (also with MPI_IN_PLACE).
 ! Every result is checked against the array itself; the counters line that TYPEJIT_STATS=1
@@ -18,7 +19,9 @@ program halo
     integer(kind=MPI_ADDRESS_KIND) :: lb, dext
     integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), stypes(:), rtypes(:)
     double precision, allocatable :: r(:, :, :, :), g(:)
-    integer :: p, req, ring, nstypes(2), nrtypes(2), ncounts(2), t
+    integer :: p, req, ring, nstypes(2), nrtypes(2), ncounts(2), t, idx, done, outcount
+    integer :: indices(2)
+    logical :: flag
     integer, allocatable :: blens(:), idispls(:)
     integer(kind=MPI_ADDRESS_KIND), allocatable :: adispls(:)
     integer(kind=MPI_ADDRESS_KIND) :: nsdispls(2), nrdispls(2)
@@ -135,6 +138,60 @@ program halo
     end do
     call MPI_Request_free(reqs(1), ierr)
     call MPI_Request_free(reqs(2), ierr)
+
+    ! The other completion calls and send modes, on the same exchange. Fortran indices count
+    ! from 1; Request_get_status must show the bytes before the request is freed.
+    do i = 10, 14
+        b = a
+        call MPI_Irecv(b, 1, ztype, left, i, MPI_COMM_WORLD, reqs(1), ierr)
+        if (i == 10) then
+            call MPI_Issend(a, 1, xtype, right, i, MPI_COMM_WORLD, reqs(2), ierr)
+        else
+            call MPI_Isend(a, 1, xtype, right, i, MPI_COMM_WORLD, reqs(2), ierr)
+        end if
+        done = 0
+        flag = .false.
+        select case (i)
+        case (10)
+            do while (done < 2)
+                call MPI_Waitany(2, reqs, idx, status, ierr)
+                if (idx < 1 .or. idx > 2) call fail('MPI_Waitany index')
+                if (idx == 1 .and. status(MPI_SOURCE) /= left) call fail('MPI_Waitany status')
+                done = done + 1
+            end do
+        case (11)
+            do while (done < 2)
+                call MPI_Testany(2, reqs, idx, flag, status, ierr)
+                if (flag .and. idx /= MPI_UNDEFINED) then
+                    if (idx < 1 .or. idx > 2) call fail('MPI_Testany index')
+                    done = done + 1
+                end if
+            end do
+        case (12)
+            do while (done < 2)
+                call MPI_Waitsome(2, reqs, outcount, indices, statuses, ierr)
+                if (any(indices(1:outcount) < 1 .or. indices(1:outcount) > 2)) &
+                    call fail('MPI_Waitsome indices')
+                done = done + outcount
+            end do
+        case (13)
+            do while (.not. flag)
+                call MPI_Testall(2, reqs, flag, statuses, ierr)
+            end do
+            if (statuses(MPI_SOURCE, 1) /= left) call fail('MPI_Testall statuses')
+        case default
+            do while (.not. flag)
+                call MPI_Request_get_status(reqs(1), flag, status, ierr)
+            end do
+            if (any(b(1, :, :) /= a(2, :, :) - (rank - left) * 1000000)) &
+                call fail('MPI_Request_get_status: the bytes are not there')
+            call MPI_Test(reqs(1), flag, status, ierr)
+            if (.not. flag .or. reqs(1) /= MPI_REQUEST_NULL) call fail('MPI_Test after get_status')
+            call MPI_Wait(reqs(2), status, ierr)
+        end select
+        if (any(reqs(1:2) /= MPI_REQUEST_NULL)) call fail('completion left a request')
+        if (any(b(1, :, :) /= a(2, :, :) - (rank - left) * 1000000)) call fail('completion calls')
+    end do
 
     ! Collectives. Alltoallv: my x face (xtype) to every rank, received as plain doubles.
     allocate(scounts(0:nranks - 1), sdispls(0:nranks - 1), rcounts(0:nranks - 1))
