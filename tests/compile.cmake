@@ -44,3 +44,17 @@ set_tests_properties(compile_drain_first PROPERTIES TIMEOUT 600 LABELS "mpi;jit"
                      FIXTURES_REQUIRED compile_drain FIXTURES_SETUP compile_drained)
 set_tests_properties(compile_drain_second PROPERTIES TIMEOUT 600 LABELS "mpi;jit"
                      FIXTURES_REQUIRED compile_drained)
+
+# TYPEJIT_JIT_DRAIN=0: MPI_Finalize does not wait; what is still queued is dropped, and an info
+# line says how many (16 kernels are asked for at once, the first takes milliseconds to compile).
+add_test(NAME compile_nodrain_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+         ${CMAKE_CURRENT_BINARY_DIR}/compile-nodrain)
+set_tests_properties(compile_nodrain_reset PROPERTIES LABELS "mpi;jit" FIXTURES_SETUP compile_nodrain)
+add_test(NAME compile_nodrain COMMAND ${TJ_CHECKED}
+         --once "^typejit\\[0\\]: info: [1-9][0-9]* background compile\\(s\\) still queued after TYPEJIT_JIT_DRAIN=0 s are dropped"
+         -- ${TJ_MPIEXEC} -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_HOST=engine
+         -x TYPEJIT_LOG=info -x TYPEJIT_JIT_DRAIN=0
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/compile-nodrain
+         -np 1 $<TARGET_FILE:test_compile_once> --types 8 --finalize-now)
+set_tests_properties(compile_nodrain PROPERTIES TIMEOUT 600 LABELS "mpi;jit"
+                     FIXTURES_REQUIRED compile_nodrain)
