@@ -4,15 +4,17 @@
  * through host memory: a send copies the buffer's footprint to the host before the system MPI
  * sees it (at every Start for a persistent send), and a receive copies the footprint to the host,
  * receives there, and copies it back when the request completes, so bytes the typemap does not
- * touch stay as they were. MPIX_Query_cuda_support says yes, so typejit's `device` method, which
- * hands the MPI device staging, runs in CI. Test code only: no collectives, and host staging is
- * leaked for sends whose request is freed while active. */
+ * touch stay as they were. The collectives typejit calls are staged the same way, over the hull
+ * of each side's slices. MPIX_Query_cuda_support says yes, so typejit's `device` method, which
+ * hands the MPI device staging, and its collectives' CUDA-aware choices run in CI. Test code
+ * only: host staging is leaked for sends whose request is freed while active. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +37,7 @@ typedef struct staged {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static staged_t *pending;
+static long nstaged; /* device footprints staged, said at MPI_Finalize (CUDAAWARE_SHIM_STATS=1) */
 
 /* The few driver calls this needs, from the libcuda.so.1 the test and typejit use (the test has
  * initialised it). */
@@ -97,29 +100,57 @@ static void copy(const staged_t *s, bool to_host)
     check(cu.pop(&popped));
 }
 
+/* The bytes [*lo, *hi) relative to their buffer that @p count objects of @p type at byte offset
+ * @p off touch, merged into the range already there (*lo > *hi: none yet). */
+static void reach_of(int64_t off, int count, MPI_Datatype type, int64_t *lo, int64_t *hi)
+{
+    MPI_Aint tlb, text, lb, ext;
+    int64_t reach, a, b;
+
+    if (count <= 0 || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || text <= 0)
+        return;
+    reach = (int64_t)(count - 1) * ext;
+    a = off + tlb + (reach < 0 ? reach : 0);
+    b = a + text + (reach < 0 ? -reach : reach);
+    if (*lo > *hi) {
+        *lo = a;
+        *hi = b;
+    } else {
+        *lo = a < *lo ? a : *lo;
+        *hi = b > *hi ? b : *hi;
+    }
+}
+
+static staged_t *stage_range(const void *buf, int64_t lo, int64_t hi, use_t use, void **arg);
+
 /* Stage @p count objects of @p type at @p buf when its footprint starts in device memory: a host
  * copy of the footprint, and in *arg the buffer argument that points into it. NULL otherwise
  * (the call goes to the system MPI as it is). */
 static staged_t *stage(const void *buf, int count, MPI_Datatype type, use_t use, void **arg)
 {
-    MPI_Aint tlb, text, lb, ext;
-    int64_t reach, lo, span;
+    int64_t lo = 1, hi = 0;
+    reach_of(0, count, type, &lo, &hi);
+    return stage_range(buf, lo, hi, use, arg);
+}
+
+/* Stage the bytes [lo, hi) relative to @p buf when they start in device memory. */
+static staged_t *stage_range(const void *buf, int64_t lo, int64_t hi, use_t use, void **arg)
+{
+    int64_t span = hi - lo;
     CUcontext ctx;
     staged_t *s;
 
     *arg = (void *)buf;
-    if (count <= 0 || buf == NULL || type == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || text <= 0)
-        return NULL;
-    reach = (int64_t)(count - 1) * ext;
-    lo = tlb + (reach < 0 ? reach : 0);
-    span = text + (reach < 0 ? -reach : reach);
-    if (!on_device((const char *)buf + lo, &ctx))
+    if (buf == NULL || buf == MPI_IN_PLACE || lo >= hi || !on_device((const char *)buf + lo, &ctx))
         return NULL;
     s = calloc(1, sizeof(*s));
     if (s == NULL || (s->host = malloc((size_t)span)) == NULL)
         abort();
+    pthread_mutex_lock(&lock);
+    nstaged++;
+    pthread_mutex_unlock(&lock);
     s->req = MPI_REQUEST_NULL;
     s->use = use;
     s->ctx = ctx;
@@ -166,16 +197,36 @@ static staged_t *find(MPI_Request req, bool take)
 }
 
 /* @p req (its handle before the completion call) completed: a receive's bytes go to the device;
- * a one-time record ends. */
+ * a one-time record ends. A collective's request has a record per side. */
 static void completed(MPI_Request req)
 {
-    staged_t *s;
-    if (req == MPI_REQUEST_NULL || (s = find(req, false)) == NULL)
+    staged_t *done = NULL, **at, *s;
+
+    if (req == MPI_REQUEST_NULL)
         return;
-    if (s->use == RECV_ONCE || s->use == RECV_PERSISTENT)
-        copy(s, false);
-    if (s->use == SEND_ONCE || s->use == RECV_ONCE)
-        drop(find(req, true));
+    pthread_mutex_lock(&lock);
+    for (at = &pending; *at != NULL;) {
+        s = *at;
+        if (s->req != req) {
+            at = &s->next;
+            continue;
+        }
+        if (s->use == RECV_ONCE || s->use == RECV_PERSISTENT)
+            copy(s, false);
+        if (s->use == SEND_ONCE || s->use == RECV_ONCE) {
+            *at = s->next;
+            s->next = done;
+            done = s;
+        } else {
+            at = &s->next;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    while (done != NULL) {
+        s = done;
+        done = s->next;
+        drop(s);
+    }
 }
 
 /* ---- sends ---------------------------------------------------------------------------------- */
@@ -350,10 +401,12 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
     int rc = REAL(PMPI_Request_get_status)(req, flag, status);
-    staged_t *s;
     /* Complete but not freed: the bytes are due now; the Wait that frees it copies again. */
-    if (*flag && (s = find(req, false)) != NULL && (s->use == RECV_ONCE || s->use == RECV_PERSISTENT))
-        copy(s, false);
+    pthread_mutex_lock(&lock);
+    for (staged_t *s = pending; *flag && s != NULL; s = s->next)
+        if (s->req == req && (s->use == RECV_ONCE || s->use == RECV_PERSISTENT))
+            copy(s, false);
+    pthread_mutex_unlock(&lock);
     return rc;
 }
 
@@ -444,4 +497,392 @@ int PMPI_Request_free(MPI_Request *req)
     if (s != NULL && s->use != SEND_ONCE)
         drop(s);
     return REAL(PMPI_Request_free)(req);
+}
+
+/* ---- collectives ---------------------------------------------------------------------------- */
+
+/* One side of a collective: @p n slices, slice i being counts[i] (or @p count) objects of
+ * types[i] (or @p type) at displs[i] (in the type's extents, or bytes when @p bytes), adispls[i]
+ * (bytes), or, with neither, i * count objects. */
+typedef struct {
+    const void *buf;
+    int n, count;
+    const int *counts, *displs;
+    const MPI_Aint *adispls;
+    bool bytes;
+    MPI_Datatype type;
+    const MPI_Datatype *types;
+} side_t;
+
+static staged_t *stage_side(const side_t *sd, use_t use, void **arg)
+{
+    int64_t lo = 1, hi = 0;
+
+    for (int i = 0; i < sd->n; i++) {
+        MPI_Datatype t = sd->types != NULL ? sd->types[i] : sd->type;
+        int c = sd->counts != NULL ? sd->counts[i] : sd->count;
+        MPI_Aint lb, ext;
+        int64_t off;
+        if (c <= 0 || t == MPI_DATATYPE_NULL || PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS)
+            continue;
+        off = sd->adispls != NULL ? (int64_t)sd->adispls[i]
+              : sd->displs != NULL ? (sd->bytes ? (int64_t)sd->displs[i] : (int64_t)sd->displs[i] * ext)
+                                   : (int64_t)i * sd->count * ext;
+        reach_of(off, c, t, &lo, &hi);
+    }
+    return stage_range(sd->buf, lo, hi, use, arg);
+}
+
+/* The peers of a collective: the remote group of an intercommunicator. */
+static int peers(MPI_Comm comm, bool *inter)
+{
+    int flag = 0, n = 0;
+    PMPI_Comm_test_inter(comm, &flag);
+    *inter = flag != 0;
+    (flag ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &n);
+    return n;
+}
+
+/* In- and out-degree of a communicator with a topology. */
+static void degrees(MPI_Comm comm, int *in, int *out)
+{
+    int topo = MPI_UNDEFINED, n = 0, rank = 0, weighted = 0;
+    *in = *out = 0;
+    PMPI_Topo_test(comm, &topo);
+    if (topo == MPI_CART) {
+        PMPI_Cartdim_get(comm, &n);
+        *in = *out = 2 * n;
+    } else if (topo == MPI_GRAPH) {
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Graph_neighbors_count(comm, rank, &n);
+        *in = *out = n;
+    } else if (topo == MPI_DIST_GRAPH) {
+        PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+    }
+}
+
+/* Rooted collectives: whether this rank is the root, and whether it takes no part (the other
+ * members of the root's group of an intercommunicator). */
+static bool rooted(MPI_Comm comm, int root, bool inter, bool *none)
+{
+    int rank = -1;
+    *none = inter && root == MPI_PROC_NULL;
+    if (inter)
+        return root == MPI_ROOT;
+    PMPI_Comm_rank(comm, &rank);
+    return rank == root;
+}
+
+/* After the system MPI's call: a blocking one's receive side goes back to the device now, a
+ * non-blocking one's when its request completes. */
+static int done(int rc, MPI_Request *req, staged_t *s, staged_t *r)
+{
+    if (req != NULL && rc == MPI_SUCCESS) {
+        if (s != NULL)
+            keep(s, *req);
+        if (r != NULL)
+            keep(r, *req);
+        return rc;
+    }
+    if (req == NULL && r != NULL && rc == MPI_SUCCESS)
+        copy(r, false);
+    drop(s);
+    drop(r);
+    return rc;
+}
+
+static int alltoallv(const void *sbuf, const int *sc, const int *sd, MPI_Datatype st, void *rbuf,
+                     const int *rc, const int *rd, MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    bool inter;
+    int n = peers(comm, &inter);
+    side_t ss = {sbuf, n, 0, sc, sd, NULL, false, st, NULL};
+    side_t rs = {rbuf, n, 0, rc, rd, NULL, false, rt, NULL};
+    void *sa, *ra;
+    staged_t *s = sbuf == MPI_IN_PLACE ? NULL : stage_side(&ss, SEND_ONCE, &sa);
+    staged_t *r = stage_side(&rs, RECV_ONCE, &ra);
+    if (sbuf == MPI_IN_PLACE)
+        sa = (void *)sbuf;
+    return done(req ? REAL(PMPI_Ialltoallv)(sa, sc, sd, st, ra, rc, rd, rt, comm, req)
+                    : REAL(PMPI_Alltoallv)(sa, sc, sd, st, ra, rc, rd, rt, comm),
+                req, s, r);
+}
+
+int PMPI_Alltoallv(const void *sbuf, const int sc[], const int sd[], MPI_Datatype st, void *rbuf,
+                   const int rc[], const int rd[], MPI_Datatype rt, MPI_Comm comm)
+{
+    return alltoallv(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, NULL);
+}
+
+int PMPI_Ialltoallv(const void *sbuf, const int sc[], const int sd[], MPI_Datatype st, void *rbuf,
+                    const int rc[], const int rd[], MPI_Datatype rt, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return alltoallv(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, req);
+}
+
+static int alltoallw(const void *sbuf, const int *sc, const int *sd, const MPI_Datatype *st,
+                     void *rbuf, const int *rc, const int *rd, const MPI_Datatype *rt,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    bool inter;
+    int n = peers(comm, &inter);
+    side_t ss = {sbuf, n, 0, sc, sd, NULL, true, MPI_DATATYPE_NULL, st};
+    side_t rs = {rbuf, n, 0, rc, rd, NULL, true, MPI_DATATYPE_NULL, rt};
+    void *sa = (void *)sbuf, *ra;
+    staged_t *s = sbuf == MPI_IN_PLACE ? NULL : stage_side(&ss, SEND_ONCE, &sa);
+    staged_t *r = stage_side(&rs, RECV_ONCE, &ra);
+    return done(req ? REAL(PMPI_Ialltoallw)(sa, sc, sd, st, ra, rc, rd, rt, comm, req)
+                    : REAL(PMPI_Alltoallw)(sa, sc, sd, st, ra, rc, rd, rt, comm),
+                req, s, r);
+}
+
+int PMPI_Alltoallw(const void *sbuf, const int sc[], const int sd[], const MPI_Datatype st[],
+                   void *rbuf, const int rc[], const int rd[], const MPI_Datatype rt[],
+                   MPI_Comm comm)
+{
+    return alltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, NULL);
+}
+
+int PMPI_Ialltoallw(const void *sbuf, const int sc[], const int sd[], const MPI_Datatype st[],
+                    void *rbuf, const int rc[], const int rd[], const MPI_Datatype rt[],
+                    MPI_Comm comm, MPI_Request *req)
+{
+    return alltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, req);
+}
+
+static int neighbor_v(const void *sbuf, const int *sc, const int *sd, MPI_Datatype st, void *rbuf,
+                      const int *rc, const int *rd, MPI_Datatype rt, MPI_Comm comm,
+                      MPI_Request *req)
+{
+    int in, out;
+    void *sa, *ra;
+    degrees(comm, &in, &out);
+    side_t ss = {sbuf, out, 0, sc, sd, NULL, false, st, NULL};
+    side_t rs = {rbuf, in, 0, rc, rd, NULL, false, rt, NULL};
+    staged_t *s = stage_side(&ss, SEND_ONCE, &sa), *r = stage_side(&rs, RECV_ONCE, &ra);
+    return done(req ? REAL(PMPI_Ineighbor_alltoallv)(sa, sc, sd, st, ra, rc, rd, rt, comm, req)
+                    : REAL(PMPI_Neighbor_alltoallv)(sa, sc, sd, st, ra, rc, rd, rt, comm),
+                req, s, r);
+}
+
+int PMPI_Neighbor_alltoallv(const void *sbuf, const int sc[], const int sd[], MPI_Datatype st,
+                            void *rbuf, const int rc[], const int rd[], MPI_Datatype rt,
+                            MPI_Comm comm)
+{
+    return neighbor_v(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, NULL);
+}
+
+int PMPI_Ineighbor_alltoallv(const void *sbuf, const int sc[], const int sd[], MPI_Datatype st,
+                             void *rbuf, const int rc[], const int rd[], MPI_Datatype rt,
+                             MPI_Comm comm, MPI_Request *req)
+{
+    return neighbor_v(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, req);
+}
+
+static int neighbor_w(const void *sbuf, const int *sc, const MPI_Aint *sd,
+                      const MPI_Datatype *st, void *rbuf, const int *rc, const MPI_Aint *rd,
+                      const MPI_Datatype *rt, MPI_Comm comm, MPI_Request *req)
+{
+    int in, out;
+    void *sa, *ra;
+    degrees(comm, &in, &out);
+    side_t ss = {sbuf, out, 0, sc, NULL, sd, true, MPI_DATATYPE_NULL, st};
+    side_t rs = {rbuf, in, 0, rc, NULL, rd, true, MPI_DATATYPE_NULL, rt};
+    staged_t *s = stage_side(&ss, SEND_ONCE, &sa), *r = stage_side(&rs, RECV_ONCE, &ra);
+    return done(req ? REAL(PMPI_Ineighbor_alltoallw)(sa, sc, sd, st, ra, rc, rd, rt, comm, req)
+                    : REAL(PMPI_Neighbor_alltoallw)(sa, sc, sd, st, ra, rc, rd, rt, comm),
+                req, s, r);
+}
+
+int PMPI_Neighbor_alltoallw(const void *sbuf, const int sc[], const MPI_Aint sd[],
+                            const MPI_Datatype st[], void *rbuf, const int rc[],
+                            const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm)
+{
+    return neighbor_w(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, NULL);
+}
+
+int PMPI_Ineighbor_alltoallw(const void *sbuf, const int sc[], const MPI_Aint sd[],
+                             const MPI_Datatype st[], void *rbuf, const int rc[],
+                             const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm,
+                             MPI_Request *req)
+{
+    return neighbor_w(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, req);
+}
+
+/* Allgather(v): @p rcounts NULL for the fixed-count form. */
+static int allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                     const int *rcounts, const int *displs, MPI_Datatype rt, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    bool inter;
+    int n = peers(comm, &inter);
+    side_t rs = {rbuf, n, rcount, rcounts, displs, NULL, false, rt, NULL};
+    void *sa = (void *)sbuf, *ra;
+    staged_t *s = sbuf == MPI_IN_PLACE ? NULL : stage(sbuf, scount, st, SEND_ONCE, &sa);
+    staged_t *r = stage_side(&rs, RECV_ONCE, &ra);
+    int rc = rcounts == NULL
+                 ? (req ? REAL(PMPI_Iallgather)(sa, scount, st, ra, rcount, rt, comm, req)
+                        : REAL(PMPI_Allgather)(sa, scount, st, ra, rcount, rt, comm))
+                 : (req ? REAL(PMPI_Iallgatherv)(sa, scount, st, ra, rcounts, displs, rt, comm, req)
+                        : REAL(PMPI_Allgatherv)(sa, scount, st, ra, rcounts, displs, rt, comm));
+    return done(rc, req, s, r);
+}
+
+int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                   MPI_Datatype rt, MPI_Comm comm)
+{
+    return allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, NULL);
+}
+
+int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                    MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, req);
+}
+
+int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rc[],
+                    const int d[], MPI_Datatype rt, MPI_Comm comm)
+{
+    return allgather(sbuf, scount, st, rbuf, 0, rc, d, rt, comm, NULL);
+}
+
+int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rc[],
+                     const int d[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return allgather(sbuf, scount, st, rbuf, 0, rc, d, rt, comm, req);
+}
+
+/* Gather(v): the receive side is the root's; its own send buffer may be MPI_IN_PLACE. */
+static int gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                  const int *rcounts, const int *displs, MPI_Datatype rt, int root, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    bool inter, none;
+    int n = peers(comm, &inter), rc;
+    bool at_root = rooted(comm, root, inter, &none);
+    side_t rs = {rbuf, n, rcount, rcounts, displs, NULL, false, rt, NULL};
+    void *sa = (void *)sbuf, *ra = rbuf;
+    staged_t *s = NULL, *r = NULL;
+    if (!none && !(inter && at_root) && sbuf != MPI_IN_PLACE)
+        s = stage(sbuf, scount, st, SEND_ONCE, &sa);
+    if (at_root)
+        r = stage_side(&rs, RECV_ONCE, &ra);
+    rc = rcounts == NULL
+             ? (req ? REAL(PMPI_Igather)(sa, scount, st, ra, rcount, rt, root, comm, req)
+                    : REAL(PMPI_Gather)(sa, scount, st, ra, rcount, rt, root, comm))
+             : (req ? REAL(PMPI_Igatherv)(sa, scount, st, ra, rcounts, displs, rt, root, comm, req)
+                    : REAL(PMPI_Gatherv)(sa, scount, st, ra, rcounts, displs, rt, root, comm));
+    return done(rc, req, s, r);
+}
+
+int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return gather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, root, comm, NULL);
+}
+
+int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                 MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return gather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, root, comm, req);
+}
+
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rc[],
+                 const int d[], MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return gather(sbuf, scount, st, rbuf, 0, rc, d, rt, root, comm, NULL);
+}
+
+int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rc[],
+                  const int d[], MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return gather(sbuf, scount, st, rbuf, 0, rc, d, rt, root, comm, req);
+}
+
+/* Scatter(v): the send side is the root's; its own receive buffer may be MPI_IN_PLACE. */
+static int scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
+                   MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    bool inter, none;
+    int n = peers(comm, &inter), rc;
+    bool at_root = rooted(comm, root, inter, &none);
+    side_t ss = {sbuf, n, scount, scounts, displs, NULL, false, st, NULL};
+    void *sa = (void *)sbuf, *ra = rbuf;
+    staged_t *s = NULL, *r = NULL;
+    if (at_root)
+        s = stage_side(&ss, SEND_ONCE, &sa);
+    if (!none && !(inter && at_root) && rbuf != MPI_IN_PLACE)
+        r = stage(rbuf, rcount, rt, RECV_ONCE, &ra);
+    rc = scounts == NULL
+             ? (req ? REAL(PMPI_Iscatter)(sa, scount, st, ra, rcount, rt, root, comm, req)
+                    : REAL(PMPI_Scatter)(sa, scount, st, ra, rcount, rt, root, comm))
+             : (req ? REAL(PMPI_Iscatterv)(sa, scounts, displs, st, ra, rcount, rt, root, comm, req)
+                    : REAL(PMPI_Scatterv)(sa, scounts, displs, st, ra, rcount, rt, root, comm));
+    return done(rc, req, s, r);
+}
+
+int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                 MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, NULL);
+}
+
+int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, req);
+}
+
+int PMPI_Scatterv(const void *sbuf, const int sc[], const int d[], MPI_Datatype st, void *rbuf,
+                  int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return scatter(sbuf, 0, sc, d, st, rbuf, rcount, rt, root, comm, NULL);
+}
+
+int PMPI_Iscatterv(const void *sbuf, const int sc[], const int d[], MPI_Datatype st, void *rbuf,
+                   int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return scatter(sbuf, 0, sc, d, st, rbuf, rcount, rt, root, comm, req);
+}
+
+/* Bcast: one buffer, read at the root, written elsewhere; staged as a receive everywhere (the
+ * root's copy back writes the bytes it sent). */
+static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    bool inter, none;
+    void *arg = buf;
+    staged_t *s = NULL;
+    peers(comm, &inter);
+    rooted(comm, root, inter, &none);
+    if (!none)
+        s = stage(buf, count, type, RECV_ONCE, &arg);
+    return done(req ? REAL(PMPI_Ibcast)(arg, count, type, root, comm, req)
+                    : REAL(PMPI_Bcast)(arg, count, type, root, comm),
+                req, NULL, s);
+}
+
+int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return bcast(buf, count, type, root, comm, NULL);
+}
+
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return bcast(buf, count, type, root, comm, req);
+}
+
+/* So that a test can tell the stand-in was used: with CUDAAWARE_SHIM_STATS=1, one line on stderr,
+ * "cudaaware shim[RANK]: N device buffers staged". */
+int PMPI_Finalize(void)
+{
+    const char *say = getenv("CUDAAWARE_SHIM_STATS");
+    int rank = -1;
+    if (say != NULL && strcmp(say, "1") == 0) {
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        fprintf(stderr, "cudaaware shim[%d]: %ld device buffers staged\n", rank, nstaged);
+    }
+    return REAL(PMPI_Finalize)();
 }

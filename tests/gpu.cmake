@@ -156,12 +156,14 @@ add_library(tj_cudaaware_shim SHARED cudaaware_shim.c)
 target_link_libraries(tj_cudaaware_shim PRIVATE MPI::MPI_C Threads::Threads ${CMAKE_DL_LIBS})
 target_include_directories(tj_cudaaware_shim SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 set_target_properties(tj_cudaaware_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
+set(TJ_CUDAAWARE_MPIEXEC ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
+    -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_cudaaware_shim>
+    ${TJ_EMU_MPI_ENV} -x CUDAAWARE_SHIM_STATS=1 -x TYPEJIT_STATS=1)
 add_test(NAME emu_p2p_device COMMAND ${TJ_CHECKED}
          --expect "^typejit\\[0\\]: stats .* method_device=[1-9][0-9]* method_oneshot=0 method_staged=0 "
          --expect "^typejit\\[1\\]: stats .* method_device=[1-9][0-9]* method_oneshot=0 method_staged=0 "
-         -- ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
-         -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_cudaaware_shim>
-         ${TJ_EMU_MPI_ENV} -x TYPEJIT_METHOD=device -x TYPEJIT_STATS=1
+         --expect "^cudaaware shim\\[0\\]: [1-9][0-9]* device buffers staged"
+         -- ${TJ_CUDAAWARE_MPIEXEC} -x TYPEJIT_METHOD=device
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p -np 2
          $<TARGET_FILE:test_p2p> --types 126 --seed 13)
 set_tests_properties(emu_p2p_device PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
