@@ -110,7 +110,8 @@ foreach(ranks 2 4)
            -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np ${ranks}
            $<TARGET_FILE:halo3d> --device --n 12 --radius 2 --iters 2 --quiet)
   set_tests_properties(emu_halo3d_device_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
-                       PASS_REGULAR_EXPRESSION "PASS: 0 wrong ghost cells")
+                       PASS_REGULAR_EXPRESSION "PASS: 0 wrong ghost cells"
+                       FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}")
 endforeach()
 
 # The GPU benchmark as a smoke run: every path it times runs once on tiny objects. The test

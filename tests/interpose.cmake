@@ -9,6 +9,9 @@ target_link_libraries(test_interpose PRIVATE MPI::MPI_C Threads::Threads ${CMAKE
 target_include_directories(test_interpose PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 
 set(TJ_CHECKED ${CMAKE_CURRENT_SOURCE_DIR}/run_checked.sh)
+# What run_checked.sh prints when its stderr check fails. A test with a PASS_REGULAR_EXPRESSION
+# ignores the exit status, so it needs this as its FAIL_REGULAR_EXPRESSION, or the check is lost.
+set(TJ_CHECKED_FAILS "unexpected output on stderr|stderr has no line matching|lines matching \\(exactly 1 expected\\)")
 tj_add_test(interpose_engine LABELS mpi TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -np 2
           $<TARGET_FILE:test_interpose> engine --types 1500)

@@ -19,6 +19,7 @@ add_test(NAME emu_measure_2 COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/cache -np 2
          $<TARGET_FILE:typejit_tool> measure --quick --output ${TJ_MEASURE_DIR}/table-2.txt)
 set_tests_properties(emu_measure_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
+  FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}"
   FIXTURES_REQUIRED emu_measure_clean FIXTURES_SETUP emu_measure_2
   PASS_REGULAR_EXPRESSION "ping-pong, pinned host memory, peer on this node: done.*device ping-pong not measured.*wrote [^\n]*table-2\\.txt")
 add_test(NAME emu_measure_2_parses
@@ -31,6 +32,7 @@ add_test(NAME emu_measure_1 COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/cache -np 1
          $<TARGET_FILE:typejit_tool> measure --quick)
 set_tests_properties(emu_measure_1 PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
+  FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}"
   FIXTURES_REQUIRED emu_measure_clean FIXTURES_SETUP emu_measure_1
   PASS_REGULAR_EXPRESSION "one rank: the MPI's ping-pong is not measured.*wrote [^\n]*/cache/system/sm_90-[^\n/]*-13000\\.txt")
 add_test(NAME emu_measure_1_parses COMMAND sh -c
