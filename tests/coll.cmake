@@ -45,6 +45,6 @@ if(TJ_BUILD_BENCH)
            -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-coll -np 2
            $<TARGET_FILE:bench_coll> --smoke)
   set_tests_properties(emu_bench_coll PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
-                       PASS_REGULAR_EXPRESSION "alltoallv,typejit,2,"
+                       PASS_REGULAR_EXPRESSION "alltoallv,typejit,2,.*bcast,host,2,"
                        FAIL_REGULAR_EXPRESSION "failed|error")
 endif()

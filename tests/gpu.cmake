@@ -121,7 +121,7 @@ add_test(NAME emu_bench_gpu_pack COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
          LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
          $<TARGET_FILE:bench_gpu_pack> --smoke)
 set_tests_properties(emu_bench_gpu_pack PROPERTIES TIMEOUT 600 LABELS emu
-                     PASS_REGULAR_EXPRESSION "kind,object,run,count,bytes"
+                     PASS_REGULAR_EXPRESSION "kind,object,run,count,bytes.*3d,halo\\(-1\\+0-1\\),[^\n]*pack-d2mapped,copy"
                      FAIL_REGULAR_EXPRESSION "cannot allocate|error")
 endif()
 
