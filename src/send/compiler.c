@@ -74,6 +74,7 @@ static void *worker(void *arg)
     pthread_mutex_lock(&lock);
     for (;;) {
         job_t j;
+        tj_hash_t key;
         tj_kernel_t *k;
         tj_origin_t from;
 
@@ -82,6 +83,8 @@ static void *worker(void *arg)
         if (stopping)
             break;
         j = queue[head];
+        /* The key the request added, taken before resolve_target fills in the target. */
+        key = job_key(&j);
         head = (head + 1) % QUEUE_MAX;
         queued--;
         running++;
@@ -93,7 +96,7 @@ static void *worker(void *arg)
             tj_stats_inc(TJ_STAT_jit_background);
         pthread_mutex_lock(&lock);
         running--;
-        forget(job_key(&j));
+        forget(key);
         pthread_cond_broadcast(&work);
     }
     pthread_mutex_unlock(&lock);
