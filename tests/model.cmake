@@ -15,26 +15,26 @@ set_tests_properties(emu_measure_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_
 
 # Two ranks on this node: kernels, copies, launch latency and host ping-pong (Debian's Open MPI
 # is not CUDA-aware: no device ping-pong), written where --output says.
-add_test(NAME emu_measure_2 COMMAND ${TJ_CHECKED} --silent --
-         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/cache -np 2
+add_test(NAME emu_measure_2 COMMAND ${TJ_CHECKED} --silent
+         --stdout "ping-pong, pinned host memory, peer on this node: done"
+         --stdout "device ping-pong not measured" --stdout "wrote .*table-2\\.txt"
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/cache -np 2
          $<TARGET_FILE:typejit_tool> measure --quick --output ${TJ_MEASURE_DIR}/table-2.txt)
 set_tests_properties(emu_measure_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
-  FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}"
-  FIXTURES_REQUIRED emu_measure_clean FIXTURES_SETUP emu_measure_2
-  PASS_REGULAR_EXPRESSION "ping-pong, pinned host memory, peer on this node: done.*device ping-pong not measured.*wrote [^\n]*table-2\\.txt")
+  FIXTURES_REQUIRED emu_measure_clean FIXTURES_SETUP emu_measure_2)
 add_test(NAME emu_measure_2_parses
          COMMAND $<TARGET_FILE:test_model> --parse ${TJ_MEASURE_DIR}/table-2.txt)
 set_tests_properties(emu_measure_2_parses PROPERTIES TIMEOUT 60 LABELS emu
   FIXTURES_REQUIRED emu_measure_2)
 
 # One rank: no ping-pong (it says so); the table goes to its default place under the cache root.
-add_test(NAME emu_measure_1 COMMAND ${TJ_CHECKED} --silent --
-         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/cache -np 1
+add_test(NAME emu_measure_1 COMMAND ${TJ_CHECKED} --silent
+         --stdout "one rank: the MPI's ping-pong is not measured"
+         --stdout "wrote .*/cache/system/sm_90-[^/]*-13000\\.txt"
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/cache -np 1
          $<TARGET_FILE:typejit_tool> measure --quick)
 set_tests_properties(emu_measure_1 PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
-  FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}"
-  FIXTURES_REQUIRED emu_measure_clean FIXTURES_SETUP emu_measure_1
-  PASS_REGULAR_EXPRESSION "one rank: the MPI's ping-pong is not measured.*wrote [^\n]*/cache/system/sm_90-[^\n/]*-13000\\.txt")
+  FIXTURES_REQUIRED emu_measure_clean FIXTURES_SETUP emu_measure_1)
 add_test(NAME emu_measure_1_parses COMMAND sh -c
          "exec \"$0\" --parse \"$1\"/sm_90-*-13000.txt" $<TARGET_FILE:test_model>
          ${TJ_MEASURE_DIR}/cache/system)
@@ -42,9 +42,10 @@ set_tests_properties(emu_measure_1_parses PROPERTIES TIMEOUT 60 LABELS emu
   FIXTURES_REQUIRED emu_measure_1)
 
 # No device: it says so and exits 1, writing nothing.
-add_test(NAME emu_measure_no_device COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
+add_test(NAME emu_measure_no_device COMMAND ${TJ_CHECKED} --status 1
+         --expect "typejit measure: no CUDA device: nothing measured"
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
          FAKECUDA_DEVICES=0 TYPEJIT_CACHE_DIR=${TJ_MEASURE_DIR}/none
          $<TARGET_FILE:typejit_tool> measure --quick)
 set_tests_properties(emu_measure_no_device PROPERTIES TIMEOUT 60 LABELS emu
-  PASS_REGULAR_EXPRESSION "typejit measure: no CUDA device: nothing measured"
   FAIL_REGULAR_EXPRESSION "wrote")
