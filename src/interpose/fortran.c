@@ -74,9 +74,14 @@ static void *f2c_in_place(void *buf)
     return is_sentinel(S_IN_PLACE, buf) ? MPI_IN_PLACE : f2c_bottom(buf);
 }
 
+/* The C status for a Fortran one, holding what the Fortran status holds: the fields a call does
+ * not set (MPI_ERROR, for a call that completes one request) must come back as they were. */
 static MPI_Status *f2c_status(fint *f, MPI_Status *c)
 {
-    return is_sentinel(S_STATUS_IGNORE, f) ? MPI_STATUS_IGNORE : c;
+    if (is_sentinel(S_STATUS_IGNORE, f))
+        return MPI_STATUS_IGNORE;
+    PMPI_Status_f2c(f, c);
+    return c;
 }
 
 static void c2f_status(const MPI_Status *c, fint *f)

@@ -50,9 +50,17 @@ static bool recv_begin(MPI_Datatype type, void *buf, int count, int source, MPI_
     return tj_p2p_recv_begin(known ? &info : NULL, type, buf, count, source, comm, x, rc);
 }
 
-/* Finish a blocking receive that the system MPI completed with @p rc (a truncated message is
- * unpacked as far as it was stored, and still reported). */
-static int recv_end(tj_xfer_t *x, int rc, MPI_Status *st, MPI_Status *status)
+/* The status a call hands to the system MPI: the application's own, so that the system MPI
+ * alone decides what is written there (a single-completion call leaves MPI_ERROR as it was),
+ * or @p local when the application ignores it (typejit still needs the count). */
+static MPI_Status *status_for(MPI_Status *status, MPI_Status *local)
+{
+    return status != MPI_STATUS_IGNORE ? status : local;
+}
+
+/* Finish a blocking receive that the system MPI completed with @p rc and status @p st (a
+ * truncated message is unpacked as far as it was stored, and still reported). */
+static int recv_end(tj_xfer_t *x, int rc, const MPI_Status *st)
 {
     if (rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE) {
         int done = tj_p2p_recv_finish(x, st);
@@ -60,8 +68,6 @@ static int recv_end(tj_xfer_t *x, int rc, MPI_Status *st, MPI_Status *status)
             rc = fail(x->comm, done);
     }
     tj_p2p_end(x);
-    if (status != MPI_STATUS_IGNORE)
-        *status = *st;
     return rc;
 }
 
@@ -201,7 +207,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t x;
     int rc;
 
@@ -210,8 +216,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    rc = PMPI_Recv(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, &st);
-    return recv_end(&x, rc, &st, status);
+    rc = PMPI_Recv(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, st);
+    return recv_end(&x, rc, st);
 }
 
 static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype type, int source,
@@ -253,7 +259,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
                  int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
                  MPI_Status *status)
 {
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
     bool s, r;
     int rc = MPI_SUCCESS;
@@ -273,22 +279,18 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
     if (!s && !r)
         return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                              comm, status);
-    rc = PMPI_Sendrecv(s ? xs.wire : sbuf, s ? (int)xs.bytes : scount, s ? MPI_PACKED : stype,
-                       dest, stag, r ? xr.wire : rbuf, r ? (int)xr.bytes : rcount,
-                       r ? MPI_PACKED : rtype, source, rtag, comm, &st);
+    rc = PMPI_Sendrecv(s ? xs.wire : sbuf, s ? (int)xs.bytes : scount, s ? MPI_PACKED : stype, dest,
+                       stag, r ? xr.wire : rbuf, r ? (int)xr.bytes : rcount, r ? MPI_PACKED : rtype,
+                       source, rtag, comm, st);
     if (s)
         tj_p2p_end(&xs);
-    if (r)
-        return recv_end(&xr, rc, &st, status);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
-    return rc;
+    return r ? recv_end(&xr, rc, st) : rc;
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
                          int rtag, MPI_Comm comm, MPI_Status *status)
 {
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
     bool s, r;
     int rc = MPI_SUCCESS;
@@ -315,15 +317,15 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
         return rc;
     }
     rc = PMPI_Sendrecv(s ? xs.wire : buf, s ? (int)xs.bytes : 0, s ? MPI_PACKED : MPI_BYTE, dest,
-                       stag, xr.wire, (int)xr.bytes, MPI_PACKED, source, rtag, comm, &st);
+                       stag, xr.wire, (int)xr.bytes, MPI_PACKED, source, rtag, comm, st);
     if (s)
         tj_p2p_end(&xs);
-    return recv_end(&xr, rc, &st, status);
+    return recv_end(&xr, rc, st);
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t x;
     int rc;
 
@@ -332,8 +334,8 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
         return PMPI_Mrecv(buf, count, type, message, status);
     if (rc != MPI_SUCCESS)
         return fail(MPI_COMM_SELF, rc);
-    rc = PMPI_Mrecv(x.wire, (int)x.bytes, MPI_PACKED, message, &st);
-    return recv_end(&x, rc, &st, status);
+    rc = PMPI_Mrecv(x.wire, (int)x.bytes, MPI_PACKED, message, st);
+    return recv_end(&x, rc, st);
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)

@@ -15,6 +15,14 @@ static bool ours(void)
     return tj_request_live() > 0 && tj_interpose_active();
 }
 
+/* The status a single-completion call hands to the system MPI: the application's own, so that
+ * only the system MPI writes there (it leaves MPI_ERROR as it was), or @p local when the
+ * application ignores it (typejit still needs the count to unpack). */
+static MPI_Status *status_for(MPI_Status *status, MPI_Status *local)
+{
+    return status != MPI_STATUS_IGNORE ? status : local;
+}
+
 /* The records of an array of requests, taken out of the table; NULL entries are not typejit's.
  * Returns whether any is. */
 static bool take_all(int n, const MPI_Request reqs[], MPI_Request *saved, tj_request_t **recs)
@@ -68,18 +76,16 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
     MPI_Request handle;
     tj_request_t *r;
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     int rc, done;
 
     if (!ours() || req == NULL || (r = tj_request_take(*req)) == NULL)
         return PMPI_Wait(req, status);
     handle = *req;
-    rc = PMPI_Wait(req, &st);
-    done = tj_request_done(r, handle, &st);
+    rc = PMPI_Wait(req, st);
+    done = tj_request_done(r, handle, st);
     if (rc == MPI_SUCCESS)
         rc = done;
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
     tj_request_progress(false);
     return rc;
 }
@@ -88,20 +94,18 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
     MPI_Request handle;
     tj_request_t *r;
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     int rc, done;
 
     if (!ours() || req == NULL || (r = tj_request_take(*req)) == NULL)
         return PMPI_Test(req, flag, status);
     handle = *req;
-    rc = PMPI_Test(req, flag, &st);
+    rc = PMPI_Test(req, flag, st);
     if (rc != MPI_SUCCESS || !*flag) {
         tj_request_put(r, handle);
         return rc;
     }
-    done = tj_request_done(r, handle, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    done = tj_request_done(r, handle, st);
     tj_request_progress(false);
     return done;
 }
@@ -171,7 +175,7 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 /* Waitany and Testany: the one completed request, if any. */
 static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     scratch_t s;
     int rc, done;
 
@@ -183,16 +187,14 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
         return wait ? PMPI_Waitany(n, reqs, index, status)
                     : PMPI_Testany(n, reqs, index, flag, status);
     }
-    rc = wait ? PMPI_Waitany(n, reqs, index, &st) : PMPI_Testany(n, reqs, index, flag, &st);
+    rc = wait ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
     if (*index != MPI_UNDEFINED && s.recs[*index] != NULL) {
-        done = tj_request_done(s.recs[*index], s.saved[*index], &st);
+        done = tj_request_done(s.recs[*index], s.saved[*index], st);
         s.recs[*index] = NULL;
         if (rc == MPI_SUCCESS)
             rc = done;
     }
     put_back(n, &s);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
     scratch_put(&s, NULL);
     return rc;
 }
@@ -280,15 +282,13 @@ int MPI_Request_free(MPI_Request *req)
 
 int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
-    MPI_Status st;
+    MPI_Status local, *st = status_for(status, &local);
     int rc;
 
     if (!ours())
         return PMPI_Request_get_status(req, flag, status);
-    rc = PMPI_Request_get_status(req, flag, &st);
+    rc = PMPI_Request_get_status(req, flag, st);
     if (rc == MPI_SUCCESS && *flag)
-        rc = tj_request_finish_early(req, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+        rc = tj_request_finish_early(req, st);
     return rc;
 }

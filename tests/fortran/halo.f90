@@ -113,8 +113,11 @@ program halo
 
     ! Exchange: my x face i = 2 goes right into the neighbour's i = 1 ghost face.
     b = a
+    ! A call that completes one request leaves status(MPI_ERROR) as it was.
+    status(MPI_ERROR) = 4242
     call MPI_Sendrecv(a, 1, xtype, right, 1, b, 1, ztype, left, 1, MPI_COMM_WORLD, status, ierr)
     if (status(MPI_SOURCE) /= left) call fail('MPI_Sendrecv status')
+    if (status(MPI_ERROR) /= 4242) call fail('MPI_Sendrecv changed status(MPI_ERROR)')
     if (any(b(1, :, :) /= a(2, :, :) - (rank - left) * 1000000)) call fail('MPI_Sendrecv')
     b = a
     call MPI_Irecv(b, 1, ztype, left, 2, MPI_COMM_WORLD, reqs(1), ierr)
