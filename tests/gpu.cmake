@@ -146,8 +146,20 @@ add_test(NAME emu_p2p_plain_peer COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --types 72 --seed 11 :
          -np 1 ${TJ_EMU_MPI_ENV} $<TARGET_FILE:test_p2p> --types 72 --seed 11 --host-only)
-set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer PROPERTIES TIMEOUT 600
-                     LABELS "emu;mpi")
+# Eight threads finishing partial objects (messages shorter than the receive buffer) at once:
+# each must get its own bytes. tests/slow_sendrecv_shim.c makes the system MPI's Sendrecv pause
+# between its receive and its send (a schedule any MPI may take), so that threads sharing a
+# communicator and tag would take each other's messages every run, not once in many.
+add_library(tj_slow_sendrecv_shim SHARED slow_sendrecv_shim.c)
+target_link_libraries(tj_slow_sendrecv_shim PRIVATE MPI::MPI_C)
+set_target_properties(tj_slow_sendrecv_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
+add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
+         ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
+         -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_slow_sendrecv_shim>
+         ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
+set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_partial_threads
+                     PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
 # On a CUDA-aware MPI: tests/cudaaware_shim.c, preloaded after typejit, makes the system MPI take
 # the test driver's device memory, so the `device` method (typejit packs into device staging and

@@ -12,10 +12,13 @@
  * the buffer (a partial object), cancel, and a send request freed while active.
  *
  *   mpirun -np N test_p2p [--seed S] [--types T] [--threads K] [--host-only]
+ *   mpirun -np N test_p2p --partial-stress ROUNDS --threads K
  *
  * Ranks form a ring. --threads K: K threads exchange at once (MPI_THREAD_MULTIPLE), each on its
- * own tags. --host-only: this process uses host buffers only (a peer without typejit). Exits 77
- * without a CUDA device. */
+ * own tags. --host-only: this process uses host buffers only (a peer without typejit).
+ * --partial-stress: K threads each receive ROUNDS short messages into device buffers of a type of
+ * their own, so that many partial objects are finished at once; each must get its own bytes.
+ * Exits 77 without a CUDA device. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -685,6 +688,55 @@ static void query_count(void)
     free(host);
 }
 
+/* --partial-stress: each thread receives, ROUNDS times, a message of 2.5 objects of a type of
+ * its own (a vector whose shape depends on the thread) into a device buffer, from itself on a
+ * tag of its own, so the last object of each is partial; the bytes must be those the system MPI
+ * delivers on host memory (computed once). Another thread's partial object, unpacked into this
+ * thread's buffer, would show as wrong bytes or a truncation error. */
+typedef struct {
+    int index;
+    long rounds;
+} stress_t;
+
+static void *partial_stress(void *arg)
+{
+    const stress_t *job = arg;
+    int index = job->index, blocks = 3 + index, size, len;
+    int tag = 900000 + index;
+    MPI_Datatype type;
+    side_t r;
+    reference_t ref;
+
+    CUDRV(cuCtxSetCurrent(main_ctx));
+    app_ctx = main_ctx;
+    MPI_Type_vector(blocks, 1 + index % 2, 2 + index % 3, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    MPI_Type_size(type, &size);
+    len = size * 2 + size / 2;
+    side_init(&r, type, 3, K_DEVICE);
+    reference(&r, MPI_BYTE, len, (uint64_t)index * 17, NULL, &ref);
+    unsigned char *msg = malloc((size_t)len);
+    REQUIRE(msg != NULL);
+    for (int i = 0; i < len; i++)
+        msg[i] = (unsigned char)(i * 29 + index * 17);
+    for (long round = 0; round < job->rounds; round++) {
+        MPI_Request req;
+        MPI_Status st;
+        poison(&r);
+        CHECK(MPI_Isend(msg, len, MPI_BYTE, rank, tag, MPI_COMM_WORLD, &req) == MPI_SUCCESS);
+        int rc = MPI_Recv(r.arg, 3, type, rank, tag, MPI_COMM_WORLD, &st);
+        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        verify("partial stress", &r, &ref, &st, rc, rank, tag, "a thread's own vector");
+        if (atomic_load(&failures) > 0)
+            break;
+    }
+    free(msg);
+    free(ref.data);
+    side_free(&r);
+    MPI_Type_free(&type);
+    return NULL;
+}
+
 static void *run(void *arg)
 {
     const job_t *job = arg;
@@ -730,7 +782,7 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
-    long types = 180;
+    long types = 180, stress_rounds = 0;
     int threads = 1, provided;
     pthread_t th[16];
     job_t jobs[16];
@@ -743,10 +795,13 @@ int main(int argc, char **argv)
             types = atol(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--partial-stress") == 0 && i + 1 < argc)
+            stress_rounds = atol(argv[++i]);
         else if (strcmp(argv[i], "--host-only") == 0)
             host_only = true;
         else
-            REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only]");
+            REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only] "
+                     "[--partial-stress ROUNDS]");
     }
     MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
                     &provided);
@@ -768,6 +823,22 @@ int main(int argc, char **argv)
     MPI_Buffer_attach(bsend_buf, sizeof(bsend_buf));
 
     REQUIRE(threads >= 1 && threads <= 16);
+    if (stress_rounds > 0) {
+        stress_t stress[16];
+        for (int i = 0; i < threads; i++) {
+            stress[i] = (stress_t){i, stress_rounds};
+            REQUIRE(pthread_create(&th[i], NULL, partial_stress, &stress[i]) == 0);
+        }
+        for (int i = 0; i < threads; i++)
+            pthread_join(th[i], NULL);
+        printf("rank %d: %ld partial receives checked, %ld failures\n", rank, atomic_load(&checked),
+               atomic_load(&failures));
+        CHECK(atomic_load(&failures) == 0);
+        CHECK(tj_counter("recvs_gpu") > 0);
+        MPI_Comm_free(&self_comm);
+        MPI_Finalize();
+        CHECK_DONE();
+    }
     for (int i = 0; i < threads; i++) {
         jobs[i] = (job_t){.tag0 = i * 100000, .seed = seed + (uint64_t)i, .types = types};
         if (threads == 1)

@@ -5,8 +5,9 @@
  *   oneshot: pinned mapped host staging, written (or read) by the kernel itself;
  *   staged:  device staging, then one copy to or from pinned host staging.
  * A message shorter than the receive buffer is unpacked object by object as far as it goes; its
- * last, partial object is unpacked by the system MPI itself, on a host copy of that object, so
- * that the bytes are exactly the system MPI's. */
+ * last, partial object is received by the system MPI itself, into a host copy of that object
+ * over a private self communicator of that call's own, so that the bytes are exactly the system
+ * MPI's. */
 #include "send/p2p.h"
 
 #include <limits.h>
@@ -21,10 +22,17 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-/* A private communicator for the partial-object unpack, so that it can never match a message of
- * the application's. */
+/* Private duplicates of MPI_COMM_SELF for the partial-object unpack, so that it can never match
+ * a message of the application's; each is lent to one call at a time, so that threads finishing
+ * partial objects at once cannot take each other's bytes. The pool grows to the most calls ever
+ * in flight together and is freed at MPI_Finalize. */
+typedef struct self_comm {
+    MPI_Comm comm;
+    struct self_comm *next;
+} self_comm_t;
+
 static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Comm self_comm = MPI_COMM_NULL;
+static self_comm_t *self_free;
 
 static bool is_gpu(tj_mem_t m)
 {
@@ -304,13 +312,33 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
     return true;
 }
 
-static MPI_Comm private_self(void)
+/* A private self communicator for this call alone (NULL when none can be made). */
+static self_comm_t *self_take(void)
+{
+    self_comm_t *s;
+
+    pthread_mutex_lock(&self_lock);
+    s = self_free;
+    if (s != NULL)
+        self_free = s->next;
+    pthread_mutex_unlock(&self_lock);
+    if (s != NULL)
+        return s;
+    if ((s = malloc(sizeof(*s))) == NULL)
+        return NULL;
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &s->comm) != MPI_SUCCESS) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void self_give(self_comm_t *s)
 {
     pthread_mutex_lock(&self_lock);
-    if (self_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &self_comm) != MPI_SUCCESS)
-        self_comm = MPI_COMM_NULL;
+    s->next = self_free;
+    self_free = s;
     pthread_mutex_unlock(&self_lock);
-    return self_comm;
 }
 
 /* The last, partial object of a short message: the system MPI unpacks @p len bytes at @p wire
@@ -321,22 +349,25 @@ static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int len)
     char *obj = (char *)x->buf + k * info->extent + info->true_lb;
     size_t span = (size_t)(info->true_extent > 0 ? info->true_extent : 1);
     char *mirror = malloc(span);
-    MPI_Comm self = private_self();
+    self_comm_t *self = self_take();
     tj_gpu_scope_t scope;
     int rc = MPI_ERR_INTERN;
 
-    if (mirror == NULL || self == MPI_COMM_NULL || tj_gpu_enter(x->ctx, &scope) != TJ_OK) {
-        free(mirror);
-        return mirror == NULL ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+    if (mirror == NULL || self == NULL || tj_gpu_enter(x->ctx, &scope) != TJ_OK) {
+        rc = mirror == NULL || self == NULL ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+        goto out_free;
     }
     if (tj_gpu_copy_dtoh(mirror, (tj_devptr_t)(uintptr_t)obj, span) == TJ_OK) {
         rc = PMPI_Sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1, x->type, 0, 0,
-                           self, MPI_STATUS_IGNORE);
+                           self->comm, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS &&
             tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)obj, mirror, span) != TJ_OK)
             rc = MPI_ERR_INTERN;
     }
     tj_gpu_leave(&scope);
+out_free:
+    if (self != NULL)
+        self_give(self);
     free(mirror);
     return rc;
 }
@@ -417,8 +448,11 @@ void tj_p2p_end(tj_xfer_t *x)
 void tj_p2p_finalize(void)
 {
     pthread_mutex_lock(&self_lock);
-    if (self_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&self_comm);
-    self_comm = MPI_COMM_NULL;
+    while (self_free != NULL) {
+        self_comm_t *s = self_free;
+        self_free = s->next;
+        PMPI_Comm_free(&s->comm);
+        free(s);
+    }
     pthread_mutex_unlock(&self_lock);
 }
