@@ -1,5 +1,7 @@
 /* Host emulation of the CUDA features the generated kernels use, so that their source compiles
- * with g++ and runs every (blockIdx, threadIdx) of a grid sequentially, checked by the tests. */
+ * with g++ and runs on the host: the whole grid in order (tj_emu_launch, for tests/test_emu.c),
+ * or one thread block at a time with its threads in a given order (tj_emu_block_invoke, for the
+ * fake driver of tests/fakecuda, which runs a launch's blocks on several host threads). */
 #ifndef TJ_TESTS_EMU_TJ_EMU_H
 #define TJ_TESTS_EMU_TJ_EMU_H
 
@@ -22,8 +24,8 @@ struct __attribute__((aligned(16))) uint4 {
     unsigned x, y, z, w;
 };
 
-/* Static: each shared object of kernels has its own, set by tj_emu_launch before each thread. */
-static uint3 threadIdx, blockIdx, blockDim, gridDim;
+/* Per host thread: several host threads run blocks of one launch at once. */
+static thread_local uint3 threadIdx, blockIdx, blockDim, gridDim;
 
 /* Runs @p kernel for every thread of the grid, one after the other. The generated kernels never
  * synchronise or share memory between threads, so any order is a valid schedule. */
@@ -44,21 +46,40 @@ static void tj_emu_launch(K kernel, const unsigned grid[3], const unsigned block
                         }
 }
 
+/* Runs threads of thread block @p at of a launch on the calling host thread: order[0..n) are
+ * linear thread indices (x fastest), in the order they run. */
+template <typename K, typename... A>
+static void tj_emu_block(K kernel, const unsigned grid[3], const unsigned block[3],
+                         const unsigned at[3], const unsigned *order, unsigned n, A... args)
+{
+    gridDim = {grid[0], grid[1], grid[2]};
+    blockDim = {block[0], block[1], block[2]};
+    blockIdx = {at[0], at[1], at[2]};
+    for (unsigned i = 0; i < n; i++) {
+        unsigned t = order[i];
+        threadIdx = {t % block[0], t / block[0] % block[1], t / (block[0] * block[1])};
+        kernel(args...);
+    }
+}
+
 /* The fake CUDA driver (tests/fakecuda) launches a kernel from the driver's kernelParams: argument
  * i is *(T_i *)params[i], T_i from the kernel's own signature, exactly as the driver reads them. */
 template <typename... A, std::size_t... I>
-static void tj_emu_invoke_at(void (*kernel)(A...), const unsigned grid[3], const unsigned block[3],
-                             void **params, std::index_sequence<I...>)
+static void tj_emu_block_at(void (*kernel)(A...), const unsigned grid[3], const unsigned block[3],
+                            const unsigned at[3], const unsigned *order, unsigned n, void **params,
+                            std::index_sequence<I...>)
 {
     (void)params;
-    tj_emu_launch(kernel, grid, block, *static_cast<typename std::decay<A>::type *>(params[I])...);
+    tj_emu_block(kernel, grid, block, at, order, n,
+                 *static_cast<typename std::decay<A>::type *>(params[I])...);
 }
 
 template <typename... A>
-static void tj_emu_invoke(void (*kernel)(A...), const unsigned grid[3], const unsigned block[3],
-                          void **params)
+static void tj_emu_block_invoke(void (*kernel)(A...), const unsigned grid[3],
+                                const unsigned block[3], const unsigned at[3],
+                                const unsigned *order, unsigned n, void **params)
 {
-    tj_emu_invoke_at(kernel, grid, block, params, std::index_sequence_for<A...>{});
+    tj_emu_block_at(kernel, grid, block, at, order, n, params, std::index_sequence_for<A...>{});
 }
 
 /* The size and alignment of each of the kernel's parameters, so the driver can copy
@@ -75,5 +96,57 @@ static unsigned tj_emu_arg_layout(void (*)(A...), std::size_t *sizes, std::size_
     }
     return sizeof...(A);
 }
+
+#ifdef TJ_EMU_TRACK_STORES
+/* Every store of the kernels: the fake driver builds them with -fsanitize=kernel-address and
+ * --param asan-instrumentation-with-call-threshold=0, so the compiler calls
+ * __asan_storeN_noabort(address) before each store (and __asan_loadN_noabort before each load,
+ * which needs nothing here). The driver installs the hook with fakecuda_set_store_hook and counts
+ * how often each byte of a pack or unpack kernel's output is written. */
+extern "C" {
+typedef void (*tj_emu_store_fn)(const void *address, std::size_t bytes);
+static tj_emu_store_fn tj_emu_store_hook;
+
+__attribute__((visibility("default"))) void fakecuda_set_store_hook(tj_emu_store_fn hook)
+{
+    tj_emu_store_hook = hook;
+}
+
+#define TJ_EMU_ACCESS(_kind, _n)                                                                   \
+    __attribute__((no_sanitize_address, visibility("default"))) void __asan_##_kind##_n##_noabort( \
+        const void *p)                                                                             \
+    {                                                                                              \
+        TJ_EMU_##_kind(p, _n);                                                                     \
+    }
+#define TJ_EMU_store(_p, _n)                                                                       \
+    if (tj_emu_store_hook != nullptr)                                                              \
+    tj_emu_store_hook(_p, _n)
+#define TJ_EMU_load(_p, _n) (void)(_p)
+TJ_EMU_ACCESS(store, 1)
+TJ_EMU_ACCESS(store, 2)
+TJ_EMU_ACCESS(store, 4)
+TJ_EMU_ACCESS(store, 8)
+TJ_EMU_ACCESS(store, 16)
+TJ_EMU_ACCESS(load, 1)
+TJ_EMU_ACCESS(load, 2)
+TJ_EMU_ACCESS(load, 4)
+TJ_EMU_ACCESS(load, 8)
+TJ_EMU_ACCESS(load, 16)
+
+__attribute__((no_sanitize_address, visibility("default"))) void
+__asan_storeN_noabort(const void *p, std::size_t n)
+{
+    if (tj_emu_store_hook != nullptr)
+        tj_emu_store_hook(p, n);
+}
+
+__attribute__((no_sanitize_address, visibility("default"))) void __asan_loadN_noabort(const void *,
+                                                                                      std::size_t)
+{
+}
+
+__attribute__((no_sanitize_address, visibility("default"))) void __asan_handle_no_return(void) {}
+}
+#endif
 
 #endif /* TJ_TESTS_EMU_TJ_EMU_H */

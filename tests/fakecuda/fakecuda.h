@@ -39,6 +39,7 @@ typedef struct {
     int ndevices;
     int sm[FC_MAX_DEVICES]; /* e.g. 90 */
     bool log;
+    int threads; /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
 } fc_config_t;
 
 extern fc_config_t fc_config;
@@ -46,7 +47,7 @@ extern bool fc_initialized;
 
 typedef struct {
     long long launches, kernel_compiles, kernel_cache_hits, modules_loaded, kernel_faults,
-        host_faults, copies, syncs;
+        host_faults, copies, syncs, launches_tracked, write_violations, blocks_on_pool;
 } fc_stats_t;
 extern fc_stats_t fc_stats;
 
@@ -217,15 +218,34 @@ struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx);
 
 void fc_copy_execute(fc_op_t *op);
 
-/* ---- modules and kernels (module.c, kernel.c, fault.c) -------------------------------------- */
+/* ---- modules and kernels (module.c, kernel.c, grid.c, track.c, fault.c) ---------------------- */
 
-typedef void (*fc_entry_fn)(const unsigned grid[3], const unsigned block[3], void **params);
+/* Runs threads order[0..n) of thread block @p at of a launch (tests/emu/tj_emu.h). */
+typedef void (*fc_block_fn)(const unsigned grid[3], const unsigned block[3], const unsigned at[3],
+                            const unsigned *order, unsigned n, void **params);
 typedef unsigned (*fc_argsize_fn)(size_t *sizes, size_t *aligns, unsigned max);
+typedef void (*fc_store_hook_fn)(const void *address, size_t bytes);
+typedef void (*fc_set_hook_fn)(fc_store_hook_fn hook);
+
+/* What the double knows of one of typejit's kernels, from its name and source (track.c). */
+typedef enum { FC_KIND_OTHER, FC_KIND_STRIDED, FC_KIND_FUSED, FC_KIND_GENERIC } fc_kind_t;
+
+#define FC_MAX_SHAPES 32
+
+typedef struct {
+    fc_kind_t kind;
+    bool pack;
+    bool understood; /* strided and fused: word and words per object read from the source */
+    int word;        /* bytes per load and store */
+    int nshapes;
+    long long words[FC_MAX_SHAPES]; /* words per object of each block (one for strided) */
+} fc_kinfo_t;
 
 struct CUmod_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     bool dead;
+    bool tracked; /* its stores call the write counter (track.c) */
     void *dl;
     struct CUfunc_st *funcs;
     struct CUmod_st *next;
@@ -235,18 +255,45 @@ struct CUfunc_st {
     uint32_t magic;
     struct CUmod_st *mod;
     char name[256];
-    fc_entry_fn entry;
+    fc_block_fn block;
     fc_argsize_fn argsize;
+    fc_kinfo_t info;
     struct CUfunc_st *next;
 };
 
 /* Compiles @p source (NUL-terminated CUDA C++) for the host, or finds it in the kernel cache,
- * and dlopens it. Writes the kernel names found, separated by NUL, into @p names. */
-CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names);
+ * and dlopens it. Writes the kernel names found, separated by NUL, into @p names, and whether
+ * its stores are counted (built with the store hooks and FAKECUDA_CXXFLAGS allows them). */
+CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names, bool *tracked);
 void fc_kernel_execute(fc_op_t *op);
 /* A function handle usable while @p ctx is current: its module is loaded there. */
 CUresult fc_func_get(struct CUctx_st *ctx, CUfunction handle, struct CUfunc_st **func);
 void fc_module_release_ctx(struct CUctx_st *ctx);
+
+/* Runs every thread of the launch @p op on the pool of FAKECUDA_THREADS host threads: blocks in
+ * a shuffled order, each block's threads shuffled too, from FAKECUDA_SEED and the launch's number
+ * (grid.c). Returns 0, or the signal of the first fault. */
+int fc_grid_run(fc_op_t *op, unsigned long long *launch);
+/* The seed of this process's thread orders (FAKECUDA_SEED, or drawn at the first launch). */
+unsigned long long fc_grid_seed(void);
+
+/* @p source with its comments blanked (malloc'd, NUL-terminated; NULL when out of memory), so
+ * that a name in a comment is not taken for code (kernel.c). */
+char *fc_strip_comments(const char *source, size_t len);
+/* The kind, word and words per object of kernel @p name of @p source (track.c). */
+void fc_track_describe(const char *name, const char *source, size_t len, fc_kinfo_t *info);
+/* Starts counting the bytes the launch @p op writes, when it is one of typejit's pack or unpack
+ * kernels and its module is tracked; writes a reason to @p why and returns false when the double
+ * cannot tell what the kernel must write (its source is not understood). */
+bool fc_track_begin(const fc_op_t *op, char *why, size_t len);
+/* The store hook of every tracked module. */
+void fc_track_store(const void *address, size_t bytes);
+/* Adds the calling host thread's count to the launch's (each worker, when it is done). */
+void fc_track_flush(void);
+/* Ends counting; returns false with the broken rule in @p why (the launch did not fault:
+ * @p complete) when a byte was written twice, outside its output, or (@p complete) some byte of
+ * the output was not written. */
+bool fc_track_end(bool complete, char *why, size_t len);
 
 /* Installs the fault handler (once, at cuInit). */
 void fc_fault_install(void);
@@ -261,5 +308,11 @@ int fc_fault_guard(void (*fn)(void *), void *arg);
 #define FC_MAGIC_FUNC   0x66756e21u
 
 void fc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A broken rule of the device seen in emulated work (a byte written twice, ...): said on stderr
+ * with the seed, counted, and the process exits with status FC_VIOLATION_EXIT at its end even
+ * if the application recovered, so that no test passes over it (init.c). */
+#define FC_VIOLATION_EXIT 70
+void fc_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* TJ_TESTS_FAKECUDA_FAKECUDA_H */

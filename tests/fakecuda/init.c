@@ -1,14 +1,17 @@
-/* Driver start-up: cuInit reads the FAKECUDA_* settings once; version, error strings, counters. */
+/* Driver start-up: cuInit reads the FAKECUDA_* settings once; version, error strings, counters,
+ * and the exit status of a process in which emulated device work broke a rule. */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "errors.h"
 #include "fakecuda.h"
 
-fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false};
+fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4};
 bool fc_initialized;
 fc_stats_t fc_stats;
 
@@ -33,10 +36,39 @@ static void parse_sm(const char *spec)
         fc_config.sm[n] = last;
 }
 
+/* A process whose emulated work broke a rule must fail, even when the application recovered
+ * from the sticky error (typejit stages through host memory after one). */
+static void exit_check(void)
+{
+    long long n;
+    fc_lock();
+    n = fc_stats.write_violations;
+    fc_unlock();
+    if (n == 0)
+        return;
+    fc_log("%lld kernel launch(es) broke the rules of the device (see above); exiting with "
+           "status %d",
+           n, FC_VIOLATION_EXIT);
+    fflush(NULL);
+    _exit(FC_VIOLATION_EXIT);
+}
+
+void fc_violation(const char *fmt, ...)
+{
+    va_list ap;
+    fc_stats.write_violations++;
+    va_start(ap, fmt);
+    fputs("fakecuda: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (FAKECUDA_SEED=%llu replays this process's thread orders)\n", fc_grid_seed());
+    va_end(ap);
+}
+
 static void init_once_fn(void)
 {
     const char *devices = getenv("FAKECUDA_DEVICES");
     const char *log = getenv("FAKECUDA_LOG");
+    const char *threads = getenv("FAKECUDA_THREADS");
 
     fc_config.log = log != NULL && strcmp(log, "1") == 0;
     if (devices != NULL) {
@@ -47,8 +79,17 @@ static void init_once_fn(void)
         else
             fc_log("ignoring malformed FAKECUDA_DEVICES '%s' (0 to %d)", devices, FC_MAX_DEVICES);
     }
+    if (threads != NULL) {
+        char *end;
+        long n = strtol(threads, &end, 10);
+        if (end != threads && *end == '\0' && n >= 1 && n <= 64)
+            fc_config.threads = (int)n;
+        else
+            fc_log("ignoring malformed FAKECUDA_THREADS '%s' (1 to 64)", threads);
+    }
     parse_sm(getenv("FAKECUDA_SM"));
     fc_inject_parse(getenv("FAKECUDA_FAIL"));
+    atexit(exit_check);
     if (fc_config.ndevices == 0) {
         init_status = CUDA_ERROR_NO_DEVICE;
         return;
@@ -148,6 +189,9 @@ FC_EXPORT long long fakecuda_stats(const char *name)
         {"host_faults", &fc_stats.host_faults},
         {"copies", &fc_stats.copies},
         {"syncs", &fc_stats.syncs},
+        {"launches_tracked", &fc_stats.launches_tracked},
+        {"write_violations", &fc_stats.write_violations},
+        {"blocks_on_pool", &fc_stats.blocks_on_pool},
     };
     long long value = -1;
 

@@ -1,9 +1,17 @@
 /* Kernels: the source from the NVRTC shim's trailer is compiled for the host against
  * tests/emu/tj_emu.h (cached on disk by its hash), launched with the driver's checks and run
- * over its whole grid when the queue reaches it, with faults turned into sticky errors. */
+ * over its whole grid when the queue reaches it (grid.c: shuffled, on several host threads),
+ * with faults turned into sticky errors and typejit's pack and unpack kernels held to writing
+ * each byte of their output exactly once (track.c).
+ *
+ * FAKECUDA_CXXFLAGS adds options to the host compile (e.g. "-fsanitize=address,undefined
+ * -fno-sanitize-recover=all", with the sanitizer runtime preloaded): then an undefined
+ * behaviour is the sanitizer's report, not a trap, and with -fsanitize=address the stores are
+ * not counted (AddressSanitizer owns the instrumentation the count uses). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -29,15 +37,60 @@ extern char **environ;
 
 /* -fsanitize=alignment with a trap makes a misaligned W-byte access fault (SIGILL) as it would
  * on the device, where x86 would silently allow it. */
-static const char *const cxx_flags[] = {"-std=c++17",
-                                        "-O1",
-                                        "-fPIC",
-                                        "-shared",
-                                        "-fno-strict-aliasing",
-                                        "-fsanitize=alignment",
-                                        "-fsanitize-undefined-trap-on-error",
-                                        "-w",
-                                        "-Wl,--as-needed"};
+static const char *const cxx_flags[] = {
+    "-std=c++17",           "-O1", "-fPIC",          "-shared", "-fno-strict-aliasing",
+    "-fsanitize=alignment", "-w",  "-Wl,--as-needed"};
+/* Unless FAKECUDA_CXXFLAGS brings a sanitizer runtime of its own. */
+static const char *const trap_flags[] = {"-fsanitize-undefined-trap-on-error"};
+/* Every store calls the hook of tests/emu/tj_emu.h (the count of track.c). */
+static const char *const track_flags[] = {"-DTJ_EMU_TRACK_STORES",
+                                          "-fsanitize=kernel-address",
+                                          "-fsanitize-recover=kernel-address",
+                                          "--param=asan-instrumentation-with-call-threshold=0",
+                                          "--param=asan-stack=0",
+                                          "--param=asan-globals=0"};
+/* What write_unit adds around the source: part of the cache key. */
+#define UNIT_FORMAT "fakecuda unit 3: block entries, store hook"
+
+#define MAX_USER_FLAGS 32
+
+/* The options of every host compile of this process: cxx_flags, then the trap or the user's
+ * FAKECUDA_CXXFLAGS, then the tracking ones unless the user's take AddressSanitizer. */
+static struct {
+    const char *argv[64];
+    int argc;
+    bool tracked;
+    char *user; /* the split copy of FAKECUDA_CXXFLAGS */
+} flags;
+static pthread_once_t flags_once = PTHREAD_ONCE_INIT;
+
+static void add_flags(const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        flags.argv[flags.argc++] = list[i];
+}
+
+static void flags_init(void)
+{
+    const char *user = getenv("FAKECUDA_CXXFLAGS");
+    char *save = NULL;
+
+    add_flags(cxx_flags, sizeof cxx_flags / sizeof cxx_flags[0]);
+    flags.tracked = true;
+    if (user == NULL || *user == '\0' || (flags.user = strdup(user)) == NULL) {
+        add_flags(trap_flags, 1);
+    } else {
+        int n = 0;
+        for (char *f = strtok_r(flags.user, " \t", &save); f != NULL && n < MAX_USER_FLAGS;
+             f = strtok_r(NULL, " \t", &save), n++) {
+            flags.argv[flags.argc++] = f;
+            if (strstr(f, "-fsanitize=") == f && strstr(f, "address") != NULL)
+                flags.tracked = false;
+        }
+    }
+    if (flags.tracked)
+        add_flags(track_flags, sizeof track_flags / sizeof track_flags[0]);
+}
 
 #define MAX_KERNEL_PARAM_BYTES 32764 /* Volta and newer since CUDA 12.1 */
 
@@ -51,7 +104,8 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-/* The cache key covers everything that changes the shared object: source, flags, tj_emu.h. */
+/* The cache key covers everything that changes the shared object: source, flags, tj_emu.h, the
+ * unit's format. */
 static uint64_t source_hash(const char *source, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -59,9 +113,10 @@ static uint64_t source_hash(const char *source, size_t len)
     FILE *f;
 
     h = fnv1a(h, source, len);
-    for (size_t i = 0; i < sizeof cxx_flags / sizeof cxx_flags[0]; i++)
-        h = fnv1a(h, cxx_flags[i], strlen(cxx_flags[i]) + 1);
+    for (int i = 0; i < flags.argc; i++)
+        h = fnv1a(h, flags.argv[i], strlen(flags.argv[i]) + 1);
     h = fnv1a(h, FAKECUDA_CXX, strlen(FAKECUDA_CXX));
+    h = fnv1a(h, UNIT_FORMAT, strlen(UNIT_FORMAT));
     snprintf(path, sizeof path, "%s/tj_emu.h", FAKECUDA_EMU_DIR);
     if ((f = fopen(path, "rb")) != NULL) {
         char buf[4096];
@@ -73,8 +128,7 @@ static uint64_t source_hash(const char *source, size_t len)
     return h;
 }
 
-/* The source with comments blanked, so a kernel named in a comment is not taken for one. */
-static char *strip_comments(const char *source, size_t len)
+char *fc_strip_comments(const char *source, size_t len)
 {
     char *out = malloc(len + 1);
     size_t i = 0;
@@ -130,7 +184,7 @@ static bool ident_char(char c)
 /* Every `extern "C" __global__ void NAME(` as NUL-separated names, ending with an empty one. */
 static char *find_kernels(const char *source, size_t len)
 {
-    char *text = strip_comments(source, len);
+    char *text = fc_strip_comments(source, len);
     char *names = calloc(1, len + 2);
     size_t n = 0;
 
@@ -181,14 +235,14 @@ static int mkdirs(const char *dir)
 /* Runs the compiler; its output goes to @p log_path. */
 static int run_compiler(const char *src, const char *out, const char *log_path)
 {
-    char *argv[32];
+    char *argv[80];
     int argc = 0, status = -1;
     posix_spawn_file_actions_t fa;
     pid_t pid;
 
     argv[argc++] = (char *)FAKECUDA_CXX;
-    for (size_t i = 0; i < sizeof cxx_flags / sizeof cxx_flags[0]; i++)
-        argv[argc++] = (char *)cxx_flags[i];
+    for (int i = 0; i < flags.argc; i++)
+        argv[argc++] = (char *)flags.argv[i];
     argv[argc++] = (char *)"-I";
     argv[argc++] = (char *)FAKECUDA_EMU_DIR;
     argv[argc++] = (char *)"-o";
@@ -205,8 +259,9 @@ static int run_compiler(const char *src, const char *out, const char *log_path)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* Writes the translation unit: the kernels' source and, for each kernel, the entry that reads
- * its arguments as the driver reads kernelParams, and the entry that reports their layout. */
+/* Writes the translation unit: the kernels' source and, for each kernel, the entry that runs
+ * threads of one block with its arguments read as the driver reads kernelParams, and the entry
+ * that reports their layout. */
 static int write_unit(const char *path, const char *source, size_t len, const char *names)
 {
     FILE *f = fopen(path, "w");
@@ -217,23 +272,27 @@ static int write_unit(const char *path, const char *source, size_t len, const ch
     fputs("\n\n", f);
     for (const char *name = names; *name != '\0'; name += strlen(name) + 1)
         fprintf(f,
-                "extern \"C\" void fakecuda_entry_%s(const unsigned grid[3], const unsigned "
-                "block[3], void **params)\n{\n    tj_emu_invoke(%s, grid, block, params);\n}\n"
-                "extern \"C\" unsigned fakecuda_argsize_%s(std::size_t *sizes, std::size_t "
-                "*aligns, unsigned max)\n{\n    return tj_emu_arg_layout(%s, sizes, aligns, "
-                "max);\n}\n",
+                "extern \"C\" void fakecuda_block_%s(const unsigned *fc_grid, const unsigned "
+                "*fc_block, const unsigned *fc_at, const unsigned *fc_order, unsigned fc_n, void "
+                "**fc_params)\n{\n    tj_emu_block_invoke(%s, fc_grid, fc_block, fc_at, "
+                "fc_order, fc_n, fc_params);\n}\n"
+                "extern \"C\" unsigned fakecuda_argsize_%s(std::size_t *fc_sizes, std::size_t "
+                "*fc_aligns, unsigned fc_max)\n{\n    return tj_emu_arg_layout(%s, fc_sizes, "
+                "fc_aligns, fc_max);\n}\n",
                 name, name, name, name);
     return fclose(f) == 0 ? 0 : -1;
 }
 
-CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names_out)
+CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names_out, bool *tracked)
 {
     const char *dir = getenv("FAKECUDA_KERNEL_CACHE");
     char so_path[4096], tmp_so[4200], src_path[4200], log_path[4200];
-    uint64_t h = source_hash(source, len);
+    uint64_t h;
     char *names = find_kernels(source, len);
     void *handle;
 
+    pthread_once(&flags_once, flags_init);
+    h = source_hash(source, len);
     if (names == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (dir == NULL || *dir == '\0')
@@ -271,6 +330,7 @@ CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names
     }
     *dl = handle;
     *names_out = names;
+    *tracked = flags.tracked;
     return CUDA_SUCCESS;
 }
 
@@ -351,34 +411,49 @@ FC_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
     FC_END();
 }
 
-static void run_grid(void *arg)
-{
-    fc_op_t *op = arg;
-    op->u.kernel.func->entry(op->u.kernel.grid, op->u.kernel.block, op->u.kernel.params);
-}
-
 /* Only the kernel's own context's device memory is accessible while it runs, so a pointer into
- * another context's allocations faults as it would on the device. */
+ * another context's allocations faults as it would on the device. A broken rule of track.c is
+ * said on stderr and ends the context as an exception on the device would. */
 void fc_kernel_execute(fc_op_t *op)
 {
-    struct CUctx_st *ctx = op->u.kernel.func->mod->ctx;
-    int sig;
+    struct CUfunc_st *func = op->u.kernel.func;
+    struct CUctx_st *ctx = func->mod->ctx;
+    unsigned long long launch = 0;
+    char why[512] = "";
+    bool known, kept = true;
+    int sig = 0;
 
     fc_mem_open(ctx);
-    sig = fc_fault_guard(run_grid, op);
+    known = fc_track_begin(op, why, sizeof why);
+    if (known) {
+        sig = fc_grid_run(op, &launch);
+        kept = fc_track_end(sig == 0, why, sizeof why);
+    }
     /* A write just outside an allocation, short of its guard page: a fault all the same (on a
      * GPU it would corrupt whatever lies there, or fault). */
-    if (sig == 0 && !fc_mem_slack_intact(ctx)) {
+    if (known && sig == 0 && !fc_mem_slack_intact(ctx)) {
         sig = SIGSEGV;
         if (fc_config.log)
             fc_log("kernel wrote outside its allocations: illegal address");
     }
     fc_mem_close(ctx);
+    if (!known || !kept) {
+        fc_violation("kernel %s (launch %llu, grid %ux%ux%u, block %ux%ux%u) %s: a pack or "
+                     "unpack kernel must write each byte of its output exactly once",
+                     func->name, launch, op->u.kernel.grid[0], op->u.kernel.grid[1],
+                     op->u.kernel.grid[2], op->u.kernel.block[0], op->u.kernel.block[1],
+                     op->u.kernel.block[2], why);
+        fc_ctx_poison(ctx, CUDA_ERROR_LAUNCH_FAILED);
+        return;
+    }
     if (sig == 0) {
         fc_stats.launches++;
         return;
     }
     fc_stats.kernel_faults++;
+    if (fc_config.log)
+        fc_log("kernel %s faulted (signal %d) in launch %llu (FAKECUDA_SEED=%llu)", func->name, sig,
+               launch, fc_grid_seed());
     /* The alignment sanitizer's trap is the only trap in kernel code. */
     fc_ctx_poison(ctx, sig == SIGILL || sig == SIGTRAP ? CUDA_ERROR_MISALIGNED_ADDRESS
                                                        : CUDA_ERROR_ILLEGAL_ADDRESS);

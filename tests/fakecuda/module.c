@@ -169,6 +169,8 @@ static CUresult load(struct CUctx_st *ctx, const void *image, struct CUmod_st **
     struct CUmod_st *mod;
     char *names = NULL;
     void *dl = NULL;
+    bool tracked = false;
+    fc_set_hook_fn set_hook = NULL;
     CUresult rc;
 
     if (image == NULL)
@@ -190,7 +192,7 @@ static CUresult load(struct CUctx_st *ctx, const void *image, struct CUmod_st **
         (int)trailer.nvrtc_major > FAKECUDA_VERSION / 1000)
         return CUDA_ERROR_NO_BINARY_FOR_GPU;
     rc = fc_kernel_build((const char *)bytes + end + sizeof trailer, (size_t)trailer.source_len,
-                         &dl, &names);
+                         &dl, &names, &tracked);
     if (rc != CUDA_SUCCESS)
         return rc;
     mod = calloc(1, sizeof *mod);
@@ -201,6 +203,12 @@ static CUresult load(struct CUctx_st *ctx, const void *image, struct CUmod_st **
     mod->magic = FC_MAGIC_MODULE;
     mod->ctx = ctx;
     mod->dl = dl;
+    /* Built with the store hooks: every store of its kernels reaches track.c. */
+    *(void **)&set_hook = dlsym(dl, "fakecuda_set_store_hook");
+    if (tracked && set_hook != NULL) {
+        set_hook(fc_track_store);
+        mod->tracked = true;
+    }
     for (const char *name = names; *name != '\0'; name += strlen(name) + 1) {
         struct CUfunc_st *f = calloc(1, sizeof *f);
         char sym[300];
@@ -211,14 +219,16 @@ static CUresult load(struct CUctx_st *ctx, const void *image, struct CUmod_st **
         f->magic = FC_MAGIC_FUNC;
         f->mod = mod;
         strcpy(f->name, name);
-        snprintf(sym, sizeof sym, "fakecuda_entry_%s", name);
-        *(void **)&f->entry = dlsym(dl, sym);
+        snprintf(sym, sizeof sym, "fakecuda_block_%s", name);
+        *(void **)&f->block = dlsym(dl, sym);
         snprintf(sym, sizeof sym, "fakecuda_argsize_%s", name);
         *(void **)&f->argsize = dlsym(dl, sym);
-        if (f->entry == NULL || f->argsize == NULL) {
+        if (f->block == NULL || f->argsize == NULL) {
             free(f);
             continue;
         }
+        fc_track_describe(name, (const char *)bytes + end + sizeof trailer,
+                          (size_t)trailer.source_len, &f->info);
         f->next = mod->funcs;
         mod->funcs = f;
     }

@@ -1,16 +1,21 @@
 /* The fake CUDA driver checked against the semantics cuda.h documents: contexts, streams,
- * faults, queued work, pointer attributes, module compatibility and failure injection. Run under
+ * faults, queued work, pointer attributes, module compatibility and failure injection; and the
+ * rules it holds emulated kernels to: threads run in a shuffled order on several host threads,
+ * and typejit's pack and unpack kernels write each byte of their output exactly once. Run under
  * ${TJ_EMU_ENV} (driver 13.0) and ${TJ_EMU_ENV_12} (driver 12.4); kernels come from the real
- * NVRTC through the shim. `test_fakecuda inject` is the child that runs with FAKECUDA_FAIL. */
+ * NVRTC through the shim. `test_fakecuda inject` is the child that runs with FAKECUDA_FAIL,
+ * `test_fakecuda rules` the child whose kernels break the rules. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,8 +74,8 @@ static void nvrtc_open(void)
             nv.destroy);
 }
 
-/* "sm_80" gives a CUBIN, "compute_80" PTX; either ends with the shim's trailer. */
-static char *nvrtc_image(const char *arch)
+/* "sm_80" gives a CUBIN, "compute_80" PTX of @p src; either ends with the shim's trailer. */
+static char *nvrtc_image_of(const char *src, const char *arch)
 {
     nvrtcProgram prog;
     char option[64];
@@ -80,7 +85,7 @@ static char *nvrtc_image(const char *arch)
     int cubin = strncmp(arch, "sm_", 3) == 0;
 
     snprintf(option, sizeof option, "-arch=%s", arch);
-    REQUIRE(nv.create(&prog, kernels_src, "kernels.cu", 0, NULL, NULL) == NVRTC_SUCCESS);
+    REQUIRE(nv.create(&prog, src, "kernels.cu", 0, NULL, NULL) == NVRTC_SUCCESS);
     REQUIRE(nv.compile(prog, 1, options) == NVRTC_SUCCESS);
     REQUIRE((cubin ? nv.cubin_size(prog, &size) : nv.ptx_size(prog, &size)) == NVRTC_SUCCESS);
     image = malloc(size);
@@ -90,17 +95,27 @@ static char *nvrtc_image(const char *arch)
     return image;
 }
 
-/* PTX the running driver accepts: NVRTC 13 writes ISA 9.0, which driver 12.4 refuses, so the
- * 12.4 run checks that and then loads it relabelled 8.4 (the kernels use nothing newer). */
-static char *ptx_for_driver(void)
+static char *nvrtc_image(const char *arch)
 {
-    char *ptx = nvrtc_image("compute_80");
+    return nvrtc_image_of(kernels_src, arch);
+}
+
+/* PTX of @p src the running driver accepts: NVRTC 13 writes ISA 9.0, which driver 12.4 refuses,
+ * so the 12.4 run loads it relabelled 8.4 (the kernels use nothing newer). */
+static char *ptx_of(const char *src)
+{
+    char *ptx = nvrtc_image_of(src, "compute_80");
     if (driver_version < 13000) {
         char *v = strstr(ptx, ".version 9.0");
         REQUIRE(v != NULL);
         memcpy(v, ".version 8.4", 12);
     }
     return ptx;
+}
+
+static char *ptx_for_driver(void)
+{
+    return ptx_of(kernels_src);
 }
 
 /* ---- helpers --------------------------------------------------------------------------------- */
@@ -581,6 +596,221 @@ static void check_versions(void)
     CHECK_EQ_INT(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 }
 
+/* ---- the rules of emulated kernels ---------------------------------------------------------- */
+
+/* A pack kernel as typejit's generator writes them (its name, `word_t`, `WORDS`), 8 words per
+ * object, one word per thread; MODE breaks it: 1 two threads write word 4 (and word 5 stays
+ * unwritten), 2 word 5 is never written, 3 word 5 goes past the packed bytes (still inside the
+ * allocation). */
+static const char pack_src[] =
+    "extern \"C\" __global__ void tj_pack(void *__restrict__ dst, const void *__restrict__ src,\n"
+    "                                     long long count)\n"
+    "{\n"
+    "    typedef unsigned int word_t;\n"
+    "    typedef unsigned int index_t;\n"
+    "    const index_t WORDS = 8u;\n"
+    "    const word_t *in = (const word_t *)src;\n"
+    "    word_t *out = (word_t *)dst;\n"
+    "    for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count * WORDS;\n"
+    "         i += (long long)gridDim.x * blockDim.x) {\n"
+    "        long long j = i;\n"
+    "        if (MODE == 1 && i == 5)\n"
+    "            j = 4;\n"
+    "        if (MODE == 2 && i == 5)\n"
+    "            continue;\n"
+    "        if (MODE == 3 && i == 5)\n"
+    "            j = count * WORDS;\n"
+    "        out[j] = in[i];\n"
+    "    }\n"
+    "}\n";
+
+/* An unpack kernel of the same layout whose threads 0 and 1 both write word 0. */
+static const char unpack_twice_src[] =
+    "extern \"C\" __global__ void tj_unpack(void *__restrict__ dst, const void *__restrict__ src,\n"
+    "                                       long long count)\n"
+    "{\n"
+    "    typedef unsigned int word_t;\n"
+    "    typedef unsigned int index_t;\n"
+    "    const index_t WORDS = 8u;\n"
+    "    unsigned i = threadIdx.x;\n"
+    "    if (i < count * WORDS)\n"
+    "        ((word_t *)dst)[i == 1 ? 0 : i] = ((const word_t *)src)[i];\n"
+    "}\n";
+
+/* A kernel named as typejit's pack kernel whose source does not say its word and words. */
+static const char pack_unknown_src[] =
+    "extern \"C\" __global__ void tj_pack(void *dst, const void *src, long long count)\n"
+    "{\n"
+    "    if (threadIdx.x < count)\n"
+    "        ((char *)dst)[threadIdx.x] = ((const char *)src)[threadIdx.x];\n"
+    "}\n";
+
+/* Each thread writes where in its block's run it ran (the blocks' counters are the threads'
+ * only shared state, and a block's threads run one after another on one host thread when there
+ * are more blocks than host threads). */
+static const char order_src[] =
+    "extern \"C\" __global__ void order(unsigned *out, unsigned *counter)\n"
+    "{\n"
+    "    out[blockIdx.x * blockDim.x + threadIdx.x] = counter[blockIdx.x]++;\n"
+    "}\n";
+
+static CUfunction load_kernel(const char *src, int mode, const char *name, CUmodule *mod)
+{
+    char *text = malloc(strlen(src) + 32), *ptx;
+    CUfunction f = NULL;
+    REQUIRE(text != NULL);
+    snprintf(text, strlen(src) + 32, "#define MODE %d\n%s", mode, src);
+    ptx = ptx_of(text);
+    REQUIRE(cuModuleLoadData(mod, ptx) == CUDA_SUCCESS);
+    REQUIRE(cuModuleGetFunction(&f, *mod, name) == CUDA_SUCCESS);
+    free(ptx);
+    free(text);
+    return f;
+}
+
+/* Packs 3 objects of 8 words with kernel @p src (MODE @p mode) in a context of its own: the
+ * synchronisation's result. */
+static CUresult run_pack(const char *src, int mode, const char *name, unsigned *out)
+{
+    CUcontext ctx = new_context(0);
+    CUmodule mod;
+    CUfunction f = load_kernel(src, mode, name, &mod);
+    CUdeviceptr in, dst;
+    long long count = 3;
+    unsigned host[24];
+    void *params[] = {&dst, &in, &count};
+    CUresult rc;
+
+    for (unsigned i = 0; i < 24; i++)
+        host[i] = 1000 + i;
+    REQUIRE(cuMemAlloc(&in, sizeof host) == CUDA_SUCCESS);
+    REQUIRE(cuMemAlloc(&dst, 4096) == CUDA_SUCCESS);
+    REQUIRE(cuMemcpyHtoD(in, host, sizeof host) == CUDA_SUCCESS);
+    REQUIRE(cuMemsetD8(dst, 0, 4096) == CUDA_SUCCESS);
+    launch1(f, 2, 32, NULL, params, CUDA_SUCCESS);
+    rc = cuCtxSynchronize();
+    if (rc == CUDA_SUCCESS && out != NULL)
+        CHECK_EQ_INT(cuMemcpyDtoH(out, dst, 24 * sizeof(unsigned)), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return rc;
+}
+
+/* A correct pack kernel passes and is counted; a block's threads run in a shuffled order; the
+ * blocks of a launch run on several host threads. */
+static void check_rules_kept(void)
+{
+    unsigned out[24], host[4 * 256], zero[4] = {0, 0, 0, 0};
+    long long tracked = stats("launches_tracked"), pooled = stats("blocks_on_pool");
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction f;
+    CUdeviceptr d, counter;
+    void *params[] = {&d, &counter};
+    bool identity = true;
+
+    CHECK_EQ_INT(run_pack(pack_src, 0, "tj_pack", out), CUDA_SUCCESS);
+    for (unsigned i = 0; i < 24; i++)
+        CHECK_EQ_INT(out[i], 1000 + i);
+    CHECK_EQ_INT(stats("launches_tracked"), tracked + 1);
+    CHECK_EQ_INT(stats("write_violations"), 0);
+
+    ctx = new_context(0);
+    f = load_kernel(order_src, 0, "order", &mod);
+    REQUIRE(cuMemAlloc(&d, sizeof host) == CUDA_SUCCESS);
+    REQUIRE(cuMemAlloc(&counter, sizeof zero) == CUDA_SUCCESS);
+    REQUIRE(cuMemcpyHtoD(counter, zero, sizeof zero) == CUDA_SUCCESS);
+    launch1(f, 4, 256, NULL, params, CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, d, sizeof host), CUDA_SUCCESS);
+    for (unsigned b = 0; b < 4; b++) {
+        unsigned seen[256] = {0};
+        for (unsigned t = 0; t < 256; t++) {
+            unsigned at = host[b * 256 + t];
+            CHECK(at < 256 && seen[at]++ == 0); /* each thread ran once */
+            identity = identity && at == t;
+        }
+    }
+    CHECK(!identity);
+    /* FAKECUDA_THREADS=4 (the default): the pool ran some of the four blocks. */
+    CHECK(stats("blocks_on_pool") > pooled);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* The child: kernels that break the rules, each in a context of its own. Each launch fails with
+ * a sticky error and says why on stderr; the process then exits with status 70. */
+static int rules_child(void)
+{
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction f;
+    CUdeviceptr in, dst;
+    long long count = 1;
+    void *params[] = {&dst, &in, &count};
+
+    CHECK_EQ_INT(run_pack(pack_src, 1, "tj_pack", NULL), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(run_pack(pack_src, 2, "tj_pack", NULL), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(run_pack(pack_src, 3, "tj_pack", NULL), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(run_pack(pack_unknown_src, 0, "tj_pack", NULL), CUDA_ERROR_LAUNCH_FAILED);
+    ctx = new_context(0);
+    f = load_kernel(unpack_twice_src, 0, "tj_unpack", &mod);
+    REQUIRE(cuMemAlloc(&in, 64) == CUDA_SUCCESS);
+    REQUIRE(cuMemAlloc(&dst, 64) == CUDA_SUCCESS);
+    launch1(f, 1, 32, NULL, params, CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    CHECK_EQ_INT(stats("write_violations"), 5);
+    return check_failures ? 1 : 0;
+}
+
+/* Whether @p path holds @p text. */
+static bool file_has(const char *path, const char *text)
+{
+    char buf[16384];
+    size_t n;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, text) != NULL;
+}
+
+static void check_rules_broken(const char *self)
+{
+    char log[] = "/tmp/test_fakecuda_rules_XXXXXX";
+    int fd = mkstemp(log), status;
+    pid_t pid;
+
+    REQUIRE(fd >= 0);
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        dup2(fd, 2);
+        setenv("FAKECUDA_SEED", "12345", 1);
+        execl(self, self, "rules", (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 70);
+    CHECK(file_has(log, "kernel tj_pack (launch 1, grid 2x1x1, block 32x1x1) wrote byte 16 of "
+                        "its packed output (from its destination pointer) twice"));
+    CHECK(file_has(log, "left byte 20 of its packed output unwritten (92 of 96 bytes written)"));
+    CHECK(file_has(log, "wrote device memory at byte 96 from its destination pointer, outside "
+                        "its packed output (96 bytes)"));
+    CHECK(file_has(log, "cannot tell from its source what kernel tj_pack writes"));
+    CHECK(file_has(log, "kernel tj_unpack (launch 4, grid 1x1x1, block 32x1x1) wrote byte 0 of "
+                        "its typed output (from its destination pointer) twice"));
+    CHECK(file_has(log, "(FAKECUDA_SEED=12345 replays this process's thread orders)"));
+    CHECK(file_has(log, "5 kernel launch(es) broke the rules of the device (see above); exiting "
+                        "with status 70"));
+    if (check_failures)
+        fprintf(stderr, "the rules child's stderr is in %s\n", log);
+    else
+        unlink(log);
+}
+
 /* Run with FAKECUDA_FAIL=cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,
  * cuMemcpyDtoH_v2:1,cuStreamSynchronize:2=700. */
 static int inject_child(void)
@@ -649,6 +879,8 @@ int main(int argc, char **argv)
     nvrtc_open();
     if (argc > 1 && strcmp(argv[1], "inject") == 0)
         return inject_child();
+    if (argc > 1 && strcmp(argv[1], "rules") == 0)
+        return rules_child();
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
     CHECK_EQ_INT(count, 2);
     check_no_context();
@@ -664,5 +896,7 @@ int main(int argc, char **argv)
     check_kernel_cache();
     check_versions();
     check_injection(argv[0]);
+    check_rules_kept();
+    check_rules_broken(argv[0]);
     CHECK_DONE();
 }
