@@ -65,6 +65,23 @@ set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
 tj_device_test(pack_generic TIMEOUT 600 ENV TYPEJIT_JIT=off
   COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 2)
 
+# The emulated kernels built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (FAKECUDA_CXXFLAGS; the runtime preloaded first, as it must be): an out-of-bounds access of a
+# kernel's arguments or locals, or an undefined behaviour such as a signed overflow in its index
+# arithmetic, ends the run with the sanitizer's report. The default, background compiles.
+execute_process(COMMAND ${TJ_EMU_CXX} -print-file-name=libasan.so OUTPUT_VARIABLE TJ_LIBASAN
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(EXISTS "${TJ_LIBASAN}" AND NOT TJ_SANITIZE)
+  add_test(NAME emu_pack_sanitized COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIBASAN}:$<TARGET_FILE:typejit>
+           "FAKECUDA_CXXFLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all"
+           ASAN_OPTIONS=detect_leaks=0 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
+           $<TARGET_FILE:test_gpu_pack> --types 60 --seed 6)
+  set_tests_properties(emu_pack_sanitized PROPERTIES TIMEOUT 600 LABELS emu)
+else()
+  message(STATUS "no libasan.so beside ${TJ_EMU_CXX}: emu_pack_sanitized is not run")
+endif()
+
 # A 12.4 driver cannot load NVRTC 13's kernels and lacks cuEventElapsedTime_v2: typejit says so
 # once and stages every call, exactly.
 add_test(NAME emu_pack_driver12 COMMAND ${TJ_CHECKED}

@@ -4,7 +4,8 @@
  * and typejit's pack and unpack kernels write each byte of their output exactly once. Run under
  * ${TJ_EMU_ENV} (driver 13.0) and ${TJ_EMU_ENV_12} (driver 12.4); kernels come from the real
  * NVRTC through the shim. `test_fakecuda inject` is the child that runs with FAKECUDA_FAIL,
- * `test_fakecuda rules` the child whose kernels break the rules. */
+ * `test_fakecuda rules` the child whose kernels break the rules, `test_fakecuda ubsan` the child
+ * whose kernel overflows a signed integer, built with FAKECUDA_CXXFLAGS=-fsanitize=undefined. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -761,6 +762,31 @@ static int rules_child(void)
     return check_failures ? 1 : 0;
 }
 
+/* An int multiplication that overflows: undefined behaviour, which only a sanitizer shows. */
+static const char overflow_src[] = "extern \"C\" __global__ void overflow(int *out, int x)\n"
+                                   "{\n"
+                                   "    out[threadIdx.x] = x * 65536 * 65536;\n"
+                                   "}\n";
+
+/* The child built with FAKECUDA_CXXFLAGS="-fsanitize=undefined -fno-sanitize-recover=undefined":
+ * the overflow ends the process with UndefinedBehaviorSanitizer's report. */
+static int ubsan_child(void)
+{
+    CUmodule mod;
+    CUfunction f;
+
+    new_context(0);
+    f = load_kernel(overflow_src, 0, "overflow", &mod);
+    CUdeviceptr out;
+    int x = 3;
+    void *params[] = {&out, &x};
+
+    REQUIRE(cuMemAlloc(&out, 64) == CUDA_SUCCESS);
+    launch1(f, 1, 2, NULL, params, CUDA_SUCCESS);
+    cuCtxSynchronize();
+    return 0; /* not reached: the sanitizer ends the process */
+}
+
 /* Whether @p path holds @p text. */
 static bool file_has(const char *path, const char *text)
 {
@@ -775,9 +801,10 @@ static bool file_has(const char *path, const char *text)
     return strstr(buf, text) != NULL;
 }
 
-static void check_rules_broken(const char *self)
+/* Runs `self mode` with @p var=@p value, its stderr into @p log; its wait status. */
+static int run_child(const char *self, const char *mode, const char *var, const char *value,
+                     char *log)
 {
-    char log[] = "/tmp/test_fakecuda_rules_XXXXXX";
     int fd = mkstemp(log), status;
     pid_t pid;
 
@@ -787,12 +814,35 @@ static void check_rules_broken(const char *self)
     REQUIRE(pid >= 0);
     if (pid == 0) {
         dup2(fd, 2);
-        setenv("FAKECUDA_SEED", "12345", 1);
-        execl(self, self, "rules", (char *)NULL);
+        setenv(var, value, 1);
+        execl(self, self, mode, (char *)NULL);
         _exit(127);
     }
     close(fd);
     REQUIRE(waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+/* FAKECUDA_CXXFLAGS reaches the host compile: a sanitizer runtime reports the kernel's undefined
+ * behaviour. */
+static void check_cxxflags(const char *self)
+{
+    char log[] = "/tmp/test_fakecuda_ubsan_XXXXXX";
+    int status = run_child(self, "ubsan", "FAKECUDA_CXXFLAGS",
+                           "-fsanitize=undefined -fno-sanitize-recover=undefined", log);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    CHECK(file_has(log, "runtime error: signed integer overflow"));
+    if (check_failures)
+        fprintf(stderr, "the ubsan child's stderr is in %s\n", log);
+    else
+        unlink(log);
+}
+
+static void check_rules_broken(const char *self)
+{
+    char log[] = "/tmp/test_fakecuda_rules_XXXXXX";
+    int status = run_child(self, "rules", "FAKECUDA_SEED", "12345", log);
+
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 70);
     CHECK(file_has(log, "kernel tj_pack (launch 1, grid 2x1x1, block 32x1x1) wrote byte 16 of "
                         "its packed output (from its destination pointer) twice"));
@@ -881,6 +931,8 @@ int main(int argc, char **argv)
         return inject_child();
     if (argc > 1 && strcmp(argv[1], "rules") == 0)
         return rules_child();
+    if (argc > 1 && strcmp(argv[1], "ubsan") == 0)
+        return ubsan_child();
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
     CHECK_EQ_INT(count, 2);
     check_no_context();
@@ -898,5 +950,6 @@ int main(int argc, char **argv)
     check_injection(argv[0]);
     check_rules_kept();
     check_rules_broken(argv[0]);
+    check_cxxflags(argv[0]);
     CHECK_DONE();
 }
