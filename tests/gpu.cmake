@@ -99,6 +99,13 @@ tj_device_test(contexts EMU_ENV FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80
   CHECK --once "a device pack reaches outside its allocation"
   COMMAND $<TARGET_FILE:test_gpu_context>)
 
+# Big counts and footprints (tests/test_bigcount.c): past 2^31 and 2^32 bytes exact, overflowing
+# ones MPI errors, the context alive after each. Every refusal is logged.
+tj_device_program(test_bigcount test_bigcount.c)
+tj_device_test(bigcount EMU_ONLY TIMEOUT 300
+  CHECK --expect "a device pack reaches outside its allocation" --expect "MPI_ERR_COUNT"
+  COMMAND $<TARGET_FILE:test_bigcount>)
+
 # Injected driver failures: exact bytes through a fallback, or a clear MPI error; a failure that
 # repeats on every call is logged once; a sticky error ends typejit's use of the context with one
 # error line.

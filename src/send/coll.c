@@ -484,9 +484,11 @@ static int run_end(const side_t *sd, int i, bool only_in, int64_t *objs)
     for (; j < sd->n; j++) {
         const slice_t *b = &sd->slices[j];
         int64_t total, bytes;
+        int64_t reach, next;
         if (b->t != a->t || b->skip || (only_in && !b->in) || !tj_add64(n, b->count, &total) ||
             total > INT_MAX || !tj_mul64(total, ct->info.size, &bytes) || bytes > INT_MAX ||
-            b->off != a->off + n * ct->info.extent || b->poff != a->poff + n * ct->info.size)
+            !tj_mul64(n, ct->info.extent, &reach) || !tj_add64(a->off, reach, &next) ||
+            b->off != next || b->poff != a->poff + n * ct->info.size)
             break;
         n = total;
     }
@@ -643,7 +645,7 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
         const slice_t *sl = &sd->slices[i];
         const ctype_t *ct = &sd->types[sl->t];
         const tj_type_info_t *info = &ct->info;
-        int64_t objs, reach, shift;
+        int64_t objs, shift;
         int s = 0;
 
         if (sl->skip || sl->count == 0 || info->size == 0) {
@@ -653,7 +655,7 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
         if (nm == TJ_FUSED_MAX || !ct->known || !info->strided)
             return false;
         i = run_end(sd, i, false, &objs);
-        if (!tj_mul64(objs - 1, info->extent, &reach) ||
+        if (!tj_devpack_span(info, sl->off, objs, &lo[nm], &hi[nm]) ||
             !tj_add64(sl->off, info->block.start, &shift))
             return false;
         if (!pack && !tj_block_disjoint(&info->block, objs))
@@ -668,8 +670,6 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
         word = TJ_MIN(word, info->block.word);
         word = tj_block_word_at(word, (uintptr_t)typed + (uintptr_t)shift);
         word = tj_block_word_at(word, (uintptr_t)packed + (uintptr_t)sl->poff);
-        lo[nm] = sl->off + info->true_lb + (reach < 0 ? reach : 0);
-        hi[nm] = sl->off + info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
         members[nm].shape = s;
         members[nm].typed = shift;
         members[nm].packed = sl->poff;
@@ -687,7 +687,8 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
     if (!is_gpu(where.kind) || where.ctx != sd->ctx)
         return false;
     for (int m = 0; m < nm; m++) {
-        if (!tj_gpu_inside(&where, (uintptr_t)(sd->buf + lo[m]), (uintptr_t)(sd->buf + hi[m])))
+        if (!tj_devpack_inside(&sd->types[shape_type[members[m].shape]].info, sd->buf, offs[m],
+                               counts[m], &where))
             return false;
         for (int o = 0; !pack && o < m; o++)
             apart = apart && (lo[m] >= hi[o] || lo[o] >= hi[m]);

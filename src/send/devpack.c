@@ -215,14 +215,46 @@ static tj_status_t from_host(const call_t *c)
     return st;
 }
 
+bool tj_devpack_span(const tj_type_info_t *info, int64_t off, int64_t count, int64_t *lo,
+                     int64_t *hi)
+{
+    int64_t reach, first, last;
+
+    /* count x extent is where the footprint of a big count or a resized type overflows. */
+    if (!tj_mul64(count - 1, info->extent, &reach) || !tj_add64(off, info->true_lb, &first) ||
+        !tj_add64(first, info->true_extent, &last) || !tj_add64(first, reach < 0 ? reach : 0, lo) ||
+        !tj_add64(last, reach > 0 ? reach : 0, hi))
+        return false;
+    return true;
+}
+
+/* @p p moved by @p d bytes, unless that leaves the address space. */
+static bool moved(uintptr_t p, int64_t d, uintptr_t *out)
+{
+    uint64_t m = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+    if (d < 0 ? m > p : m > UINTPTR_MAX - p)
+        return false;
+    *out = d < 0 ? p - m : p + m;
+    return true;
+}
+
+bool tj_devpack_inside(const tj_type_info_t *info, const void *buf, int64_t off, int64_t count,
+                       const tj_gpu_ptr_t *where)
+{
+    int64_t lo, hi;
+    uintptr_t a, b;
+
+    return tj_devpack_span(info, off, count, &lo, &hi) && moved((uintptr_t)buf, lo, &a) &&
+           moved((uintptr_t)buf, hi, &b) && tj_gpu_inside(where, a, b);
+}
+
 /* [lo, hi) of the typed bytes `n` objects from object `first` on touch, relative to the typed
- * buffer argument. */
+ * buffer argument; the call's whole footprint was checked (within), so nothing overflows. */
 static void typed_span(const tj_type_info_t *info, int64_t first, int64_t n, int64_t *lo,
                        int64_t *hi)
 {
-    int64_t base = first * info->extent, reach = (n - 1) * info->extent;
-    *lo = base + info->true_lb + (reach < 0 ? reach : 0);
-    *hi = base + info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+    if (!tj_devpack_span(info, first * info->extent, n, lo, hi))
+        *lo = *hi = 0;
 }
 
 /* The kernel path: TJ_ERR_UNSUPPORTED when the call must be staged instead. */
@@ -285,6 +317,7 @@ static tj_status_t staged(const call_t *c, int *mpi_rc)
         per = info->true_extent >= TJ_STAGE_CHUNK
                   ? 1
                   : 1 + (TJ_STAGE_CHUNK - info->true_extent) / step;
+    /* (per - 1) * step cannot overflow: the whole footprint was checked (within). */
     typed_span(info, 0, per, &lo, &hi);
     if ((typed_dev && (t = malloc((size_t)(hi - lo))) == NULL) ||
         (packed_dev && (p = malloc((size_t)(per * info->size))) == NULL)) {
@@ -350,14 +383,13 @@ static int system_call(const call_t *c)
 }
 
 /* Both sides' bytes lie inside their allocations: a kernel or copy past the end of one would
- * fault on a GPU and leave the application's context unusable. */
+ * fault on a GPU and leave the application's context unusable. So does a footprint whose
+ * count x extent overflows (the kernel's addresses would wrap). */
 static bool within(const call_t *c)
 {
-    int64_t lo, hi;
-    uintptr_t typed = (uintptr_t)c->typed, at = (uintptr_t)(c->packed + *c->position);
+    uintptr_t at = (uintptr_t)(c->packed + *c->position);
 
-    typed_span(c->info, 0, c->count, &lo, &hi);
-    return tj_gpu_inside(&c->tp, typed + (uintptr_t)lo, typed + (uintptr_t)hi) &&
+    return tj_devpack_inside(c->info, c->typed, 0, c->count, &c->tp) &&
            tj_gpu_inside(&c->pp, at, at + (uintptr_t)c->bytes);
 }
 
@@ -394,7 +426,8 @@ static bool run(call_t *c, int *rc)
     }
     if (!within(c)) {
         tj_log_error("a device %s reaches outside its allocation (the datatype's bytes must lie "
-                     "in one allocation per side); MPI_ERR_BUFFER",
+                     "in one allocation per side, count x extent within the address space); "
+                     "MPI_ERR_BUFFER",
                      c->pack ? "pack" : "unpack");
         *rc = MPI_ERR_BUFFER;
         return true;

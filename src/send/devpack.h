@@ -33,6 +33,18 @@ bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const v
                           int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
                           int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc);
 
+/* [lo, hi): the bytes @p count objects of @p info touch, relative to a buffer argument @p off
+ * bytes before object 0. False when that overflows 64 bits: no allocation holds such a
+ * footprint, and a kernel or copy computing its addresses would wrap. */
+bool tj_devpack_span(const tj_type_info_t *info, int64_t off, int64_t count, int64_t *lo,
+                     int64_t *hi);
+
+/* Whether the bytes @p count objects of @p info touch, from buffer argument @p buf plus @p off,
+ * lie inside the allocation @p where describes (in host memory, whose bounds typejit cannot
+ * see: whether their addresses fit the address space). */
+bool tj_devpack_inside(const tj_type_info_t *info, const void *buf, int64_t off, int64_t count,
+                       const tj_gpu_ptr_t *where);
+
 /* Release staging buffers, kernels and the driver's streams and contexts (MPI_Finalize). */
 void tj_devpack_finalize(void);
 

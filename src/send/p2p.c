@@ -192,15 +192,9 @@ static bool fused_repack(tj_xfer_t *const *g, int n)
     for (int m = 0; m < n; m++) {
         const tj_type_info_t *info = &g[m]->info;
         tj_block_t b = tj_block_at_zero(&info->block);
-        int64_t lo, hi, reach;
         int s = 0;
 
-        if (!tj_mul64(g[m]->count - 1, info->extent, &reach))
-            return false;
-        lo = info->true_lb + (reach < 0 ? reach : 0);
-        hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
-        if (!tj_gpu_inside(&where, (uintptr_t)g[m]->buf + (uintptr_t)lo,
-                           (uintptr_t)g[m]->buf + (uintptr_t)hi))
+        if (!tj_devpack_inside(info, g[m]->buf, 0, g[m]->count, &where))
             return false;
         while (s < nshapes && !tj_block_equal(&blocks[s], &b))
             s++;
@@ -263,6 +257,18 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
     return rc;
 }
 
+/* The bytes the transfer's objects touch lie in the buffer's allocation: a kernel or copy past
+ * its end would fault on a GPU and leave the application's context unusable. */
+static bool inside(const tj_xfer_t *x)
+{
+    if (tj_devpack_inside(&x->info, x->buf, 0, x->count, &x->at))
+        return true;
+    tj_log_error("a device %s reaches outside its allocation (the datatype's bytes must lie in "
+                 "one allocation, count x extent within the address space); MPI_ERR_BUFFER",
+                 x->recv ? "receive" : "send");
+    return false;
+}
+
 /* Messages travel as int counts of bytes. */
 static bool fits_int(const tj_xfer_t *x)
 {
@@ -283,6 +289,8 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
     stat_method(x->method);
     if (!fits_int(x)) {
         *rc = MPI_ERR_COUNT;
+    } else if (!inside(x)) {
+        *rc = MPI_ERR_BUFFER;
     } else if (get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     } else {
@@ -304,6 +312,8 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
     /* The application may free its type before the receive completes. */
     if (!fits_int(x)) {
         *rc = MPI_ERR_COUNT;
+    } else if (!inside(x)) {
+        *rc = MPI_ERR_BUFFER;
     } else if ((*rc = tj_p2p_keep_type(x)) == MPI_SUCCESS && get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     }

@@ -12,6 +12,10 @@
 #define DEVICE_TOTAL (16ull << 30)
 /* Fresh memory holds this byte, so reading what was never written shows. */
 #define FRESH_BYTE 0xCD
+/* Above this size only the pages at either end get FRESH_BYTE (the slack fc_mem_slack_intact
+ * checks is there); the rest reads as zero, as fresh memory may on a GPU, and costs no host
+ * memory until it is written, so a test can allocate gigabytes it touches sparsely. */
+#define FILL_LIMIT ((size_t)64 << 20)
 
 static uintptr_t arena, arena_next;
 static fc_alloc_t *allocs;
@@ -174,7 +178,12 @@ static CUresult device_alloc(struct CUctx_st *ctx, size_t bytesize, CUdeviceptr 
     arena_next += pages + FC_PAGE;
     device_used[ctx->device] += pages;
     mprotect((void *)a->map_base, pages, PROT_READ | PROT_WRITE);
-    memset((void *)a->map_base, FRESH_BYTE, pages);
+    if (pages <= FILL_LIMIT) {
+        memset((void *)a->map_base, FRESH_BYTE, pages);
+    } else {
+        memset((void *)a->map_base, FRESH_BYTE, FC_PAGE);
+        memset((void *)(a->map_base + pages - FC_PAGE), FRESH_BYTE, FC_PAGE);
+    }
     mprotect((void *)a->map_base, pages, PROT_NONE);
     *dptr = start;
     return CUDA_SUCCESS;
