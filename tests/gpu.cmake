@@ -106,6 +106,18 @@ tj_device_test(bigcount EMU_ONLY TIMEOUT 300
   CHECK --expect "a device pack reaches outside its allocation" --expect "MPI_ERR_COUNT"
   COMMAND $<TARGET_FILE:test_bigcount>)
 
+# Out of memory in typejit's own allocations (tests/failmalloc_shim.c fails the N-th, for each
+# N in turn): every call exact or MPI_ERR_NO_MEM, no non-blocking call blocking, no leak.
+add_library(tj_failmalloc_shim SHARED failmalloc_shim.c)
+target_link_libraries(tj_failmalloc_shim PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(tj_failmalloc_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
+tj_device_program(test_oom test_oom.c)
+add_test(NAME emu_oom COMMAND ${TJ_CHECKED} --expect "out of memory" -- ${CMAKE_COMMAND} -E env
+         ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_failmalloc_shim>
+         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache TYPEJIT_JIT_SYNC=1
+         $<TARGET_FILE:test_oom>)
+set_tests_properties(emu_oom PROPERTIES TIMEOUT 300 LABELS emu)
+
 # Injected driver failures: exact bytes through a fallback, or a clear MPI error; a failure that
 # repeats on every call is logged once; a sticky error ends typejit's use of the context with one
 # error line.

@@ -42,7 +42,7 @@ if [ $rc -eq 77 ] && [ "$want" -ne 77 ]; then
 fi
 status=0
 if [ $rc -ne "$want" ]; then
-    if [ $rc -gt 128 ]; then
+    if [ $rc -gt 128 ] && [ $rc -lt 160 ]; then
         echo "run_checked: the command died of signal $((rc - 128)) (exit status $rc)"
     else
         echo "run_checked: the command exited with status $rc (expected $want)"

@@ -71,19 +71,28 @@ static int recv_end(tj_xfer_t *x, int rc, const MPI_Status *st)
     return rc;
 }
 
-/* Remember a non-blocking or persistent request; if that is impossible, complete it here. */
-static void track(MPI_Request *req, tj_xfer_t *x, bool persistent)
+/* The record of a non-blocking or persistent call's request, taken before the system MPI starts
+ * the call: once started nothing may fail, or the call would have to be completed here
+ * (blocking a non-blocking call) or dropped. NULL (the transfer released): the caller fails the
+ * call with MPI_ERR_NO_MEM. */
+static tj_request_t *reserve(tj_xfer_t *x)
 {
-    if (tj_request_add(*req, x, persistent) == TJ_OK)
-        return;
-    if (persistent) {
-        PMPI_Request_free(req);
-    } else {
-        MPI_Status st;
-        if (PMPI_Wait(req, &st) == MPI_SUCCESS && x->recv)
-            tj_p2p_recv_finish(x, &st);
+    tj_request_t *r = tj_request_reserve();
+    if (r == NULL)
+        tj_p2p_end(x);
+    return r;
+}
+
+/* After the system MPI's call returned @p rc: remember the request in @p r, or give both back. */
+static int tracked(tj_request_t *r, int rc, MPI_Request *req, tj_xfer_t *x, bool persistent)
+{
+    if (rc != MPI_SUCCESS) {
+        tj_request_unreserve(r);
+        tj_p2p_end(x);
+        return rc;
     }
-    tj_p2p_end(x);
+    tj_request_add(r, *req, x, persistent);
+    return rc;
 }
 
 static int blocking_send(send_fn fn, const void *buf, int count, MPI_Datatype type, int dest,
@@ -104,6 +113,7 @@ static int blocking_send(send_fn fn, const void *buf, int count, MPI_Datatype ty
 static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int count,
                             MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
+    tj_request_t *r;
     tj_xfer_t x;
     int rc;
 
@@ -115,13 +125,10 @@ static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int c
         tj_p2p_end(&x);
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    rc = fn(x.wire, (int)x.bytes, MPI_PACKED, dest, tag, comm, req);
-    if (rc != MPI_SUCCESS) {
-        tj_p2p_end(&x);
-        return rc;
-    }
-    track(req, &x, persistent);
-    return rc;
+    if ((r = reserve(&x)) == NULL)
+        return fail(comm, MPI_ERR_NO_MEM);
+    return tracked(r, fn(x.wire, (int)x.bytes, MPI_PACKED, dest, tag, comm, req), req, &x,
+                   persistent);
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
@@ -223,6 +230,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype type, int source,
                             int tag, MPI_Comm comm, MPI_Request *req)
 {
+    tj_request_t *r;
     tj_xfer_t x;
     int rc;
 
@@ -231,14 +239,13 @@ static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype 
                           : PMPI_Irecv(buf, count, type, source, tag, comm, req);
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    rc = persistent ? PMPI_Recv_init(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, req)
-                    : PMPI_Irecv(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, req);
-    if (rc != MPI_SUCCESS) {
-        tj_p2p_end(&x);
-        return rc;
-    }
-    track(req, &x, persistent);
-    return rc;
+    if ((r = reserve(&x)) == NULL)
+        return fail(comm, MPI_ERR_NO_MEM);
+    return tracked(r,
+                   persistent
+                       ? PMPI_Recv_init(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, req)
+                       : PMPI_Irecv(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, req),
+                   req, &x, persistent);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -340,6 +347,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
 {
+    tj_request_t *r;
     tj_xfer_t x;
     int rc;
 
@@ -348,11 +356,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
         return PMPI_Imrecv(buf, count, type, message, req);
     if (rc != MPI_SUCCESS)
         return fail(MPI_COMM_SELF, rc);
-    rc = PMPI_Imrecv(x.wire, (int)x.bytes, MPI_PACKED, message, req);
-    if (rc != MPI_SUCCESS) {
-        tj_p2p_end(&x);
-        return rc;
-    }
-    track(req, &x, false);
-    return rc;
+    if ((r = reserve(&x)) == NULL)
+        return fail(MPI_COMM_SELF, MPI_ERR_NO_MEM);
+    return tracked(r, PMPI_Imrecv(x.wire, (int)x.bytes, MPI_PACKED, message, req), req, &x, false);
 }

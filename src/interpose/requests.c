@@ -36,32 +36,60 @@ static bool take_all(int n, const MPI_Request reqs[], MPI_Request *saved, tj_req
     return any;
 }
 
+/* Calls over this many requests or fewer keep their scratch arrays on the stack. */
+#define SCRATCH_SMALL 32
+
 /* Scratch arrays for one call over @p n requests: handles, records and statuses. */
 typedef struct {
     MPI_Request *saved;
     tj_request_t **recs;
-    MPI_Status *statuses;
+    MPI_Status *statuses; /* the caller's, when it wants them */
+    MPI_Request saved_small[SCRATCH_SMALL];
+    tj_request_t *recs_small[SCRATCH_SMALL];
+    MPI_Status statuses_small[SCRATCH_SMALL];
 } scratch_t;
 
-static bool scratch_get(int n, MPI_Status *user, scratch_t *s)
-{
-    size_t k = n > 0 ? (size_t)n : 1;
-    s->saved = malloc(k * sizeof(MPI_Request));
-    s->recs = malloc(k * sizeof(tj_request_t *));
-    s->statuses = user != MPI_STATUSES_IGNORE ? user : malloc(k * sizeof(MPI_Status));
-    if (s->saved == NULL || s->recs == NULL || s->statuses == NULL) {
-        tj_log_error("out of memory tracking %d requests", n);
-        return false;
-    }
-    return true;
-}
+typedef enum {
+    SCRATCH_OK,
+    SCRATCH_PASS,  /* out of memory, but no request is typejit's: the system MPI takes the call */
+    SCRATCH_REFUSE /* out of memory: MPI_ERR_NO_MEM, every request still active */
+} scratch_rc_t;
 
 static void scratch_put(scratch_t *s, MPI_Status *user)
 {
-    free(s->saved);
-    free(s->recs);
-    if (s->statuses != user)
+    if (s->saved != s->saved_small)
+        free(s->saved);
+    if (s->recs != s->recs_small)
+        free(s->recs);
+    if (s->statuses != user && s->statuses != s->statuses_small)
         free(s->statuses);
+}
+
+/* Scratch for a call over @p reqs; @p statuses: whether it needs statuses (in @p user's array
+ * when there is one). Out of memory nothing is held, and a call with a request of typejit's is
+ * refused: without the scratch typejit could not finish it, and the system MPI alone would
+ * complete it without its unpack. */
+static scratch_rc_t scratch_get(int n, const MPI_Request reqs[], MPI_Status *user, bool statuses,
+                                scratch_t *s)
+{
+    size_t k = n > 0 ? (size_t)n : 1;
+    bool small = k <= SCRATCH_SMALL;
+
+    s->saved = small ? s->saved_small : malloc(k * sizeof(MPI_Request));
+    s->recs = small ? s->recs_small : malloc(k * sizeof(tj_request_t *));
+    s->statuses = user != MPI_STATUSES_IGNORE || !statuses ? user
+                  : small                                  ? s->statuses_small
+                                                           : malloc(k * sizeof(MPI_Status));
+    if (s->saved != NULL && s->recs != NULL && (!statuses || s->statuses != NULL))
+        return SCRATCH_OK;
+    scratch_put(s, user);
+    for (int i = 0; i < n; i++)
+        if (tj_request_known(reqs[i])) {
+            tj_log_error("out of memory tracking %d requests; MPI_ERR_NO_MEM", n);
+            PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+            return SCRATCH_REFUSE;
+        }
+    return SCRATCH_PASS;
 }
 
 /* Put back every record not completed by the call. */
@@ -136,11 +164,14 @@ static int finish_all(int n, scratch_t *s, MPI_Status *user, int rc)
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
+    scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
     int rc;
 
-    if (!ours() || n <= 0 || !scratch_get(n, statuses, &s))
+    if (!ours() || n <= 0 || (got = scratch_get(n, reqs, statuses, true, &s)) == SCRATCH_PASS)
         return PMPI_Waitall(n, reqs, statuses);
+    if (got == SCRATCH_REFUSE)
+        return MPI_ERR_NO_MEM;
     if (!take_all(n, reqs, s.saved, s.recs)) {
         scratch_put(&s, statuses);
         return PMPI_Waitall(n, reqs, statuses);
@@ -154,11 +185,14 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
     int rc;
 
-    if (!ours() || n <= 0 || !scratch_get(n, statuses, &s))
+    if (!ours() || n <= 0 || (got = scratch_get(n, reqs, statuses, true, &s)) == SCRATCH_PASS)
         return PMPI_Testall(n, reqs, flag, statuses);
+    if (got == SCRATCH_REFUSE)
+        return MPI_ERR_NO_MEM;
     if (!take_all(n, reqs, s.saved, s.recs)) {
         scratch_put(&s, statuses);
         return PMPI_Testall(n, reqs, flag, statuses);
@@ -176,14 +210,18 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
+    scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
     int rc, done;
 
-    if (!ours() || n <= 0 || !scratch_get(n, NULL, &s))
+    if (!ours() || n <= 0 ||
+        (got = scratch_get(n, reqs, MPI_STATUSES_IGNORE, false, &s)) == SCRATCH_PASS)
         return wait ? PMPI_Waitany(n, reqs, index, status)
                     : PMPI_Testany(n, reqs, index, flag, status);
+    if (got == SCRATCH_REFUSE)
+        return MPI_ERR_NO_MEM;
     if (!take_all(n, reqs, s.saved, s.recs)) {
-        scratch_put(&s, NULL);
+        scratch_put(&s, MPI_STATUSES_IGNORE);
         return wait ? PMPI_Waitany(n, reqs, index, status)
                     : PMPI_Testany(n, reqs, index, flag, status);
     }
@@ -195,7 +233,7 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
             rc = done;
     }
     put_back(n, &s);
-    scratch_put(&s, NULL);
+    scratch_put(&s, MPI_STATUSES_IGNORE);
     return rc;
 }
 
@@ -214,12 +252,15 @@ int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st
 static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices[],
                 MPI_Status statuses[])
 {
+    scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
     int rc;
 
-    if (!ours() || n <= 0 || !scratch_get(n, statuses, &s))
+    if (!ours() || n <= 0 || (got = scratch_get(n, reqs, statuses, true, &s)) == SCRATCH_PASS)
         return wait ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)
                     : PMPI_Testsome(n, reqs, outcount, indices, statuses);
+    if (got == SCRATCH_REFUSE)
+        return MPI_ERR_NO_MEM;
     if (!take_all(n, reqs, s.saved, s.recs)) {
         scratch_put(&s, statuses);
         return wait ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)

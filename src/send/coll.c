@@ -890,6 +890,7 @@ static int prepare(coll_t *x, bool nonblocking)
 
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
+    tj_request_t *r = NULL;
     coll_t *x;
 
     if (!tj_gpu_available())
@@ -909,25 +910,27 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
         release(x);
         return TJ_COLL_PASS;
     }
+    /* A non-blocking call's record is taken before the system MPI starts it: once started it
+     * could only be completed here, which would block a non-blocking call. */
+    if (req != NULL && (r = tj_request_reserve()) == NULL) {
+        release(x);
+        *rc = MPI_ERR_NO_MEM;
+        return TJ_COLL_FAILED;
+    }
     if ((*rc = prepare(x, req != NULL)) != MPI_SUCCESS) {
+        tj_request_unreserve(r);
         release(x);
         return TJ_COLL_FAILED;
     }
     if ((*rc = call_system(x, req)) != MPI_SUCCESS) {
+        tj_request_unreserve(r);
         release(x);
         return TJ_COLL_DONE;
     }
     if (req != NULL) {
         tj_completion_t done = {finish, release, x};
-        MPI_Status st;
-        if (tj_request_add_completion(*req, &done) == TJ_OK)
-            return TJ_COLL_DONE;
-        /* Not trackable: complete it here. */
-        *rc = PMPI_Wait(req, &st);
-        if (*rc != MPI_SUCCESS) {
-            release(x);
-            return TJ_COLL_DONE;
-        }
+        tj_request_add_completion(r, *req, &done);
+        return TJ_COLL_DONE;
     }
     *rc = finish(x, MPI_STATUS_IGNORE);
     release(x);

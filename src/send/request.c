@@ -1,11 +1,14 @@
 /* The request table: system request handles of typejit's transfers, in a hash table under one
- * lock, and the detached requests the application freed while they were active. */
+ * lock, and the detached requests the application freed while they were active. The table's
+ * chains run through the records themselves, so that putting a record in never allocates: a
+ * request's record is taken (tj_request_reserve) before the system MPI starts the request, and
+ * nothing may fail after that. */
 #include "send/request.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <uthash.h>
 
 #include "util/log.h"
 
@@ -16,45 +19,113 @@ struct tj_request {
     tj_completion_t completion;
     bool persistent;
     bool finished; /* unpacked by MPI_Request_get_status; Wait/Test only report it */
-    struct tj_request *next; /* detached list */
-    UT_hash_handle hh;
+    struct tj_request *next;  /* detached list */
+    struct tj_request *chain; /* the table's bucket */
 };
 
+/* Buckets of the table: a fixed array at first, grown (at a reserve, when records outnumber
+ * buckets) where memory allows; a table that cannot grow only has longer chains. */
+#define TABLE_FIRST 256
+
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static tj_request_t *table;
+static tj_request_t *first_buckets[TABLE_FIRST];
+static tj_request_t **buckets = first_buckets;
+static size_t nbuckets = TABLE_FIRST, nrecords;
 static tj_request_t *detached;
 atomic_int tj_request_count;
 
-tj_status_t tj_request_add(MPI_Request handle, const tj_xfer_t *x, bool persistent)
+static size_t bucket_of(MPI_Request handle, size_t n)
+{
+    uint64_t h = (uint64_t)(uintptr_t)handle * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (n - 1);
+}
+
+/* Under table_lock. */
+static void link_record(tj_request_t *r)
+{
+    size_t b = bucket_of(r->handle, nbuckets);
+    r->chain = buckets[b];
+    buckets[b] = r;
+    nrecords++;
+}
+
+/* The record of @p handle, unlinked when @p unlink; under table_lock. */
+static tj_request_t *find_record(MPI_Request handle, bool unlink)
+{
+    tj_request_t **at = &buckets[bucket_of(handle, nbuckets)];
+    for (; *at != NULL; at = &(*at)->chain)
+        if ((*at)->handle == handle) {
+            tj_request_t *r = *at;
+            if (unlink) {
+                *at = r->chain;
+                nrecords--;
+            }
+            return r;
+        }
+    return NULL;
+}
+
+/* Four times the buckets, if memory allows; under table_lock. */
+static void grow(void)
+{
+    size_t n = nbuckets * 4;
+    tj_request_t **fresh = calloc(n, sizeof(*fresh));
+    if (fresh == NULL)
+        return;
+    for (size_t b = 0; b < nbuckets; b++)
+        while (buckets[b] != NULL) {
+            tj_request_t *r = buckets[b];
+            size_t to = bucket_of(r->handle, n);
+            buckets[b] = r->chain;
+            r->chain = fresh[to];
+            fresh[to] = r;
+        }
+    if (buckets != first_buckets)
+        free(buckets);
+    buckets = fresh;
+    nbuckets = n;
+}
+
+tj_request_t *tj_request_reserve(void)
 {
     tj_request_t *r = calloc(1, sizeof(*r));
     if (r == NULL) {
-        tj_log_error("out of memory recording a request");
-        return TJ_ERR_NOMEM;
+        tj_log_error("out of memory recording a request; MPI_ERR_NO_MEM");
+        return NULL;
     }
-    r->handle = handle;
-    r->xfer = *x;
-    r->persistent = persistent;
     pthread_mutex_lock(&table_lock);
-    HASH_ADD(hh, table, handle, sizeof(MPI_Request), r);
-    atomic_fetch_add(&tj_request_count, 1);
+    if (nrecords >= nbuckets)
+        grow();
     pthread_mutex_unlock(&table_lock);
-    return TJ_OK;
+    return r;
 }
 
-tj_status_t tj_request_add_completion(MPI_Request handle, const tj_completion_t *c)
+void tj_request_unreserve(tj_request_t *r)
 {
-    tj_xfer_t none = {0};
-    tj_request_t *r;
-    tj_status_t st = tj_request_add(handle, &none, false);
-    if (st != TJ_OK)
-        return st;
+    free(r);
+}
+
+static void insert(tj_request_t *r, MPI_Request handle)
+{
+    r->handle = handle;
     pthread_mutex_lock(&table_lock);
-    HASH_FIND(hh, table, &handle, sizeof(MPI_Request), r);
+    link_record(r);
+    atomic_fetch_add(&tj_request_count, 1);
+    pthread_mutex_unlock(&table_lock);
+}
+
+void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, bool persistent)
+{
+    r->xfer = *x;
+    r->persistent = persistent;
+    insert(r, handle);
+}
+
+void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_completion_t *c)
+{
     r->custom = true;
     r->completion = *c;
-    pthread_mutex_unlock(&table_lock);
-    return TJ_OK;
+    insert(r, handle);
 }
 
 /* A completion with a release to run after it (tj_request_on_release). */
@@ -83,17 +154,19 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
 {
     chained_t *c = calloc(1, sizeof(*c));
     tj_completion_t done = {chained_finish, chained_release, c};
-    tj_request_t *r;
+    tj_request_t *r, *fresh = tj_request_reserve();
     tj_status_t st = TJ_OK;
 
-    if (c == NULL) {
+    if (c == NULL || fresh == NULL) {
         tj_log_error("out of memory recording a request");
+        free(c);
+        tj_request_unreserve(fresh);
         return TJ_ERR_NOMEM;
     }
     c->release = release;
     c->arg = arg;
     pthread_mutex_lock(&table_lock);
-    HASH_FIND(hh, table, &handle, sizeof(MPI_Request), r);
+    r = find_record(handle, false);
     if (r != NULL && !r->custom) {
         st = TJ_ERR_INVALID; /* a point-to-point transfer: nothing to chain to */
     } else if (r != NULL) {
@@ -101,8 +174,11 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
         r->completion = done;
     }
     pthread_mutex_unlock(&table_lock);
-    if (st == TJ_OK && r == NULL)
-        st = tj_request_add_completion(handle, &done);
+    if (st == TJ_OK && r == NULL) {
+        tj_request_add_completion(fresh, handle, &done);
+        fresh = NULL;
+    }
+    tj_request_unreserve(fresh);
     if (st != TJ_OK)
         free(c);
     return st;
@@ -126,18 +202,27 @@ tj_request_t *tj_request_take(MPI_Request handle)
     if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
         return NULL;
     pthread_mutex_lock(&table_lock);
-    HASH_FIND(hh, table, &handle, sizeof(MPI_Request), r);
-    if (r != NULL)
-        HASH_DEL(table, r);
+    r = find_record(handle, true);
     pthread_mutex_unlock(&table_lock);
     return r;
+}
+
+bool tj_request_known(MPI_Request handle)
+{
+    tj_request_t *r = NULL;
+    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
+        return false;
+    pthread_mutex_lock(&table_lock);
+    r = find_record(handle, false);
+    pthread_mutex_unlock(&table_lock);
+    return r != NULL;
 }
 
 void tj_request_put(tj_request_t *r, MPI_Request handle)
 {
     r->handle = handle;
     pthread_mutex_lock(&table_lock);
-    HASH_ADD(hh, table, handle, sizeof(MPI_Request), r);
+    link_record(r);
     pthread_mutex_unlock(&table_lock);
 }
 

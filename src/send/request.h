@@ -21,9 +21,17 @@ static inline int tj_request_live(void)
     return atomic_load_explicit(&tj_request_count, memory_order_relaxed);
 }
 
-/* Remember @p handle for the transfer @p x (copied). Persistent requests keep their staging
- * until freed. */
-tj_status_t tj_request_add(MPI_Request handle, const tj_xfer_t *x, bool persistent);
+/* A record for a request about to be made, taken before the system MPI starts it, so that
+ * nothing can fail once it has: NULL when out of memory (logged), and the caller fails the call
+ * with MPI_ERR_NO_MEM before starting anything. */
+tj_request_t *tj_request_reserve(void);
+
+/* Give back a reserved record the call did not use (the system MPI refused it). */
+void tj_request_unreserve(tj_request_t *r);
+
+/* Remember @p handle, in reserved record @p r, for the transfer @p x (copied). Persistent
+ * requests keep their staging until freed. */
+void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, bool persistent);
 
 /* What typejit does when a request it made for something other than one transfer completes (a
  * non-blocking collective): finish (unpack; returns the MPI result) unless the request was
@@ -34,8 +42,8 @@ typedef struct {
     void *arg;
 } tj_completion_t;
 
-/* Remember @p handle with a completion of its own (copied). */
-tj_status_t tj_request_add_completion(MPI_Request handle, const tj_completion_t *c);
+/* Remember @p handle, in reserved record @p r, with a completion of its own (copied). */
+void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_completion_t *c);
 
 /* Call @p release(@p arg) when typejit releases @p handle's record, after whatever else it does
  * when the request completes: for what a non-blocking call must keep alive until then (the
@@ -47,6 +55,9 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
  * it until tj_request_put or tj_request_done: a handle the system MPI frees and reuses while
  * its completion is being handled can never meet the old record. */
 tj_request_t *tj_request_take(MPI_Request handle);
+
+/* Whether @p handle is one of typejit's requests (it stays in the table). */
+bool tj_request_known(MPI_Request handle);
 
 /* Put a record back, under @p handle, when its request did not complete. */
 void tj_request_put(tj_request_t *r, MPI_Request handle);
