@@ -118,6 +118,29 @@ add_test(NAME emu_oom COMMAND ${TJ_CHECKED} --expect "out of memory" -- ${CMAKE_
          $<TARGET_FILE:test_oom>)
 set_tests_properties(emu_oom PROPERTIES TIMEOUT 300 LABELS emu)
 
+# Threads in one context while the application resets it (tests/test_gpu_race.c), built with
+# ThreadSanitizer together with src/gpu/cuda.c: a data race on typejit's record of the context
+# fails it. Not in a sanitizer build (AddressSanitizer and ThreadSanitizer do not mix).
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
+set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
+check_c_source_compiles("int main(void) { return 0; }" TJ_HAVE_TSAN)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(TJ_HAVE_TSAN AND NOT TJ_SANITIZE)
+  add_executable(test_gpu_race test_gpu_race.c ${PROJECT_SOURCE_DIR}/src/gpu/cuda.c
+                 ${PROJECT_SOURCE_DIR}/src/util/log.c)
+  target_include_directories(test_gpu_race PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                             ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(test_gpu_race SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(test_gpu_race PRIVATE -fsanitize=thread -g)
+  target_link_options(test_gpu_race PRIVATE -fsanitize=thread)
+  target_link_libraries(test_gpu_race PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  add_test(NAME emu_gpu_race COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
+           TSAN_OPTIONS=halt_on_error=1:exitcode=66 $<TARGET_FILE:test_gpu_race> 20000)
+  set_tests_properties(emu_gpu_race PROPERTIES TIMEOUT 300 LABELS emu)
+endif()
+
 # Injected driver failures: exact bytes through a fallback, or a clear MPI error; a failure that
 # repeats on every call is logged once; a sticky error ends typejit's use of the context with one
 # error line.

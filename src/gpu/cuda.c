@@ -72,17 +72,19 @@ static struct {
 /* Distinct (call site, error) pairs logged at warning level; repeats go to the debug level. */
 #define TJ_GPU_MAX_REPORTED 64
 
+/* Threads read a record without entry_lock; what a renewal changes (stream, id, gen, dead) is
+ * atomic, the rest is written before the record is published (nentries). */
 typedef struct {
     CUcontext ctx;
     CUdevice dev;
     int ordinal;
-    CUstream stream;
+    _Atomic(CUstream) stream;
     bool retained;   /* typejit holds a reference to this primary context */
     atomic_bool dead; /* a sticky error: nothing more is done in this context */
     /* Which instance of the context behind the handle: cuCtxGetId (0 where the driver lacks
      * it), and typejit's count of the instances seen (tj_gpu_generation). A reset primary
      * context (cudaDeviceReset) keeps its handle but takes everything made in it along. */
-    unsigned long long id;
+    atomic_ullong id;
     atomic_uint gen;
 } ctx_entry_t;
 
@@ -294,6 +296,8 @@ bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi)
 static ctx_entry_t *entry_for(CUcontext ctx)
 {
     ctx_entry_t *e = NULL;
+    unsigned long long id;
+    CUstream stream;
     CUcontext primary;
     unsigned flags;
     int n, active = 0;
@@ -318,15 +322,17 @@ static ctx_entry_t *entry_for(CUcontext ctx)
     *e = (ctx_entry_t){.ctx = ctx};
     atomic_init(&e->dead, false);
     atomic_init(&e->gen, 1);
-    if (cu.cuCtxGetId != NULL && cu.cuCtxGetId(ctx, &e->id) != CUDA_SUCCESS)
-        e->id = 0;
+    if (cu.cuCtxGetId == NULL || cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS)
+        id = 0;
+    atomic_init(&e->id, id);
     /* A blocking stream: work the application queued on the legacy default stream before its
      * MPI call is ordered before typejit's. */
     if (CU_CHECK(cuCtxGetDevice(&e->dev)) != TJ_OK ||
-        CU_CHECK(cuStreamCreate(&e->stream, CU_STREAM_DEFAULT)) != TJ_OK) {
+        CU_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT)) != TJ_OK) {
         e = NULL;
         goto out_unlock;
     }
+    atomic_init(&e->stream, stream);
     e->ordinal = (int)e->dev;
     /* Retaining an inactive primary context would create one: only an active one can be the
      * context of a live allocation, so only then is it compared. */
@@ -352,12 +358,14 @@ static void renew_if_replaced(ctx_entry_t *e)
     unsigned long long id;
     CUstream fresh;
 
-    if (cu.cuCtxGetId == NULL || cu.cuCtxGetId(e->ctx, &id) != CUDA_SUCCESS || id == e->id)
+    if (cu.cuCtxGetId == NULL || cu.cuCtxGetId(e->ctx, &id) != CUDA_SUCCESS ||
+        id == atomic_load(&e->id))
         return;
     pthread_mutex_lock(&entry_lock);
-    if (id != e->id && CU_CHECK(cuStreamCreate(&fresh, CU_STREAM_DEFAULT)) == TJ_OK) {
-        e->stream = fresh;
-        e->id = id;
+    if (id != atomic_load(&e->id) && CU_CHECK(cuStreamCreate(&fresh, CU_STREAM_DEFAULT)) == TJ_OK) {
+        /* The stream first: a thread that sees the new instance's id uses its stream. */
+        atomic_store(&e->stream, fresh);
+        atomic_store(&e->id, id);
         atomic_fetch_add(&e->gen, 1);
         atomic_store(&e->dead, false);
         tj_log_info("the cuda context of device %d was reset or replaced; typejit's stream, "
@@ -526,7 +534,7 @@ tj_status_t tj_gpu_device_name(int device, char *name, size_t len)
 static CUstream stream(void)
 {
     ctx_entry_t *e = entry_here();
-    return e != NULL ? e->stream : NULL;
+    return e != NULL ? atomic_load(&e->stream) : NULL;
 }
 
 tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
@@ -704,7 +712,7 @@ void tj_gpu_finalize(void)
         /* Plain calls: an application may have destroyed its own context already, and a
          * dead context refuses everything; neither is worth a warning at exit. */
         if (!atomic_load(&e->dead) && cu.cuCtxPushCurrent(e->ctx) == CUDA_SUCCESS) {
-            cu.cuStreamDestroy(e->stream);
+            cu.cuStreamDestroy(atomic_load(&e->stream));
             cu.cuCtxPopCurrent(&popped);
         }
         if (e->retained)
