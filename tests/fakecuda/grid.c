@@ -45,7 +45,7 @@ static struct {
 
 static _Thread_local unsigned worker_index; /* 0: the launching thread */
 static unsigned long long seed;
-static bool seeded;
+static pthread_once_t seed_once_control = PTHREAD_ONCE_INIT;
 static unsigned long long launches;
 
 static uint64_t mix(uint64_t z)
@@ -56,15 +56,11 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Called under the driver's lock. */
-static void seed_once(void)
+static void seed_init(void)
 {
     const char *s = getenv("FAKECUDA_SEED");
     struct timespec now;
 
-    if (seeded)
-        return;
-    seeded = true;
     if (s != NULL && *s != '\0') {
         char *end;
         seed = strtoull(s, &end, 0);
@@ -75,6 +71,11 @@ static void seed_once(void)
     clock_gettime(CLOCK_REALTIME, &now);
     seed = mix((uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 20) ^ ((uint64_t)getpid() << 40)) %
            1000000000000ull;
+}
+
+static void seed_once(void)
+{
+    pthread_once(&seed_once_control, seed_init);
 }
 
 unsigned long long fc_grid_seed(void)

@@ -9,12 +9,16 @@
 
 #define MAX_RULES 32
 
-/* FUNCTION:N[+][=CODE]: the N-th call of FUNCTION fails (with '+', every later one too). */
+/* FUNCTION:N[+][=CODE]: the N-th call of FUNCTION fails (with '+', every later one too).
+ * FUNCTION%P[=CODE]: each call fails with probability P percent (P may have decimals), drawn from
+ * FAKECUDA_SEED (the seed of the thread orders, said with every broken rule), the function and
+ * the call's number, so that a seed replays the same failures. */
 typedef struct {
     char name[64];
     unsigned long nth;
     bool onwards;
-    CUresult code; /* 0: the function's default */
+    double percent; /* > 0: a probability rule */
+    CUresult code;  /* 0: the function's default */
 } rule_t;
 
 static rule_t rules[MAX_RULES];
@@ -95,6 +99,19 @@ void fc_inject_parse(const char *spec)
         if (len > 0 && len < sizeof item) {
             memcpy(item, spec, len);
             item[len] = '\0';
+            colon = strchr(item, '%');
+            if (colon != NULL && (size_t)(colon - item) < sizeof r.name) {
+                memcpy(r.name, item, (size_t)(colon - item));
+                r.percent = strtod(colon + 1, &rest);
+                if (*rest == '=')
+                    r.code = (CUresult)strtol(rest + 1, &rest, 0);
+                if (r.percent > 0 && r.percent <= 100 && *rest == '\0')
+                    rules[nrules++] = r;
+                else
+                    fc_log("ignoring malformed FAKECUDA_FAIL item '%s'", item);
+                spec = end ? end + 1 : NULL;
+                continue;
+            }
             colon = strchr(item, ':');
             if (colon != NULL && (size_t)(colon - item) < sizeof r.name) {
                 memcpy(r.name, item, (size_t)(colon - item));
@@ -115,6 +132,18 @@ void fc_inject_parse(const char *spec)
         }
         spec = end ? end + 1 : NULL;
     }
+}
+
+/* A number in [0, 1) for call @p n of @p name under this process's seed. */
+static double draw(const char *name, unsigned long n)
+{
+    uint64_t z = fc_grid_seed() ^ (n * 0x9E3779B97F4A7C15ull);
+    for (const char *c = name; *c != '\0'; c++)
+        z = (z ^ (unsigned char)*c) * 0x100000001b3ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / (double)(1ull << 53);
 }
 
 long long fc_site_calls(const char *name)
@@ -145,7 +174,8 @@ CUresult fc_enter(fc_site_t *site, bool needs_init)
         return CUDA_ERROR_NOT_INITIALIZED;
     for (int i = 0; i < nrules && code == CUDA_SUCCESS; i++)
         if (strcmp(rules[i].name, site->name) == 0 &&
-            (n == rules[i].nth || (rules[i].onwards && n > rules[i].nth)))
+            (rules[i].percent > 0 ? draw(site->name, n) * 100 < rules[i].percent
+                                  : n == rules[i].nth || (rules[i].onwards && n > rules[i].nth)))
             code = rules[i].code ? rules[i].code : default_code(site->name);
     if (code != CUDA_SUCCESS && is_sticky(code)) {
         fc_lock();

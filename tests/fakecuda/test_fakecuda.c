@@ -787,6 +787,23 @@ static int ubsan_child(void)
     return 0; /* not reached: the sanitizer ends the process */
 }
 
+/* The child run with FAKECUDA_FAIL=cuMemsetD8_v2%30: which of 200 memsets fail, as a line of
+ * 0 and 1 on stdout. */
+static int chance_child(void)
+{
+    CUcontext ctx = new_context(0);
+    CUdeviceptr p;
+    char line[201];
+
+    REQUIRE(cuMemAlloc(&p, 16) == CUDA_SUCCESS);
+    for (int i = 0; i < 200; i++)
+        line[i] = cuMemsetD8(p, 1, 16) == CUDA_SUCCESS ? '0' : '1';
+    line[200] = '\0';
+    puts(line);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
 /* Whether @p path holds @p text. */
 static bool file_has(const char *path, const char *text)
 {
@@ -836,6 +853,36 @@ static void check_cxxflags(const char *self)
         fprintf(stderr, "the ubsan child's stderr is in %s\n", log);
     else
         unlink(log);
+}
+
+/* The line chance_child prints under FAKECUDA_SEED=@p seed. */
+static void chance_line(const char *self, const char *seed, char *line, size_t len)
+{
+    char cmd[4200];
+    FILE *f;
+    snprintf(cmd, sizeof cmd, "FAKECUDA_FAIL=cuMemsetD8_v2%%30 FAKECUDA_SEED=%s '%s' chance", seed,
+             self);
+    f = popen(cmd, "r");
+    REQUIRE(f != NULL);
+    if (fgets(line, (int)len, f) == NULL)
+        line[0] = '\0';
+    CHECK_EQ_INT(pclose(f), 0);
+}
+
+/* FAKECUDA_FAIL=NAME%P: about P percent of the calls fail, the same ones for the same seed. */
+static void check_chance(const char *self)
+{
+    char a[256], b[256], c[256];
+    int ones = 0;
+    chance_line(self, "7", a, sizeof a);
+    chance_line(self, "7", b, sizeof b);
+    chance_line(self, "8", c, sizeof c);
+    CHECK_EQ_INT((int)strlen(a), 201);
+    CHECK(strcmp(a, b) == 0);
+    CHECK(strcmp(a, c) != 0);
+    for (const char *x = a; *x != '\0'; x++)
+        ones += *x == '1';
+    CHECK(ones >= 30 && ones <= 90);
 }
 
 static void check_rules_broken(const char *self)
@@ -933,6 +980,8 @@ int main(int argc, char **argv)
         return rules_child();
     if (argc > 1 && strcmp(argv[1], "ubsan") == 0)
         return ubsan_child();
+    if (argc > 1 && strcmp(argv[1], "chance") == 0)
+        return chance_child();
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
     CHECK_EQ_INT(count, 2);
     check_no_context();
@@ -951,5 +1000,6 @@ int main(int argc, char **argv)
     check_rules_kept();
     check_rules_broken(argv[0]);
     check_cxxflags(argv[0]);
+    check_chance(argv[0]);
     CHECK_DONE();
 }
