@@ -21,8 +21,14 @@
  * MPI_Pack and MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware
  * or not, moves host memory. The check copies the grid back to the host.
  *
+ * With --tolerate-errors the MPI calls return their errors, which are counted: a call that fails
+ * before it is matched (MPI_Pack, MPI_Unpack, MPI_Isend, MPI_Irecv) is made again at once, and a
+ * collective or MPI_Waitall that fails makes every rank redo the iteration's exchange; the ghost
+ * cells are checked after each exchange that succeeded on every rank. For runs with injected
+ * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
+ *
  *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]
- *          [--collective pack|alltoallv|neighbor|isend] [--quiet]
+ *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -36,7 +42,8 @@
 
 typedef int (*describe_fn)(const void *, char *, size_t);
 
-static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0;
+static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0, tolerate = 0;
+static long errors; /* MPI errors met and recovered from (--tolerate-errors) */
 
 typedef enum { EX_PACK, EX_ALLTOALLV, EX_NEIGHBOR, EX_ISEND } exchange_t;
 static exchange_t mode = EX_PACK;
@@ -44,7 +51,7 @@ static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend
 
 static const char usage[] =
     "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]\n"
-    "              [--collective pack|alltoallv|neighbor|isend] [--quiet]\n"
+    "              [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]\n"
     "  --n N          points per side per rank (default 32)\n"
     "  --radius R     ghost-shell radius, 1 <= R <= N (default 3)\n"
     "  --per-point Q  doubles per grid point (default 8)\n"
@@ -55,6 +62,7 @@ static const char usage[] =
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
     "                 (MPI_Isend/MPI_Irecv of each region)\n"
+    "  --tolerate-errors  count MPI errors and redo what failed (for fault injection)\n"
     "  --quiet        print only the PASS/FAIL line\n";
 
 /* The few driver calls the device mode makes, as an application would. */
@@ -208,6 +216,17 @@ static MPI_Datatype box_type(const int start[3], const int size[3], int as_subar
     return t;
 }
 
+/* A call that fails before it is matched with a peer's: made again, up to 1000 times. */
+#define RETRY(_call)                                                                               \
+    do {                                                                                           \
+        int _tries = 0;                                                                            \
+        while ((_call) != MPI_SUCCESS) {                                                           \
+            if (!tolerate || ++_tries == 1000)                                                     \
+                die(#_call " failed");                                                             \
+            errors++;                                                                              \
+        }                                                                                          \
+    } while (0)
+
 static double now(void)
 {
     struct timespec ts;
@@ -250,6 +269,8 @@ int main(int argc, char **argv)
             iters = int_arg("--iters", argv[++i], 1);
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
+        } else if (strcmp(argv[i], "--tolerate-errors") == 0) {
+            tolerate = 1;
         } else if (strcmp(argv[i], "--device") == 0) {
             device = 1;
         } else if (strcmp(argv[i], "--host") == 0) {
@@ -264,6 +285,8 @@ int main(int argc, char **argv)
         return 2;
     }
     MPI_Init(&argc, &argv);
+    if (tolerate)
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (device)
         device_open(MPI_COMM_WORLD);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -391,53 +414,77 @@ int main(int argc, char **argv)
             memcpy(rgrid, grid, values * sizeof(double));
 
         double t0 = now(), t1 = t0, t2 = t0, t3;
-        if (mode == EX_PACK) {
-            /* Pack grouped by destination, directions in ascending order within each group. */
-            int pos = 0;
-            for (int r = 0; r < nranks; r++) {
-                sdispl[r] = pos;
-                for (int k = 0; k < nto[r]; k++)
-                    MPI_Pack(field, 1, send_t[to[r][k]], sbuf, (int)total, &pos, cart);
-                scount[r] = pos - sdispl[r];
-            }
-            t1 = now();
-            int rpos = 0;
-            for (int s = 0; s < nranks; s++) {
-                rdispl[s] = rpos;
-                for (int k = 0; k < nto[s]; k++)
-                    rpos += dsize[from[s][k]];
-                rcount[s] = rpos - rdispl[s];
-            }
-            MPI_Alltoallv(sbuf, scount, sdispl, MPI_PACKED, rbuf, rcount, rdispl, MPI_PACKED, cart);
-            t2 = now();
-            for (int s = 0; s < nranks; s++) {
-                int p = rdispl[s];
-                for (int k = 0; k < nto[s]; k++)
-                    MPI_Unpack(rbuf, (int)total, &p, field, 1, recv_t[26 - from[s][k]], cart);
-            }
-        } else if (mode == EX_ALLTOALLV) {
-            for (int k = 0; k < rounds; k++) {
+        int failed, anywhere = 1;
+        for (int attempt = 0; anywhere; attempt++) {
+            failed = 0;
+            if (attempt == 100)
+                die("an exchange failed 100 times in a row");
+            if (mode == EX_PACK) {
+                /* Pack grouped by destination, directions in ascending order within each group. */
+                int pos = 0;
                 for (int r = 0; r < nranks; r++) {
-                    int has = k < nto[r];
-                    scount[r] = rcount[r] = has;
-                    sdispl[r] = rdispl[r] = 0;
-                    stypes[r] = has ? send_t[to[r][k]] : MPI_DOUBLE;
-                    rtypes[r] = has ? recv_t[26 - from[r][k]] : MPI_DOUBLE;
+                    sdispl[r] = pos;
+                    for (int k = 0; k < nto[r]; k++) {
+                        int was = pos;
+                        RETRY((pos = was,
+                               MPI_Pack(field, 1, send_t[to[r][k]], sbuf, (int)total, &pos, cart)));
+                    }
+                    scount[r] = pos - sdispl[r];
                 }
-                MPI_Alltoallw(field, scount, sdispl, stypes, rfield, rcount, rdispl, rtypes, cart);
+                t1 = now();
+                int rpos = 0;
+                for (int s = 0; s < nranks; s++) {
+                    rdispl[s] = rpos;
+                    for (int k = 0; k < nto[s]; k++)
+                        rpos += dsize[from[s][k]];
+                    rcount[s] = rpos - rdispl[s];
+                }
+                failed |= MPI_Alltoallv(sbuf, scount, sdispl, MPI_PACKED, rbuf, rcount, rdispl,
+                                        MPI_PACKED, cart) != MPI_SUCCESS;
+                t2 = now();
+                for (int s = 0; s < nranks; s++) {
+                    int p = rdispl[s];
+                    for (int k = 0; k < nto[s]; k++) {
+                        int was = p;
+                        RETRY((p = was, MPI_Unpack(rbuf, (int)total, &p, field, 1,
+                                                   recv_t[26 - from[s][k]], cart)));
+                    }
+                }
+            } else if (mode == EX_ALLTOALLV) {
+                for (int k = 0; k < rounds; k++) {
+                    for (int r = 0; r < nranks; r++) {
+                        int has = k < nto[r];
+                        scount[r] = rcount[r] = has;
+                        sdispl[r] = rdispl[r] = 0;
+                        stypes[r] = has ? send_t[to[r][k]] : MPI_DOUBLE;
+                        rtypes[r] = has ? recv_t[26 - from[r][k]] : MPI_DOUBLE;
+                    }
+                    failed |= MPI_Alltoallw(field, scount, sdispl, stypes, rfield, rcount, rdispl,
+                                            rtypes, cart) != MPI_SUCCESS;
+                }
+            } else if (mode == EX_NEIGHBOR) {
+                failed |= MPI_Neighbor_alltoallw(field, gcnt, gdis, gs_t, rfield, gcnt, gdis, gr_t,
+                                                 graph) != MPI_SUCCESS;
+            } else {
+                MPI_Request reqs[52];
+                int nreq = 0;
+                for (int d = 0; d < 27; d++) {
+                    if (d == 13)
+                        continue;
+                    RETRY(MPI_Irecv(field, 1, recv_t[26 - d], nbr[26 - d], d, cart, &reqs[nreq]));
+                    nreq++;
+                    RETRY(MPI_Isend(field, 1, send_t[d], nbr[d], d, cart, &reqs[nreq]));
+                    nreq++;
+                }
+                failed |= MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
             }
-        } else if (mode == EX_NEIGHBOR) {
-            MPI_Neighbor_alltoallw(field, gcnt, gdis, gs_t, rfield, gcnt, gdis, gr_t, graph);
-        } else {
-            MPI_Request reqs[52];
-            int nreq = 0;
-            for (int d = 0; d < 27; d++) {
-                if (d == 13)
-                    continue;
-                MPI_Irecv(field, 1, recv_t[26 - d], nbr[26 - d], d, cart, &reqs[nreq++]);
-                MPI_Isend(field, 1, send_t[d], nbr[d], d, cart, &reqs[nreq++]);
-            }
-            MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
+            /* A failure anywhere: every rank redoes the exchange (the calls stay matched). */
+            anywhere = failed;
+            if (tolerate)
+                MPI_Allreduce(&failed, &anywhere, 1, MPI_INT, MPI_LOR, cart);
+            else if (failed)
+                die("an exchange failed");
+            errors += failed;
         }
         t3 = now();
         if (mode == EX_PACK) {
@@ -466,8 +513,9 @@ int main(int argc, char **argv)
                 }
     }
 
-    long all_bad = 0;
+    long all_bad = 0, all_errors = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, cart);
+    MPI_Reduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, 0, cart);
     if (rank == 0 && !quiet) {
         describe_fn describe = (describe_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
         printf("halo3d: %d ranks in a %dx%dx%d grid, %d^3 points of %d doubles each, radius %d, "
@@ -495,6 +543,8 @@ int main(int argc, char **argv)
                                          : "isend/irecv",
                    1e6 * t_exch / iters);
     }
+    if (rank == 0 && tolerate)
+        printf("MPI errors met and recovered from: %ld\n", all_errors);
     if (rank == 0)
         printf("%s: %ld wrong ghost cells\n", all_bad == 0 ? "PASS" : "FAIL", all_bad);
     for (int d = 0; d < 27; d++)

@@ -37,6 +37,29 @@ foreach(ranks 2 4)
   endforeach()
 endforeach()
 
+# A soak: the main job in every exchange mode for hundreds of iterations while a few percent of
+# typejit's driver calls fail at random (launches, syncs, copies, module loads; FAKECUDA_FAIL's
+# probability rules, drawn from FAKECUDA_SEED, which the test driver says). Each failure must end
+# in a staged fallback or an MPI error that halo3d --tolerate-errors recovers from by redoing the
+# exchange; never a crash, a hang or a wrong ghost cell. The application's own driver calls are
+# not failed (it would stop at the first).
+set(TJ_SOAK_FAIL "cuLaunchKernel%3,cuStreamSynchronize%2,cuMemcpyDtoHAsync_v2%2,cuMemcpyHtoDAsync_v2%2,cuModuleLoadData%10")
+foreach(soak pack:2:500 alltoallv:2:500 neighbor:2:500 isend:2:500 alltoallv:4:200 isend:4:200)
+  string(REPLACE ":" ";" soak ${soak})
+  list(GET soak 0 how)
+  list(GET soak 1 ranks)
+  list(GET soak 2 iters)
+  add_test(NAME emu_soak_${how}_${ranks} COMMAND ${TJ_CHECKED}
+           --expect "FAKECUDA_FAIL draws its failures from FAKECUDA_SEED=[0-9]+"
+           --expect "^typejit\\[0\\]: stats .* gpu_fallbacks=[1-9]"
+           --stdout "MPI errors met and recovered from: [0-9]+" --stdout "PASS: 0 wrong ghost cells"
+           -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1 -x "FAKECUDA_FAIL=${TJ_SOAK_FAIL}"
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np ${ranks}
+           $<TARGET_FILE:halo3d> --device --collective ${how} --n 8 --radius 2 --iters ${iters}
+           --tolerate-errors --quiet)
+  set_tests_properties(emu_soak_${how}_${ranks} PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+endforeach()
+
 # The collective benchmark as a smoke run: every collective and method once on one size. The
 # test driver's timings mean nothing and are never reported.
 if(TJ_BUILD_BENCH)

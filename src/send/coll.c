@@ -77,6 +77,7 @@ typedef struct {
 typedef struct {
     tj_coll_call_t c;
     bool inplace; /* the send side is MPI_IN_PLACE: the receive side's `in` slices go first */
+    int failed;   /* a pack that failed: the call is still made, and then reports this */
     side_t s, r;
 } coll_t;
 
@@ -851,8 +852,9 @@ static void release(void *arg)
 static int finish(void *arg, const MPI_Status *status)
 {
     coll_t *x = arg;
+    int rc = x->r.packed ? side_move(x, &x->r, false, false) : MPI_SUCCESS;
     (void)status;
-    return x->r.packed ? side_move(x, &x->r, false, false) : MPI_SUCCESS;
+    return x->failed != MPI_SUCCESS ? x->failed : rc;
 }
 
 /* A receive completed later may outlive the application's types: keep duplicates. */
@@ -869,7 +871,11 @@ static int keep_types(side_t *sd)
     return MPI_SUCCESS;
 }
 
-/* Everything before the system MPI's call: layout, staging, the packs. MPI result. */
+/* Everything before the system MPI's call: layout, staging, the packs. MPI result of what must
+ * stop the call before it is made. A pack that fails (a driver call failed, even through the
+ * staged path) does not: the other ranks are entering the collective and would wait forever
+ * for this one, so the call is still made, with the bytes it has, and reports the failure when
+ * it completes (x->failed). */
 static int prepare(coll_t *x, bool nonblocking)
 {
     bool bytes = x->c.kind == TJ_COLL_ALLTOALLW;
@@ -881,11 +887,13 @@ static int prepare(coll_t *x, bool nonblocking)
             rc = get_stage(sides[k]);
     if (rc == MPI_SUCCESS && nonblocking && x->r.packed)
         rc = keep_types(&x->r);
-    if (rc == MPI_SUCCESS && x->s.packed)
-        rc = side_move(x, &x->s, true, false);
-    if (rc == MPI_SUCCESS && x->r.packed && x->inplace)
-        rc = side_move(x, &x->r, true, true);
-    return rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (x->s.packed)
+        x->failed = side_move(x, &x->s, true, false);
+    if (x->failed == MPI_SUCCESS && x->r.packed && x->inplace)
+        x->failed = side_move(x, &x->r, true, true);
+    return MPI_SUCCESS;
 }
 
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)

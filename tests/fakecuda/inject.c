@@ -88,6 +88,8 @@ static bool is_sticky(CUresult code)
 
 void fc_inject_parse(const char *spec)
 {
+    bool chance = false;
+
     nrules = 0;
     while (spec != NULL && *spec != '\0' && nrules < MAX_RULES) {
         const char *end = strchr(spec, ',');
@@ -105,9 +107,14 @@ void fc_inject_parse(const char *spec)
                 r.percent = strtod(colon + 1, &rest);
                 if (*rest == '=')
                     r.code = (CUresult)strtol(rest + 1, &rest, 0);
-                if (r.percent > 0 && r.percent <= 100 && *rest == '\0')
+                if (r.percent > 0 && r.percent <= 100 && *rest == '\0') {
+                    /* Said once: the seed replays the failures. */
+                    if (nrules == 0 || !chance)
+                        fc_log("FAKECUDA_FAIL draws its failures from FAKECUDA_SEED=%llu",
+                               fc_grid_seed());
+                    chance = true;
                     rules[nrules++] = r;
-                else
+                } else
                     fc_log("ignoring malformed FAKECUDA_FAIL item '%s'", item);
                 spec = end ? end + 1 : NULL;
                 continue;
