@@ -61,6 +61,26 @@ tj_device_test(pack_background EMU_ONLY TIMEOUT 600
 set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
 set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
 
+# Volume, in the default settings (background compiles): 1500 random types, constructions of 200
+# random layouts (about 500 kernels), three times on one cache: cold, then warm twice. Each run
+# is the full oracle; the warm ones must find kernels on disk.
+add_test(NAME emu_volume_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+         ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume)
+set_tests_properties(emu_volume_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_volume)
+set(TJ_VOLUME ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
+    LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume
+    $<TARGET_FILE:test_gpu_pack> --types 1500 --families 200 --seed 21)
+add_test(NAME emu_volume_cold COMMAND ${TJ_VOLUME})
+add_test(NAME emu_volume_warm COMMAND ${TJ_VOLUME} --expect-disk-hits)
+add_test(NAME emu_volume_warm2 COMMAND ${TJ_VOLUME} --expect-disk-hits)
+set_tests_properties(emu_volume_cold PROPERTIES FIXTURES_REQUIRED emu_volume
+                     FIXTURES_SETUP emu_volume_1)
+set_tests_properties(emu_volume_warm PROPERTIES FIXTURES_REQUIRED "emu_volume;emu_volume_1"
+                     FIXTURES_SETUP emu_volume_2)
+set_tests_properties(emu_volume_warm2 PROPERTIES FIXTURES_REQUIRED "emu_volume;emu_volume_2")
+set_tests_properties(emu_volume_cold emu_volume_warm emu_volume_warm2 PROPERTIES TIMEOUT 600
+                     LABELS emu)
+
 # The generic kernel (TYPEJIT_JIT=off): the layout as run-time arguments.
 tj_device_test(pack_generic TIMEOUT 600 ENV TYPEJIT_JIT=off
   COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 2)
@@ -219,6 +239,27 @@ add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
 set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_partial_threads
                      PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+
+# Volume through the send paths and a collective: test_p2p on 1500 types of 200 layouts, every
+# type also through MPI_Alltoallv, at 2 and 4 ranks, twice on one cache each (cold, warm), in the
+# default settings.
+foreach(ranks 2 4)
+  set(cache ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume-p2p-${ranks})
+  add_test(NAME emu_volume_p2p_${ranks}_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${cache})
+  set_tests_properties(emu_volume_p2p_${ranks}_reset PROPERTIES LABELS emu
+                       FIXTURES_SETUP emu_volume_p2p_${ranks})
+  foreach(run cold warm)
+    add_test(NAME emu_volume_p2p_${ranks}_${run} COMMAND ${TJ_CHECKED} --silent --
+             ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${cache} -np ${ranks}
+             $<TARGET_FILE:test_p2p> --types 1500 --families 200 --seed 21 --collective)
+    set_tests_properties(emu_volume_p2p_${ranks}_${run} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+  endforeach()
+  set_tests_properties(emu_volume_p2p_${ranks}_cold PROPERTIES
+                       FIXTURES_REQUIRED emu_volume_p2p_${ranks}
+                       FIXTURES_SETUP emu_volume_p2p_${ranks}_filled)
+  set_tests_properties(emu_volume_p2p_${ranks}_warm PROPERTIES
+                       FIXTURES_REQUIRED "emu_volume_p2p_${ranks};emu_volume_p2p_${ranks}_filled")
+endforeach()
 
 # On a CUDA-aware MPI: tests/cudaaware_shim.c, preloaded after typejit, makes the system MPI take
 # the test driver's device memory, so the `device` method (typejit packs into device staging and

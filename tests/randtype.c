@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rt_seed(rt_rng_t *rng, uint64_t seed)
@@ -336,5 +337,68 @@ MPI_Datatype rt_random_type(rt_rng_t *rng, const rt_options_t *opt, char *desc, 
         return MPI_DATATYPE_NULL;
     }
     MPI_Type_commit(&type);
+    return type;
+}
+
+MPI_Datatype rt_family_type(rt_rng_t *rng, const rt_options_t *opt, int families, uint64_t seed,
+                            char *desc, size_t len)
+{
+    int64_t f = rt_range(rng, 0, families - 1);
+    int wraps = (int)rt_range(rng, 0, 3);
+    rt_rng_t frng;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    char *inner = malloc(len);
+
+    if (inner == NULL)
+        return MPI_DATATYPE_NULL;
+    rt_seed(&frng, seed * 1000003 + (uint64_t)f);
+    while (type == MPI_DATATYPE_NULL)
+        type = rt_random_type(&frng, opt, desc, len);
+    for (int w = 0; w < wraps; w++) {
+        MPI_Datatype out = MPI_DATATYPE_NULL;
+        MPI_Aint lb, ext, zero = 0, stride = (MPI_Aint)rt_range(rng, -64, 64);
+        int one = 1, izero = 0, istride = (int)stride;
+        snprintf(inner, len, "%s", desc);
+        MPI_Type_get_extent(type, &lb, &ext);
+        switch (rt_range(rng, 0, 7)) {
+        case 0:
+            MPI_Type_dup(type, &out);
+            snprintf(desc, len, "dup(%s)", inner);
+            break;
+        case 1:
+            MPI_Type_contiguous(1, type, &out);
+            snprintf(desc, len, "contiguous(1,%s)", inner);
+            break;
+        case 2:
+            MPI_Type_create_struct(1, &one, &zero, &type, &out);
+            snprintf(desc, len, "struct({1},{0},{%s})", inner);
+            break;
+        case 3:
+            MPI_Type_vector(1, 1, istride, type, &out);
+            snprintf(desc, len, "vector(1,1,%d,%s)", istride, inner);
+            break;
+        case 4:
+            MPI_Type_create_hvector(1, 1, stride, type, &out);
+            snprintf(desc, len, "hvector(1,1,%lld,%s)", (long long)stride, inner);
+            break;
+        case 5:
+            MPI_Type_create_indexed_block(1, 1, &izero, type, &out);
+            snprintf(desc, len, "indexed_block(1,{0},%s)", inner);
+            break;
+        case 6:
+            MPI_Type_create_hindexed(1, &one, &zero, type, &out);
+            snprintf(desc, len, "hindexed({1},{0},%s)", inner);
+            break;
+        default:
+            MPI_Type_create_resized(type, lb, ext, &out);
+            snprintf(desc, len, "resized(%lld,%lld,%s)", (long long)lb, (long long)ext, inner);
+            break;
+        }
+        MPI_Type_free(&type);
+        type = out;
+    }
+    free(inner);
+    if (wraps > 0)
+        MPI_Type_commit(&type);
     return type;
 }

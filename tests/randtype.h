@@ -27,4 +27,13 @@ typedef struct {
  * the type drawn exceeded the limits (the caller draws again). */
 MPI_Datatype rt_random_type(rt_rng_t *rng, const rt_options_t *opt, char *desc, size_t len);
 
+/* A committed random datatype of one of @p families layouts, for volume tests that need many
+ * types but a bounded number of kernels: family f's layout is the type rt_random_type draws
+ * from a generator seeded with (@p seed, f), wrapped in 0 to 3 random constructions that change
+ * neither its typemap nor its extent (dup, contiguous of one, a one-member struct at 0, vector
+ * and hvector of one, indexed_block and hindexed of one at 0, resized to its own bounds). Every
+ * construction of a family must give the same canonical block, and so the same kernels. */
+MPI_Datatype rt_family_type(rt_rng_t *rng, const rt_options_t *opt, int families, uint64_t seed,
+                            char *desc, size_t len);
+
 #endif /* TJ_TESTS_RANDTYPE_H */

@@ -6,9 +6,12 @@
  * current context must be the one it had. The test is an application: it uses the CUDA driver
  * itself (tests/cudrv.h), never typejit's. Exits 77 without a CUDA device.
  *
- *   test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] [--expect-staged]
- *                 [--expect-generic]
+ *   test_gpu_pack [--seed N] [--types N] [--families F] [--expect-no-compiles]
+ *                 [--expect-staged] [--expect-generic] [--expect-disk-hits]
  *
+ * --families F: the types are constructions of F random layouts (rt_family_type), so that a
+ * volume run has many types and a bounded number of kernels. --expect-disk-hits: kernels must
+ * have come from the disk cache (a run over a cache an earlier run filled).
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
  * (and still exact). --expect-generic: kernels are compiled in the background from an empty
@@ -236,6 +239,8 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     long types = 150;
     bool expect_no_compiles = false, expect_staged = false, expect_generic = false;
+    bool expect_disk_hits = false;
+    int families = 0;
     rt_options_t opt = {
         .max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20, .huge_percent = 0};
     rt_rng_t rng;
@@ -253,9 +258,14 @@ int main(int argc, char **argv)
             expect_staged = true;
         else if (strcmp(argv[i], "--expect-generic") == 0)
             expect_generic = true;
+        else if (strcmp(argv[i], "--expect-disk-hits") == 0)
+            expect_disk_hits = true;
+        else if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
+            families = atoi(argv[++i]);
         else
-            REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] "
-                     "[--expect-staged] [--expect-generic]");
+            REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--families F] "
+                     "[--expect-no-compiles] [--expect-staged] [--expect-generic] "
+                     "[--expect-disk-hits]");
     }
     if (!cudrv_open()) {
         MPI_Finalize();
@@ -267,7 +277,9 @@ int main(int argc, char **argv)
     check_empty();
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
-        MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        MPI_Datatype type = families > 0
+                                ? rt_family_type(&rng, &opt, families, seed, desc, sizeof(desc))
+                                : rt_random_type(&rng, &opt, desc, sizeof(desc));
         if (type == MPI_DATATYPE_NULL) {
             t--;
             continue;
@@ -305,6 +317,8 @@ int main(int argc, char **argv)
         CHECK(tj_counter("packs_generic_while_compiling") > 0);
         check_prepared_at_commit();
     }
+    if (expect_disk_hits)
+        CHECK(tj_counter("cache_hits_disk") > 0);
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);
         CHECK(tj_counter("cache_hits_disk") > 0);

@@ -11,13 +11,17 @@
  * Improbe/Imrecv, Iprobe, ANY_SOURCE/ANY_TAG, MPI_PROC_NULL, truncation, a message shorter than
  * the buffer (a partial object), cancel, and a send request freed while active.
  *
- *   mpirun -np N test_p2p [--seed S] [--types T] [--threads K] [--host-only]
+ *   mpirun -np N test_p2p [--seed S] [--types T] [--threads K] [--host-only] [--families F]
+ *                         [--collective]
  *   mpirun -np N test_p2p --partial-stress ROUNDS --threads K
  *
  * Ranks form a ring. --threads K: K threads exchange at once (MPI_THREAD_MULTIPLE), each on its
  * own tags. --host-only: this process uses host buffers only (a peer without typejit).
  * --partial-stress: K threads each receive ROUNDS short messages into device buffers of a type of
  * their own, so that many partial objects are finished at once; each must get its own bytes.
+ * --families F: the types are constructions of F random layouts (rt_family_type: many types, a
+ * bounded number of kernels, for volume runs). --collective: each type also goes through
+ * MPI_Alltoallv on device buffers, against the system MPI's on host copies.
  * Exits 77 without a CUDA device. */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -48,6 +52,8 @@ static MPI_Comm self_comm;
 static CUcontext main_ctx;                /* device 0's primary context */
 static _Thread_local CUcontext app_ctx;   /* the calling thread's current context */
 static int nthreads = 1;
+static int families;    /* --families */
+static bool collective; /* --collective */
 
 static const char *const variant_names[VARIANTS] = {
     "isend/irecv/waitall", "sendrecv",     "send/recv",       "ssend/recv",
@@ -737,6 +743,50 @@ static void *partial_stress(void *arg)
     return NULL;
 }
 
+/* Whether objects of @p type one extent apart never share a byte: receive buffers of the
+ * peers of a collective may not overlap. */
+static bool objects_apart(MPI_Datatype type)
+{
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(type, &lb, &ext);
+    MPI_Type_get_true_extent(type, &tlb, &text);
+    return ext > 0 && tlb >= lb && tlb + text <= lb + ext;
+}
+
+/* MPI_Alltoallv of @p count objects of @p type to every rank, device buffer to device buffer,
+ * against PMPI_Alltoallv on host copies. Every rank calls it for the same types. */
+static void alltoallv_check(MPI_Datatype type, const char *desc, int count, uint64_t salt)
+{
+    int counts[64], displs[64], rc;
+    side_t s, r;
+    unsigned char *ref;
+
+    REQUIRE(nranks <= 64);
+    for (int i = 0; i < nranks; i++) {
+        counts[i] = count;
+        displs[i] = i * count;
+    }
+    side_init(&s, type, nranks * count, K_DEVICE);
+    side_init(&r, type, nranks * count, K_DEVICE);
+    ref = malloc((size_t)r.span);
+    REQUIRE(ref != NULL);
+    fill(&s, salt + (uint64_t)rank);
+    poison(&r);
+    memset(ref, POISON, (size_t)r.span);
+    REQUIRE(PMPI_Alltoallv(s.host - s.lo, counts, displs, type, ref - r.lo, counts, displs, type,
+                           MPI_COMM_WORLD) == MPI_SUCCESS);
+    rc = MPI_Alltoallv(s.arg, counts, displs, type, r.arg, counts, displs, type, MPI_COMM_WORLD);
+    atomic_fetch_add(&checked, 1);
+    buf_get(&r.buf, r.host);
+    if (rc != MPI_SUCCESS || memcmp(r.host, ref, (size_t)r.span) != 0)
+        FAIL("alltoallv: rc %d, %s: %s", rc,
+             memcmp(r.host, ref, (size_t)r.span) ? "bytes differ" : "bytes agree", desc);
+    check_context();
+    free(ref);
+    side_free(&s);
+    side_free(&r);
+}
+
 static void *run(void *arg)
 {
     const job_t *job = arg;
@@ -751,12 +801,14 @@ static void *run(void *arg)
     app_ctx = main_ctx;
     rt_seed(&rng, job->seed);
     for (long t = 0; t < job->types; t++) {
-        MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        MPI_Datatype type =
+            families > 0 ? rt_family_type(&rng, &opt, families, job->seed, desc, sizeof(desc))
+                         : rt_random_type(&rng, &opt, desc, sizeof(desc));
         if (type == MPI_DATATYPE_NULL) {
             t--;
             continue;
         }
-        int64_t lo, span;
+        int64_t lo, span, clo, cspan;
         footprint(type, 4, &lo, &span);
         int variant = (int)(t % VARIANTS);
         int count = 1 + (int)rt_range(&rng, 0, 3);
@@ -774,6 +826,9 @@ static void *run(void *arg)
             rk = rk == K_PINNED ? K_PINNED : K_HOST;
         }
         exchange(type, desc, variant, count, sk, rk, job->tag0 + (int)t, salt);
+        footprint(type, nranks * count, &clo, &cspan);
+        if (collective && nthreads == 1 && !host_only && cspan <= MAX_SPAN && objects_apart(type))
+            alltoallv_check(type, desc, count, salt);
         MPI_Type_free(&type);
     }
     return NULL;
@@ -795,13 +850,17 @@ int main(int argc, char **argv)
             types = atol(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
+            families = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--collective") == 0)
+            collective = true;
         else if (strcmp(argv[i], "--partial-stress") == 0 && i + 1 < argc)
             stress_rounds = atol(argv[++i]);
         else if (strcmp(argv[i], "--host-only") == 0)
             host_only = true;
         else
             REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only] "
-                     "[--partial-stress ROUNDS]");
+                     "[--families F] [--collective] [--partial-stress ROUNDS]");
     }
     MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
                     &provided);
