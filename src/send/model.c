@@ -16,8 +16,8 @@
 #include "util/config.h"
 #include "util/log.h"
 
-/* The defaults without a table (the README explains them): below these packed sizes the kernel
- * writes (or reads) mapped host memory itself; at and above, device memory is handed to a
+/* The defaults without a table (docs/send-paths.md explains them): below these packed sizes the
+ * kernel writes (or reads) mapped host memory itself; at and above, device memory is handed to a
  * CUDA-aware MPI, or packed on the device and copied to the host in one DMA copy. */
 #define DEFAULT_ONESHOT_AWARE   ((int64_t)64 << 10)
 #define DEFAULT_ONESHOT_UNAWARE ((int64_t)256 << 10)
@@ -78,7 +78,6 @@ bool tj_model_stage_contiguous(void)
 
 /* --- the table of this machine -------------------------------------------------------------- */
 
-
 tj_status_t tj_model_table_path(int device, char *path, size_t len)
 {
     const tj_config_t *cfg = tj_config();
@@ -117,7 +116,7 @@ static void load_table(void)
     st = tj_model_table_path(device < 0 ? 0 : device, path, sizeof(path));
     if (st != TJ_OK) {
         tj_log_info("no system table (%s): sends choose their method by the default thresholds "
-                    "(see the README); `typejit measure` makes one",
+                    "(docs/send-paths.md); `typejit measure` makes one",
                     tj_status_string(st));
         goto out_loaded;
     }
@@ -132,7 +131,7 @@ static void load_table(void)
     free(t);
     if (st == TJ_ERR_NOT_FOUND)
         tj_log_info("no system table at %s: sends choose their method by the default thresholds "
-                    "(see the README); `typejit measure` makes one",
+                    "(docs/send-paths.md); `typejit measure` makes one",
                     path);
     else
         tj_log_warn("ignoring the system table %s: %s; sends choose their method by the default "

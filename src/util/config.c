@@ -1,4 +1,4 @@
-/* Parsing of the TYPEJIT_* environment variables; the README documents each one. */
+/* Parsing of the TYPEJIT_* environment variables; docs/settings.md documents each one. */
 #include "util/config.h"
 
 #include <ctype.h>
