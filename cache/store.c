@@ -255,7 +255,7 @@ static bool holds(int dir_fd, const char *name, const void *content, size_t len)
     return same;
 }
 
-tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
+tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where, const char *name,
                                const struct stat *judged, const void *content, size_t len)
 {
     char aside[FILE_NAME_SPACE + 64];
@@ -273,8 +273,7 @@ tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
         if (errno == ENOENT)
             status = TJ_ERR_NOT_FOUND;
         else {
-            STORE_WARN(store, "cache: cannot move %s/%s aside: %s", store->dir, name,
-                       strerror(errno));
+            STORE_WARN(store, "cache: cannot remove %s/%s: %s", where, name, strerror(errno));
             status = TJ_ERR_IO;
         }
         goto out_tmp;
@@ -287,7 +286,7 @@ tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
          * nothing that another process relies on for correctness is lost (an entry is
          * recompiled, a lock's holder finds its lock gone when it unlocks). */
         if (linkat(tmp_fd, aside, dir_fd, name, 0) != 0 && errno != EEXIST)
-            tj_log_info("cache: cannot put %s/%s back: %s", store->dir, name, strerror(errno));
+            tj_log_info("cache: cannot put %s/%s back: %s", where, name, strerror(errno));
         status = TJ_ERR_NOT_FOUND;
     }
     unlinkat(tmp_fd, aside, 0);

@@ -99,14 +99,14 @@ tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, 
 tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, const char *arch,
                                    bool create, int *out);
 
-/* Move the file @p name of folder @p dir_fd out of the way, but only if it is still the file
- * @p judged (same device and inode, and with @p content, @p len bytes, when not NULL: a number
- * freed by a removal may be given to the next file made): it is renamed into tmp/ first, which
- * only one of several processes doing the same can win, and put back (with link, which never
- * replaces a file) when what was renamed turns out to be another file that arrived meanwhile.
- * TJ_OK: removed; TJ_ERR_NOT_FOUND: already gone or replaced (nothing removed); TJ_ERR_IO after a
- * warning. */
-tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
+/* Move the file @p name of folder @p dir_fd (the folder @p where, for messages) out of the way,
+ * but only if it is still the file @p judged (same device and inode, and with @p content, @p len
+ * bytes, when not NULL: a number freed by a removal may be given to the next file made): it is
+ * renamed into tmp/ first, which only one of several processes doing the same can win, and put
+ * back (with link, which never replaces a file) when what was renamed turns out to be another
+ * file that arrived meanwhile. TJ_OK: removed; TJ_ERR_NOT_FOUND: already gone or replaced
+ * (nothing removed); TJ_ERR_IO after a warning that names the file. */
+tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where, const char *name,
                                const struct stat *judged, const void *content, size_t len);
 
 /* Validate the open entry @p fd (entry.c); see there. */

@@ -190,6 +190,21 @@ expect 0 "3 kernels: 0 compiled, 3 already cached, 0 failed" "$tool" warm --cach
 expect 0 "removed 3 entries .* 0 entries left" "$tool" cache trim --max-size 0 --cache-dir "$dir/con"
 expect 0 "0 entries, 0 bytes, 0 invalid, 0 sources, 0 manifest lines" "$tool" cache stats --cache-dir "$dir/con"
 
+# A cache the command may not delete from (a read-only mount, made in a mount namespace of its
+# own as root): trim keeps count of what is left and names the files it could not remove.
+ro() { unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && shift && exec "$@"' sh "$@"; }
+if [ "$(id -u)" -eq 0 ] && ro "$dir" true 2>/dev/null; then
+    "$tool" warm --cache-dir "$dir/ro" "$one" >/dev/null
+    arch_dir=$(dirname "$(find "$dir/ro" -name '*.bin' | head -1)")
+    expect 1 "removed 0 entries \(0 bytes\), 0 manifest lines; 2 entries left" \
+        ro "$dir/ro" "$tool" cache trim --max-size 0 --cache-dir "$dir/ro"
+    echo "$got" | grep -q "cannot remove $arch_dir/[0-9a-f]*\.bin: Read-only file system" ||
+        fail "trim on a read-only cache does not name the entry it could not remove: $got"
+    echo "$got" | grep -q "being compiled" && fail "trim blames running processes: $got"
+else
+    echo "note: not root or no mount namespace, a read-only cache not tested"
+fi
+
 # The JIT at commit: every kernel compiled once, then all from disk in a second run.
 run() {
     $mpiexec --allow-run-as-root --oversubscribe --bind-to none -np 1 -x LD_PRELOAD="$lib" \

@@ -694,12 +694,14 @@ static int cache_trim(tj_store_t *store, const char *dir, long long max)
     printf("cache %s: removed %ld entries (%lld bytes), %ld manifest lines; %ld entries left "
            "(%lld bytes, at most %lld wanted)\n",
            dir, r.removed, r.freed, r.lines_dropped, r.kept, r.kept_bytes, max);
-    if (r.kept_bytes > max) {
+    if (r.kept_bytes > max && r.busy > 0) {
         fprintf(stderr,
                 "typejit cache trim: still %lld bytes over: %ld entries are being compiled or "
                 "written by running processes\n",
                 r.kept_bytes - max, r.busy);
         rc = 1;
+    } else if (r.kept_bytes > max) {
+        rc = 1; /* entries that could not be removed: the store's reason follows */
     }
     if (st != TJ_OK) {
         tj_store_stats_t stats;
