@@ -52,7 +52,7 @@ tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, con
     char *kbuf = NULL, *ibuf = NULL;
 
     if (fstat(fd, &st) != 0) {
-        tj_log_info("cache: cannot stat %s: %s", path, strerror(errno));
+        tj_log_info_job("cache: cannot stat %s: %s", path, strerror(errno));
         return TJ_ERR_IO;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -61,8 +61,8 @@ tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, con
         goto out_invalid;
     }
     if (!tj_store_trusts(store, &st)) {
-        tj_log_info("cache: ignoring %s: owned by uid %u with mode %03o", path, (unsigned)st.st_uid,
-                    (unsigned)(st.st_mode & 07777));
+        tj_log_info_job("cache: ignoring %s: owned by uid %u with mode %03o", path,
+                        (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
         return TJ_ERR_UNTRUSTED;
     }
     status = TJ_ERR_CORRUPT;
@@ -137,7 +137,7 @@ tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, con
     return TJ_OK;
 
 out_invalid:
-    tj_log_info("cache: ignoring %s: %s", path, why);
+    tj_log_info_job("cache: ignoring %s: %s", path, why);
 out_free:
     free(ibuf);
     free(kbuf);
@@ -222,7 +222,7 @@ tj_status_t tj_store_load(tj_store_t *store, const char *toolchain, const char *
         if (errno == ENOENT) {
             status = TJ_ERR_NOT_FOUND;
         } else if (errno == ELOOP) {
-            tj_log_info("cache: ignoring %s: a symbolic link", path);
+            tj_log_info_job("cache: ignoring %s: a symbolic link", path);
             status = TJ_ERR_UNTRUSTED;
         } else {
             tj_log_info("cache: cannot open %s: %s", path, strerror(errno));

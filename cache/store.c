@@ -315,7 +315,7 @@ static tj_status_t make_dirs(const char *dir)
         if (mkdir(path, 0700) == 0)
             chmod(path, 0700);
         else if (i == n && errno != EEXIST) {
-            tj_log_warn("cache: cannot create %s: %s", path, strerror(errno));
+            tj_log_warn_job("cache: cannot create %s: %s", path, strerror(errno));
             return TJ_ERR_IO;
         }
         path[i] = dir[i];
@@ -350,21 +350,21 @@ tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **st
         if (errno == ENOENT && mode != TJ_STORE_RW) {
             status = TJ_ERR_NOT_FOUND; /* nothing was ever cached: a normal state */
         } else {
-            tj_log_warn("cache: cannot open %s: %s", dir, strerror(errno));
+            tj_log_warn_job("cache: cannot open %s: %s", dir, strerror(errno));
             tj_store_note("cannot open %s: %s", dir, strerror(errno));
             status = TJ_ERR_IO;
         }
         goto out_free;
     }
     if (fstat(s->root_fd, &st) != 0) {
-        tj_log_warn("cache: cannot stat %s: %s", dir, strerror(errno));
+        tj_log_warn_job("cache: cannot stat %s: %s", dir, strerror(errno));
         status = TJ_ERR_IO;
         goto out_root;
     }
     if (!tj_store_trusts(s, &st)) {
         char why[PATH_MAX + 160];
         tj_store_distrust_reason(s, &st, dir, why, sizeof(why));
-        tj_log_warn("cache: not using %s: %s", dir, why);
+        tj_log_warn_job("cache: not using %s: %s", dir, why);
         tj_store_note("%s: %s", dir, why);
         status = TJ_ERR_UNTRUSTED;
         goto out_root;

@@ -55,13 +55,14 @@ struct tj_store {
             (_buf)[sizeof(_buf) - 2] = '~';                                                        \
     } while (0)
 
-/* Warn about a real problem once per store and at debug level afterwards, so that a broken cache
- * folder does not print one line per kernel. */
+/* Warn about a real problem once per store (and once per job: the ranks of a job share their
+ * cache folders) and at debug level afterwards, so that a broken cache folder does not print one
+ * line per kernel or per rank. */
 #define STORE_WARN(_store, _fmt, ...)                                                              \
     do {                                                                                           \
         tj_store_note(_fmt, __VA_ARGS__);                                                          \
         if (!atomic_flag_test_and_set(&(_store)->warned))                                          \
-            tj_log_warn(_fmt, __VA_ARGS__);                                                        \
+            tj_log_warn_job(_fmt, __VA_ARGS__);                                                    \
         else                                                                                       \
             tj_log_debug(_fmt, __VA_ARGS__);                                                       \
     } while (0)

@@ -163,7 +163,7 @@ static void load_library(void)
 #define TJ_NVRTC_LOAD(_name)                                                                       \
     *(void **)&nv._name = dlsym(lib, #_name);                                                      \
     if (nv._name == NULL) {                                                                        \
-        tj_log_warn("nvrtc library lacks %s; kernels cannot be compiled", #_name);                 \
+        tj_log_warn_job("nvrtc library lacks %s; kernels cannot be compiled", #_name);             \
         goto fail_symbols;                                                                         \
     }
     TJ_NVRTC_SYMBOLS(TJ_NVRTC_LOAD)
@@ -172,7 +172,7 @@ static void load_library(void)
         NVRTC_CHECK(nvrtcGetNumSupportedArchs(&narchs)) != TJ_OK)
         goto fail_symbols;
     if (narchs < 1 || narchs > MAX_ARCHS) {
-        tj_log_warn("nvrtc reports %d supported archs; kernels cannot be compiled", narchs);
+        tj_log_warn_job("nvrtc reports %d supported archs; kernels cannot be compiled", narchs);
         goto fail_symbols;
     }
     if (NVRTC_CHECK(nvrtcGetSupportedArchs(archs)) != TJ_OK)
@@ -232,9 +232,9 @@ tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
             best = archs[i];
     }
     if (best < 0) {
-        tj_log_warn("device arch sm_%d is older than every arch nvrtc %d.%d supports (lowest "
-                    "sm_%d); its buffers go to the system mpi",
-                    sm, version_major, version_minor, archs[0]);
+        tj_log_warn_job("device arch sm_%d is older than every arch nvrtc %d.%d supports (lowest "
+                        "sm_%d); its buffers go to the system mpi",
+                        sm, version_major, version_minor, archs[0]);
         return TJ_ERR_UNSUPPORTED;
     }
     n = snprintf(target, len, exact ? "sm_%d" : "compute_%d", best);
@@ -275,7 +275,7 @@ static void log_program(nvrtcProgram prog, const char *name, const char *target)
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, log)) == TJ_OK) {
         log[size] = '\0';
         if (first_failure(log))
-            tj_log_warn("nvrtc could not compile %s for %s:\n%s", name, target, log);
+            tj_log_warn_job("nvrtc could not compile %s for %s:\n%s", name, target, log);
     }
     free(log);
 }

@@ -7,3 +7,15 @@ tj_add_test(typedesc COMMAND test_typedesc LABELS unit TIMEOUT 120)
 tj_add_test(tool LABELS jit TIMEOUT 300
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_tool.sh $<TARGET_FILE:typejit_tool>
           $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE})
+
+# Warnings about what all ranks of a job share are said once per job (issue 18); the device part
+# runs on the test driver when it is built.
+set(TJ_WARNINGS_FAKE "")
+set(TJ_WARNINGS_LABELS mpi)
+if(TARGET fakecuda_13000)
+  set(TJ_WARNINGS_FAKE ${FAKECUDA_LD_PATH_13})
+  set(TJ_WARNINGS_LABELS mpi emu)
+endif()
+tj_add_test(job_warnings LABELS "${TJ_WARNINGS_LABELS}" TIMEOUT 300
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_job_warnings.sh ${MPIEXEC_EXECUTABLE}
+          $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${TJ_WARNINGS_FAKE})

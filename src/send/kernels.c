@@ -169,10 +169,10 @@ static void check_loadable(void)
     loadable_status = tj_nvrtc_version(&major, &minor);
     if (loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
         return;
-    tj_log_warn("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
-                "kernels; device buffers are staged through host memory (install nvrtc %d.x "
-                "or a newer driver)",
-                major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
+    tj_log_warn_job("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
+                    "kernels; device buffers are staged through host memory (install nvrtc %d.x "
+                    "or a newer driver)",
+                    major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
     loadable_status = TJ_ERR_UNSUPPORTED;
 }
 
