@@ -110,9 +110,11 @@ tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, con
 tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where, const char *name,
                                const struct stat *judged, const void *content, size_t len);
 
-/* Validate the open entry @p fd (entry.c); see there. */
+/* Validate the open entry @p fd (entry.c); see there. When it does not validate, @p why (may be
+ * NULL) receives the reason in words. */
 tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, const char *key,
-                          const char *hex, void **image, size_t *image_len, off_t *size);
+                          const char *hex, void **image, size_t *image_len, off_t *size, char *why,
+                          size_t why_len);
 /* The key text of the open entry @p fd, after checking its header and lengths against the file
  * (not its checksum: for trimming, which needs the key, not the image). *key is malloc'd. */
 tj_status_t tj_entry_read_key(int fd, char **key);

@@ -1,13 +1,13 @@
 #!/bin/sh
 # The typejit command and the JIT at commit, end to end without a GPU:
-#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC
+#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC NOMPI_SHIM
 # warm fills an empty cache and a second warm compiles nothing; inspect shows the block and the
 # source; cache stats/verify/clear; a corrupted entry is found by verify; bad options, files,
 # settings and caches are refused with a reason (untrusted, another user's, full, read only);
 # concurrent warms write each manifest line once; a preloaded run with TYPEJIT_JIT=always
 # compiles every kernel once and a second run loads them all from disk.
 set -eu
-tool=$1 lib=$2 halo=$3 mpiexec=$4
+tool=$1 lib=$2 halo=$3 mpiexec=$4 nompi=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -93,6 +93,68 @@ expect 2 "one TYPE at a time: got \"contiguous\(4, int\)\" and \"vector\"" \
 expect 0 "^usage: typejit version" "$tool" version --help
 expect 2 "typejit version: unexpected extra" "$tool" version extra
 expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
+
+# --option=value is read as --option value (as getopt_long reads it); options that take no
+# value refuse one; measure names a missing value (issue 18).
+expect 0 "2 kernels: 2 compiled" "$tool" warm --arch=sm_90 --jobs=2 --cache-dir="$dir/eq" "$one"
+expect 0 "^word=4$" "$tool" inspect --word=4 --arch=sm_80 --no-source 'vector(4, 2, 4, int)'
+echo "$got" | grep -q "^target=sm_80$" || fail "inspect --arch=sm_80 not used: $got"
+expect 0 ": 2 entries" "$tool" cache stats --cache-dir="$dir/eq"
+expect 2 "--no-source takes no value" "$tool" inspect --no-source=yes 'contiguous(4, int)'
+expect 2 "typejit measure: --output needs a value" "$tool" measure --output
+expect 2 "typejit measure: --quick takes no value" "$tool" measure --quick=yes
+# A --word that does not divide W is refused before anything is printed.
+set +e
+words=$("$tool" inspect --word 16 'contiguous(2, int)' 2>/dev/null)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [ -z "$words" ] || fail "inspect --word 16 of W=8: status $rc, printed: $words"
+expect 2 "--word 16 does not divide W=8" "$tool" inspect --word 16 'contiguous(2, int)'
+# halo3d: one placement of the grid, and --option=value.
+expect 2 "halo3d: --host and --device exclude each other" "$halo" --host --device
+expect 2 "halo3d: --n needs a value" "$halo" --n
+
+# Why a type is not strided, in words (the log knew; the tool said "not a strided block"), and
+# a type of 17 strided dimensions says so (it said "not strided (strided)").
+deep=double k=8
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+    deep="hvector(2, 1, $((3 * k)), $deep)"
+    k=$((4 * k))
+done
+expect 0 "strided: *no \(more than 16 strided dimensions\)" "$tool" inspect --no-source "$deep"
+expect 0 "strided: *no \(mixed struct members\)" "$tool" inspect 'struct({1,1}, {0,8}, {int, double})'
+printf '%s\n%s\n' 'struct({1,1}, {0,8}, {int, double})' "$deep" >"$dir/unstrided.txt"
+expect 0 "unstrided.txt:1: not strided \(mixed struct members\): no kernel needed" \
+    "$tool" warm --cache-dir "$dir/eq" "$dir/unstrided.txt"
+echo "$got" | grep -q "unstrided.txt:2: not strided (more than 16 strided dimensions)" ||
+    fail "warm of a 17-dimension type: $got"
+
+# Cache maintenance starts no MPI: it runs in an empty environment (where MPI_Init failed with
+# 40 lines of Open MPI errors) and under a stand-in MPI_Init that exits.
+expect 0 "^cache $dir/eq: 2 entries" env -i "$tool" cache stats --cache-dir "$dir/eq"
+for sub in stats list verify "trim --max-size 1G" clear; do
+    # shellcheck disable=SC2086
+    expect 0 "^cache $dir/eq|^[0-9a-f]{32} " env LD_PRELOAD="$nompi" "$tool" cache $sub --cache-dir "$dir/eq"
+done
+expect 3 "nompi_shim: MPI was initialised" env LD_PRELOAD="$nompi" "$tool" inspect 'contiguous(4, int)'
+
+# cache list: one line per entry, least recently used first, with the kernel it holds; an
+# entry that fails validation is named, with why, by list, stats and verify (issue 18).
+"$tool" warm --arch sm_90 --cache-dir "$dir/ls" "$one" >/dev/null
+expect 0 "" "$tool" cache list --cache-dir "$dir/ls"
+[ "$(echo "$got" | wc -l)" -eq 2 ] || fail "cache list: not 2 lines: $got"
+echo "$got" | grep -Eq "^[0-9a-f]{32} nvrtc-[^ ]*/sm_90 [0-9]+ [0-9T:-]+Z pack W=16 start=0 extent=32320 counts=64,64 strides=1,512$" ||
+    fail "cache list: no pack line: $got"
+echo "$got" | grep -q " unpack W=16 start=0 " || fail "cache list: no unpack line: $got"
+entry=$(find "$dir/ls" -name '*.bin' | head -1)
+printf 'XXXX' | dd of="$entry" bs=1 seek=40 conv=notrunc 2>/dev/null
+expect 0 "^$(basename "$entry" .bin) .* invalid: entry for another key$" "$tool" cache list --cache-dir "$dir/ls"
+expect 0 "invalid entry $entry: entry for another key" "$tool" cache stats --cache-dir "$dir/ls"
+expect 1 "invalid entry $entry: entry for another key" "$tool" cache verify --cache-dir "$dir/ls"
+mkdir -p "$(dirname "$entry")/0123456789abcdef0123456789abcdef.bin/x"
+expect 1 "not cleared: 0 entries, 1 invalid, 0 sources left" "$tool" cache clear --cache-dir "$dir/ls"
+echo "$got" | grep -q "invalid entry $(dirname "$entry")/0123456789abcdef0123456789abcdef.bin: not a regular file" ||
+    fail "clear does not name what is left: $got"
 
 # Files: why one cannot be read, NUL bytes, binary files (errors capped, then a count).
 expect 1 "cannot read $dir/missing.txt: No such file or directory" "$tool" warm --cache-dir "$dir/n" "$dir/missing.txt"
