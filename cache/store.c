@@ -405,6 +405,36 @@ void tj_store_close(tj_store_t *store)
     free(store);
 }
 
+tj_status_t tj_store_probe_write(tj_store_t *store)
+{
+    char name[64];
+    tj_status_t status;
+    int tmp_fd, fd;
+
+    if (store == NULL || store->mode != TJ_STORE_RW)
+        return TJ_ERR_INVALID;
+    status = tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, true, &tmp_fd);
+    if (status != TJ_OK)
+        return status;
+    snprintf(name, sizeof(name), "probe.%ld.%u", (long)getpid(),
+             atomic_fetch_add(&store->tmp_seq, 1));
+    fd = openat(tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        tj_store_note("cannot create a file in %s/" TMP_NAME ": %s", store->dir, strerror(errno));
+        status = TJ_ERR_IO;
+    } else {
+        close(fd);
+        unlinkat(tmp_fd, name, 0);
+        /* The root takes the toolchain levels and the manifest's replacements. */
+        if (faccessat(store->root_fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+            tj_store_note("cannot write in %s: %s", store->dir, strerror(errno));
+            status = TJ_ERR_IO;
+        }
+    }
+    close(tmp_fd);
+    return status;
+}
+
 const char *tj_store_dir(const tj_store_t *store)
 {
     return store->dir;

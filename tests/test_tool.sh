@@ -263,6 +263,10 @@ if [ "$(id -u)" -eq 0 ] && ro "$dir" true 2>/dev/null; then
     echo "$got" | grep -q "cannot remove $arch_dir/[0-9a-f]*\.bin: Read-only file system" ||
         fail "trim on a read-only cache does not name the entry it could not remove: $got"
     echo "$got" | grep -q "being compiled" && fail "trim blames running processes: $got"
+    # warm refuses at once (it compiled every kernel, then failed to store each).
+    expect 1 "cannot store kernels in $dir/ro: cannot create a file in $dir/ro/tmp: Read-only file system" \
+        ro "$dir/ro" "$tool" warm --arch sm_80 --cache-dir "$dir/ro" "$one"
+    echo "$got" | grep -q "kernels:" && fail "warm into a read-only cache compiled: $got"
 else
     echo "note: not root or no mount namespace, a read-only cache not tested"
 fi

@@ -397,6 +397,8 @@ static bool cache_writable(const char *dir)
     }
     store_quiet();
     st = tj_store_open(dir, TJ_STORE_RW, &store);
+    if (st == TJ_OK && (st = tj_store_probe_write(store)) != TJ_OK)
+        tj_store_close(store);
     store_loud();
     if (st != TJ_OK) {
         fprintf(stderr, "typejit warm: cannot store kernels in %s: %s\n", dir,
