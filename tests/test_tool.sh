@@ -230,6 +230,19 @@ expect 2 "--max-size needs a value" "$tool" cache trim --cache-dir "$dir/con" --
 expect 2 "give --max-size SIZE" "$tool" cache trim --cache-dir "$dir/con"
 expect 2 "--max-size is for trim only" "$tool" cache stats --max-size 1M --cache-dir "$dir/con"
 expect 0 "ignoring TYPEJIT_CACHE_MAX_SIZE=\"lots\"" env TYPEJIT_CACHE_MAX_SIZE=lots "$tool" cache stats --cache-dir "$dir/con"
+# Word settings list what they accept; a misspelt name is named with the closest setting, an
+# unrelated one is named; each once (issue 18).
+expect 0 "ignoring TYPEJIT_CACHE=\"readonly\": not one of rw, ro or off; using rw" \
+    env TYPEJIT_CACHE=readonly "$tool" cache stats --cache-dir "$dir/con"
+expect 0 "ignoring TYPEJIT_STATS=\"maybe\": not one of 1, yes, true, on, 0, no, false or off; using 0" \
+    env TYPEJIT_STATS=maybe "$tool" cache stats --cache-dir "$dir/con"
+expect 0 "ignoring TYPEJIT_CAHCE_DIR: not a typejit setting; did you mean TYPEJIT_CACHE_DIR\?" \
+    env TYPEJIT_CAHCE_DIR=/tmp TYPEJIT_LOGLEVEL=debug TYPEJIT_FROBNICATE=1 "$tool" cache stats --cache-dir "$dir/con"
+echo "$got" | grep -q "ignoring TYPEJIT_LOGLEVEL: not a typejit setting; did you mean TYPEJIT_LOG?" ||
+    fail "TYPEJIT_LOGLEVEL: $got"
+echo "$got" | grep -q "ignoring TYPEJIT_FROBNICATE: not a typejit setting (docs/settings.md lists them)" ||
+    fail "TYPEJIT_FROBNICATE: $got"
+[ "$(echo "$got" | grep -c 'not a typejit setting')" -eq 3 ] || fail "misspelt names: $got"
 for bad in -1 abc 2x 3601 ' 4'; do
     expect 0 "ignoring TYPEJIT_JIT_DRAIN=\"$bad\": expected a whole number of seconds from 0 to 3600, using 2" env TYPEJIT_JIT_DRAIN="$bad" "$tool" cache stats --cache-dir "$dir/con"
     expect 0 "ignoring TYPEJIT_JIT_THREADS=\"$bad\"" env TYPEJIT_JIT_THREADS="$bad" "$tool" cache stats --cache-dir "$dir/con"
