@@ -4,9 +4,10 @@
 #   test_job_warnings.sh MPIEXEC LIBTYPEJIT HALO3D [FAKECUDA_LIBRARY_PATH]
 # Host runs of halo3d on 3 ranks: a cache folder writable by others (own and shared), a missing
 # TYPEJIT_CACHE_PATH folder, a cache level that cannot be made (what a full disk does to a save),
-# TYPEJIT_CUDA_AWARE=yes on an MPI that says it is not, and a damaged entry (at TYPEJIT_LOG=info,
-# one line for the file). With the test driver's path, device runs: TYPEJIT_METHOD=device refused,
-# a TYPEJIT_SYSTEM_TABLE that does not exist, and one that does not validate.
+# a damaged entry (at TYPEJIT_LOG=info, one line for the file), a TYPEJIT_ARCH this NVRTC dropped,
+# TYPEJIT_CUDA_AWARE=yes on an MPI that says it is not. With the test driver's path, device runs:
+# TYPEJIT_METHOD=device refused, a TYPEJIT_SYSTEM_TABLE that does not exist, and one that does not
+# validate.
 set -eu
 mpiexec=$1 lib=$2 halo=$3 fake=${4:-}
 dir=$(mktemp -d)
@@ -57,6 +58,15 @@ entry=$(find "$dir/own" -name '*.bin' | head -1)
 printf 'XXXX' | dd of="$entry" bs=1 seek=40 conv=notrunc 2>/dev/null
 run 3 -x TYPEJIT_JIT=always -x TYPEJIT_JIT_SYNC=1 -x TYPEJIT_LOG=info
 once "info: cache: ignoring $entry: " "a damaged entry"
+
+# A TYPEJIT_ARCH this NVRTC dropped: checked once, said once with the reason the typejit command
+# gives, and the default target used (it was 14 failed compiles and their warnings per rank).
+rm -rf "$dir/own"
+run 3 -x TYPEJIT_JIT=always -x TYPEJIT_JIT_SYNC=1 -x TYPEJIT_ARCH=sm_70 -x TYPEJIT_STATS=1
+once "warning: ignoring TYPEJIT_ARCH=sm_70: sm_70 is older than every arch NVRTC [0-9.]+ compiles for \(this NVRTC dropped it\)" \
+    "an unsupported TYPEJIT_ARCH"
+echo "$out" | grep -q "nvrtc" && fail "an unsupported TYPEJIT_ARCH still reaches NVRTC: $out"
+[ "$(echo "$out" | grep -c 'stats .*jit_failures=0 ')" -eq 3 ] || fail "compiles failed: $out"
 
 run 3 -x TYPEJIT_CUDA_AWARE=yes
 once "warning: TYPEJIT_CUDA_AWARE=yes, but the system mpi says it is not cuda-aware" \

@@ -133,13 +133,13 @@ tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *
 
 tj_status_t tj_kernels_target(int device, char *target, size_t len)
 {
-    const tj_config_t *cfg = tj_config();
+    const char *arch = tj_nvrtc_arch_setting(); /* TYPEJIT_ARCH, checked against NVRTC */
     char found[32];
     int sm;
     tj_status_t st = TJ_OK;
 
-    if (cfg->arch[0] != '\0') {
-        snprintf(target, len, "%s", cfg->arch);
+    if (arch[0] != '\0') {
+        snprintf(target, len, "%s", arch);
         return TJ_OK;
     }
     if (device < 0 || device >= TJ_KERNEL_MAX_DEVICES || !tj_gpu_available()) {

@@ -112,10 +112,7 @@ static bool option_number(const char *cmd, const char *opt, const char *text, lo
  * name, or an arch this NVRTC dropped or never had). Without NVRTC only the form is checked. */
 static bool target_ok(const char *cmd, const char *arch)
 {
-    char best[32];
-    int major = 0, minor = 0, level;
-    long cc;
-    tj_status_t st;
+    char why[256];
 
     if (!tj_config_arch_valid(arch)) {
         fprintf(stderr,
@@ -124,28 +121,8 @@ static bool target_ok(const char *cmd, const char *arch)
                 cmd, arch);
         return false;
     }
-    if (tj_nvrtc_load() != TJ_OK)
-        return true;
-    tj_nvrtc_version(&major, &minor);
-    cc = strtol(strchr(arch, '_') + 1, NULL, 10);
-    /* tj_nvrtc_target speaks about devices (their buffers go to the system MPI); here the
-     * target is a name on the command line, said in this command's own words below. */
-    level = tj_log_level;
-    tj_log_set_level(TJ_LOG_ERROR);
-    st = tj_nvrtc_target((int)cc, best, sizeof(best));
-    tj_log_set_level((tj_log_level_t)level);
-    if (st == TJ_ERR_UNSUPPORTED) {
-        fprintf(stderr,
-                "typejit %s: %s is older than every arch NVRTC %d.%d compiles for (this NVRTC "
-                "dropped it); use a newer target or an older CUDA toolkit\n",
-                cmd, arch, major, minor);
-        return false;
-    }
-    /* tj_nvrtc_target answers sm_XX exactly when XX is an arch NVRTC knows. */
-    if (st == TJ_OK && strncmp(best, "sm_", 3) != 0) {
-        fprintf(stderr,
-                "typejit %s: %s is not an arch NVRTC %d.%d knows (the closest below is %s)\n", cmd,
-                arch, major, minor, best);
+    if (tj_nvrtc_check_target(arch, why, sizeof(why)) == TJ_ERR_UNSUPPORTED) {
+        fprintf(stderr, "typejit %s: %s\n", cmd, why);
         return false;
     }
     return true;
