@@ -4,7 +4,9 @@
 
 #include "interpose/interpose.h"
 #include "jit/nvrtc.h"
+#include "send/compiler.h"
 #include "send/devpack.h"
+#include "send/kernels.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -31,6 +33,34 @@ static void check_jit_always(void)
     }
 }
 
+/* Where the kernels of a strided type stand: attached at its commit or since made in this
+ * process ("jit"), waiting for a background compile ("queued"), being compiled ("compiling"), or
+ * none of these ("none": no device to compile for, TYPEJIT_JIT=off, a failed compile). Asks
+ * nothing of NVRTC, the disk or the driver. */
+static const char *kernels_state(const tj_type_info_t *info)
+{
+    const tj_config_t *cfg = tj_config();
+    tj_block_t b;
+    tj_compile_state_t st[2];
+    int device = tj_gpu_absent() ? -1 : 0;
+
+    if (info->pack != NULL && info->unpack != NULL)
+        return "jit";
+    if (cfg->jit == TJ_JIT_OFF || cfg->jit_sync)
+        return "none";
+    b = tj_block_at_zero(&info->block);
+    if (tj_kernels_ready(&b, b.word, TJ_DIR_PACK, device, NULL) == TJ_OK &&
+        tj_kernels_ready(&b, b.word, TJ_DIR_UNPACK, device, NULL) == TJ_OK)
+        return "jit";
+    st[0] = tj_compiler_state(&b, b.word, TJ_DIR_PACK);
+    st[1] = tj_compiler_state(&b, b.word, TJ_DIR_UNPACK);
+    if (st[0] == TJ_COMPILE_RUNNING || st[1] == TJ_COMPILE_RUNNING)
+        return "compiling";
+    if (st[0] == TJ_COMPILE_QUEUED || st[1] == TJ_COMPILE_QUEUED)
+        return "queued";
+    return "none";
+}
+
 void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
 {
     char block[512];
@@ -43,8 +73,7 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
     }
     tj_block_format(&info->block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info->block.word,
-             (long long)info->block.size, block,
-             info->pack != NULL && info->unpack != NULL ? "jit" : "none");
+             (long long)info->block.size, block, kernels_state(info));
 }
 
 /* The block of @p type: from the translation recorded when typejit saw it created (no

@@ -440,12 +440,15 @@ tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, in
     char target[32] = "";
     tj_kernel_t *k;
 
-    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) || device < 0 ||
+    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) ||
         device >= TJ_KERNEL_MAX_DEVICES)
         return TJ_ERR_NOT_FOUND;
-    /* The target only as far as it is already known: finding it may need NVRTC. */
+    /* The target only as far as it is already known: finding it may need NVRTC. A negative
+     * device: the target without one (TYPEJIT_JIT=always), as tj_kernels_target gives it. */
     if (cfg->arch[0] != '\0') {
         snprintf(target, sizeof(target), "%s", cfg->arch);
+    } else if (device < 0) {
+        snprintf(target, sizeof(target), "sm_90");
     } else {
         pthread_mutex_lock(&target_lock);
         snprintf(target, sizeof(target), "%s", device_targets[device]);
@@ -456,6 +459,8 @@ tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, in
     k = tj_memo_get(memo, memo_key(block, word, dir, target));
     if (k == NULL || k->failed != TJ_OK)
         return TJ_ERR_NOT_FOUND;
+    if (kernel == NULL)
+        return TJ_OK; /* only asked whether it is there: no use, no hit */
     tj_stats_inc(TJ_STAT_cache_hits_memory);
     *kernel = k;
     return TJ_OK;
