@@ -195,8 +195,11 @@ static void region(int d, int send, int *start, int *size)
 }
 
 /* A box of the padded array as a datatype: subarray of points (Q contiguous doubles), or the
- * same layout as an hvector of vectors of doubles, so that both constructions meet typejit. */
-static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray)
+ * same layout as an hvector of vectors of doubles, so that both constructions meet typejit. It is
+ * named (MPI_Type_set_name), as a careful application names its types: typejit's debug log
+ * shows the names. */
+static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray,
+                             const char *name)
 {
     int p = n + 2 * radius;
     MPI_Datatype t, row, plane, point;
@@ -223,6 +226,7 @@ static MPI_Datatype box_type(const int start[3], const int size[3], int as_subar
         MPI_Type_free(&plane);
         MPI_Type_free(&moved);
     }
+    MPI_Type_set_name(t, name);
     MPI_Type_commit(&t);
     return t;
 }
@@ -311,8 +315,11 @@ int main(int argc, char **argv)
             region(comp[a], 1, &ss[a], &sz[a]);
             region(comp[a], 0, &rs[a], &rz[a]);
         }
-        send_t[d] = box_type(ss, sz, d % 2 == 0);
-        recv_t[d] = box_type(rs, rz, d % 2 == 1);
+        char name[64];
+        snprintf(name, sizeof(name), "halo send (%+d,%+d,%+d)", dx, dy, dz);
+        send_t[d] = box_type(ss, sz, d % 2 == 0, name);
+        snprintf(name, sizeof(name), "halo receive (%+d,%+d,%+d)", dx, dy, dz);
+        recv_t[d] = box_type(rs, rz, d % 2 == 1, name);
         MPI_Type_size(send_t[d], &dsize[d]);
     }
 

@@ -23,3 +23,11 @@ endif()
 tj_add_test(job_warnings LABELS "${TJ_WARNINGS_LABELS}" TIMEOUT 300
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_job_warnings.sh ${MPIEXEC_EXECUTABLE}
           $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${TJ_WARNINGS_FAKE})
+
+# The debug log names types, ties kernels to them, and says per call what was done (issue 18).
+if(TARGET fakecuda_13000)
+  tj_add_test(debug_log LABELS "mpi;emu" TIMEOUT 300
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_debug_log.sh ${MPIEXEC_EXECUTABLE}
+            $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${FAKECUDA_LD_PATH_13}
+            ${FAKECUDA_LD_PATH_12})
+endif()

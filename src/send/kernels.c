@@ -264,10 +264,14 @@ static tj_status_t compile(const tj_block_t *block, int word, tj_dir_t dir, cons
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     tj_stats_inc(TJ_STAT_jit_compiles);
-    tj_log_debug("kernel %s %s W=%d: compiled in %.1f ms (%zu bytes)", kernel_name(dir), target,
-                 word,
-                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6,
-                 k->len);
+    if (tj_log_level >= TJ_LOG_DEBUG) {
+        char text[1024];
+        tj_block_format(block, text, sizeof(text)); /* as the commit line shows the type's */
+        tj_log_debug(
+            "kernel %s %s W=%d %s: compiled in %.1f ms (%zu bytes)", dir_name(dir), target, word,
+            text, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6,
+            k->len);
+    }
     if (store_rw) {
         tj_store_save(store, toolchain, target, key, k->image, k->len,
                       tj_config()->save_source ? source : NULL);
@@ -376,14 +380,17 @@ static tj_status_t provide(const tj_block_t *block, int word, tj_dir_t dir, cons
         (loaded = tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len)) ==
             TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
-        tj_log_debug("kernel %s %s W=%d: from the disk cache", kernel_name(dir), target, word);
+        tj_block_format(block, line, sizeof(line)); /* a disk read costs far more */
+        tj_log_debug("kernel %s %s W=%d %s: from the disk cache", dir_name(dir), target, word,
+                     line);
         from = TJ_FROM_DISK;
     } else if (!may_compile) {
         kernel_free(k);
         return TJ_ERR_NOT_FOUND;
     } else {
         tj_stats_inc(TJ_STAT_cache_misses);
-        tj_log_debug("kernel %s %s W=%d: not cached%s", kernel_name(dir), target, word,
+        tj_block_format(block, line, sizeof(line)); /* a compile follows */
+        tj_log_debug("kernel %s %s W=%d %s: not cached%s", dir_name(dir), target, word, line,
                      loaded == TJ_ERR_CORRUPT ? " (an invalid entry is replaced)" : "");
         from = TJ_FROM_COMPILE;
         if (locked_load(key, toolchain, target, k, &lock) == TJ_OK) {
@@ -440,8 +447,7 @@ tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, in
     char target[32] = "";
     tj_kernel_t *k;
 
-    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) ||
-        device >= TJ_KERNEL_MAX_DEVICES)
+    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) || device >= TJ_KERNEL_MAX_DEVICES)
         return TJ_ERR_NOT_FOUND;
     /* The target only as far as it is already known: finding it may need NVRTC. A negative
      * device: the target without one (TYPEJIT_JIT=always), as tj_kernels_target gives it. */
