@@ -89,15 +89,19 @@ void tj_log_write(tj_log_level_t level, const char *file, int line, const char *
 
 /* --- once per job --------------------------------------------------------------------------- */
 
-/* Claims held by this process (their sockets stay open until it ends); beyond this many, texts
- * are said without a claim. */
+/* Texts this process has said (their hashes); beyond this many, texts are said again. */
+#define MAX_SAID 256
+/* Claims held for the job (their sockets stay open until the process ends); beyond this many,
+ * texts are said without one. */
 #define MAX_CLAIMS 64
 
 static pthread_mutex_t claim_lock = PTHREAD_MUTEX_INITIALIZER;
-static int nclaims;
+static uint64_t said[MAX_SAID];
+static int nsaid, nclaims;
 
-/* The job this process belongs to, as the launcher names it; empty when none does. */
-static void job_name(char *buf, size_t len)
+/* The job this process belongs to, as the launcher names it; false when none does (a tool, a
+ * singleton): then the process is its own job. */
+static bool job_name(char *buf, size_t len)
 {
     const char *ns = getenv("PMIX_NAMESPACE");
     const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
@@ -107,7 +111,8 @@ static void job_name(char *buf, size_t len)
     else if (job != NULL && job[0] != '\0')
         snprintf(buf, len, "slurm-%s.%s", job, step != NULL ? step : "");
     else
-        snprintf(buf, len, "pid-%ld", (long)getpid());
+        return false;
+    return true;
 }
 
 static uint64_t text_hash(const char *text)
@@ -118,26 +123,20 @@ static uint64_t text_hash(const char *text)
     return h;
 }
 
-bool tj_log_first_in_job(const char *text)
+/* Whether no other process of the job on this node has claimed @p hash: the name is bound in
+ * the abstract namespace (sun_path[0] = '\0': no file, freed with the socket), and the socket is
+ * kept. */
+static bool claim(const char *job, uint64_t hash)
 {
     struct sockaddr_un addr;
-    char job[64];
-    bool first = true;
     int fd, n;
 
-    pthread_mutex_lock(&claim_lock);
-    if (nclaims >= MAX_CLAIMS)
-        goto out_unlock;
-    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        goto out_unlock;
-    job_name(job, sizeof(job));
+    if (nclaims >= MAX_CLAIMS || (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+        return true;
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
-    /* sun_path[0] = '\0': the abstract namespace, which needs no file and is freed with the
-     * socket. */
     n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "typejit-%u-%.60s-%016llx",
-                 (unsigned)getuid(), job, (unsigned long long)text_hash(text));
+                 (unsigned)getuid(), job, (unsigned long long)hash);
     if (n < 0)
         n = 0;
     if ((size_t)n > sizeof(addr.sun_path) - 1)
@@ -145,11 +144,28 @@ bool tj_log_first_in_job(const char *text)
     if (bind(fd, (struct sockaddr *)&addr,
              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0) {
         nclaims++; /* kept open: the claim lasts as long as this process */
-    } else {
-        first = errno != EADDRINUSE;
-        close(fd);
+        return true;
     }
-out_unlock:
+    close(fd);
+    return errno != EADDRINUSE;
+}
+
+bool tj_log_first_in_job(const char *text)
+{
+    uint64_t h = text_hash(text);
+    char job[64];
+    bool first = true;
+
+    pthread_mutex_lock(&claim_lock);
+    for (int i = 0; i < nsaid && first; i++)
+        first = said[i] != h;
+    if (first) {
+        if (nsaid < MAX_SAID)
+            said[nsaid++] = h;
+        /* Only processes a launcher started together share a job; others are their own. */
+        if (job_name(job, sizeof(job)))
+            first = claim(job, h);
+    }
     pthread_mutex_unlock(&claim_lock);
     return first;
 }

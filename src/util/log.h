@@ -40,11 +40,13 @@ void tj_log_write(tj_log_level_t level, const char *file, int line, const char *
 void tj_log_write_job(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* True for the first process of this job on this node, and the first time in it, to claim
- * @p text: the claim is a name in the abstract socket namespace, made of the user, the job (from
- * the launcher's environment: PMIX_NAMESPACE, else SLURM_JOB_ID and SLURM_STEP_ID; without
- * either, this process alone) and a hash of the text, held until the process ends. When no claim
- * can be made (no socket, too many claims) the answer is true: say it rather than lose it. */
+/* True the first time this process asks about @p text, and then only if no other process of
+ * its job on this node asked first. The job comes from the launcher's environment
+ * (PMIX_NAMESPACE, else SLURM_JOB_ID and SLURM_STEP_ID; without either the process is its own
+ * job and only remembers what it said); the claim is a name in the abstract socket namespace,
+ * made of the user, the job and a hash of the text, held (one socket) until the process ends.
+ * When no claim can be made (no socket, too many claims) the answer is true: say it rather than
+ * lose it. */
 bool tj_log_first_in_job(const char *text);
 
 #define TJ_LOG_JOB(_level, ...)                                                                    \
