@@ -44,7 +44,7 @@ endforeach()
 # exchange; never a crash, a hang or a wrong ghost cell. The application's own driver calls are
 # not failed (it would stop at the first).
 set(TJ_SOAK_FAIL "cuLaunchKernel%3,cuStreamSynchronize%2,cuMemcpyDtoHAsync_v2%2,cuMemcpyHtoDAsync_v2%2,cuModuleLoadData%10")
-foreach(soak pack:2:500 alltoallv:2:500 neighbor:2:500 isend:2:500 alltoallv:4:200 isend:4:200)
+foreach(soak pack:2:300 alltoallv:2:300 neighbor:2:300 isend:2:300 alltoallv:4:150 isend:4:150)
   string(REPLACE ":" ";" soak ${soak})
   list(GET soak 0 how)
   list(GET soak 1 ranks)

@@ -83,6 +83,9 @@ static void mirror_free(mirror_t *m)
 }
 
 /* Writes @p salt's pattern (or, with @p poison, POISON) into every element, on both sides. */
+/* Footprints up to this size are copied whole, one driver call instead of one per element. */
+#define WHOLE ((size_t)16 << 20)
+
 static void mirror_fill(const big_t *b, mirror_t *m, unsigned salt, bool poison)
 {
     unsigned char run[64];
@@ -92,8 +95,11 @@ static void mirror_fill(const big_t *b, mirror_t *m, unsigned salt, bool poison)
             for (int j = 0; j < b->len; j++)
                 run[j] = poison ? POISON : pattern(off + j, salt);
             memcpy(m->host + off, run, (size_t)b->len);
-            CUDRV(cuMemcpyHtoD(m->dev + (CUdeviceptr)off, run, (size_t)b->len));
+            if (m->len > WHOLE)
+                CUDRV(cuMemcpyHtoD(m->dev + (CUdeviceptr)off, run, (size_t)b->len));
         }
+    if (m->len <= WHOLE)
+        CUDRV(cuMemcpyHtoD(m->dev, m->host, m->len));
 }
 
 static char *arg_of(const mirror_t *m)
@@ -131,15 +137,22 @@ static void context_alive(const char *after)
 /* Whether every element of @p dev's device buffer holds what @p ref's host mirror holds. */
 static bool same_as(const big_t *b, const mirror_t *dev, const mirror_t *ref)
 {
-    unsigned char run[64];
-    for (int k = 0; k < b->count; k++)
-        for (int i = 0; i < b->n; i++) {
+    unsigned char run[64], *whole = NULL;
+    bool same = true;
+
+    if (dev->len <= WHOLE) {
+        REQUIRE((whole = malloc(dev->len)) != NULL);
+        CUDRV(cuMemcpyDtoH(whole, dev->dev, dev->len));
+    }
+    for (int k = 0; k < b->count && same; k++)
+        for (int i = 0; i < b->n && same; i++) {
             int64_t off = b->at[i] + (int64_t)k * b->extent - dev->lo;
-            CUDRV(cuMemcpyDtoH(run, dev->dev + (CUdeviceptr)off, (size_t)b->len));
-            if (memcmp(run, ref->host + off, (size_t)b->len) != 0)
-                return false;
+            if (whole == NULL)
+                CUDRV(cuMemcpyDtoH(run, dev->dev + (CUdeviceptr)off, (size_t)b->len));
+            same = memcmp(whole != NULL ? whole + off : run, ref->host + off, (size_t)b->len) == 0;
         }
-    return true;
+    free(whole);
+    return same;
 }
 
 /* Pack, unpack, a message to this rank and an Alltoallv on MPI_COMM_SELF: each exact. */
