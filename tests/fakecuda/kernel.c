@@ -451,9 +451,12 @@ void fc_kernel_execute(fc_op_t *op)
         return;
     }
     fc_stats.kernel_faults++;
-    if (fc_config.log)
-        fc_log("kernel %s faulted (signal %d) in launch %llu (FAKECUDA_SEED=%llu)", func->name, sig,
-               launch, fc_grid_seed());
+    /* A fault is the kernel's or its caller's to explain: say which launch, and how to replay
+     * its thread order. */
+    fc_log("kernel %s faulted (%s) in launch %llu (FAKECUDA_SEED=%llu replays this process's "
+           "thread orders)",
+           func->name, sig == SIGILL || sig == SIGTRAP ? "misaligned address" : "illegal address",
+           launch, fc_grid_seed());
     /* The alignment sanitizer's trap is the only trap in kernel code. */
     fc_ctx_poison(ctx, sig == SIGILL || sig == SIGTRAP ? CUDA_ERROR_MISALIGNED_ADDRESS
                                                        : CUDA_ERROR_ILLEGAL_ADDRESS);
