@@ -22,7 +22,7 @@
 
 #include "gpu/cuda.h"
 #include "jit/gen.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
 #include "type/translate.h"
 
 static double now(void)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "jit/nvrtc.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
 #include "type/translate.h"
 
 static double now(void)

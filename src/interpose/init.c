@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "interpose/interpose.h"
-#include "send/compiler.h"
+#include "kernels/compiler.h"
 #include "send/devpack.h"
 #include "send/model.h"
 #include "send/p2p.h"

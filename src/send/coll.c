@@ -28,8 +28,8 @@
 
 #include "cache/hash.h"
 #include "gpu/cuda.h"
+#include "kernels/supply.h"
 #include "send/devpack.h"
-#include "send/kernels.h"
 #include "send/model.h"
 #include "send/request.h"
 #include "send/staging.h"

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
-#include "send/compiler.h"
-#include "send/kernels.h"
+#include "kernels/compiler.h"
+#include "kernels/supply.h"
 #include "send/staging.h"
 #include "type/cpu.h"
 #include "util/common.h"

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/supply.h"
 #include "send/devpack.h"
-#include "send/kernels.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"

@@ -16,7 +16,7 @@
 #include "gpu/cuda.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
 #include "send/model.h"
 #include "send/systable.h"
 #include "util/config.h"

@@ -2,7 +2,7 @@
  * worker threads started on first use. A worker only provisions kernels (memory table, disk
  * cache, NVRTC, store): it makes no MPI and no CUDA call, so it never meets the application's
  * threads inside either library. */
-#include "send/compiler.h"
+#include "kernels/compiler.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -12,7 +12,7 @@
 
 #include "cache/hash.h"
 #include "gpu/cuda.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"

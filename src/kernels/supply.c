@@ -2,7 +2,7 @@
  * the disk store answers requests from earlier runs and other ranks; NVRTC compiles the rest, and
  * every compiled image is stored for them. A process uses the bytes it compiled itself and never
  * re-reads them. */
-#include "send/kernels.h"
+#include "kernels/supply.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

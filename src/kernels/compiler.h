@@ -1,8 +1,8 @@
 /* Background compiles: kernels a commit needs are compiled by worker threads (at most
  * TYPEJIT_JIT_THREADS at once) instead of stalling MPI_Type_commit; until they are ready, device
  * calls of that type use the generic kernel. TYPEJIT_JIT_SYNC=1 compiles at commit instead. */
-#ifndef TJ_SEND_COMPILER_H
-#define TJ_SEND_COMPILER_H
+#ifndef TJ_KERNELS_COMPILER_H
+#define TJ_KERNELS_COMPILER_H
 
 #include <stdbool.h>
 
@@ -28,4 +28,4 @@ void tj_compiler_drain(int seconds);
  * in the disk cache; the workers end (MPI_Finalize, after tj_compiler_drain). */
 void tj_compiler_finalize(void);
 
-#endif /* TJ_SEND_COMPILER_H */
+#endif /* TJ_KERNELS_COMPILER_H */

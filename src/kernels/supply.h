@@ -1,7 +1,7 @@
 /* Kernel provisioning: the compiled kernel for (block, W, direction, target), from the memory
  * table, else the disk cache, else NVRTC (then stored), and its function on a device. */
-#ifndef TJ_SEND_KERNELS_H
-#define TJ_SEND_KERNELS_H
+#ifndef TJ_KERNELS_SUPPLY_H
+#define TJ_KERNELS_SUPPLY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -81,4 +81,4 @@ void tj_kernels_set_store(const char *dir, int read_only);
 /* Drop every kernel and module and close the disk cache (MPI_Finalize). */
 void tj_kernels_finalize(void);
 
-#endif /* TJ_SEND_KERNELS_H */
+#endif /* TJ_KERNELS_SUPPLY_H */
