@@ -23,6 +23,7 @@
 #include "gpu/cuda.h"
 #include "jit/gen.h"
 #include "kernels/supply.h"
+#include "kernels/target.h"
 #include "type/translate.h"
 
 static double now(void)
@@ -107,7 +108,7 @@ static int reps_for(int64_t bytes)
     return (int)(r < max_reps ? r : max_reps);
 }
 
-static double ceiling_bw; /* bytes moved (read + write) per second by a device copy */
+static double ceiling_bw;     /* bytes moved (read + write) per second by a device copy */
 static int small_reps = 2000; /* MPI_Pack calls timed per small object */
 static char target[32];
 
@@ -140,6 +141,9 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     int64_t bytes = b->size * count;
     double floor_t = (double)(sector_bytes(b, count) + bytes) / ceiling_bw;
     int reps = reps_for(bytes);
+    tj_kernel_spec_t jit = tj_kernel_single(b, b->word, dir, target);
+    tj_kernel_spec_t generic = tj_kernel_generic(dir, target);
+    tj_devptr_t at = typed + (tj_devptr_t)b->start; /* where the JIT kernel's object 0 starts */
     tj_kernel_t *k;
     launch_t l = {0};
 
@@ -151,14 +155,19 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     l.args[2] = &l.count;
     l.args[3] = &l.params;
 
-    /* JIT kernel */
-    if (tj_kernels_get(b, b->word, dir, target, &k, NULL) == TJ_OK &&
-        tj_kernels_function(k, &l.fn) == TJ_OK) {
+    /* JIT kernel: built for the block at start 0, launched at its start */
+    if (tj_supply_get(&jit, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+        tj_kernel_function(k, &l.fn) == TJ_OK) {
+        l.dst = dir == TJ_DIR_PACK ? packed : at;
+        l.src = dir == TJ_DIR_PACK ? at : packed;
         tj_gen_launch(b, b->word, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "jit", time_fn(do_launch, &l, reps), floor_t);
     }
-    /* generic kernel */
-    if (tj_kernels_generic(dir, target, &k) == TJ_OK && tj_kernels_function(k, &l.fn) == TJ_OK) {
+    /* generic kernel: the start is one of its run-time arguments */
+    l.dst = dir == TJ_DIR_PACK ? packed : typed;
+    l.src = dir == TJ_DIR_PACK ? typed : packed;
+    if (tj_supply_get(&generic, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+        tj_kernel_function(k, &l.fn) == TJ_OK) {
         tj_gen_generic_params(b, b->word, &l.params);
         tj_gen_generic_launch(b, b->word, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "generic", time_fn(do_launch, &l, reps),
@@ -224,7 +233,8 @@ static MPI_Datatype halo_region(int d, int n, int r)
 static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
 {
     printf("\n# MPI_Pack call-to-return, device -> device, 2-D objects, pitch 512 B, median of "
-           "%d\n", small_reps);
+           "%d\n",
+           small_reps);
     printf("small_bytes,run,mpi_pack_us,launch_sync_us,kernel_us,typejit_host_us\n");
     for (int64_t total = 64; total <= 65536; total *= 4) {
         int run = total >= 1024 ? 64 : 8;
@@ -248,10 +258,11 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
                      MPI_COMM_SELF);
             s[i] = now() - t0;
         }
-        if (tj_kernels_get(&b, b.word, TJ_DIR_PACK, target, &k, NULL) == TJ_OK &&
-            tj_kernels_function(k, &l.fn) == TJ_OK) {
+        tj_kernel_spec_t spec = tj_kernel_single(&b, b.word, TJ_DIR_PACK, target);
+        if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+            tj_kernel_function(k, &l.fn) == TJ_OK) {
             l.dst = packed;
-            l.src = typed;
+            l.src = typed + (tj_devptr_t)b.start;
             l.count = 1;
             l.args[0] = &l.dst;
             l.args[1] = &l.src;
@@ -268,7 +279,8 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
         qsort(s, (size_t)small_reps, sizeof(double), cmp_double);
         qsort(l2, (size_t)small_reps, sizeof(double), cmp_double);
         printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, s[small_reps / 2] * 1e6,
-               l2[small_reps / 2] * 1e6, kern * 1e6, (s[small_reps / 2] - l2[small_reps / 2]) * 1e6);
+               l2[small_reps / 2] * 1e6, kern * 1e6,
+               (s[small_reps / 2] - l2[small_reps / 2]) * 1e6);
         MPI_Type_free(&t);
         free(s);
         free(l2);
@@ -312,8 +324,9 @@ int main(int argc, char **argv)
     }
     if (dlsym(RTLD_DEFAULT, "tj_version") == NULL)
         printf("# warning: libtypejit.so is not preloaded; MPI_Pack timings are skipped\n");
-    tj_kernels_target(0, target, sizeof(target));
-    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK || tj_gpu_alloc(packed_bytes, &packed) != TJ_OK ||
+    tj_target_of_device(0, target, sizeof(target));
+    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK ||
+        tj_gpu_alloc(packed_bytes, &packed) != TJ_OK ||
         tj_gpu_alloc_host(packed_bytes, &mapped) != TJ_OK ||
         tj_gpu_host_devptr(mapped, &mapped_dev) != TJ_OK) {
         fprintf(stderr, "bench_gpu_pack: cannot allocate the buffers\n");

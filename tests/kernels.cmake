@@ -10,3 +10,17 @@ if(TARGET fakecuda_nvrtc)
            $<TARGET_FILE:test_compiler>)
   set_tests_properties(kernels_compiler_volume PROPERTIES TIMEOUT 180 LABELS "unit;jit")
 endif()
+
+# The generic kernel takes the one supply path too, compile lock included: of two ranks that
+# need it at once from an empty cache, one compiles each direction and the other waits for its
+# entry (2 compiles in all, not one per rank).
+if(TARGET fakecuda_nvrtc)
+  set(TJ_GENERIC_CACHE ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-generic)
+  add_test(NAME emu_generic_compiled_once COMMAND sh -c
+           "rm -rf ${TJ_GENERIC_CACHE} && exec \"$@\"" sh
+           ${CMAKE_CURRENT_SOURCE_DIR}/stat_sum.sh jit_compiles 2 --
+           ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1 -x TYPEJIT_JIT=off
+           -x TYPEJIT_CACHE_DIR=${TJ_GENERIC_CACHE} -np 2
+           $<TARGET_FILE:halo3d> --device --n 6 --radius 1 --iters 1 --quiet)
+  set_tests_properties(emu_generic_compiled_once PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+endif()

@@ -53,6 +53,6 @@ int main(void)
     request_all();
     CHECK_EQ_INT(tj_stats_get(TJ_STAT_jit_failures), KERNELS);
     tj_compiler_finalize();
-    tj_kernels_finalize();
+    tj_supply_finalize();
     CHECK_DONE();
 }

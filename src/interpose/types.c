@@ -43,8 +43,7 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
     }
     tj_block_format(&info->block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info->block.word,
-             (long long)info->block.size, block,
-             info->pack != NULL && info->unpack != NULL ? "jit" : "none");
+             (long long)info->block.size, block, tj_devpack_kernels(info));
 }
 
 /* The block of @p type: from the translation recorded when typejit saw it created (no

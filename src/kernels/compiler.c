@@ -13,6 +13,7 @@
 #include "cache/hash.h"
 #include "gpu/cuda.h"
 #include "kernels/supply.h"
+#include "kernels/target.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -30,9 +31,12 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
 static job_t queue[QUEUE_MAX];
 static int head, queued, running;
-/* Keys of the jobs queued or running, so that a kernel is never queued twice. */
+/* Keys of the jobs queued or running, so that a kernel is never queued twice; and of those
+ * running. */
 static tj_hash_t pending[QUEUE_MAX + WORKERS_MAX];
 static int npending;
+static tj_hash_t active[WORKERS_MAX];
+static int nactive;
 static pthread_t workers[WORKERS_MAX];
 static int nworkers;
 static bool stopping;
@@ -42,13 +46,39 @@ static tj_hash_t job_key(const job_t *j)
     return tj_hash_bytes(j, sizeof(*j));
 }
 
-static void forget(tj_hash_t key)
+static bool key_equal(tj_hash_t a, tj_hash_t b)
 {
-    for (int i = 0; i < npending; i++)
-        if (pending[i].lo == key.lo && pending[i].hi == key.hi) {
-            pending[i] = pending[--npending];
+    return a.lo == b.lo && a.hi == b.hi;
+}
+
+/* Remove @p key from the set @p keys of *n. */
+static void drop_key(tj_hash_t *keys, int *n, tj_hash_t key)
+{
+    for (int i = 0; i < *n; i++)
+        if (key_equal(keys[i], key)) {
+            keys[i] = keys[--*n];
             return;
         }
+}
+
+static bool has_key(const tj_hash_t *keys, int n, tj_hash_t key)
+{
+    for (int i = 0; i < n; i++)
+        if (key_equal(keys[i], key))
+            return true;
+    return false;
+}
+
+/* The job of a request; its block moved to start 0, as the supply builds kernels. */
+static job_t job_of(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
+{
+    job_t j;
+    memset(&j, 0, sizeof(j));
+    j.block = tj_block_at_zero(block);
+    j.word = word;
+    j.dir = (int32_t)dir;
+    snprintf(j.target, sizeof(j.target), "%s", target != NULL ? target : "");
+    return j;
 }
 
 /* A commit's job leaves the target to the worker, so that the commit starts neither the CUDA
@@ -59,13 +89,13 @@ static bool resolve_target(job_t *j)
     if (j->target[0] != '\0')
         return true;
     if (tj_gpu_available()) {
-        if (tj_kernels_loadable() != TJ_OK)
+        if (tj_target_loadable() != TJ_OK)
             return false;
-        return tj_kernels_target(0, j->target, sizeof(j->target)) == TJ_OK;
+        return tj_target_of_device(0, j->target, sizeof(j->target)) == TJ_OK;
     }
     if (tj_config()->jit != TJ_JIT_ALWAYS)
         return false;
-    return tj_kernels_target(-1, j->target, sizeof(j->target)) == TJ_OK;
+    return tj_target_of_device(-1, j->target, sizeof(j->target)) == TJ_OK;
 }
 
 static void *worker(void *arg)
@@ -88,15 +118,19 @@ static void *worker(void *arg)
         head = (head + 1) % QUEUE_MAX;
         queued--;
         running++;
+        active[nactive++] = key;
         pthread_mutex_unlock(&lock);
         /* Failures are logged where they happen and remembered by the kernel table. */
-        if (resolve_target(&j) &&
-            tj_kernels_get(&j.block, j.word, (tj_dir_t)j.dir, j.target, &k, &from) == TJ_OK &&
-            from == TJ_FROM_COMPILE)
-            tj_stats_inc(TJ_STAT_jit_background);
+        if (resolve_target(&j)) {
+            tj_kernel_spec_t spec = tj_kernel_single(&j.block, j.word, (tj_dir_t)j.dir, j.target);
+            if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
+                from == TJ_FROM_COMPILE)
+                tj_stats_inc(TJ_STAT_jit_background);
+        }
         pthread_mutex_lock(&lock);
         running--;
-        forget(key);
+        drop_key(pending, &npending, key);
+        drop_key(active, &nactive, key);
         pthread_cond_broadcast(&work);
     }
     pthread_mutex_unlock(&lock);
@@ -106,21 +140,12 @@ static void *worker(void *arg)
 void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
 {
     int want = tj_config()->jit_threads;
-    tj_hash_t key;
-    job_t j;
+    job_t j = job_of(block, word, dir, target);
+    tj_hash_t key = job_key(&j);
 
-    memset(&j, 0, sizeof(j));
-    j.block = *block;
-    j.word = word;
-    j.dir = (int32_t)dir;
-    snprintf(j.target, sizeof(j.target), "%s", target != NULL ? target : "");
-    key = job_key(&j);
     pthread_mutex_lock(&lock);
-    if (stopping)
+    if (stopping || has_key(pending, npending, key))
         goto out_unlock;
-    for (int i = 0; i < npending; i++)
-        if (pending[i].lo == key.lo && pending[i].hi == key.hi)
-            goto out_unlock;
     if (queued == QUEUE_MAX) {
         tj_log_debug("background compile queue full; a kernel is asked for again later");
         goto out_unlock;
@@ -138,6 +163,22 @@ void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const 
     pthread_cond_signal(&work);
 out_unlock:
     pthread_mutex_unlock(&lock);
+}
+
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir,
+                                     const char *target)
+{
+    job_t j = job_of(block, word, dir, target);
+    tj_hash_t key = job_key(&j);
+    tj_compile_state_t state = TJ_COMPILE_NONE;
+
+    pthread_mutex_lock(&lock);
+    if (has_key(active, nactive, key))
+        state = TJ_COMPILE_RUNNING;
+    else if (has_key(pending, npending, key))
+        state = TJ_COMPILE_QUEUED;
+    pthread_mutex_unlock(&lock);
+    return state;
 }
 
 bool tj_compiler_busy(void)
@@ -178,7 +219,7 @@ void tj_compiler_finalize(void)
     pthread_mutex_lock(&lock);
     /* Queued compiles are dropped; running ones finish and store their kernels. */
     while (queued > 0) {
-        forget(job_key(&queue[head]));
+        drop_key(pending, &npending, job_key(&queue[head]));
         head = (head + 1) % QUEUE_MAX;
         queued--;
     }
@@ -191,6 +232,7 @@ void tj_compiler_finalize(void)
     pthread_mutex_lock(&lock);
     nworkers = 0;
     npending = 0;
+    nactive = 0;
     head = 0;
     stopping = false;
     pthread_mutex_unlock(&lock);

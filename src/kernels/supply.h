@@ -1,84 +1,37 @@
-/* Kernel provisioning: the compiled kernel for (block, W, direction, target), from the memory
- * table, else the disk cache, else NVRTC (then stored), and its function on a device. */
+/* The kernel supply: the one path from a kernel spec (one block, a fused set, or the generic
+ * kernel) to a compiled kernel. The memory table answers repeated requests of the process; the
+ * disk caches answer requests from earlier runs and other ranks; of the processes that miss a
+ * kernel, the one holding its compile lock in the cache compiles it with NVRTC and stores it,
+ * and the others wait for its entry. */
 #ifndef TJ_KERNELS_SUPPLY_H
 #define TJ_KERNELS_SUPPLY_H
 
-#include <stdbool.h>
-#include <stddef.h>
+#include "kernels/kernel.h"
 
-#include "gpu/cuda.h"
-#include "jit/gen.h"
-#include "type/block.h"
+/* How far a request may go. */
+typedef enum {
+    TJ_SUPPLY_MEMORY,  /* whether this process has it in its memory table: no NVRTC, disk or
+                          driver call (a commit may ask), and not counted as a hit */
+    TJ_SUPPLY_CACHED,  /* the memory table, then the disk caches; never compiles */
+    TJ_SUPPLY_COMPILE, /* the memory table, the disk caches, then a compile (stored) */
+} tj_supply_mode_t;
 
 /* Where a kernel came from, for the counters and the warm tool's summary. */
 typedef enum { TJ_FROM_MEMORY, TJ_FROM_DISK, TJ_FROM_COMPILE } tj_origin_t;
 
-typedef struct tj_kernel tj_kernel_t;
+/* The kernel of @p spec, as far as @p mode allows: TJ_ERR_NOT_FOUND when it would have to go
+ * further (nothing is counted as a miss then). A kernel is compiled once per process at most;
+ * a failed compile is remembered, and later requests return its status at once without logging
+ * again. @p origin (may be NULL) says where it came from. Kernels live until
+ * tj_supply_finalize. */
+tj_status_t tj_supply_get(const tj_kernel_spec_t *spec, tj_supply_mode_t mode, tj_kernel_t **kernel,
+                          tj_origin_t *origin);
 
-/* The full cache key text of a kernel: everything that changes its binary. Returns the length
- * needed, as snprintf; TJ_ERR_NO_NVRTC is reported as -1. */
-int tj_kernels_key(const tj_block_t *block, int word, tj_dir_t dir, const char *target, char *buf,
-                   size_t len);
+/* Use @p dir as the disk cache with @p read_only instead of the TYPEJIT_CACHE settings, and
+ * without the shared caches of TYPEJIT_CACHE_PATH (tools and benchmarks). */
+void tj_supply_set_store(const char *dir, int read_only);
 
-/* The compile target for @p device: TYPEJIT_ARCH, else the device's sm through
- * tj_nvrtc_target (computed once per device), else (no device, or -1) "sm_90". */
-tj_status_t tj_kernels_target(int device, char *target, size_t len);
-
-/* TJ_OK when the driver can load what the loaded NVRTC produces (NVRTC's major version is not
- * newer than the driver's); else TJ_ERR_UNSUPPORTED, warned once, and device buffers are
- * staged. */
-tj_status_t tj_kernels_loadable(void);
-
-/* The kernel for (block, word, dir, target), compiled once per process at most and cached on
- * disk; @p origin says where it came from (may be NULL). A failed compile is remembered: later
- * requests return its status at once, without logging again. Kernels live until
- * tj_kernels_finalize. */
-tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
-                           tj_kernel_t **kernel, tj_origin_t *origin);
-
-/* As tj_kernels_get, but never compiles: the kernel from the memory table or the disk cache,
- * else TJ_ERR_NOT_FOUND (nothing is counted as a miss): a hash lookup, and a file probe until
- * the kernel is in the memory table. */
-tj_status_t tj_kernels_cached(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
-                              tj_kernel_t **kernel);
-
-/* The kernel for (block, word, dir) on @p device when it is already in this process's memory
- * table, else TJ_ERR_NOT_FOUND: no NVRTC, no disk, no driver call, so a commit may ask. */
-tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, int device,
-                             tj_kernel_t **kernel);
-
-/* The fused kernel of the @p n blocks (1 to TJ_FUSED_MAX, in this order) for (word, dir,
- * target): templates/fused.cu through tj_gen_fused_source. Provided as tj_kernels_get
- * provides a kernel (memory table keyed by a hash of every block, disk cache keyed by a text
- * holding every block's text and a "fused" marker; no manifest line), compiled synchronously
- * when neither has it; a failed compile is remembered. */
-tj_status_t tj_kernels_get_fused(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
-                                 const char *target, tj_kernel_t **kernel);
-
-/* The generic kernel of one direction (layout as run-time arguments, tj_generic_params_t), for
- * TYPEJIT_JIT=off and as the benchmarks' baseline; cached like the others. */
-tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel);
-
-/* The loaded function of @p kernel in the current context (a tj_gpu_enter scope, or the
- * caller's current context), loading its module there on first use. A failed load is
- * remembered per context: TJ_ERR_CUDA at once, logged only the first time. */
-tj_status_t tj_kernels_function(tj_kernel_t *kernel, tj_gpu_function_t *fn);
-
-/* Everything a kernel was built for. */
-const tj_block_t *tj_kernels_block(const tj_kernel_t *kernel);
-int tj_kernels_word(const tj_kernel_t *kernel);
-const char *tj_kernels_target_of(const tj_kernel_t *kernel);
-
-/* The line the manifest records for a kernel, and its parser (for `typejit warm`). */
-int tj_kernels_manifest_line(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
-                             char *buf, size_t len);
-tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *word, tj_dir_t *dir,
-                                      char *target, size_t target_len);
-
-/* Use @p dir as the disk cache with @p mode instead of the TYPEJIT_CACHE settings (tools). */
-void tj_kernels_set_store(const char *dir, int read_only);
-
-/* Drop every kernel and module and close the disk cache (MPI_Finalize). */
-void tj_kernels_finalize(void);
+/* Drop every kernel and module and close the disk caches (MPI_Finalize). */
+void tj_supply_finalize(void);
 
 #endif /* TJ_KERNELS_SUPPLY_H */

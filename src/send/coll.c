@@ -29,6 +29,7 @@
 #include "cache/hash.h"
 #include "gpu/cuda.h"
 #include "kernels/supply.h"
+#include "kernels/target.h"
 #include "send/devpack.h"
 #include "send/model.h"
 #include "send/request.h"
@@ -632,6 +633,7 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
     tj_gpu_ptr_t where;
     tj_gpu_scope_t scope;
     tj_gpu_function_t fn;
+    tj_kernel_spec_t spec;
     tj_kernel_t *k;
     tj_launch_t geo;
     tj_status_t st;
@@ -694,14 +696,15 @@ static bool fused_move(const coll_t *x, side_t *sd, bool pack)
     }
     if (!apart && !members_disjoint(typed_blocks, offs, counts, nm))
         return false;
-    if (tj_kernels_loadable() != TJ_OK ||
-        tj_kernels_target(where.device, target, sizeof(target)) != TJ_OK ||
-        tj_kernels_get_fused(blocks, nshapes, word, dir, target, &k) != TJ_OK ||
+    spec = tj_kernel_fused(blocks, nshapes, word, dir, target);
+    if (tj_target_loadable() != TJ_OK ||
+        tj_target_of_device(where.device, target, sizeof(target)) != TJ_OK ||
+        tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
         tj_gen_fused_launch(blocks, nshapes, word, members, nm, &args, &geo) != TJ_OK)
         return false;
     if (tj_gpu_enter(sd->ctx, &scope) != TJ_OK)
         return false;
-    if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
+    if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
         (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
         st = tj_gpu_sync();
     tj_gpu_leave(&scope);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kernels/supply.h"
+#include "kernels/target.h"
 #include "send/devpack.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -174,6 +175,7 @@ static bool fused_repack(tj_xfer_t *const *g, int n)
     tj_gpu_ptr_t where;
     tj_gpu_scope_t scope;
     tj_gpu_function_t fn;
+    tj_kernel_spec_t spec;
     tj_kernel_t *k;
     tj_launch_t geo;
     tj_status_t st;
@@ -206,13 +208,14 @@ static bool fused_repack(tj_xfer_t *const *g, int n)
         word = tj_block_word_at(word, (uintptr_t)src + (uintptr_t)info->block.start);
         word = tj_block_word_at(word, (uintptr_t)kernel_dev(g[m]));
     }
-    if (tj_kernels_loadable() != TJ_OK ||
-        tj_kernels_target(where.device, target, sizeof(target)) != TJ_OK ||
-        tj_kernels_get_fused(blocks, nshapes, word, TJ_DIR_PACK, target, &k) != TJ_OK ||
+    spec = tj_kernel_fused(blocks, nshapes, word, TJ_DIR_PACK, target);
+    if (tj_target_loadable() != TJ_OK ||
+        tj_target_of_device(where.device, target, sizeof(target)) != TJ_OK ||
+        tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
         tj_gen_fused_launch(blocks, nshapes, word, members, n, &args, &geo) != TJ_OK ||
         tj_gpu_enter(g[0]->ctx, &scope) != TJ_OK)
         return false;
-    if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
+    if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
         (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
         st = tj_gpu_sync();
     tj_gpu_leave(&scope);

@@ -17,6 +17,7 @@
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
 #include "kernels/supply.h"
+#include "kernels/target.h"
 #include "send/model.h"
 #include "send/systable.h"
 #include "util/config.h"
@@ -81,12 +82,13 @@ typedef struct {
 static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, tj_devptr_t packed,
                           int reps)
 {
+    tj_kernel_spec_t spec = tj_kernel_single(b, b->word, dir, target);
     tj_kernel_t *k;
     launch_t l = {0};
     double *t, median = -1;
 
-    if (tj_kernels_get(b, b->word, dir, target, &k, NULL) != TJ_OK ||
-        tj_kernels_function(k, &l.fn) != TJ_OK)
+    if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
+        tj_kernel_function(k, &l.fn) != TJ_OK)
         return -1;
     tj_gen_launch(b, b->word, 1, &l.geo);
     l.count = 1;
@@ -366,7 +368,7 @@ int tj_measure_run(int argc, char **argv)
     /* Every rank needs a device (rank 0 for the kernels, rank 1 for device ping-pong); all agree
      * before any rank waits for another. 0: ready, 1: no device, 2: kernels cannot load. */
     state = tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK ? 1
-            : tj_kernels_loadable() != TJ_OK                 ? 2
+            : tj_target_loadable() != TJ_OK                  ? 2
                                                              : 0;
     PMPI_Allreduce(&state, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (all != 0) {
@@ -393,8 +395,8 @@ int tj_measure_run(int argc, char **argv)
 
     /* The kernels' compile target; their cache is read, never written: these kernels are the
      * measurement's, not the application's, and must not enter the manifest. */
-    tj_kernels_set_store(tj_config()->cache_dir, 1);
-    tj_kernels_target(0, target, sizeof(target));
+    tj_supply_set_store(tj_config()->cache_dir, 1);
+    tj_target_of_device(0, target, sizeof(target));
 
     if (rank == 0) {
         if ((t = calloc(1, sizeof(*t))) == NULL ||

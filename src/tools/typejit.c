@@ -15,6 +15,7 @@
 #include "cache/store.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
+#include "kernels/key.h"
 #include "kernels/supply.h"
 #include "measure.h"
 #include "type/translate.h"
@@ -261,18 +262,15 @@ typedef struct {
 static void manifest_line(const char *line, void *arg)
 {
     manifest_ctx_t *ctx = arg;
-    tj_block_t block;
-    tj_dir_t dir;
-    char target[32];
-    int word;
+    tj_key_line_t parsed;
 
-    if (tj_kernels_manifest_parse(line, &block, &word, &dir, target, sizeof(target)) != TJ_OK) {
+    if (tj_key_manifest_parse(line, &parsed) != TJ_OK) {
         ctx->bad++;
         return;
     }
-    add_item(ctx->work, &block, word, dir, target);
+    add_item(ctx->work, &parsed.blocks[0], parsed.word, parsed.dir, parsed.target);
     for (int a = 0; ctx->extra_archs && a < ctx->narchs; a++)
-        add_item(ctx->work, &block, word, dir, ctx->archs[a]);
+        add_item(ctx->work, &parsed.blocks[0], parsed.word, parsed.dir, ctx->archs[a]);
 }
 
 static void draw_progress(work_t *w)
@@ -299,8 +297,9 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
+        tj_kernel_spec_t spec = tj_kernel_single(&it->block, it->word, it->dir, it->target);
         tj_store_save_report(&saved, &failed);
-        if (tj_kernels_get(&it->block, it->word, it->dir, it->target, &k, &origin) != TJ_OK) {
+        if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
         } else if (origin == TJ_FROM_COMPILE) {
             /* Warming is for the cache: a kernel compiled but not stored is a failure. */
@@ -457,7 +456,7 @@ static int cmd_warm(int argc, char **argv)
     }
     if (!cache_writable(cache_dir(dir)))
         goto out_free;
-    tj_kernels_set_store(cache_dir(dir), 0);
+    tj_supply_set_store(cache_dir(dir), 0);
     pthread_mutex_init(&w.print_lock, NULL);
 
     /* The time reported covers reading the descriptions too. */
@@ -542,7 +541,8 @@ static int cmd_inspect(int argc, char **argv)
     MPI_Datatype type;
     tj_ir_t ir, canon;
     tj_block_t block;
-    char err[256], buf[4096], target[32];
+    char err[256], buf[4096], target[32], *src, *key;
+    tj_kernel_spec_t spec;
     MPI_Aint lb, extent, tlb, textent;
     MPI_Count size;
     tj_status_t st;
@@ -627,23 +627,20 @@ static int cmd_inspect(int argc, char **argv)
     if (arch == NULL && !target_ok("inspect", target))
         return 2;
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
-    if (tj_nvrtc_load() == TJ_OK) {
-        int n = tj_kernels_key(&block, word, dir, target, buf, sizeof(buf));
-        if (n > 0 && (size_t)n < sizeof(buf)) {
-            char hex[33];
-            tj_hash_hex(tj_hash_bytes(buf, (size_t)n), hex);
-            printf("key hash:   %s\nkey:\n%s", hex, buf);
-        }
+    spec = tj_kernel_single(&block, word, dir, target);
+    if (tj_kernel_source(&spec, &src) != TJ_OK)
+        return 1;
+    if (tj_nvrtc_load() == TJ_OK && (key = tj_key_text(&spec, src)) != NULL) {
+        char hex[33];
+        tj_hash_hex(tj_hash_bytes(key, strlen(key)), hex);
+        printf("key hash:   %s\nkey:\n%s", hex, key);
+        free(key);
     } else {
         printf("key:        (NVRTC not available)\n");
     }
-    if (source) {
-        char *src;
-        if (tj_gen_source(&block, word, dir, unpack ? "tj_unpack" : "tj_pack", &src) == TJ_OK) {
-            printf("source:\n%s", src);
-            free(src);
-        }
-    }
+    if (source)
+        printf("source:\n%s", src);
+    free(src);
     return 0;
 }
 
@@ -857,7 +854,7 @@ int main(int argc, char **argv)
         rc = tj_measure_run(argc - 1, argv + 1);
     else
         rc = cmd_cache(argc - 1, argv + 1);
-    tj_kernels_finalize();
+    tj_supply_finalize();
     PMPI_Finalize();
     return rc;
 }

@@ -1,0 +1,167 @@
+/* Kernel names: disk key text, memory-table key and manifest lines. */
+#include "kernels/key.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/nvrtc.h"
+#include "typejit.h"
+
+static const char *dir_name(tj_dir_t dir)
+{
+    return dir == TJ_DIR_PACK ? "pack" : "unpack";
+}
+
+/* A growing text; NULL after an allocation failed. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} text_t;
+
+static void text_printf(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_printf(text_t *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (t->buf == NULL && t->cap != 0)
+        return;
+    for (;;) {
+        size_t room = t->cap - t->len;
+        va_start(ap, fmt);
+        n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            free(t->buf);
+            t->buf = NULL;
+            t->cap = 1;
+            return;
+        }
+        if (t->buf != NULL && (size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? t->cap : 1024;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *grown = realloc(t->buf, cap);
+        if (grown == NULL) {
+            free(t->buf);
+            t->buf = NULL;
+            t->cap = 1;
+            return;
+        }
+        t->buf = grown;
+        t->cap = cap;
+    }
+}
+
+char *tj_key_text(const tj_kernel_spec_t *spec, const char *source)
+{
+    static const char *const titles[] = {"typejit kernel", "typejit fused kernel",
+                                         "typejit generic kernel"};
+    text_t t = {0};
+    char block[1024];
+    int major, minor;
+
+    (void)source;
+    if (tj_nvrtc_version(&major, &minor) != TJ_OK)
+        return NULL;
+    text_printf(&t,
+                "%s\nlibrary=%s\ntemplates=%016llx\nnvrtc=%d.%d build=%s\ntarget=%s\noptions=%s\n"
+                "direction=%s\n",
+                titles[spec->kind], tj_version(), (unsigned long long)tj_gen_template_hash(), major,
+                minor, tj_nvrtc_build_id(), spec->target, tj_nvrtc_options(), dir_name(spec->dir));
+    if (spec->kind == TJ_KERNEL_SINGLE) {
+        tj_block_t b = tj_block_at_zero(&spec->blocks[0]);
+        tj_block_format(&b, block, sizeof(block));
+        text_printf(&t, "word=%d\nblock=%s\n", spec->word, block);
+    } else if (spec->kind == TJ_KERNEL_FUSED) {
+        text_printf(&t, "word=%d\nblocks=%d\n", spec->word, spec->nblocks);
+        for (int i = 0; i < spec->nblocks; i++) {
+            tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
+            tj_block_format(&b, block, sizeof(block));
+            text_printf(&t, "block%d=%s\n", i, block);
+        }
+    }
+    return t.buf;
+}
+
+tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
+{
+    typedef struct {
+        int32_t ndims, pad;
+        int64_t extent, counts[TJ_BLOCK_MAX_DIMS], strides[TJ_BLOCK_MAX_DIMS];
+    } rec_t;
+    struct {
+        char target[TJ_TARGET_MAX];
+        int32_t kind, dir, word, n;
+        rec_t blocks[TJ_FUSED_MAX];
+    } rec;
+    int n = spec->nblocks < 0 ? 0 : spec->nblocks > TJ_FUSED_MAX ? TJ_FUSED_MAX : spec->nblocks;
+
+    memset(&rec, 0, sizeof(rec));
+    snprintf(rec.target, sizeof(rec.target), "%s", spec->target);
+    rec.kind = (int32_t)spec->kind;
+    rec.dir = (int32_t)spec->dir;
+    rec.word = spec->kind == TJ_KERNEL_GENERIC ? 0 : spec->word;
+    rec.n = n;
+    /* The start is left out: kernels are built for their blocks moved to start 0. */
+    for (int i = 0; i < n; i++) {
+        const tj_block_t *b = &spec->blocks[i];
+        rec.blocks[i].ndims = b->ndims;
+        rec.blocks[i].extent = b->extent;
+        for (int d = 0; d < b->ndims && d < TJ_BLOCK_MAX_DIMS; d++) {
+            rec.blocks[i].counts[d] = b->counts[d];
+            rec.blocks[i].strides[d] = b->strides[d];
+        }
+    }
+    return tj_hash_bytes(&rec, (size_t)((char *)&rec.blocks[n] - (char *)&rec));
+}
+
+int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
+{
+    char text[1024];
+    tj_block_t b;
+
+    if (spec->kind != TJ_KERNEL_SINGLE)
+        return -1;
+    b = tj_block_at_zero(&spec->blocks[0]);
+    tj_block_format(&b, text, sizeof(text));
+    return snprintf(buf, len, "%s %s W=%d %s", spec->target, dir_name(spec->dir), spec->word, text);
+}
+
+tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
+{
+    char tgt[TJ_TARGET_MAX], d[16];
+    int w, used = 0;
+    tj_block_t b;
+
+    if (sscanf(line, "%31s %15s W=%d %n", tgt, d, &w, &used) != 3 || used == 0)
+        return TJ_ERR_PARSE;
+    if (strcmp(d, "pack") != 0 && strcmp(d, "unpack") != 0)
+        return TJ_ERR_PARSE;
+    if (tj_block_parse(line + used, &b) != TJ_OK)
+        return TJ_ERR_PARSE;
+    if ((w != 1 && w != 2 && w != 4 && w != 8 && w != 16) || b.word % w != 0)
+        return TJ_ERR_PARSE;
+    memset(parsed, 0, sizeof(*parsed));
+    parsed->kind = TJ_KERNEL_SINGLE;
+    parsed->blocks[0] = b;
+    parsed->nblocks = 1;
+    parsed->word = w;
+    parsed->dir = strcmp(d, "pack") == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+    snprintf(parsed->target, sizeof(parsed->target), "%s", tgt);
+    return TJ_OK;
+}
+
+tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed)
+{
+    tj_kernel_spec_t s = {parsed->kind, parsed->blocks, parsed->nblocks,
+                          parsed->word, parsed->dir,    parsed->target};
+    return s;
+}

@@ -1,0 +1,39 @@
+/* How kernels are named: the key text of the disk cache, the key of this process's memory
+ * table, and the line the manifest of the cache records for a kernel. */
+#ifndef TJ_KERNELS_KEY_H
+#define TJ_KERNELS_KEY_H
+
+#include <stddef.h>
+
+#include "cache/hash.h"
+#include "kernels/kernel.h"
+
+/* The disk cache key of @p spec, compiled from @p source (tj_kernel_source): everything that
+ * changes the binary. malloc'd text; NULL when out of memory or without NVRTC. */
+char *tj_key_text(const tj_kernel_spec_t *spec, const char *source);
+
+/* The memory table's key of @p spec: the same identity as the key text (what else that text
+ * holds is fixed for the process), hashed from packed records so that a hit formats no text. */
+tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec);
+
+/* The manifest line of @p spec: "TARGET DIRECTION W=WORD BLOCK". Returns the length needed, as
+ * snprintf; -1 for kernels the manifest does not record (fused and generic ones). */
+int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len);
+
+/* A manifest line parsed: the spec it names, with room for its blocks. */
+typedef struct {
+    tj_kernel_kind_t kind;
+    tj_block_t blocks[TJ_FUSED_MAX];
+    int nblocks;
+    int word;
+    tj_dir_t dir;
+    char target[TJ_TARGET_MAX];
+} tj_key_line_t;
+
+/* Parse a manifest line (for `typejit warm`): TJ_ERR_PARSE for anything malformed. */
+tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed);
+
+/* The spec of a parsed line (pointing into it). */
+tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed);
+
+#endif /* TJ_KERNELS_KEY_H */
