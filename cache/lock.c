@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/manifest.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -197,7 +198,7 @@ static tj_status_t note_visit(tj_store_t *store, int tc_fd, int arch_fd, const c
 typedef struct {
     trim_ctx_t *ctx;
     tj_store_trim_t *result;
-    line_entry_t *drop;
+    tj_hashset_t drop;
 } remove_ctx_t;
 
 /* Remove the chosen items of one arch folder. */
@@ -241,11 +242,8 @@ static tj_status_t remove_visit(tj_store_t *store, int tc_fd, int arch_fd, const
         }
         rc->result->removed++;
         rc->result->freed += it->bytes;
-        if (it->has_line) {
-            bool added;
-            if (tj_manifest_set_add(&rc->drop, it->line, &added) != TJ_OK && status == TJ_OK)
-                status = TJ_ERR_NOMEM;
-        }
+        if (it->has_line && tj_hashset_add(&rc->drop, it->line, NULL) != TJ_OK && status == TJ_OK)
+            status = TJ_ERR_NOMEM;
     }
     return status;
 }
@@ -350,26 +348,20 @@ tj_status_t tj_store_trim(tj_store_t *store, long long max_bytes, tj_store_trim_
     }
     /* A kernel of which an entry is left (another toolchain) keeps its manifest line. */
     for (size_t i = 0; i < n; i++) {
-        line_entry_t *e;
         if (order[i]->chosen)
             continue;
         result->kept_bytes += order[i]->bytes;
         if (!order[i]->has_entry)
             continue;
         result->kept++;
-        if (order[i]->has_line && !order[i]->invalid) {
-            HASH_FIND(hh, rc.drop, &order[i]->line, sizeof(tj_hash_t), e);
-            if (e != NULL) {
-                HASH_DEL(rc.drop, e);
-                free(e);
-            }
-        }
+        if (order[i]->has_line && !order[i]->invalid)
+            tj_hashset_remove(&rc.drop, order[i]->line);
     }
     sweep_tmp(store, result);
-    st_manifest = tj_manifest_drop(store, rc.drop, &result->lines_dropped);
+    st_manifest = tj_manifest_drop(store, &rc.drop, &result->lines_dropped);
     if (status == TJ_OK)
         status = st_manifest;
-    tj_manifest_free_lines(&rc.drop);
+    tj_hashset_clear(&rc.drop);
 
 out_free:
     free(order);

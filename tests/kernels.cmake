@@ -24,3 +24,12 @@ if(TARGET fakecuda_nvrtc)
            $<TARGET_FILE:halo3d> --device --n 6 --radius 1 --iters 1 --quiet)
   set_tests_properties(emu_generic_compiled_once PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
 endif()
+
+# The layers as docs/architecture.md draws them, checked on the #include lines of the library:
+# every folder includes only its own and lower layers, and no two modules include each other.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+  add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.py
+           ${PROJECT_SOURCE_DIR})
+  set_tests_properties(layers PROPERTIES TIMEOUT 30 LABELS unit)
+endif()

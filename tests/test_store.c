@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "cache/hash.h"
+#include "cache/entry.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/walk.h"
 #include "check.h"
 
 #define TC   "nvrtc-13.0"

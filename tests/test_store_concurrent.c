@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #include "cache/hash.h"
+#include "cache/entry.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/walk.h"
 #include "check.h"
 
 #define NPROC   8

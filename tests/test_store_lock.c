@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "cache/hash.h"
+#include "cache/entry.h"
+#include "cache/lock.h"
 #include "cache/store.h"
 #include "check.h"
 

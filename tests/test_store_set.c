@@ -10,7 +10,11 @@
 #include <unistd.h>
 
 #include "cache/hash.h"
+#include "cache/entry.h"
+#include "cache/lock.h"
+#include "cache/set.h"
 #include "cache/store.h"
+#include "cache/trim.h"
 #include "check.h"
 #include "util/config.h"
 

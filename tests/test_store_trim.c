@@ -13,7 +13,12 @@
 #include <unistd.h>
 
 #include "cache/hash.h"
+#include "cache/entry.h"
+#include "cache/lock.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/trim.h"
+#include "cache/walk.h"
 #include "check.h"
 #include "util/config.h"
 

@@ -1,8 +1,10 @@
 /* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: translate each committed type once and keep
- * its record. */
+ * its record; tj_type_describe reads it. */
 #include <stdio.h>
 
-#include "interpose/interpose.h"
+#include "interpose/constructors.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
 #include "jit/nvrtc.h"
 #include "send/devpack.h"
 #include "type/translate.h"
@@ -149,4 +151,16 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     }
     tj_in_wrapper = 0;
     return rc;
+}
+
+tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
+{
+    tj_type_info_t info;
+
+    if (datatype == NULL || buf == NULL)
+        return TJ_ERR_INVALID;
+    if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
+        return TJ_ERR_NOT_FOUND;
+    tj_interpose_describe(&info, buf, len);
+    return TJ_OK;
 }

@@ -12,8 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache/entry.h"
+#include "cache/lock.h"
+#include "cache/manifest.h"
 #include "cache/memo.h"
+#include "cache/set.h"
 #include "cache/store.h"
+#include "cache/trim.h"
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
 #include "kernels/target.h"

@@ -12,7 +12,11 @@
 #include <unistd.h>
 
 #include "cache/hash.h"
+#include "cache/entry.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/trim.h"
+#include "cache/walk.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
