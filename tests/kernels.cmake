@@ -33,3 +33,63 @@ if(Python3_FOUND)
            ${PROJECT_SOURCE_DIR})
   set_tests_properties(layers PROPERTIES TIMEOUT 30 LABELS unit)
 endif()
+
+# Issue 16 item 3: the disk cache must be keyed by the exact kernel source, so that a library
+# whose generator emits other text never loads the kernels of the old one. The variant below is
+# the whole library built with another thread-block size baked into its kernels
+# (TJ_GEN_BLOCK_THREADS; a compile definition of these test targets only), so a stale kernel
+# would also be launched with the wrong geometry and move the wrong bytes.
+add_library(typejit_core_variant OBJECT ${TJ_CORE_SOURCES} ${TJ_TEMPLATES_C})
+add_dependencies(typejit_core_variant typejit_core) # generates ${TJ_TEMPLATES_C}
+target_include_directories(typejit_core_variant PUBLIC
+  ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}
+  ${PROJECT_BINARY_DIR}/generated ${UTHASH_INCLUDE_DIR} ${XXHASH_INCLUDE_DIR})
+target_include_directories(typejit_core_variant SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
+target_compile_definitions(typejit_core_variant PUBLIC TJ_VERSION_STRING="${PROJECT_VERSION}"
+                           PRIVATE TJ_GEN_BLOCK_THREADS=128)
+target_link_libraries(typejit_core_variant PUBLIC MPI::MPI_C Threads::Threads ${CMAKE_DL_LIBS} m)
+add_library(typejit_variant SHARED ${TJ_INTERPOSE_SOURCES})
+target_link_libraries(typejit_variant PRIVATE typejit_core_variant)
+add_executable(typejit_tool_variant ${PROJECT_SOURCE_DIR}/src/tools/typejit.c
+               ${PROJECT_SOURCE_DIR}/src/tools/typedesc.c ${PROJECT_SOURCE_DIR}/src/tools/measure.c)
+target_link_libraries(typejit_tool_variant PRIVATE typejit_core_variant)
+target_include_directories(typejit_tool_variant PRIVATE ${PROJECT_SOURCE_DIR}/src/tools)
+
+# The warm tool: what the original build warmed, the variant compiles again (none of its
+# kernels is "already cached"), and the original then finds all of its own.
+set(TJ_VARIANT_CACHE ${CMAKE_CURRENT_BINARY_DIR}/variant-cache)
+set(TJ_VARIANT_TYPES ${CMAKE_CURRENT_SOURCE_DIR}/variant.types)
+add_test(NAME kernels_variant_warm COMMAND sh -c
+         "rm -rf ${TJ_VARIANT_CACHE} &&
+          $0 warm --jobs 2 --cache-dir ${TJ_VARIANT_CACHE} ${TJ_VARIANT_TYPES} | tee /dev/stderr |
+            grep -q ': 12 kernels: 12 compiled, 0 already cached, 0 failed' &&
+          $1 warm --jobs 2 --cache-dir ${TJ_VARIANT_CACHE} ${TJ_VARIANT_TYPES} | tee /dev/stderr |
+            grep -q ': 12 kernels: 12 compiled, 0 already cached, 0 failed' &&
+          $0 warm --jobs 2 --cache-dir ${TJ_VARIANT_CACHE} ${TJ_VARIANT_TYPES} | tee /dev/stderr |
+            grep -q ': 12 kernels: 0 compiled, 12 already cached, 0 failed'"
+         $<TARGET_FILE:typejit_tool> $<TARGET_FILE:typejit_tool_variant>)
+set_tests_properties(kernels_variant_warm PROPERTIES TIMEOUT 300 LABELS jit)
+
+# The device oracle, on the test driver: the original fills a cache at commit, then the variant
+# runs the same types on that cache and must compile its own kernels (a stale one would leave
+# poisoned bytes), and the reverse.
+if(TARGET fakecuda_nvrtc)
+  set(TJ_VARIANT_EMU_CACHE ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-variant)
+  add_test(NAME emu_variant_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${TJ_VARIANT_EMU_CACHE})
+  set_tests_properties(emu_variant_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_variant)
+  set(variant_oracle $<TARGET_FILE:test_gpu_pack> --types 24 --seed 21)
+  add_test(NAME emu_variant_original COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_JIT_SYNC=1
+           TYPEJIT_CACHE_DIR=${TJ_VARIANT_EMU_CACHE} ${variant_oracle})
+  add_test(NAME emu_variant_other COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit_variant> TYPEJIT_JIT_SYNC=1
+           TYPEJIT_CACHE_DIR=${TJ_VARIANT_EMU_CACHE} ${variant_oracle} --expect-compiles)
+  add_test(NAME emu_variant_original_again COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_JIT_SYNC=1
+           TYPEJIT_CACHE_DIR=${TJ_VARIANT_EMU_CACHE} ${variant_oracle} --expect-no-compiles)
+  set_tests_properties(emu_variant_original emu_variant_other emu_variant_original_again
+                       PROPERTIES TIMEOUT 600 LABELS emu FIXTURES_REQUIRED emu_variant
+                       RESOURCE_LOCK emu_variant_cache)
+  set_tests_properties(emu_variant_other PROPERTIES DEPENDS emu_variant_original)
+  set_tests_properties(emu_variant_original_again PROPERTIES DEPENDS emu_variant_other)
+endif()

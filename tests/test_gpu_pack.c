@@ -6,10 +6,11 @@
  * current context must be the one it had. The test is an application: it uses the CUDA driver
  * itself (tests/cudrv.h), never typejit's. Exits 77 without a CUDA device.
  *
- *   test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] [--expect-staged]
- *                 [--expect-generic]
+ *   test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] [--expect-compiles]
+ *                 [--expect-staged] [--expect-generic]
  *
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
+ * --expect-compiles: a run over a cache that another build filled must compile its own kernels.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
  * (and still exact). --expect-generic: kernels are compiled in the background from an empty
  * cache, so some calls must have run the generic kernel meanwhile, and a type committed after its
@@ -235,7 +236,8 @@ int main(int argc, char **argv)
     const int ncombos = (int)(sizeof(combos) / sizeof(combos[0]));
     uint64_t seed = 1;
     long types = 150;
-    bool expect_no_compiles = false, expect_staged = false, expect_generic = false;
+    bool expect_no_compiles = false, expect_compiles = false, expect_staged = false,
+         expect_generic = false;
     rt_options_t opt = {
         .max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20, .huge_percent = 0};
     rt_rng_t rng;
@@ -249,13 +251,15 @@ int main(int argc, char **argv)
             types = atol(argv[++i]);
         else if (strcmp(argv[i], "--expect-no-compiles") == 0)
             expect_no_compiles = true;
+        else if (strcmp(argv[i], "--expect-compiles") == 0)
+            expect_compiles = true;
         else if (strcmp(argv[i], "--expect-staged") == 0)
             expect_staged = true;
         else if (strcmp(argv[i], "--expect-generic") == 0)
             expect_generic = true;
         else
             REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--expect-no-compiles] "
-                     "[--expect-staged] [--expect-generic]");
+                     "[--expect-compiles] [--expect-staged] [--expect-generic]");
     }
     if (!cudrv_open()) {
         MPI_Finalize();
@@ -305,6 +309,8 @@ int main(int argc, char **argv)
         CHECK(tj_counter("packs_generic_while_compiling") > 0);
         check_prepared_at_commit();
     }
+    if (expect_compiles)
+        CHECK(compiles > 0);
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);
         CHECK(tj_counter("cache_hits_disk") > 0);

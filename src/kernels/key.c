@@ -62,32 +62,22 @@ static void text_printf(text_t *t, const char *fmt, ...)
 
 char *tj_key_text(const tj_kernel_spec_t *spec, const char *source)
 {
-    static const char *const titles[] = {"typejit kernel", "typejit fused kernel",
-                                         "typejit generic kernel"};
     text_t t = {0};
-    char block[1024];
-    int major, minor;
+    char line[TJ_KEY_LINE_MAX];
+    int major, minor, n;
 
-    (void)source;
     if (tj_nvrtc_version(&major, &minor) != TJ_OK)
         return NULL;
-    text_printf(&t,
-                "%s\nlibrary=%s\ntemplates=%016llx\nnvrtc=%d.%d build=%s\ntarget=%s\noptions=%s\n"
-                "direction=%s\n",
-                titles[spec->kind], tj_version(), (unsigned long long)tj_gen_template_hash(), major,
-                minor, tj_nvrtc_build_id(), spec->target, tj_nvrtc_options(), dir_name(spec->dir));
-    if (spec->kind == TJ_KERNEL_SINGLE) {
-        tj_block_t b = tj_block_at_zero(&spec->blocks[0]);
-        tj_block_format(&b, block, sizeof(block));
-        text_printf(&t, "word=%d\nblock=%s\n", spec->word, block);
-    } else if (spec->kind == TJ_KERNEL_FUSED) {
-        text_printf(&t, "word=%d\nblocks=%d\n", spec->word, spec->nblocks);
-        for (int i = 0; i < spec->nblocks; i++) {
-            tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
-            tj_block_format(&b, block, sizeof(block));
-            text_printf(&t, "block%d=%s\n", i, block);
-        }
-    }
+    /* What NVRTC turns the source into depends on NVRTC itself, its options and the target;
+     * everything else (the generator, the templates, the thread-block size the launch gives,
+     * which the source bakes in) is in the source. */
+    text_printf(&t, "typejit kernel 2\nnvrtc=%d.%d build=%s\noptions=%s\ntarget=%s\nfunction=%s\n",
+                major, minor, tj_nvrtc_build_id(), tj_nvrtc_options(), spec->target,
+                tj_kernel_name(spec));
+    n = tj_key_manifest_line(spec, line, sizeof(line));
+    if (n > 0 && (size_t)n < sizeof(line))
+        text_printf(&t, "manifest=%s\n", line);
+    text_printf(&t, "\n%s", source);
     return t.buf;
 }
 

@@ -6,10 +6,19 @@
 #include <stddef.h>
 
 #include "cache/hash.h"
+#include "cache/manifest.h"
 #include "kernels/kernel.h"
 
-/* The disk cache key of @p spec, compiled from @p source (tj_kernel_source): everything that
- * changes the binary. malloc'd text; NULL when out of memory or without NVRTC. */
+/* Room for the longest manifest line (the manifest's own limit) and its NUL. */
+#define TJ_KEY_LINE_MAX (TJ_STORE_LINE_MAX + 1)
+
+/* The disk cache key of @p spec compiled from @p source, its exact text (tj_kernel_source):
+ * header lines "name=value" (the NVRTC version and build, its options, the target, the kernel
+ * function, and "manifest=LINE" for a kernel the manifest records: trimming drops that line
+ * with the entry), a blank line, then the source. Everything that changes the binary is in it;
+ * the generator and the library version only through the source they produce, so a library
+ * whose kernels read the same keeps its cache. malloc'd text; NULL when out of memory or
+ * without NVRTC. */
 char *tj_key_text(const tj_kernel_spec_t *spec, const char *source);
 
 /* The memory table's key of @p spec: the same identity as the key text (what else that text

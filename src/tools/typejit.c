@@ -62,8 +62,9 @@ static const char *usage_inspect =
     "usage: typejit inspect [--arch sm_XX] [--word W] [--unpack] [--no-source] 'TYPE'\n"
     "\n"
     "Print the type's IR as translated and after the canonical passes, its strided block, word\n"
-    "size W, whether its objects overlap, the cache key and hash of its kernel, and the generated\n"
-    "CUDA source. Needs no GPU; the key needs NVRTC.\n"
+    "size W, whether its objects overlap, and the kernel the runtime launches for it: the block\n"
+    "moved to start 0 (launched at the start), its cache key (header lines, then the source) and\n"
+    "hash, and its CUDA source. Needs no GPU; the key needs NVRTC.\n"
     "\n"
     "  --arch sm_XX   target of the key (default: TYPEJIT_ARCH, else sm_90)\n"
     "  --word W       a narrower word than the block allows (1, 2, 4, 8 or 16)\n"
@@ -635,9 +636,11 @@ static int cmd_inspect(int argc, char **argv)
     if (tj_kernel_source(&spec, &src) != TJ_OK)
         return 1;
     if (tj_nvrtc_load() == TJ_OK && (key = tj_key_text(&spec, src)) != NULL) {
-        char hex[33];
+        char hex[33], *end = strstr(key, "\n\n");
         tj_hash_hex(tj_hash_bytes(key, strlen(key)), hex);
-        printf("key hash:   %s\nkey:\n%s", hex, key);
+        /* The key is its header lines, a blank line, then the source printed below. */
+        printf("key hash:   %s\nkey:\n%.*s\n(then the source)\n", hex,
+               end != NULL ? (int)(end - key) : (int)strlen(key), key);
         free(key);
     } else {
         printf("key:        (NVRTC not available)\n");
