@@ -1,15 +1,30 @@
-# The kernel supply layer (src/kernels): the background compiler at volume.
+# The kernel supply layer (src/kernels): the background compiler at volume, its bounded stop
+# at MPI_Finalize, its threads' signal mask, and its stop at exit without MPI_Finalize.
+tj_test_program(test_compiler test_compiler.c)
 if(TARGET fakecuda_nvrtc)
-  tj_test_program(test_compiler test_compiler.c)
   add_dependencies(test_compiler fakecuda_nvrtc)
   # Only the NVRTC shim (no driver): kernels for the target without a device.
   add_test(NAME kernels_compiler_volume COMMAND ${TJ_CHECKED}
            --once "^the test double refuses every compile"
            -- ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${FAKECUDA_DIR}/nvrtc
            TYPEJIT_JIT=always TYPEJIT_CACHE=off FAKECUDA_NVRTC_REFUSE=1 TYPEJIT_JIT_THREADS=4
-           $<TARGET_FILE:test_compiler>)
-  set_tests_properties(kernels_compiler_volume PROPERTIES TIMEOUT 180 LABELS "unit;jit")
+           $<TARGET_FILE:test_compiler> volume)
+  add_test(NAME kernels_compiler_exit COMMAND ${TJ_CHECKED} --silent
+           -- ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${FAKECUDA_DIR}/nvrtc
+           TYPEJIT_JIT=always TYPEJIT_CACHE=off FAKECUDA_NVRTC_DELAY_MS=1500 TYPEJIT_JIT_THREADS=2
+           $<TARGET_FILE:test_compiler> exit)
+  set_tests_properties(kernels_compiler_volume kernels_compiler_exit PROPERTIES TIMEOUT 180
+                       LABELS "unit;jit")
 endif()
+set(TJ_LOCK_CACHE ${CMAKE_CURRENT_BINARY_DIR}/compiler-lock-cache)
+add_test(NAME kernels_compiler_lock COMMAND sh -c "rm -rf ${TJ_LOCK_CACHE} && exec \"$@\"" sh
+         ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env TYPEJIT_JIT=always TYPEJIT_ARCH=sm_90
+         TYPEJIT_CACHE_DIR=${TJ_LOCK_CACHE} $<TARGET_FILE:test_compiler> lock)
+add_test(NAME kernels_compiler_signals COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+         TYPEJIT_JIT=always TYPEJIT_ARCH=sm_90 TYPEJIT_CACHE=off
+         $<TARGET_FILE:test_compiler> signals)
+set_tests_properties(kernels_compiler_lock kernels_compiler_signals PROPERTIES TIMEOUT 180
+                     LABELS "unit;jit")
 
 # The generic kernel takes the one supply path too, compile lock included: of two ranks that
 # need it at once from an empty cache, one compiles each direction and the other waits for its

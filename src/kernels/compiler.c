@@ -1,19 +1,28 @@
 /* The background compiler: a bounded queue of kernels to compile and up to TYPEJIT_JIT_THREADS
- * worker threads started on first use. A worker only provisions kernels (memory table, disk
- * cache, NVRTC, store): it makes no MPI and no CUDA call, so it never meets the application's
- * threads inside either library. */
+ * worker threads started on first use. A worker only provisions kernels through the supply
+ * (memory table, disk cache, NVRTC, store) after asking the CUDA driver for device 0's compute
+ * capability once: it makes no MPI call and runs no CUDA context, stream or launch, so it never
+ * meets the application's threads inside MPI or a context. Workers run with every signal
+ * blocked (the application's handlers run on its own threads), and they are stopped before the
+ * process's destructors run, MPI_Finalize or not: no worker is inside NVRTC while NVRTC is torn
+ * down. */
 #include "kernels/compiler.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cache/hash.h"
 #include "gpu/cuda.h"
+#include "jit/nvrtc.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -98,9 +107,25 @@ static bool resolve_target(job_t *j)
     return tj_target_of_device(-1, j->target, sizeof(j->target)) == TJ_OK;
 }
 
+static void stop_at_exit(void);
+
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void register_exit(void)
+{
+    if (atexit(stop_at_exit) != 0)
+        tj_log_warn("cannot register the stop of the background compiles at exit");
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
+    /* The libraries a worker enters are loaded first, and the stop at exit registered after
+     * them: exit handlers run in reverse order, so the workers stop before NVRTC's (and the
+     * driver's) own handlers tear them down. */
+    (void)tj_gpu_available();
+    (void)tj_nvrtc_load();
+    pthread_once(&exit_once, register_exit);
     pthread_mutex_lock(&lock);
     for (;;) {
         job_t j;
@@ -137,6 +162,39 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* A child of fork has none of the workers: it starts with an empty compiler. */
+static void forget_in_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&work, NULL);
+    head = queued = running = npending = nactive = nworkers = 0;
+    stopping = false;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork(void)
+{
+    pthread_atfork(NULL, NULL, forget_in_child);
+}
+
+/* A worker thread, with every signal blocked and a name that says what it is. */
+static bool start_worker(pthread_t *thread)
+{
+    sigset_t all, old;
+    int rc;
+
+    pthread_once(&fork_once, register_fork);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(thread, NULL, worker, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return false;
+    pthread_setname_np(*thread, "typejit-compile");
+    return true;
+}
+
 void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
 {
     int want = tj_config()->jit_threads;
@@ -155,7 +213,7 @@ void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const 
     pending[npending++] = key;
     /* Workers start on first use: a process that never compiles has none. */
     if (nworkers < want && nworkers < WORKERS_MAX && nworkers < queued + running) {
-        if (pthread_create(&workers[nworkers], NULL, worker, NULL) == 0)
+        if (start_worker(&workers[nworkers]))
             nworkers++;
         else if (nworkers == 0)
             tj_log_warn_once("cannot start a background compile thread; kernels wait");
@@ -197,6 +255,8 @@ void tj_compiler_drain(int seconds)
 
     pthread_mutex_lock(&lock);
     if (seconds > 0 && nworkers > 0 && (queued > 0 || running > 0)) {
+        /* A worker waiting for another process's compile stops waiting at the same time. */
+        tj_supply_give_up_waits(tj_clock_ms() + 1000LL * seconds);
         clock_gettime(CLOCK_REALTIME, &until); /* the clock of pthread_cond_timedwait */
         until.tv_sec += seconds;
         /* Workers broadcast on `work` after each job. */
@@ -212,18 +272,21 @@ void tj_compiler_drain(int seconds)
                     left, seconds);
 }
 
-void tj_compiler_finalize(void)
+/* Drop the queued compiles, make waits for other processes' compiles give up, and wait for the
+ * workers to end: each finishes the compile it is inside of (NVRTC cannot be interrupted, and
+ * the kernel is stored for the next run), none starts another. */
+static void stop_workers(void)
 {
     int n;
 
     pthread_mutex_lock(&lock);
-    /* Queued compiles are dropped; running ones finish and store their kernels. */
     while (queued > 0) {
         drop_key(pending, &npending, job_key(&queue[head]));
         head = (head + 1) % QUEUE_MAX;
         queued--;
     }
     stopping = true;
+    tj_supply_give_up_waits(0);
     pthread_cond_broadcast(&work);
     n = nworkers;
     pthread_mutex_unlock(&lock);
@@ -234,6 +297,22 @@ void tj_compiler_finalize(void)
     npending = 0;
     nactive = 0;
     head = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void tj_compiler_finalize(void)
+{
+    stop_workers();
+    /* A process may compile again after its MPI_Finalize (tools, tests). */
+    pthread_mutex_lock(&lock);
     stopping = false;
     pthread_mutex_unlock(&lock);
+    tj_supply_give_up_waits(LLONG_MAX);
+}
+
+/* At exit, MPI_Finalize or not: the workers end before the destructors of the libraries they
+ * use run; later requests are refused. */
+static void stop_at_exit(void)
+{
+    stop_workers();
 }

@@ -81,6 +81,13 @@ char *tj_key_text(const tj_kernel_spec_t *spec, const char *source)
     return t.buf;
 }
 
+void tj_key_toolchain(char *buf, size_t len)
+{
+    int major = 0, minor = 0;
+    tj_nvrtc_version(&major, &minor);
+    snprintf(buf, len, "nvrtc-%d.%d-%.12s", major, minor, tj_nvrtc_build_id());
+}
+
 tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
 {
     typedef struct {

@@ -21,6 +21,10 @@
  * without NVRTC. */
 char *tj_key_text(const tj_kernel_spec_t *spec, const char *source);
 
+/* The toolchain level of the disk layout (cache/entry.h): readable, and different for every NVRTC
+ * build, "nvrtc-13.0-65be0db342ad". */
+void tj_key_toolchain(char *buf, size_t len);
+
 /* The memory table's key of @p spec: the same identity as the key text (what else that text
  * holds is fixed for the process), hashed from packed records so that a hit formats no text. */
 tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec);

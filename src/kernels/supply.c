@@ -4,6 +4,7 @@
  * re-reads them. Single, fused and generic kernels all take this one path. */
 #include "kernels/supply.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -22,11 +23,17 @@
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
 #include "kernels/target.h"
+#include "util/clock.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
 
+/* Waits for another process's compile of a kernel are cut into slices of this many ms, so that
+ * a wait notices tj_supply_give_up_waits soon. */
+#define WAIT_SLICE_MS 250
+
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_llong give_up_at = LLONG_MAX; /* tj_clock_ms after which waits give up */
 static tj_memo_t *memo;
 static atomic_bool memo_ready; /* memo exists (TJ_SUPPLY_MEMORY reads it without setup_lock) */
 static tj_store_t *store;
@@ -85,14 +92,6 @@ static void kernel_free(void *value)
     tj_kernel_free(value);
 }
 
-/* The toolchain level of the disk layout: readable, and different for every NVRTC build. */
-static void toolchain_name(char *buf, size_t len)
-{
-    int major = 0, minor = 0;
-    tj_nvrtc_version(&major, &minor);
-    snprintf(buf, len, "nvrtc-%d.%d-%.12s", major, minor, tj_nvrtc_build_id());
-}
-
 /* What a kernel is, for debug lines: "tj_pack sm_90 W=8", "tj_fused_unpack sm_90 W=8 of 3
  * blocks". */
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
@@ -134,25 +133,60 @@ static tj_status_t compile(const tj_kernel_spec_t *spec, const char *source, con
     return TJ_OK;
 }
 
+void tj_supply_give_up_waits(long long at_ms)
+{
+    atomic_store(&give_up_at, at_ms);
+}
+
+/* Wait for the entry of @p key that another process is compiling, as tj_store_wait does, in
+ * slices: TJ_OK (loaded into @p k), TJ_ERR_NOT_FOUND (the holder gave up or died), TJ_ERR_BUSY
+ * after TJ_STORE_WAIT_DEFAULT_MS (compile without the lock), or TJ_ERR_BUSY with @p gave_up set
+ * when tj_supply_give_up_waits said to stop first. */
+static tj_status_t wait_entry(const char *key, const char *toolchain, const char *target,
+                              tj_kernel_t *k, bool *gave_up)
+{
+    long long until = tj_clock_ms() + TJ_STORE_WAIT_DEFAULT_MS;
+    tj_status_t st;
+
+    for (;;) {
+        long long now = tj_clock_ms(), stop = atomic_load(&give_up_at);
+        long long slice = until - now < WAIT_SLICE_MS ? until - now : WAIT_SLICE_MS;
+        if (now >= stop) {
+            *gave_up = true;
+            return TJ_ERR_BUSY;
+        }
+        if (stop - now < slice)
+            slice = stop - now;
+        if (slice <= 0)
+            return TJ_ERR_BUSY;
+        st = tj_store_wait(store, toolchain, target, key, (long)slice, &k->image, &k->len);
+        if (st != TJ_ERR_BUSY)
+            return st;
+    }
+}
+
 /* Before compiling a kernel the disk cache lacks: take its lock in the cache, so that of all
  * the processes sharing the cache one compiles and the others wait for its entry (bounded:
  * after TJ_STORE_WAIT_DEFAULT_MS the waiter compiles too, and a holder that died is detected
- * and its lock broken). TJ_OK: the entry arrived and is loaded into @p k. Otherwise the caller
+ * and its lock broken). TJ_OK: the entry arrived and is loaded into @p k. TJ_ERR_BUSY: the wait
+ * was given up (tj_supply_give_up_waits): nothing is to be compiled. Otherwise the caller
  * compiles, holding *lock when one was taken (NULL otherwise; locks decide who compiles, they
  * are never needed for a correct entry). */
 static tj_status_t locked_load(const char *key, const char *toolchain, const char *target,
                                tj_kernel_t *k, tj_store_lock_t **lock)
 {
+    bool gave_up = false;
     tj_status_t st = TJ_ERR_UNSUPPORTED;
 
     *lock = NULL;
     for (int attempt = 0; store_rw && attempt < 3; attempt++) {
         st = tj_store_lock(store, toolchain, target, key, lock);
         if (st == TJ_ERR_BUSY) {
-            st = tj_store_wait(store, toolchain, target, key, TJ_STORE_WAIT_DEFAULT_MS, &k->image,
-                               &k->len);
+            st = wait_entry(key, toolchain, target, k, &gave_up);
             if (st == TJ_OK)
                 return TJ_OK;
+            if (gave_up)
+                return TJ_ERR_BUSY;
             if (st == TJ_ERR_NOT_FOUND)
                 continue; /* the holder gave up or died: try to take the lock */
             break;        /* timed out: compile without the lock */
@@ -206,7 +240,7 @@ static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_
     if ((st = tj_kernel_new(spec, &k)) != TJ_OK)
         goto out_free;
     describe(spec, what, sizeof(what));
-    toolchain_name(toolchain, sizeof(toolchain));
+    tj_key_toolchain(toolchain, sizeof(toolchain));
     if (caches != NULL && (loaded = tj_store_set_load(caches, toolchain, spec->target, key,
                                                       &k->image, &k->len)) == TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
@@ -220,8 +254,13 @@ static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_
         tj_log_debug("kernel %s: not cached%s", what,
                      loaded == TJ_ERR_CORRUPT ? " (an invalid entry is replaced)" : "");
         *from = TJ_FROM_COMPILE;
-        if (locked_load(key, toolchain, spec->target, k, &lock) == TJ_OK) {
+        if ((st = locked_load(key, toolchain, spec->target, k, &lock)) == TJ_OK) {
             *from = TJ_FROM_DISK; /* another process compiled it meanwhile */
+        } else if (st == TJ_ERR_BUSY) {
+            tj_log_info("kernel %s: not compiled: the process is ending while another one "
+                        "holds its compile lock",
+                        what);
+            goto out_free;
         } else if ((st = compile(spec, source, key, toolchain, k)) != TJ_OK) {
             tj_store_unlock(lock);
             if (st != TJ_ERR_JIT)

@@ -20,12 +20,18 @@ typedef enum {
 typedef enum { TJ_FROM_MEMORY, TJ_FROM_DISK, TJ_FROM_COMPILE } tj_origin_t;
 
 /* The kernel of @p spec, as far as @p mode allows: TJ_ERR_NOT_FOUND when it would have to go
- * further (nothing is counted as a miss then). A kernel is compiled once per process at most;
- * a failed compile is remembered, and later requests return its status at once without logging
- * again. @p origin (may be NULL) says where it came from. Kernels live until
+ * further (nothing is counted as a miss then), TJ_ERR_BUSY when a wait for another process's
+ * compile of it was given up (tj_supply_give_up_waits). A kernel is compiled once per process at
+ * most; a failed compile is remembered, and later requests return its status at once without
+ * logging again. @p origin (may be NULL) says where it came from. Kernels live until
  * tj_supply_finalize. */
 tj_status_t tj_supply_get(const tj_kernel_spec_t *spec, tj_supply_mode_t mode, tj_kernel_t **kernel,
                           tj_origin_t *origin);
+
+/* Waits for another process's compile of a kernel give up at @p at_ms (tj_clock_ms; LLONG_MAX:
+ * never): the request then returns TJ_ERR_BUSY and nothing is compiled or remembered. The
+ * background compiler's bound on MPI_Finalize and on exit. */
+void tj_supply_give_up_waits(long long at_ms);
 
 /* Use @p dir as the disk cache with @p read_only instead of the TYPEJIT_CACHE settings, and
  * without the shared caches of TYPEJIT_CACHE_PATH (tools and benchmarks). */

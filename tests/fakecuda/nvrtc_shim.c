@@ -61,6 +61,13 @@ static atomic_int compiling; /* nvrtcCompileProgram calls in progress */
 
 static const char refuse_log[] = "the test double refuses every compile (FAKECUDA_NVRTC_REFUSE=1)";
 
+/* How many compiles run now, for tests that must catch one in progress. */
+SHIM_EXPORT int fakecuda_nvrtc_compiling(void);
+SHIM_EXPORT int fakecuda_nvrtc_compiling(void)
+{
+    return atomic_load(&compiling);
+}
+
 /* Run at exit before the real NVRTC's own destructors (it is registered after they are, when
  * the real library has been loaded): a compile still running then would run on torn-down
  * state. */
