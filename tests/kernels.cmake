@@ -108,3 +108,49 @@ if(TARGET fakecuda_nvrtc)
   set_tests_properties(emu_variant_other PROPERTIES DEPENDS emu_variant_original)
   set_tests_properties(emu_variant_original_again PROPERTIES DEPENDS emu_variant_other)
 endif()
+
+# Issue 17 item 1: `typejit warm` fills exactly the keys the runtime looks up. A program's types
+# are written as type descriptions (halo3d --describe, with the fused sets of its neighbor mode;
+# the device oracle's --describe), warmed, and the program then runs on the test driver with the
+# NVRTC of the test double refusing every compile: nothing may be compiled, not even tried, and
+# no call may fall back to the generic kernel.
+if(TARGET fakecuda_nvrtc)
+  string(REPLACE ";" " " emu_env_sh "${TJ_EMU_ENV}") # for the sh -c command lines below
+  set(TJ_WARM_HALO ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-warm-halo)
+  # The tool runs with the test double's NVRTC, as the runs do: its build is in the keys.
+  add_test(NAME emu_warm_halo_setup COMMAND sh -c
+           "rm -rf ${TJ_WARM_HALO} && mkdir -p ${TJ_WARM_HALO} && $0 --describe --n 6 --radius 1 >${TJ_WARM_HALO}.types && env ${emu_env_sh} $1 warm --jobs 2 --cache-dir ${TJ_WARM_HALO} ${TJ_WARM_HALO}.types"
+           $<TARGET_FILE:halo3d> $<TARGET_FILE:typejit_tool>)
+  set_tests_properties(emu_warm_halo_setup PROPERTIES TIMEOUT 300 LABELS emu
+                       FIXTURES_SETUP emu_warm_halo)
+  set(warmed "jit_compiles=0 jit_failures=0 jit_background=0 packs_generic_while_compiling=0 .*cache_misses=0 ")
+  foreach(how pack isend neighbor)
+    set(expect --expect "^typejit\\[0\\]: stats .*${warmed}" --expect "^typejit\\[1\\]: stats .*${warmed}")
+    if(how STREQUAL "neighbor")
+      list(APPEND expect --expect "^typejit\\[0\\]: stats .* fused_launches=[1-9]"
+                         --expect "^typejit\\[1\\]: stats .* fused_launches=[1-9]")
+    endif()
+    add_test(NAME emu_warm_halo_${how} COMMAND ${TJ_CHECKED} ${expect}
+             -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_NVRTC_REFUSE=1 -x TYPEJIT_STATS=1
+             -x TYPEJIT_CACHE_DIR=${TJ_WARM_HALO} -np 2
+             $<TARGET_FILE:halo3d> --device --collective ${how} --n 6 --radius 1 --iters 2 --quiet)
+    set_tests_properties(emu_warm_halo_${how} PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
+                         FIXTURES_REQUIRED emu_warm_halo
+                         PASS_REGULAR_EXPRESSION "PASS: 0 wrong ghost cells"
+                         FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}")
+  endforeach()
+
+  # The oracle's types at every word (it packs misaligned buffers and positions too).
+  set(TJ_WARM_ORACLE ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-warm-oracle)
+  set(warm_oracle $<TARGET_FILE:test_gpu_pack> --types 40 --seed 31)
+  add_test(NAME emu_warm_oracle_setup COMMAND sh -c
+           "rm -rf ${TJ_WARM_ORACLE} && mkdir -p ${TJ_WARM_ORACLE} && \"$@\" --describe ${TJ_WARM_ORACLE}.types && env ${emu_env_sh} $<TARGET_FILE:typejit_tool> warm --all-words --jobs 2 --cache-dir ${TJ_WARM_ORACLE} ${TJ_WARM_ORACLE}.types"
+           sh ${warm_oracle})
+  set_tests_properties(emu_warm_oracle_setup PROPERTIES TIMEOUT 600 LABELS emu
+                       FIXTURES_SETUP emu_warm_oracle)
+  add_test(NAME emu_warm_oracle COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit> FAKECUDA_NVRTC_REFUSE=1
+           TYPEJIT_CACHE_DIR=${TJ_WARM_ORACLE} ${warm_oracle} --expect-no-compiles)
+  set_tests_properties(emu_warm_oracle PROPERTIES TIMEOUT 600 LABELS emu
+                       FIXTURES_REQUIRED emu_warm_oracle)
+endif()

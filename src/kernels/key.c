@@ -122,34 +122,63 @@ tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
 
 int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
+    text_t t = {0};
     char text[1024];
-    tj_block_t b;
+    int n;
 
-    if (spec->kind != TJ_KERNEL_SINGLE)
+    if (spec->kind == TJ_KERNEL_GENERIC)
         return -1;
-    b = tj_block_at_zero(&spec->blocks[0]);
-    tj_block_format(&b, text, sizeof(text));
-    return snprintf(buf, len, "%s %s W=%d %s", spec->target, dir_name(spec->dir), spec->word, text);
+    text_printf(&t, "%s %s W=%d%s", spec->target, dir_name(spec->dir), spec->word,
+                spec->kind == TJ_KERNEL_FUSED ? " fused" : "");
+    for (int i = 0; i < spec->nblocks; i++) {
+        tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
+        tj_block_format(&b, text, sizeof(text));
+        text_printf(&t, "%s%s", i == 0 ? " " : " | ", text);
+    }
+    if (t.buf == NULL)
+        return -1;
+    n = snprintf(buf, len, "%s", t.buf);
+    free(t.buf);
+    return n;
 }
 
 tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
 {
-    char tgt[TJ_TARGET_MAX], d[16];
+    char tgt[TJ_TARGET_MAX], d[16], text[1024];
+    const char *p;
     int w, used = 0;
-    tj_block_t b;
 
     if (sscanf(line, "%31s %15s W=%d %n", tgt, d, &w, &used) != 3 || used == 0)
         return TJ_ERR_PARSE;
     if (strcmp(d, "pack") != 0 && strcmp(d, "unpack") != 0)
         return TJ_ERR_PARSE;
-    if (tj_block_parse(line + used, &b) != TJ_OK)
-        return TJ_ERR_PARSE;
-    if ((w != 1 && w != 2 && w != 4 && w != 8 && w != 16) || b.word % w != 0)
+    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
         return TJ_ERR_PARSE;
     memset(parsed, 0, sizeof(*parsed));
+    p = line + used;
     parsed->kind = TJ_KERNEL_SINGLE;
-    parsed->blocks[0] = b;
-    parsed->nblocks = 1;
+    if (strncmp(p, "fused ", 6) == 0) {
+        parsed->kind = TJ_KERNEL_FUSED;
+        p += 6;
+    }
+    /* One block, or a fused kernel's blocks separated by " | ". */
+    for (;;) {
+        const char *end = strstr(p, " | ");
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        tj_block_t *b = &parsed->blocks[parsed->nblocks];
+        if (parsed->nblocks == TJ_FUSED_MAX || n >= sizeof(text))
+            return TJ_ERR_PARSE;
+        memcpy(text, p, n);
+        text[n] = '\0';
+        if (tj_block_parse(text, b) != TJ_OK || b->word % w != 0)
+            return TJ_ERR_PARSE;
+        parsed->nblocks++;
+        if (end == NULL)
+            break;
+        if (parsed->kind != TJ_KERNEL_FUSED)
+            return TJ_ERR_PARSE;
+        p = end + 3;
+    }
     parsed->word = w;
     parsed->dir = strcmp(d, "pack") == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     snprintf(parsed->target, sizeof(parsed->target), "%s", tgt);

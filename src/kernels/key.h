@@ -29,8 +29,10 @@ void tj_key_toolchain(char *buf, size_t len);
  * holds is fixed for the process), hashed from packed records so that a hit formats no text. */
 tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec);
 
-/* The manifest line of @p spec: "TARGET DIRECTION W=WORD BLOCK". Returns the length needed, as
- * snprintf; -1 for kernels the manifest does not record (fused and generic ones). */
+/* The manifest line of @p spec: "TARGET DIRECTION W=WORD BLOCK" for one block, "TARGET
+ * DIRECTION W=WORD fused BLOCK | BLOCK | ..." for a fused kernel (its blocks in order), each
+ * BLOCK moved to start 0 as tj_block_format writes it. Returns the length needed, as snprintf;
+ * -1 for the generic kernels, which the manifest does not record. */
 int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len);
 
 /* A manifest line parsed: the spec it names, with room for its blocks. */

@@ -217,6 +217,7 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
         return false;
     }
     tj_stats_inc(TJ_STAT_kernel_launches);
+    tj_stats_inc(TJ_STAT_fused_launches);
     tj_stats_add(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu, (uint64_t)n);
     tj_log_debug("fused device %s: %d members of %d shapes, W=%d, one launch",
                  pack ? "pack" : "unpack", n, nshapes, word);

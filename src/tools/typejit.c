@@ -44,16 +44,20 @@ static const char *usage_main =
     "`typejit COMMAND --help` describes each command.\n";
 
 static const char *usage_warm =
-    "usage: typejit warm [--arch sm_90,sm_80,...] [--jobs N] [--cache-dir DIR] [FILE...]\n"
+    "usage: typejit warm [--arch sm_90,sm_80,...] [--all-words] [--jobs N] [--cache-dir DIR]\n"
+    "                    [FILE...]\n"
     "\n"
-    "Compile the pack and unpack kernels of every type described in FILEs (one type description\n"
-    "a line, `#` comments), or, without FILE, every kernel listed in the cache's manifest (the\n"
-    "kernels earlier runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled\n"
-    "again. A kernel compiled but not stored counts as failed; exit status 1 if any failed or a\n"
-    "line did not parse. Refused when TYPEJIT_CACHE is ro or off.\n"
+    "Compile the kernels the runtime launches for every type described in FILEs (one type\n"
+    "description a line, `#` comments; a line fused(T1, T2, ...) names the members of one fused\n"
+    "launch), or, without FILE, every kernel listed in the cache's manifest (the kernels earlier\n"
+    "runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled again. A kernel\n"
+    "compiled but not stored counts as failed; exit status 1 if any failed or a line did not\n"
+    "parse. Refused when TYPEJIT_CACHE is ro or off.\n"
     "\n"
     "  --arch LIST      targets, comma-separated (default: TYPEJIT_ARCH, else sm_90; with no FILE\n"
     "                   the manifest's own targets, plus LIST when given)\n"
+    "  --all-words      with FILEs, also the kernels of every narrower word (buffers or packed\n"
+    "                   positions not aligned to the type's word W)\n"
     "  --jobs N         compile N kernels at once, 1 to 1024 (default: the number of CPUs)\n"
     "  --cache-dir DIR  the cache to fill (default: TYPEJIT_CACHE_DIR, else\n"
     "                   $XDG_CACHE_HOME/typejit, else ~/.cache/typejit)\n";
@@ -170,8 +174,11 @@ static const char *cache_dir(const char *given)
 
 /* --- warm ---------------------------------------------------------------------------------- */
 
+/* One kernel to warm: a spec with its own copy of the blocks. */
 typedef struct {
-    tj_block_t block;
+    tj_kernel_kind_t kind;
+    tj_block_t *blocks;
+    int nblocks;
     int word;
     tj_dir_t dir;
     char target[32];
@@ -186,11 +193,27 @@ typedef struct {
     char why_unstored[512]; /* the first reason a compiled kernel was not stored */
 } work_t;
 
-static int add_item(work_t *w, const tj_block_t *b, int word, tj_dir_t dir, const char *target)
+static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
 {
+    if (it->kind != spec->kind || it->word != spec->word || it->dir != spec->dir ||
+        it->nblocks != spec->nblocks || strcmp(it->target, spec->target) != 0)
+        return false;
+    for (int i = 0; i < it->nblocks; i++) {
+        tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
+        if (!tj_block_equal(&it->blocks[i], &b))
+            return false;
+    }
+    return true;
+}
+
+/* Add the kernel of @p spec unless it is there already (the supply moves blocks to start 0: so
+ * do the items). */
+static int add_item(work_t *w, const tj_kernel_spec_t *spec)
+{
+    item_t *it;
+
     for (int i = 0; i < w->n; i++)
-        if (w->items[i].word == word && w->items[i].dir == dir &&
-            strcmp(w->items[i].target, target) == 0 && tj_block_equal(&w->items[i].block, b))
+        if (same_item(&w->items[i], spec))
             return 0;
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 64;
@@ -200,12 +223,47 @@ static int add_item(work_t *w, const tj_block_t *b, int word, tj_dir_t dir, cons
         w->items = grown;
         w->cap = cap;
     }
-    item_t *it = &w->items[w->n++];
-    it->block = *b;
-    it->word = word;
-    it->dir = dir;
-    snprintf(it->target, sizeof(it->target), "%s", target);
+    it = &w->items[w->n];
+    if ((it->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL)
+        return -1;
+    for (int i = 0; i < spec->nblocks; i++)
+        it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
+    it->kind = spec->kind;
+    it->nblocks = spec->nblocks;
+    it->word = spec->word;
+    it->dir = spec->dir;
+    snprintf(it->target, sizeof(it->target), "%s", spec->target);
+    w->n++;
     return 0;
+}
+
+/* The pack and unpack kernels of @p spec for each of @p narchs targets, at its word and, with
+ * @p all_words, every narrower one. */
+static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
+                       bool all_words)
+{
+    int natural = spec.word;
+
+    for (int a = 0; a < narchs; a++)
+        for (int word = natural; word >= 1; word /= 2) {
+            for (int d = 0; d < 2; d++) {
+                spec.word = word;
+                spec.dir = d == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+                spec.target = archs[a];
+                if (add_item(w, &spec) != 0)
+                    return -1;
+            }
+            if (!all_words)
+                break;
+        }
+    return 0;
+}
+
+static void free_items(work_t *w)
+{
+    for (int i = 0; i < w->n; i++)
+        free(w->items[i].blocks);
+    free(w->items);
 }
 
 /* Errors shown per file; a binary file given by mistake would otherwise print one per line. */
@@ -215,6 +273,7 @@ typedef struct {
     work_t *work;
     char (*archs)[32];
     int narchs;
+    bool all_words;
     const char *file;
     int errors;
 } file_ctx_t;
@@ -225,16 +284,64 @@ static void line_error(file_ctx_t *ctx, int line, const char *what)
         fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, what);
 }
 
+/* A fused set: the single kernels of its strided members, and the fused kernel the runtime
+ * builds for them all (their distinct blocks in order of first appearance, the narrowest of
+ * their words), when every member is strided. */
+static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
+{
+    tj_block_t blocks[TJ_FUSED_MAX];
+    int nshapes = 0, word = 16, rc = 0;
+    bool all_strided = true;
+
+    for (int m = 0; m < n && rc == 0; m++) {
+        tj_block_t b;
+        tj_status_t st = tj_translate_block(types[m], &b, NULL);
+        int s = 0;
+        if (st != TJ_OK) {
+            fprintf(stderr,
+                    "typejit warm: %s:%d: member %d: %s: no kernel needed, and the runtime moves "
+                    "this set member by member\n",
+                    ctx->file, line, m + 1, tj_status_string(st));
+            all_strided = false;
+            continue;
+        }
+        rc = add_kernels(ctx->work, tj_kernel_single(&b, b.word, TJ_DIR_PACK, ""), ctx->archs,
+                         ctx->narchs, ctx->all_words);
+        b = tj_block_at_zero(&b);
+        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
+            s++;
+        if (s == nshapes)
+            blocks[nshapes++] = b;
+        word = TJ_MIN(word, b.word);
+    }
+    if (rc == 0 && all_strided)
+        rc = add_kernels(ctx->work, tj_kernel_fused(blocks, nshapes, word, TJ_DIR_PACK, ""),
+                         ctx->archs, ctx->narchs, ctx->all_words);
+    return rc;
+}
+
 static int warm_line(int line, const char *text, void *arg)
 {
     file_ctx_t *ctx = arg;
-    MPI_Datatype type;
+    MPI_Datatype type, members[TJ_FUSED_MAX];
     tj_block_t block;
     char err[256];
+    int n = 0, rc;
     tj_status_t st;
 
     if (text == NULL) {
         line_error(ctx, line, "holds a NUL byte (not a text file of type descriptions?)");
+        return 0;
+    }
+    st = tj_typedesc_parse_fused(text, members, TJ_FUSED_MAX, &n, err, sizeof(err));
+    if (st == TJ_OK) {
+        rc = warm_fused(ctx, line, members, n);
+        for (int m = 0; m < n; m++)
+            PMPI_Type_free(&members[m]);
+        return rc;
+    }
+    if (st != TJ_ERR_NOT_FOUND) {
+        line_error(ctx, line, err);
         return 0;
     }
     if (tj_typedesc_parse(text, &type, err, sizeof(err)) != TJ_OK) {
@@ -248,12 +355,8 @@ static int warm_line(int line, const char *text, void *arg)
                 tj_status_string(st));
         return 0;
     }
-    for (int a = 0; a < ctx->narchs; a++) {
-        if (add_item(ctx->work, &block, block.word, TJ_DIR_PACK, ctx->archs[a]) != 0 ||
-            add_item(ctx->work, &block, block.word, TJ_DIR_UNPACK, ctx->archs[a]) != 0)
-            return -1;
-    }
-    return 0;
+    return add_kernels(ctx->work, tj_kernel_single(&block, block.word, TJ_DIR_PACK, ""), ctx->archs,
+                       ctx->narchs, ctx->all_words);
 }
 
 typedef struct {
@@ -268,14 +371,18 @@ static void manifest_line(const char *line, void *arg)
 {
     manifest_ctx_t *ctx = arg;
     tj_key_line_t parsed;
+    tj_kernel_spec_t spec;
 
     if (tj_key_manifest_parse(line, &parsed) != TJ_OK) {
         ctx->bad++;
         return;
     }
-    add_item(ctx->work, &parsed.blocks[0], parsed.word, parsed.dir, parsed.target);
-    for (int a = 0; ctx->extra_archs && a < ctx->narchs; a++)
-        add_item(ctx->work, &parsed.blocks[0], parsed.word, parsed.dir, ctx->archs[a]);
+    spec = tj_key_line_spec(&parsed);
+    add_item(ctx->work, &spec);
+    for (int a = 0; ctx->extra_archs && a < ctx->narchs; a++) {
+        spec.target = ctx->archs[a];
+        add_item(ctx->work, &spec);
+    }
 }
 
 static void draw_progress(work_t *w)
@@ -302,7 +409,7 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
-        tj_kernel_spec_t spec = tj_kernel_single(&it->block, it->word, it->dir, it->target);
+        tj_kernel_spec_t spec = {it->kind, it->blocks, it->nblocks, it->word, it->dir, it->target};
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
@@ -413,6 +520,7 @@ static int cmd_warm(int argc, char **argv)
 {
     char archs[MAX_ARCHS][32];
     int narchs = 0, nfiles = 0, errors = 0, nt, rc = 1;
+    bool all_words = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     const char *dir = NULL, *value, **files = NULL;
     work_t w = {0};
@@ -431,6 +539,8 @@ static int cmd_warm(int argc, char **argv)
             if ((value = option_value("warm", argc, argv, &i)) == NULL ||
                 (narchs = split_archs("warm", value, archs, MAX_ARCHS)) <= 0)
                 goto out_usage;
+        } else if (strcmp(argv[i], "--all-words") == 0) {
+            all_words = true;
         } else if (strcmp(argv[i], "--jobs") == 0) {
             if ((value = option_value("warm", argc, argv, &i)) == NULL ||
                 !option_number("warm", "--jobs", value, 1, MAX_JOBS, &jobs))
@@ -451,6 +561,11 @@ static int cmd_warm(int argc, char **argv)
     }
     if (jobs < 1)
         jobs = 1;
+    if (all_words && nfiles == 0) {
+        fprintf(stderr, "typejit warm: --all-words is for FILEs of type descriptions (the manifest "
+                        "lists every word the runtime needed)\n");
+        goto out_usage;
+    }
     if (cache_dir(dir)[0] == '\0') {
         fprintf(stderr, "typejit warm: no cache directory: set TYPEJIT_CACHE_DIR or HOME\n");
         goto out_free;
@@ -473,7 +588,7 @@ static int cmd_warm(int argc, char **argv)
                 goto out_free;
         }
         for (int f = 0; f < nfiles; f++) {
-            file_ctx_t ctx = {&w, archs, narchs, files[f], 0};
+            file_ctx_t ctx = {&w, archs, narchs, all_words, files[f], 0};
             if (tj_typedesc_each_line(files[f], warm_line, &ctx) != TJ_OK) {
                 fprintf(stderr, "typejit warm: cannot read %s: %s\n", files[f],
                         errno ? strerror(errno) : "read error");
@@ -528,7 +643,7 @@ static int cmd_warm(int argc, char **argv)
     rc = atomic_load(&w.failed) > 0 || errors > 0 ? 1 : 0;
 out_free:
     free(tid);
-    free(w.items);
+    free_items(&w);
     free(files);
     return rc;
 out_usage:
