@@ -20,24 +20,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "gpu/cuda.h"
 #include "jit/gen.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "type/translate.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Bytes of distinct 32-byte sectors one object touches, walking its runs in address order of
  * the packed sequence (runs of real halos and 2-D objects ascend, so a last-sector check
@@ -253,10 +241,10 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
         }
         for (int i = 0; i < small_reps; i++) {
             pos = 0;
-            double t0 = now();
+            double t0 = tj_clock_seconds();
             MPI_Pack((void *)(uintptr_t)typed, 1, t, (void *)(uintptr_t)packed, (int)total, &pos,
                      MPI_COMM_SELF);
-            s[i] = now() - t0;
+            s[i] = tj_clock_seconds() - t0;
         }
         tj_kernel_spec_t spec = tj_kernel_single(&b, b.word, TJ_DIR_PACK, target);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
@@ -269,18 +257,16 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
             l.args[2] = &l.count;
             tj_gen_launch(&b, b.word, 1, &l.geo);
             for (int i = 0; i < small_reps; i++) {
-                double t0 = now();
+                double t0 = tj_clock_seconds();
                 do_launch(&l);
                 tj_gpu_sync();
-                l2[i] = now() - t0;
+                l2[i] = tj_clock_seconds() - t0;
             }
             kern = time_fn(do_launch, &l, max_reps);
         }
-        qsort(s, (size_t)small_reps, sizeof(double), cmp_double);
-        qsort(l2, (size_t)small_reps, sizeof(double), cmp_double);
-        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, s[small_reps / 2] * 1e6,
-               l2[small_reps / 2] * 1e6, kern * 1e6,
-               (s[small_reps / 2] - l2[small_reps / 2]) * 1e6);
+        double ms = tj_median(s, small_reps), ml2 = tj_median(l2, small_reps);
+        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, ms * 1e6, ml2 * 1e6,
+               kern * 1e6, (ms - ml2) * 1e6);
         MPI_Type_free(&t);
         free(s);
         free(l2);

@@ -12,22 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "jit/nvrtc.h"
 #include "kernels/supply.h"
 #include "type/translate.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The i-th test shape: 3-D sub-cuboids of different sizes and offsets, so that every one is a
  * different kernel. */
@@ -40,19 +28,13 @@ static MPI_Datatype shape(int i)
     return t;
 }
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp);
-    return v[n / 2];
-}
-
 /* Commit + translate + both kernels; returns seconds. */
 static double commit_with_kernels(int i, const char *arch)
 {
     MPI_Datatype t = shape(i);
     tj_block_t b;
     tj_kernel_t *k;
-    double t0 = now();
+    double t0 = tj_clock_seconds();
     PMPI_Type_commit(&t);
     if (tj_translate_block(t, &b, NULL) == TJ_OK) {
         tj_kernel_spec_t pack = tj_kernel_single(&b, b.word, TJ_DIR_PACK, arch);
@@ -60,7 +42,7 @@ static double commit_with_kernels(int i, const char *arch)
         tj_supply_get(&pack, TJ_SUPPLY_COMPILE, &k, NULL);
         tj_supply_get(&unpack, TJ_SUPPLY_COMPILE, &k, NULL);
     }
-    double dt = now() - t0;
+    double dt = tj_clock_seconds() - t0;
     PMPI_Type_free(&t);
     return dt;
 }
@@ -99,12 +81,12 @@ int main(int argc, char **argv)
         mem[i] = commit_with_kernels(i, arch);
     for (int i = 0; i < n; i++) {
         MPI_Datatype t = shape(i);
-        double t0 = now();
+        double t0 = tj_clock_seconds();
         PMPI_Type_commit(&t);
-        native[i] = now() - t0;
+        native[i] = tj_clock_seconds() - t0;
         PMPI_Type_free(&t);
     }
-    double c = median(cold, n), d = median(disk, n), m = median(mem, n), nat = median(native, n);
+    double c = tj_median(cold, n), d = tj_median(disk, n), m = tj_median(mem, n), nat = tj_median(native, n);
     printf("# %d distinct 3-D subarray types, target %s, medians; commit = PMPI_Type_commit +"
            " translate + pack and unpack kernels\n",
            n, arch);

@@ -38,6 +38,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 typedef int (*describe_fn)(const void *, char *, size_t);
 
 static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0, describe_only = 0;
@@ -273,13 +275,6 @@ static void describe_types(void)
     printf(")\n");
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
     int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3];
@@ -458,7 +453,7 @@ int main(int argc, char **argv)
         else if (two)
             memcpy(rgrid, grid, values * sizeof(double));
 
-        double t0 = now(), t1 = t0, t2 = t0, t3;
+        double t0 = tj_clock_seconds(), t1 = t0, t2 = t0, t3;
         if (mode == EX_PACK) {
             /* Pack grouped by destination, directions in ascending order within each group. */
             int pos = 0;
@@ -468,7 +463,7 @@ int main(int argc, char **argv)
                     MPI_Pack(field, 1, send_t[to[r][k]], sbuf, (int)total, &pos, cart);
                 scount[r] = pos - sdispl[r];
             }
-            t1 = now();
+            t1 = tj_clock_seconds();
             int rpos = 0;
             for (int s = 0; s < nranks; s++) {
                 rdispl[s] = rpos;
@@ -477,7 +472,7 @@ int main(int argc, char **argv)
                 rcount[s] = rpos - rdispl[s];
             }
             MPI_Alltoallv(sbuf, scount, sdispl, MPI_PACKED, rbuf, rcount, rdispl, MPI_PACKED, cart);
-            t2 = now();
+            t2 = tj_clock_seconds();
             for (int s = 0; s < nranks; s++) {
                 int p = rdispl[s];
                 for (int k = 0; k < nto[s]; k++)
@@ -507,7 +502,7 @@ int main(int argc, char **argv)
             }
             MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
         }
-        t3 = now();
+        t3 = tj_clock_seconds();
         if (mode == EX_PACK) {
             t_pack += t1 - t0;
             t_exch += t2 - t1;

@@ -4,7 +4,6 @@
  * TYPEJIT_CACHE_MAX_SIZE trims once per process. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/hash.h"
 #include "cache/entry.h"
+#include "cache/hash.h"
 #include "cache/lock.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 #include "cache/trim.h"
 #include "cache/walk.h"
 #include "check.h"
+#include "tempdir.h"
 #include "util/config.h"
 
 #define TC     "nvrtc-13.0"
@@ -308,18 +308,9 @@ static void test_if_needed(void)
     tj_store_close(s);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
-    snprintf(base, sizeof(base), "/tmp/tj_trim_XXXXXX");
-    REQUIRE(mkdtemp(base) != NULL);
+    tempdir_make("trim", base, sizeof(base));
     snprintf(root, sizeof(root), "%s/cache", base);
 
     test_lru();
@@ -327,6 +318,6 @@ int main(void)
     test_locked_invalid_toolchains();
     test_if_needed();
 
-    nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    CHECK(tempdir_remove(base));
     CHECK_DONE();
 }

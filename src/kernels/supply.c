@@ -109,22 +109,19 @@ static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 static tj_status_t compile(const tj_kernel_spec_t *spec, const char *source, const char *key,
                            const char *toolchain, tj_kernel_t *k)
 {
-    struct timespec t0, t1;
+    double t0 = tj_clock_seconds();
     char what[128];
     tj_status_t st;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     st = tj_nvrtc_compile(source, tj_kernel_name(spec), spec->target, &k->image, &k->len);
     if (st != TJ_OK) {
         tj_stats_inc(TJ_STAT_jit_failures);
         return st;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     tj_stats_inc(TJ_STAT_jit_compiles);
     describe(spec, what, sizeof(what));
     tj_log_debug("kernel %s: compiled in %.1f ms (%zu bytes)", what,
-                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6,
-                 k->len);
+                 (tj_clock_seconds() - t0) * 1e3, k->len);
     if (store_rw) {
         tj_store_save(store, toolchain, spec->target, key, k->image, k->len,
                       tj_config()->save_source ? source : NULL);

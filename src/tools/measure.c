@@ -20,6 +20,7 @@
 #include "kernels/target.h"
 #include "send/model.h"
 #include "send/systable.h"
+#include "util/clock.h"
 #include "util/config.h"
 
 static const char *usage_measure =
@@ -42,19 +43,6 @@ static const int64_t runs[RUNS] = {8, 64, 512};
 static bool quick;
 static int64_t max_bytes;
 static char target[32];
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Packed sizes: 64 B to 16 MiB in powers of 4 (--quick: powers of 16 up to 256 KiB). */
 static int64_t next_size(int64_t bytes)
@@ -103,13 +91,12 @@ static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, 
     if (tj_gpu_launch(l.fn, l.geo.grid, l.geo.block, l.args) != TJ_OK || tj_gpu_sync() != TJ_OK)
         goto out_free;
     for (int i = 0; i < reps; i++) {
-        double t0 = now();
+        double t0 = tj_clock_seconds();
         if (tj_gpu_launch(l.fn, l.geo.grid, l.geo.block, l.args) != TJ_OK || tj_gpu_sync() != TJ_OK)
             goto out_free;
-        t[i] = (now() - t0) * 1e6;
+        t[i] = (tj_clock_seconds() - t0) * 1e6;
     }
-    qsort(t, (size_t)reps, sizeof(*t), cmp_double);
-    median = t[reps / 2];
+    median = tj_median(t, reps);
 out_free:
     free(t);
     return median;
@@ -187,14 +174,13 @@ static tj_status_t measure_device(tj_systable_t *t, const buffers_t *buf)
             double *s = calloc((size_t)reps, sizeof(*s));
             bool ok = s != NULL;
             for (int i = 0; ok && i < reps; i++) {
-                double t0 = now();
+                double t0 = tj_clock_seconds();
                 ok = (d == 0 ? tj_gpu_copy_dtoh(buf->mapped, buf->packed, (size_t)bytes)
                              : tj_gpu_copy_htod(buf->packed, buf->mapped, (size_t)bytes)) == TJ_OK;
-                s[i] = (now() - t0) * 1e6;
+                s[i] = (tj_clock_seconds() - t0) * 1e6;
             }
             if (ok) {
-                qsort(s, (size_t)reps, sizeof(*s), cmp_double);
-                add_row(c, bytes, s[reps / 2]);
+                add_row(c, bytes, tj_median(s, reps));
             } else
                 failed++;
             free(s);

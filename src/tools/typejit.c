@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/hash.h"
 #include "cache/entry.h"
+#include "cache/hash.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 #include "cache/trim.h"
@@ -24,6 +24,7 @@
 #include "measure.h"
 #include "type/translate.h"
 #include "typedesc.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -525,7 +526,7 @@ static int cmd_warm(int argc, char **argv)
     const char *dir = NULL, *value, **files = NULL;
     work_t w = {0};
     pthread_t *tid = NULL;
-    struct timespec t0, t1;
+    double t0, t1;
 
     if (wants_help(argc, argv)) {
         fputs(usage_warm, stdout);
@@ -580,7 +581,7 @@ static int cmd_warm(int argc, char **argv)
     pthread_mutex_init(&w.print_lock, NULL);
 
     /* The time reported covers reading the descriptions too. */
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = tj_clock_seconds();
     if (nfiles > 0) {
         if (narchs == 0) {
             const char *def = tj_config()->arch[0] ? tj_config()->arch : "sm_90";
@@ -628,7 +629,7 @@ static int cmd_warm(int argc, char **argv)
         }
     for (int t = 0; t < nt; t++)
         pthread_join(tid[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t1 = tj_clock_seconds();
     store_loud();
     if (w.progress)
         fputc('\n', stderr);
@@ -637,8 +638,7 @@ static int cmd_warm(int argc, char **argv)
                 atomic_load(&w.unstored), w.why_unstored);
     printf("typejit warm: %d kernels: %d compiled, %d already cached, %d failed (%.2f s, cache "
            "%s)\n",
-           w.n, atomic_load(&w.compiled), atomic_load(&w.cached), atomic_load(&w.failed),
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+           w.n, atomic_load(&w.compiled), atomic_load(&w.cached), atomic_load(&w.failed), t1 - t0,
            cache_dir(dir));
     rc = atomic_load(&w.failed) > 0 || errors > 0 ? 1 : 0;
 out_free:
