@@ -65,8 +65,9 @@ target_compile_definitions(typejit_core_variant PUBLIC TJ_VERSION_STRING="${PROJ
 target_link_libraries(typejit_core_variant PUBLIC MPI::MPI_C Threads::Threads ${CMAKE_DL_LIBS} m)
 add_library(typejit_variant SHARED ${TJ_INTERPOSE_SOURCES})
 target_link_libraries(typejit_variant PRIVATE typejit_core_variant)
-add_executable(typejit_tool_variant ${PROJECT_SOURCE_DIR}/src/tools/typejit.c
-               ${PROJECT_SOURCE_DIR}/src/tools/typedesc.c ${PROJECT_SOURCE_DIR}/src/tools/measure.c)
+get_target_property(tool_sources typejit_tool SOURCES)
+list(TRANSFORM tool_sources PREPEND ${PROJECT_SOURCE_DIR}/src/tools/)
+add_executable(typejit_tool_variant ${tool_sources})
 target_link_libraries(typejit_tool_variant PRIVATE typejit_core_variant)
 target_include_directories(typejit_tool_variant PRIVATE ${PROJECT_SOURCE_DIR}/src/tools)
 

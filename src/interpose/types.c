@@ -1,6 +1,7 @@
 /* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: translate each committed type once and keep
  * its record; tj_type_describe reads it. */
 #include <stdio.h>
+#include <string.h>
 
 #include "interpose/constructors.h"
 #include "interpose/init.h"
@@ -83,9 +84,18 @@ void tj_interpose_record(MPI_Datatype type)
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
     if (tj_log_level >= TJ_LOG_DEBUG) {
-        char text[640];
+        char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";
         tj_interpose_describe(&info, text, sizeof(text));
-        tj_log_debug("commit: %s", text);
+        tj_table_label(type, label, sizeof(label));
+        /* Kernels are made for the layout moved to byte 0, shared by every type of that shape:
+         * the kernel lines of the log name it so. */
+        if (info.strided) {
+            tj_block_t b = tj_block_at_zero(&info.block);
+            strcpy(layout, "; its kernels: W=");
+            snprintf(layout + strlen(layout), sizeof(layout) - strlen(layout), "%d ", b.word);
+            tj_block_format(&b, layout + strlen(layout), sizeof(layout) - strlen(layout));
+        }
+        tj_log_debug("commit of %s: %s%s", label, text, layout);
     }
 }
 

@@ -223,12 +223,11 @@ out_unlock:
     pthread_mutex_unlock(&lock);
 }
 
-tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir,
-                                     const char *target)
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir)
 {
-    job_t j = job_of(block, word, dir, target);
+    job_t j = job_of(block, word, dir, NULL);
     tj_hash_t key = job_key(&j);
-    tj_compile_state_t state = TJ_COMPILE_NONE;
+    tj_compile_state_t state = TJ_COMPILE_IDLE;
 
     pthread_mutex_lock(&lock);
     if (has_key(active, nactive, key))

@@ -88,6 +88,53 @@ void tj_key_toolchain(char *buf, size_t len)
     snprintf(buf, len, "nvrtc-%d.%d-%.12s", major, minor, tj_nvrtc_build_id());
 }
 
+void tj_key_describe(const char *key, char *buf, size_t len)
+{
+    const char *manifest = NULL, *function = NULL;
+    size_t mlen = 0, flen = 0, first = strcspn(key, "\n");
+
+    if (strncmp(key, "typejit kernel 2\n", 17) != 0) {
+        snprintf(buf, len, "%.*s", (int)first, key);
+        return;
+    }
+    /* The header lines, up to the blank line before the source. */
+    for (const char *p = key; *p != '\0' && *p != '\n';) {
+        size_t n = strcspn(p, "\n");
+        if (strncmp(p, "manifest=", 9) == 0)
+            manifest = p + 9, mlen = n - 9;
+        else if (strncmp(p, "function=", 9) == 0)
+            function = p + 9, flen = n - 9;
+        p += n + (p[n] == '\n');
+    }
+    if (manifest != NULL) {
+        /* "TARGET DIR W=N BLOCK" or "TARGET DIR W=N fused BLOCK | BLOCK ...", without the target
+         * (the folder says it). */
+        const char *rest = memchr(manifest, ' ', mlen), *fused;
+        int blocks = 1;
+        if (rest == NULL) {
+            snprintf(buf, len, "%.*s", (int)mlen, manifest);
+            return;
+        }
+        rest++;
+        mlen -= (size_t)(rest - manifest);
+        fused = strstr(rest, " fused ");
+        if (fused == NULL || (size_t)(fused - rest) > mlen) {
+            snprintf(buf, len, "%.*s", (int)mlen, rest);
+            return;
+        }
+        for (const char *q = fused; (q = strstr(q, " | ")) != NULL && (size_t)(q - rest) < mlen;
+             q += 3)
+            blocks++;
+        snprintf(buf, len, "fused %.*s of %d blocks", (int)(fused - rest), rest, blocks);
+        return;
+    }
+    if (function != NULL && flen > 11 && strncmp(function, "tj_generic_", 11) == 0) {
+        snprintf(buf, len, "generic %.*s", (int)(flen - 11), function + 11);
+        return;
+    }
+    snprintf(buf, len, "%.*s", (int)first, key);
+}
+
 tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
 {
     typedef struct {

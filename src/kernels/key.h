@@ -21,6 +21,11 @@
  * without NVRTC. */
 char *tj_key_text(const tj_kernel_spec_t *spec, const char *source);
 
+/* What a disk key names, in one line (`typejit cache list`): the manifest's words without the
+ * target, "pack W=8 start=0 extent=...", "fused unpack W=8 of 3 blocks", "generic pack"; for a
+ * key of another form, its first line. */
+void tj_key_describe(const char *key, char *buf, size_t len);
+
 /* The toolchain level of the disk layout (cache/entry.h): readable, and different for every NVRTC
  * build, "nvrtc-13.0-65be0db342ad". */
 void tj_key_toolchain(char *buf, size_t len);

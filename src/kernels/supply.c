@@ -92,17 +92,31 @@ static void kernel_free(void *value)
     tj_kernel_free(value);
 }
 
-/* What a kernel is, for debug lines: "tj_pack sm_90 W=8", "tj_fused_unpack sm_90 W=8 of 3
- * blocks". */
+static const char *dir_name(tj_dir_t dir)
+{
+    return dir == TJ_DIR_PACK ? "pack" : "unpack";
+}
+
+/* What a kernel is, for debug lines: "pack sm_90 W=16 start=0 extent=... counts=... strides=..."
+ * (the layout its kernel is made for, as the commit lines name it), "fused unpack sm_90 W=8 of 3
+ * blocks", "generic pack sm_90". Formatted only at debug level. */
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
-    if (spec->kind == TJ_KERNEL_GENERIC)
-        snprintf(buf, len, "%s %s", tj_kernel_name(spec), spec->target);
-    else if (spec->kind == TJ_KERNEL_FUSED)
-        snprintf(buf, len, "%s %s W=%d of %d blocks", tj_kernel_name(spec), spec->target,
+    char block[1024];
+
+    buf[0] = '\0';
+    if (tj_log_level < TJ_LOG_DEBUG)
+        return;
+    if (spec->kind == TJ_KERNEL_GENERIC) {
+        snprintf(buf, len, "generic %s %s", dir_name(spec->dir), spec->target);
+    } else if (spec->kind == TJ_KERNEL_FUSED) {
+        snprintf(buf, len, "fused %s %s W=%d of %d blocks", dir_name(spec->dir), spec->target,
                  spec->word, spec->nblocks);
-    else
-        snprintf(buf, len, "%s %s W=%d", tj_kernel_name(spec), spec->target, spec->word);
+    } else {
+        tj_block_t b = tj_block_at_zero(&spec->blocks[0]);
+        tj_block_format(&b, block, sizeof(block));
+        snprintf(buf, len, "%s %s W=%d %s", dir_name(spec->dir), spec->target, spec->word, block);
+    }
 }
 
 /* Compile @p source into @p k and store the image. */
@@ -110,7 +124,7 @@ static tj_status_t compile(const tj_kernel_spec_t *spec, const char *source, con
                            const char *toolchain, tj_kernel_t *k)
 {
     double t0 = tj_clock_seconds();
-    char what[128];
+    char what[1200];
     tj_status_t st;
 
     st = tj_nvrtc_compile(source, tj_kernel_name(spec), spec->target, &k->image, &k->len);
@@ -222,7 +236,7 @@ static tj_status_t from_memory(tj_hash_t hash, bool count, tj_kernel_t **kernel)
 static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_mode_t mode,
                                         tj_kernel_t **kernel, tj_origin_t *from)
 {
-    char toolchain[64], what[128], line[TJ_STORE_LINE_MAX + 1];
+    char toolchain[64], what[1200], line[TJ_STORE_LINE_MAX + 1];
     char *source = NULL, *key = NULL;
     tj_store_lock_t *lock = NULL;
     tj_kernel_t *k = NULL;

@@ -18,13 +18,13 @@ static char device_targets[TJ_TARGET_MAX_DEVICES][32];
 
 tj_status_t tj_target_of_device(int device, char *target, size_t len)
 {
-    const tj_config_t *cfg = tj_config();
+    const char *arch = tj_nvrtc_arch_setting(); /* TYPEJIT_ARCH, checked against NVRTC */
     char found[32];
     int sm;
     tj_status_t st = TJ_OK;
 
-    if (cfg->arch[0] != '\0') {
-        snprintf(target, len, "%s", cfg->arch);
+    if (arch[0] != '\0') {
+        snprintf(target, len, "%s", arch);
         return TJ_OK;
     }
     if (device < 0 || device >= TJ_TARGET_MAX_DEVICES || !tj_gpu_available()) {
@@ -46,11 +46,16 @@ bool tj_target_known(int device, char *target, size_t len)
 {
     const tj_config_t *cfg = tj_config();
 
+    /* TYPEJIT_ARCH unchecked: checking it may load NVRTC. */
     if (cfg->arch[0] != '\0') {
         snprintf(target, len, "%s", cfg->arch);
         return true;
     }
-    if (device < 0 || device >= TJ_TARGET_MAX_DEVICES)
+    if (device < 0) {
+        snprintf(target, len, "sm_90"); /* as tj_target_of_device without a device */
+        return true;
+    }
+    if (device >= TJ_TARGET_MAX_DEVICES)
         return false;
     pthread_mutex_lock(&target_lock);
     snprintf(target, len, "%s", device_targets[device]);
@@ -70,10 +75,10 @@ static void check_loadable(void)
     loadable_status = tj_nvrtc_version(&major, &minor);
     if (loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
         return;
-    tj_log_warn("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
-                "kernels; device buffers are staged through host memory (install nvrtc %d.x "
-                "or a newer driver)",
-                major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
+    tj_log_warn_job("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
+                    "kernels; device buffers are staged through host memory (install nvrtc %d.x "
+                    "or a newer driver)",
+                    major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
     loadable_status = TJ_ERR_UNSUPPORTED;
 }
 
