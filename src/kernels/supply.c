@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cache/entry.h"
 #include "cache/lock.h"
@@ -99,13 +98,14 @@ static const char *dir_name(tj_dir_t dir)
 
 /* What a kernel is, for debug lines: "pack sm_90 W=16 start=0 extent=... counts=... strides=..."
  * (the layout its kernel is made for, as the commit lines name it), "fused unpack sm_90 W=8 of 3
- * blocks", "generic pack sm_90". Formatted only at debug level. */
+ * blocks", "generic pack sm_90". Formatted only when a line at info level or above may show it
+ * (the path it is used on reads the disk at least). */
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
     char block[1024];
 
     buf[0] = '\0';
-    if (tj_log_level < TJ_LOG_DEBUG)
+    if (tj_log_level < TJ_LOG_INFO)
         return;
     if (spec->kind == TJ_KERNEL_GENERIC) {
         snprintf(buf, len, "generic %s %s", dir_name(spec->dir), spec->target);
