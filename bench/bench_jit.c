@@ -86,7 +86,8 @@ int main(int argc, char **argv)
         native[i] = tj_clock_seconds() - t0;
         PMPI_Type_free(&t);
     }
-    double c = tj_median(cold, n), d = tj_median(disk, n), m = tj_median(mem, n), nat = tj_median(native, n);
+    double c = tj_median(cold, n), d = tj_median(disk, n), m = tj_median(mem, n),
+           nat = tj_median(native, n);
     printf("# %d distinct 3-D subarray types, target %s, medians; commit = PMPI_Type_commit +"
            " translate + pack and unpack kernels\n",
            n, arch);

@@ -124,8 +124,7 @@ static void lock(void)
     block_of(0, &b);
     tj_compiler_request(&b, b.word, TJ_DIR_PACK, NULL);
     for (int i = 0;
-         i < 60 * 1000 && tj_compiler_state(&b, b.word, TJ_DIR_PACK) != TJ_COMPILE_RUNNING;
-         i++)
+         i < 60 * 1000 && tj_compiler_state(&b, b.word, TJ_DIR_PACK) != TJ_COMPILE_RUNNING; i++)
         tj_clock_sleep_ms(1);
     /* As MPI_Finalize with TYPEJIT_JIT_DRAIN=1: the worker waits for the other process at most
      * that long, then gives up without compiling, while the other process still holds the
