@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
+
 enum { ALLTOALLV, ALLTOALLW, NEIGHBOR, ALLGATHERV, GATHERV, SCATTERV, BCAST, NCOLL };
 static const char *const coll_names[NCOLL] = {
     "alltoallv", "alltoallw", "neighbor_alltoallw", "allgatherv", "gatherv", "scatterv", "bcast"};
@@ -64,12 +66,6 @@ static bool device_open(void)
            cu.host_alloc && cu.host_free && cu.init(0) == CUDA_SUCCESS &&
            cu.device_get(&dev, 0) == CUDA_SUCCESS && cu.retain(&ctx, dev) == CUDA_SUCCESS &&
            cu.set_current(ctx) == CUDA_SUCCESS;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* One measured call: its buffers, type and the packed buffers of the pack method. */
@@ -305,8 +301,7 @@ int main(int argc, char **argv)
                     double *col = malloc((size_t)reps * sizeof(double));
                     for (int k = 0; k < reps; k++)
                         col[k] = samples[4 * k + q];
-                    qsort(col, (size_t)reps, sizeof(double), cmp_double);
-                    tot[q] = col[reps / 2] * 1e6;
+                    tot[q] = tj_median(col, reps) * 1e6;
                     free(col);
                 }
                 if (rank == 0) {

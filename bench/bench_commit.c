@@ -31,6 +31,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 #define MAX_PARTS  3 /* handles one object is built from: the outer type and its intermediates */
 #define MAX_ROUNDS 1000
 #define NCUBOIDS   (sizeof(cuboids) / sizeof(cuboids[0]))
@@ -77,25 +79,6 @@ typedef struct {
 typedef struct {
     double create, commit, release, total; /* microseconds per type */
 } sample_t;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static double ratio(double a, double b)
 {
@@ -158,17 +141,17 @@ static sample_t run_round(const cuboid_t *c, repr_t r, const bmode_t *m, int ite
     sample_t s;
     double t0, t1, t2, t3, t4;
 
-    t0 = now();
+    t0 = tj_clock_seconds();
     for (int i = 0; i < iters; i++)
         nparts[i] = create(c, r, m, h[i]);
-    t1 = now();
+    t1 = tj_clock_seconds();
     for (int i = 0; i < iters; i++)
         check(m->commit(&h[i][0]), "commit");
-    t2 = now();
+    t2 = tj_clock_seconds();
     for (int i = 0; i < iters; i++)
         for (int p = 0; p < nparts[i]; p++)
             check(m->release(&h[i][p]), "free");
-    t3 = now();
+    t3 = tj_clock_seconds();
     for (int i = 0; i < iters; i++) {
         MPI_Datatype parts[MAX_PARTS];
         int n = create(c, r, m, parts);
@@ -176,7 +159,7 @@ static sample_t run_round(const cuboid_t *c, repr_t r, const bmode_t *m, int ite
         for (int p = 0; p < n; p++)
             check(m->release(&parts[p]), "free");
     }
-    t4 = now();
+    t4 = tj_clock_seconds();
     s.create = (t1 - t0) * 1e6 / iters;
     s.commit = (t2 - t1) * 1e6 / iters;
     s.release = (t3 - t2) * 1e6 / iters;
@@ -326,12 +309,12 @@ static long maxrss_kb(void)
 static double huge_commit(const huge_t *h, const bmode_t *m, double *create_ms, long *grown_kb)
 {
     long r0 = maxrss_kb();
-    double t0 = now(), t1, t2;
+    double t0 = tj_clock_seconds(), t1, t2;
     MPI_Datatype t = huge_create(h, m->commit == PMPI_Type_commit);
 
-    t1 = now();
+    t1 = tj_clock_seconds();
     check(m->commit(&t), "commit");
-    t2 = now();
+    t2 = tj_clock_seconds();
     *grown_kb = maxrss_kb() - r0;
     check(m->release(&t), "free");
     *create_ms = (t1 - t0) * 1e3;
@@ -375,8 +358,8 @@ static int run_huge(const bmode_t *modes, const bool *use, int rounds, const cha
             }
         for (int k = 0; k < 2; k++)
             if (use[k]) {
-                med[k] = median(v[k], rounds);
-                create[k] = median(cr[k], rounds);
+                med[k] = tj_median(v[k], rounds);
+                create[k] = tj_median(cr[k], rounds);
             }
         if (selected == 1 && use[0] != use[1])
             snprintf(peak, sizeof(peak), "%.1f", (double)grown[use[1]] / 1024.0);
@@ -530,7 +513,7 @@ int main(int argc, char **argv)
             }
             for (int k = 0; k < 2; k++)
                 for (int q = 0; q < 4 && use[k]; q++)
-                    med[k][q] = median(v[k][q], rounds);
+                    med[k][q] = tj_median(v[k][q], rounds);
             printf("%s,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.4f\n", label, med[0][0],
                    med[0][1], med[1][1], ratio(med[1][3], med[0][3]), ratio(med[1][1], med[0][1]),
                    ratio(med[1][0] + med[1][1], med[0][0] + med[0][1]), med[0][2], med[1][2],

@@ -20,22 +20,95 @@
 #include <string.h>
 #include <time.h>
 
+#include <cuda.h>
+
 #include "gpu/cuda.h"
 #include "jit/gen.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
+#include "kernels/target.h"
 #include "type/translate.h"
+#include "util/clock.h"
 
-static double now(void)
+/* The driver calls only this benchmark makes (event timing, the 2-D copy baseline), from the
+ * libcuda.so.1 the library opened. They run on the legacy default stream, which the library's
+ * streams (blocking ones, CU_STREAM_DEFAULT) synchronise with: an event recorded there after a
+ * launch on the library's stream completes after the launch. */
+static struct {
+    __typeof__(&cuMemcpy2DAsync) memcpy2d;
+    __typeof__(&cuEventCreate) event_create;
+    __typeof__(&cuEventRecord) event_record;
+    __typeof__(&cuEventSynchronize) event_sync;
+    __typeof__(&cuEventElapsedTime) event_elapsed;
+    __typeof__(&cuEventDestroy) event_destroy;
+} drv;
+
+static void *symbol(void *lib, const char *name, const char *older)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    void *f = dlsym(lib, name);
+    return f != NULL || older == NULL ? f : dlsym(lib, older);
 }
 
-static int cmp_double(const void *a, const void *b)
+/* After tj_gpu_init: look the functions up; those missing stay NULL (the rows that need them are
+ * left out). */
+static void driver_open(void)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib == NULL)
+        return;
+    *(void **)&drv.memcpy2d = symbol(lib, "cuMemcpy2DAsync_v2", NULL);
+    *(void **)&drv.event_create = symbol(lib, "cuEventCreate", NULL);
+    *(void **)&drv.event_record = symbol(lib, "cuEventRecord", NULL);
+    *(void **)&drv.event_sync = symbol(lib, "cuEventSynchronize", NULL);
+    *(void **)&drv.event_elapsed = symbol(lib, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+    *(void **)&drv.event_destroy = symbol(lib, "cuEventDestroy_v2", "cuEventDestroy");
+}
+
+/* A 2-D strided copy on the legacy stream, as the baseline of 2-D objects. */
+static void copy_2d(tj_devptr_t dst, size_t dpitch, tj_devptr_t src, size_t spitch, size_t width,
+                    size_t height)
+{
+    CUDA_MEMCPY2D c = {0};
+    if (drv.memcpy2d == NULL)
+        return;
+    c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.srcDevice = (CUdeviceptr)src;
+    c.srcPitch = spitch;
+    c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.dstDevice = (CUdeviceptr)dst;
+    c.dstPitch = dpitch;
+    c.WidthInBytes = width;
+    c.Height = height;
+    drv.memcpy2d(&c, NULL);
+}
+
+/* Seconds per call of @p work over @p reps calls, from events around them; false when the
+ * driver lacks what it takes. */
+static bool event_time(void (*work)(void *), void *arg, int reps, double *seconds)
+{
+    CUevent start, stop;
+    float ms = 0;
+    bool ok;
+
+    if (drv.event_create == NULL || drv.event_record == NULL || drv.event_sync == NULL ||
+        drv.event_elapsed == NULL || drv.event_destroy == NULL)
+        return false;
+    if (drv.event_create(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+        return false;
+    if (drv.event_create(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+        drv.event_destroy(start);
+        return false;
+    }
+    ok = drv.event_record(start, NULL) == CUDA_SUCCESS;
+    for (int i = 0; ok && i < reps; i++)
+        work(arg);
+    ok = ok && drv.event_record(stop, NULL) == CUDA_SUCCESS &&
+         drv.event_sync(stop) == CUDA_SUCCESS &&
+         drv.event_elapsed(&ms, start, stop) == CUDA_SUCCESS;
+    if (ok)
+        *seconds = ms * 1e-3 / (reps > 0 ? reps : 1);
+    drv.event_destroy(stop);
+    drv.event_destroy(start);
+    return ok;
 }
 
 /* Bytes of distinct 32-byte sectors one object touches, walking its runs in address order of
@@ -89,13 +162,13 @@ typedef struct {
 static void do_copy2d(void *p)
 {
     copy_t *c = p;
-    tj_gpu_copy_2d(c->dst, c->dpitch, c->src, c->spitch, c->width, c->height);
+    copy_2d(c->dst, c->dpitch, c->src, c->spitch, c->width, c->height);
 }
 
 static void do_copy(void *p)
 {
     copy_t *c = p;
-    tj_gpu_copy_2d(c->dst, c->bytes, c->src, c->bytes, c->bytes, 1);
+    copy_2d(c->dst, c->bytes, c->src, c->bytes, c->bytes, 1);
 }
 
 static int max_reps = 200; /* timed repetitions of one measurement, at most */
@@ -107,7 +180,7 @@ static int reps_for(int64_t bytes)
     return (int)(r < max_reps ? r : max_reps);
 }
 
-static double ceiling_bw; /* bytes moved (read + write) per second by a device copy */
+static double ceiling_bw;     /* bytes moved (read + write) per second by a device copy */
 static int small_reps = 2000; /* MPI_Pack calls timed per small object */
 static char target[32];
 
@@ -116,7 +189,7 @@ static double time_fn(void (*fn)(void *), void *arg, int reps)
     double s = 0;
     fn(arg); /* warm-up */
     tj_gpu_sync();
-    if (tj_gpu_event_time(fn, arg, reps, &s) != TJ_OK)
+    if (!event_time(fn, arg, reps, &s))
         return -1;
     return s;
 }
@@ -140,6 +213,9 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     int64_t bytes = b->size * count;
     double floor_t = (double)(sector_bytes(b, count) + bytes) / ceiling_bw;
     int reps = reps_for(bytes);
+    tj_kernel_spec_t jit = tj_kernel_single(b, b->word, dir, target);
+    tj_kernel_spec_t generic = tj_kernel_generic(dir, target);
+    tj_devptr_t at = typed + (tj_devptr_t)b->start; /* where the JIT kernel's object 0 starts */
     tj_kernel_t *k;
     launch_t l = {0};
 
@@ -151,14 +227,19 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     l.args[2] = &l.count;
     l.args[3] = &l.params;
 
-    /* JIT kernel */
-    if (tj_kernels_get(b, b->word, dir, target, &k, NULL) == TJ_OK &&
-        tj_kernels_function(k, &l.fn) == TJ_OK) {
+    /* JIT kernel: built for the block at start 0, launched at its start */
+    if (tj_supply_get(&jit, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+        tj_kernel_function(k, &l.fn) == TJ_OK) {
+        l.dst = dir == TJ_DIR_PACK ? packed : at;
+        l.src = dir == TJ_DIR_PACK ? at : packed;
         tj_gen_launch(b, b->word, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "jit", time_fn(do_launch, &l, reps), floor_t);
     }
-    /* generic kernel */
-    if (tj_kernels_generic(dir, target, &k) == TJ_OK && tj_kernels_function(k, &l.fn) == TJ_OK) {
+    /* generic kernel: the start is one of its run-time arguments */
+    l.dst = dir == TJ_DIR_PACK ? packed : typed;
+    l.src = dir == TJ_DIR_PACK ? typed : packed;
+    if (tj_supply_get(&generic, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+        tj_kernel_function(k, &l.fn) == TJ_OK) {
         tj_gen_generic_params(b, b->word, &l.params);
         tj_gen_generic_launch(b, b->word, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "generic", time_fn(do_launch, &l, reps),
@@ -224,7 +305,8 @@ static MPI_Datatype halo_region(int d, int n, int r)
 static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
 {
     printf("\n# MPI_Pack call-to-return, device -> device, 2-D objects, pitch 512 B, median of "
-           "%d\n", small_reps);
+           "%d\n",
+           small_reps);
     printf("small_bytes,run,mpi_pack_us,launch_sync_us,kernel_us,typejit_host_us\n");
     for (int64_t total = 64; total <= 65536; total *= 4) {
         int run = total >= 1024 ? 64 : 8;
@@ -243,32 +325,32 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
         }
         for (int i = 0; i < small_reps; i++) {
             pos = 0;
-            double t0 = now();
+            double t0 = tj_clock_seconds();
             MPI_Pack((void *)(uintptr_t)typed, 1, t, (void *)(uintptr_t)packed, (int)total, &pos,
                      MPI_COMM_SELF);
-            s[i] = now() - t0;
+            s[i] = tj_clock_seconds() - t0;
         }
-        if (tj_kernels_get(&b, b.word, TJ_DIR_PACK, target, &k, NULL) == TJ_OK &&
-            tj_kernels_function(k, &l.fn) == TJ_OK) {
+        tj_kernel_spec_t spec = tj_kernel_single(&b, b.word, TJ_DIR_PACK, target);
+        if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+            tj_kernel_function(k, &l.fn) == TJ_OK) {
             l.dst = packed;
-            l.src = typed;
+            l.src = typed + (tj_devptr_t)b.start;
             l.count = 1;
             l.args[0] = &l.dst;
             l.args[1] = &l.src;
             l.args[2] = &l.count;
             tj_gen_launch(&b, b.word, 1, &l.geo);
             for (int i = 0; i < small_reps; i++) {
-                double t0 = now();
+                double t0 = tj_clock_seconds();
                 do_launch(&l);
                 tj_gpu_sync();
-                l2[i] = now() - t0;
+                l2[i] = tj_clock_seconds() - t0;
             }
             kern = time_fn(do_launch, &l, max_reps);
         }
-        qsort(s, (size_t)small_reps, sizeof(double), cmp_double);
-        qsort(l2, (size_t)small_reps, sizeof(double), cmp_double);
-        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, s[small_reps / 2] * 1e6,
-               l2[small_reps / 2] * 1e6, kern * 1e6, (s[small_reps / 2] - l2[small_reps / 2]) * 1e6);
+        double ms = tj_median(s, small_reps), ml2 = tj_median(l2, small_reps);
+        printf("%lld,%d,%.2f,%.2f,%.2f,%.2f\n", (long long)total, run, ms * 1e6, ml2 * 1e6,
+               kern * 1e6, (ms - ml2) * 1e6);
         MPI_Type_free(&t);
         free(s);
         free(l2);
@@ -305,6 +387,8 @@ int main(int argc, char **argv)
     }
     grid_bytes = (size_t)n * n * n * 4;
     typed_bytes = grid_bytes * 8 + (smoke ? ((size_t)1 << 20) : ((size_t)64 << 20));
+    if (tj_gpu_init() == TJ_OK)
+        driver_open();
     if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
         printf("# no CUDA device found: the GPU sweep needs one; nothing was measured\n");
         MPI_Finalize();
@@ -312,8 +396,9 @@ int main(int argc, char **argv)
     }
     if (dlsym(RTLD_DEFAULT, "tj_version") == NULL)
         printf("# warning: libtypejit.so is not preloaded; MPI_Pack timings are skipped\n");
-    tj_kernels_target(0, target, sizeof(target));
-    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK || tj_gpu_alloc(packed_bytes, &packed) != TJ_OK ||
+    tj_target_of_device(0, target, sizeof(target));
+    if (tj_gpu_alloc(typed_bytes, &typed) != TJ_OK ||
+        tj_gpu_alloc(packed_bytes, &packed) != TJ_OK ||
         tj_gpu_alloc_host(packed_bytes, &mapped) != TJ_OK ||
         tj_gpu_host_devptr(mapped, &mapped_dev) != TJ_OK) {
         fprintf(stderr, "bench_gpu_pack: cannot allocate the buffers\n");

@@ -12,22 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "jit/nvrtc.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
 #include "type/translate.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The i-th test shape: 3-D sub-cuboids of different sizes and offsets, so that every one is a
  * different kernel. */
@@ -40,25 +28,21 @@ static MPI_Datatype shape(int i)
     return t;
 }
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp);
-    return v[n / 2];
-}
-
 /* Commit + translate + both kernels; returns seconds. */
 static double commit_with_kernels(int i, const char *arch)
 {
     MPI_Datatype t = shape(i);
     tj_block_t b;
     tj_kernel_t *k;
-    double t0 = now();
+    double t0 = tj_clock_seconds();
     PMPI_Type_commit(&t);
     if (tj_translate_block(t, &b, NULL) == TJ_OK) {
-        tj_kernels_get(&b, b.word, TJ_DIR_PACK, arch, &k, NULL);
-        tj_kernels_get(&b, b.word, TJ_DIR_UNPACK, arch, &k, NULL);
+        tj_kernel_spec_t pack = tj_kernel_single(&b, b.word, TJ_DIR_PACK, arch);
+        tj_kernel_spec_t unpack = tj_kernel_single(&b, b.word, TJ_DIR_UNPACK, arch);
+        tj_supply_get(&pack, TJ_SUPPLY_COMPILE, &k, NULL);
+        tj_supply_get(&unpack, TJ_SUPPLY_COMPILE, &k, NULL);
     }
-    double dt = now() - t0;
+    double dt = tj_clock_seconds() - t0;
     PMPI_Type_free(&t);
     return dt;
 }
@@ -86,23 +70,24 @@ int main(int argc, char **argv)
     disk = calloc((size_t)n, sizeof(double));
     mem = calloc((size_t)n, sizeof(double));
     native = calloc((size_t)n, sizeof(double));
-    tj_kernels_set_store(dir, 0);
+    tj_supply_set_store(dir, 0);
     for (int i = 0; i < n; i++)
         cold[i] = commit_with_kernels(i, arch) / 2; /* per kernel, translate included */
-    tj_kernels_finalize(); /* a new process: empty memory table, same disk */
-    tj_kernels_set_store(dir, 0);
+    tj_supply_finalize(); /* a new process: empty memory table, same disk */
+    tj_supply_set_store(dir, 0);
     for (int i = 0; i < n; i++)
         disk[i] = commit_with_kernels(i, arch);
     for (int i = 0; i < n; i++)
         mem[i] = commit_with_kernels(i, arch);
     for (int i = 0; i < n; i++) {
         MPI_Datatype t = shape(i);
-        double t0 = now();
+        double t0 = tj_clock_seconds();
         PMPI_Type_commit(&t);
-        native[i] = now() - t0;
+        native[i] = tj_clock_seconds() - t0;
         PMPI_Type_free(&t);
     }
-    double c = median(cold, n), d = median(disk, n), m = median(mem, n), nat = median(native, n);
+    double c = tj_median(cold, n), d = tj_median(disk, n), m = tj_median(mem, n),
+           nat = tj_median(native, n);
     printf("# %d distinct 3-D subarray types, target %s, medians; commit = PMPI_Type_commit +"
            " translate + pack and unpack kernels\n",
            n, arch);
@@ -112,8 +97,8 @@ int main(int argc, char **argv)
     printf("commit_cold,%.0f,%.0f\n", 2 * c * 1e6, 2 * c / nat);
     printf("commit_warm_disk,%.1f,%.1f\n", d * 1e6, d / nat);
     printf("commit_warm_memory,%.2f,%.1f\n", m * 1e6, m / nat);
-    tj_kernels_set_store(dir, 0);
-    tj_kernels_finalize();
+    tj_supply_set_store(dir, 0);
+    tj_supply_finalize();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -21,6 +21,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "util/clock.h"
 #include "type/cpu.h"
 #include "type/translate.h"
 
@@ -39,25 +40,6 @@ typedef struct {
 } case_t;
 
 typedef void (*op_fn_t)(const case_t *c, bool engine);
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(const char *what)
 {
@@ -99,10 +81,10 @@ static void op_unpack(const case_t *c, bool engine)
 /* Seconds per call of `reps` calls in a row. */
 static double time_calls(op_fn_t op, const case_t *c, bool engine, long reps)
 {
-    double t0 = now();
+    double t0 = tj_clock_seconds();
     for (long i = 0; i < reps; i++)
         op(c, engine);
-    return (now() - t0) / (double)reps;
+    return (tj_clock_seconds() - t0) / (double)reps;
 }
 
 /* Repetitions that make one measurement last at least `min_s`. */
@@ -244,8 +226,8 @@ int main(int argc, char **argv)
                         te[k] = time_calls(op, &c, true, reps_e);
                     }
                 }
-                e = median(te, rounds);
-                m = median(tm, rounds);
+                e = tj_median(te, rounds);
+                m = tj_median(tm, rounds);
                 printf("%ld,%d,%s,%.4f,%.4f,%.3f,%.4f,%.4f,%ld,%ld\n", sizes[s], run,
                        o == 0 ? "pack" : "unpack", (double)c.size / e * 1e-9,
                        (double)c.size / m * 1e-9, m / e, e * 1e6, m * 1e6, reps_e, reps_m);

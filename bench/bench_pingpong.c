@@ -24,13 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank;
+#include "util/clock.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+static int rank;
 
 /* Median of @p reps round trips of one message of (buf, count, type). */
 static double pingpong(void *buf, int count, MPI_Datatype type, int reps)
@@ -50,8 +46,7 @@ static double pingpong(void *buf, int count, MPI_Datatype type, int reps)
         if (i >= 0)
             t[i] = MPI_Wtime() - t0;
     }
-    qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    median = t[reps / 2];
+    median = tj_median(t, reps);
     free(t);
     return median;
 }

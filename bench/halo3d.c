@@ -16,6 +16,10 @@
  * In the last three the packing happens inside the MPI calls (typejit's, when preloaded), so
  * only the whole exchange is timed.
  *
+ * --describe prints the datatypes of the regions (and the fused sets of the neighbor mode) as
+ * type descriptions for `typejit warm`, and exits without MPI: warming them leaves nothing for
+ * the pack, neighbor and isend modes to compile.
+ *
  * With --device the grid lives in GPU memory (the CUDA driver is opened with dlopen, so the host
  * mode needs none); the packed buffers of the pack mode are in page-locked mapped host memory:
  * MPI_Pack and MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware
@@ -28,7 +32,7 @@
  * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
  *
  *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]
- *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]
+ *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet] [--describe]
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -40,9 +44,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 typedef int (*describe_fn)(const void *, char *, size_t);
 
 static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0, tolerate = 0;
+static int describe_only = 0;
 static long errors; /* MPI errors met and recovered from (--tolerate-errors) */
 
 typedef enum { EX_PACK, EX_ALLTOALLV, EX_NEIGHBOR, EX_ISEND } exchange_t;
@@ -52,6 +59,7 @@ static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend
 static const char usage[] =
     "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]\n"
     "              [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]\n"
+    "              [--describe]\n"
     "  --n N          points per side per rank (default 32)\n"
     "  --radius R     ghost-shell radius, 1 <= R <= N (default 3)\n"
     "  --per-point Q  doubles per grid point (default 8)\n"
@@ -63,7 +71,9 @@ static const char usage[] =
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
     "                 (MPI_Isend/MPI_Irecv of each region)\n"
     "  --tolerate-errors  count MPI errors and redo what failed (for fault injection)\n"
-    "  --quiet        print only the PASS/FAIL line\n";
+    "  --quiet        print only the PASS/FAIL line\n"
+    "  --describe     print the regions' datatypes, and the fused sets of the neighbor mode, as\n"
+    "                 type descriptions for `typejit warm`, and exit (no MPI needed)\n";
 
 /* The few driver calls the device mode makes, as an application would. */
 static struct {
@@ -250,11 +260,63 @@ static MPI_Datatype box_type(const int start[3], const int size[3], int as_subar
         }                                                                                          \
     } while (0)
 
-static double now(void)
+/* The type description (typejit's `inspect`/`warm` syntax) of box_type's datatype, written the
+ * way box_type builds it. */
+static void box_text(const int start[3], const int size[3], int as_subarray, char *buf, size_t len)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+    long long p = n + 2 * radius;
+    if (as_subarray)
+        snprintf(buf, len,
+                 "subarray({%lld,%lld,%lld}, {%d,%d,%d}, {%d,%d,%d}, C, contiguous(%d, "
+                 "double))",
+                 p, p, p, size[2], size[1], size[0], start[2] + radius, start[1] + radius,
+                 start[0] + radius, q);
+    else
+        snprintf(buf, len,
+                 "resized(0, %lld, struct({1}, {%lld}, {hvector(%d, 1, %lld, vector(%d, %d, %lld, "
+                 "double))}))",
+                 p * p * p * q * (long long)sizeof(double),
+                 (long long)(at(start[0], start[1], start[2]) * q * sizeof(double)), size[2],
+                 p * p * q * (long long)sizeof(double), size[1], size[0] * q, p * q);
+}
+
+/* The regions of direction d (0..26 but 13): what is sent, what is received. */
+static void regions(int d, int ss[3], int sz[3], int rs[3], int rz[3])
+{
+    int comp[3] = {d % 3 - 1, d / 3 % 3 - 1, d / 9 - 1};
+    for (int a = 0; a < 3; a++) {
+        region(comp[a], 1, &ss[a], &sz[a]);
+        region(comp[a], 0, &rs[a], &rz[a]);
+    }
+}
+
+/* --describe: every region's datatype, then the neighbor mode's two fused sets (its slots in
+ * order: slot k is direction d_k, sent as send_t[d_k], received as recv_t[26 - d_k]). */
+static void describe_types(void)
+{
+    char send[27][512], recv[27][512];
+    for (int d = 0; d < 27; d++) {
+        int ss[3], sz[3], rs[3], rz[3];
+        if (d == 13)
+            continue;
+        regions(d, ss, sz, rs, rz);
+        box_text(ss, sz, d % 2 == 0, send[d], sizeof(send[d]));
+        box_text(rs, rz, d % 2 == 1, recv[d], sizeof(recv[d]));
+    }
+    printf("# halo3d --n %d --radius %d --per-point %d: the datatypes of the regions\n", n, radius,
+           q);
+    for (int d = 0; d < 27; d++)
+        if (d != 13)
+            printf("%s\n%s\n", send[d], recv[d]);
+    printf("# --collective neighbor: one fused launch per side, the slots in order\nfused(");
+    for (int d = 0, k = 0; d < 27; d++)
+        if (d != 13)
+            printf("%s%s", k++ ? ", " : "", send[d]);
+    printf(")\nfused(");
+    for (int d = 0, k = 0; d < 27; d++)
+        if (d != 13)
+            printf("%s%s", k++ ? ", " : "", recv[26 - d]);
+    printf(")\n");
 }
 
 int main(int argc, char **argv)
@@ -302,6 +364,8 @@ int main(int argc, char **argv)
             }
             device = want;
             placed = 1;
+        } else if (strcmp(argv[i], "--describe") == 0) {
+            describe_only = 1;
         } else {
             fprintf(stderr, "halo3d: unknown or incomplete argument \"%s\"\n%s", argv[i], usage);
             return 2;
@@ -310,6 +374,10 @@ int main(int argc, char **argv)
     if (n < radius) {
         fprintf(stderr, "halo3d: need radius <= n\n%s", usage);
         return 2;
+    }
+    if (describe_only) {
+        describe_types();
+        return 0;
     }
     MPI_Init(&argc, &argv);
     if (tolerate)
@@ -333,11 +401,8 @@ int main(int argc, char **argv)
             c[a] = ((coords[a] + off) % dims[a] + dims[a]) % dims[a];
         }
         MPI_Cart_rank(cart, c, &nbr[d]);
-        int ss[3], sz[3], rs[3], rz[3], comp[3] = {dx, dy, dz};
-        for (int a = 0; a < 3; a++) {
-            region(comp[a], 1, &ss[a], &sz[a]);
-            region(comp[a], 0, &rs[a], &rz[a]);
-        }
+        int ss[3], sz[3], rs[3], rz[3];
+        regions(d, ss, sz, rs, rz);
         char name[64];
         snprintf(name, sizeof(name), "halo send (%+d,%+d,%+d)", dx, dy, dz);
         send_t[d] = box_type(ss, sz, d % 2 == 0, name);
@@ -443,7 +508,7 @@ int main(int argc, char **argv)
         else if (two)
             memcpy(rgrid, grid, values * sizeof(double));
 
-        double t0 = now(), t1 = t0, t2 = t0, t3;
+        double t0 = tj_clock_seconds(), t1 = t0, t2 = t0, t3;
         int failed, anywhere = 1;
         for (int attempt = 0; anywhere; attempt++) {
             failed = 0;
@@ -461,7 +526,7 @@ int main(int argc, char **argv)
                     }
                     scount[r] = pos - sdispl[r];
                 }
-                t1 = now();
+                t1 = tj_clock_seconds();
                 int rpos = 0;
                 for (int s = 0; s < nranks; s++) {
                     rdispl[s] = rpos;
@@ -471,7 +536,7 @@ int main(int argc, char **argv)
                 }
                 failed |= MPI_Alltoallv(sbuf, scount, sdispl, MPI_PACKED, rbuf, rcount, rdispl,
                                         MPI_PACKED, cart) != MPI_SUCCESS;
-                t2 = now();
+                t2 = tj_clock_seconds();
                 for (int s = 0; s < nranks; s++) {
                     int p = rdispl[s];
                     for (int k = 0; k < nto[s]; k++) {
@@ -516,7 +581,7 @@ int main(int argc, char **argv)
                 die("an exchange failed");
             errors += failed;
         }
-        t3 = now();
+        t3 = tj_clock_seconds();
         if (mode == EX_PACK) {
             t_pack += t1 - t0;
             t_exch += t2 - t1;

@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/store_internal.h"
+#include "util/clock.h"
 #include "util/common.h"
 
 /* A lock file without its contents is being written; it is stale once this old. */
@@ -356,20 +358,6 @@ bool tj_lock_is_live(tj_store_t *store, int arch_fd, const char *hex)
     return judge(store, arch_fd, name, &st, text, why, sizeof(why)) == LOCK_LIVE;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 tj_status_t tj_store_wait(tj_store_t *store, const char *toolchain, const char *arch,
                           const char *key, long timeout_ms, void **image, size_t *len)
 {
@@ -382,7 +370,7 @@ tj_status_t tj_store_wait(tj_store_t *store, const char *toolchain, const char *
 
     if (store == NULL || key == NULL || image == NULL || len == NULL || timeout_ms < 0)
         return TJ_ERR_INVALID;
-    deadline = now_ms() + timeout_ms;
+    deadline = tj_clock_ms() + timeout_ms;
     for (;;) {
         verdict_t v;
         long long left;
@@ -406,12 +394,12 @@ tj_status_t tj_store_wait(tj_store_t *store, const char *toolchain, const char *
                 status = TJ_ERR_NOT_FOUND;
             break;
         }
-        left = deadline - now_ms();
+        left = deadline - tj_clock_ms();
         if (left <= 0) {
             status = TJ_ERR_BUSY;
             break;
         }
-        sleep_ms(pause < left ? pause : (long)left);
+        tj_clock_sleep_ms(pause < left ? pause : (long)left);
         pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
     }
     tj_store_close_fd(arch_fd);

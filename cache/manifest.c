@@ -34,43 +34,43 @@ static bool line_ok(const char *line, size_t len)
     return !blank;
 }
 
-void tj_manifest_free_lines(line_entry_t **set)
+/* Open the manifest with @p flags (O_NOFOLLOW, O_NONBLOCK and O_CLOEXEC added), creating it with
+ * @p create: mode 0600 whatever the umask. One that exists must be a regular file of the store's
+ * owner that only the owner can write. TJ_ERR_NOT_FOUND when there is none and @p create is
+ * false (silently); other failures are warned about. @p st (may be NULL) gets its status. */
+static tj_status_t manifest_open(tj_store_t *store, int flags, bool create, int *out,
+                                 struct stat *st)
 {
-    line_entry_t *e, *tmp;
+    const int always = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    struct stat own;
+    int fd = -1;
 
-    HASH_ITER(hh, *set, e, tmp)
-    {
-        HASH_DEL(*set, e);
-        free(e);
+    if (st == NULL)
+        st = &own;
+    if (create) {
+        fd = openat(store->root_fd, MANIFEST_NAME, flags | always | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0)
+            fchmod(fd, 0600);
     }
-}
-
-/* Add @p hash to @p set; *added tells whether it was new. */
-tj_status_t tj_manifest_set_add(line_entry_t **set, tj_hash_t hash, bool *added)
-{
-    line_entry_t *e;
-    bool oom = false;
-
-    HASH_FIND(hh, *set, &hash, sizeof(hash), e);
-    if (e != NULL) {
-        *added = false;
-        return TJ_OK;
+    if (fd < 0 && (!create || errno == EEXIST))
+        fd = openat(store->root_fd, MANIFEST_NAME, flags | always);
+    if (fd < 0) {
+        if (errno == ENOENT && !create)
+            return TJ_ERR_NOT_FOUND;
+        STORE_WARN(store, "cache: cannot open %s/" MANIFEST_NAME ": %s", store->dir,
+                   strerror(errno));
+        return errno == ELOOP ? TJ_ERR_UNTRUSTED : TJ_ERR_IO;
     }
-    e = calloc(1, sizeof(*e));
-    if (e == NULL)
-        goto out_oom;
-    e->hash = hash;
-    HASH_ADD(hh, *set, hash, sizeof(e->hash), e);
-    if (oom) {
-        free(e);
-        goto out_oom;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || !tj_store_trusts(store, st)) {
+        STORE_WARN(store,
+                   "cache: not using %s/" MANIFEST_NAME ": not a regular file of yours that "
+                   "only you can write",
+                   store->dir);
+        close(fd);
+        return TJ_ERR_UNTRUSTED;
     }
-    *added = true;
+    *out = fd;
     return TJ_OK;
-
-out_oom:
-    tj_log_error("cache: out of memory for the manifest");
-    return TJ_ERR_NOMEM;
 }
 
 /* Read the whole manifest into a NUL-terminated buffer; TJ_ERR_NOT_FOUND when there is none. */
@@ -82,22 +82,8 @@ static tj_status_t manifest_slurp(tj_store_t *store, char **text, size_t *len)
     struct stat st;
     int fd;
 
-    fd = openat(store->root_fd, MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return TJ_ERR_NOT_FOUND;
-        STORE_WARN(store, "cache: cannot open %s/" MANIFEST_NAME ": %s", store->dir,
-                   strerror(errno));
-        return errno == ELOOP ? TJ_ERR_UNTRUSTED : TJ_ERR_IO;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !tj_store_trusts(store, &st)) {
-        STORE_WARN(store,
-                   "cache: not using %s/" MANIFEST_NAME ": not a regular file of yours that "
-                   "only you can write",
-                   store->dir);
-        status = TJ_ERR_UNTRUSTED;
-        goto out_close;
-    }
+    if ((status = manifest_open(store, O_RDONLY, false, &fd, &st)) != TJ_OK)
+        return status;
     /* Read to the end rather than to st_size: other processes may be appending. The buffer
      * always has one byte more than `cap` for the terminating NUL. */
     for (;;) {
@@ -141,7 +127,6 @@ static tj_status_t manifest_slurp(tj_store_t *store, char **text, size_t *len)
 
 out_free:
     free(buf);
-out_close:
     close(fd);
     return status;
 }
@@ -169,12 +154,11 @@ static tj_status_t each_line(char *text, size_t len,
 
 static tj_status_t remember_line(const char *line, size_t n, void *arg)
 {
-    bool added;
-    return tj_manifest_set_add(arg, tj_hash_bytes(line, n), &added);
+    return tj_hashset_add(arg, tj_hash_bytes(line, n), NULL);
 }
 
 typedef struct {
-    line_entry_t *seen;
+    tj_hashset_t seen;
     void (*fn)(const char *line, void *arg);
     void *arg;
 } read_ctx_t;
@@ -185,7 +169,7 @@ static tj_status_t deliver_line(const char *line, size_t n, void *arg)
     tj_status_t status;
     bool added;
 
-    status = tj_manifest_set_add(&ctx->seen, tj_hash_bytes(line, n), &added);
+    status = tj_hashset_add(&ctx->seen, tj_hash_bytes(line, n), &added);
     if (status == TJ_OK && added)
         ctx->fn(line, ctx->arg);
     return status;
@@ -194,7 +178,7 @@ static tj_status_t deliver_line(const char *line, size_t n, void *arg)
 tj_status_t tj_store_manifest_read(tj_store_t *store, void (*fn)(const char *line, void *arg),
                                    void *arg)
 {
-    read_ctx_t ctx = {NULL, fn, arg};
+    read_ctx_t ctx = {{NULL}, fn, arg};
     tj_status_t status;
     size_t len;
     char *text;
@@ -205,43 +189,9 @@ tj_status_t tj_store_manifest_read(tj_store_t *store, void (*fn)(const char *lin
     if (status != TJ_OK)
         return status;
     status = each_line(text, len, deliver_line, &ctx);
-    tj_manifest_free_lines(&ctx.seen);
+    tj_hashset_clear(&ctx.seen);
     free(text);
     return status;
-}
-
-/* Open the manifest for appending (and reading what others appended). A file we create gets mode
- * 0600 whatever the umask; one that exists must be a regular file of ours that only we can write.
- */
-static tj_status_t manifest_open_append(tj_store_t *store, int *out)
-{
-    const int flags = O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-    struct stat st;
-    int fd;
-
-    fd = openat(store->root_fd, MANIFEST_NAME, flags | O_CREAT | O_EXCL, 0600);
-    if (fd >= 0) {
-        fchmod(fd, 0600);
-        *out = fd;
-        return TJ_OK;
-    }
-    if (errno == EEXIST)
-        fd = openat(store->root_fd, MANIFEST_NAME, flags);
-    if (fd < 0) {
-        STORE_WARN(store, "cache: cannot open %s/" MANIFEST_NAME ": %s", store->dir,
-                   strerror(errno));
-        return errno == ELOOP ? TJ_ERR_UNTRUSTED : TJ_ERR_IO;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !tj_store_trusts(store, &st)) {
-        STORE_WARN(store,
-                   "cache: not using %s/" MANIFEST_NAME ": not a regular file of yours that "
-                   "only you can write",
-                   store->dir);
-        close(fd);
-        return TJ_ERR_UNTRUSTED;
-    }
-    *out = fd;
-    return TJ_OK;
 }
 
 /* Open the manifest for appending and take its file lock. Trimming replaces the file by another
@@ -254,7 +204,7 @@ static tj_status_t manifest_lock(tj_store_t *store, int *out)
     int fd;
 
     for (int attempt = 0; attempt < MANIFEST_REOPENS; attempt++) {
-        if ((status = manifest_open_append(store, &fd)) != TJ_OK)
+        if ((status = manifest_open(store, O_RDWR | O_APPEND, true, &fd, NULL)) != TJ_OK)
             return status;
         while (flock(fd, LOCK_EX) != 0) {
             if (errno != EINTR) {
@@ -294,7 +244,7 @@ static tj_status_t catch_up(tj_store_t *store, int fd, bool *ends_in_newline)
         return TJ_ERR_IO;
     }
     if (st.st_size < store->manifest_seen || st.st_ino != store->manifest_ino) {
-        tj_manifest_free_lines(&store->manifest_lines);
+        tj_hashset_clear(&store->manifest_lines);
         store->manifest_seen = 0;
         store->manifest_ino = st.st_ino;
     }
@@ -332,10 +282,9 @@ tj_status_t tj_store_manifest_add(tj_store_t *store, const char *line)
     char buf[TJ_STORE_LINE_MAX + 2];
     tj_status_t status = TJ_OK;
     tj_hash_t hash;
-    line_entry_t *e;
     struct stat st;
     size_t n, at = 0;
-    bool added, newline_ended;
+    bool newline_ended;
     int fd = -1;
 
     if (store == NULL || line == NULL)
@@ -353,8 +302,7 @@ tj_status_t tj_store_manifest_add(tj_store_t *store, const char *line)
 
     pthread_mutex_lock(&store->manifest_lock);
     /* Lines this store has seen, in the file or added by itself, are not added again. */
-    HASH_FIND(hh, store->manifest_lines, &hash, sizeof(hash), e);
-    if (e != NULL)
+    if (tj_hashset_has(&store->manifest_lines, hash))
         goto out_unlock;
     /* Other processes append too (concurrent `typejit warm`s, the ranks of a job): under the
      * file lock, read what they added since this store last looked, so that a line goes into
@@ -365,8 +313,7 @@ tj_status_t tj_store_manifest_add(tj_store_t *store, const char *line)
         goto out_unlock;
     if ((status = catch_up(store, fd, &newline_ended)) != TJ_OK)
         goto out_close;
-    HASH_FIND(hh, store->manifest_lines, &hash, sizeof(hash), e);
-    if (e != NULL)
+    if (tj_hashset_has(&store->manifest_lines, hash))
         goto out_close;
     /* A last line written by hand without its newline must not swallow this one. */
     if (!newline_ended)
@@ -380,7 +327,7 @@ tj_status_t tj_store_manifest_add(tj_store_t *store, const char *line)
         status = TJ_ERR_IO;
         goto out_close;
     }
-    status = tj_manifest_set_add(&store->manifest_lines, hash, &added);
+    status = tj_hashset_add(&store->manifest_lines, hash, NULL);
     if (fstat(fd, &st) == 0)
         store->manifest_seen = st.st_size;
 
@@ -393,21 +340,20 @@ out_unlock:
 
 typedef struct {
     long lines;
-    line_entry_t *seen;
+    tj_hashset_t seen;
 } count_ctx_t;
 
 static tj_status_t count_line(const char *line, size_t n, void *arg)
 {
     count_ctx_t *ctx = arg;
-    bool added;
 
     ctx->lines++;
-    return tj_manifest_set_add(&ctx->seen, tj_hash_bytes(line, n), &added);
+    return tj_hashset_add(&ctx->seen, tj_hash_bytes(line, n), NULL);
 }
 
 tj_status_t tj_store_manifest_count(tj_store_t *store, long *lines, long *distinct)
 {
-    count_ctx_t ctx = {0, NULL};
+    count_ctx_t ctx = {0, {NULL}};
     tj_status_t status;
     size_t len;
     char *text;
@@ -424,9 +370,9 @@ tj_status_t tj_store_manifest_count(tj_store_t *store, long *lines, long *distin
     status = each_line(text, len, count_line, &ctx);
     if (status == TJ_OK) {
         *lines = ctx.lines;
-        *distinct = (long)HASH_COUNT(ctx.seen);
+        *distinct = tj_hashset_count(&ctx.seen);
     }
-    tj_manifest_free_lines(&ctx.seen);
+    tj_hashset_clear(&ctx.seen);
     free(text);
     return status;
 }
@@ -464,7 +410,7 @@ out_errno:
     return TJ_ERR_IO;
 }
 
-tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *dropped)
+tj_status_t tj_manifest_drop(tj_store_t *store, const tj_hashset_t *drop, long *dropped)
 {
     tj_status_t status = TJ_OK;
     size_t len, pos = 0, kept = 0;
@@ -474,7 +420,7 @@ tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *droppe
     int fd = -1;
 
     *dropped = 0;
-    if (drop == NULL || store->mode != TJ_STORE_RW)
+    if (tj_hashset_count(drop) == 0 || store->mode != TJ_STORE_RW)
         return TJ_OK;
     if (fstatat(store->root_fd, MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
         return TJ_OK;
@@ -506,11 +452,9 @@ tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *droppe
     while (pos < len) {
         char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len, next = nl ? end + 1 : len;
-        line_entry_t *e = NULL;
         tj_hash_t hash = tj_hash_bytes(text + pos, end - pos);
 
-        HASH_FIND(hh, drop, &hash, sizeof(hash), e);
-        if (e != NULL && line_ok(text + pos, end - pos))
+        if (tj_hashset_has(drop, hash) && line_ok(text + pos, end - pos))
             n++;
         else {
             memmove(text + kept, text + pos, next - pos);
@@ -521,7 +465,7 @@ tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *droppe
     if (n > 0 && (status = manifest_replace(store, text, kept)) == TJ_OK) {
         *dropped = n;
         /* This store forgets the lines it knew, so that it may add a dropped one again. */
-        tj_manifest_free_lines(&store->manifest_lines);
+        tj_hashset_clear(&store->manifest_lines);
         store->manifest_seen = 0;
     }
 out_free:

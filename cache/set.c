@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cache/entry.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 

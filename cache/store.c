@@ -398,7 +398,7 @@ void tj_store_close(tj_store_t *store)
 {
     if (store == NULL)
         return;
-    tj_manifest_free_lines(&store->manifest_lines);
+    tj_hashset_clear(&store->manifest_lines);
     pthread_mutex_destroy(&store->manifest_lock);
     close(store->root_fd);
     free(store->dir);

@@ -1,8 +1,8 @@
-/* The on-disk kernel cache: a store rooted at one directory, with validated entries under
- * readable toolchain/arch levels (cache/entry.h), the manifest of kernels the runtime needed
- * (cache/manifest.h), maintenance walks (cache/walk.h), per-kernel compile locks (cache/lock.h),
- * the search path of shared caches (cache/set.h) and trimming (cache/trim.h); this header includes
- * them all. */
+/* The on-disk kernel cache: a store rooted at one directory, opened with its trust checks. What
+ * a store holds has a module each: validated entries under readable toolchain/arch levels
+ * (cache/entry.h), the manifest of kernels the runtime needed (cache/manifest.h), maintenance
+ * walks (cache/walk.h), per-kernel compile locks (cache/lock.h), the search path of shared caches
+ * (cache/set.h) and trimming (cache/trim.h). */
 #ifndef TJ_CACHE_STORE_H
 #define TJ_CACHE_STORE_H
 
@@ -36,12 +36,5 @@ const char *tj_store_dir(const tj_store_t *store);
 /* The last problem the calling thread met in any store (a folder refused and why, a failed
  * write and its errno text), "" if none: for tools that must say why something was not done. */
 const char *tj_store_last_problem(void);
-
-#include "cache/entry.h"
-#include "cache/lock.h"
-#include "cache/manifest.h"
-#include "cache/set.h"
-#include "cache/trim.h"
-#include "cache/walk.h"
 
 #endif /* TJ_CACHE_STORE_H */

@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "cache/hash.h"
+#include "cache/hashset.h"
 #include "cache/store.h"
 #include "util/log.h"
 
@@ -30,12 +31,6 @@
 #define HEX_LEN         32
 #define FILE_NAME_SPACE 48
 
-/* One manifest line already known to this store, by hash. */
-typedef struct {
-    tj_hash_t hash;
-    UT_hash_handle hh;
-} line_entry_t;
-
 struct tj_store {
     char *dir;
     int root_fd;
@@ -45,7 +40,7 @@ struct tj_store {
     pthread_mutex_t manifest_lock;
     off_t manifest_seen; /* bytes of the file whose lines are in manifest_lines */
     ino_t manifest_ino;  /* the file they were read from (it may be removed and made again) */
-    line_entry_t *manifest_lines;
+    tj_hashset_t manifest_lines; /* the lines this store knows the file holds */
 };
 
 /* Paths built for messages only: a path too long for the buffer is cut and ends in "~". */
@@ -129,12 +124,8 @@ tj_status_t tj_walk_arch_dirs(tj_store_t *store,
 /* Whether the lock file <hex>.lock in @p arch_fd is held by a live process (lock.c). */
 bool tj_lock_is_live(tj_store_t *store, int arch_fd, const char *hex);
 
-/* Forget the manifest lines a store remembers (manifest.c). */
-void tj_manifest_free_lines(line_entry_t **set);
-/* Add @p hash to @p set; *added tells whether it was new (manifest.c). */
-tj_status_t tj_manifest_set_add(line_entry_t **set, tj_hash_t hash, bool *added);
 /* Rewrite the manifest without the lines whose hashes are in @p drop (manifest.c); *dropped
  * counts the lines removed. */
-tj_status_t tj_manifest_drop(tj_store_t *store, line_entry_t *drop, long *dropped);
+tj_status_t tj_manifest_drop(tj_store_t *store, const tj_hashset_t *drop, long *dropped);
 
 #endif /* TJ_CACHE_STORE_INTERNAL_H */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/manifest.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -55,38 +56,23 @@ static long long ns_of(const struct timespec *ts)
     return (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
-/* The manifest line of a kernel, from its key text: keys hold the lines target=, direction=,
- * word= and block= (src/send/kernels.c, tj_kernels_key), and a manifest line is
- * "TARGET DIRECTION W=WORD BLOCK" (tj_kernels_manifest_line). Keys without them (the generic
- * kernels) have no line. */
+/* The manifest line of a kernel, from its key text: a key's header lines (up to the first blank
+ * line) may hold "manifest=LINE" (src/kernels/key.c); keys without one (fused and generic
+ * kernels, keys of older versions) have no line. */
 static bool line_of_key(const char *key, tj_hash_t *hash)
 {
-    static const char *const names[] = {"target=", "direction=", "word=", "block="};
-    const char *val[4] = {NULL, NULL, NULL, NULL};
-    size_t vlen[4] = {0, 0, 0, 0};
-    char line[TJ_STORE_LINE_MAX + 1];
-    int n;
+    static const char name[] = "manifest=";
+    const size_t nl = sizeof(name) - 1;
 
-    for (const char *p = key; *p != '\0';) {
+    for (const char *p = key; *p != '\0' && *p != '\n';) {
         size_t len = strcspn(p, "\n");
-        for (int i = 0; i < 4; i++) {
-            size_t nl = strlen(names[i]);
-            if (val[i] == NULL && len >= nl && strncmp(p, names[i], nl) == 0) {
-                val[i] = p + nl;
-                vlen[i] = len - nl;
-            }
+        if (len > nl && len - nl <= TJ_STORE_LINE_MAX && strncmp(p, name, nl) == 0) {
+            *hash = tj_hash_bytes(p + nl, len - nl);
+            return true;
         }
         p += len + (p[len] == '\n');
     }
-    for (int i = 0; i < 4; i++)
-        if (val[i] == NULL || vlen[i] == 0 || vlen[i] > TJ_STORE_LINE_MAX)
-            return false;
-    n = snprintf(line, sizeof(line), "%.*s %.*s W=%.*s %.*s", (int)vlen[0], val[0], (int)vlen[1],
-                 val[1], (int)vlen[2], val[2], (int)vlen[3], val[3]);
-    if (n < 0 || (size_t)n >= sizeof(line))
-        return false;
-    *hash = tj_hash_bytes(line, (size_t)n);
-    return true;
+    return false;
 }
 
 static item_t *item_get(trim_ctx_t *ctx, const struct stat *dir, const char *hex)
@@ -197,7 +183,7 @@ static tj_status_t note_visit(tj_store_t *store, int tc_fd, int arch_fd, const c
 typedef struct {
     trim_ctx_t *ctx;
     tj_store_trim_t *result;
-    line_entry_t *drop;
+    tj_hashset_t drop;
 } remove_ctx_t;
 
 /* Remove the chosen items of one arch folder. */
@@ -245,11 +231,8 @@ static tj_status_t remove_visit(tj_store_t *store, int tc_fd, int arch_fd, const
         }
         rc->result->removed++;
         rc->result->freed += it->bytes;
-        if (it->has_line) {
-            bool added;
-            if (tj_manifest_set_add(&rc->drop, it->line, &added) != TJ_OK && status == TJ_OK)
-                status = TJ_ERR_NOMEM;
-        }
+        if (it->has_line && tj_hashset_add(&rc->drop, it->line, NULL) != TJ_OK && status == TJ_OK)
+            status = TJ_ERR_NOMEM;
     }
     return status;
 }
@@ -354,26 +337,20 @@ tj_status_t tj_store_trim(tj_store_t *store, long long max_bytes, tj_store_trim_
     }
     /* A kernel of which an entry is left (another toolchain) keeps its manifest line. */
     for (size_t i = 0; i < n; i++) {
-        line_entry_t *e;
         if (order[i]->chosen)
             continue;
         result->kept_bytes += order[i]->bytes;
         if (!order[i]->has_entry)
             continue;
         result->kept++;
-        if (order[i]->has_line && !order[i]->invalid) {
-            HASH_FIND(hh, rc.drop, &order[i]->line, sizeof(tj_hash_t), e);
-            if (e != NULL) {
-                HASH_DEL(rc.drop, e);
-                free(e);
-            }
-        }
+        if (order[i]->has_line && !order[i]->invalid)
+            tj_hashset_remove(&rc.drop, order[i]->line);
     }
     sweep_tmp(store, result);
-    st_manifest = tj_manifest_drop(store, rc.drop, &result->lines_dropped);
+    st_manifest = tj_manifest_drop(store, &rc.drop, &result->lines_dropped);
     if (status == TJ_OK)
         status = st_manifest;
-    tj_manifest_free_lines(&rc.drop);
+    tj_hashset_clear(&rc.drop);
 
 out_free:
     free(order);

@@ -383,7 +383,7 @@ tj_status_t tj_store_clear(tj_store_t *store)
             status = TJ_ERR_IO;
     }
     /* What this store remembers having added is gone from the file now. */
-    tj_manifest_free_lines(&store->manifest_lines);
+    tj_hashset_clear(&store->manifest_lines);
     store->manifest_seen = 0;
     pthread_mutex_unlock(&store->manifest_lock);
     return status;

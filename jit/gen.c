@@ -18,8 +18,13 @@
 #include "util/log.h"
 
 /* Threads of one thread block; objects of at most SMALL_WORDS words are packed several to a
- * thread block so that no thread block runs mostly idle. */
-#define BLOCK_THREADS 256
+ * thread block so that no thread block runs mostly idle. The kernels bake the shape that follows
+ * from it into their source. A test builds a variant of the library with another value
+ * (TJ_GEN_BLOCK_THREADS, tests/kernels.cmake): a generator whose output changed. */
+#ifndef TJ_GEN_BLOCK_THREADS
+#define TJ_GEN_BLOCK_THREADS 256
+#endif
+#define BLOCK_THREADS TJ_GEN_BLOCK_THREADS
 #define SMALL_WORDS   128
 /* Word indices up to this fit 32-bit arithmetic with room for the grid-stride step. */
 #define INDEX32_LIMIT ((int64_t)1 << 30)

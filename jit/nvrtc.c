@@ -122,7 +122,7 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* The NVRTC matching the driver's CUDA major version comes first: a driver cannot load the
- * output of a newer NVRTC (tj_kernels_loadable says so when only a newer one is found). */
+ * output of a newer NVRTC (tj_target_loadable says so when only a newer one is found). */
 static void *open_library(void)
 {
     char own[32];

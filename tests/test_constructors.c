@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "interpose/interpose.h"
+#include "interpose/constructors.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
 #include "randtype.h"
 #include "type/translate.h"
 #include "util/stats.h"

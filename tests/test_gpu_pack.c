@@ -7,12 +7,16 @@
  * itself (tests/cudrv.h), never typejit's. Exits 77 without a CUDA device.
  *
  *   test_gpu_pack [--seed N] [--types N] [--families F] [--expect-no-compiles]
- *                 [--expect-staged] [--expect-generic] [--expect-disk-hits]
+ *                 [--expect-compiles] [--expect-staged] [--expect-generic] [--expect-disk-hits]
+ *                 [--describe FILE]
  *
  * --families F: the types are constructions of F random layouts (rt_family_type), so that a
  * volume run has many types and a bounded number of kernels. --expect-disk-hits: kernels must
  * have come from the disk cache (a run over a cache an earlier run filled).
+ * --describe FILE: write the descriptions of the types the run would test, one a line, to FILE
+ * (for `typejit warm`) and test nothing.
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
+ * --expect-compiles: a run over a cache that another build filled must compile its own kernels.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
  * (and still exact). --expect-generic: kernels are compiled in the background from an empty
  * cache, so some calls must have run the generic kernel meanwhile, and a type committed after its
@@ -272,9 +276,10 @@ int main(int argc, char **argv)
     const int ncombos = (int)(sizeof(combos) / sizeof(combos[0]));
     uint64_t seed = 1;
     long types = 150;
-    bool expect_no_compiles = false, expect_staged = false, expect_generic = false;
-    bool expect_disk_hits = false;
+    bool expect_no_compiles = false, expect_compiles = false, expect_staged = false,
+         expect_generic = false, expect_disk_hits = false;
     int families = 0;
+    FILE *describe = NULL;
     rt_options_t opt = {
         .max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20, .huge_percent = 0};
     rt_rng_t rng;
@@ -288,6 +293,10 @@ int main(int argc, char **argv)
             types = atol(argv[++i]);
         else if (strcmp(argv[i], "--expect-no-compiles") == 0)
             expect_no_compiles = true;
+        else if (strcmp(argv[i], "--expect-compiles") == 0)
+            expect_compiles = true;
+        else if (strcmp(argv[i], "--describe") == 0 && i + 1 < argc)
+            REQUIRE((describe = fopen(argv[++i], "w")) != NULL);
         else if (strcmp(argv[i], "--expect-staged") == 0)
             expect_staged = true;
         else if (strcmp(argv[i], "--expect-generic") == 0)
@@ -298,17 +307,19 @@ int main(int argc, char **argv)
             families = atoi(argv[++i]);
         else
             REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--families F] "
-                     "[--expect-no-compiles] [--expect-staged] [--expect-generic] "
-                     "[--expect-disk-hits]");
+                     "[--expect-no-compiles] [--expect-compiles] [--expect-staged] "
+                     "[--expect-generic] [--expect-disk-hits] [--describe FILE]");
     }
-    if (!cudrv_open()) {
-        MPI_Finalize();
-        return 77;
+    if (describe == NULL) {
+        if (!cudrv_open()) {
+            MPI_Finalize();
+            return 77;
+        }
+        REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
+        CUDRV(cuCtxGetCurrent(&app_ctx));
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        check_empty();
     }
-    REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
-    CUDRV(cuCtxGetCurrent(&app_ctx));
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    check_empty();
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
         MPI_Datatype type = families > 0
@@ -318,6 +329,8 @@ int main(int argc, char **argv)
             t--;
             continue;
         }
+        if (describe != NULL)
+            fprintf(describe, "%s\n", desc);
         for (int c = 0; c < 2; c++) {
             const kind_t *k = combos[(t * 2 + c) % ncombos];
             int count = (int)rt_range(&rng, 0, 9);
@@ -325,9 +338,16 @@ int main(int argc, char **argv)
             int pos = (int)rt_range(&rng, 0, 5) * 4 + (int)rt_range(&rng, 0, 1) * 3;
             int shift = rt_range(&rng, 0, 3) == 0 ? (int)rt_range(&rng, 1, 15) : 0;
             bool bottom = c == 1 && t % 5 == 0 && on_device(k[0]) && count == 1;
-            check_case(type, desc, count, pos, k[0], k[1], shift, bottom, rt_next(&rng));
+            uint64_t salt = rt_next(&rng);
+            if (describe == NULL)
+                check_case(type, desc, count, pos, k[0], k[1], shift, bottom, salt);
         }
         MPI_Type_free(&type);
+    }
+    if (describe != NULL) {
+        REQUIRE(fclose(describe) == 0);
+        MPI_Finalize();
+        return 0;
     }
     long launches = tj_counter("kernel_launches"), compiles = tj_counter("jit_compiles");
     printf(
@@ -354,8 +374,12 @@ int main(int argc, char **argv)
     }
     if (expect_disk_hits)
         CHECK(tj_counter("cache_hits_disk") > 0);
+    if (expect_compiles)
+        CHECK(compiles > 0);
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);
+        CHECK_EQ_INT(tj_counter("jit_failures"), 0);
+        CHECK_EQ_INT(tj_counter("packs_generic_while_compiling"), 0);
         CHECK(tj_counter("cache_hits_disk") > 0);
     }
     MPI_Finalize();

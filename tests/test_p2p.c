@@ -49,21 +49,44 @@ static int rank, nranks;
 static bool host_only;
 static atomic_long failures, checked;
 static MPI_Comm self_comm;
-static CUcontext main_ctx;                /* device 0's primary context */
-static _Thread_local CUcontext app_ctx;   /* the calling thread's current context */
+static CUcontext main_ctx;              /* device 0's primary context */
+static _Thread_local CUcontext app_ctx; /* the calling thread's current context */
 static int nthreads = 1;
 static int families;    /* --families */
 static bool collective; /* --collective */
 
 static const char *const variant_names[VARIANTS] = {
-    "isend/irecv/waitall", "sendrecv",     "send/recv",       "ssend/recv",
-    "persistent",          "waitany",      "testsome",        "any_source",
-    "packed peer",         "bsend",        "sendrecv_replace", "mprobe/mrecv",
-    "isend+free",          "iprobe",       "truncate",        "partial",
-    "proc_null",           "cancel",       "rsend",           "issend",
-    "irsend",              "ibsend",       "ssend_init",      "rsend_init",
-    "bsend_init",          "improbe/imrecv", "testall",       "testany",
-    "waitsome",            "request_get_status", "sendrecv_replace, no source",
+    "isend/irecv/waitall",
+    "sendrecv",
+    "send/recv",
+    "ssend/recv",
+    "persistent",
+    "waitany",
+    "testsome",
+    "any_source",
+    "packed peer",
+    "bsend",
+    "sendrecv_replace",
+    "mprobe/mrecv",
+    "isend+free",
+    "iprobe",
+    "truncate",
+    "partial",
+    "proc_null",
+    "cancel",
+    "rsend",
+    "issend",
+    "irsend",
+    "ibsend",
+    "ssend_init",
+    "rsend_init",
+    "bsend_init",
+    "improbe/imrecv",
+    "testall",
+    "testany",
+    "waitsome",
+    "request_get_status",
+    "sendrecv_replace, no source",
 };
 
 #define FAIL(...)                                                                                  \
@@ -655,6 +678,35 @@ static void fused_startall(void)
     free(ref);
 }
 
+/* Persistent sends whose device buffer the application freed after their init, started together
+ * (an erroneous program): the call fails with an MPI error and nothing is sent, in the fused
+ * path as one by one; no kernel may run on the freed memory. Every rank does the same, so no
+ * receive is needed. */
+static void freed_startall(void)
+{
+    enum { N = 3, SPAN = 1 << 16 };
+    int next = (rank + 1) % nranks;
+    MPI_Datatype types[N];
+    MPI_Request req[N];
+    buf_t src = buf_alloc(K_DEVICE, SPAN);
+    char *stale = src.ptr;
+
+    for (int t = 0; t < N; t++) {
+        MPI_Type_vector(16 + t, 2 + t, 7 + 2 * t, MPI_INT, &types[t]);
+        MPI_Type_commit(&types[t]);
+        CHECK(MPI_Send_init(src.ptr, 2, types[t], next, 888 + t, MPI_COMM_WORLD, &req[t]) ==
+              MPI_SUCCESS);
+    }
+    buf_free(&src);
+    if (MPI_Startall(N, req) == MPI_SUCCESS)
+        FAIL("persistent sends of the freed device buffer %p were started", (void *)stale);
+    for (int t = 0; t < N; t++) {
+        MPI_Request_free(&req[t]);
+        MPI_Type_free(&types[t]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* How often the test driver was asked cuPointerGetAttributes; -1 on a real driver. */
 static long long pointer_queries(void)
 {
@@ -790,8 +842,8 @@ static void alltoallv_check(MPI_Datatype type, const char *desc, int count, uint
 static void *run(void *arg)
 {
     const job_t *job = arg;
-    rt_options_t opt = {.max_depth = 3, .max_size = 16 << 10, .max_span = 256 << 10,
-                        .huge_percent = 0};
+    rt_options_t opt = {
+        .max_depth = 3, .max_size = 16 << 10, .max_span = 256 << 10, .huge_percent = 0};
     rt_rng_t rng;
     char desc[8192];
     static const kind_t kinds[4] = {K_DEVICE, K_MANAGED, K_PINNED, K_HOST};
@@ -862,8 +914,7 @@ int main(int argc, char **argv)
             REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only] "
                      "[--families F] [--collective] [--partial-stress ROUNDS]");
     }
-    MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
-                    &provided);
+    MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     /* Every rank skips, or none: a rank left alone would wait forever. */
@@ -912,6 +963,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(&mine, &everyone, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (everyone) {
         fused_startall();
+        freed_startall();
         query_count();
     }
     void *detached;

@@ -13,9 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/hash.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/walk.h"
 #include "check.h"
+#include "tempdir.h"
 
 #define TC   "nvrtc-13.0"
 #define ARCH "sm_90"
@@ -154,13 +158,6 @@ static long count_files(const char *dir)
     nfiles = 0;
     REQUIRE(nftw(dir, count_one, 16, FTW_PHYS) == 0);
     return nfiles;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
 static long count_lines(const char *path)
@@ -604,8 +601,7 @@ int main(void)
     char tmp[512];
 
     umask(077);
-    snprintf(base, sizeof(base), "/tmp/tj-store-XXXXXX");
-    REQUIRE(mkdtemp(base) != NULL);
+    tempdir_make("store", base, sizeof(base));
     snprintf(root, sizeof(root), "%s/cache", base);
 
     test_open_modes();
@@ -627,6 +623,6 @@ int main(void)
     tj_store_close(s);
     CHECK_EQ_INT(count_fds(), fds);
 
-    REQUIRE(nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
+    REQUIRE(tempdir_remove(base));
     CHECK_DONE();
 }

@@ -11,9 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/hash.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/walk.h"
 #include "check.h"
+#include "tempdir.h"
 
 #define NPROC   8
 #define NKEYS   60
@@ -159,13 +163,6 @@ static void seen_line(const char *line, void *arg)
         seen->other++;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static long nfiles;
 static int count_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -186,8 +183,7 @@ int main(void)
     int pipefd[2];
 
     umask(077);
-    snprintf(base, sizeof(base), "/tmp/tj-concurrent-XXXXXX");
-    REQUIRE(mkdtemp(base) != NULL);
+    tempdir_make("concurrent", base, sizeof(base));
     /* The root does not exist yet: the processes race to create it too. */
     snprintf(root, sizeof(root), "%s/cache", base);
 
@@ -246,6 +242,6 @@ int main(void)
     CHECK_EQ_INT(seen.other, 0);
     tj_store_close(s);
 
-    REQUIRE(nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
+    REQUIRE(tempdir_remove(base));
     CHECK_DONE();
 }

@@ -4,7 +4,6 @@
  * processes that between them compile each kernel exactly once. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,9 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/hash.h"
+#include "cache/lock.h"
 #include "cache/store.h"
 #include "check.h"
+#include "tempdir.h"
+#include "util/clock.h"
 
 #define TC     "nvrtc-13.0"
 #define ARCH   "sm_90"
@@ -34,20 +37,6 @@ static void lock_path(const char *key, char *out, size_t size)
 
     tj_hash_hex(tj_hash_bytes(key, strlen(key)), hex);
     snprintf(out, size, "%s/%s/%s/%s.lock", root, TC, ARCH, hex);
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 static tj_store_t *open_rw(void)
@@ -83,7 +72,7 @@ static pid_t holder(const char *key, char what, long ms)
                 pause();
         if (what == 'x')
             _exit(0); /* a crash while compiling: the lock file stays */
-        sleep_ms(ms);
+        tj_clock_sleep_ms(ms);
         if (what == 's' && tj_store_save(s, TC, ARCH, key, key, strlen(key), NULL) != TJ_OK)
             _exit(5);
         tj_store_unlock(l);
@@ -282,9 +271,9 @@ static void test_wait(void)
 
     /* The holder saves after 300 ms: the wait returns the entry soon after. */
     pid = holder(key, 's', 300);
-    t0 = now_ms();
+    t0 = tj_clock_ms();
     CHECK_EQ_INT(tj_store_wait(s, TC, ARCH, key, WAIT_S * 1000, &img, &len), TJ_OK);
-    dt = now_ms() - t0;
+    dt = tj_clock_ms() - t0;
     CHECK(dt >= 200 && dt < 5000);
     CHECK(len == strlen(key) && img != NULL && memcmp(img, key, len) == 0);
     free(img);
@@ -292,28 +281,28 @@ static void test_wait(void)
 
     /* The holder gives up without an entry: NOT_FOUND, so that the waiter compiles. */
     pid = holder("given up", 'u', 200);
-    t0 = now_ms();
+    t0 = tj_clock_ms();
     CHECK_EQ_INT(tj_store_wait(s, TC, ARCH, "given up", WAIT_S * 1000, &img, &len),
                  TJ_ERR_NOT_FOUND);
-    CHECK(now_ms() - t0 < 5000);
+    CHECK(tj_clock_ms() - t0 < 5000);
     CHECK_EQ_INT(reap(pid), 0);
 
     /* The timeout bounds the wait on a holder that never finishes. */
     pid = holder("never", 'k', 0);
-    t0 = now_ms();
+    t0 = tj_clock_ms();
     CHECK_EQ_INT(tj_store_wait(s, TC, ARCH, "never", 300, &img, &len), TJ_ERR_BUSY);
-    dt = now_ms() - t0;
+    dt = tj_clock_ms() - t0;
     CHECK(dt >= 290 && dt < 1500);
     CHECK_EQ_INT(tj_store_wait(s, TC, ARCH, "never", 0, &img, &len), TJ_ERR_BUSY);
     /* Killed while others wait: the waiter sees its lock stale and returns. */
     if (fork() == 0) {
-        sleep_ms(300);
+        tj_clock_sleep_ms(300);
         kill(pid, SIGKILL);
         _exit(0);
     }
-    t0 = now_ms();
+    t0 = tj_clock_ms();
     CHECK_EQ_INT(tj_store_wait(s, TC, ARCH, "never", WAIT_S * 1000, &img, &len), TJ_ERR_NOT_FOUND);
-    CHECK(now_ms() - t0 < 5000);
+    CHECK(tj_clock_ms() - t0 < 5000);
     CHECK_EQ_INT(reap(pid), 128 + SIGKILL);
     while (wait(NULL) > 0)
         ;
@@ -322,7 +311,7 @@ static void test_wait(void)
     tj_store_close(s);
 }
 
-/* What src/send/kernels.c does in sync mode, with a "compile" that takes 50 ms and is counted
+/* What src/kernels/supply.c does in sync mode, with a "compile" that takes 50 ms and is counted
  * in a file: NPROC processes released at once each want all NKEYS kernels. */
 static int get_kernel(tj_store_t *s, const char *key, int count_fd)
 {
@@ -350,7 +339,7 @@ static int get_kernel(tj_store_t *s, const char *key, int count_fd)
             tj_store_unlock(l);
             goto out_check;
         }
-        sleep_ms(50);
+        tj_clock_sleep_ms(50);
         if (write(count_fd, "c", 1) != 1 ||
             tj_store_save(s, TC, ARCH, key, key, strlen(key), NULL) != TJ_OK)
             return 1;
@@ -402,18 +391,9 @@ static void test_once_per_kernel(void)
     CHECK_EQ_INT(st.st_size, NKEYS); /* each kernel compiled exactly once */
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
-    snprintf(base, sizeof(base), "/tmp/tj_lock_XXXXXX");
-    REQUIRE(mkdtemp(base) != NULL);
+    tempdir_make("lock", base, sizeof(base));
     snprintf(root, sizeof(root), "%s/cache", base);
 
     test_exclusion();
@@ -422,6 +402,6 @@ int main(void)
     test_wait();
     test_once_per_kernel();
 
-    nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    CHECK(tempdir_remove(base));
     CHECK_DONE();
 }

@@ -2,16 +2,20 @@
  * the path in order, the first valid entry wins; an untrusted folder is refused, a missing one
  * skipped; nothing is ever written to a shared store. Also the parsing of the two settings. */
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/hash.h"
+#include "cache/lock.h"
+#include "cache/set.h"
 #include "cache/store.h"
+#include "cache/trim.h"
 #include "check.h"
+#include "tempdir.h"
 #include "util/config.h"
 
 #define TC   "nvrtc-13.0"
@@ -233,23 +237,14 @@ static void test_settings(void)
     tj_config_flush_warnings(-1); /* the two warnings above, on stderr */
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
-    snprintf(base, sizeof(base), "/tmp/tj_set_XXXXXX");
-    REQUIRE(mkdtemp(base) != NULL);
+    tempdir_make("set", base, sizeof(base));
 
     test_order();
     test_trust();
     test_settings();
 
-    nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    CHECK(tempdir_remove(base));
     CHECK_DONE();
 }

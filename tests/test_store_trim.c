@@ -4,7 +4,6 @@
  * TYPEJIT_CACHE_MAX_SIZE trims once per process. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/hash.h"
+#include "cache/lock.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/trim.h"
+#include "cache/walk.h"
 #include "check.h"
+#include "tempdir.h"
 #include "util/config.h"
 
 #define TC     "nvrtc-13.0"
@@ -26,16 +31,19 @@
 static char base[64];
 static char root[256];
 
-/* A key in the form of src/send/kernels.c's, and the manifest line of the same kernel. */
+/* A key in the form of src/kernels/key.c's (header lines, a blank line, the source), and the
+ * manifest line of the same kernel, which the key carries. The source holds a line that looks
+ * like a header line: only the header counts. */
 static void key_of(int i, char *key, size_t klen, char *line, size_t llen)
 {
-    snprintf(key, klen,
-             "typejit kernel\nlibrary=0.1.0\ntemplates=0123456789abcdef\nnvrtc=13.0 build=x\n"
-             "target=" ARCH "\noptions=-default-device\ndirection=%s\nword=8\n"
-             "block=start=0 extent=4096 counts=%d,16 strides=1,256\n",
-             i % 2 ? "unpack" : "pack", i + 1);
     snprintf(line, llen, ARCH " %s W=8 start=0 extent=4096 counts=%d,16 strides=1,256",
              i % 2 ? "unpack" : "pack", i + 1);
+    snprintf(key, klen,
+             "typejit kernel 2\nnvrtc=13.0 build=x\noptions=-default-device\ntarget=" ARCH
+             "\nfunction=tj_pack\nmanifest=%s\n\n"
+             "manifest=" ARCH " pack W=8 start=0 extent=8 counts=8 strides=1\n"
+             "extern \"C\" __global__ void tj_pack(void *dst, const void *src, long long n) {}\n",
+             line);
 }
 
 static void entry_path(const char *tc, const char *key, const char *suffix, char *out, size_t size)
@@ -300,18 +308,9 @@ static void test_if_needed(void)
     tj_store_close(s);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
-    snprintf(base, sizeof(base), "/tmp/tj_trim_XXXXXX");
-    REQUIRE(mkdtemp(base) != NULL);
+    tempdir_make("trim", base, sizeof(base));
     snprintf(root, sizeof(root), "%s/cache", base);
 
     test_lru();
@@ -319,6 +318,6 @@ int main(void)
     test_locked_invalid_toolchains();
     test_if_needed();
 
-    nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    CHECK(tempdir_remove(base));
     CHECK_DONE();
 }

@@ -97,7 +97,7 @@ expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
 # --option=value is read as --option value (as getopt_long reads it); options that take no
 # value refuse one; measure names a missing value (issue 18).
 expect 0 "2 kernels: 2 compiled" "$tool" warm --arch=sm_90 --jobs=2 --cache-dir="$dir/eq" "$one"
-expect 0 "^word=4$" "$tool" inspect --word=4 --arch=sm_80 --no-source 'vector(4, 2, 4, int)'
+expect 0 "^manifest=sm_80 pack W=4 " "$tool" inspect --word=4 --arch=sm_80 --no-source 'vector(4, 2, 4, int)'
 echo "$got" | grep -q "^target=sm_80$" || fail "inspect --arch=sm_80 not used: $got"
 expect 0 ": 2 entries" "$tool" cache stats --cache-dir="$dir/eq"
 expect 2 "--no-source takes no value" "$tool" inspect --no-source=yes 'contiguous(4, int)'

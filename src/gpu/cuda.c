@@ -19,8 +19,7 @@
 
 /* Field, whether the library needs it, and the exported names to try in order: the versioned
  * name cuda.h maps to first, then older ones a driver of the supported range may have instead.
- * Entries only the benchmarks use are optional, so that a driver without one (cuEventElapsedTime_v2
- * appeared in 12.8) still runs every pack path. */
+ * An optional entry (cuCtxGetId, CUDA 12.0) is used when the driver has it. */
 #define TJ_CU_SYMBOLS(_X)                                                                          \
     _X(cuInit, 1, "cuInit", NULL)                                                                  \
     _X(cuGetErrorString, 1, "cuGetErrorString", NULL)                                              \
@@ -53,13 +52,7 @@
     _X(cuMemHostGetDevicePointer, 1, "cuMemHostGetDevicePointer_v2", NULL)                         \
     _X(cuMemcpyHtoDAsync, 1, "cuMemcpyHtoDAsync_v2", NULL)                                         \
     _X(cuMemcpyDtoHAsync, 1, "cuMemcpyDtoHAsync_v2", NULL)                                         \
-    _X(cuMemsetD8Async, 1, "cuMemsetD8Async", NULL)                                                \
-    _X(cuMemcpy2DAsync, 0, "cuMemcpy2DAsync_v2", NULL)                                             \
-    _X(cuEventCreate, 0, "cuEventCreate", NULL)                                                    \
-    _X(cuEventRecord, 0, "cuEventRecord", NULL)                                                    \
-    _X(cuEventSynchronize, 0, "cuEventSynchronize", NULL)                                          \
-    _X(cuEventElapsedTime, 0, "cuEventElapsedTime_v2", "cuEventElapsedTime")                       \
-    _X(cuEventDestroy, 0, "cuEventDestroy_v2", "cuEventDestroy")
+    _X(cuMemsetD8Async, 1, "cuMemsetD8Async", NULL)
 
 static struct {
 #define TJ_CU_FIELD(_name, _required, _sym, _alt) __typeof__(&_name) _name;
@@ -650,52 +643,6 @@ tj_status_t tj_gpu_memset(tj_devptr_t dst, unsigned char value, size_t len)
 {
     tj_status_t st = CU_CHECK(cuMemsetD8Async((CUdeviceptr)dst, value, len, stream()));
     return st == TJ_OK ? tj_gpu_sync() : st;
-}
-
-tj_status_t tj_gpu_copy_2d(tj_devptr_t dst, size_t dpitch, tj_devptr_t src, size_t spitch,
-                           size_t width, size_t height)
-{
-    CUDA_MEMCPY2D c = {0};
-    if (cu.cuMemcpy2DAsync == NULL)
-        return TJ_ERR_UNSUPPORTED;
-    c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    c.srcDevice = (CUdeviceptr)src;
-    c.srcPitch = spitch;
-    c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    c.dstDevice = (CUdeviceptr)dst;
-    c.dstPitch = dpitch;
-    c.WidthInBytes = width;
-    c.Height = height;
-    return CU_CHECK(cuMemcpy2DAsync(&c, stream()));
-}
-
-tj_status_t tj_gpu_event_time(void (*work)(void *), void *arg, int reps, double *seconds)
-{
-    CUevent start, stop;
-    float ms = 0;
-    tj_status_t st;
-
-    if (cu.cuEventCreate == NULL || cu.cuEventRecord == NULL || cu.cuEventSynchronize == NULL ||
-        cu.cuEventElapsedTime == NULL || cu.cuEventDestroy == NULL)
-        return TJ_ERR_UNSUPPORTED;
-    if ((st = CU_CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT))) != TJ_OK)
-        return st;
-    if ((st = CU_CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT))) != TJ_OK)
-        goto out_start;
-    if ((st = CU_CHECK(cuEventRecord(start, stream()))) != TJ_OK)
-        goto out_stop;
-    for (int i = 0; i < reps; i++)
-        work(arg);
-    if ((st = CU_CHECK(cuEventRecord(stop, stream()))) != TJ_OK ||
-        (st = CU_CHECK(cuEventSynchronize(stop))) != TJ_OK ||
-        (st = CU_CHECK(cuEventElapsedTime(&ms, start, stop))) != TJ_OK)
-        goto out_stop;
-    *seconds = ms * 1e-3 / (reps > 0 ? reps : 1);
-out_stop:
-    cu.cuEventDestroy(stop);
-out_start:
-    cu.cuEventDestroy(start);
-    return st;
 }
 
 void tj_gpu_finalize(void)

@@ -125,12 +125,6 @@ void tj_gpu_free_host(void *ptr);
 tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev);
 tj_status_t tj_gpu_memset(tj_devptr_t dst, unsigned char value, size_t len);
 
-/* A 2-D strided copy and event timing, for the benchmarks' baselines. TJ_ERR_UNSUPPORTED when
- * the driver lacks them (they are optional). */
-tj_status_t tj_gpu_copy_2d(tj_devptr_t dst, size_t dpitch, tj_devptr_t src, size_t spitch,
-                           size_t width, size_t height);
-tj_status_t tj_gpu_event_time(void (*work)(void *), void *arg, int reps, double *seconds);
-
 /* Destroy the streams and release the primary contexts typejit retained, each in its own
  * context, leaving the caller's current context as it was (MPI_Finalize). Modules and buffers
  * must be released first. */

@@ -4,7 +4,8 @@
  * on a machine without a CUDA device); one with a device buffer is typejit's (src/send/coll.c),
  * and its non-blocking request is completed by the interposed Wait and Test calls. */
 #include "gpu/cuda.h"
-#include "interpose/interpose.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
 #include "send/coll.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go

@@ -2,7 +2,9 @@
  * arguments and its children's records, so that MPI_Type_commit need not ask
  * MPI_Type_get_contents (which in Open MPI duplicates every derived child). Types made by paths
  * typejit does not see are translated through envelope and contents at commit, as before. */
-#include "interpose/interpose.h"
+#include "interpose/constructors.h"
+#include "interpose/init.h"
+#include "type/table.h"
 #include "util/log.h"
 
 /* The envelope MPI_Type_get_envelope reports for a type made by @p a, as the MPI standard

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "interpose/interpose.h"
+#include "interpose/init.h"
 #include "send/request.h"
 #include "util/log.h"
 

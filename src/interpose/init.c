@@ -1,17 +1,16 @@
 /* MPI_Init, MPI_Init_thread and MPI_Finalize: set up and tear down typejit around the system
- * MPI, and the tj_* introspection API. */
+ * MPI. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "interpose/interpose.h"
-#include "send/compiler.h"
+#include "interpose/init.h"
+#include "kernels/compiler.h"
 #include "send/devpack.h"
 #include "send/model.h"
 #include "send/p2p.h"
 #include "send/request.h"
-#include "type/translate.h"
 #include "typejit.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -99,16 +98,4 @@ int MPI_Finalize(void)
         tj_devpack_finalize();
     }
     return PMPI_Finalize();
-}
-
-tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
-{
-    tj_type_info_t info;
-
-    if (datatype == NULL || buf == NULL)
-        return TJ_ERR_INVALID;
-    if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
-        return TJ_ERR_NOT_FOUND;
-    tj_interpose_describe(&info, buf, len);
-    return TJ_OK;
 }

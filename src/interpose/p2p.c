@@ -3,7 +3,8 @@
  * moves packed bytes (src/send/p2p.c); every other call goes to the system MPI after one pointer
  * query (none on a machine without a CUDA device). Probe, Iprobe, Mprobe and Improbe need no
  * wrapper: the status of a packed message counts the same bytes. */
-#include "interpose/interpose.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
 #include "util/common.h"
 #include "send/p2p.h"
 #include "send/request.h"

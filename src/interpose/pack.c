@@ -3,7 +3,8 @@
  * unchanged so that the error code and error handler are the system MPI's own. */
 #include <stdint.h>
 
-#include "interpose/interpose.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
 #include "send/devpack.h"
 #include "type/cpu.h"
 #include "util/common.h"

@@ -6,7 +6,7 @@
  * unpacked. */
 #include <stdlib.h>
 
-#include "interpose/interpose.h"
+#include "interpose/init.h"
 #include "send/request.h"
 #include "util/log.h"
 

@@ -1,13 +1,13 @@
 /* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: translate each committed type once and keep
- * its record. */
+ * its record; tj_type_describe reads it. */
 #include <stdio.h>
 #include <string.h>
 
-#include "interpose/interpose.h"
+#include "interpose/constructors.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
 #include "jit/nvrtc.h"
-#include "send/compiler.h"
 #include "send/devpack.h"
-#include "send/kernels.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -34,34 +34,6 @@ static void check_jit_always(void)
     }
 }
 
-/* Where the kernels of a strided type stand: attached at its commit or since made in this
- * process ("jit"), waiting for a background compile ("queued"), being compiled ("compiling"), or
- * none of these ("none": no device to compile for, TYPEJIT_JIT=off, a failed compile). Asks
- * nothing of NVRTC, the disk or the driver. */
-static const char *kernels_state(const tj_type_info_t *info)
-{
-    const tj_config_t *cfg = tj_config();
-    tj_block_t b;
-    tj_compile_state_t st[2];
-    int device = tj_gpu_absent() ? -1 : 0;
-
-    if (info->pack != NULL && info->unpack != NULL)
-        return "jit";
-    if (cfg->jit == TJ_JIT_OFF || cfg->jit_sync)
-        return "none";
-    b = tj_block_at_zero(&info->block);
-    if (tj_kernels_ready(&b, b.word, TJ_DIR_PACK, device, NULL) == TJ_OK &&
-        tj_kernels_ready(&b, b.word, TJ_DIR_UNPACK, device, NULL) == TJ_OK)
-        return "jit";
-    st[0] = tj_compiler_state(&b, b.word, TJ_DIR_PACK);
-    st[1] = tj_compiler_state(&b, b.word, TJ_DIR_UNPACK);
-    if (st[0] == TJ_COMPILE_RUNNING || st[1] == TJ_COMPILE_RUNNING)
-        return "compiling";
-    if (st[0] == TJ_COMPILE_QUEUED || st[1] == TJ_COMPILE_QUEUED)
-        return "queued";
-    return "none";
-}
-
 void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
 {
     char block[512];
@@ -74,7 +46,7 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
     }
     tj_block_format(&info->block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info->block.word,
-             (long long)info->block.size, block, kernels_state(info));
+             (long long)info->block.size, block, tj_devpack_kernels(info));
 }
 
 /* The block of @p type: from the translation recorded when typejit saw it created (no
@@ -189,4 +161,16 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     }
     tj_in_wrapper = 0;
     return rc;
+}
+
+tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
+{
+    tj_type_info_t info;
+
+    if (datatype == NULL || buf == NULL)
+        return TJ_ERR_INVALID;
+    if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
+        return TJ_ERR_NOT_FOUND;
+    tj_interpose_describe(&info, buf, len);
+    return TJ_OK;
 }

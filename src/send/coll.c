@@ -21,15 +21,13 @@
 #include "send/coll.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/hash.h"
 #include "gpu/cuda.h"
 #include "send/devpack.h"
-#include "send/kernels.h"
+#include "send/fused.h"
 #include "send/model.h"
 #include "send/request.h"
 #include "send/staging.h"
@@ -499,224 +497,33 @@ static int run_end(const side_t *sd, int i, bool only_in, int64_t *objs)
 
 /* ---- the fused path ------------------------------------------------------------------------- */
 
-/* Typed bytes of a fused unpack whose members' spans interleave are checked run by run: at most
- * this many contiguous runs (the check sorts them), and the answer is remembered for this many
- * sets, so that a fixed call pattern pays for the check once. */
-#define FUSED_CHECK_RUNS   ((int64_t)1 << 21)
-#define FUSED_CHECK_MEMORY 64
-
-typedef struct {
-    int64_t lo, hi;
-} span_t;
-
-static int span_cmp(const void *a, const void *b)
+/* Pack (or unpack) every run of a packed side with one fused kernel launch (send/fused.c).
+ * False, with nothing moved, when the side does not fit: fewer than two runs or more than
+ * TJ_FUSED_MAX, a type with no record, or what tj_fused_move refuses; the caller then goes run
+ * by run. */
+static bool fused_move(side_t *sd, bool pack)
 {
-    const span_t *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
+    tj_fused_item_t items[TJ_FUSED_MAX];
+    int n = 0;
 
-/* Whether no typed byte is written twice by the members (@p blocks[m] with start, @p shift[m]
- * being the byte offset of object 0 relative to the buffer minus the block's start, @p count[m]
- * objects), computed by listing every contiguous run; false when there are too many runs. */
-static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
-                          const int64_t *counts, int nm)
-{
-    int64_t total = 0, n = 0, end = INT64_MIN;
-    span_t *spans;
-    bool ok = true;
-
-    for (int m = 0; m < nm; m++) {
-        int64_t rows = blocks[m]->size / blocks[m]->counts[0], r;
-        if (!tj_mul64(rows, counts[m], &r) || !tj_add64(total, r, &total) ||
-            total > FUSED_CHECK_RUNS)
-            return false;
-    }
-    if ((spans = malloc((size_t)total * sizeof(span_t))) == NULL)
-        return false;
-    for (int m = 0; m < nm; m++) {
-        const tj_block_t *b = blocks[m];
-        for (int64_t k = 0; k < counts[m]; k++) {
-            int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = offs[m] + b->start + k * b->extent;
-            for (;;) {
-                int d = 1;
-                spans[n].lo = at;
-                spans[n].hi = at + b->counts[0];
-                n++;
-                /* The next row: an odometer over dimensions 1 and up. */
-                for (; d < b->ndims; d++) {
-                    at += b->strides[d];
-                    if (++idx[d] < b->counts[d])
-                        break;
-                    at -= b->strides[d] * b->counts[d];
-                    idx[d] = 0;
-                }
-                if (d == b->ndims)
-                    break;
-            }
-        }
-    }
-    qsort(spans, (size_t)n, sizeof(span_t), span_cmp);
-    for (int64_t i = 0; i < n && ok; i++) {
-        ok = spans[i].lo >= end;
-        end = TJ_MAX(end, spans[i].hi);
-    }
-    free(spans);
-    return ok;
-}
-
-static pthread_mutex_t checked_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    tj_hash_t key;
-    bool used, disjoint;
-} checked[FUSED_CHECK_MEMORY];
-static unsigned checked_next;
-
-/* runs_disjoint, remembered by a hash of the members' layouts, offsets and counts. */
-static bool members_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
-                             const int64_t *counts, int nm)
-{
-    int64_t rec[TJ_FUSED_MAX * (5 + 2 * TJ_BLOCK_MAX_DIMS)];
-    size_t len = 0;
-    tj_hash_t key;
-    bool found = false, disjoint = false;
-
-    for (int m = 0; m < nm; m++) {
-        const tj_block_t *b = blocks[m];
-        rec[len++] = offs[m];
-        rec[len++] = counts[m];
-        rec[len++] = b->start;
-        rec[len++] = b->extent;
-        rec[len++] = b->ndims;
-        for (int d = 0; d < b->ndims; d++) {
-            rec[len++] = b->counts[d];
-            rec[len++] = b->strides[d];
-        }
-    }
-    key = tj_hash_bytes(rec, len * sizeof(rec[0]));
-    pthread_mutex_lock(&checked_lock);
-    for (int i = 0; i < FUSED_CHECK_MEMORY && !found; i++)
-        if (checked[i].used && checked[i].key.hi == key.hi && checked[i].key.lo == key.lo) {
-            found = true;
-            disjoint = checked[i].disjoint;
-        }
-    pthread_mutex_unlock(&checked_lock);
-    if (found)
-        return disjoint;
-    disjoint = runs_disjoint(blocks, offs, counts, nm);
-    pthread_mutex_lock(&checked_lock);
-    checked[checked_next].key = key;
-    checked[checked_next].used = true;
-    checked[checked_next].disjoint = disjoint;
-    checked_next = (checked_next + 1) % FUSED_CHECK_MEMORY;
-    pthread_mutex_unlock(&checked_lock);
-    return disjoint;
-}
-
-/* Pack (or unpack) every run of a packed side with one fused kernel launch. False, with nothing
- * moved, when the side does not fit: fewer than two runs or more than TJ_FUSED_MAX, a type that
- * is not strided or has no record, bytes outside the buffer's allocation, an unpack whose runs
- * could overlap, no kernel; the caller then goes run by run. A launch or sync that fails also
- * returns false: both directions may be redone, packs and disjoint unpacks being idempotent. */
-static bool fused_move(const coll_t *x, side_t *sd, bool pack)
-{
-    tj_block_t blocks[TJ_FUSED_MAX];
-    int shape_type[TJ_FUSED_MAX];
-    tj_fused_member_t members[TJ_FUSED_MAX];
-    int64_t lo[TJ_FUSED_MAX], hi[TJ_FUSED_MAX], offs[TJ_FUSED_MAX], counts[TJ_FUSED_MAX];
-    const tj_block_t *typed_blocks[TJ_FUSED_MAX];
-    bool apart = true;
-    tj_dir_t dir = pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-    tj_devptr_t typed = (tj_devptr_t)(uintptr_t)sd->buf, packed = sd->stage->dev;
-    tj_devptr_t dst = pack ? packed : typed, src = pack ? typed : packed;
-    tj_fused_args_t args;
-    void *argv[3] = {&dst, &src, &args};
-    int nshapes = 0, nm = 0, word = 16;
-    char target[32];
-    tj_gpu_ptr_t where;
-    tj_gpu_scope_t scope;
-    tj_gpu_function_t fn;
-    tj_kernel_t *k;
-    tj_launch_t geo;
-    tj_status_t st;
-
-    (void)x;
-    if (tj_config()->jit == TJ_JIT_OFF || packed == 0)
+    if (sd->stage == NULL || sd->stage->dev == 0)
         return false;
     for (int i = 0; i < sd->n;) {
         const slice_t *sl = &sd->slices[i];
         const ctype_t *ct = &sd->types[sl->t];
-        const tj_type_info_t *info = &ct->info;
-        int64_t objs, shift;
-        int s = 0;
+        int64_t objs;
 
-        if (sl->skip || sl->count == 0 || info->size == 0) {
+        if (sl->skip || sl->count == 0 || ct->info.size == 0) {
             i++;
             continue;
         }
-        if (nm == TJ_FUSED_MAX || !ct->known || !info->strided)
+        if (n == TJ_FUSED_MAX || !ct->known)
             return false;
         i = run_end(sd, i, false, &objs);
-        if (!tj_devpack_span(info, sl->off, objs, &lo[nm], &hi[nm]) ||
-            !tj_add64(sl->off, info->block.start, &shift))
-            return false;
-        if (!pack && !tj_block_disjoint(&info->block, objs))
-            return false; /* a parallel unpack into an overlapping layout would race */
-        while (s < nshapes && shape_type[s] != sl->t)
-            s++;
-        if (s == nshapes) {
-            blocks[s] = tj_block_at_zero(&info->block);
-            shape_type[s] = sl->t;
-            nshapes++;
-        }
-        word = TJ_MIN(word, info->block.word);
-        word = tj_block_word_at(word, (uintptr_t)typed + (uintptr_t)shift);
-        word = tj_block_word_at(word, (uintptr_t)packed + (uintptr_t)sl->poff);
-        members[nm].shape = s;
-        members[nm].typed = shift;
-        members[nm].packed = sl->poff;
-        members[nm].count = objs;
-        typed_blocks[nm] = &info->block;
-        offs[nm] = sl->off;
-        counts[nm] = objs;
-        nm++;
+        items[n++] = (tj_fused_item_t){&ct->info, sl->off, sl->poff, objs};
     }
-    if (nm < 2)
-        return false;
-    /* Every member's bytes inside the one allocation of the buffer's context, and an unpack's
-     * members apart from each other: their spans, else (halo faces interleave) their runs. */
-    tj_gpu_query(sd->buf + lo[0], &where);
-    if (!is_gpu(where.kind) || where.ctx != sd->ctx)
-        return false;
-    for (int m = 0; m < nm; m++) {
-        if (!tj_devpack_inside(&sd->types[shape_type[members[m].shape]].info, sd->buf, offs[m],
-                               counts[m], &where))
-            return false;
-        for (int o = 0; !pack && o < m; o++)
-            apart = apart && (lo[m] >= hi[o] || lo[o] >= hi[m]);
-    }
-    if (!apart && !members_disjoint(typed_blocks, offs, counts, nm))
-        return false;
-    if (tj_kernels_loadable() != TJ_OK ||
-        tj_kernels_target(where.device, target, sizeof(target)) != TJ_OK ||
-        tj_kernels_get_fused(blocks, nshapes, word, dir, target, &k) != TJ_OK ||
-        tj_gen_fused_launch(blocks, nshapes, word, members, nm, &args, &geo) != TJ_OK)
-        return false;
-    if (tj_gpu_enter(sd->ctx, &scope) != TJ_OK)
-        return false;
-    if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
-        (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
-        st = tj_gpu_sync();
-    tj_gpu_leave(&scope);
-    if (st != TJ_OK) {
-        tj_log_warn_once("a fused device %s of %d slices failed (%s); packing slice by slice",
-                         pack ? "pack" : "unpack", nm, tj_status_string(st));
-        return false;
-    }
-    tj_stats_inc(TJ_STAT_kernel_launches);
-    tj_stats_add(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu, (uint64_t)nm);
-    tj_log_debug("fused device %s: %d slices of %d types, W=%d, one launch",
-                 pack ? "pack" : "unpack", nm, nshapes, word);
-    return true;
+    return tj_fused_move(sd->buf, sd->ctx, sd->stage->dev, items, n,
+                         pack ? TJ_DIR_PACK : TJ_DIR_UNPACK);
 }
 
 /* Pack (or unpack) every slice of a packed side that moves bytes; @p only_in: the MPI_IN_PLACE
@@ -725,7 +532,7 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
 {
     int i = 0;
 
-    if (!only_in && fused_move(x, sd, pack))
+    if (!only_in && fused_move(sd, pack))
         return MPI_SUCCESS;
     while (i < sd->n) {
         const slice_t *sl = &sd->slices[i];

@@ -17,8 +17,9 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
-#include "send/compiler.h"
-#include "send/kernels.h"
+#include "kernels/compiler.h"
+#include "kernels/supply.h"
+#include "kernels/target.h"
 #include "send/staging.h"
 #include "type/cpu.h"
 #include "type/translate.h"
@@ -42,11 +43,11 @@ typedef struct {
     int bufsize;
     int *position;
     MPI_Comm comm;
-    int64_t bytes;   /* packed bytes of the call */
-    tj_gpu_ptr_t tp; /* the typed side, queried at its first touched byte */
-    tj_gpu_ptr_t pp; /* the packed side, queried at *position */
+    int64_t bytes;                           /* packed bytes of the call */
+    tj_gpu_ptr_t tp;                         /* the typed side, queried at its first touched byte */
+    tj_gpu_ptr_t pp;                         /* the packed side, queried at *position */
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
-    tj_type_info_t own; /* the extents of a type typejit has no record of */
+    tj_type_info_t own;                      /* the extents of a type typejit has no record of */
 } call_t;
 
 static bool is_gpu(tj_mem_t m)
@@ -54,37 +55,42 @@ static bool is_gpu(tj_mem_t m)
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-void tj_devpack_prepare(tj_type_info_t *info)
+/* The kernel of @p block for (word, dir) from the supply, as far as @p mode goes. */
+static tj_status_t kernel_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
+                              tj_supply_mode_t mode, tj_kernel_t **k)
+{
+    tj_kernel_spec_t spec = tj_kernel_single(block, word, dir, target);
+    return tj_supply_get(&spec, mode, k, NULL);
+}
+
+void tj_devpack_prepare(const tj_type_info_t *info)
 {
     const tj_config_t *cfg = tj_config();
+    const tj_block_t *block = &info->block;
     char target[32];
-    tj_kernel_t *pack, *unpack;
-    tj_block_t block;
+    tj_kernel_t *k;
     int device = -1;
 
     if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
     if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
         return; /* known: no device to run kernels on */
-    block = tj_block_at_zero(&info->block);
     if (!cfg->jit_sync) {
         /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
          * reading the disk cache: kernels this process already has (a layout committed
-         * before) are taken at once; for the others a worker provides them (from the cache or
-         * by compiling), and device calls of this type use the generic kernel until they are
-         * ready. Device 0's, as the workers' (kernel_for finds another device's). */
-        if (tj_kernels_ready(&block, block.word, TJ_DIR_PACK, 0, &pack) == TJ_OK &&
-            tj_kernels_ready(&block, block.word, TJ_DIR_UNPACK, 0, &unpack) == TJ_OK) {
-            info->pack = pack;
-            info->unpack = unpack;
+         * before) need nothing; for the others a worker provides them (from the cache or by
+         * compiling), and device calls of this type use the generic kernel until they are
+         * ready. Device 0's, as the workers'. */
+        if (tj_target_known(0, target, sizeof(target)) &&
+            kernel_get(block, block->word, TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
+            kernel_get(block, block->word, TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
             return;
-        }
-        tj_compiler_request(&block, block.word, TJ_DIR_PACK, NULL);
-        tj_compiler_request(&block, block.word, TJ_DIR_UNPACK, NULL);
+        tj_compiler_request(block, block->word, TJ_DIR_PACK, NULL);
+        tj_compiler_request(block, block->word, TJ_DIR_UNPACK, NULL);
         return;
     }
     if (tj_gpu_available()) {
-        if (tj_kernels_loadable() != TJ_OK)
+        if (tj_target_loadable() != TJ_OK)
             return;
         /* The application's current device is the one its buffers most likely live on. */
         device = tj_gpu_current_device();
@@ -93,37 +99,54 @@ void tj_devpack_prepare(tj_type_info_t *info)
     } else if (cfg->jit != TJ_JIT_ALWAYS) {
         return;
     }
-    if (tj_kernels_target(device, target, sizeof(target)) != TJ_OK)
+    if (tj_target_of_device(device, target, sizeof(target)) != TJ_OK)
         return;
-    if (tj_kernels_get(&block, block.word, TJ_DIR_PACK, target, &pack, NULL) != TJ_OK ||
-        tj_kernels_get(&block, block.word, TJ_DIR_UNPACK, target, &unpack, NULL) != TJ_OK)
-        return; /* logged where it failed; device packs of this type are staged */
-    info->pack = pack;
-    info->unpack = unpack;
+    /* Into the memory table, where the device calls find them; a failure is logged where it
+     * happens, and device packs of this type are then staged. */
+    if (kernel_get(block, block->word, TJ_DIR_PACK, target, TJ_SUPPLY_COMPILE, &k) == TJ_OK)
+        kernel_get(block, block->word, TJ_DIR_UNPACK, target, TJ_SUPPLY_COMPILE, &k);
 }
 
-/* The kernel of the call's block and direction for @p word on @p device: the one prepared at
- * commit when it fits, else from the kernel cache (a narrower word for a misaligned buffer,
- * another arch for another device). In background mode a kernel not yet compiled is asked for
- * and TJ_ERR_NOT_FOUND returned: the caller uses the generic kernel meanwhile. */
+const char *tj_devpack_kernels(const tj_type_info_t *info)
+{
+    const tj_block_t *block = &info->block;
+    tj_compile_state_t pack, unpack;
+    char target[32];
+    tj_kernel_t *k;
+
+    if (!info->strided || tj_config()->jit == TJ_JIT_OFF)
+        return "none";
+    /* Device 0's, as prepare asks for them; without a device (TYPEJIT_JIT=always), the target
+     * without one. */
+    if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
+        kernel_get(block, block->word, TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
+        kernel_get(block, block->word, TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
+        return "jit";
+    pack = tj_compiler_state(block, block->word, TJ_DIR_PACK);
+    unpack = tj_compiler_state(block, block->word, TJ_DIR_UNPACK);
+    if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
+        return "compiling";
+    if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
+        return "queued";
+    return "none";
+}
+
+/* The kernel of the call's block and direction for @p word on @p device from the kernel supply
+ * (a narrower word for a misaligned buffer, another arch for another device). In background
+ * mode a kernel not yet compiled is asked for and TJ_ERR_NOT_FOUND returned: the caller uses
+ * the generic kernel meanwhile. */
 static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word, int device,
                               tj_kernel_t **k)
 {
-    const tj_kernel_t *prepared = c->pack ? c->info->pack : c->info->unpack;
     tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     char target[32];
     tj_status_t st;
 
-    if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK)
+    if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK)
         return st;
-    if (prepared != NULL && tj_kernels_word(prepared) == word &&
-        strcmp(tj_kernels_target_of(prepared), target) == 0) {
-        *k = (tj_kernel_t *)prepared;
-        return TJ_OK;
-    }
     if (tj_config()->jit_sync)
-        return tj_kernels_get(block, word, dir, target, k, NULL);
-    if ((st = tj_kernels_cached(block, word, dir, target, k)) == TJ_ERR_NOT_FOUND)
+        return kernel_get(block, word, dir, target, TJ_SUPPLY_COMPILE, k);
+    if ((st = kernel_get(block, word, dir, target, TJ_SUPPLY_CACHED, k)) == TJ_ERR_NOT_FOUND)
         tj_compiler_request(block, word, dir, target);
     return st;
 }
@@ -152,15 +175,16 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
         st != TJ_ERR_NOT_FOUND)
         return st;
     if (st == TJ_OK) {
-        if ((st = tj_kernels_function(k, &fn)) != TJ_OK)
+        if ((st = tj_kernel_function(k, &fn)) != TJ_OK)
             return st;
         tj_gen_launch(&b, word, c->count, &geo);
     } else {
+        tj_kernel_spec_t generic = tj_kernel_generic(dir, target);
         if (tj_config()->jit != TJ_JIT_OFF)
             tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
-        if ((st = tj_kernels_target(device, target, sizeof(target))) != TJ_OK ||
-            (st = tj_kernels_generic(dir, target, &k)) != TJ_OK ||
-            (st = tj_kernels_function(k, &fn)) != TJ_OK)
+        if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK ||
+            (st = tj_supply_get(&generic, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK ||
+            (st = tj_kernel_function(k, &fn)) != TJ_OK)
             return st;
         tj_gen_generic_params(&b, word, &params);
         tj_gen_generic_launch(&b, word, c->count, &geo);
@@ -277,7 +301,7 @@ static tj_status_t kernel_path(const call_t *c, const char **why)
         return TJ_ERR_UNSUPPORTED; /* two devices (or contexts): one kernel cannot see both */
     }
     if (is_gpu(c->tp.kind)) {
-        if ((st = tj_kernels_loadable()) != TJ_OK) {
+        if ((st = tj_target_loadable()) != TJ_OK) {
             *why = "the CUDA driver cannot load what this NVRTC compiles";
             return TJ_ERR_UNSUPPORTED;
         }
@@ -387,10 +411,10 @@ static bool normal_call(const call_t *c, int64_t *bytes)
 
 static int system_call(const call_t *c)
 {
-    return c->pack ? PMPI_Pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position,
-                               c->comm)
-                   : PMPI_Unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
-                                 c->type, c->comm);
+    return c->pack
+               ? PMPI_Pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position, c->comm)
+               : PMPI_Unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
+                             c->type, c->comm);
 }
 
 /* Both sides' bytes lie inside their allocations: a kernel or copy past the end of one would
@@ -437,8 +461,8 @@ static bool run(call_t *c, int *rc)
         c->info = &c->own;
     }
     /* Zero bytes touch no memory: the system MPI answers, whatever the pointers are. */
-    if (!c->info->extents || c->count <= 0 ||
-        c->info->size == 0 || c->position == NULL || *c->position < 0)
+    if (!c->info->extents || c->count <= 0 || c->info->size == 0 || c->position == NULL ||
+        *c->position < 0)
         return false;
     if (c->tp_known != NULL)
         c->tp = *c->tp_known;
@@ -492,9 +516,17 @@ bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const voi
                         int incount, const tj_gpu_ptr_t *in_at, void *outbuf, int outsize,
                         const tj_gpu_ptr_t *out_at, int *position, MPI_Comm comm, int *rc)
 {
-    call_t c = {.pack = true,       .info = info,         .type = type,     .typed = inbuf,
-                .count = incount,   .packed = outbuf,     .bufsize = outsize,
-                .position = position, .comm = comm,       .tp_known = in_at, .pp_known = out_at};
+    call_t c = {.pack = true,
+                .info = info,
+                .type = type,
+                .typed = inbuf,
+                .count = incount,
+                .packed = outbuf,
+                .bufsize = outsize,
+                .position = position,
+                .comm = comm,
+                .tp_known = in_at,
+                .pp_known = out_at};
     return run(&c, rc);
 }
 
@@ -502,22 +534,29 @@ bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const v
                           int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
                           int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc)
 {
-    call_t c = {.pack = false,      .info = info,         .type = type,     .typed = outbuf,
-                .count = outcount,  .packed = (void *)inbuf, .bufsize = insize,
-                .position = position, .comm = comm,       .tp_known = out_at, .pp_known = in_at};
+    call_t c = {.pack = false,
+                .info = info,
+                .type = type,
+                .typed = outbuf,
+                .count = outcount,
+                .packed = (void *)inbuf,
+                .bufsize = insize,
+                .position = position,
+                .comm = comm,
+                .tp_known = out_at,
+                .pp_known = in_at};
     return run(&c, rc);
 }
 
-bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                     int incount, void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
+bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
+                     void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
 {
     return tj_devpack_pack_at(info, type, inbuf, incount, NULL, outbuf, outsize, NULL, position,
                               comm, rc);
 }
 
-bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                       int insize, int *position, void *outbuf, int outcount, MPI_Comm comm,
-                       int *rc)
+bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
+                       int *position, void *outbuf, int outcount, MPI_Comm comm, int *rc)
 {
     return tj_devpack_unpack_at(info, type, inbuf, insize, NULL, position, outbuf, outcount, NULL,
                                 comm, rc);
@@ -527,6 +566,6 @@ void tj_devpack_finalize(void)
 {
     tj_compiler_finalize();
     tj_staging_finalize();
-    tj_kernels_finalize();
+    tj_supply_finalize();
     tj_gpu_finalize();
 }

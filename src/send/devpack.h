@@ -9,18 +9,24 @@
 #include "gpu/cuda.h"
 #include "type/table.h"
 
-/* Kernels for a freshly committed type, when a device is present or TYPEJIT_JIT=always. */
-void tj_devpack_prepare(tj_type_info_t *info);
+/* Kernels for a freshly committed type, when a device is present or TYPEJIT_JIT=always: asked
+ * of the background compiler, or (TYPEJIT_JIT_SYNC=1) compiled now into the memory table of the
+ * kernel supply, where the device calls find them. */
+void tj_devpack_prepare(const tj_type_info_t *info);
+
+/* Where the kernels of a type stand, for tj_type_describe: "jit" (both directions in this
+ * process, for device 0), "compiling" or "queued" (in the background compiler), "none" (not
+ * asked for: no device, TYPEJIT_JIT=off, not strided, or asked for later by a device call). */
+const char *tj_devpack_kernels(const tj_type_info_t *info);
 
 /* MPI_Pack / MPI_Unpack when a byte the call touches is in device or managed memory: true, with
  * the system MPI's result, position update and error code in @p rc. False (nothing done) for
  * host buffers and calls that move no bytes: the caller passes those on. @p info may be NULL
  * for a type typejit has no record of. One pointer query per side, none without a device. */
-bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                     int incount, void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc);
-bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                       int insize, int *position, void *outbuf, int outcount, MPI_Comm comm,
-                       int *rc);
+bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
+                     void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc);
+bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
+                       int *position, void *outbuf, int outcount, MPI_Comm comm, int *rc);
 
 /* The same, with what tj_gpu_query says of the first byte each side touches (the typed
  * buffer plus the type's true lower bound; the packed buffer at *position) already known to

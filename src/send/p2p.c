@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "send/devpack.h"
-#include "send/kernels.h"
+#include "send/fused.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -152,12 +152,19 @@ static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
  * replaced the allocation meanwhile. */
 static int send_pack(tj_xfer_t *x, bool fresh)
 {
-    tj_gpu_ptr_t out = kernel_side_at(x);
+    tj_gpu_ptr_t out = kernel_side_at(x), in = x->at;
     int pos = 0, rc = MPI_SUCCESS;
 
-    if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, fresh ? &x->at : NULL,
-                            kernel_side(x), (int)x->bytes, &out, &pos, x->comm, &rc))
-        rc = MPI_ERR_INTERN; /* the buffer stopped being device memory: freed meanwhile */
+    /* A buffer that stopped being device memory was freed meanwhile (an erroneous program):
+     * nothing may read it, not even the host side of a staged pack. */
+    if (!fresh) {
+        tj_gpu_query((const char *)x->buf + x->info.true_lb, &in);
+        if (!is_gpu(in.kind))
+            return MPI_ERR_BUFFER;
+    }
+    if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, &in, kernel_side(x), (int)x->bytes,
+                            &out, &pos, x->comm, &rc))
+        rc = MPI_ERR_INTERN;
     if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
         move(x, true, (size_t)x->bytes) != TJ_OK)
         rc = MPI_ERR_INTERN;
@@ -176,61 +183,20 @@ static tj_devptr_t kernel_dev(const tj_xfer_t *x)
 }
 
 /* One fused launch packing the sends @p g (same buffer and context, strided types) into their
- * staging buffers: members' packed offsets are relative to the first one's staging. False when
- * anything does not fit; nothing was sent yet, so the caller packs them one by one instead. */
+ * staging buffers (send/fused.c): members' packed offsets are relative to the first one's
+ * staging. False when anything does not fit; nothing was sent yet, so the caller packs them one
+ * by one instead. */
 static bool fused_repack(tj_xfer_t *const *g, int n)
 {
-    tj_block_t blocks[TJ_FUSED_MAX];
-    tj_fused_member_t members[TJ_FUSED_MAX];
-    tj_devptr_t src = (tj_devptr_t)(uintptr_t)g[0]->buf, dst = kernel_dev(g[0]);
-    tj_fused_args_t args;
-    void *argv[3] = {&dst, &src, &args};
-    int nshapes = 0, word = 16;
-    char target[32];
-    tj_gpu_ptr_t where;
-    tj_gpu_scope_t scope;
-    tj_gpu_function_t fn;
-    tj_kernel_t *k;
-    tj_launch_t geo;
-    tj_status_t st;
+    tj_fused_item_t items[TJ_FUSED_MAX];
+    tj_devptr_t base = kernel_dev(g[0]);
 
-    if (tj_config()->jit == TJ_JIT_OFF || n < 2 || n > TJ_FUSED_MAX)
+    if (n > TJ_FUSED_MAX)
         return false;
-    tj_gpu_query((const char *)g[0]->buf + g[0]->info.true_lb, &where);
-    for (int m = 0; m < n; m++) {
-        const tj_type_info_t *info = &g[m]->info;
-        tj_block_t b = tj_block_at_zero(&info->block);
-        int s = 0;
-
-        if (!tj_devpack_inside(info, g[m]->buf, 0, g[m]->count, &where))
-            return false;
-        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
-            s++;
-        if (s == nshapes)
-            blocks[nshapes++] = b;
-        members[m].shape = s;
-        members[m].typed = info->block.start;
-        members[m].packed = (int64_t)(kernel_dev(g[m]) - dst);
-        members[m].count = g[m]->count;
-        word = TJ_MIN(word, info->block.word);
-        word = tj_block_word_at(word, (uintptr_t)src + (uintptr_t)info->block.start);
-        word = tj_block_word_at(word, (uintptr_t)kernel_dev(g[m]));
-    }
-    if (tj_kernels_loadable() != TJ_OK ||
-        tj_kernels_target(where.device, target, sizeof(target)) != TJ_OK ||
-        tj_kernels_get_fused(blocks, nshapes, word, TJ_DIR_PACK, target, &k) != TJ_OK ||
-        tj_gen_fused_launch(blocks, nshapes, word, members, n, &args, &geo) != TJ_OK ||
-        tj_gpu_enter(g[0]->ctx, &scope) != TJ_OK)
-        return false;
-    if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
-        (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
-        st = tj_gpu_sync();
-    tj_gpu_leave(&scope);
-    if (st != TJ_OK)
-        return false;
-    tj_stats_inc(TJ_STAT_kernel_launches);
-    tj_stats_add(TJ_STAT_packs_gpu, (uint64_t)n);
-    return true;
+    for (int m = 0; m < n; m++)
+        items[m] =
+            (tj_fused_item_t){&g[m]->info, 0, (int64_t)(kernel_dev(g[m]) - base), g[m]->count};
+    return tj_fused_move(g[0]->buf, g[0]->ctx, base, items, n, TJ_DIR_PACK);
 }
 
 int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)

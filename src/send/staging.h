@@ -1,5 +1,6 @@
-/* Staging buffers: device memory and page-locked mapped host memory, pooled per context so that
- * calls in flight never share one and a busy process does not allocate on every call. */
+/* Staging buffers: device memory and page-locked mapped host memory, taken by one call at a time
+ * and kept in one small process-wide pool, so that a busy process does not allocate on every
+ * call. A buffer belongs to the context it was allocated in and is reused only there. */
 #ifndef TJ_SEND_STAGING_H
 #define TJ_SEND_STAGING_H
 

@@ -16,9 +16,11 @@
 #include "gpu/cuda.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
-#include "send/kernels.h"
+#include "kernels/supply.h"
+#include "kernels/target.h"
 #include "send/model.h"
 #include "send/systable.h"
+#include "util/clock.h"
 #include "util/config.h"
 
 #include "options.h"
@@ -43,19 +45,6 @@ static const int64_t runs[RUNS] = {8, 64, 512};
 static bool quick;
 static int64_t max_bytes;
 static char target[32];
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Packed sizes: 64 B to 16 MiB in powers of 4 (--quick: powers of 16 up to 256 KiB). */
 static int64_t next_size(int64_t bytes)
@@ -83,12 +72,13 @@ typedef struct {
 static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, tj_devptr_t packed,
                           int reps)
 {
+    tj_kernel_spec_t spec = tj_kernel_single(b, b->word, dir, target);
     tj_kernel_t *k;
     launch_t l = {0};
     double *t, median = -1;
 
-    if (tj_kernels_get(b, b->word, dir, target, &k, NULL) != TJ_OK ||
-        tj_kernels_function(k, &l.fn) != TJ_OK)
+    if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
+        tj_kernel_function(k, &l.fn) != TJ_OK)
         return -1;
     tj_gen_launch(b, b->word, 1, &l.geo);
     l.count = 1;
@@ -103,13 +93,12 @@ static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, 
     if (tj_gpu_launch(l.fn, l.geo.grid, l.geo.block, l.args) != TJ_OK || tj_gpu_sync() != TJ_OK)
         goto out_free;
     for (int i = 0; i < reps; i++) {
-        double t0 = now();
+        double t0 = tj_clock_seconds();
         if (tj_gpu_launch(l.fn, l.geo.grid, l.geo.block, l.args) != TJ_OK || tj_gpu_sync() != TJ_OK)
             goto out_free;
-        t[i] = (now() - t0) * 1e6;
+        t[i] = (tj_clock_seconds() - t0) * 1e6;
     }
-    qsort(t, (size_t)reps, sizeof(*t), cmp_double);
-    median = t[reps / 2];
+    median = tj_median(t, reps);
 out_free:
     free(t);
     return median;
@@ -187,14 +176,13 @@ static tj_status_t measure_device(tj_systable_t *t, const buffers_t *buf)
             double *s = calloc((size_t)reps, sizeof(*s));
             bool ok = s != NULL;
             for (int i = 0; ok && i < reps; i++) {
-                double t0 = now();
+                double t0 = tj_clock_seconds();
                 ok = (d == 0 ? tj_gpu_copy_dtoh(buf->mapped, buf->packed, (size_t)bytes)
                              : tj_gpu_copy_htod(buf->packed, buf->mapped, (size_t)bytes)) == TJ_OK;
-                s[i] = (now() - t0) * 1e6;
+                s[i] = (tj_clock_seconds() - t0) * 1e6;
             }
             if (ok) {
-                qsort(s, (size_t)reps, sizeof(*s), cmp_double);
-                add_row(c, bytes, s[reps / 2]);
+                add_row(c, bytes, tj_median(s, reps));
             } else
                 failed++;
             free(s);
@@ -376,7 +364,7 @@ int tj_measure_run(int argc, char **argv)
     /* Every rank needs a device (rank 0 for the kernels, rank 1 for device ping-pong); all agree
      * before any rank waits for another. 0: ready, 1: no device, 2: kernels cannot load. */
     state = tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK ? 1
-            : tj_kernels_loadable() != TJ_OK                 ? 2
+            : tj_target_loadable() != TJ_OK                  ? 2
                                                              : 0;
     PMPI_Allreduce(&state, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (all != 0) {
@@ -403,8 +391,8 @@ int tj_measure_run(int argc, char **argv)
 
     /* The kernels' compile target; their cache is read, never written: these kernels are the
      * measurement's, not the application's, and must not enter the manifest. */
-    tj_kernels_set_store(tj_config()->cache_dir, 1);
-    tj_kernels_target(0, target, sizeof(target));
+    tj_supply_set_store(tj_config()->cache_dir, 1);
+    tj_target_of_device(0, target, sizeof(target));
 
     if (rank == 0) {
         if ((t = calloc(1, sizeof(*t))) == NULL ||

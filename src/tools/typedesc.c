@@ -955,6 +955,93 @@ out_restore:
     return status;
 }
 
+tj_status_t tj_typedesc_parse_fused(const char *text, MPI_Datatype *types, int max, int *n,
+                                    char *err, size_t errlen)
+{
+    parser_t ps = {text, text, err, errlen};
+    node_t nodes[TJ_TYPEDESC_FUSED_MAX];
+    handlers_t saved;
+    char word[MAX_WORD], buf[48];
+    const char *at;
+    int count = 0, initialized = 0, finalized = 0, rc;
+    tj_status_t status = TJ_OK;
+
+    if (text == NULL || types == NULL || n == NULL || max < 2 || max > TJ_TYPEDESC_FUSED_MAX) {
+        tj_log_error("type description: bad arguments for a fused set");
+        return TJ_ERR_INVALID;
+    }
+    skip_space(&ps);
+    at = ps.p;
+    if (!is_word_char(*ps.p) || read_word(&ps, word) != 5 || strcasecmp(word, "fused") != 0)
+        return TJ_ERR_NOT_FOUND;
+    skip_space(&ps);
+    if (*ps.p != '(')
+        return TJ_ERR_NOT_FOUND;
+    ps.p++;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return fail(&ps, text, TJ_ERR_INVALID, "MPI is not initialised");
+    errors_return(&saved);
+    for (;;) {
+        if (count == max) {
+            status = fail(&ps, ps.p, TJ_ERR_PARSE, "a fused set has at most %d members", max);
+            goto out_release;
+        }
+        nodes[count] = (node_t){MPI_DATATYPE_NULL, false};
+        if ((status = parse_type(&ps, 1, &nodes[count])) != TJ_OK)
+            goto out_release;
+        count++;
+        skip_space(&ps);
+        if (*ps.p == ')') {
+            ps.p++;
+            break;
+        }
+        if (*ps.p != ',') {
+            status = fail(&ps, ps.p, TJ_ERR_PARSE,
+                          "expected ',' or ')' in the members of fused(, found %s",
+                          found(ps.p, buf, sizeof(buf)));
+            goto out_release;
+        }
+        ps.p++;
+    }
+    skip_space(&ps);
+    if (*ps.p != '\0') {
+        status = fail(&ps, ps.p, TJ_ERR_PARSE, "unexpected %s after the fused set",
+                      found(ps.p, buf, sizeof(buf)));
+        goto out_release;
+    }
+    if (count < 2) {
+        status = fail(&ps, at, TJ_ERR_PARSE, "a fused set has at least 2 members");
+        goto out_release;
+    }
+    /* As tj_typedesc_parse: every result is a committed type of the caller's. */
+    for (int i = 0; i < count; i++) {
+        if (!nodes[i].owned) {
+            MPI_Datatype named = nodes[i].type;
+            if ((rc = PMPI_Type_dup(named, &nodes[i].type)) != MPI_SUCCESS) {
+                nodes[i].type = MPI_DATATYPE_NULL;
+                status = fail_mpi(&ps, text, rc, "MPI_Type_dup");
+                goto out_release;
+            }
+            nodes[i].owned = true;
+        }
+        if ((rc = PMPI_Type_commit(&nodes[i].type)) != MPI_SUCCESS) {
+            status = fail_mpi(&ps, text, rc, "MPI_Type_commit");
+            goto out_release;
+        }
+    }
+    for (int i = 0; i < count; i++)
+        types[i] = nodes[i].type;
+    *n = count;
+    count = 0;
+out_release:
+    for (int i = 0; i < count; i++)
+        release(&nodes[i]);
+    errors_restore(&saved);
+    return status;
+}
+
 tj_status_t tj_typedesc_each_line(const char *path,
                                   int (*fn)(int line, const char *text, void *arg), void *arg)
 {

@@ -20,6 +20,16 @@
  * initialised (TJ_ERR_INVALID otherwise). Never leaks handles on error paths. */
 tj_status_t tj_typedesc_parse(const char *text, MPI_Datatype *type, char *err, size_t errlen);
 
+/* Most members of a fused set. */
+#define TJ_TYPEDESC_FUSED_MAX 32
+
+/* A fused set, `fused(T1, T2, ...)`: the member types of one fused launch (2 to @p max, at most
+ * TJ_TYPEDESC_FUSED_MAX), each built and committed as tj_typedesc_parse builds a type, into
+ * @p types (*n of them; the caller frees each). TJ_ERR_NOT_FOUND, with nothing written, when
+ * @p text is not a fused set (parse it as a type then); other errors as tj_typedesc_parse. */
+tj_status_t tj_typedesc_parse_fused(const char *text, MPI_Datatype *types, int max, int *n,
+                                    char *err, size_t errlen);
+
 /* Read a file of descriptions: calls fn(line_number, text_without_comment, arg) for each line
  * that holds more than white space once its `#` comment is removed (line numbers are 1-based;
  * the text keeps its leading white space so that columns match the file). A nonzero return

@@ -12,15 +12,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/entry.h"
 #include "cache/hash.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
+#include "cache/trim.h"
+#include "cache/walk.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
+#include "kernels/key.h"
+#include "kernels/supply.h"
 #include "measure.h"
 #include "options.h"
-#include "send/kernels.h"
 #include "type/translate.h"
 #include "typedesc.h"
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -41,16 +47,20 @@ static const char *usage_main =
     "`typejit COMMAND --help` describes each command.\n";
 
 static const char *usage_warm =
-    "usage: typejit warm [--arch sm_90,sm_80,...] [--jobs N] [--cache-dir DIR] [FILE...]\n"
+    "usage: typejit warm [--arch sm_90,sm_80,...] [--all-words] [--jobs N] [--cache-dir DIR]\n"
+    "                    [FILE...]\n"
     "\n"
-    "Compile the pack and unpack kernels of every type described in FILEs (one type description\n"
-    "a line, `#` comments), or, without FILE, every kernel listed in the cache's manifest (the\n"
-    "kernels earlier runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled\n"
-    "again. A kernel compiled but not stored counts as failed; exit status 1 if any failed or a\n"
-    "line did not parse. Refused when TYPEJIT_CACHE is ro or off.\n"
+    "Compile the kernels the runtime launches for every type described in FILEs (one type\n"
+    "description a line, `#` comments; a line fused(T1, T2, ...) names the members of one fused\n"
+    "launch), or, without FILE, every kernel listed in the cache's manifest (the kernels earlier\n"
+    "runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled again. A kernel\n"
+    "compiled but not stored counts as failed; exit status 1 if any failed or a line did not\n"
+    "parse. Refused when TYPEJIT_CACHE is ro or off.\n"
     "\n"
     "  --arch LIST      targets, comma-separated (default: TYPEJIT_ARCH, else sm_90; with no FILE\n"
     "                   the manifest's own targets, plus LIST when given)\n"
+    "  --all-words      with FILEs, also the kernels of every narrower word (buffers or packed\n"
+    "                   positions not aligned to the type's word W)\n"
     "  --jobs N         compile N kernels at once, 1 to 1024 (default: the number of CPUs)\n"
     "  --cache-dir DIR  the cache to fill (default: TYPEJIT_CACHE_DIR, else\n"
     "                   $XDG_CACHE_HOME/typejit, else ~/.cache/typejit)\n";
@@ -59,8 +69,9 @@ static const char *usage_inspect =
     "usage: typejit inspect [--arch sm_XX] [--word W] [--unpack] [--no-source] 'TYPE'\n"
     "\n"
     "Print the type's IR as translated and after the canonical passes, its strided block, word\n"
-    "size W, whether its objects overlap, the cache key and hash of its kernel, and the generated\n"
-    "CUDA source. Needs no GPU; the key needs NVRTC.\n"
+    "size W, whether its objects overlap, and the kernel the runtime launches for it: the block\n"
+    "moved to start 0 (launched at the start), its cache key (header lines, then the source) and\n"
+    "hash, and its CUDA source. Needs no GPU; the key needs NVRTC.\n"
     "\n"
     "  --arch sm_XX   target of the key (default: TYPEJIT_ARCH, else sm_90)\n"
     "  --word W       a narrower word than the block allows (1, 2, 4, 8 or 16)\n"
@@ -143,8 +154,11 @@ static const char *cache_dir(const char *given)
 
 /* --- warm ---------------------------------------------------------------------------------- */
 
+/* One kernel to warm: a spec with its own copy of the blocks. */
 typedef struct {
-    tj_block_t block;
+    tj_kernel_kind_t kind;
+    tj_block_t *blocks;
+    int nblocks;
     int word;
     tj_dir_t dir;
     char target[32];
@@ -159,11 +173,27 @@ typedef struct {
     char why_unstored[512]; /* the first reason a compiled kernel was not stored */
 } work_t;
 
-static int add_item(work_t *w, const tj_block_t *b, int word, tj_dir_t dir, const char *target)
+static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
 {
+    if (it->kind != spec->kind || it->word != spec->word || it->dir != spec->dir ||
+        it->nblocks != spec->nblocks || strcmp(it->target, spec->target) != 0)
+        return false;
+    for (int i = 0; i < it->nblocks; i++) {
+        tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
+        if (!tj_block_equal(&it->blocks[i], &b))
+            return false;
+    }
+    return true;
+}
+
+/* Add the kernel of @p spec unless it is there already (the supply moves blocks to start 0: so
+ * do the items). */
+static int add_item(work_t *w, const tj_kernel_spec_t *spec)
+{
+    item_t *it;
+
     for (int i = 0; i < w->n; i++)
-        if (w->items[i].word == word && w->items[i].dir == dir &&
-            strcmp(w->items[i].target, target) == 0 && tj_block_equal(&w->items[i].block, b))
+        if (same_item(&w->items[i], spec))
             return 0;
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 64;
@@ -173,12 +203,47 @@ static int add_item(work_t *w, const tj_block_t *b, int word, tj_dir_t dir, cons
         w->items = grown;
         w->cap = cap;
     }
-    item_t *it = &w->items[w->n++];
-    it->block = *b;
-    it->word = word;
-    it->dir = dir;
-    snprintf(it->target, sizeof(it->target), "%s", target);
+    it = &w->items[w->n];
+    if ((it->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL)
+        return -1;
+    for (int i = 0; i < spec->nblocks; i++)
+        it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
+    it->kind = spec->kind;
+    it->nblocks = spec->nblocks;
+    it->word = spec->word;
+    it->dir = spec->dir;
+    snprintf(it->target, sizeof(it->target), "%s", spec->target);
+    w->n++;
     return 0;
+}
+
+/* The pack and unpack kernels of @p spec for each of @p narchs targets, at its word and, with
+ * @p all_words, every narrower one. */
+static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
+                       bool all_words)
+{
+    int natural = spec.word;
+
+    for (int a = 0; a < narchs; a++)
+        for (int word = natural; word >= 1; word /= 2) {
+            for (int d = 0; d < 2; d++) {
+                spec.word = word;
+                spec.dir = d == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+                spec.target = archs[a];
+                if (add_item(w, &spec) != 0)
+                    return -1;
+            }
+            if (!all_words)
+                break;
+        }
+    return 0;
+}
+
+static void free_items(work_t *w)
+{
+    for (int i = 0; i < w->n; i++)
+        free(w->items[i].blocks);
+    free(w->items);
 }
 
 /* Errors shown per file; a binary file given by mistake would otherwise print one per line. */
@@ -188,6 +253,7 @@ typedef struct {
     work_t *work;
     char (*archs)[32];
     int narchs;
+    bool all_words;
     const char *file;
     int errors;
 } file_ctx_t;
@@ -198,16 +264,64 @@ static void line_error(file_ctx_t *ctx, int line, const char *what)
         fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, what);
 }
 
+/* A fused set: the single kernels of its strided members, and the fused kernel the runtime
+ * builds for them all (their distinct blocks in order of first appearance, the narrowest of
+ * their words), when every member is strided. */
+static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
+{
+    tj_block_t blocks[TJ_FUSED_MAX];
+    int nshapes = 0, word = 16, rc = 0;
+    bool all_strided = true;
+
+    for (int m = 0; m < n && rc == 0; m++) {
+        tj_block_t b;
+        tj_status_t st = tj_translate_block(types[m], &b, NULL);
+        int s = 0;
+        if (st != TJ_OK) {
+            fprintf(stderr,
+                    "typejit warm: %s:%d: member %d: %s: no kernel needed, and the runtime moves "
+                    "this set member by member\n",
+                    ctx->file, line, m + 1, tj_status_string(st));
+            all_strided = false;
+            continue;
+        }
+        rc = add_kernels(ctx->work, tj_kernel_single(&b, b.word, TJ_DIR_PACK, ""), ctx->archs,
+                         ctx->narchs, ctx->all_words);
+        b = tj_block_at_zero(&b);
+        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
+            s++;
+        if (s == nshapes)
+            blocks[nshapes++] = b;
+        word = TJ_MIN(word, b.word);
+    }
+    if (rc == 0 && all_strided)
+        rc = add_kernels(ctx->work, tj_kernel_fused(blocks, nshapes, word, TJ_DIR_PACK, ""),
+                         ctx->archs, ctx->narchs, ctx->all_words);
+    return rc;
+}
+
 static int warm_line(int line, const char *text, void *arg)
 {
     file_ctx_t *ctx = arg;
-    MPI_Datatype type;
+    MPI_Datatype type, members[TJ_FUSED_MAX];
     tj_block_t block;
     char err[256];
+    int n = 0, rc;
     tj_status_t st;
 
     if (text == NULL) {
         line_error(ctx, line, "holds a NUL byte (not a text file of type descriptions?)");
+        return 0;
+    }
+    st = tj_typedesc_parse_fused(text, members, TJ_FUSED_MAX, &n, err, sizeof(err));
+    if (st == TJ_OK) {
+        rc = warm_fused(ctx, line, members, n);
+        for (int m = 0; m < n; m++)
+            PMPI_Type_free(&members[m]);
+        return rc;
+    }
+    if (st != TJ_ERR_NOT_FOUND) {
+        line_error(ctx, line, err);
         return 0;
     }
     if (tj_typedesc_parse(text, &type, err, sizeof(err)) != TJ_OK) {
@@ -221,12 +335,8 @@ static int warm_line(int line, const char *text, void *arg)
                 ctx->file, line, why_not(st));
         return 0;
     }
-    for (int a = 0; a < ctx->narchs; a++) {
-        if (add_item(ctx->work, &block, block.word, TJ_DIR_PACK, ctx->archs[a]) != 0 ||
-            add_item(ctx->work, &block, block.word, TJ_DIR_UNPACK, ctx->archs[a]) != 0)
-            return -1;
-    }
-    return 0;
+    return add_kernels(ctx->work, tj_kernel_single(&block, block.word, TJ_DIR_PACK, ""), ctx->archs,
+                       ctx->narchs, ctx->all_words);
 }
 
 typedef struct {
@@ -240,18 +350,19 @@ typedef struct {
 static void manifest_line(const char *line, void *arg)
 {
     manifest_ctx_t *ctx = arg;
-    tj_block_t block;
-    tj_dir_t dir;
-    char target[32];
-    int word;
+    tj_key_line_t parsed;
+    tj_kernel_spec_t spec;
 
-    if (tj_kernels_manifest_parse(line, &block, &word, &dir, target, sizeof(target)) != TJ_OK) {
+    if (tj_key_manifest_parse(line, &parsed) != TJ_OK) {
         ctx->bad++;
         return;
     }
-    add_item(ctx->work, &block, word, dir, target);
-    for (int a = 0; ctx->extra_archs && a < ctx->narchs; a++)
-        add_item(ctx->work, &block, word, dir, ctx->archs[a]);
+    spec = tj_key_line_spec(&parsed);
+    add_item(ctx->work, &spec);
+    for (int a = 0; ctx->extra_archs && a < ctx->narchs; a++) {
+        spec.target = ctx->archs[a];
+        add_item(ctx->work, &spec);
+    }
 }
 
 static void draw_progress(work_t *w)
@@ -278,8 +389,9 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
+        tj_kernel_spec_t spec = {it->kind, it->blocks, it->nblocks, it->word, it->dir, it->target};
         tj_store_save_report(&saved, &failed);
-        if (tj_kernels_get(&it->block, it->word, it->dir, it->target, &k, &origin) != TJ_OK) {
+        if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
         } else if (origin == TJ_FROM_COMPILE) {
             /* Warming is for the cache: a kernel compiled but not stored is a failure. */
@@ -390,11 +502,12 @@ static int cmd_warm(int argc, char **argv)
 {
     char archs[MAX_ARCHS][32];
     int narchs = 0, nfiles = 0, errors = 0, nt, rc = 1;
+    bool all_words = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     const char *dir = NULL, *value, **files = NULL;
     work_t w = {0};
     pthread_t *tid = NULL;
-    struct timespec t0, t1;
+    double t0, t1;
 
     if (wants_help(argc, argv)) {
         fputs(usage_warm, stdout);
@@ -407,6 +520,8 @@ static int cmd_warm(int argc, char **argv)
         if (tj_opt_value("warm", argc, argv, &i, "--arch", &value)) {
             if (value == NULL || (narchs = split_archs("warm", value, archs, MAX_ARCHS)) <= 0)
                 goto out_usage;
+        } else if (strcmp(argv[i], "--all-words") == 0) {
+            all_words = true;
         } else if (tj_opt_value("warm", argc, argv, &i, "--jobs", &value)) {
             if (value == NULL || !option_number("warm", "--jobs", value, 1, MAX_JOBS, &jobs))
                 goto out_usage;
@@ -426,6 +541,11 @@ static int cmd_warm(int argc, char **argv)
     }
     if (jobs < 1)
         jobs = 1;
+    if (all_words && nfiles == 0) {
+        fprintf(stderr, "typejit warm: --all-words is for FILEs of type descriptions (the manifest "
+                        "lists every word the runtime needed)\n");
+        goto out_usage;
+    }
     if (cache_dir(dir)[0] == '\0') {
         fprintf(stderr, "typejit warm: no cache directory: set TYPEJIT_CACHE_DIR or HOME\n");
         goto out_free;
@@ -436,11 +556,11 @@ static int cmd_warm(int argc, char **argv)
     }
     if (!cache_writable(cache_dir(dir)))
         goto out_free;
-    tj_kernels_set_store(cache_dir(dir), 0);
+    tj_supply_set_store(cache_dir(dir), 0);
     pthread_mutex_init(&w.print_lock, NULL);
 
     /* The time reported covers reading the descriptions too. */
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = tj_clock_seconds();
     if (nfiles > 0) {
         if (narchs == 0) {
             const char *def = tj_config()->arch[0] ? tj_config()->arch : "sm_90";
@@ -448,7 +568,7 @@ static int cmd_warm(int argc, char **argv)
                 goto out_free;
         }
         for (int f = 0; f < nfiles; f++) {
-            file_ctx_t ctx = {&w, archs, narchs, files[f], 0};
+            file_ctx_t ctx = {&w, archs, narchs, all_words, files[f], 0};
             if (tj_typedesc_each_line(files[f], warm_line, &ctx) != TJ_OK) {
                 fprintf(stderr, "typejit warm: cannot read %s: %s\n", files[f],
                         errno ? strerror(errno) : "read error");
@@ -488,7 +608,7 @@ static int cmd_warm(int argc, char **argv)
         }
     for (int t = 0; t < nt; t++)
         pthread_join(tid[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t1 = tj_clock_seconds();
     store_loud();
     if (w.progress)
         fputc('\n', stderr);
@@ -497,13 +617,12 @@ static int cmd_warm(int argc, char **argv)
                 atomic_load(&w.unstored), w.why_unstored);
     printf("typejit warm: %d kernels: %d compiled, %d already cached, %d failed (%.2f s, cache "
            "%s)\n",
-           w.n, atomic_load(&w.compiled), atomic_load(&w.cached), atomic_load(&w.failed),
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+           w.n, atomic_load(&w.compiled), atomic_load(&w.cached), atomic_load(&w.failed), t1 - t0,
            cache_dir(dir));
     rc = atomic_load(&w.failed) > 0 || errors > 0 ? 1 : 0;
 out_free:
     free(tid);
-    free(w.items);
+    free_items(&w);
     free(files);
     return rc;
 out_usage:
@@ -521,7 +640,8 @@ static int cmd_inspect(int argc, char **argv)
     MPI_Datatype type;
     tj_ir_t ir, canon;
     tj_block_t block;
-    char err[256], buf[4096], target[32];
+    char err[256], buf[4096], target[32], *src, *key;
+    tj_kernel_spec_t spec;
     MPI_Aint lb, extent, tlb, textent;
     MPI_Count size;
     const char *why;
@@ -616,23 +736,22 @@ static int cmd_inspect(int argc, char **argv)
            block.ndims, block.word, (long long)block.lo, (long long)block.hi,
            block.disjoint ? "no byte addressed twice" : "overlapping (unpack is staged)");
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
-    if (tj_nvrtc_load() == TJ_OK) {
-        int n = tj_kernels_key(&block, word, dir, target, buf, sizeof(buf));
-        if (n > 0 && (size_t)n < sizeof(buf)) {
-            char hex[33];
-            tj_hash_hex(tj_hash_bytes(buf, (size_t)n), hex);
-            printf("key hash:   %s\nkey:\n%s", hex, buf);
-        }
+    spec = tj_kernel_single(&block, word, dir, target);
+    if (tj_kernel_source(&spec, &src) != TJ_OK)
+        return 1;
+    if (tj_nvrtc_load() == TJ_OK && (key = tj_key_text(&spec, src)) != NULL) {
+        char hex[33], *end = strstr(key, "\n\n");
+        tj_hash_hex(tj_hash_bytes(key, strlen(key)), hex);
+        /* The key is its header lines, a blank line, then the source printed below. */
+        printf("key hash:   %s\nkey:\n%.*s\n(then the source)\n", hex,
+               end != NULL ? (int)(end - key) : (int)strlen(key), key);
+        free(key);
     } else {
         printf("key:        (NVRTC not available)\n");
     }
-    if (source) {
-        char *src;
-        if (tj_gen_source(&block, word, dir, unpack ? "tj_unpack" : "tj_pack", &src) == TJ_OK) {
-            printf("source:\n%s", src);
-            free(src);
-        }
-    }
+    if (source)
+        printf("source:\n%s", src);
+    free(src);
     return 0;
 }
 
@@ -681,34 +800,6 @@ static void print_invalid(const char *cmd, const invalid_t *inv)
         printf("typejit cache %s: %d more invalid entries not shown\n", cmd, inv->more);
 }
 
-/* What a kernel cache key says, in one line: the manifest's words for a single kernel
- * ("pack W=8 start=0 ..."), "generic pack", "fused pack W=8 of 3 blocks"; else the key's first
- * line. */
-static void describe_key(const char *key, char *buf, size_t len)
-{
-    static const char *const names[] = {"direction=", "word=", "block=", "blocks="};
-    char val[4][1024] = {"", "", "", ""};
-    size_t first = strcspn(key, "\n");
-
-    for (const char *p = key; *p != '\0';) {
-        size_t n = strcspn(p, "\n");
-        for (int i = 0; i < 4; i++) {
-            size_t nl = strlen(names[i]);
-            if (n >= nl && strncmp(p, names[i], nl) == 0)
-                snprintf(val[i], sizeof(val[i]), "%.*s", (int)(n - nl), p + nl);
-        }
-        p += n + (p[n] == '\n');
-    }
-    if (strncmp(key, "typejit kernel\n", 15) == 0)
-        snprintf(buf, len, "%.16s W=%.8s %.900s", val[0], val[1], val[2]);
-    else if (strncmp(key, "typejit generic kernel\n", 23) == 0)
-        snprintf(buf, len, "generic %.16s", val[0]);
-    else if (strncmp(key, "typejit fused kernel\n", 21) == 0)
-        snprintf(buf, len, "fused %.16s W=%.8s of %.8s blocks", val[0], val[1], val[3]);
-    else
-        snprintf(buf, len, "%.*s", (int)first, key);
-}
-
 typedef struct {
     char *line;
     long long last_use;
@@ -733,7 +824,7 @@ static void list_item(const tj_store_item_t *item, void *arg)
     if (l->oom)
         return;
     if (item->key != NULL)
-        describe_key(item->key, what, sizeof(what));
+        tj_key_describe(item->key, what, sizeof(what));
     else
         snprintf(what, sizeof(what), "invalid: %s", item->invalid);
     /* The folder is DIR/TOOLCHAIN/ARCH: show TOOLCHAIN/ARCH. */
@@ -1007,7 +1098,7 @@ int main(int argc, char **argv)
      * fail for want of a launcher. */
     if (strcmp(argv[1], "cache") == 0) {
         rc = cmd_cache(argc - 1, argv + 1);
-        tj_kernels_finalize();
+        tj_supply_finalize();
         return rc;
     }
     /* Type descriptions are built with MPI's constructors, and measure times the MPI: a
@@ -1019,7 +1110,7 @@ int main(int argc, char **argv)
         rc = cmd_inspect(argc - 1, argv + 1);
     else
         rc = tj_measure_run(argc - 1, argv + 1);
-    tj_kernels_finalize();
+    tj_supply_finalize();
     PMPI_Finalize();
     return rc;
 }

@@ -7,8 +7,6 @@
 
 #include "type/block.h"
 
-struct tj_kernel; /* a compiled pack or unpack kernel (src/send/kernels.h), owned by its cache */
-
 /* Entries are copied in and out under a lock, so a reader never sees one that another thread
  * is dropping. */
 typedef struct {
@@ -20,8 +18,6 @@ typedef struct {
     tj_status_t why;              /* TJ_OK, or why the type is not strided */
     int reason;                   /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */
     tj_block_t block;             /* valid when strided */
-    const struct tj_kernel *pack; /* kernels for block.word, NULL until compiled or loaded */
-    const struct tj_kernel *unpack;
 } tj_type_info_t;
 
 /* What typejit learnt of a type when it was created (the constructor wrappers), kept until the

@@ -18,6 +18,7 @@
     _X(unpacks_gpu)                                                                                \
     _X(gpu_fallbacks)                                                                              \
     _X(kernel_launches)                                                                            \
+    _X(fused_launches)                                                                             \
     _X(sends_gpu)                                                                                  \
     _X(recvs_gpu)                                                                                  \
     _X(method_device)                                                                              \

@@ -1,11 +1,25 @@
 /* libnvrtc.so.13 for tests with the fake driver: forwards to the real NVRTC and appends the
- * program's source to every PTX and CUBIN (trailer.h), so the fake driver can run its kernels. */
+ * program's source to every PTX and CUBIN (trailer.h), so the fake driver can run its kernels.
+ *
+ * Knobs for tests (environment, read once):
+ *   FAKECUDA_NVRTC_REFUSE=1      every nvrtcCompileProgram fails (NVRTC_ERROR_COMPILATION, with a
+ *                                program log that says why): a run that must compile nothing
+ *                                shows each attempt as a failed compile;
+ *   FAKECUDA_NVRTC_DELAY_MS=N    every compile takes N ms longer (a slow compile).
+ * And a check: a process that starts to exit while a compile runs inside NVRTC (whose own
+ * destructors then run under it, which a real NVRTC does not survive) is stopped with a message
+ * on stderr and exit status 3. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <nvrtc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "trailer.h"
 
@@ -41,9 +55,36 @@ static struct {
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static bool loaded;
+static bool refuse;
+static long delay_ms;
+static atomic_int compiling; /* nvrtcCompileProgram calls in progress */
+
+static const char refuse_log[] = "the test double refuses every compile (FAKECUDA_NVRTC_REFUSE=1)";
+
+/* How many compiles run now, for tests that must catch one in progress. */
+SHIM_EXPORT int fakecuda_nvrtc_compiling(void);
+SHIM_EXPORT int fakecuda_nvrtc_compiling(void)
+{
+    return atomic_load(&compiling);
+}
+
+/* Run at exit before the real NVRTC's own destructors (it is registered after they are, when
+ * the real library has been loaded): a compile still running then would run on torn-down
+ * state. */
+static void exit_check(void)
+{
+    int n = atomic_load(&compiling);
+    if (n > 0) {
+        fprintf(stderr,
+                "fakecuda nvrtc: the process is exiting while %d compile(s) run inside NVRTC\n", n);
+        fflush(stderr);
+        _exit(3);
+    }
+}
 
 static void load(void)
 {
+    const char *env;
     void *lib = dlopen(FAKECUDA_REAL_NVRTC, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL)
         return;
@@ -53,6 +94,11 @@ static void load(void)
     loaded = loaded && real._name != NULL;
     SHIM_FUNCTIONS(SHIM_LOOKUP)
 #undef SHIM_LOOKUP
+    env = getenv("FAKECUDA_NVRTC_REFUSE");
+    refuse = env != NULL && strcmp(env, "1") == 0;
+    env = getenv("FAKECUDA_NVRTC_DELAY_MS");
+    delay_ms = env != NULL ? strtol(env, NULL, 10) : 0;
+    atexit(exit_check);
 }
 
 static bool ready(void)
@@ -151,8 +197,23 @@ SHIM_EXPORT nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
 SHIM_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
                                             const char *const *options)
 {
-    return ready() ? real.nvrtcCompileProgram(prog, numOptions, options)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    nvrtcResult rc;
+
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    atomic_fetch_add(&compiling, 1);
+    if (delay_ms > 0) {
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    if (refuse) {
+        rc = NVRTC_ERROR_COMPILATION;
+    } else {
+        rc = real.nvrtcCompileProgram(prog, numOptions, options);
+    }
+    atomic_fetch_sub(&compiling, 1);
+    return rc;
 }
 
 static size_t trailer_size(nvrtcProgram prog)
@@ -236,11 +297,19 @@ SHIM_EXPORT nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 
 SHIM_EXPORT nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
 {
+    if (ready() && refuse) { /* every program's compile was refused */
+        *logSizeRet = sizeof(refuse_log);
+        return NVRTC_SUCCESS;
+    }
     return ready() ? real.nvrtcGetProgramLogSize(prog, logSizeRet) : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
 {
+    if (ready() && refuse) { /* every program's compile was refused */
+        memcpy(log, refuse_log, sizeof(refuse_log));
+        return NVRTC_SUCCESS;
+    }
     return ready() ? real.nvrtcGetProgramLog(prog, log) : NVRTC_ERROR_INTERNAL_ERROR;
 }
 

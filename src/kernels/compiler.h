@@ -1,8 +1,8 @@
 /* Background compiles: kernels a commit needs are compiled by worker threads (at most
  * TYPEJIT_JIT_THREADS at once) instead of stalling MPI_Type_commit; until they are ready, device
  * calls of that type use the generic kernel. TYPEJIT_JIT_SYNC=1 compiles at commit instead. */
-#ifndef TJ_SEND_COMPILER_H
-#define TJ_SEND_COMPILER_H
+#ifndef TJ_KERNELS_COMPILER_H
+#define TJ_KERNELS_COMPILER_H
 
 #include <stdbool.h>
 
@@ -26,11 +26,15 @@ bool tj_compiler_busy(void);
 
 /* Wait up to @p seconds for the compiles queued or running to end, so that a job that ends
  * right after its commits still leaves its kernels in the disk cache for the next run
- * (MPI_Finalize, TYPEJIT_JIT_DRAIN). Returns at once when there are none. */
+ * (MPI_Finalize, TYPEJIT_JIT_DRAIN). Returns at once when there are none; a worker waiting for
+ * another process's compile of a kernel gives up at the same time. */
 void tj_compiler_drain(int seconds);
 
-/* Drop the compiles still queued and wait for the running ones, which still store their kernels
- * in the disk cache; the workers end (MPI_Finalize, after tj_compiler_drain). */
+/* Drop the compiles still queued, make waits for other processes' compiles give up, and wait
+ * for the workers to end: each finishes the compile it is inside of (one NVRTC compile, which
+ * cannot be interrupted; its kernel is stored), so MPI_Finalize waits at most
+ * TYPEJIT_JIT_DRAIN seconds plus one compile per worker (MPI_Finalize, after
+ * tj_compiler_drain). The same stop runs at exit when MPI_Finalize did not. */
 void tj_compiler_finalize(void);
 
-#endif /* TJ_SEND_COMPILER_H */
+#endif /* TJ_KERNELS_COMPILER_H */

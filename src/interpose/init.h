@@ -1,0 +1,23 @@
+/* MPI_Init and MPI_Finalize: typejit's state around the system MPI, shared by every wrapper: the
+ * re-entry guard and the "is typejit active" test. */
+#ifndef TJ_INTERPOSE_INIT_H
+#define TJ_INTERPOSE_INIT_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "util/config.h"
+
+/* Set while a wrapper runs, so that an MPI call the system MPI makes from inside one of our
+ * PMPI calls goes straight through. */
+extern _Thread_local int tj_in_wrapper __attribute__((tls_model("initial-exec")));
+
+/* True when this call should be looked at: typejit is enabled, MPI is initialised by us and we
+ * are not inside another wrapper. */
+bool tj_interpose_active(void);
+
+/* Activate typejit after the system MPI's MPI_Init or MPI_Init_thread returned MPI_SUCCESS
+ * (also the Fortran entry points). */
+void tj_interpose_after_init(void);
+
+#endif /* TJ_INTERPOSE_INIT_H */

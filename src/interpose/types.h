@@ -1,0 +1,22 @@
+/* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: the record typejit keeps of each type, which
+ * every wrapper with a datatype argument looks up. */
+#ifndef TJ_INTERPOSE_TYPES_H
+#define TJ_INTERPOSE_TYPES_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "type/table.h"
+
+/* The record of @p type, computing it on first use for named types (which are never
+ * committed). */
+bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info);
+
+/* Translate @p type and record it (MPI_Type_commit). */
+void tj_interpose_record(MPI_Datatype type);
+
+/* The one-line description of a record, as tj_type_describe writes it. */
+void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len);
+
+#endif /* TJ_INTERPOSE_TYPES_H */

@@ -1,0 +1,317 @@
+/* The background compiler: a bounded queue of kernels to compile and up to TYPEJIT_JIT_THREADS
+ * worker threads started on first use. A worker only provisions kernels through the supply
+ * (memory table, disk cache, NVRTC, store) after asking the CUDA driver for device 0's compute
+ * capability once: it makes no MPI call and runs no CUDA context, stream or launch, so it never
+ * meets the application's threads inside MPI or a context. Workers run with every signal
+ * blocked (the application's handlers run on its own threads), and they are stopped before the
+ * process's destructors run, MPI_Finalize or not: no worker is inside NVRTC while NVRTC is torn
+ * down. */
+#include "kernels/compiler.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/hash.h"
+#include "gpu/cuda.h"
+#include "jit/nvrtc.h"
+#include "kernels/supply.h"
+#include "kernels/target.h"
+#include "util/clock.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+#define QUEUE_MAX   256
+#define WORKERS_MAX 64
+
+typedef struct {
+    tj_block_t block;
+    int32_t word, dir;
+    char target[32];
+} job_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
+static job_t queue[QUEUE_MAX];
+static int head, queued, running;
+/* Keys of the jobs queued or running, so that a kernel is never queued twice; and of those
+ * running. */
+static tj_hash_t pending[QUEUE_MAX + WORKERS_MAX];
+static int npending;
+static tj_hash_t active[WORKERS_MAX];
+static int nactive;
+static pthread_t workers[WORKERS_MAX];
+static int nworkers;
+static bool stopping;
+
+static tj_hash_t job_key(const job_t *j)
+{
+    return tj_hash_bytes(j, sizeof(*j));
+}
+
+static bool key_equal(tj_hash_t a, tj_hash_t b)
+{
+    return a.lo == b.lo && a.hi == b.hi;
+}
+
+/* Remove @p key from the set @p keys of *n. */
+static void drop_key(tj_hash_t *keys, int *n, tj_hash_t key)
+{
+    for (int i = 0; i < *n; i++)
+        if (key_equal(keys[i], key)) {
+            keys[i] = keys[--*n];
+            return;
+        }
+}
+
+static bool has_key(const tj_hash_t *keys, int n, tj_hash_t key)
+{
+    for (int i = 0; i < n; i++)
+        if (key_equal(keys[i], key))
+            return true;
+    return false;
+}
+
+/* The job of a request; its block moved to start 0, as the supply builds kernels. */
+static job_t job_of(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
+{
+    job_t j;
+    memset(&j, 0, sizeof(j));
+    j.block = tj_block_at_zero(block);
+    j.word = word;
+    j.dir = (int32_t)dir;
+    snprintf(j.target, sizeof(j.target), "%s", target != NULL ? target : "");
+    return j;
+}
+
+/* A commit's job leaves the target to the worker, so that the commit starts neither the CUDA
+ * driver nor NVRTC: device 0's target when there is a device whose driver loads this NVRTC's
+ * kernels, the target without a device under TYPEJIT_JIT=always, else none (no job). */
+static bool resolve_target(job_t *j)
+{
+    if (j->target[0] != '\0')
+        return true;
+    if (tj_gpu_available()) {
+        if (tj_target_loadable() != TJ_OK)
+            return false;
+        return tj_target_of_device(0, j->target, sizeof(j->target)) == TJ_OK;
+    }
+    if (tj_config()->jit != TJ_JIT_ALWAYS)
+        return false;
+    return tj_target_of_device(-1, j->target, sizeof(j->target)) == TJ_OK;
+}
+
+static void stop_at_exit(void);
+
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void register_exit(void)
+{
+    if (atexit(stop_at_exit) != 0)
+        tj_log_warn("cannot register the stop of the background compiles at exit");
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    /* The libraries a worker enters are loaded first, and the stop at exit registered after
+     * them: exit handlers run in reverse order, so the workers stop before NVRTC's (and the
+     * driver's) own handlers tear them down. */
+    (void)tj_gpu_available();
+    (void)tj_nvrtc_load();
+    pthread_once(&exit_once, register_exit);
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        job_t j;
+        tj_hash_t key;
+        tj_kernel_t *k;
+        tj_origin_t from;
+
+        while (queued == 0 && !stopping)
+            pthread_cond_wait(&work, &lock);
+        if (stopping)
+            break;
+        j = queue[head];
+        /* The key the request added, taken before resolve_target fills in the target. */
+        key = job_key(&j);
+        head = (head + 1) % QUEUE_MAX;
+        queued--;
+        running++;
+        active[nactive++] = key;
+        pthread_mutex_unlock(&lock);
+        /* Failures are logged where they happen and remembered by the kernel table. */
+        if (resolve_target(&j)) {
+            tj_kernel_spec_t spec = tj_kernel_single(&j.block, j.word, (tj_dir_t)j.dir, j.target);
+            if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
+                from == TJ_FROM_COMPILE)
+                tj_stats_inc(TJ_STAT_jit_background);
+        }
+        pthread_mutex_lock(&lock);
+        running--;
+        drop_key(pending, &npending, key);
+        drop_key(active, &nactive, key);
+        pthread_cond_broadcast(&work);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* A child of fork has none of the workers: it starts with an empty compiler. */
+static void forget_in_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&work, NULL);
+    head = queued = running = npending = nactive = nworkers = 0;
+    stopping = false;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork(void)
+{
+    pthread_atfork(NULL, NULL, forget_in_child);
+}
+
+/* A worker thread, with every signal blocked and a name that says what it is. */
+static bool start_worker(pthread_t *thread)
+{
+    sigset_t all, old;
+    int rc;
+
+    pthread_once(&fork_once, register_fork);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(thread, NULL, worker, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return false;
+    pthread_setname_np(*thread, "typejit-compile");
+    return true;
+}
+
+void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
+{
+    int want = tj_config()->jit_threads;
+    job_t j = job_of(block, word, dir, target);
+    tj_hash_t key = job_key(&j);
+
+    pthread_mutex_lock(&lock);
+    if (stopping || has_key(pending, npending, key))
+        goto out_unlock;
+    if (queued == QUEUE_MAX) {
+        tj_log_debug("background compile queue full; a kernel is asked for again later");
+        goto out_unlock;
+    }
+    queue[(head + queued) % QUEUE_MAX] = j;
+    queued++;
+    pending[npending++] = key;
+    /* Workers start on first use: a process that never compiles has none. */
+    if (nworkers < want && nworkers < WORKERS_MAX && nworkers < queued + running) {
+        if (start_worker(&workers[nworkers]))
+            nworkers++;
+        else if (nworkers == 0)
+            tj_log_warn_once("cannot start a background compile thread; kernels wait");
+    }
+    pthread_cond_signal(&work);
+out_unlock:
+    pthread_mutex_unlock(&lock);
+}
+
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir)
+{
+    job_t j = job_of(block, word, dir, NULL);
+    tj_hash_t key = job_key(&j);
+    tj_compile_state_t state = TJ_COMPILE_IDLE;
+
+    pthread_mutex_lock(&lock);
+    if (has_key(active, nactive, key))
+        state = TJ_COMPILE_RUNNING;
+    else if (has_key(pending, npending, key))
+        state = TJ_COMPILE_QUEUED;
+    pthread_mutex_unlock(&lock);
+    return state;
+}
+
+bool tj_compiler_busy(void)
+{
+    bool busy;
+    pthread_mutex_lock(&lock);
+    busy = queued > 0 || running > 0;
+    pthread_mutex_unlock(&lock);
+    return busy;
+}
+
+void tj_compiler_drain(int seconds)
+{
+    struct timespec until;
+    int left;
+
+    pthread_mutex_lock(&lock);
+    if (seconds > 0 && nworkers > 0 && (queued > 0 || running > 0)) {
+        /* A worker waiting for another process's compile stops waiting at the same time. */
+        tj_supply_give_up_waits(tj_clock_ms() + 1000LL * seconds);
+        clock_gettime(CLOCK_REALTIME, &until); /* the clock of pthread_cond_timedwait */
+        until.tv_sec += seconds;
+        /* Workers broadcast on `work` after each job. */
+        while ((queued > 0 || running > 0) &&
+               pthread_cond_timedwait(&work, &lock, &until) != ETIMEDOUT)
+            ;
+    }
+    left = queued;
+    pthread_mutex_unlock(&lock);
+    if (left > 0)
+        tj_log_info("%d background compile(s) still queued after TYPEJIT_JIT_DRAIN=%d s are "
+                    "dropped; `typejit warm` can fill the cache ahead of the next run",
+                    left, seconds);
+}
+
+/* Drop the queued compiles, make waits for other processes' compiles give up, and wait for the
+ * workers to end: each finishes the compile it is inside of (NVRTC cannot be interrupted, and
+ * the kernel is stored for the next run), none starts another. */
+static void stop_workers(void)
+{
+    int n;
+
+    pthread_mutex_lock(&lock);
+    while (queued > 0) {
+        drop_key(pending, &npending, job_key(&queue[head]));
+        head = (head + 1) % QUEUE_MAX;
+        queued--;
+    }
+    stopping = true;
+    tj_supply_give_up_waits(0);
+    pthread_cond_broadcast(&work);
+    n = nworkers;
+    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < n; i++)
+        pthread_join(workers[i], NULL);
+    pthread_mutex_lock(&lock);
+    nworkers = 0;
+    npending = 0;
+    nactive = 0;
+    head = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void tj_compiler_finalize(void)
+{
+    stop_workers();
+    /* A process may compile again after its MPI_Finalize (tools, tests). */
+    pthread_mutex_lock(&lock);
+    stopping = false;
+    pthread_mutex_unlock(&lock);
+    tj_supply_give_up_waits(LLONG_MAX);
+}
+
+/* At exit, MPI_Finalize or not: the workers end before the destructors of the libraries they
+ * use run; later requests are refused. */
+static void stop_at_exit(void)
+{
+    stop_workers();
+}

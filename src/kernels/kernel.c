@@ -1,0 +1,127 @@
+/* A kernel: its spec, the source the spec compiles from, and the object the supply keeps. */
+#include "kernels/kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+static bool valid_word(int word)
+{
+    return word == 1 || word == 2 || word == 4 || word == 8 || word == 16;
+}
+
+tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec)
+{
+    if (spec == NULL || spec->target == NULL || spec->target[0] == '\0' ||
+        strlen(spec->target) >= TJ_TARGET_MAX ||
+        (spec->dir != TJ_DIR_PACK && spec->dir != TJ_DIR_UNPACK))
+        return TJ_ERR_INVALID;
+    switch (spec->kind) {
+    case TJ_KERNEL_GENERIC:
+        return spec->nblocks == 0 ? TJ_OK : TJ_ERR_INVALID;
+    case TJ_KERNEL_SINGLE:
+        if (spec->nblocks != 1)
+            return TJ_ERR_INVALID;
+        break;
+    case TJ_KERNEL_FUSED:
+        if (spec->nblocks < 1 || spec->nblocks > TJ_FUSED_MAX)
+            return TJ_ERR_INVALID;
+        break;
+    default:
+        return TJ_ERR_INVALID;
+    }
+    if (spec->blocks == NULL || !valid_word(spec->word))
+        return TJ_ERR_INVALID;
+    for (int i = 0; i < spec->nblocks; i++)
+        if (spec->blocks[i].word % spec->word != 0 || spec->blocks[i].ndims < 1 ||
+            spec->blocks[i].ndims > TJ_BLOCK_MAX_DIMS)
+            return TJ_ERR_INVALID;
+    return TJ_OK;
+}
+
+const char *tj_kernel_name(const tj_kernel_spec_t *spec)
+{
+    bool pack = spec->dir == TJ_DIR_PACK;
+    switch (spec->kind) {
+    case TJ_KERNEL_GENERIC:
+        return pack ? "tj_generic_pack" : "tj_generic_unpack";
+    case TJ_KERNEL_FUSED:
+        return pack ? "tj_fused_pack" : "tj_fused_unpack";
+    default:
+        return pack ? "tj_pack" : "tj_unpack";
+    }
+}
+
+tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
+{
+    tj_block_t zero[TJ_FUSED_MAX];
+    const char *text;
+    tj_status_t st;
+
+    if ((st = tj_kernel_check(spec)) != TJ_OK)
+        return st;
+    if (spec->kind == TJ_KERNEL_GENERIC) {
+        if ((text = tj_gen_generic_source()) == NULL) {
+            tj_log_error("kernel template generic.cu is missing from the library");
+            return TJ_ERR_INVALID;
+        }
+        if ((*source = strdup(text)) == NULL)
+            return TJ_ERR_NOMEM;
+        return TJ_OK;
+    }
+    for (int i = 0; i < spec->nblocks; i++)
+        zero[i] = tj_block_at_zero(&spec->blocks[i]);
+    if (spec->kind == TJ_KERNEL_SINGLE)
+        return tj_gen_source(&zero[0], spec->word, spec->dir, tj_kernel_name(spec), source);
+    return tj_gen_fused_source(zero, spec->nblocks, spec->word, spec->dir, tj_kernel_name(spec),
+                               source);
+}
+
+tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
+{
+    tj_kernel_t *k = calloc(1, sizeof(*k));
+
+    if (k == NULL)
+        return TJ_ERR_NOMEM;
+    if (spec->nblocks > 0 &&
+        (k->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL) {
+        free(k);
+        return TJ_ERR_NOMEM;
+    }
+    k->kind = spec->kind;
+    k->nblocks = spec->nblocks;
+    for (int i = 0; i < spec->nblocks; i++)
+        k->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
+    k->word = spec->word;
+    k->dir = spec->dir;
+    snprintf(k->target, sizeof(k->target), "%s", spec->target);
+    tj_modules_init(&k->modules);
+    *kernel = k;
+    return TJ_OK;
+}
+
+tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel)
+{
+    tj_kernel_spec_t s = {kernel->kind, kernel->blocks, kernel->nblocks,
+                          kernel->word, kernel->dir,    kernel->target};
+    return s;
+}
+
+void tj_kernel_free(tj_kernel_t *kernel)
+{
+    if (kernel == NULL)
+        return;
+    tj_modules_release(&kernel->modules);
+    free(kernel->blocks);
+    free(kernel->image);
+    free(kernel);
+}
+
+tj_status_t tj_kernel_function(tj_kernel_t *kernel, tj_gpu_function_t *fn)
+{
+    tj_kernel_spec_t spec = tj_kernel_spec(kernel);
+    return tj_modules_function(&kernel->modules, kernel->image, kernel->len, tj_kernel_name(&spec),
+                               fn);
+}

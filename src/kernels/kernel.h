@@ -1,0 +1,96 @@
+/* A kernel: what it is built for (its spec: one strided block, a fused set of blocks, or the
+ * generic kernel; word, direction and compile target), its exact CUDA source, its compiled
+ * image, and its module in every context it was loaded in. Kernels are made and owned by the
+ * supply (kernels/supply.h); other layers hold them by pointer and launch their function. */
+#ifndef TJ_KERNELS_KERNEL_H
+#define TJ_KERNELS_KERNEL_H
+
+#include <stddef.h>
+
+#include "gpu/cuda.h"
+#include "jit/gen.h"
+#include "kernels/module.h"
+#include "type/block.h"
+
+typedef enum {
+    TJ_KERNEL_SINGLE,  /* one strided block (tj_gen_source) */
+    TJ_KERNEL_FUSED,   /* a set of blocks moved in one launch (tj_gen_fused_source) */
+    TJ_KERNEL_GENERIC, /* the layout as run-time arguments (tj_gen_generic_source) */
+} tj_kernel_kind_t;
+
+/* What a kernel is built for. A kernel serves every placement of its shapes: it is built for
+ * each block moved to start 0 (tj_block_at_zero) and launched at the typed pointer plus the
+ * block's start, whatever start the blocks given here have. */
+typedef struct {
+    tj_kernel_kind_t kind;
+    const tj_block_t *blocks; /* SINGLE: one; FUSED: nblocks (1 to TJ_FUSED_MAX); GENERIC: none */
+    int nblocks;
+    int word; /* W, dividing every block's word; unused by GENERIC */
+    tj_dir_t dir;
+    const char *target; /* "sm_90" (CUBIN) or "compute_90" (PTX) */
+} tj_kernel_spec_t;
+
+static inline tj_kernel_spec_t tj_kernel_single(const tj_block_t *block, int word, tj_dir_t dir,
+                                                const char *target)
+{
+    tj_kernel_spec_t s = {TJ_KERNEL_SINGLE, block, 1, word, dir, target};
+    return s;
+}
+
+static inline tj_kernel_spec_t tj_kernel_fused(const tj_block_t *blocks, int n, int word,
+                                               tj_dir_t dir, const char *target)
+{
+    tj_kernel_spec_t s = {TJ_KERNEL_FUSED, blocks, n, word, dir, target};
+    return s;
+}
+
+static inline tj_kernel_spec_t tj_kernel_generic(tj_dir_t dir, const char *target)
+{
+    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, 0, dir, target};
+    return s;
+}
+
+/* Longest compile target name, with its NUL. */
+#define TJ_TARGET_MAX 32
+
+/* A kernel. Its fields are the supply's to fill (src/kernels/supply.c); other layers use the
+ * functions below. */
+typedef struct tj_kernel {
+    tj_kernel_kind_t kind;
+    int nblocks;
+    tj_block_t *blocks; /* moved to start 0; NULL for the generic kernel */
+    int word;
+    tj_dir_t dir;
+    char target[TJ_TARGET_MAX];
+    tj_status_t failed; /* a compile that failed, remembered so that it is neither retried nor
+                           logged again; TJ_OK for a usable image */
+    void *image;
+    size_t len;
+    tj_modules_t modules;
+} tj_kernel_t;
+
+/* TJ_OK when @p spec is well formed: a known kind, the number of blocks its kind takes, each
+ * block valid for the word (1, 2, 4, 8 or 16, dividing the block's word), a direction and a
+ * target of fitting length. */
+tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec);
+
+/* The name of the kernel function of @p spec in its source. */
+const char *tj_kernel_name(const tj_kernel_spec_t *spec);
+
+/* The exact CUDA source of @p spec, blocks moved to start 0 (malloc'd, the caller frees it). */
+tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source);
+
+/* A new kernel for @p spec (blocks copied and moved to start 0), without an image yet. */
+tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel);
+
+/* The spec of @p kernel (pointing into the kernel). */
+tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel);
+
+/* Free @p kernel, its image and its modules (the supply, at tj_supply_finalize). */
+void tj_kernel_free(tj_kernel_t *kernel);
+
+/* The loaded function of @p kernel in the current context (a tj_gpu_enter scope, or the
+ * caller's current context), loading its module there on first use (kernels/module.h). */
+tj_status_t tj_kernel_function(tj_kernel_t *kernel, tj_gpu_function_t *fn);
+
+#endif /* TJ_KERNELS_KERNEL_H */

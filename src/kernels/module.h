@@ -1,0 +1,39 @@
+/* A kernel image's modules, one per CUDA context it runs in: loaded on first use in each
+ * context, again after the context was reset, and a failure to load remembered per context. */
+#ifndef TJ_KERNELS_MODULE_H
+#define TJ_KERNELS_MODULE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "gpu/cuda.h"
+
+/* Contexts one image can be loaded in (the driver layer tracks as many). */
+#define TJ_MODULE_MAX_CONTEXTS 64
+
+/* The image's module in one context, or the remembered failure to load it there. */
+typedef struct {
+    tj_gpu_ctx_t ctx;
+    unsigned gen; /* the context's instance (tj_gpu_generation) */
+    tj_gpu_module_t *module;
+    tj_gpu_function_t fn; /* NULL: the load failed */
+} tj_module_t;
+
+typedef struct {
+    pthread_mutex_t lock;
+    tj_module_t loaded[TJ_MODULE_MAX_CONTEXTS];
+    int n;
+} tj_modules_t;
+
+void tj_modules_init(tj_modules_t *modules);
+
+/* Unload every module (the contexts that still exist) and destroy the set. */
+void tj_modules_release(tj_modules_t *modules);
+
+/* The function @p name of @p image in the current context (a tj_gpu_enter scope, or the
+ * caller's current context), loading the image there on first use. A failed load is
+ * remembered per context: TJ_ERR_CUDA at once, logged only the first time. */
+tj_status_t tj_modules_function(tj_modules_t *modules, const void *image, size_t len,
+                                const char *name, tj_gpu_function_t *fn);
+
+#endif /* TJ_KERNELS_MODULE_H */

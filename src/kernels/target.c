@@ -1,0 +1,96 @@
+/* Compile targets, per device, found once each. */
+#include "kernels/target.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/cuda.h"
+#include "jit/nvrtc.h"
+#include "util/config.h"
+#include "util/log.h"
+
+/* Devices whose compile target is remembered. */
+#define TJ_TARGET_MAX_DEVICES 64
+
+static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
+static char device_targets[TJ_TARGET_MAX_DEVICES][32];
+
+tj_status_t tj_target_of_device(int device, char *target, size_t len)
+{
+    const char *arch = tj_nvrtc_arch_setting(); /* TYPEJIT_ARCH, checked against NVRTC */
+    char found[32];
+    int sm;
+    tj_status_t st = TJ_OK;
+
+    if (arch[0] != '\0') {
+        snprintf(target, len, "%s", arch);
+        return TJ_OK;
+    }
+    if (device < 0 || device >= TJ_TARGET_MAX_DEVICES || !tj_gpu_available()) {
+        snprintf(target, len, "sm_90");
+        return TJ_OK;
+    }
+    /* Every device has its own arch: a node may mix them. */
+    pthread_mutex_lock(&target_lock);
+    if (device_targets[device][0] == '\0' && (st = tj_gpu_sm(device, &sm)) == TJ_OK &&
+        (st = tj_nvrtc_target(sm, found, sizeof(found))) == TJ_OK)
+        snprintf(device_targets[device], sizeof(device_targets[device]), "%s", found);
+    if (st == TJ_OK)
+        snprintf(target, len, "%s", device_targets[device]);
+    pthread_mutex_unlock(&target_lock);
+    return st;
+}
+
+bool tj_target_known(int device, char *target, size_t len)
+{
+    const tj_config_t *cfg = tj_config();
+
+    /* TYPEJIT_ARCH unchecked: checking it may load NVRTC. */
+    if (cfg->arch[0] != '\0') {
+        snprintf(target, len, "%s", cfg->arch);
+        return true;
+    }
+    if (device < 0) {
+        snprintf(target, len, "sm_90"); /* as tj_target_of_device without a device */
+        return true;
+    }
+    if (device >= TJ_TARGET_MAX_DEVICES)
+        return false;
+    pthread_mutex_lock(&target_lock);
+    snprintf(target, len, "%s", device_targets[device]);
+    pthread_mutex_unlock(&target_lock);
+    return target[0] != '\0';
+}
+
+static pthread_once_t loadable_once = PTHREAD_ONCE_INIT;
+static tj_status_t loadable_status;
+
+/* A driver loads images of an NVRTC of its own CUDA major version or older, never newer
+ * (CUBIN and PTX alike): decided once, said once. */
+static void check_loadable(void)
+{
+    int driver = tj_gpu_driver_version(), major, minor;
+
+    loadable_status = tj_nvrtc_version(&major, &minor);
+    if (loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
+        return;
+    tj_log_warn_job("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
+                    "kernels; device buffers are staged through host memory (install nvrtc %d.x "
+                    "or a newer driver)",
+                    major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
+    loadable_status = TJ_ERR_UNSUPPORTED;
+}
+
+tj_status_t tj_target_loadable(void)
+{
+    pthread_once(&loadable_once, check_loadable);
+    return loadable_status;
+}
+
+void tj_target_forget(void)
+{
+    pthread_mutex_lock(&target_lock);
+    memset(device_targets, 0, sizeof(device_targets));
+    pthread_mutex_unlock(&target_lock);
+}

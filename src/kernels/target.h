@@ -1,0 +1,28 @@
+/* Compile targets: the arch a device's kernels are compiled for, and whether the CUDA driver can
+ * load what the loaded NVRTC produces. */
+#ifndef TJ_KERNELS_TARGET_H
+#define TJ_KERNELS_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "typejit.h"
+
+/* The compile target for @p device: TYPEJIT_ARCH (when NVRTC compiles for it:
+ * tj_nvrtc_arch_setting), else the device's sm through tj_nvrtc_target (computed once per
+ * device), else (no device, or -1) "sm_90". */
+tj_status_t tj_target_of_device(int device, char *target, size_t len);
+
+/* The target of @p device as far as it is known without NVRTC or a driver call: TYPEJIT_ARCH,
+ * "sm_90" for -1 (no device), or what tj_target_of_device found earlier. False when none says. */
+bool tj_target_known(int device, char *target, size_t len);
+
+/* TJ_OK when the driver can load what the loaded NVRTC produces (NVRTC's major version is not
+ * newer than the driver's); else TJ_ERR_UNSUPPORTED, warned once, and device buffers are
+ * staged. */
+tj_status_t tj_target_loadable(void);
+
+/* Forget the targets found (a tool's change of cache, MPI_Finalize). */
+void tj_target_forget(void);
+
+#endif /* TJ_KERNELS_TARGET_H */

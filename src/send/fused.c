@@ -1,0 +1,224 @@
+/* Fused moves: the members' blocks become the shapes of one fused kernel (members with equal
+ * blocks share a shape), the word is the widest every member's layout and addresses allow, and
+ * every byte a member touches must lie in the one allocation of the typed buffer's context. */
+#include "send/fused.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "cache/hash.h"
+#include "kernels/supply.h"
+#include "kernels/target.h"
+#include "send/devpack.h"
+#include "util/common.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* Typed bytes of a fused unpack whose members' spans interleave are checked run by run: at most
+ * this many contiguous runs (the check sorts them), and the answer is remembered for this many
+ * sets, so that a fixed call pattern pays for the check once. */
+#define FUSED_CHECK_RUNS   ((int64_t)1 << 21)
+#define FUSED_CHECK_MEMORY 64
+
+typedef struct {
+    int64_t lo, hi;
+} span_t;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span_t *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Whether no typed byte is written twice by the members (@p blocks[m] with start, @p shift[m]
+ * being the byte offset of object 0 relative to the buffer minus the block's start, @p count[m]
+ * objects), computed by listing every contiguous run; false when there are too many runs. */
+static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
+                          const int64_t *counts, int nm)
+{
+    int64_t total = 0, n = 0, end = INT64_MIN;
+    span_t *spans;
+    bool ok = true;
+
+    for (int m = 0; m < nm; m++) {
+        int64_t rows = blocks[m]->size / blocks[m]->counts[0], r;
+        if (!tj_mul64(rows, counts[m], &r) || !tj_add64(total, r, &total) ||
+            total > FUSED_CHECK_RUNS)
+            return false;
+    }
+    if ((spans = malloc((size_t)total * sizeof(span_t))) == NULL)
+        return false;
+    for (int m = 0; m < nm; m++) {
+        const tj_block_t *b = blocks[m];
+        for (int64_t k = 0; k < counts[m]; k++) {
+            int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = offs[m] + b->start + k * b->extent;
+            for (;;) {
+                int d = 1;
+                spans[n].lo = at;
+                spans[n].hi = at + b->counts[0];
+                n++;
+                /* The next row: an odometer over dimensions 1 and up. */
+                for (; d < b->ndims; d++) {
+                    at += b->strides[d];
+                    if (++idx[d] < b->counts[d])
+                        break;
+                    at -= b->strides[d] * b->counts[d];
+                    idx[d] = 0;
+                }
+                if (d == b->ndims)
+                    break;
+            }
+        }
+    }
+    qsort(spans, (size_t)n, sizeof(span_t), span_cmp);
+    for (int64_t i = 0; i < n && ok; i++) {
+        ok = spans[i].lo >= end;
+        end = TJ_MAX(end, spans[i].hi);
+    }
+    free(spans);
+    return ok;
+}
+
+static pthread_mutex_t checked_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    tj_hash_t key;
+    bool used, disjoint;
+} checked[FUSED_CHECK_MEMORY];
+static unsigned checked_next;
+
+/* runs_disjoint, remembered by a hash of the members' layouts, offsets and counts. */
+static bool members_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
+                             const int64_t *counts, int nm)
+{
+    int64_t rec[TJ_FUSED_MAX * (5 + 2 * TJ_BLOCK_MAX_DIMS)];
+    size_t len = 0;
+    tj_hash_t key;
+    bool found = false, disjoint = false;
+
+    for (int m = 0; m < nm; m++) {
+        const tj_block_t *b = blocks[m];
+        rec[len++] = offs[m];
+        rec[len++] = counts[m];
+        rec[len++] = b->start;
+        rec[len++] = b->extent;
+        rec[len++] = b->ndims;
+        for (int d = 0; d < b->ndims; d++) {
+            rec[len++] = b->counts[d];
+            rec[len++] = b->strides[d];
+        }
+    }
+    key = tj_hash_bytes(rec, len * sizeof(rec[0]));
+    pthread_mutex_lock(&checked_lock);
+    for (int i = 0; i < FUSED_CHECK_MEMORY && !found; i++)
+        if (checked[i].used && checked[i].key.hi == key.hi && checked[i].key.lo == key.lo) {
+            found = true;
+            disjoint = checked[i].disjoint;
+        }
+    pthread_mutex_unlock(&checked_lock);
+    if (found)
+        return disjoint;
+    disjoint = runs_disjoint(blocks, offs, counts, nm);
+    pthread_mutex_lock(&checked_lock);
+    checked[checked_next].key = key;
+    checked[checked_next].used = true;
+    checked[checked_next].disjoint = disjoint;
+    checked_next = (checked_next + 1) % FUSED_CHECK_MEMORY;
+    pthread_mutex_unlock(&checked_lock);
+    return disjoint;
+}
+
+static bool is_gpu(tj_mem_t m)
+{
+    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
+bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
+                   const tj_fused_item_t *items, int n, tj_dir_t dir)
+{
+    tj_block_t blocks[TJ_FUSED_MAX];
+    tj_fused_member_t members[TJ_FUSED_MAX];
+    int64_t lo[TJ_FUSED_MAX], hi[TJ_FUSED_MAX], offs[TJ_FUSED_MAX], counts[TJ_FUSED_MAX];
+    const tj_block_t *typed_blocks[TJ_FUSED_MAX];
+    bool pack = dir == TJ_DIR_PACK, apart = true;
+    tj_devptr_t base = (tj_devptr_t)(uintptr_t)typed;
+    tj_devptr_t dst = pack ? packed : base, src = pack ? base : packed;
+    tj_fused_args_t args;
+    void *argv[3] = {&dst, &src, &args};
+    int nshapes = 0, word = 16;
+    char target[32];
+    tj_kernel_spec_t spec;
+    tj_gpu_ptr_t where;
+    tj_gpu_scope_t scope;
+    tj_gpu_function_t fn;
+    tj_kernel_t *k;
+    tj_launch_t geo;
+    tj_status_t st;
+
+    if (tj_config()->jit == TJ_JIT_OFF || n < 2 || n > TJ_FUSED_MAX || packed == 0)
+        return false;
+    for (int m = 0; m < n; m++) {
+        const tj_type_info_t *info = items[m].info;
+        tj_block_t b;
+        int64_t shift;
+        int s = 0;
+
+        if (!info->strided || items[m].count < 1 ||
+            !tj_devpack_span(info, items[m].typed, items[m].count, &lo[m], &hi[m]) ||
+            !tj_add64(items[m].typed, info->block.start, &shift))
+            return false;
+        if (!pack && !tj_block_disjoint(&info->block, items[m].count))
+            return false; /* a parallel unpack into an overlapping layout would race */
+        b = tj_block_at_zero(&info->block);
+        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
+            s++;
+        if (s == nshapes)
+            blocks[nshapes++] = b;
+        word = TJ_MIN(word, info->block.word);
+        word = tj_block_word_at(word, (uintptr_t)base + (uintptr_t)shift);
+        word = tj_block_word_at(word, (uintptr_t)packed + (uintptr_t)items[m].packed);
+        members[m].shape = s;
+        members[m].typed = shift;
+        members[m].packed = items[m].packed;
+        members[m].count = items[m].count;
+        typed_blocks[m] = &info->block;
+        offs[m] = items[m].typed;
+        counts[m] = items[m].count;
+    }
+    /* Every member's bytes inside the one allocation of the buffer's context, and an unpack's
+     * members apart from each other: their spans, else (halo faces interleave) their runs. */
+    tj_gpu_query(typed + lo[0], &where);
+    if (!is_gpu(where.kind) || where.ctx != ctx)
+        return false;
+    for (int m = 0; m < n; m++) {
+        if (!tj_devpack_inside(items[m].info, typed, items[m].typed, items[m].count, &where))
+            return false;
+        for (int o = 0; !pack && o < m; o++)
+            apart = apart && (lo[m] >= hi[o] || lo[o] >= hi[m]);
+    }
+    if (!apart && !members_disjoint(typed_blocks, offs, counts, n))
+        return false;
+    spec = tj_kernel_fused(blocks, nshapes, word, dir, target);
+    if (tj_target_loadable() != TJ_OK ||
+        tj_target_of_device(where.device, target, sizeof(target)) != TJ_OK ||
+        tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
+        tj_gen_fused_launch(blocks, nshapes, word, members, n, &args, &geo) != TJ_OK)
+        return false;
+    if (tj_gpu_enter(ctx, &scope) != TJ_OK)
+        return false;
+    if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
+        (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
+        st = tj_gpu_sync();
+    tj_gpu_leave(&scope);
+    if (st != TJ_OK) {
+        tj_log_warn_once("a fused device %s of %d members failed (%s); moving them one by one",
+                         pack ? "pack" : "unpack", n, tj_status_string(st));
+        return false;
+    }
+    tj_stats_inc(TJ_STAT_kernel_launches);
+    tj_stats_inc(TJ_STAT_fused_launches);
+    tj_stats_add(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu, (uint64_t)n);
+    tj_log_debug("fused device %s: %d members of %d shapes, W=%d, one launch",
+                 pack ? "pack" : "unpack", n, nshapes, word);
+    return true;
+}
