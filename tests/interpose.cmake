@@ -1,5 +1,11 @@
 # The preloaded library: exported symbols, and MPI programs under mpirun with it preloaded.
-tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:typejit> -DNM=${CMAKE_NM}
+if(TJ_MPI_FAMILY STREQUAL "openmpi")
+  set(TJ_FORTRAN_NAMES openmpi)
+else()
+  set(TJ_FORTRAN_NAMES none)
+endif()
+tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:typejit> -DREADELF=${CMAKE_READELF}
+            -DSRC=${PROJECT_SOURCE_DIR} -DFORTRAN=${TJ_FORTRAN_NAMES}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.cmake LABELS unit TIMEOUT 30)
 
 # MPI test programs link only MPI: the tj_* functions they query come from the preloaded

@@ -63,9 +63,9 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
         .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                 \
     }
 
-int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                  MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                              MPI_Datatype stype, void *rbuf, const int rcounts[],
+                              const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -74,9 +74,10 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
 }
 
-int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ialltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                               MPI_Datatype stype, void *rbuf, const int rcounts[],
+                               const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                               MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -85,9 +86,9 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
     return PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
 }
 
-int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                  const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
-                  const MPI_Datatype rtypes[], MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
+                              const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                              const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
     int rc;
@@ -96,10 +97,10 @@ int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
     return PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
 }
 
-int MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                   const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                   const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                   MPI_Request *req)
+int TJ_WRAPPER(MPI_Ialltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                               const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                               MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
     int rc;
@@ -109,9 +110,9 @@ int MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                            req);
 }
 
-int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                           MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                           MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                                       MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                       const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
     int rc;
@@ -121,10 +122,10 @@ int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdis
                                    comm);
 }
 
-int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                            MPI_Datatype stype, void *rbuf, const int rcounts[],
-                            const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                            MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                                        MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                        const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                                        MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
     int rc;
@@ -134,9 +135,10 @@ int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdi
                                     comm, req);
 }
 
-int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_alltoallw)(const void *sbuf, const int scounts[],
+                                       const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                       void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
+                                       const MPI_Datatype rtypes[], MPI_Comm comm)
 {
     tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
     int rc;
@@ -146,10 +148,11 @@ int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint
                                    comm);
 }
 
-int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                            MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_alltoallw)(const void *sbuf, const int scounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                        void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
+                                        const MPI_Datatype rtypes[], MPI_Comm comm,
+                                        MPI_Request *req)
 {
     tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
     int rc;
@@ -159,8 +162,8 @@ int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ain
                                     comm, req);
 }
 
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                              int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;
@@ -169,8 +172,8 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
-int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Iallgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                               int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;
@@ -179,8 +182,9 @@ int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     return PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
 
-int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                               const int rcounts[], const int displs[], MPI_Datatype rtype,
+                               MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
     int rc;
@@ -189,9 +193,9 @@ int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 
-int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
-                    MPI_Request *req)
+int TJ_WRAPPER(MPI_Iallgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
     int rc;
@@ -200,8 +204,8 @@ int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
     return PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
 }
 
-int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-               MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
     int rc;
@@ -210,8 +214,9 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int
     return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Igather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                            MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
     int rc;
@@ -220,8 +225,9 @@ int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
     return PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
 }
 
-int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Gatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                            MPI_Comm comm)
 {
     tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
     int rc;
@@ -230,8 +236,9 @@ int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, co
     return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
 }
 
-int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                 const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Igatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                             MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
     int rc;
@@ -240,8 +247,8 @@ int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, c
     return PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
 }
 
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
     int rc;
@@ -250,8 +257,9 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
     return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Iscatter)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                             MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
     int rc;
@@ -260,8 +268,9 @@ int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
     return PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
 }
 
-int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                 void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Scatterv)(const void *sbuf, const int scounts[], const int displs[],
+                             MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                             int root, MPI_Comm comm)
 {
     tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
     int rc;
@@ -270,9 +279,9 @@ int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_
     return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                  void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Iscatterv)(const void *sbuf, const int scounts[], const int displs[],
+                              MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                              int root, MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
     int rc;
@@ -281,7 +290,7 @@ int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI
     return PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Bcast)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
                         .sbuf = buf,
@@ -295,7 +304,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     return PMPI_Bcast(buf, count, type, root, comm);
 }
 
-int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ibcast)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                           MPI_Request *req)
 {
     tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
                         .sbuf = buf,

@@ -5,7 +5,11 @@
  * converts the Fortran handles, calls the C wrapper (MPI_*, typejit's own) and converts back,
  * as Open MPI's ompi/mpi/fortran/mpif-h does. They are exported under every name Open MPI's
  * mpif.h library exports (mpi_send, mpi_send_, mpi_send__, MPI_SEND), and as ompi_send_f, the
- * function Open MPI's mpi_f08 module calls for MPI_Send (libmpi_usempif08 -> libmpi_mpifh). */
+ * function Open MPI's mpi_f08 module calls for MPI_Send (libmpi_usempif08 -> libmpi_mpifh).
+ *
+ * The MPICH family's bindings (and those of the standard ABI) call the C functions MPI_*
+ * instead, which typejit's C wrappers receive: there this file exports nothing, so that no call
+ * is intercepted twice. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,13 +19,17 @@
 #include "send/request.h"
 #include "util/log.h"
 
+#if !defined(OPEN_MPI)
+void tj_fortran_step_aside(void) {}
+#else
+
 typedef MPI_Fint fint;
 
 /* Integers in one Fortran status (Open MPI: MPI_STATUS_SIZE, 6). */
 #define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
 
 /* Arrays of requests up to this size are converted on the stack. */
-#define SMALL 16
+#define SMALL   16
 
 /* Arrays of Fortran INTEGERs (counts, displacements) are passed to the C wrappers as they are,
  * as Open MPI's own bindings do when the two types have the same size. */
@@ -139,15 +147,63 @@ static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int
 
 /* ---- exported names -------------------------------------------------------------------------
  * One function, five names: mpi_x, mpi_x_, mpi_x__, MPI_X (mpif.h and `use mpi`, all manglings
- * Open MPI exports) and ompi_x_f (what `use mpi_f08` calls). */
-#define EXPORT_AS(_fn, _name)                                                                      \
-    extern __typeof__(_fn) _name __attribute__((alias(#_fn), visibility("default")));
+ * Open MPI exports) and ompi_x_f (what `use mpi_f08` calls). Each name is a trampoline that
+ * jumps through its own slot: to the function here while typejit takes part, to the system
+ * MPI's own entry point of that name once typejit has stepped aside (tj_fortran_step_aside).
+ * The slots are gathered in one section, so that stepping aside finds every name. */
+typedef struct {
+    const char *name;
+    void *target;
+} fortran_slot_t;
+
+#if defined(__x86_64__)
+#define FORTRAN_TRAMPOLINE(_sym)                                                                   \
+    __asm__(".text\n"                                                                              \
+            ".globl " #_sym "\n"                                                                   \
+            ".type " #_sym ", @function\n"                                                         \
+            ".p2align 4\n" #_sym ":\n"                                                             \
+            "\tendbr64\n"                                                                          \
+            "\tjmp *tj_fslot_" #_sym "+8(%rip)\n"                                                  \
+            ".size " #_sym ", .-" #_sym "\n");
+#elif defined(__aarch64__)
+#define FORTRAN_TRAMPOLINE(_sym)                                                                   \
+    __asm__(".text\n"                                                                              \
+            ".globl " #_sym "\n"                                                                   \
+            ".type " #_sym ", %function\n"                                                         \
+            ".p2align 2\n" #_sym ":\n"                                                             \
+            "\tadrp x16, tj_fslot_" #_sym "\n"                                                     \
+            "\tadd x16, x16, :lo12:tj_fslot_" #_sym "\n"                                           \
+            "\tldr x16, [x16, #8]\n"                                                               \
+            "\tbr x16\n"                                                                           \
+            ".size " #_sym ", .-" #_sym "\n");
+#else
+#error "typejit's exported entry points are written for x86_64 and aarch64 only"
+#endif
+
+#define EXPORT_AS(_fn, _sym)                                                                       \
+    __attribute__((section("tj_fortran"), used))                                                   \
+    fortran_slot_t tj_fslot_##_sym = {#_sym, (void *)_fn};                                         \
+    FORTRAN_TRAMPOLINE(_sym)
 #define FORTRAN_NAMES(_fn, _lower, _upper)                                                         \
     EXPORT_AS(_fn, mpi_##_lower)                                                                   \
     EXPORT_AS(_fn, mpi_##_lower##_)                                                                \
     EXPORT_AS(_fn, mpi_##_lower##__)                                                               \
     EXPORT_AS(_fn, MPI_##_upper)                                                                   \
     EXPORT_AS(_fn, ompi_##_lower##_f)
+
+/* Called once, before the system MPI is initialised. A name the system MPI does not have is
+ * one no program of it calls; it keeps typejit's function. */
+void tj_fortran_step_aside(void)
+{
+    /* The linker's bounds of the section; hidden, so that it does not export them. */
+    extern fortran_slot_t __start_tj_fortran[] __attribute__((visibility("hidden")));
+    extern fortran_slot_t __stop_tj_fortran[] __attribute__((visibility("hidden")));
+    for (fortran_slot_t *s = __start_tj_fortran; s < __stop_tj_fortran; s++) {
+        void *next = dlsym(RTLD_NEXT, s->name);
+        if (next != NULL)
+            s->target = next;
+    }
+}
 
 /* ---- init and finalize ---------------------------------------------------------------------- */
 
@@ -250,8 +306,8 @@ static void f_type_vector(fint *count, fint *blocklength, fint *stride, fint *ol
 }
 FORTRAN_NAMES(f_type_vector, type_vector, TYPE_VECTOR)
 
-static void f_type_create_hvector(fint *count, fint *blocklength, MPI_Aint *stride,
-                                  fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_hvector(fint *count, fint *blocklength, MPI_Aint *stride, fint *oldtype,
+                                  fint *newtype, fint *ierr)
 {
     CONSTRUCTED(
         MPI_Type_create_hvector(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &_t));
@@ -265,30 +321,29 @@ static void f_type_indexed(fint *count, fint *blocklengths, fint *displs, fint *
 }
 FORTRAN_NAMES(f_type_indexed, type_indexed, TYPE_INDEXED)
 
-static void f_type_create_hindexed(fint *count, fint *blocklengths, MPI_Aint *displs,
-                                   fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_hindexed(fint *count, fint *blocklengths, MPI_Aint *displs, fint *oldtype,
+                                   fint *newtype, fint *ierr)
 {
     CONSTRUCTED(
         MPI_Type_create_hindexed(*count, blocklengths, displs, PMPI_Type_f2c(*oldtype), &_t));
 }
 FORTRAN_NAMES(f_type_create_hindexed, type_create_hindexed, TYPE_CREATE_HINDEXED)
 
-static void f_type_create_indexed_block(fint *count, fint *blocklength, fint *displs,
-                                        fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_indexed_block(fint *count, fint *blocklength, fint *displs, fint *oldtype,
+                                        fint *newtype, fint *ierr)
 {
-    CONSTRUCTED(MPI_Type_create_indexed_block(*count, *blocklength, displs,
-                                              PMPI_Type_f2c(*oldtype), &_t));
+    CONSTRUCTED(
+        MPI_Type_create_indexed_block(*count, *blocklength, displs, PMPI_Type_f2c(*oldtype), &_t));
 }
 FORTRAN_NAMES(f_type_create_indexed_block, type_create_indexed_block, TYPE_CREATE_INDEXED_BLOCK)
 
 static void f_type_create_hindexed_block(fint *count, fint *blocklength, MPI_Aint *displs,
                                          fint *oldtype, fint *newtype, fint *ierr)
 {
-    CONSTRUCTED(MPI_Type_create_hindexed_block(*count, *blocklength, displs,
-                                               PMPI_Type_f2c(*oldtype), &_t));
+    CONSTRUCTED(
+        MPI_Type_create_hindexed_block(*count, *blocklength, displs, PMPI_Type_f2c(*oldtype), &_t));
 }
-FORTRAN_NAMES(f_type_create_hindexed_block, type_create_hindexed_block,
-              TYPE_CREATE_HINDEXED_BLOCK)
+FORTRAN_NAMES(f_type_create_hindexed_block, type_create_hindexed_block, TYPE_CREATE_HINDEXED_BLOCK)
 
 static void f_type_create_struct(fint *count, fint *blocklengths, MPI_Aint *displs, fint *types,
                                  fint *newtype, fint *ierr)
@@ -312,9 +367,9 @@ static void f_type_create_subarray(fint *ndims, fint *sizes, fint *subsizes, fin
 }
 FORTRAN_NAMES(f_type_create_subarray, type_create_subarray, TYPE_CREATE_SUBARRAY)
 
-static void f_type_create_darray(fint *size, fint *rank, fint *ndims, fint *gsizes,
-                                 fint *distribs, fint *dargs, fint *psizes, fint *order,
-                                 fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_darray(fint *size, fint *rank, fint *ndims, fint *gsizes, fint *distribs,
+                                 fint *dargs, fint *psizes, fint *order, fint *oldtype,
+                                 fint *newtype, fint *ierr)
 {
     CONSTRUCTED(MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes,
                                        *order, PMPI_Type_f2c(*oldtype), &_t));
@@ -863,8 +918,7 @@ static int coll_neighbor_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fin
     void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
     MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
     MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ineighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c,
-                                         req)
+    return req ? MPI_Ineighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c, req)
                : MPI_Neighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c);
 }
 COLL_PAIR(coll_neighbor_alltoallv, neighbor_alltoallv, NEIGHBOR_ALLTOALLV,
@@ -948,8 +1002,8 @@ COLL_PAIR(coll_allgatherv, allgatherv, ALLGATHERV,
            fint *rtype, fint *comm),
           (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
 
-static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
-                       fint *rtype, fint *root, fint *comm, MPI_Request *req)
+static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
+                       fint *root, fint *comm, MPI_Request *req)
 {
     void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
     MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
@@ -958,8 +1012,8 @@ static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *
                : MPI_Gather(sb, *scount, st, rb, *rcount, rt, *root, c);
 }
 COLL_PAIR(coll_gather, gather, GATHER,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
-           fint *root, fint *comm),
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype, fint *root,
+           fint *comm),
           (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
 
 static int coll_gatherv(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts,
@@ -987,8 +1041,8 @@ static int coll_scatter(void *sbuf, fint *scount, fint *stype, void *rbuf, fint 
                : MPI_Scatter(sb, *scount, st, rb, *rcount, rt, *root, c);
 }
 COLL_PAIR(coll_scatter, scatter, SCATTER,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
-           fint *root, fint *comm),
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype, fint *root,
+           fint *comm),
           (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
 
 static int coll_scatterv(void *sbuf, fint *scounts, fint *displs, fint *stype, void *rbuf,
@@ -1005,8 +1059,7 @@ COLL_PAIR(coll_scatterv, scatterv, SCATTERV,
            fint *rtype, fint *root, fint *comm),
           (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm))
 
-static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm,
-                      MPI_Request *req)
+static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm, MPI_Request *req)
 {
     void *b = f2c_bottom(buf);
     MPI_Datatype t = PMPI_Type_f2c(*type);
@@ -1015,3 +1068,5 @@ static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm
 }
 COLL_PAIR(coll_bcast, bcast, BCAST, (void *buf, fint *count, fint *type, fint *root, fint *comm),
           (buf, count, type, root, comm))
+
+#endif /* OPEN_MPI */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "interpose/wrappers.h"
 #include "type/table.h"
 #include "type/translate.h"
 #include "util/config.h"
@@ -34,5 +35,9 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len);
 /* Activate typejit after the system MPI's MPI_Init or MPI_Init_thread returned MPI_SUCCESS
  * (init.c; also the Fortran entry points). */
 void tj_interpose_after_init(void);
+
+/* Point every exported Fortran entry point at the system MPI's own (fortran.c), before typejit
+ * steps aside (pairing.c). */
+void tj_fortran_step_aside(void);
 
 #endif /* TJ_INTERPOSE_INTERPOSE_H */

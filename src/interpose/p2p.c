@@ -118,88 +118,92 @@ static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int c
     return rc;
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Send)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Send(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Send, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Ssend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Ssend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Ssend, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Rsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Rsend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Rsend, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Bsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Bsend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Bsend, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              MPI_Request *req)
+int TJ_WRAPPER(MPI_Isend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Isend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Isend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int TJ_WRAPPER(MPI_Issend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Issend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Issend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int TJ_WRAPPER(MPI_Irsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Irsend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Irsend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int TJ_WRAPPER(MPI_Ibsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Ibsend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Ibsend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Send_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                              MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Send_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Send_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Ssend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Ssend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Rsend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Rsend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Bsend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Bsend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             MPI_Status *status)
+int TJ_WRAPPER(MPI_Recv)(void *buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status st;
     tj_xfer_t x;
@@ -235,23 +239,23 @@ static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype 
     return rc;
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-              MPI_Request *req)
+int TJ_WRAPPER(MPI_Irecv)(void *buf, int count, MPI_Datatype type, int source, int tag,
+                          MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Irecv(buf, count, type, source, tag, comm, req));
     return nonblocking_recv(false, buf, count, type, source, tag, comm, req);
 }
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Recv_init)(void *buf, int count, MPI_Datatype type, int source, int tag,
+                              MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Recv_init(buf, count, type, source, tag, comm, req));
     return nonblocking_recv(true, buf, count, type, source, tag, comm, req);
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
-                 MPI_Status *status)
+int TJ_WRAPPER(MPI_Sendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                             void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                             MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status st;
     tj_xfer_t xs, xr;
@@ -273,9 +277,9 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
     if (!s && !r)
         return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                              comm, status);
-    rc = PMPI_Sendrecv(s ? xs.wire : sbuf, s ? (int)xs.bytes : scount, s ? MPI_PACKED : stype,
-                       dest, stag, r ? xr.wire : rbuf, r ? (int)xr.bytes : rcount,
-                       r ? MPI_PACKED : rtype, source, rtag, comm, &st);
+    rc = PMPI_Sendrecv(s ? xs.wire : sbuf, s ? (int)xs.bytes : scount, s ? MPI_PACKED : stype, dest,
+                       stag, r ? xr.wire : rbuf, r ? (int)xr.bytes : rcount, r ? MPI_PACKED : rtype,
+                       source, rtag, comm, &st);
     if (s)
         tj_p2p_end(&xs);
     if (r)
@@ -285,8 +289,8 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
     return rc;
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
-                         int rtag, MPI_Comm comm, MPI_Status *status)
+int TJ_WRAPPER(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag,
+                                     int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status st;
     tj_xfer_t xs, xr;
@@ -321,7 +325,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     return recv_end(&xr, rc, &st, status);
 }
 
-int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+int TJ_WRAPPER(MPI_Mrecv)(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                          MPI_Status *status)
 {
     MPI_Status st;
     tj_xfer_t x;
@@ -336,7 +341,8 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     return recv_end(&x, rc, &st, status);
 }
 
-int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
+int TJ_WRAPPER(MPI_Imrecv)(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                           MPI_Request *req)
 {
     tj_xfer_t x;
     int rc;

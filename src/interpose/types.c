@@ -108,7 +108,7 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
     return true;
 }
 
-int MPI_Type_commit(MPI_Datatype *type)
+int TJ_WRAPPER(MPI_Type_commit)(MPI_Datatype *type)
 {
     int rc;
 
@@ -122,7 +122,7 @@ int MPI_Type_commit(MPI_Datatype *type)
     return rc;
 }
 
-int MPI_Type_free(MPI_Datatype *type)
+int TJ_WRAPPER(MPI_Type_free)(MPI_Datatype *type)
 {
     /* Uncommitted types have a creation record too: drop it, or a later type MPI puts at this
      * handle could be taken for this one. */
@@ -131,7 +131,7 @@ int MPI_Type_free(MPI_Datatype *type)
     return PMPI_Type_free(type);
 }
 
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     tj_type_info_t info;
     int rc;
