@@ -1,8 +1,9 @@
 # The library owns its exports: the dynamic symbols libtypejit.so defines are exactly the MPI
 # entry points its source defines, its Fortran names, and the tj_* API of include/typejit.h.
 # Inputs: LIB (the library), READELF, SRC (the source tree), FORTRAN: "openmpi" (every C entry point
-# also under the five Fortran names of Open MPI's bindings) or "none" (the MPI's own Fortran
-# bindings call the C functions).
+# also under the five Fortran names of Open MPI's bindings), "mpich-f08" (the entry points without
+# a buffer also under their mpi_f08 name, mpi_x_f08_: the MPICH family's mpi_f08 calls PMPI_* for
+# those) or "none" (the standard ABI: the MPI's own Fortran bindings call the C functions).
 
 # The entry points the source defines: TJ_WRAPPER(MPI_X)(...) and TJ_EXPORT int MPI_X(...).
 file(GLOB sources ${SRC}/src/interpose/*.c)
@@ -40,8 +41,16 @@ if(FORTRAN STREQUAL "openmpi")
     string(TOUPPER ${rest} upper)
     list(APPEND expected mpi_${lower} mpi_${lower}_ mpi_${lower}__ MPI_${upper} ompi_${lower}_f)
   endforeach()
+elseif(FORTRAN STREQUAL "mpich-f08")
+  foreach(name IN LISTS defined)
+    if(name MATCHES "^MPI_(Init|Init_thread|Finalize|Type_.*|Pack_size|Wait.*|Test.*|Start.*|Request_.*)$")
+      string(REGEX REPLACE "^MPI_" "" rest ${name})
+      string(TOLOWER ${rest} lower)
+      list(APPEND expected mpi_${lower}_f08_)
+    endif()
+  endforeach()
 elseif(NOT FORTRAN STREQUAL "none")
-  message(FATAL_ERROR "FORTRAN must be openmpi or none, not '${FORTRAN}'")
+  message(FATAL_ERROR "FORTRAN must be openmpi, mpich-f08 or none, not '${FORTRAN}'")
 endif()
 file(STRINGS ${SRC}/include/typejit.h api REGEX "^TJ_API ")
 foreach(line IN LISTS api)

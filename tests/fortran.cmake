@@ -16,6 +16,15 @@ if(NOT MPI_Fortran_FOUND)
   message(STATUS "no Fortran MPI: the Fortran tests are not built")
   return()
 endif()
+# The Fortran MPI must be the C one's (on a machine with several MPIs FindMPI may find another's
+# mpif90): its libraries include the C library typejit is built against.
+foreach(lib IN LISTS TJ_MPI_C_LIBRARIES)
+  if(NOT lib IN_LIST MPI_Fortran_LIBRARIES)
+    message(STATUS "the Fortran MPI (${MPI_Fortran_COMPILER}) is not the C one's: the Fortran "
+            "tests are not built; pass -DMPI_Fortran_COMPILER=<its mpifort>")
+    return()
+  endif()
+endforeach()
 
 # The project's warning options are C options; these programs get the Fortran ones. Their
 # comparisons of doubles are exact on purpose (small integers stored in doubles).

@@ -157,7 +157,7 @@ add_library(tj_cudaaware_shim SHARED cudaaware_shim.c)
 target_link_libraries(tj_cudaaware_shim PRIVATE MPI::MPI_C Threads::Threads ${CMAKE_DL_LIBS})
 target_include_directories(tj_cudaaware_shim SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 set_target_properties(tj_cudaaware_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
-set(TJ_CUDAAWARE_MPIEXEC ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
+set(TJ_CUDAAWARE_MPIEXEC ${TJ_LAUNCH}
     -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_cudaaware_shim>
     ${TJ_EMU_MPI_ENV} -x CUDAAWARE_SHIM_STATS=1 -x TYPEJIT_STATS=1)
 add_test(NAME emu_p2p_device COMMAND ${TJ_CHECKED}

@@ -1,6 +1,8 @@
 # The preloaded library: exported symbols, and MPI programs under mpirun with it preloaded.
 if(TJ_MPI_FAMILY STREQUAL "openmpi")
   set(TJ_FORTRAN_NAMES openmpi)
+elseif(TJ_MPI_FAMILY STREQUAL "mpich")
+  set(TJ_FORTRAN_NAMES mpich-f08)
 else()
   set(TJ_FORTRAN_NAMES none)
 endif()
@@ -48,3 +50,17 @@ target_link_libraries(test_huge_commit PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
 target_include_directories(test_huge_commit PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 tj_add_test(huge_commit_memory LABELS mpi TIMEOUT 120
   COMMAND ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_huge_commit> --members 1000000 --bound-mb 32)
+
+# The main job on host buffers, each way it moves halos, 2 and 4 ranks: typejit's engine packs
+# (the stats line), and every ghost cell is right.
+foreach(ranks 2 4)
+  foreach(how pack alltoallv neighbor isend)
+    add_test(NAME halo3d_${how}_${ranks} COMMAND ${TJ_CHECKED}
+             --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* "
+             -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np ${ranks}
+             $<TARGET_FILE:halo3d> --collective ${how} --n 10 --radius 2 --iters 3 --quiet)
+    set_tests_properties(halo3d_${how}_${ranks} PROPERTIES TIMEOUT 300 LABELS mpi
+                         PASS_REGULAR_EXPRESSION "PASS: 0 wrong ghost cells"
+                         FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}")
+  endforeach()
+endforeach()

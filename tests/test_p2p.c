@@ -30,6 +30,7 @@
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
+#include "sysmpi.h"
 
 #define POISON   0x5A
 #define MAX_SPAN ((int64_t)1 << 20)
@@ -39,19 +40,42 @@ static int rank, nranks;
 static bool host_only;
 static atomic_long failures, checked;
 static MPI_Comm self_comm;
-static CUcontext main_ctx;                /* device 0's primary context */
-static _Thread_local CUcontext app_ctx;   /* the calling thread's current context */
+static CUcontext main_ctx;              /* device 0's primary context */
+static _Thread_local CUcontext app_ctx; /* the calling thread's current context */
 static int nthreads = 1;
 
 static const char *const variant_names[VARIANTS] = {
-    "isend/irecv/waitall", "sendrecv",     "send/recv",       "ssend/recv",
-    "persistent",          "waitany",      "testsome",        "any_source",
-    "packed peer",         "bsend",        "sendrecv_replace", "mprobe/mrecv",
-    "isend+free",          "iprobe",       "truncate",        "partial",
-    "proc_null",           "cancel",       "rsend",           "issend",
-    "irsend",              "ibsend",       "ssend_init",      "rsend_init",
-    "bsend_init",          "improbe/imrecv", "testall",       "testany",
-    "waitsome",            "request_get_status", "sendrecv_replace, no source",
+    "isend/irecv/waitall",
+    "sendrecv",
+    "send/recv",
+    "ssend/recv",
+    "persistent",
+    "waitany",
+    "testsome",
+    "any_source",
+    "packed peer",
+    "bsend",
+    "sendrecv_replace",
+    "mprobe/mrecv",
+    "isend+free",
+    "iprobe",
+    "truncate",
+    "partial",
+    "proc_null",
+    "cancel",
+    "rsend",
+    "issend",
+    "irsend",
+    "ibsend",
+    "ssend_init",
+    "rsend_init",
+    "bsend_init",
+    "improbe/imrecv",
+    "testall",
+    "testany",
+    "waitsome",
+    "request_get_status",
+    "sendrecv_replace, no source",
 };
 
 #define FAIL(...)                                                                                  \
@@ -183,7 +207,11 @@ static void verify(const char *what, side_t *recv, const reference_t *ref, const
     buf_get(&recv->buf, recv->host);
     if ((rc == MPI_SUCCESS) != (ref->rc == MPI_SUCCESS))
         FAIL("%s: rc %d, system MPI %d: %s", what, rc, ref->rc, desc);
-    if (memcmp(recv->host, ref->data, (size_t)recv->span) != 0)
+    /* What a truncated receive leaves in its buffer is the MPI's choice: Open MPI stores what
+     * fits on every path, MPICH on some (MPICH 4.0 stores nothing between processes, 5.0 does),
+     * so the reference over MPI_COMM_SELF tells only for Open MPI. */
+    bool bytes_defined = strcmp(what, "truncate") != 0 || sysmpi_is_open_mpi();
+    if (bytes_defined && memcmp(recv->host, ref->data, (size_t)recv->span) != 0)
         FAIL("%s: received bytes differ: %s", what, desc);
     if (st == NULL)
         return;
@@ -193,8 +221,15 @@ static void verify(const char *what, side_t *recv, const reference_t *ref, const
         FAIL("%s: MPI_TAG %d, expected %d", what, st->MPI_TAG, tag);
     MPI_Get_count(st, recv->type, &c1);
     MPI_Get_count(&ref->status, recv->type, &c2);
-    MPI_Get_elements(st, recv->type, &e1);
-    MPI_Get_elements(&ref->status, recv->type, &e2);
+    /* The MPICH family's MPI_Get_elements divides by zero (SIGFPE, without typejit too) on
+     * several types: an empty one (MPICH 4.0), a message that ends inside an object, a resized
+     * pair type such as resized(10,4,MPI_SHORT_INT) (MPICH 4.0 and 5.0). There only the counts
+     * are compared. */
+    e1 = e2 = 0;
+    if (sysmpi_is_open_mpi()) {
+        MPI_Get_elements(st, recv->type, &e1);
+        MPI_Get_elements(&ref->status, recv->type, &e2);
+    }
     if (c1 != c2 || e1 != e2)
         FAIL("%s: count %d elements %d, system MPI %d and %d: %s", what, c1, e1, c2, e2, desc);
 }
@@ -243,6 +278,10 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         variant = 0; /* a wildcard receive could take another thread's message */
     if (variant == 14)
         rcount = count - 1;
+    /* Bytes received into a typed buffer are outside MPI's type matching rules; the MPICH family
+     * asserts when the last object is cut inside a basic element, Open MPI delivers the bytes. */
+    if (variant == 15 && !sysmpi_is_open_mpi())
+        variant = 0;
     if (variant == 15) {
         /* A message of whole and partial objects, sent as bytes from host memory. */
         stype = MPI_BYTE;
@@ -645,8 +684,8 @@ static void query_count(void)
 static void *run(void *arg)
 {
     const job_t *job = arg;
-    rt_options_t opt = {.max_depth = 3, .max_size = 16 << 10, .max_span = 256 << 10,
-                        .huge_percent = 0};
+    rt_options_t opt = {
+        .max_depth = 3, .max_size = 16 << 10, .max_span = 256 << 10, .huge_percent = 0};
     rt_rng_t rng;
     char desc[8192];
     static const kind_t kinds[4] = {K_DEVICE, K_MANAGED, K_PINNED, K_HOST};
@@ -705,8 +744,7 @@ int main(int argc, char **argv)
         else
             REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only]");
     }
-    MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
-                    &provided);
+    MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     /* Every rank skips, or none: a rank left alone would wait forever. */

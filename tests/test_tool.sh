@@ -1,13 +1,13 @@
 #!/bin/sh
 # The typejit command and the JIT at commit, end to end without a GPU:
-#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC
+#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC_SH LAUNCHER
 # warm fills an empty cache and a second warm compiles nothing; inspect shows the block and the
 # source; cache stats/verify/clear; a corrupted entry is found by verify; bad options, files,
 # settings and caches are refused with a reason (untrusted, another user's, full, read only);
 # concurrent warms write each manifest line once; a preloaded run with TYPEJIT_JIT=always
 # compiles every kernel once and a second run loads them all from disk.
 set -eu
-tool=$1 lib=$2 halo=$3 mpiexec=$4
+tool=$1 lib=$2 halo=$3 mpiexec="$4 $5"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -192,7 +192,7 @@ expect 0 "0 entries, 0 bytes, 0 invalid, 0 sources, 0 manifest lines" "$tool" ca
 
 # The JIT at commit: every kernel compiled once, then all from disk in a second run.
 run() {
-    $mpiexec --allow-run-as-root --oversubscribe --bind-to none -np 1 -x LD_PRELOAD="$lib" \
+    $mpiexec -np 1 -x LD_PRELOAD="$lib" \
         -x TYPEJIT_JIT=always -x TYPEJIT_JIT_SYNC=1 -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_STATS=1 \
         -x TYPEJIT_CACHE_DIR="$dir/run" "$halo" --quiet --n 8 --iters 2 2>&1
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "sysmpi.h"
 #include "type/block.h"
 #include "type/canon.h"
 #include "type/cpu.h"
@@ -191,7 +192,11 @@ static void expect_block(MPI_Datatype t, int64_t start, int64_t extent, int ndim
     MPI_Type_get_extent(t, &lb, &ext);
     MPI_Type_get_true_extent(t, &tlb, &text);
     MPI_Type_size_x(t, &size);
-    if (b.extent != ext || b.size != size || b.lo != tlb || b.hi != tlb + text) {
+    /* The MPICH family counts a member of no bytes in the true bounds of a struct: there the
+     * bytes typejit touches need only lie within them. */
+    bool bounds = sysmpi_is_mpich_family() ? b.lo >= tlb && b.hi <= tlb + text
+                                           : b.lo == tlb && b.hi == tlb + text;
+    if (b.extent != ext || b.size != size || !bounds) {
         fprintf(stderr,
                 "%s:%d: CHECK failed: extent %lld size %lld lo %lld hi %lld, MPI says %lld %lld "
                 "%lld %lld\n",

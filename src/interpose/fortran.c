@@ -7,34 +7,39 @@
  * mpif.h library exports (mpi_send, mpi_send_, mpi_send__, MPI_SEND), and as ompi_send_f, the
  * function Open MPI's mpi_f08 module calls for MPI_Send (libmpi_usempif08 -> libmpi_mpifh).
  *
- * The MPICH family's bindings (and those of the standard ABI) call the C functions MPI_*
- * instead, which typejit's C wrappers receive: there this file exports nothing, so that no call
- * is intercepted twice. */
+ * The MPICH family's bindings (MPICH, Intel MPI, and Intel's for the standard ABI) reach the C
+ * functions MPI_* from mpif.h and `use mpi`, and from `use mpi_f08` for every call with a buffer
+ * (their choice-buffer wrappers), which typejit's C wrappers receive; but their mpi_f08 entry
+ * points without a buffer (mpi_init_f08_, mpi_type_commit_f08_, mpi_wait_f08_, ...) call
+ * PMPI_* directly. In an MPICH-family build this file therefore exports exactly those, under
+ * their mpi_f08 names, with the f08 status of the C header (MPI_F08_status), so that each call
+ * is intercepted once. The standard ABI's C header has no Fortran types at all: there this file
+ * exports nothing (docs/mpis.md). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "interpose/interpose.h"
 #include "send/request.h"
 #include "util/log.h"
 
-#if !defined(OPEN_MPI)
+#if defined(MPI_ABI_VERSION)
 void tj_fortran_step_aside(void) {}
 #else
 
 typedef MPI_Fint fint;
 
-/* Integers in one Fortran status (Open MPI: MPI_STATUS_SIZE, 6). */
-#define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
-
 /* Arrays of requests up to this size are converted on the stack. */
-#define SMALL   16
+#define SMALL 16
 
 /* Arrays of Fortran INTEGERs (counts, displacements) are passed to the C wrappers as they are,
  * as Open MPI's own bindings do when the two types have the same size. */
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is not a C int");
 
+#if defined(OPEN_MPI)
 /* ---- the Fortran sentinels ------------------------------------------------------------------
  * MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are Fortran variables
  * whose addresses libmpi exports (mpi_fortran_bottom_ and its other manglings). They are looked
@@ -82,15 +87,63 @@ static void *f2c_in_place(void *buf)
     return is_sentinel(S_IN_PLACE, buf) ? MPI_IN_PLACE : f2c_bottom(buf);
 }
 
+/* A status is MPI_STATUS_SIZE INTEGERs (6 in Open MPI). */
+#define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
+
+static bool status_ignored(const fint *f)
+{
+    return is_sentinel(S_STATUS_IGNORE, f);
+}
+
+/* MPI_STATUSES_IGNORE, or none (a call without statuses). */
+static bool statuses_ignored(const fint *f)
+{
+    return f == NULL || is_sentinel(S_STATUSES_IGNORE, f);
+}
+
+static void c2f_one_status(const MPI_Status *c, fint *f)
+{
+    PMPI_Status_c2f(c, f);
+}
+#else
+/* ---- the f08 status of the MPICH family -----------------------------------------------------
+ * type(MPI_Status), whose ignore sentinels the C header names. */
+#define FSTATUS ((int)(sizeof(MPI_F08_status) / sizeof(fint)))
+
+static bool status_ignored(const fint *f)
+{
+    return (const void *)f == (const void *)MPI_F08_STATUS_IGNORE;
+}
+
+static bool statuses_ignored(const fint *f)
+{
+    return f == NULL || (const void *)f == (const void *)MPI_F08_STATUSES_IGNORE;
+}
+
+/* The C status and type(MPI_Status) are the same five integers in the MPICH family (its mpi.h
+ * says so, and its own mpi_wait_f08_ hands the Fortran status to PMPI_Wait); the conversion
+ * function, MPI_Status_c2f08, lives in its Fortran library, which a C program lacks. */
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status) &&
+                   offsetof(MPI_F08_status, MPI_SOURCE) == offsetof(MPI_Status, MPI_SOURCE) &&
+                   offsetof(MPI_F08_status, MPI_TAG) == offsetof(MPI_Status, MPI_TAG) &&
+                   offsetof(MPI_F08_status, MPI_ERROR) == offsetof(MPI_Status, MPI_ERROR),
+               "the f08 status is not the C status");
+
+static void c2f_one_status(const MPI_Status *c, fint *f)
+{
+    memcpy(f, c, sizeof(MPI_Status));
+}
+#endif
+
 static MPI_Status *f2c_status(fint *f, MPI_Status *c)
 {
-    return is_sentinel(S_STATUS_IGNORE, f) ? MPI_STATUS_IGNORE : c;
+    return status_ignored(f) ? MPI_STATUS_IGNORE : c;
 }
 
 static void c2f_status(const MPI_Status *c, fint *f)
 {
     if (c != MPI_STATUS_IGNORE)
-        PMPI_Status_c2f(c, f);
+        c2f_one_status(c, f);
 }
 
 static void set_ierr(fint *ierr, int rc)
@@ -114,7 +167,7 @@ static bool reqs_in(reqs_t *r, int n, const fint *f, const fint *fstatuses)
     r->n = n < 0 ? 0 : n;
     r->req = r->n <= SMALL ? r->req_small : malloc((size_t)r->n * sizeof(MPI_Request));
     /* MPI_STATUSES_IGNORE is a null pointer in Open MPI: only an allocation can fail here. */
-    bool want = fstatuses != NULL && !is_sentinel(S_STATUSES_IGNORE, fstatuses);
+    bool want = !statuses_ignored(fstatuses);
     r->st = MPI_STATUSES_IGNORE;
     if (want)
         r->st = r->n <= SMALL ? r->st_small : malloc((size_t)r->n * sizeof(MPI_Status));
@@ -138,7 +191,7 @@ static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int
         f[i] = PMPI_Request_c2f(r->req[i]);
     if (statuses_too && r->st != MPI_STATUSES_IGNORE)
         for (int i = 0; i < nst; i++)
-            PMPI_Status_c2f(&r->st[i], &fstatuses[(size_t)i * FSTATUS]);
+            c2f_one_status(&r->st[i], &fstatuses[(size_t)i * FSTATUS]);
     if (r->req != r->req_small)
         free(r->req);
     if (r->st != r->st_small && r->st != MPI_STATUSES_IGNORE)
@@ -184,12 +237,18 @@ typedef struct {
     __attribute__((section("tj_fortran"), used))                                                   \
     fortran_slot_t tj_fslot_##_sym = {#_sym, (void *)_fn};                                         \
     FORTRAN_TRAMPOLINE(_sym)
+#if defined(OPEN_MPI)
 #define FORTRAN_NAMES(_fn, _lower, _upper)                                                         \
     EXPORT_AS(_fn, mpi_##_lower)                                                                   \
     EXPORT_AS(_fn, mpi_##_lower##_)                                                                \
     EXPORT_AS(_fn, mpi_##_lower##__)                                                               \
     EXPORT_AS(_fn, MPI_##_upper)                                                                   \
     EXPORT_AS(_fn, ompi_##_lower##_f)
+#else
+/* The mpi_f08 name of MPI_X in the MPICH family: the external MPI_X_f08, as gfortran and Intel's
+ * compilers write it. */
+#define FORTRAN_NAMES(_fn, _lower, _upper) EXPORT_AS(_fn, mpi_##_lower##_f08_)
+#endif
 
 /* Called once, before the system MPI is initialised. A name the system MPI does not have is
  * one no program of it calls; it keeps typejit's function. */
@@ -385,6 +444,8 @@ FORTRAN_NAMES(f_type_create_resized, type_create_resized, TYPE_CREATE_RESIZED)
 
 /* ---- pack and unpack ------------------------------------------------------------------------ */
 
+#if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
+
 static void f_pack(void *inbuf, fint *incount, fint *datatype, void *outbuf, fint *outsize,
                    fint *position, fint *comm, fint *ierr)
 {
@@ -409,6 +470,8 @@ static void f_unpack(void *inbuf, fint *insize, fint *position, void *outbuf, fi
 }
 FORTRAN_NAMES(f_unpack, unpack, UNPACK)
 
+#endif /* OPEN_MPI */
+
 static void f_pack_size(fint *incount, fint *datatype, fint *comm, fint *size, fint *ierr)
 {
     int s = 0;
@@ -418,6 +481,8 @@ static void f_pack_size(fint *incount, fint *datatype, fint *comm, fint *size, f
     set_ierr(ierr, rc);
 }
 FORTRAN_NAMES(f_pack_size, pack_size, PACK_SIZE)
+
+#if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
 
 /* ---- point to point ------------------------------------------------------------------------- */
 
@@ -525,6 +590,8 @@ static void f_imrecv(void *buf, fint *count, fint *datatype, fint *message, fint
     set_ierr(ierr, rc);
 }
 FORTRAN_NAMES(f_imrecv, imrecv, IMRECV)
+
+#endif /* OPEN_MPI */
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
@@ -720,6 +787,8 @@ static void f_testsome(fint *incount, fint *requests, fint *outcount, fint *indi
     some(false, incount, requests, outcount, indices, statuses, ierr);
 }
 FORTRAN_NAMES(f_testsome, testsome, TESTSOME)
+
+#if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
 
 /* ---- collectives ----------------------------------------------------------------------------
  * Each collective is one function that takes the Fortran arguments and a C request, NULL for the
@@ -1069,4 +1138,6 @@ static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm
 COLL_PAIR(coll_bcast, bcast, BCAST, (void *buf, fint *count, fint *type, fint *root, fint *comm),
           (buf, count, type, root, comm))
 
-#endif /* OPEN_MPI */
+#endif /* OPEN_MPI: collectives */
+
+#endif /* MPI_ABI_VERSION */

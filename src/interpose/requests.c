@@ -175,11 +175,11 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
     scratch_t s;
     int rc, done;
 
-    if (!ours() || n <= 0 || !scratch_get(n, NULL, &s))
+    if (!ours() || n <= 0 || !scratch_get(n, MPI_STATUSES_IGNORE, &s))
         return wait ? PMPI_Waitany(n, reqs, index, status)
                     : PMPI_Testany(n, reqs, index, flag, status);
     if (!take_all(n, reqs, s.saved, s.recs)) {
-        scratch_put(&s, NULL);
+        scratch_put(&s, MPI_STATUSES_IGNORE);
         return wait ? PMPI_Waitany(n, reqs, index, status)
                     : PMPI_Testany(n, reqs, index, flag, status);
     }
@@ -193,7 +193,7 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
     put_back(n, &s);
     if (status != MPI_STATUS_IGNORE)
         *status = st;
-    scratch_put(&s, NULL);
+    scratch_put(&s, MPI_STATUSES_IGNORE);
     return rc;
 }
 

@@ -40,11 +40,11 @@ typedef struct {
     int bufsize;
     int *position;
     MPI_Comm comm;
-    int64_t bytes;   /* packed bytes of the call */
-    tj_gpu_ptr_t tp; /* the typed side, queried at its first touched byte */
-    tj_gpu_ptr_t pp; /* the packed side, queried at *position */
+    int64_t bytes;                           /* packed bytes of the call */
+    tj_gpu_ptr_t tp;                         /* the typed side, queried at its first touched byte */
+    tj_gpu_ptr_t pp;                         /* the packed side, queried at *position */
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
-    tj_type_info_t own; /* the extents of a type typejit has no record of */
+    tj_type_info_t own;                      /* the extents of a type typejit has no record of */
 } call_t;
 
 static bool is_gpu(tj_mem_t m)
@@ -282,9 +282,8 @@ static tj_status_t staged(const call_t *c, int *mpi_rc)
 
     *mpi_rc = MPI_SUCCESS;
     if (typed_dev && step > 0 && info->true_extent + (per - 1) * step > TJ_STAGE_CHUNK)
-        per = info->true_extent >= TJ_STAGE_CHUNK
-                  ? 1
-                  : 1 + (TJ_STAGE_CHUNK - info->true_extent) / step;
+        per = info->true_extent >= TJ_STAGE_CHUNK ? 1
+                                                  : 1 + (TJ_STAGE_CHUNK - info->true_extent) / step;
     typed_span(info, 0, per, &lo, &hi);
     if ((typed_dev && (t = malloc((size_t)(hi - lo))) == NULL) ||
         (packed_dev && (p = malloc((size_t)(per * info->size))) == NULL)) {
@@ -326,14 +325,19 @@ out_free:
     return st;
 }
 
-/* Calls the system MPI handles without touching buffers: invalid arguments, not enough room.
- * Writes the packed byte count. */
-static bool normal_call(const call_t *c, int64_t *bytes)
+/* Invalid arguments, which every MPI reports before it touches a buffer. */
+static bool invalid_call(const call_t *c)
+{
+    return c->count <= 0 || c->position == NULL || c->packed == NULL || c->comm == MPI_COMM_NULL ||
+           *c->position < 0 || c->bufsize < 0 || c->type == MPI_DATATYPE_NULL;
+}
+
+/* Whether the packed bytes fit the packed buffer; writes their count. Not enough room is
+ * typejit's to report: Open MPI reports it without touching the buffers, but the MPICH family
+ * packs what fits first (MPICH 4.0.2), which on a device buffer is a fault. */
+static bool fits(const call_t *c, int64_t *bytes)
 {
     int64_t n, end;
-    if (c->count <= 0 || c->position == NULL || c->packed == NULL || c->comm == MPI_COMM_NULL ||
-        *c->position < 0 || c->bufsize < 0 || c->type == MPI_DATATYPE_NULL)
-        return false;
     if (!tj_mul64(c->count, c->info->size, &n) || !tj_add64(*c->position, n, &end) ||
         end > c->bufsize)
         return false;
@@ -343,10 +347,10 @@ static bool normal_call(const call_t *c, int64_t *bytes)
 
 static int system_call(const call_t *c)
 {
-    return c->pack ? PMPI_Pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position,
-                               c->comm)
-                   : PMPI_Unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
-                                 c->type, c->comm);
+    return c->pack
+               ? PMPI_Pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position, c->comm)
+               : PMPI_Unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
+                             c->type, c->comm);
 }
 
 /* Both sides' bytes lie inside their allocations: a kernel or copy past the end of one would
@@ -373,8 +377,8 @@ static bool run(call_t *c, int *rc)
         c->info = &c->own;
     }
     /* Zero bytes touch no memory: the system MPI answers, whatever the pointers are. */
-    if (!c->info->extents || c->count <= 0 ||
-        c->info->size == 0 || c->position == NULL || *c->position < 0)
+    if (!c->info->extents || c->count <= 0 || c->info->size == 0 || c->position == NULL ||
+        *c->position < 0)
         return false;
     if (c->tp_known != NULL)
         c->tp = *c->tp_known;
@@ -388,8 +392,13 @@ static bool run(call_t *c, int *rc)
                      &c->pp);
     if (!is_gpu(c->tp.kind) && !is_gpu(c->pp.kind))
         return false;
-    if (!normal_call(c, &c->bytes)) {
+    if (invalid_call(c)) {
         *rc = system_call(c);
+        return true;
+    }
+    if (!fits(c, &c->bytes)) {
+        *rc = MPI_ERR_TRUNCATE;
+        PMPI_Comm_call_errhandler(c->comm, *rc);
         return true;
     }
     if (!within(c)) {
@@ -425,9 +434,17 @@ bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const voi
                         int incount, const tj_gpu_ptr_t *in_at, void *outbuf, int outsize,
                         const tj_gpu_ptr_t *out_at, int *position, MPI_Comm comm, int *rc)
 {
-    call_t c = {.pack = true,       .info = info,         .type = type,     .typed = inbuf,
-                .count = incount,   .packed = outbuf,     .bufsize = outsize,
-                .position = position, .comm = comm,       .tp_known = in_at, .pp_known = out_at};
+    call_t c = {.pack = true,
+                .info = info,
+                .type = type,
+                .typed = inbuf,
+                .count = incount,
+                .packed = outbuf,
+                .bufsize = outsize,
+                .position = position,
+                .comm = comm,
+                .tp_known = in_at,
+                .pp_known = out_at};
     return run(&c, rc);
 }
 
@@ -435,22 +452,29 @@ bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const v
                           int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
                           int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc)
 {
-    call_t c = {.pack = false,      .info = info,         .type = type,     .typed = outbuf,
-                .count = outcount,  .packed = (void *)inbuf, .bufsize = insize,
-                .position = position, .comm = comm,       .tp_known = out_at, .pp_known = in_at};
+    call_t c = {.pack = false,
+                .info = info,
+                .type = type,
+                .typed = outbuf,
+                .count = outcount,
+                .packed = (void *)inbuf,
+                .bufsize = insize,
+                .position = position,
+                .comm = comm,
+                .tp_known = out_at,
+                .pp_known = in_at};
     return run(&c, rc);
 }
 
-bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                     int incount, void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
+bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
+                     void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
 {
     return tj_devpack_pack_at(info, type, inbuf, incount, NULL, outbuf, outsize, NULL, position,
                               comm, rc);
 }
 
-bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                       int insize, int *position, void *outbuf, int outcount, MPI_Comm comm,
-                       int *rc)
+bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
+                       int *position, void *outbuf, int outcount, MPI_Comm comm, int *rc)
 {
     return tj_devpack_unpack_at(info, type, inbuf, insize, NULL, position, outbuf, outcount, NULL,
                                 comm, rc);
