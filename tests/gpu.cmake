@@ -23,7 +23,7 @@ function(tj_device_test name)
   if(NOT T_CHECK)
     set(T_CHECK --silent)
   endif()
-  set(preload LD_PRELOAD=$<TARGET_FILE:typejit>)
+  set(preload LD_PRELOAD=${TJ_LIB})
   if(NOT T_EMU_ONLY)
     add_test(NAME gpu_${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env
              ${preload} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache ${T_ENV}
@@ -69,7 +69,7 @@ tj_device_test(pack_generic TIMEOUT 600 ENV TYPEJIT_JIT=off
 # once and stages every call, exactly.
 add_test(NAME emu_pack_driver12 COMMAND ${TJ_CHECKED}
          --once "nvrtc 13\\.[0-9]+ is newer than the cuda driver \\(12\\.4\\)"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV_12} LD_PRELOAD=$<TARGET_FILE:typejit>
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV_12} LD_PRELOAD=${TJ_LIB}
          TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-12
          $<TARGET_FILE:test_gpu_pack> --types 40 --seed 3 --expect-staged)
 set_tests_properties(emu_pack_driver12 PROPERTIES TIMEOUT 300 LABELS emu)
@@ -118,7 +118,7 @@ endforeach()
 # driver's timings mean nothing and are never reported.
 if(TJ_BUILD_BENCH)
 add_test(NAME emu_bench_gpu_pack COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
-         LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
+         LD_PRELOAD=${TJ_LIB} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
          $<TARGET_FILE:bench_gpu_pack> --smoke)
 set_tests_properties(emu_bench_gpu_pack PROPERTIES TIMEOUT 600 LABELS emu
                      PASS_REGULAR_EXPRESSION "kind,object,run,count,bytes.*3d,halo\\(-1\\+0-1\\),[^\n]*pack-d2mapped,copy"
@@ -158,7 +158,7 @@ target_link_libraries(tj_cudaaware_shim PRIVATE MPI::MPI_C Threads::Threads ${CM
 target_include_directories(tj_cudaaware_shim SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 set_target_properties(tj_cudaaware_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
 set(TJ_CUDAAWARE_MPIEXEC ${TJ_LAUNCH}
-    -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_cudaaware_shim>
+    -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_cudaaware_shim>
     ${TJ_EMU_MPI_ENV} -x CUDAAWARE_SHIM_STATS=1 -x TYPEJIT_STATS=1)
 add_test(NAME emu_p2p_device COMMAND ${TJ_CHECKED}
          --expect "^typejit\\[0\\]: stats .* method_device=[1-9][0-9]* method_oneshot=0 method_staged=0 "

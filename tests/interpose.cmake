@@ -6,7 +6,7 @@ elseif(TJ_MPI_FAMILY STREQUAL "mpich")
 else()
   set(TJ_FORTRAN_NAMES none)
 endif()
-tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:typejit> -DREADELF=${CMAKE_READELF}
+tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=${TJ_LIB} -DREADELF=${CMAKE_READELF}
             -DSRC=${PROJECT_SOURCE_DIR} -DFORTRAN=${TJ_FORTRAN_NAMES}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.cmake LABELS unit TIMEOUT 30)
 
@@ -64,3 +64,16 @@ foreach(ranks 2 4)
                          FAIL_REGULAR_EXPRESSION "${TJ_CHECKED_FAILS}")
   endforeach()
 endforeach()
+
+# A wrong pairing, both ways (TJ_PAIRED_BUILD: the build folder of typejit against an MPI of
+# another family; .ci/run pairs Open MPI 4.1 with MPICH 4.0).
+set(TJ_PAIRED_BUILD "" CACHE PATH "A typejit build against another MPI family, for the pairing test")
+if(TJ_PAIRED_BUILD)
+  file(STRINGS ${TJ_PAIRED_BUILD}/CMakeCache.txt tj_paired_mpiexec REGEX "^MPIEXEC_EXECUTABLE:")
+  string(REGEX REPLACE "^[^=]*=" "" tj_paired_mpiexec "${tj_paired_mpiexec}")
+  tj_add_test(pairing LABELS mpi TIMEOUT 300
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_pairing.sh ${CMAKE_CURRENT_SOURCE_DIR}/mpiexec.sh
+            ${TJ_LIB} $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE}
+            ${TJ_PAIRED_BUILD}/libtypejit.so ${TJ_PAIRED_BUILD}/halo3d ${tj_paired_mpiexec})
+  set_tests_properties(pairing PROPERTIES PASS_REGULAR_EXPRESSION "ok: both pairings step aside")
+endif()

@@ -274,6 +274,10 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
     MPI_Type_size(type, &size);
     if (variant == 14 && count < 2)
         variant = 0; /* truncation needs two objects */
+    /* Intel MPI 2021.19's standard-ABI library aborts on every error, MPI_ERRORS_RETURN or not
+     * (without typejit too): no truncated receive there. */
+    if (variant == 14 && sysmpi_version_has("Intel(R) MPI"))
+        variant = 0;
     if (variant == 7 && nthreads > 1)
         variant = 0; /* a wildcard receive could take another thread's message */
     if (variant == 14)

@@ -6,4 +6,4 @@ tj_add_test(typedesc COMMAND test_typedesc LABELS unit TIMEOUT 120)
 
 tj_add_test(tool LABELS jit TIMEOUT 300
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_tool.sh $<TARGET_FILE:typejit_tool>
-          $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${TJ_LAUNCH})
+          ${TJ_LIB} $<TARGET_FILE:halo3d> ${TJ_LAUNCH})

@@ -6,6 +6,7 @@
 #include "gpu/cuda.h"
 #include "interpose/interpose.h"
 #include "send/coll.h"
+#include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go
  * through the communicator's error handler, as the system MPI's do. */
@@ -18,7 +19,7 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
     c->lookup = tj_interpose_lookup;
     r = tj_coll_run(c, req, rc);
     if (r == TJ_COLL_FAILED)
-        PMPI_Comm_call_errhandler(c->comm, *rc);
+        tj_mpi_raise(c->comm, *rc);
     return r != TJ_COLL_PASS;
 }
 

@@ -7,6 +7,7 @@
 #include "util/common.h"
 #include "send/p2p.h"
 #include "send/request.h"
+#include "util/mpierr.h"
 
 /* On a machine without a device every call goes straight to the system MPI: one load and a
  * tail call, so that interposition costs next to nothing there. */
@@ -23,8 +24,7 @@ typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI
  * MPI's do. */
 static int fail(MPI_Comm comm, int rc)
 {
-    PMPI_Comm_call_errhandler(comm, rc);
-    return rc;
+    return tj_mpi_raise(comm, rc);
 }
 
 /* Whether a call may be typejit's at all: interposition active and a device present. Once the

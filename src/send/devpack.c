@@ -17,6 +17,7 @@
 
 #include "gpu/cuda.h"
 #include "send/compiler.h"
+#include "util/mpierr.h"
 #include "send/kernels.h"
 #include "send/staging.h"
 #include "type/cpu.h"
@@ -397,8 +398,7 @@ static bool run(call_t *c, int *rc)
         return true;
     }
     if (!fits(c, &c->bytes)) {
-        *rc = MPI_ERR_TRUNCATE;
-        PMPI_Comm_call_errhandler(c->comm, *rc);
+        *rc = tj_mpi_raise(c->comm, MPI_ERR_TRUNCATE);
         return true;
     }
     if (!within(c)) {
