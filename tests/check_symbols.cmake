@@ -1,35 +1,89 @@
-# Fails unless every dynamic symbol libtypejit.so defines is an MPI_* wrapper (C or Fortran) or a
-# tj_* API function, and the Fortran entry points are there. Input: LIB (the library path), NM.
-execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+# The library owns its exports: the dynamic symbols libtypejit.so defines are exactly the MPI
+# entry points its source defines, its Fortran names, and the tj_* API of include/typejit.h.
+# Inputs: LIB (the library), READELF, SRC (the source tree), FORTRAN: "openmpi" (every C entry point
+# also under the five Fortran names of Open MPI's bindings), "mpich-f08" (the entry points without
+# a buffer also under their mpi_f08 name, mpi_x_f08_: the MPICH family's mpi_f08 calls PMPI_* for
+# those) or "none" (the standard ABI: the MPI's own Fortran bindings call the C functions).
+
+# The entry points the source defines: TJ_WRAPPER(MPI_X)(...) and TJ_EXPORT int MPI_X(...).
+file(GLOB sources ${SRC}/src/interpose/*.c)
+set(defined "")
+foreach(f IN LISTS sources)
+  file(READ ${f} text)
+  string(REGEX MATCHALL "\nint TJ_WRAPPER\\(MPI_[A-Za-z0-9_]+\\)\\(" wrappers "${text}")
+  string(REGEX MATCHALL "\nTJ_EXPORT int MPI_[A-Za-z0-9_]+\\(" plain "${text}")
+  # A wrapper defined as a plain MPI_X would be exported only where the MPI's header says so.
+  string(REGEX MATCHALL "\n(int|double) MPI_[A-Za-z0-9_]+\\(" bare "${text}")
+  if(bare)
+    message(FATAL_ERROR "${f} defines ${bare}: define a wrapper as TJ_WRAPPER(MPI_X) and list it in TJ_WRAPPERS")
+  endif()
+  foreach(m IN LISTS wrappers plain)
+    string(REGEX REPLACE ".*(MPI_[A-Za-z0-9_]+).*" "\\1" name "${m}")
+    list(APPEND defined ${name})
+  endforeach()
+endforeach()
+# The table the trampolines are made from must list every wrapper defined, and only those.
+file(READ ${SRC}/src/interpose/wrappers.h text)
+string(REGEX MATCHALL "_X\\(MPI_[A-Za-z0-9_]+\\)" listed "${text}")
+list(TRANSFORM listed REPLACE "_X\\((.*)\\)" "\\1")
+set(wrapped ${defined})
+list(REMOVE_ITEM wrapped MPI_Init MPI_Init_thread MPI_Finalize)
+list(SORT wrapped)
+list(SORT listed)
+if(NOT wrapped STREQUAL listed)
+  message(FATAL_ERROR "TJ_WRAPPERS (src/interpose/wrappers.h) lists ${listed}\nbut src/interpose/ defines ${wrapped}")
+endif()
+list(LENGTH defined ndefined)
+if(ndefined LESS 60)
+  message(FATAL_ERROR "found only ${ndefined} MPI entry points in ${SRC}/src/interpose")
+endif()
+
+set(expected ${defined})
+if(FORTRAN STREQUAL "openmpi")
+  foreach(name IN LISTS defined)
+    string(REGEX REPLACE "^MPI_" "" rest ${name})
+    string(TOLOWER ${rest} lower)
+    string(TOUPPER ${rest} upper)
+    list(APPEND expected mpi_${lower} mpi_${lower}_ mpi_${lower}__ MPI_${upper} ompi_${lower}_f)
+  endforeach()
+elseif(FORTRAN STREQUAL "mpich-f08")
+  foreach(name IN LISTS defined)
+    if(name MATCHES "^MPI_(Init|Init_thread|Finalize|Type_.*|Pack_size|Wait.*|Test.*|Start.*|Request_.*)$")
+      string(REGEX REPLACE "^MPI_" "" rest ${name})
+      string(TOLOWER ${rest} lower)
+      list(APPEND expected mpi_${lower}_f08_)
+    endif()
+  endforeach()
+elseif(NOT FORTRAN STREQUAL "none")
+  message(FATAL_ERROR "FORTRAN must be openmpi, mpich-f08 or none, not '${FORTRAN}'")
+endif()
+file(STRINGS ${SRC}/include/typejit.h api REGEX "^TJ_API ")
+foreach(line IN LISTS api)
+  string(REGEX REPLACE ".*[ *](tj_[a-z_]+)\\(.*" "\\1" name "${line}")
+  list(APPEND expected ${name})
+endforeach()
+
+# Exported: defined (not UND), global or weak, and visible to other objects (a hidden symbol in
+# the dynamic table, such as the linker's section bounds, is not).
+execute_process(COMMAND ${READELF} -W --dyn-syms ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "nm failed on ${LIB}")
+  message(FATAL_ERROR "readelf failed on ${LIB}")
 endif()
 string(REPLACE "\n" ";" lines "${out}")
-set(bad "")
-set(n 0)
+set(exported "")
 foreach(line IN LISTS lines)
-  if(line MATCHES "^[0-9a-f]+ [A-Za-z] (.+)$")
-    set(sym ${CMAKE_MATCH_1})
-    math(EXPR n "${n} + 1")
-    # C wrappers MPI_X_y, tj_ API, and the Fortran entry points (src/interpose/fortran.c): every
-    # mangling of mpif.h (mpi_x, mpi_x_, mpi_x__, MPI_X) and ompi_x_f, which mpi_f08 calls.
-    if(NOT sym MATCHES "^(MPI_[A-Z][a-z_]+|tj_[a-z_]+|mpi_[a-z_]+|MPI_[A-Z_]+|ompi_[a-z_]+_f)$")
-      list(APPEND bad ${sym})
-    endif()
+  if(line MATCHES " +(GLOBAL|WEAK) +(DEFAULT|PROTECTED) +[0-9]+ ([^ @]+)")
+    list(APPEND exported ${CMAKE_MATCH_3})
   endif()
 endforeach()
-if(bad)
-  message(FATAL_ERROR "libtypejit.so exports symbols outside MPI_*, tj_* and the Fortran MPI names: ${bad}")
+
+set(missing ${expected})
+list(REMOVE_ITEM missing ${exported})
+set(extra ${exported})
+list(REMOVE_ITEM extra ${expected})
+if(missing OR extra)
+  message(FATAL_ERROR "libtypejit.so's exports differ from its source.\n"
+          "Defined but not exported: ${missing}\nExported but not defined: ${extra}")
 endif()
-foreach(sym mpi_type_commit mpi_type_commit_ mpi_type_commit__ MPI_TYPE_COMMIT ompi_type_commit_f
-            mpi_alltoallw mpi_alltoallw_ mpi_alltoallw__ MPI_ALLTOALLW ompi_alltoallw_f
-            mpi_ineighbor_alltoallv_ ompi_ineighbor_alltoallv_f MPI_BCAST ompi_ibcast_f
-            MPI_Type_commit MPI_Type_vector MPI_Type_dup MPI_Alltoallw)
-  if(NOT out MATCHES " ${sym}\n")
-    message(FATAL_ERROR "libtypejit.so does not export ${sym}")
-  endif()
-endforeach()
-if(n LESS 10)
-  message(FATAL_ERROR "libtypejit.so exports only ${n} symbols; the wrappers are missing")
-endif()
-message(STATUS "${n} exported symbols, all MPI_*, tj_* or Fortran MPI names")
+list(LENGTH exported n)
+message(STATUS "${n} exported symbols: ${ndefined} MPI entry points (Fortran: ${FORTRAN}) and the tj_* API")

@@ -16,6 +16,27 @@ if(NOT MPI_Fortran_FOUND)
   message(STATUS "no Fortran MPI: the Fortran tests are not built")
   return()
 endif()
+# The Fortran MPI must be the C one's (on a machine with several MPIs FindMPI may find another's
+# mpif90): its wrapper beside the C one, with the same suffix (mpicc.mpich, mpifort.mpich), and
+# its libraries include the C library typejit is built against. (FindMPI caches libraries by
+# name, so an Open MPI mpif90's "mpi" can name MPICH's libmpi.so: the libraries alone do not
+# tell.)
+get_filename_component(tj_c_dir "${MPI_C_COMPILER}" DIRECTORY)
+get_filename_component(tj_f_dir "${MPI_Fortran_COMPILER}" DIRECTORY)
+get_filename_component(tj_c_ext "${MPI_C_COMPILER}" EXT)
+get_filename_component(tj_f_ext "${MPI_Fortran_COMPILER}" EXT)
+if(NOT tj_c_dir STREQUAL tj_f_dir OR NOT tj_c_ext STREQUAL tj_f_ext)
+  message(STATUS "the Fortran MPI (${MPI_Fortran_COMPILER}) is not the C one's: the Fortran "
+          "tests are not built; pass -DMPI_Fortran_COMPILER=<its mpifort>")
+  return()
+endif()
+foreach(lib IN LISTS TJ_MPI_C_LIBRARIES)
+  if(NOT lib IN_LIST MPI_Fortran_LIBRARIES)
+    message(STATUS "the Fortran MPI (${MPI_Fortran_COMPILER}) is not the C one's: the Fortran "
+            "tests are not built; pass -DMPI_Fortran_COMPILER=<its mpifort>")
+    return()
+  endif()
+endforeach()
 
 # The project's warning options are C options; these programs get the Fortran ones. Their
 # comparisons of doubles are exact on purpose (small integers stored in doubles).

@@ -23,7 +23,7 @@ function(tj_device_test name)
   if(NOT T_CHECK)
     set(T_CHECK --silent)
   endif()
-  set(preload LD_PRELOAD=$<TARGET_FILE:typejit>)
+  set(preload LD_PRELOAD=${TJ_LIB})
   if(NOT T_EMU_ONLY)
     add_test(NAME gpu_${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env
              ${preload} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache ${T_ENV}
@@ -68,7 +68,7 @@ add_test(NAME emu_volume_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
          ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume)
 set_tests_properties(emu_volume_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_volume)
 set(TJ_VOLUME ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
-    LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume
+    LD_PRELOAD=${TJ_LIB} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume
     $<TARGET_FILE:test_gpu_pack> --types 1500 --families 200 --seed 21)
 add_test(NAME emu_volume_cold COMMAND ${TJ_VOLUME})
 add_test(NAME emu_volume_warm COMMAND ${TJ_VOLUME} --expect-disk-hits)
@@ -93,7 +93,7 @@ execute_process(COMMAND ${TJ_EMU_CXX} -print-file-name=libasan.so OUTPUT_VARIABL
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(EXISTS "${TJ_LIBASAN}" AND NOT TJ_SANITIZE)
   add_test(NAME emu_pack_sanitized COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
-           ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIBASAN}:$<TARGET_FILE:typejit>
+           ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIBASAN}:${TJ_LIB}
            "FAKECUDA_CXXFLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all"
            ASAN_OPTIONS=detect_leaks=0 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
            $<TARGET_FILE:test_gpu_pack> --types 60 --seed 6)
@@ -106,7 +106,7 @@ endif()
 # once and stages every call, exactly.
 add_test(NAME emu_pack_driver12 COMMAND ${TJ_CHECKED}
          --once "nvrtc 13\\.[0-9]+ is newer than the cuda driver \\(12\\.4\\)"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV_12} LD_PRELOAD=$<TARGET_FILE:typejit>
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV_12} LD_PRELOAD=${TJ_LIB}
          TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-12
          $<TARGET_FILE:test_gpu_pack> --types 40 --seed 3 --expect-staged)
 set_tests_properties(emu_pack_driver12 PROPERTIES TIMEOUT 300 LABELS emu)
@@ -133,7 +133,7 @@ target_link_libraries(tj_failmalloc_shim PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(tj_failmalloc_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
 tj_device_program(test_oom test_oom.c)
 add_test(NAME emu_oom COMMAND ${TJ_CHECKED} --expect "out of memory" -- ${CMAKE_COMMAND} -E env
-         ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_failmalloc_shim>
+         ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_failmalloc_shim>
          TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache TYPEJIT_JIT_SYNC=1
          $<TARGET_FILE:test_oom>)
 set_tests_properties(emu_oom PROPERTIES TIMEOUT 300 LABELS emu)
@@ -198,7 +198,7 @@ if(TJ_BUILD_BENCH)
 add_test(NAME emu_bench_gpu_pack COMMAND ${TJ_CHECKED}
          --stdout "^kind,object,run,count,bytes" --stdout "^3d,halo\\(-1\\+0-1\\),.*pack-d2mapped,copy"
          -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
-         LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
+         LD_PRELOAD=${TJ_LIB} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
          $<TARGET_FILE:bench_gpu_pack> --smoke)
 set_tests_properties(emu_bench_gpu_pack PROPERTIES TIMEOUT 600 LABELS emu
                      FAIL_REGULAR_EXPRESSION "cannot allocate|error")
@@ -234,7 +234,7 @@ target_link_libraries(tj_slow_sendrecv_shim PRIVATE MPI::MPI_C)
 set_target_properties(tj_slow_sendrecv_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
 add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
          ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
-         -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_slow_sendrecv_shim>
+         -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
          ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
 set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_partial_threads
@@ -269,8 +269,8 @@ add_library(tj_cudaaware_shim SHARED cudaaware_shim.c)
 target_link_libraries(tj_cudaaware_shim PRIVATE MPI::MPI_C Threads::Threads ${CMAKE_DL_LIBS})
 target_include_directories(tj_cudaaware_shim SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 set_target_properties(tj_cudaaware_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
-set(TJ_CUDAAWARE_MPIEXEC ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
-    -x LD_PRELOAD=$<TARGET_FILE:typejit>:$<TARGET_FILE:tj_cudaaware_shim>
+set(TJ_CUDAAWARE_MPIEXEC ${TJ_LAUNCH}
+    -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_cudaaware_shim>
     ${TJ_EMU_MPI_ENV} -x CUDAAWARE_SHIM_STATS=1 -x TYPEJIT_STATS=1)
 add_test(NAME emu_p2p_device COMMAND ${TJ_CHECKED}
          --expect "^typejit\\[0\\]: stats .* method_device=[1-9][0-9]* method_oneshot=0 method_staged=0 "

@@ -1,5 +1,13 @@
 # The preloaded library: exported symbols, and MPI programs under mpirun with it preloaded.
-tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:typejit> -DNM=${CMAKE_NM}
+if(TJ_MPI_FAMILY STREQUAL "openmpi")
+  set(TJ_FORTRAN_NAMES openmpi)
+elseif(TJ_MPI_FAMILY STREQUAL "mpich")
+  set(TJ_FORTRAN_NAMES mpich-f08)
+else()
+  set(TJ_FORTRAN_NAMES none)
+endif()
+tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=${TJ_LIB} -DREADELF=${CMAKE_READELF}
+            -DSRC=${PROJECT_SOURCE_DIR} -DFORTRAN=${TJ_FORTRAN_NAMES}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.cmake LABELS unit TIMEOUT 30)
 
 # MPI test programs link only MPI: the tj_* functions they query come from the preloaded
@@ -53,3 +61,28 @@ tj_add_test(huge_commit_memory LABELS mpi TIMEOUT 120
 tj_add_test(tests_checked LABELS unit TIMEOUT 60
   COMMAND ${CMAKE_COMMAND} -DCTEST=${CMAKE_CTEST_COMMAND} -DBUILD=${PROJECT_BINARY_DIR}
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_tests.cmake)
+# The main job on host buffers, each way it moves halos, 2 and 4 ranks: typejit's engine packs
+# (the stats line), and every ghost cell is right.
+foreach(ranks 2 4)
+  foreach(how pack alltoallv neighbor isend)
+    add_test(NAME halo3d_${how}_${ranks} COMMAND ${TJ_CHECKED}
+             --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* "
+             --stdout "PASS: 0 wrong ghost cells"
+             -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np ${ranks}
+             $<TARGET_FILE:halo3d> --collective ${how} --n 10 --radius 2 --iters 3 --quiet)
+    set_tests_properties(halo3d_${how}_${ranks} PROPERTIES TIMEOUT 300 LABELS mpi)
+  endforeach()
+endforeach()
+
+# A wrong pairing, both ways (TJ_PAIRED_BUILD: the build folder of typejit against an MPI of
+# another family; .ci/run pairs Open MPI 4.1 with MPICH 4.0).
+set(TJ_PAIRED_BUILD "" CACHE PATH "A typejit build against another MPI family, for the pairing test")
+if(TJ_PAIRED_BUILD)
+  file(STRINGS ${TJ_PAIRED_BUILD}/CMakeCache.txt tj_paired_mpiexec REGEX "^MPIEXEC_EXECUTABLE:")
+  string(REGEX REPLACE "^[^=]*=" "" tj_paired_mpiexec "${tj_paired_mpiexec}")
+  tj_add_test(pairing LABELS mpi TIMEOUT 300
+    COMMAND ${TJ_CHECKED} --stdout "ok: both pairings step aside"
+            -- ${CMAKE_CURRENT_SOURCE_DIR}/test_pairing.sh ${CMAKE_CURRENT_SOURCE_DIR}/mpiexec.sh
+            ${TJ_LIB} $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE}
+            ${TJ_PAIRED_BUILD}/libtypejit.so ${TJ_PAIRED_BUILD}/halo3d ${tj_paired_mpiexec})
+endif()

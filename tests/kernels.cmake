@@ -95,13 +95,13 @@ if(TARGET fakecuda_nvrtc)
   set_tests_properties(emu_variant_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_variant)
   set(variant_oracle $<TARGET_FILE:test_gpu_pack> --types 24 --seed 21)
   add_test(NAME emu_variant_original COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
-           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_JIT_SYNC=1
+           ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_JIT_SYNC=1
            TYPEJIT_CACHE_DIR=${TJ_VARIANT_EMU_CACHE} ${variant_oracle})
   add_test(NAME emu_variant_other COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit_variant> TYPEJIT_JIT_SYNC=1
            TYPEJIT_CACHE_DIR=${TJ_VARIANT_EMU_CACHE} ${variant_oracle} --expect-compiles)
   add_test(NAME emu_variant_original_again COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
-           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit> TYPEJIT_JIT_SYNC=1
+           ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_JIT_SYNC=1
            TYPEJIT_CACHE_DIR=${TJ_VARIANT_EMU_CACHE} ${variant_oracle} --expect-no-compiles)
   set_tests_properties(emu_variant_original emu_variant_other emu_variant_original_again
                        PROPERTIES TIMEOUT 600 LABELS emu FIXTURES_REQUIRED emu_variant
@@ -149,7 +149,7 @@ if(TARGET fakecuda_nvrtc)
   set_tests_properties(emu_warm_oracle_setup PROPERTIES TIMEOUT 600 LABELS emu
                        FIXTURES_SETUP emu_warm_oracle)
   add_test(NAME emu_warm_oracle COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
-           ${TJ_EMU_ENV} LD_PRELOAD=$<TARGET_FILE:typejit> FAKECUDA_NVRTC_REFUSE=1
+           ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_NVRTC_REFUSE=1
            TYPEJIT_CACHE_DIR=${TJ_WARM_ORACLE} ${warm_oracle} --expect-no-compiles)
   set_tests_properties(emu_warm_oracle PROPERTIES TIMEOUT 600 LABELS emu
                        FIXTURES_REQUIRED emu_warm_oracle)

@@ -30,6 +30,7 @@
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
+#include "sysmpi.h"
 
 #define POISON 0x5A
 #define POOL   2
@@ -334,9 +335,19 @@ static void one(long t, int kind, bool nonblocking)
         inplace = true;
     if ((kind == GATHER || kind == GATHERV || kind == SCATTER || kind == SCATTERV) && rank != root)
         inplace = false;
+    /* MPICH 4.0 and Intel MPI 2021 deliver wrong bytes, without typejit too, from a non-blocking
+     * in-place Alltoallw whose receive types differ between peers (docs/mpis.md); typejit's
+     * packed slices have a type each. */
+    if (inplace && nonblocking && kind == ALLTOALLW &&
+        (sysmpi_version_has("MPICH Version: 4.0") ||
+         sysmpi_version_has("Intel(R) MPI Library 2021")))
+        inplace = false;
     snprintf(what, sizeof(what), "%s%s%s%s", nonblocking ? "i" : "", kind_names_coll[kind],
              inplace ? " in place" : "",
-             nbr ? (topo == 1 ? " (cart)" : topo == 2 ? " (graph ring)" : " (dist graph)") : "");
+             nbr ? (topo == 1   ? " (cart)"
+                    : topo == 2 ? " (graph ring)"
+                                : " (dist graph)")
+                 : "");
     if (verbose)
         fprintf(stderr, "rank %d: iteration %ld %s, send %s, receive %s\n", rank, t, what,
                 kind_names[sk], kind_names[rk]);
@@ -366,7 +377,7 @@ static void one(long t, int kind, bool nonblocking)
                  * without taking their tag, on a rank whose counts are all 0, and the next
                  * non-blocking collective hangs: no zero counts there. */
                 r.counts[p] = (int)(h(t, rank < p ? rank : p, rank < p ? p : rank, 24) % 4);
-                if (nonblocking && r.counts[p] == 0)
+                if (nonblocking && r.counts[p] == 0 && sysmpi_version_has("Open MPI v4.1"))
                     r.counts[p] = 1;
                 if (w)
                     r.types[p] =
@@ -760,10 +771,9 @@ static void intercomm_check(void)
                 break;
             case IC_BCAST:
                 /* The root sends from its send buffer; the other group receives. */
-                out[pass] = test ? MPI_Bcast(root == MPI_ROOT ? (void *)sb : rb, 3, vec, root,
-                                             inter)
-                                 : PMPI_Bcast(root == MPI_ROOT ? (void *)sb : rb, 3, vec, root,
-                                              inter);
+                out[pass] =
+                    test ? MPI_Bcast(root == MPI_ROOT ? (void *)sb : rb, 3, vec, root, inter)
+                         : PMPI_Bcast(root == MPI_ROOT ? (void *)sb : rb, 3, vec, root, inter);
                 break;
             case IC_GATHERV:
                 out[pass] = test ? MPI_Gatherv(sb, 1 + me % 2, vec, rb, rc, rd, vec, root, inter)
@@ -888,8 +898,8 @@ int main(int argc, char **argv)
     MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     printf("rank %d: %ld collectives checked, packs_gpu=%ld unpacks_gpu=%ld kernel_launches=%ld, "
            "%ld failures\n",
-           rank, checked, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"), tj_counter("kernel_launches"),
-           failures);
+           rank, checked, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"),
+           tj_counter("kernel_launches"), failures);
     CHECK(all_failures == 0);
     if (!host_only) {
         CHECK(tj_counter("packs_gpu") > 0);

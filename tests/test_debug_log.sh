@@ -1,6 +1,6 @@
 #!/bin/sh
 # TYPEJIT_LOG=debug tells a user what happened to each of their types and calls (issue 18):
-#   test_debug_log.sh MPIEXEC LIBTYPEJIT HALO3D FAKECUDA_13_PATH FAKECUDA_12_PATH
+#   test_debug_log.sh "MPIEXEC_SH LAUNCHER" LIBTYPEJIT HALO3D FAKECUDA_13_PATH FAKECUDA_12_PATH
 # halo3d --device names its types (MPI_Type_set_name). On the test driver: each commit line names
 # the type (handle and name) and the layout its kernels are made for, which the kernel lines
 # repeat; each device send and receive says which method moves it; on the 12.4 driver (which
@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 run() {
     fake=$1
     shift
-    out=$($mpiexec --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+    out=$($mpiexec -np 2 \
         -x LD_LIBRARY_PATH="$fake" -x LD_PRELOAD="$lib" -x TYPEJIT_LOG=debug \
         -x TYPEJIT_CACHE_DIR="$dir/cache" "$@" \
         "$halo" --device --collective isend --quiet --n 4 --radius 1 --iters 1 2>&1) ||

@@ -37,6 +37,7 @@
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
+#include "sysmpi.h"
 
 #define POISON   0xA5
 #define MAX_SPAN ((int64_t)4 << 20)
@@ -187,8 +188,12 @@ static void check_empty(void)
         int pos = 4;
         CHECK(MPI_Pack(d.ptr, 3, empty[i], d.ptr + 128, 64, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
         CHECK_EQ_INT(pos, 4);
-        CHECK(MPI_Unpack(d.ptr + 128, 64, &pos, d.ptr, 3, empty[i], MPI_COMM_SELF) == MPI_SUCCESS);
-        CHECK_EQ_INT(pos, 4);
+        /* MPICH 4.0 divides by the size of an empty type in MPI_Unpack (SIGFPE). */
+        if (!sysmpi_version_has("MPICH Version: 4.0")) {
+            CHECK(MPI_Unpack(d.ptr + 128, 64, &pos, d.ptr, 3, empty[i], MPI_COMM_SELF) ==
+                  MPI_SUCCESS);
+            CHECK_EQ_INT(pos, 4);
+        }
         MPI_Type_free(&empty[i]);
     }
     buf_free(&d);

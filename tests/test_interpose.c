@@ -21,6 +21,7 @@
 #include "check.h"
 #include "counters.h"
 #include "randtype.h"
+#include "sysmpi.h"
 
 typedef int (*describe_fn)(const void *, char *, size_t);
 
@@ -41,6 +42,10 @@ static int compare_type(MPI_Datatype type, int count, int pos, const char *desc)
     span = text + ((count - 1) * ext < 0 ? -(count - 1) * ext : (count - 1) * ext);
     if (span > (64 << 20))
         return 0;
+    /* MPICH 4.0 divides by the size of an empty type in MPI_Unpack (SIGFPE), without typejit
+     * too. */
+    if (size == 0 && sysmpi_version_has("MPICH Version: 4.0"))
+        return 0;
     src = malloc((size_t)span + 1);
     u1 = malloc((size_t)span + 1);
     u2 = malloc((size_t)span + 1);
@@ -58,8 +63,9 @@ static int compare_type(MPI_Datatype type, int count, int pos, const char *desc)
     rc2 = PMPI_Pack(src - lo, count, type, b, outsize, &p2, MPI_COMM_WORLD);
     if (rc1 != rc2 || p1 != p2 || memcmp(a, b, (size_t)outsize + 8) != 0)
         bad = 1;
-    /* One byte short: an error (the communicator returns errors), position untouched. */
-    if (size > 0) {
+    /* One byte short: an error (the communicator returns errors), position untouched. The MPICH
+     * family packs what fits without an error and aborts on a short unpack (MPICH 4.0.2). */
+    if (size > 0 && sysmpi_is_open_mpi()) {
         int q1 = pos, q2 = pos;
         rc1 = MPI_Pack(src - lo, count, type, a, outsize - 1, &q1, MPI_COMM_WORLD);
         rc2 = PMPI_Pack(src - lo, count, type, b, outsize - 1, &q2, MPI_COMM_WORLD);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Warnings about conditions every rank of a job meets alike are said once per job, not once per
 # rank (issue 18):
-#   test_job_warnings.sh MPIEXEC LIBTYPEJIT HALO3D [FAKECUDA_LIBRARY_PATH]
+#   test_job_warnings.sh "MPIEXEC_SH LAUNCHER" LIBTYPEJIT HALO3D [FAKECUDA_LIBRARY_PATH]
 # Host runs of halo3d on 3 ranks: a cache folder writable by others (own and shared), a missing
 # TYPEJIT_CACHE_PATH folder, a cache level that cannot be made (what a full disk does to a save),
 # a damaged entry (at TYPEJIT_LOG=info, one line for the file), a TYPEJIT_ARCH this NVRTC dropped,
@@ -22,7 +22,7 @@ run() {
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do xs="$xs $1"; shift; done
     [ $# -gt 0 ] && shift
     # shellcheck disable=SC2086
-    out=$($mpiexec --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
+    out=$($mpiexec -np "$np" \
         -x LD_PRELOAD="$lib" -x TYPEJIT_CACHE_DIR="$dir/own" $xs \
         "$halo" --quiet --n 4 --radius 1 --iters 1 "$@" 2>&1) || fail "halo3d failed: $out"
     echo "$out" | grep -q "^PASS" || fail "halo3d did not pass: $out"

@@ -37,6 +37,7 @@
 #include "cudrv.h"
 #include "devbuf.h"
 #include "randtype.h"
+#include "sysmpi.h"
 
 #define POISON   0x5A
 /* Written into status.MPI_ERROR before a receive: calls that complete one request must leave it
@@ -245,7 +246,11 @@ static void verify_status(const char *what, side_t *recv, const reference_t *ref
     buf_get(&recv->buf, recv->host);
     if ((rc == MPI_SUCCESS) != (ref->rc == MPI_SUCCESS))
         FAIL("%s: rc %d, system MPI %d: %s", what, rc, ref->rc, desc);
-    if (memcmp(recv->host, ref->data, (size_t)recv->span) != 0)
+    /* What a truncated receive leaves in its buffer is the MPI's choice: Open MPI stores what
+     * fits on every path, MPICH on some (MPICH 4.0 stores nothing between processes, 5.0 does),
+     * so the reference over MPI_COMM_SELF tells only for Open MPI. */
+    bool bytes_defined = strcmp(what, "truncate") != 0 || sysmpi_is_open_mpi();
+    if (bytes_defined && memcmp(recv->host, ref->data, (size_t)recv->span) != 0)
         FAIL("%s: received bytes differ: %s", what, desc);
     if (st == NULL)
         return;
@@ -255,8 +260,15 @@ static void verify_status(const char *what, side_t *recv, const reference_t *ref
         FAIL("%s: MPI_TAG %d, expected %d", what, st->MPI_TAG, tag);
     MPI_Get_count(st, recv->type, &c1);
     MPI_Get_count(&ref->status, recv->type, &c2);
-    MPI_Get_elements(st, recv->type, &e1);
-    MPI_Get_elements(&ref->status, recv->type, &e2);
+    /* The MPICH family's MPI_Get_elements divides by zero (SIGFPE, without typejit too) on
+     * several types: an empty one (MPICH 4.0), a message that ends inside an object, a resized
+     * pair type such as resized(10,4,MPI_SHORT_INT) (MPICH 4.0 and 5.0). There only the counts
+     * are compared. */
+    e1 = e2 = 0;
+    if (sysmpi_is_open_mpi()) {
+        MPI_Get_elements(st, recv->type, &e1);
+        MPI_Get_elements(&ref->status, recv->type, &e2);
+    }
     if (c1 != c2 || e1 != e2)
         FAIL("%s: count %d elements %d, system MPI %d and %d: %s", what, c1, e1, c2, e2, desc);
     if (single && st->MPI_ERROR != ref->status.MPI_ERROR)
@@ -312,10 +324,18 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
     MPI_Type_size(type, &size);
     if (variant == 14 && count < 2)
         variant = 0; /* truncation needs two objects */
+    /* Intel MPI 2021.19's standard-ABI library aborts on every error, MPI_ERRORS_RETURN or not
+     * (without typejit too): no truncated receive there. */
+    if (variant == 14 && sysmpi_version_has("Intel(R) MPI"))
+        variant = 0;
     if (variant == 7 && nthreads > 1)
         variant = 0; /* a wildcard receive could take another thread's message */
     if (variant == 14)
         rcount = count - 1;
+    /* Bytes received into a typed buffer are outside MPI's type matching rules; the MPICH family
+     * asserts when the last object is cut inside a basic element, Open MPI delivers the bytes. */
+    if (variant == 15 && !sysmpi_is_open_mpi())
+        variant = 0;
     if (variant == 15) {
         /* A message of whole and partial objects, sent as bytes from host memory. */
         stype = MPI_BYTE;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The typejit command and the JIT at commit, end to end without a GPU:
-#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC NOMPI_SHIM
+#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D "MPIEXEC_SH LAUNCHER" NOMPI_SHIM
 # warm fills an empty cache and a second warm compiles nothing; inspect shows the block and the
 # source; cache stats/verify/clear; a corrupted entry is found by verify; bad options, files,
 # settings and caches are refused with a reason (untrusted, another user's, full, read only);
@@ -286,7 +286,7 @@ fi
 
 # The JIT at commit: every kernel compiled once, then all from disk in a second run.
 run() {
-    $mpiexec --allow-run-as-root --oversubscribe --bind-to none -np 1 -x LD_PRELOAD="$lib" \
+    $mpiexec -np 1 -x LD_PRELOAD="$lib" \
         -x TYPEJIT_JIT=always -x TYPEJIT_JIT_SYNC=1 -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_STATS=1 \
         -x TYPEJIT_CACHE_DIR="$dir/run" "$halo" --quiet --n 8 --iters 2 2>&1
 }

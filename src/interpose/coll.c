@@ -6,7 +6,9 @@
 #include "gpu/cuda.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
+#include "interpose/wrappers.h"
 #include "send/coll.h"
+#include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go
  * through the communicator's error handler, as the system MPI's do. */
@@ -19,7 +21,7 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
     c->lookup = tj_interpose_lookup;
     r = tj_coll_run(c, req, rc);
     if (r == TJ_COLL_FAILED)
-        PMPI_Comm_call_errhandler(c->comm, *rc);
+        tj_mpi_raise(c->comm, *rc);
     return r != TJ_COLL_PASS;
 }
 
@@ -64,9 +66,9 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
         .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                 \
     }
 
-int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                  MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                              MPI_Datatype stype, void *rbuf, const int rcounts[],
+                              const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -75,9 +77,10 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
     return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
 }
 
-int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ialltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                               MPI_Datatype stype, void *rbuf, const int rcounts[],
+                               const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                               MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -86,9 +89,9 @@ int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
     return PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
 }
 
-int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                  const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
-                  const MPI_Datatype rtypes[], MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
+                              const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                              const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
     int rc;
@@ -97,10 +100,10 @@ int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
     return PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
 }
 
-int MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                   const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                   const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                   MPI_Request *req)
+int TJ_WRAPPER(MPI_Ialltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                               const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                               MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
     int rc;
@@ -110,9 +113,9 @@ int MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                            req);
 }
 
-int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                           MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                           MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                                       MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                       const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
     int rc;
@@ -122,10 +125,10 @@ int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdis
                                    comm);
 }
 
-int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                            MPI_Datatype stype, void *rbuf, const int rcounts[],
-                            const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                            MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                                        MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                        const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                                        MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
     int rc;
@@ -135,9 +138,10 @@ int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdi
                                     comm, req);
 }
 
-int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_alltoallw)(const void *sbuf, const int scounts[],
+                                       const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                       void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
+                                       const MPI_Datatype rtypes[], MPI_Comm comm)
 {
     tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
     int rc;
@@ -147,10 +151,11 @@ int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint
                                    comm);
 }
 
-int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                            MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_alltoallw)(const void *sbuf, const int scounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                        void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
+                                        const MPI_Datatype rtypes[], MPI_Comm comm,
+                                        MPI_Request *req)
 {
     tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
     int rc;
@@ -160,8 +165,8 @@ int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ain
                                     comm, req);
 }
 
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                              int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;
@@ -170,8 +175,8 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
-int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Iallgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                               int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;
@@ -180,8 +185,9 @@ int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     return PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
 
-int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                               const int rcounts[], const int displs[], MPI_Datatype rtype,
+                               MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
     int rc;
@@ -190,9 +196,9 @@ int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 
-int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
-                    MPI_Request *req)
+int TJ_WRAPPER(MPI_Iallgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
     int rc;
@@ -201,8 +207,8 @@ int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
     return PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
 }
 
-int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-               MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
     int rc;
@@ -211,8 +217,9 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int
     return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Igather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                            MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
     int rc;
@@ -221,8 +228,9 @@ int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
     return PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
 }
 
-int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Gatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                            MPI_Comm comm)
 {
     tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
     int rc;
@@ -231,8 +239,9 @@ int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, co
     return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
 }
 
-int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                 const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Igatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                             MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
     int rc;
@@ -241,8 +250,8 @@ int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, c
     return PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
 }
 
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
     int rc;
@@ -251,8 +260,9 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
     return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Iscatter)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                             MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
     int rc;
@@ -261,8 +271,9 @@ int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
     return PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
 }
 
-int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                 void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Scatterv)(const void *sbuf, const int scounts[], const int displs[],
+                             MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                             int root, MPI_Comm comm)
 {
     tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
     int rc;
@@ -271,9 +282,9 @@ int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_
     return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
 }
 
-int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                  void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Iscatterv)(const void *sbuf, const int scounts[], const int displs[],
+                              MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                              int root, MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
     int rc;
@@ -282,7 +293,7 @@ int MPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI
     return PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Bcast)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
                         .sbuf = buf,
@@ -296,7 +307,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     return PMPI_Bcast(buf, count, type, root, comm);
 }
 
-int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ibcast)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                           MPI_Request *req)
 {
     tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
                         .sbuf = buf,

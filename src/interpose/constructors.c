@@ -4,6 +4,7 @@
  * typejit does not see are translated through envelope and contents at commit, as before. */
 #include "interpose/constructors.h"
 #include "interpose/init.h"
+#include "interpose/wrappers.h"
 #include "type/table.h"
 #include "util/log.h"
 
@@ -84,87 +85,91 @@ void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
         return _rc;                                                                                \
     } while (0)
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_contiguous)(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_contiguous(count, oldtype, newtype), newtype,
               .combiner = MPI_COMBINER_CONTIGUOUS, .count = count, .child = oldtype);
 }
 
-int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                    MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_vector)(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_vector(count, blocklength, stride, oldtype, newtype), newtype,
               .combiner = MPI_COMBINER_VECTOR, .count = count, .blocklen = blocklength,
               .stride = stride, .child = oldtype);
 }
 
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_hvector)(int count, int blocklength, MPI_Aint stride,
+                                        MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype), newtype,
               .combiner = MPI_COMBINER_HVECTOR, .count = count, .blocklen = blocklength,
               .stride = stride, .child = oldtype);
 }
 
-int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
-                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_indexed)(int count, const int blocklengths[], const int displacements[],
+                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_indexed(count, blocklengths, displacements, oldtype, newtype), newtype,
               .combiner = MPI_COMBINER_INDEXED, .count = count, .blocklens = blocklengths,
               .displs = displacements, .child = oldtype);
 }
 
-int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
-                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_hindexed)(int count, const int blocklengths[],
+                                         const MPI_Aint displacements[], MPI_Datatype oldtype,
+                                         MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype),
               newtype, .combiner = MPI_COMBINER_HINDEXED, .count = count, .blocklens = blocklengths,
               .bdispls = displacements, .child = oldtype);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklength, const int displacements[],
-                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_indexed_block)(int count, int blocklength, const int displacements[],
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_indexed_block(count, blocklength, displacements, oldtype, newtype),
               newtype, .combiner = MPI_COMBINER_INDEXED_BLOCK, .count = count,
               .blocklen = blocklength, .displs = displacements, .child = oldtype);
 }
 
-int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_hindexed_block)(int count, int blocklength,
+                                               const MPI_Aint displacements[], MPI_Datatype oldtype,
+                                               MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_hindexed_block(count, blocklength, displacements, oldtype, newtype),
               newtype, .combiner = MPI_COMBINER_HINDEXED_BLOCK, .count = count,
               .blocklen = blocklength, .bdispls = displacements, .child = oldtype);
 }
 
-int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
-                           const MPI_Datatype types[], MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_struct)(int count, const int blocklengths[],
+                                       const MPI_Aint displacements[], const MPI_Datatype types[],
+                                       MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype), newtype,
               .combiner = MPI_COMBINER_STRUCT, .count = count, .blocklens = blocklengths,
               .bdispls = displacements, .types = types);
 }
 
-int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[],
-                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_subarray)(int ndims, const int sizes[], const int subsizes[],
+                                         const int starts[], int order, MPI_Datatype oldtype,
+                                         MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype),
               newtype, .combiner = MPI_COMBINER_SUBARRAY, .count = ndims, .sizes = sizes,
               .subsizes = subsizes, .starts = starts, .order = order, .child = oldtype);
 }
 
-int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
-                           const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
-                           MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_darray)(int size, int rank, int ndims, const int gsizes[],
+                                       const int distribs[], const int dargs[], const int psizes[],
+                                       int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order,
                                       oldtype, newtype),
               newtype, .combiner = MPI_COMBINER_DARRAY, .count = ndims, .child = oldtype);
 }
 
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                            MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_create_resized)(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                                        MPI_Datatype *newtype)
 {
     CONSTRUCT(PMPI_Type_create_resized(oldtype, lb, extent, newtype), newtype,
               .combiner = MPI_COMBINER_RESIZED, .child = oldtype);

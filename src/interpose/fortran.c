@@ -5,20 +5,33 @@
  * converts the Fortran handles, calls the C wrapper (MPI_*, typejit's own) and converts back,
  * as Open MPI's ompi/mpi/fortran/mpif-h does. They are exported under every name Open MPI's
  * mpif.h library exports (mpi_send, mpi_send_, mpi_send__, MPI_SEND), and as ompi_send_f, the
- * function Open MPI's mpi_f08 module calls for MPI_Send (libmpi_usempif08 -> libmpi_mpifh). */
+ * function Open MPI's mpi_f08 module calls for MPI_Send (libmpi_usempif08 -> libmpi_mpifh).
+ *
+ * The MPICH family's bindings (MPICH, Intel MPI, and Intel's for the standard ABI) reach the C
+ * functions MPI_* from mpif.h and `use mpi`, and from `use mpi_f08` for every call with a buffer
+ * (their choice-buffer wrappers), which typejit's C wrappers receive; but their mpi_f08 entry
+ * points without a buffer (mpi_init_f08_, mpi_type_commit_f08_, mpi_wait_f08_, ...) call
+ * PMPI_* directly. In an MPICH-family build this file therefore exports exactly those, under
+ * their mpi_f08 names, with the f08 status of the C header (MPI_F08_status), so that each call
+ * is intercepted once. The standard ABI's C header has no Fortran types at all: there this file
+ * exports nothing (docs/mpis.md). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "interpose/fortran.h"
 #include "interpose/init.h"
 #include "send/request.h"
 #include "util/log.h"
 
-typedef MPI_Fint fint;
+#if defined(MPI_ABI_VERSION)
+void tj_fortran_step_aside(void) {}
+#else
 
-/* Integers in one Fortran status (Open MPI: MPI_STATUS_SIZE, 6). */
-#define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
+typedef MPI_Fint fint;
 
 /* Arrays of requests up to this size are converted on the stack. */
 #define SMALL 16
@@ -27,6 +40,7 @@ typedef MPI_Fint fint;
  * as Open MPI's own bindings do when the two types have the same size. */
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is not a C int");
 
+#if defined(OPEN_MPI)
 /* ---- the Fortran sentinels ------------------------------------------------------------------
  * MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are Fortran variables
  * whose addresses libmpi exports (mpi_fortran_bottom_ and its other manglings). They are looked
@@ -74,20 +88,78 @@ static void *f2c_in_place(void *buf)
     return is_sentinel(S_IN_PLACE, buf) ? MPI_IN_PLACE : f2c_bottom(buf);
 }
 
+/* A status is MPI_STATUS_SIZE INTEGERs (6 in Open MPI). */
+#define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
+
+static bool status_ignored(const fint *f)
+{
+    return is_sentinel(S_STATUS_IGNORE, f);
+}
+
+/* MPI_STATUSES_IGNORE, or none (a call without statuses). */
+static bool statuses_ignored(const fint *f)
+{
+    return f == NULL || is_sentinel(S_STATUSES_IGNORE, f);
+}
+
+static void c2f_one_status(const MPI_Status *c, fint *f)
+{
+    PMPI_Status_c2f(c, f);
+}
+
+static void f2c_one_status(const fint *f, MPI_Status *c)
+{
+    PMPI_Status_f2c(f, c);
+}
+#else
+/* ---- the f08 status of the MPICH family -----------------------------------------------------
+ * type(MPI_Status), whose ignore sentinels the C header names. */
+#define FSTATUS ((int)(sizeof(MPI_F08_status) / sizeof(fint)))
+
+static bool status_ignored(const fint *f)
+{
+    return (const void *)f == (const void *)MPI_F08_STATUS_IGNORE;
+}
+
+static bool statuses_ignored(const fint *f)
+{
+    return f == NULL || (const void *)f == (const void *)MPI_F08_STATUSES_IGNORE;
+}
+
+/* The C status and type(MPI_Status) are the same five integers in the MPICH family (its mpi.h
+ * says so, and its own mpi_wait_f08_ hands the Fortran status to PMPI_Wait); the conversion
+ * function, MPI_Status_c2f08, lives in its Fortran library, which a C program lacks. */
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status) &&
+                   offsetof(MPI_F08_status, MPI_SOURCE) == offsetof(MPI_Status, MPI_SOURCE) &&
+                   offsetof(MPI_F08_status, MPI_TAG) == offsetof(MPI_Status, MPI_TAG) &&
+                   offsetof(MPI_F08_status, MPI_ERROR) == offsetof(MPI_Status, MPI_ERROR),
+               "the f08 status is not the C status");
+
+static void c2f_one_status(const MPI_Status *c, fint *f)
+{
+    memcpy(f, c, sizeof(MPI_Status));
+}
+
+static void f2c_one_status(const fint *f, MPI_Status *c)
+{
+    memcpy(c, f, sizeof(MPI_Status));
+}
+#endif
+
 /* The C status for a Fortran one, holding what the Fortran status holds: the fields a call does
  * not set (MPI_ERROR, for a call that completes one request) must come back as they were. */
 static MPI_Status *f2c_status(fint *f, MPI_Status *c)
 {
-    if (is_sentinel(S_STATUS_IGNORE, f))
+    if (status_ignored(f))
         return MPI_STATUS_IGNORE;
-    PMPI_Status_f2c(f, c);
+    f2c_one_status(f, c);
     return c;
 }
 
 static void c2f_status(const MPI_Status *c, fint *f)
 {
     if (c != MPI_STATUS_IGNORE)
-        PMPI_Status_c2f(c, f);
+        c2f_one_status(c, f);
 }
 
 static void set_ierr(fint *ierr, int rc)
@@ -111,7 +183,7 @@ static bool reqs_in(reqs_t *r, int n, const fint *f, const fint *fstatuses)
     r->n = n < 0 ? 0 : n;
     r->req = r->n <= SMALL ? r->req_small : malloc((size_t)r->n * sizeof(MPI_Request));
     /* MPI_STATUSES_IGNORE is a null pointer in Open MPI: only an allocation can fail here. */
-    bool want = fstatuses != NULL && !is_sentinel(S_STATUSES_IGNORE, fstatuses);
+    bool want = !statuses_ignored(fstatuses);
     r->st = MPI_STATUSES_IGNORE;
     if (want)
         r->st = r->n <= SMALL ? r->st_small : malloc((size_t)r->n * sizeof(MPI_Status));
@@ -135,7 +207,7 @@ static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int
         f[i] = PMPI_Request_c2f(r->req[i]);
     if (statuses_too && r->st != MPI_STATUSES_IGNORE)
         for (int i = 0; i < nst; i++)
-            PMPI_Status_c2f(&r->st[i], &fstatuses[(size_t)i * FSTATUS]);
+            c2f_one_status(&r->st[i], &fstatuses[(size_t)i * FSTATUS]);
     if (r->req != r->req_small)
         free(r->req);
     if (r->st != r->st_small && r->st != MPI_STATUSES_IGNORE)
@@ -144,15 +216,69 @@ static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int
 
 /* ---- exported names -------------------------------------------------------------------------
  * One function, five names: mpi_x, mpi_x_, mpi_x__, MPI_X (mpif.h and `use mpi`, all manglings
- * Open MPI exports) and ompi_x_f (what `use mpi_f08` calls). */
-#define EXPORT_AS(_fn, _name)                                                                      \
-    extern __typeof__(_fn) _name __attribute__((alias(#_fn), visibility("default")));
+ * Open MPI exports) and ompi_x_f (what `use mpi_f08` calls). Each name is a trampoline that
+ * jumps through its own slot: to the function here while typejit takes part, to the system
+ * MPI's own entry point of that name once typejit has stepped aside (tj_fortran_step_aside).
+ * The slots are gathered in one section, so that stepping aside finds every name. */
+typedef struct {
+    const char *name;
+    void *target;
+} fortran_slot_t;
+
+#if defined(__x86_64__)
+#define FORTRAN_TRAMPOLINE(_sym)                                                                   \
+    __asm__(".text\n"                                                                              \
+            ".globl " #_sym "\n"                                                                   \
+            ".type " #_sym ", @function\n"                                                         \
+            ".p2align 4\n" #_sym ":\n"                                                             \
+            "\tendbr64\n"                                                                          \
+            "\tjmp *tj_fslot_" #_sym "+8(%rip)\n"                                                  \
+            ".size " #_sym ", .-" #_sym "\n");
+#elif defined(__aarch64__)
+#define FORTRAN_TRAMPOLINE(_sym)                                                                   \
+    __asm__(".text\n"                                                                              \
+            ".globl " #_sym "\n"                                                                   \
+            ".type " #_sym ", %function\n"                                                         \
+            ".p2align 2\n" #_sym ":\n"                                                             \
+            "\tadrp x16, tj_fslot_" #_sym "\n"                                                     \
+            "\tadd x16, x16, :lo12:tj_fslot_" #_sym "\n"                                           \
+            "\tldr x16, [x16, #8]\n"                                                               \
+            "\tbr x16\n"                                                                           \
+            ".size " #_sym ", .-" #_sym "\n");
+#else
+#error "typejit's exported entry points are written for x86_64 and aarch64 only"
+#endif
+
+#define EXPORT_AS(_fn, _sym)                                                                       \
+    __attribute__((section("tj_fortran"), used))                                                   \
+    fortran_slot_t tj_fslot_##_sym = {#_sym, (void *)_fn};                                         \
+    FORTRAN_TRAMPOLINE(_sym)
+#if defined(OPEN_MPI)
 #define FORTRAN_NAMES(_fn, _lower, _upper)                                                         \
     EXPORT_AS(_fn, mpi_##_lower)                                                                   \
     EXPORT_AS(_fn, mpi_##_lower##_)                                                                \
     EXPORT_AS(_fn, mpi_##_lower##__)                                                               \
     EXPORT_AS(_fn, MPI_##_upper)                                                                   \
     EXPORT_AS(_fn, ompi_##_lower##_f)
+#else
+/* The mpi_f08 name of MPI_X in the MPICH family: the external MPI_X_f08, as gfortran and Intel's
+ * compilers write it. */
+#define FORTRAN_NAMES(_fn, _lower, _upper) EXPORT_AS(_fn, mpi_##_lower##_f08_)
+#endif
+
+/* Called once, before the system MPI is initialised. A name the system MPI does not have is
+ * one no program of it calls; it keeps typejit's function. */
+void tj_fortran_step_aside(void)
+{
+    /* The linker's bounds of the section; hidden, so that it does not export them. */
+    extern fortran_slot_t __start_tj_fortran[] __attribute__((visibility("hidden")));
+    extern fortran_slot_t __stop_tj_fortran[] __attribute__((visibility("hidden")));
+    for (fortran_slot_t *s = __start_tj_fortran; s < __stop_tj_fortran; s++) {
+        void *next = dlsym(RTLD_NEXT, s->name);
+        if (next != NULL)
+            s->target = next;
+    }
+}
 
 /* ---- init and finalize ---------------------------------------------------------------------- */
 
@@ -255,8 +381,8 @@ static void f_type_vector(fint *count, fint *blocklength, fint *stride, fint *ol
 }
 FORTRAN_NAMES(f_type_vector, type_vector, TYPE_VECTOR)
 
-static void f_type_create_hvector(fint *count, fint *blocklength, MPI_Aint *stride,
-                                  fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_hvector(fint *count, fint *blocklength, MPI_Aint *stride, fint *oldtype,
+                                  fint *newtype, fint *ierr)
 {
     CONSTRUCTED(
         MPI_Type_create_hvector(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &_t));
@@ -270,30 +396,29 @@ static void f_type_indexed(fint *count, fint *blocklengths, fint *displs, fint *
 }
 FORTRAN_NAMES(f_type_indexed, type_indexed, TYPE_INDEXED)
 
-static void f_type_create_hindexed(fint *count, fint *blocklengths, MPI_Aint *displs,
-                                   fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_hindexed(fint *count, fint *blocklengths, MPI_Aint *displs, fint *oldtype,
+                                   fint *newtype, fint *ierr)
 {
     CONSTRUCTED(
         MPI_Type_create_hindexed(*count, blocklengths, displs, PMPI_Type_f2c(*oldtype), &_t));
 }
 FORTRAN_NAMES(f_type_create_hindexed, type_create_hindexed, TYPE_CREATE_HINDEXED)
 
-static void f_type_create_indexed_block(fint *count, fint *blocklength, fint *displs,
-                                        fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_indexed_block(fint *count, fint *blocklength, fint *displs, fint *oldtype,
+                                        fint *newtype, fint *ierr)
 {
-    CONSTRUCTED(MPI_Type_create_indexed_block(*count, *blocklength, displs,
-                                              PMPI_Type_f2c(*oldtype), &_t));
+    CONSTRUCTED(
+        MPI_Type_create_indexed_block(*count, *blocklength, displs, PMPI_Type_f2c(*oldtype), &_t));
 }
 FORTRAN_NAMES(f_type_create_indexed_block, type_create_indexed_block, TYPE_CREATE_INDEXED_BLOCK)
 
 static void f_type_create_hindexed_block(fint *count, fint *blocklength, MPI_Aint *displs,
                                          fint *oldtype, fint *newtype, fint *ierr)
 {
-    CONSTRUCTED(MPI_Type_create_hindexed_block(*count, *blocklength, displs,
-                                               PMPI_Type_f2c(*oldtype), &_t));
+    CONSTRUCTED(
+        MPI_Type_create_hindexed_block(*count, *blocklength, displs, PMPI_Type_f2c(*oldtype), &_t));
 }
-FORTRAN_NAMES(f_type_create_hindexed_block, type_create_hindexed_block,
-              TYPE_CREATE_HINDEXED_BLOCK)
+FORTRAN_NAMES(f_type_create_hindexed_block, type_create_hindexed_block, TYPE_CREATE_HINDEXED_BLOCK)
 
 static void f_type_create_struct(fint *count, fint *blocklengths, MPI_Aint *displs, fint *types,
                                  fint *newtype, fint *ierr)
@@ -317,9 +442,9 @@ static void f_type_create_subarray(fint *ndims, fint *sizes, fint *subsizes, fin
 }
 FORTRAN_NAMES(f_type_create_subarray, type_create_subarray, TYPE_CREATE_SUBARRAY)
 
-static void f_type_create_darray(fint *size, fint *rank, fint *ndims, fint *gsizes,
-                                 fint *distribs, fint *dargs, fint *psizes, fint *order,
-                                 fint *oldtype, fint *newtype, fint *ierr)
+static void f_type_create_darray(fint *size, fint *rank, fint *ndims, fint *gsizes, fint *distribs,
+                                 fint *dargs, fint *psizes, fint *order, fint *oldtype,
+                                 fint *newtype, fint *ierr)
 {
     CONSTRUCTED(MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes,
                                        *order, PMPI_Type_f2c(*oldtype), &_t));
@@ -334,6 +459,8 @@ static void f_type_create_resized(fint *oldtype, MPI_Aint *lb, MPI_Aint *extent,
 FORTRAN_NAMES(f_type_create_resized, type_create_resized, TYPE_CREATE_RESIZED)
 
 /* ---- pack and unpack ------------------------------------------------------------------------ */
+
+#if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
 
 static void f_pack(void *inbuf, fint *incount, fint *datatype, void *outbuf, fint *outsize,
                    fint *position, fint *comm, fint *ierr)
@@ -359,6 +486,8 @@ static void f_unpack(void *inbuf, fint *insize, fint *position, void *outbuf, fi
 }
 FORTRAN_NAMES(f_unpack, unpack, UNPACK)
 
+#endif /* OPEN_MPI */
+
 static void f_pack_size(fint *incount, fint *datatype, fint *comm, fint *size, fint *ierr)
 {
     int s = 0;
@@ -368,6 +497,8 @@ static void f_pack_size(fint *incount, fint *datatype, fint *comm, fint *size, f
     set_ierr(ierr, rc);
 }
 FORTRAN_NAMES(f_pack_size, pack_size, PACK_SIZE)
+
+#if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
 
 /* ---- point to point ------------------------------------------------------------------------- */
 
@@ -475,6 +606,8 @@ static void f_imrecv(void *buf, fint *count, fint *datatype, fint *message, fint
     set_ierr(ierr, rc);
 }
 FORTRAN_NAMES(f_imrecv, imrecv, IMRECV)
+
+#endif /* OPEN_MPI */
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
@@ -670,6 +803,8 @@ static void f_testsome(fint *incount, fint *requests, fint *outcount, fint *indi
     some(false, incount, requests, outcount, indices, statuses, ierr);
 }
 FORTRAN_NAMES(f_testsome, testsome, TESTSOME)
+
+#if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
 
 /* ---- collectives ----------------------------------------------------------------------------
  * Each collective is one function that takes the Fortran arguments and a C request, NULL for the
@@ -868,8 +1003,7 @@ static int coll_neighbor_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fin
     void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
     MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
     MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ineighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c,
-                                         req)
+    return req ? MPI_Ineighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c, req)
                : MPI_Neighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c);
 }
 COLL_PAIR(coll_neighbor_alltoallv, neighbor_alltoallv, NEIGHBOR_ALLTOALLV,
@@ -953,8 +1087,8 @@ COLL_PAIR(coll_allgatherv, allgatherv, ALLGATHERV,
            fint *rtype, fint *comm),
           (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
 
-static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
-                       fint *rtype, fint *root, fint *comm, MPI_Request *req)
+static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
+                       fint *root, fint *comm, MPI_Request *req)
 {
     void *sb = f2c_in_place(sbuf), *rb = f2c_bottom(rbuf);
     MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
@@ -963,8 +1097,8 @@ static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *
                : MPI_Gather(sb, *scount, st, rb, *rcount, rt, *root, c);
 }
 COLL_PAIR(coll_gather, gather, GATHER,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
-           fint *root, fint *comm),
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype, fint *root,
+           fint *comm),
           (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
 
 static int coll_gatherv(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts,
@@ -992,8 +1126,8 @@ static int coll_scatter(void *sbuf, fint *scount, fint *stype, void *rbuf, fint 
                : MPI_Scatter(sb, *scount, st, rb, *rcount, rt, *root, c);
 }
 COLL_PAIR(coll_scatter, scatter, SCATTER,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
-           fint *root, fint *comm),
+          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype, fint *root,
+           fint *comm),
           (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
 
 static int coll_scatterv(void *sbuf, fint *scounts, fint *displs, fint *stype, void *rbuf,
@@ -1010,8 +1144,7 @@ COLL_PAIR(coll_scatterv, scatterv, SCATTERV,
            fint *rtype, fint *root, fint *comm),
           (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm))
 
-static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm,
-                      MPI_Request *req)
+static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm, MPI_Request *req)
 {
     void *b = f2c_bottom(buf);
     MPI_Datatype t = PMPI_Type_f2c(*type);
@@ -1020,3 +1153,7 @@ static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm
 }
 COLL_PAIR(coll_bcast, bcast, BCAST, (void *buf, fint *count, fint *type, fint *root, fint *comm),
           (buf, count, type, root, comm))
+
+#endif /* OPEN_MPI: collectives */
+
+#endif /* MPI_ABI_VERSION */

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "interpose/init.h"
+#include "interpose/pairing.h"
+#include "interpose/wrappers.h"
 #include "kernels/compiler.h"
 #include "send/devpack.h"
 #include "send/model.h"
@@ -47,21 +49,28 @@ void tj_interpose_after_init(void)
     /* Only now, in an MPI process whose rank is known, are bad settings worth a word. */
     tj_config_flush_warnings(rank);
     tj_model_check_settings();
-    tj_log_debug("typejit %s active, host buffers packed by %s", tj_version(),
+    tj_log_info("typejit %s active in front of %s", tj_version(), tj_pairing_mpi_version());
+    tj_log_debug("host buffers packed by %s",
                  tj_config()->host == TJ_HOST_ENGINE ? "the engine" : "the system MPI");
     atomic_store_explicit(&initialised, true, memory_order_release);
 }
 
-int MPI_Init(int *argc, char ***argv)
+/* Before the system MPI starts, typejit decides whether it takes part (pairing.c): when it
+ * does not, these return the system MPI's answer and nothing else. */
+TJ_EXPORT int MPI_Init(int *argc, char ***argv)
 {
+    if (!tj_pairing_check())
+        return PMPI_Init(argc, argv);
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         tj_interpose_after_init();
     return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+TJ_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    if (!tj_pairing_check())
+        return PMPI_Init_thread(argc, argv, required, provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         tj_interpose_after_init();
@@ -77,12 +86,13 @@ static void print_stats(void)
     tj_stats_format(counters, sizeof(counters));
     n = snprintf(line, sizeof(line), "typejit[%d]: stats %s\n", rank, counters);
     if (n > 0) {
-        ssize_t rc = write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        ssize_t rc =
+            write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
         (void)rc;
     }
 }
 
-int MPI_Finalize(void)
+TJ_EXPORT int MPI_Finalize(void)
 {
     if (atomic_exchange(&initialised, false)) {
         /* First, so that the stats line counts the compiles that finish now. */

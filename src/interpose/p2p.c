@@ -5,9 +5,11 @@
  * wrapper: the status of a packed message counts the same bytes. */
 #include "interpose/init.h"
 #include "interpose/types.h"
+#include "interpose/wrappers.h"
 #include "util/common.h"
 #include "send/p2p.h"
 #include "send/request.h"
+#include "util/mpierr.h"
 
 /* On a machine without a device every call goes straight to the system MPI: one load and a
  * tail call, so that interposition costs next to nothing there. */
@@ -24,8 +26,7 @@ typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI
  * MPI's do. */
 static int fail(MPI_Comm comm, int rc)
 {
-    PMPI_Comm_call_errhandler(comm, rc);
-    return rc;
+    return tj_mpi_raise(comm, rc);
 }
 
 /* Whether a call may be typejit's at all: interposition active and a device present. Once the
@@ -132,88 +133,92 @@ static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int c
                    persistent);
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Send)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Send(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Send, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Ssend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Ssend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Ssend, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Rsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Rsend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Rsend, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Bsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm)
 {
     PASS_IF_NO_DEVICE(PMPI_Bsend(buf, count, type, dest, tag, comm));
     return blocking_send(PMPI_Bsend, buf, count, type, dest, tag, comm);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              MPI_Request *req)
+int TJ_WRAPPER(MPI_Isend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                          MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Isend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Isend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int TJ_WRAPPER(MPI_Issend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Issend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Issend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int TJ_WRAPPER(MPI_Irsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Irsend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Irsend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int TJ_WRAPPER(MPI_Ibsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Ibsend(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Ibsend, false, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Send_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                              MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Send_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Send_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Ssend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Ssend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Rsend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Rsend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Bsend_init(buf, count, type, dest, tag, comm, req));
     return nonblocking_send(PMPI_Bsend_init, true, buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             MPI_Status *status)
+int TJ_WRAPPER(MPI_Recv)(void *buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t x;
@@ -249,23 +254,23 @@ static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype 
                    req, &x, persistent);
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-              MPI_Request *req)
+int TJ_WRAPPER(MPI_Irecv)(void *buf, int count, MPI_Datatype type, int source, int tag,
+                          MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Irecv(buf, count, type, source, tag, comm, req));
     return nonblocking_recv(false, buf, count, type, source, tag, comm, req);
 }
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Recv_init)(void *buf, int count, MPI_Datatype type, int source, int tag,
+                              MPI_Comm comm, MPI_Request *req)
 {
     PASS_IF_NO_DEVICE(PMPI_Recv_init(buf, count, type, source, tag, comm, req));
     return nonblocking_recv(true, buf, count, type, source, tag, comm, req);
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
-                 MPI_Status *status)
+int TJ_WRAPPER(MPI_Sendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                             void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                             MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
@@ -295,8 +300,8 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
     return r ? recv_end(&xr, rc, st) : rc;
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
-                         int rtag, MPI_Comm comm, MPI_Status *status)
+int TJ_WRAPPER(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag,
+                                     int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
@@ -331,7 +336,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     return recv_end(&xr, rc, st);
 }
 
-int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+int TJ_WRAPPER(MPI_Mrecv)(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                          MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t x;
@@ -346,7 +352,8 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     return recv_end(&x, rc, st);
 }
 
-int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
+int TJ_WRAPPER(MPI_Imrecv)(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                           MPI_Request *req)
 {
     tj_request_t *r;
     tj_xfer_t x;

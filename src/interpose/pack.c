@@ -5,6 +5,7 @@
 
 #include "interpose/init.h"
 #include "interpose/types.h"
+#include "interpose/wrappers.h"
 #include "send/devpack.h"
 #include "type/cpu.h"
 #include "util/common.h"
@@ -26,8 +27,8 @@ static bool engine_takes(const tj_type_info_t *info, int count, const int *posit
     return true;
 }
 
-int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-             int *position, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+                         int outsize, int *position, MPI_Comm comm)
 {
     tj_type_info_t info;
     bool known;
@@ -51,8 +52,8 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
     return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 
-int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-               MPI_Datatype datatype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                           MPI_Datatype datatype, MPI_Comm comm)
 {
     tj_type_info_t info;
     bool known;
@@ -62,8 +63,8 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     if (!tj_interpose_active())
         return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
     known = tj_interpose_lookup(datatype, &info);
-    if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf,
-                          outcount, comm, &rc))
+    if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
+                          comm, &rc))
         return rc;
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
         engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {
@@ -76,7 +77,7 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+int TJ_WRAPPER(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     /* The packed size is the system MPI's: typejit packs the same bytes. */
     return PMPI_Pack_size(incount, datatype, comm, size);

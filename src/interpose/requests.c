@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "interpose/init.h"
+#include "interpose/wrappers.h"
 #include "send/request.h"
 #include "util/log.h"
 
@@ -100,7 +101,7 @@ static void put_back(int n, scratch_t *s)
             tj_request_put(s->recs[i], s->saved[i]);
 }
 
-int MPI_Wait(MPI_Request *req, MPI_Status *status)
+int TJ_WRAPPER(MPI_Wait)(MPI_Request *req, MPI_Status *status)
 {
     MPI_Request handle;
     tj_request_t *r;
@@ -118,7 +119,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     return rc;
 }
 
-int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+int TJ_WRAPPER(MPI_Test)(MPI_Request *req, int *flag, MPI_Status *status)
 {
     MPI_Request handle;
     tj_request_t *r;
@@ -162,7 +163,7 @@ static int finish_all(int n, scratch_t *s, MPI_Status *user, int rc)
     return rc;
 }
 
-int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+int TJ_WRAPPER(MPI_Waitall)(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
     scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
@@ -183,7 +184,7 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
     return rc;
 }
 
-int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+int TJ_WRAPPER(MPI_Testall)(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
@@ -237,13 +238,13 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
     return rc;
 }
 
-int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+int TJ_WRAPPER(MPI_Waitany)(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     int flag = 1;
     return any(true, n, reqs, index, &flag, status);
 }
 
-int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+int TJ_WRAPPER(MPI_Testany)(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     return any(false, n, reqs, index, flag, status);
 }
@@ -288,17 +289,19 @@ static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices
     return rc;
 }
 
-int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+int TJ_WRAPPER(MPI_Waitsome)(int n, MPI_Request reqs[], int *outcount, int indices[],
+                             MPI_Status statuses[])
 {
     return some(true, n, reqs, outcount, indices, statuses);
 }
 
-int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+int TJ_WRAPPER(MPI_Testsome)(int n, MPI_Request reqs[], int *outcount, int indices[],
+                             MPI_Status statuses[])
 {
     return some(false, n, reqs, outcount, indices, statuses);
 }
 
-int MPI_Start(MPI_Request *req)
+int TJ_WRAPPER(MPI_Start)(MPI_Request *req)
 {
     int rc;
     if (ours() && req != NULL && (rc = tj_request_start(*req)) != MPI_SUCCESS)
@@ -306,7 +309,7 @@ int MPI_Start(MPI_Request *req)
     return PMPI_Start(req);
 }
 
-int MPI_Startall(int n, MPI_Request reqs[])
+int TJ_WRAPPER(MPI_Startall)(int n, MPI_Request reqs[])
 {
     int rc;
     if (ours() && n > 0 && (rc = tj_request_start_all(n, reqs)) != MPI_SUCCESS)
@@ -314,14 +317,14 @@ int MPI_Startall(int n, MPI_Request reqs[])
     return PMPI_Startall(n, reqs);
 }
 
-int MPI_Request_free(MPI_Request *req)
+int TJ_WRAPPER(MPI_Request_free)(MPI_Request *req)
 {
     if (!ours() || req == NULL)
         return PMPI_Request_free(req);
     return tj_request_free(req);
 }
 
-int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+int TJ_WRAPPER(MPI_Request_get_status)(MPI_Request req, int *flag, MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
     int rc;

@@ -6,6 +6,7 @@
 #include "interpose/constructors.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
+#include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
 #include "send/devpack.h"
 #include "type/translate.h"
@@ -119,7 +120,7 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
     return true;
 }
 
-int MPI_Type_commit(MPI_Datatype *type)
+int TJ_WRAPPER(MPI_Type_commit)(MPI_Datatype *type)
 {
     int rc;
 
@@ -133,7 +134,7 @@ int MPI_Type_commit(MPI_Datatype *type)
     return rc;
 }
 
-int MPI_Type_free(MPI_Datatype *type)
+int TJ_WRAPPER(MPI_Type_free)(MPI_Datatype *type)
 {
     /* Uncommitted types have a creation record too: drop it, or a later type MPI puts at this
      * handle could be taken for this one. */
@@ -142,7 +143,7 @@ int MPI_Type_free(MPI_Datatype *type)
     return PMPI_Type_free(type);
 }
 
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     tj_type_info_t info;
     int rc;

@@ -26,6 +26,7 @@
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/mpierr.h"
 #include "util/stats.h"
 
 /* The staged path works on at most this many bytes of typed footprint at a time (more only when
@@ -394,14 +395,19 @@ out_free:
     return st;
 }
 
-/* Calls the system MPI handles without touching buffers: invalid arguments, not enough room.
- * Writes the packed byte count. */
-static bool normal_call(const call_t *c, int64_t *bytes)
+/* Invalid arguments, which every MPI reports before it touches a buffer. */
+static bool invalid_call(const call_t *c)
+{
+    return c->count <= 0 || c->position == NULL || c->packed == NULL || c->comm == MPI_COMM_NULL ||
+           *c->position < 0 || c->bufsize < 0 || c->type == MPI_DATATYPE_NULL;
+}
+
+/* Whether the packed bytes fit the packed buffer; writes their count. Not enough room is
+ * typejit's to report: Open MPI reports it without touching the buffers, but the MPICH family
+ * packs what fits first (MPICH 4.0.2), which on a device buffer is a fault. */
+static bool fits(const call_t *c, int64_t *bytes)
 {
     int64_t n, end;
-    if (c->count <= 0 || c->position == NULL || c->packed == NULL || c->comm == MPI_COMM_NULL ||
-        *c->position < 0 || c->bufsize < 0 || c->type == MPI_DATATYPE_NULL)
-        return false;
     if (!tj_mul64(c->count, c->info->size, &n) || !tj_add64(*c->position, n, &end) ||
         end > c->bufsize)
         return false;
@@ -476,8 +482,12 @@ static bool run(call_t *c, int *rc)
                      &c->pp);
     if (!is_gpu(c->tp.kind) && !is_gpu(c->pp.kind))
         return false;
-    if (!normal_call(c, &c->bytes)) {
+    if (invalid_call(c)) {
         *rc = system_call(c);
+        return true;
+    }
+    if (!fits(c, &c->bytes)) {
+        *rc = tj_mpi_raise(c->comm, MPI_ERR_TRUNCATE);
         return true;
     }
     if (!within(c)) {

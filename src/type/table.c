@@ -311,6 +311,14 @@ void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)
     info->true_extent = (int64_t)textent;
 }
 
+/* The number a type's handle has in Fortran: MPI_Type_c2f, or in the standard ABI (whose C
+ * header has no Fortran types) MPI_Type_toint. */
+#if defined(MPI_ABI_VERSION)
+#define TYPE_NUMBER(_t) PMPI_Type_toint(_t)
+#else
+#define TYPE_NUMBER(_t) PMPI_Type_c2f(_t)
+#endif
+
 void tj_table_label(MPI_Datatype type, char *buf, size_t len)
 {
     char name[MPI_MAX_OBJECT_NAME] = "";
@@ -323,7 +331,7 @@ void tj_table_label(MPI_Datatype type, char *buf, size_t len)
     if (PMPI_Type_get_name(type, name, &n) != MPI_SUCCESS || n <= 0)
         name[0] = '\0';
     if (name[0] != '\0')
-        snprintf(buf, len, "type %d \"%s\"", (int)PMPI_Type_c2f(type), name);
+        snprintf(buf, len, "type %d \"%s\"", (int)TYPE_NUMBER(type), name);
     else
-        snprintf(buf, len, "type %d", (int)PMPI_Type_c2f(type));
+        snprintf(buf, len, "type %d", (int)TYPE_NUMBER(type));
 }
