@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "interpose/fortran.h"
-#include "interpose/init.h"
 #include "send/request.h"
 #include "util/log.h"
 

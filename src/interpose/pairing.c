@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "interpose/fortran.h"
-#include "interpose/init.h"
 #include "util/config.h"
 #include "util/log.h"
 
