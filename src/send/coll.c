@@ -294,23 +294,34 @@ static bool describe(coll_t *x)
     }
 
     switch (c->kind) {
+    case TJ_COLL_ALLTOALL:
     case TJ_COLL_ALLTOALLV:
     case TJ_COLL_ALLTOALLW: {
+        bool v = c->kind != TJ_COLL_ALLTOALL;
         x->inplace = !inter && c->sbuf == MPI_IN_PLACE;
-        if (!x->inplace && !send_side(x, n, true))
+        if (!x->inplace && !send_side(x, n, v))
             return false;
-        if (!recv_side(x, n, true))
+        if (!recv_side(x, n, v))
             return false;
         for (int i = 0; x->inplace && i < n; i++)
             x->r.slices[i].in = true;
         return true;
     }
+    case TJ_COLL_NEIGHBOR_ALLTOALL:
     case TJ_COLL_NEIGHBOR_ALLTOALLV:
-    case TJ_COLL_NEIGHBOR_ALLTOALLW: {
+    case TJ_COLL_NEIGHBOR_ALLTOALLW:
+    case TJ_COLL_NEIGHBOR_ALLGATHER:
+    case TJ_COLL_NEIGHBOR_ALLGATHERV: {
+        /* The allgather forms send one slice to every out-neighbour; the others one slice per
+         * out-neighbour. Receives: one slice per in-neighbour. */
+        bool gather =
+            c->kind == TJ_COLL_NEIGHBOR_ALLGATHER || c->kind == TJ_COLL_NEIGHBOR_ALLGATHERV;
+        bool sv = c->kind == TJ_COLL_NEIGHBOR_ALLTOALLV || c->kind == TJ_COLL_NEIGHBOR_ALLTOALLW;
+        bool rv = sv || c->kind == TJ_COLL_NEIGHBOR_ALLGATHERV;
         int in = 0, out = 0, *src, *dst;
-        bool ok = neighbours(c->comm, &in, &src, &out, &dst) && send_side(x, out, true) &&
-                  recv_side(x, in, true);
-        for (int i = 0; ok && i < out; i++)
+        bool ok = neighbours(c->comm, &in, &src, &out, &dst) &&
+                  (gather ? one_send(x) : send_side(x, out, sv)) && recv_side(x, in, rv);
+        for (int i = 0; ok && !gather && i < out; i++)
             x->s.slices[i].skip = dst[i] == MPI_PROC_NULL;
         for (int i = 0; ok && i < in; i++)
             x->r.slices[i].skip = src[i] == MPI_PROC_NULL;
@@ -778,6 +789,9 @@ static int call_system(coll_t *x, MPI_Request *req)
     MPI_Comm comm = c->comm;
 
     switch (c->kind) {
+    case TJ_COLL_ALLTOALL:
+        return req ? PMPI_Ialltoall(sb, c->scount, st, rb, c->rcount, rt, comm, req)
+                   : PMPI_Alltoall(sb, c->scount, st, rb, c->rcount, rt, comm);
     case TJ_COLL_ALLTOALLV:
         return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req)
                    : PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
@@ -790,6 +804,15 @@ static int call_system(coll_t *x, MPI_Request *req)
     case TJ_COLL_NEIGHBOR_ALLTOALLW:
         return req ? PMPI_Ineighbor_alltoallw(sb, sc, sad, sts, rb, rc, rad, rts, comm, req)
                    : PMPI_Neighbor_alltoallw(sb, sc, sad, sts, rb, rc, rad, rts, comm);
+    case TJ_COLL_NEIGHBOR_ALLTOALL:
+        return req ? PMPI_Ineighbor_alltoall(sb, c->scount, st, rb, c->rcount, rt, comm, req)
+                   : PMPI_Neighbor_alltoall(sb, c->scount, st, rb, c->rcount, rt, comm);
+    case TJ_COLL_NEIGHBOR_ALLGATHER:
+        return req ? PMPI_Ineighbor_allgather(sb, c->scount, st, rb, c->rcount, rt, comm, req)
+                   : PMPI_Neighbor_allgather(sb, c->scount, st, rb, c->rcount, rt, comm);
+    case TJ_COLL_NEIGHBOR_ALLGATHERV:
+        return req ? PMPI_Ineighbor_allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm, req)
+                   : PMPI_Neighbor_allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm);
     case TJ_COLL_ALLGATHER:
         return req ? PMPI_Iallgather(sb, c->scount, st, rb, c->rcount, rt, comm, req)
                    : PMPI_Allgather(sb, c->scount, st, rb, c->rcount, rt, comm);
