@@ -70,7 +70,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 static void print_stats(void)
 {
-    char counters[1024], line[1200];
+    char counters[2048], line[2200];
     int rank = -1, n;
 
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

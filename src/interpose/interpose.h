@@ -31,6 +31,20 @@ void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args);
 /* The one-line description of a record, as tj_type_describe writes it. */
 void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len);
 
+/* Whether a call may find a device buffer at all: typejit active and a CUDA device present.
+ * Once the driver is known to have no device, one load answers. */
+bool tj_interpose_device_calls(void);
+
+/* Whether the first byte that `count` objects of @p type at @p buf touch lies in device or
+ * managed memory; false for calls that touch no byte (the system MPI answers those). One
+ * pointer query. */
+bool tj_interpose_on_device(const void *buf, int count, MPI_Datatype type);
+
+/* Refuse a call of @p fn on device memory: one error line (the first time for @p fn) saying
+ * @p why, counted in calls_refused; returns MPI_ERR_BUFFER, for the caller to pass through the
+ * error handler of the call's communicator, window or file. */
+int tj_interpose_refuse(const char *fn, const char *why);
+
 /* Activate typejit after the system MPI's MPI_Init or MPI_Init_thread returned MPI_SUCCESS
  * (init.c; also the Fortran entry points). */
 void tj_interpose_after_init(void);
