@@ -1,0 +1,13 @@
+# Device buffers in every MPI call that takes one (docs/device-calls.md).
+
+# Every function of the table on device buffers against the system MPI on host copies, at 2 and
+# 3 ranks (label emu: on the CPU-only test driver, an MPI that is not CUDA-aware); and the
+# pass-through answers on the CUDA-aware stand-in (tests/cudaaware_shim.c).
+tj_device_program(test_calls test_calls.c devbuf.c)
+foreach(ranks 2 3)
+  add_test(NAME emu_device_calls_${ranks} COMMAND ${TJ_CHECKED} --silent --
+           ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np ${ranks}
+           $<TARGET_FILE:test_calls>)
+  set_tests_properties(emu_device_calls_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+endforeach()

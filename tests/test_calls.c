@@ -1,0 +1,491 @@
+/* Every MPI function of docs/device-calls.md on device buffers, through the preloaded library,
+ * against the system MPI itself: each call runs on device buffers (MPI_X, typejit's wrapper),
+ * then the same call runs through PMPI_X on host copies of every buffer, and the device buffers
+ * are compared byte for byte with the host ones over their whole footprint (the bytes no
+ * typemap touches included). Three datatypes made of doubles: a strided one (a column of a 16 x 16
+ * matrix resized to one element, the type of FFT transposes), a not strided one (an irregular
+ * MPI_Type_indexed) and MPI_DOUBLE; counts from 0, MPI_IN_PLACE where the standard allows it,
+ * each root.
+ *
+ *   mpirun -np N test_calls [--only FAMILY] [--cudaaware] [--verbose]
+ *
+ * Families: coll (the collectives typejit packs), reduce, pack, rma, file, refuse, mixed.
+ * --cudaaware: the system MPI takes device memory (the stand-in of tests/cudaaware_shim.c):
+ * check the pass-through answers of the table instead. Exits 77 without a CUDA device. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "counters.h"
+#include "cudrv.h"
+#include "devbuf.h"
+
+static int rank, nranks;
+static long failures, checked;
+static bool verbose, cudaaware;
+static const char *only;
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (failures++ < 30) {                                                                     \
+            fprintf(stderr, "rank %d: ", rank);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* ---- the datatypes ------------------------------------------------------------------------- */
+
+enum { T_STRIDED, T_IRREGULAR, T_DOUBLE, NTYPES };
+static const char *const type_names[NTYPES] = {"column", "indexed", "double"};
+static MPI_Datatype types[NTYPES];
+/* The byte offsets of each type's doubles in one object, for the user-defined operation. */
+static int64_t elem_off[NTYPES][16];
+static int nelem[NTYPES];
+static MPI_Aint type_ext[NTYPES];
+
+static void make_types(void)
+{
+    MPI_Datatype col;
+    int bl[3] = {2, 1, 3}, dl[3] = {0, 3, 7};
+
+    MPI_Type_vector(16, 1, 16, MPI_DOUBLE, &col);
+    MPI_Type_create_resized(col, 0, sizeof(double), &types[T_STRIDED]);
+    MPI_Type_free(&col);
+    MPI_Type_indexed(3, bl, dl, MPI_DOUBLE, &types[T_IRREGULAR]);
+    types[T_DOUBLE] = MPI_DOUBLE;
+    for (int t = 0; t < T_DOUBLE; t++)
+        MPI_Type_commit(&types[t]);
+    for (int i = 0; i < 16; i++)
+        elem_off[T_STRIDED][i] = 128 * i;
+    nelem[T_STRIDED] = 16;
+    for (int b = 0, n = 0; b < 3; b++)
+        for (int k = 0; k < bl[b]; k++)
+            elem_off[T_IRREGULAR][n++] = 8 * (dl[b] + k);
+    nelem[T_IRREGULAR] = 6;
+    elem_off[T_DOUBLE][0] = 0;
+    nelem[T_DOUBLE] = 1;
+    for (int t = 0; t < NTYPES; t++) {
+        MPI_Aint lb;
+        MPI_Type_get_extent(types[t], &lb, &type_ext[t]);
+    }
+}
+
+/* A user-defined, non-commutative operation on our types: inout = 0.5 * inout + in, element by
+ * element of the typemap. */
+static void half_plus(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    int t = 0;
+    while (t < NTYPES && types[t] != *dt)
+        t++;
+    REQUIRE(t < NTYPES);
+    for (int k = 0; k < *len; k++)
+        for (int e = 0; e < nelem[t]; e++) {
+            int64_t at = k * type_ext[t] + elem_off[t][e];
+            double *a = (double *)((char *)in + at), *b = (double *)((char *)inout + at);
+            *b = 0.5 * *b + *a;
+        }
+}
+static MPI_Op user_op;
+
+/* ---- buffers -------------------------------------------------------------------------------- */
+
+/* A buffer on the device (or of another kind) and its host reference: the footprint [lo, hi)
+ * relative to the argument, filled with doubles (so that reductions compute on numbers). */
+typedef struct {
+    buf_t b;
+    int64_t lo, hi;
+    char *arg;
+    unsigned char *host, *ref;
+} fbuf_t;
+
+static void footprint(int t, int n, int64_t *lo, int64_t *hi)
+{
+    MPI_Aint tlb, text;
+    int64_t reach = (int64_t)(n > 0 ? n - 1 : 0) * type_ext[t];
+    MPI_Type_get_true_extent(types[t], &tlb, &text);
+    *lo = tlb;
+    *hi = tlb + text + reach;
+}
+
+static void fb_fill(fbuf_t *f, uint64_t salt)
+{
+    size_t len = (size_t)(f->hi - f->lo);
+    for (size_t i = 0; i + 8 <= len; i += 8) {
+        double v = (double)((i / 8 * 37 + salt * 11) % 1001) * 0.1 + rank * 0.01;
+        memcpy(f->host + i, &v, 8);
+    }
+    for (size_t i = len & ~(size_t)7; i < len; i++)
+        f->host[i] = (unsigned char)(i + salt);
+    memcpy(f->ref, f->host, len);
+    buf_put(&f->b, f->host);
+}
+
+/* The footprint of @p n objects of type @p t (at least one object's, so that every buffer is a
+ * real allocation), in memory of @p kind. */
+static void fb_make(fbuf_t *f, int t, int n, kind_t kind, uint64_t salt)
+{
+    footprint(t, n > 0 ? n : 1, &f->lo, &f->hi);
+    f->b = buf_alloc(kind, (size_t)(f->hi - f->lo));
+    f->arg = f->b.ptr - f->lo;
+    f->host = malloc((size_t)(f->hi - f->lo));
+    f->ref = malloc((size_t)(f->hi - f->lo));
+    REQUIRE(f->host && f->ref);
+    fb_fill(f, salt);
+}
+
+static char *fb_ref(fbuf_t *f)
+{
+    return (char *)f->ref - f->lo;
+}
+
+static void fb_check(fbuf_t *f, const char *what)
+{
+    checked++;
+    buf_get(&f->b, f->host);
+    for (int64_t i = 0; i < f->hi - f->lo; i++)
+        if (f->host[i] != f->ref[i]) {
+            FAIL("%s: byte %lld of the footprint is %d, system MPI %d", what,
+                 (long long)(i + f->lo), f->host[i], f->ref[i]);
+            return;
+        }
+}
+
+static void fb_free(fbuf_t *f)
+{
+    buf_free(&f->b);
+    free(f->host);
+    free(f->ref);
+}
+
+static void check_rc(const char *what, int rc, int ref_rc)
+{
+    if (rc != ref_rc)
+        FAIL("%s: returned %d, the system MPI %d", what, rc, ref_rc);
+}
+
+/* Complete a non-blocking call in one of three ways (@p how). */
+static int complete(MPI_Request *req, int how)
+{
+    int flag = 0, rc;
+    switch (how % 3) {
+    case 0:
+        return MPI_Wait(req, MPI_STATUS_IGNORE);
+    case 1:
+        while (!flag)
+            if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return rc;
+        return MPI_SUCCESS;
+    default: {
+        MPI_Request two[2] = {*req, MPI_REQUEST_NULL};
+        rc = MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+        *req = two[0];
+        return rc;
+    }
+    }
+}
+
+/* The reference of a non-blocking call: the system MPI's own non-blocking form (its algorithm
+ * may differ from the blocking one's, in the scratch use of an in-place buffer for instance). */
+static int ref_wait(int rc, MPI_Request *req)
+{
+    return rc == MPI_SUCCESS ? PMPI_Wait(req, MPI_STATUS_IGNORE) : rc;
+}
+
+static bool want(const char *family)
+{
+    return only == NULL || strcmp(only, family) == 0;
+}
+
+/* ---- collectives typejit packs -------------------------------------------------------------- */
+
+static MPI_Comm line; /* a 1-D Cartesian line, not periodic: MPI_PROC_NULL at both ends */
+
+enum { C_ALLTOALL, C_NBR_ALLTOALL, C_NBR_ALLGATHER, C_NBR_ALLGATHERV, NCOLL };
+static const char *const coll_names[NCOLL] = {"alltoall", "neighbor_alltoall", "neighbor_allgather",
+                                              "neighbor_allgatherv"};
+
+/* One collective: @p kind with @p count objects of type @p t per peer, blocking or not, in
+ * place or not. */
+static void coll_one(int kind, int t, int count, bool nb, bool inplace, int how)
+{
+    MPI_Datatype ty = types[t];
+    MPI_Comm comm = kind == C_ALLTOALL ? MPI_COMM_WORLD : line;
+    int peers = kind == C_ALLTOALL ? nranks : 2, rc, ref_rc;
+    int rcounts[2], displs[2];
+    fbuf_t s, r;
+    MPI_Request req;
+    char what[160];
+    long launches = tj_counter("kernel_launches"), staged = tj_counter("gpu_fallbacks");
+
+    snprintf(what, sizeof(what), "%s%s%s, %s, count %d", nb ? "i" : "", coll_names[kind],
+             inplace ? " in place" : "", type_names[t], count);
+    if (verbose)
+        fprintf(stderr, "rank %d: %s\n", rank, what);
+    /* Allgatherv: each in-slot gets `count` objects, the second one after a gap of one. */
+    rcounts[0] = rcounts[1] = count;
+    displs[0] = 0;
+    displs[1] = count + 1;
+    fb_make(&s, t, kind == C_NBR_ALLGATHER || kind == C_NBR_ALLGATHERV ? count : peers * count,
+            K_DEVICE, 1 + (uint64_t)kind);
+    fb_make(&r, t, kind == C_NBR_ALLGATHERV ? 2 * count + 1 : peers * count, K_DEVICE,
+            7 + (uint64_t)kind);
+    const void *sa = inplace ? MPI_IN_PLACE : s.arg, *sref = inplace ? MPI_IN_PLACE : fb_ref(&s);
+    switch (kind) {
+    case C_ALLTOALL:
+        rc = nb ? MPI_Ialltoall(sa, count, ty, r.arg, count, ty, comm, &req)
+                : MPI_Alltoall(sa, count, ty, r.arg, count, ty, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc =
+            nb ? ref_wait(PMPI_Ialltoall(sref, count, ty, fb_ref(&r), count, ty, comm, &req), &req)
+               : PMPI_Alltoall(sref, count, ty, fb_ref(&r), count, ty, comm);
+        break;
+    case C_NBR_ALLTOALL:
+        rc = nb ? MPI_Ineighbor_alltoall(sa, count, ty, r.arg, count, ty, comm, &req)
+                : MPI_Neighbor_alltoall(sa, count, ty, r.arg, count, ty, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc = nb ? ref_wait(PMPI_Ineighbor_alltoall(sref, count, ty, fb_ref(&r), count, ty, comm,
+                                                       &req),
+                               &req)
+                    : PMPI_Neighbor_alltoall(sref, count, ty, fb_ref(&r), count, ty, comm);
+        break;
+    case C_NBR_ALLGATHER:
+        rc = nb ? MPI_Ineighbor_allgather(sa, count, ty, r.arg, count, ty, comm, &req)
+                : MPI_Neighbor_allgather(sa, count, ty, r.arg, count, ty, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc = nb ? ref_wait(PMPI_Ineighbor_allgather(sref, count, ty, fb_ref(&r), count, ty,
+                                                        comm, &req),
+                               &req)
+                    : PMPI_Neighbor_allgather(sref, count, ty, fb_ref(&r), count, ty, comm);
+        break;
+    default:
+        rc = nb ? MPI_Ineighbor_allgatherv(sa, count, ty, r.arg, rcounts, displs, ty, comm, &req)
+                : MPI_Neighbor_allgatherv(sa, count, ty, r.arg, rcounts, displs, ty, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc =
+            nb ? ref_wait(PMPI_Ineighbor_allgatherv(sref, count, ty, fb_ref(&r), rcounts, displs,
+                                                    ty, comm, &req),
+                          &req)
+               : PMPI_Neighbor_allgatherv(sref, count, ty, fb_ref(&r), rcounts, displs, ty, comm);
+        break;
+    }
+    check_rc(what, rc, ref_rc);
+    fb_check(&r, what);
+    /* A strided type is packed by one kernel launch per side, and nothing is staged (the
+     * issue's check for MPI_Alltoall); with a CUDA-aware MPI too. */
+    if (kind == C_ALLTOALL && t == T_STRIDED) {
+        long want_launches = count > 0 ? 2 : 0;
+        if (tj_counter("kernel_launches") - launches != want_launches)
+            FAIL("%s: %ld kernel launches, expected %ld (one per packed side)", what,
+                 tj_counter("kernel_launches") - launches, want_launches);
+        if (tj_counter("gpu_fallbacks") != staged)
+            FAIL("%s: staged through host memory (gpu_fallbacks %ld -> %ld)", what, staged,
+                 tj_counter("gpu_fallbacks"));
+    }
+    fb_free(&s);
+    fb_free(&r);
+}
+
+static void coll_family(void)
+{
+    int how = 0;
+    for (int kind = 0; kind < NCOLL; kind++)
+        for (int t = 0; t < NTYPES; t++)
+            for (int count = 0; count <= 2; count++)
+                for (int nb = 0; nb < 2; nb++) {
+                    coll_one(kind, t, count, nb, false, how++);
+                    /* In place (Alltoall only). Open MPI 4.1's non-blocking in-place all-to-all
+                     * forms return at once on zero counts without taking their tag, and the
+                     * next non-blocking collective hangs: not with count 0 there. */
+                    if (kind == C_ALLTOALL && !(nb && count == 0))
+                        coll_one(kind, t, count, nb, true, how++);
+                }
+}
+
+/* ---- reductions ----------------------------------------------------------------------------- */
+
+enum { R_REDUCE, R_ALLREDUCE, R_RSCATTER, R_RSCATTER_BLOCK, R_SCAN, R_EXSCAN, R_LOCAL, NRED };
+static const char *const red_names[NRED] = {
+    "reduce", "allreduce", "reduce_scatter", "reduce_scatter_block",
+    "scan",   "exscan",    "reduce_local"};
+
+/* One reduction of @p count elements of type @p t (per rank for the scatter forms). */
+static void red_one(int kind, int t, int count, MPI_Op op, bool nb, bool inplace, int root, int how)
+{
+    MPI_Datatype ty = types[t];
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int *rcounts = malloc((size_t)nranks * sizeof(int)), total = 0, mine, rc, ref_rc;
+    fbuf_t s, r;
+    MPI_Request req;
+    char what[160];
+
+    REQUIRE(rcounts != NULL);
+    for (int i = 0; i < nranks; i++) {
+        rcounts[i] = kind == R_RSCATTER ? (count + i) % 3 : count;
+        total += rcounts[i];
+    }
+    mine = rcounts[rank];
+    /* MPI_Reduce takes MPI_IN_PLACE at the root only. */
+    if (kind == R_REDUCE && rank != root)
+        inplace = false;
+    snprintf(what, sizeof(what), "%s%s%s, %s, count %d, %s, root %d", nb ? "i" : "",
+             red_names[kind], inplace ? " in place" : "", type_names[t], count,
+             op == MPI_SUM ? "MPI_SUM" : "user op", root);
+    if (verbose)
+        fprintf(stderr, "rank %d: %s\n", rank, what);
+    /* The input vector: all elements of the scatter forms; in place, it is the receive buffer. */
+    int nin = kind == R_RSCATTER || kind == R_RSCATTER_BLOCK ? total : count;
+    int nout = inplace ? nin : kind == R_RSCATTER || kind == R_RSCATTER_BLOCK ? mine : count;
+    fb_make(&s, t, nin, K_DEVICE, 3 + (uint64_t)kind);
+    fb_make(&r, t, nout, K_DEVICE, 5 + (uint64_t)kind);
+    const void *sa = inplace ? MPI_IN_PLACE : s.arg, *sref = inplace ? MPI_IN_PLACE : fb_ref(&s);
+    req = MPI_REQUEST_NULL;
+    switch (kind) {
+    case R_REDUCE:
+        rc = nb ? MPI_Ireduce(sa, r.arg, count, ty, op, root, comm, &req)
+                : MPI_Reduce(sa, r.arg, count, ty, op, root, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc =
+            nb ? ref_wait(PMPI_Ireduce(sref, fb_ref(&r), count, ty, op, root, comm, &req), &req)
+               : PMPI_Reduce(sref, fb_ref(&r), count, ty, op, root, comm);
+        break;
+    case R_ALLREDUCE:
+        rc = nb ? MPI_Iallreduce(sa, r.arg, count, ty, op, comm, &req)
+                : MPI_Allreduce(sa, r.arg, count, ty, op, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc = nb ? ref_wait(PMPI_Iallreduce(sref, fb_ref(&r), count, ty, op, comm, &req), &req)
+                    : PMPI_Allreduce(sref, fb_ref(&r), count, ty, op, comm);
+        break;
+    case R_RSCATTER:
+        rc = nb ? MPI_Ireduce_scatter(sa, r.arg, rcounts, ty, op, comm, &req)
+                : MPI_Reduce_scatter(sa, r.arg, rcounts, ty, op, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc =
+            nb ? ref_wait(PMPI_Ireduce_scatter(sref, fb_ref(&r), rcounts, ty, op, comm, &req), &req)
+               : PMPI_Reduce_scatter(sref, fb_ref(&r), rcounts, ty, op, comm);
+        break;
+    case R_RSCATTER_BLOCK:
+        rc = nb ? MPI_Ireduce_scatter_block(sa, r.arg, count, ty, op, comm, &req)
+                : MPI_Reduce_scatter_block(sa, r.arg, count, ty, op, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc =
+            nb ? ref_wait(PMPI_Ireduce_scatter_block(sref, fb_ref(&r), count, ty, op, comm, &req),
+                          &req)
+               : PMPI_Reduce_scatter_block(sref, fb_ref(&r), count, ty, op, comm);
+        break;
+    case R_SCAN:
+        rc = nb ? MPI_Iscan(sa, r.arg, count, ty, op, comm, &req)
+                : MPI_Scan(sa, r.arg, count, ty, op, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc = nb ? ref_wait(PMPI_Iscan(sref, fb_ref(&r), count, ty, op, comm, &req), &req)
+                    : PMPI_Scan(sref, fb_ref(&r), count, ty, op, comm);
+        break;
+    case R_EXSCAN:
+        rc = nb ? MPI_Iexscan(sa, r.arg, count, ty, op, comm, &req)
+                : MPI_Exscan(sa, r.arg, count, ty, op, comm);
+        if (nb && rc == MPI_SUCCESS)
+            rc = complete(&req, how);
+        ref_rc = nb ? ref_wait(PMPI_Iexscan(sref, fb_ref(&r), count, ty, op, comm, &req), &req)
+                    : PMPI_Exscan(sref, fb_ref(&r), count, ty, op, comm);
+        break;
+    default:
+        rc = MPI_Reduce_local(s.arg, r.arg, count, ty, op);
+        ref_rc = PMPI_Reduce_local(fb_ref(&s), fb_ref(&r), count, ty, op);
+        break;
+    }
+    check_rc(what, rc, ref_rc);
+    fb_check(&r, what);
+    fb_check(&s, what); /* the send buffer is read, never written */
+    fb_free(&s);
+    fb_free(&r);
+    free(rcounts);
+}
+
+static void reduce_family(void)
+{
+    MPI_Op ops[2] = {MPI_SUM, user_op};
+    int how = 0;
+    long staged = tj_counter("calls_staged");
+
+    for (int kind = 0; kind < NRED; kind++)
+        for (int t = 0; t < NTYPES; t++)
+            for (int count = 0; count <= 3; count += 1 + (count == 1))
+                for (int o = 0; o < 2; o++)
+                    for (int nb = 0; nb < (kind == R_LOCAL ? 1 : 2); nb++)
+                        for (int in = 0; in < (kind == R_LOCAL ? 1 : 2); in++) {
+                            int roots = kind == R_REDUCE ? 2 : 1;
+                            for (int k = 0; k < roots; k++) {
+                                int root = k == 0 ? 0 : nranks - 1;
+                                red_one(kind, t, count, ops[o], nb, in, root, how++);
+                            }
+                        }
+    /* Staged with an MPI that is not CUDA-aware; handed to a CUDA-aware one as they are. */
+    if (!cudaaware && tj_counter("calls_staged") == staged)
+        FAIL("reductions: none was staged by typejit");
+    if (cudaaware && tj_counter("calls_staged") != staged)
+        FAIL("reductions: staged by typejit with a CUDA-aware MPI");
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--cudaaware") == 0)
+            cudaaware = true;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = true;
+        else
+            REQUIRE(!"usage: test_calls [--only FAMILY] [--cudaaware] [--verbose]");
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int have = cudrv_open(), all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        MPI_Finalize();
+        return 77;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int dims[1] = {nranks}, periods[1] = {0};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &line);
+    MPI_Comm_set_errhandler(line, MPI_ERRORS_RETURN);
+    make_types();
+    MPI_Op_create(half_plus, 0, &user_op);
+
+    if (want("coll"))
+        coll_family();
+    if (want("reduce"))
+        reduce_family();
+
+    long all_failures = 0;
+    MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    printf("rank %d: %ld results checked, calls_staged=%ld calls_refused=%ld kernel_launches=%ld, "
+           "%ld failures\n",
+           rank, checked, tj_counter("calls_staged"), tj_counter("calls_refused"),
+           tj_counter("kernel_launches"), failures);
+    CHECK(all_failures == 0);
+    CHECK(checked > 0);
+    MPI_Op_free(&user_op);
+    for (int t = 0; t < T_DOUBLE; t++)
+        MPI_Type_free(&types[t]);
+    MPI_Comm_free(&line);
+    MPI_Finalize();
+    CHECK_DONE();
+}
