@@ -11,3 +11,9 @@ foreach(ranks 2 3)
            $<TARGET_FILE:test_calls>)
   set_tests_properties(emu_device_calls_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 endforeach()
+add_test(NAME emu_device_calls_cudaaware_2 COMMAND ${TJ_CHECKED}
+         --expect "^cudaaware shim\\[0\\]: [1-9][0-9]* device buffers staged"
+         -- ${TJ_CUDAAWARE_MPIEXEC}
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
+         $<TARGET_FILE:test_calls> --cudaaware)
+set_tests_properties(emu_device_calls_cudaaware_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
