@@ -1,16 +1,15 @@
-/* Reductions staged through host mirrors. Each call has up to two buffers that matter on this
- * rank: the input vector (sbuf, or the receive buffer with MPI_IN_PLACE) and the receive buffer
- * where it is significant. A device one gets a mirror holding its footprint; the system MPI runs
- * the very call on the mirrors (host buffers are passed as they are), so the result is the one
- * the system MPI computes on host buffers, bit for bit; the receive mirror is written back. */
+/* Reductions staged through host mirrors (src/send/staged.c). Each call has up to two buffers that
+ * matter on this rank: the input vector (sbuf, or the receive buffer with MPI_IN_PLACE) and the
+ * receive buffer where it is significant. A device one gets a mirror holding its footprint; the
+ * system MPI runs the very call on the mirrors (host buffers are passed as they are), so the
+ * result is the one the system MPI computes on host buffers, bit for bit; the receive mirror is
+ * written back. */
 #include "send/reduce.h"
 
 #include <limits.h>
-#include <stdlib.h>
 
-#include "send/mirror.h"
 #include "send/model.h"
-#include "send/request.h"
+#include "send/staged.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -18,8 +17,6 @@
 typedef struct {
     tj_red_call_t c;
     bool inplace;
-    bool has_s, has_r; /* the mirrors in use */
-    tj_mirror_t s, r;
 } red_t;
 
 static const char *const names[] = {
@@ -92,11 +89,11 @@ static bool describe(red_t *x, int *nsend, int *nrecv, bool *refuse)
     return false;
 }
 
-static int call_system(red_t *x, MPI_Request *req)
+static int call_system(const red_t *x, const tj_staged_t *st, MPI_Request *req)
 {
     const tj_red_call_t *c = &x->c;
-    const void *sb = x->inplace ? MPI_IN_PLACE : x->has_s ? tj_mirror_arg(&x->s) : c->sbuf;
-    void *rb = x->has_r ? tj_mirror_arg(&x->r) : c->rbuf;
+    const void *sb = x->inplace ? MPI_IN_PLACE : tj_staged_arg(st, 0, c->sbuf);
+    void *rb = tj_staged_arg(st, 1, c->rbuf);
     MPI_Datatype t = c->type;
     MPI_Op op = c->op;
     MPI_Comm comm = c->comm;
@@ -124,21 +121,6 @@ static int call_system(red_t *x, MPI_Request *req)
         return PMPI_Reduce_local(sb, rb, c->count, t, op);
     }
     return MPI_ERR_INTERN;
-}
-
-static void release(void *arg)
-{
-    red_t *x = arg;
-    tj_mirror_free(&x->s);
-    tj_mirror_free(&x->r);
-    free(x);
-}
-
-static int finish(void *arg, const MPI_Status *status)
-{
-    red_t *x = arg;
-    (void)status;
-    return x->has_r ? tj_mirror_write_back(&x->r) : MPI_SUCCESS;
 }
 
 static bool is_gpu(tj_mem_t m)
@@ -173,59 +155,38 @@ static bool touches_device(const tj_red_call_t *c)
 tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
 {
     const char *fn = names[c->kind];
+    red_t x = {.c = *c};
     int nsend, nrecv;
     bool refuse;
-    red_t *x;
+    tj_staged_t *st;
 
-    if (tj_model_cuda_aware() || !tj_gpu_available() || !touches_device(c))
+    if (tj_model_cuda_aware() || !tj_gpu_available() || !touches_device(c) ||
+        !describe(&x, &nsend, &nrecv, &refuse))
         return TJ_RED_PASS;
-    if ((x = calloc(1, sizeof(*x))) == NULL) {
-        tj_log_error("%s: out of memory describing a reduction", fn);
-        return TJ_RED_PASS;
-    }
-    x->c = *c;
-    if (!describe(x, &nsend, &nrecv, &refuse))
-        goto pass;
-    x->has_s = nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, &x->s);
-    x->has_r = nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, &x->r);
-    if (!x->has_s && !x->has_r)
-        goto pass;
     if (refuse) {
         tj_log_error("%s on an intercommunicator with a device buffer: not supported by typejit "
                      "with an MPI that is not CUDA-aware; MPI_ERR_BUFFER",
                      fn);
         tj_stats_inc(TJ_STAT_calls_refused);
         *rc = MPI_ERR_BUFFER;
-        release(x);
         return TJ_RED_FAILED;
     }
-    tj_stats_inc(TJ_STAT_calls_staged);
-    if ((x->has_s && (*rc = tj_mirror_fetch(&x->s, fn)) != MPI_SUCCESS) ||
-        (x->has_r && (*rc = tj_mirror_fetch(&x->r, fn)) != MPI_SUCCESS) ||
-        (req != NULL && x->has_r && (*rc = tj_mirror_keep_type(&x->r)) != MPI_SUCCESS)) {
-        release(x);
+    tj_staged_buf_t bufs[2] = {
+        {c->sbuf, nsend > 0 ? nsend : 0, c->type, c->info, false},
+        {c->rbuf, nrecv > 0 ? nrecv : 0, c->type, c->info, true},
+    };
+    switch (tj_staged_begin(fn, 2, bufs, req != NULL, &st, rc)) {
+    case TJ_STAGED_PASS:
+        return TJ_RED_PASS;
+    case TJ_STAGED_FAILED:
         return TJ_RED_FAILED;
+    case TJ_STAGED_OK:
+        break;
     }
-    if ((*rc = call_system(x, req)) != MPI_SUCCESS) {
-        release(x);
-        return TJ_RED_DONE;
+    if ((*rc = call_system(&x, st, req)) != MPI_SUCCESS) {
+        tj_staged_release(st);
+        return TJ_RED_DONE; /* the system MPI's error, through its error handler */
     }
-    if (req != NULL) {
-        tj_completion_t done = {finish, release, x};
-        MPI_Status st;
-        if (tj_request_add_completion(*req, &done) == TJ_OK)
-            return TJ_RED_DONE;
-        /* Not trackable: complete it here. */
-        if ((*rc = PMPI_Wait(req, &st)) != MPI_SUCCESS) {
-            release(x);
-            return TJ_RED_DONE;
-        }
-    }
-    *rc = finish(x, MPI_STATUS_IGNORE);
-    release(x);
+    *rc = tj_staged_complete(st, MPI_SUCCESS, req);
     return *rc == MPI_SUCCESS ? TJ_RED_DONE : TJ_RED_FAILED;
-
-pass:
-    release(x);
-    return TJ_RED_PASS;
 }
