@@ -17,3 +17,13 @@ add_test(NAME emu_device_calls_cudaaware_2 COMMAND ${TJ_CHECKED}
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
          $<TARGET_FILE:test_calls> --cudaaware)
 set_tests_properties(emu_device_calls_cudaaware_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+
+# The calls refused on device memory with an MPI that is not CUDA-aware: MPI_ERR_BUFFER and one
+# error line per function, however often it is called.
+add_test(NAME emu_device_calls_refused COMMAND ${TJ_CHECKED}
+         --once "^typejit\\[0\\]: error: MPI_Win_create: the window's memory is in device memory and the system MPI is not CUDA-aware"
+         --once "^typejit\\[0\\]: error: MPI_Win_attach: the window's memory is in device memory"
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
+         $<TARGET_FILE:test_calls> --only refuse)
+set_tests_properties(emu_device_calls_refused PROPERTIES TIMEOUT 300 LABELS "emu;mpi")

@@ -439,6 +439,195 @@ static void reduce_family(void)
         FAIL("reductions: staged by typejit with a CUDA-aware MPI");
 }
 
+/* ---- one-sided communication ----------------------------------------------------------------- */
+
+#define WIN_BYTES 4096
+
+enum { O_PUT, O_GET, O_ACC, O_GET_ACC, O_FETCH_OP, O_CAS, NORIGIN };
+static const char *const origin_names[NORIGIN] = {
+    "put", "get", "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap"};
+/* How the epoch is made: fence, a lock of the target, lock_all with a flush, or the R form of
+ * the call completed by its request (inside lock_all). */
+enum { E_FENCE, E_LOCK, E_FLUSH, E_REQUEST, NEPOCH };
+static const char *const epoch_names[NEPOCH] = {"fence", "lock", "flush", "request"};
+
+/* Both windows (typejit's and the reference) hold the same bytes before each operation. */
+static void fill_window(unsigned char *mem, uint64_t salt)
+{
+    for (int i = 0; i < WIN_BYTES; i += 8) {
+        double v = (double)((i / 8 * 13 + salt * 5 + (uint64_t)rank * 3) % 701) * 0.25;
+        memcpy(mem + i, &v, 8);
+    }
+}
+
+/* One origin-side call of kind @p kind with @p count objects of type @p t (the atomics: one
+ * element), towards the next rank, in an epoch of kind @p epoch. */
+static void rma_one(MPI_Win win, unsigned char *wmem, MPI_Win ref, unsigned char *rmem, int kind,
+                    int t, int count, int epoch)
+{
+    bool atomic = kind == O_FETCH_OP || kind == O_CAS;
+    MPI_Datatype ty = atomic ? (kind == O_CAS ? MPI_INT64_T : MPI_DOUBLE) : types[t];
+    int tt = atomic ? T_DOUBLE : t, n = atomic ? 1 : count;
+    int target = (rank + 1) % nranks, rc = MPI_SUCCESS, ref_rc = MPI_SUCCESS;
+    MPI_Request req = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
+    bool r = epoch == E_REQUEST &&
+             (kind == O_PUT || kind == O_GET || kind == O_ACC || kind == O_GET_ACC);
+    fbuf_t o, c, res;
+    char what[160];
+
+    snprintf(what, sizeof(what), "%s%s (%s), %s, count %d", r ? "r" : "", origin_names[kind],
+             epoch_names[epoch], atomic ? (kind == O_CAS ? "int64" : "double") : type_names[t], n);
+    if (verbose)
+        fprintf(stderr, "rank %d: %s\n", rank, what);
+    fill_window(wmem, (uint64_t)(kind * 7 + t * 3 + count));
+    memcpy(rmem, wmem, WIN_BYTES);
+    fb_make(&o, tt, n, K_DEVICE, 11 + (uint64_t)kind);
+    fb_make(&c, tt, n, K_DEVICE, 12 + (uint64_t)kind);
+    fb_make(&res, tt, n, K_DEVICE, 13 + (uint64_t)kind);
+    unsigned char *o_early = malloc((size_t)(o.hi - o.lo)),
+                  *res_early = malloc((size_t)(res.hi - res.lo));
+    REQUIRE(o_early && res_early);
+    /* Every window holds its bytes before any process accesses it. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* The same epoch on both windows, one after the other; every rank is origin and target. */
+    for (int pass = 0; pass < 2; pass++) {
+        bool dev = pass == 0;
+        MPI_Win w = dev ? win : ref;
+        char *oa = dev ? o.arg : fb_ref(&o), *ca = dev ? c.arg : fb_ref(&c);
+        char *ra = dev ? res.arg : fb_ref(&res);
+        MPI_Request *rq = dev ? &req : &rreq;
+        int got;
+
+        if (epoch == E_FENCE)
+            (dev ? MPI_Win_fence : PMPI_Win_fence)(0, w);
+        else if (epoch == E_LOCK)
+            (dev ? MPI_Win_lock : PMPI_Win_lock)(MPI_LOCK_SHARED, target, 0, w);
+        else
+            (dev ? MPI_Win_lock_all : PMPI_Win_lock_all)(0, w);
+        switch (kind) {
+        case O_PUT:
+            got = r ? (dev ? MPI_Rput : PMPI_Rput)(oa, n, ty, target, 0, n, ty, w, rq)
+                    : (dev ? MPI_Put : PMPI_Put)(oa, n, ty, target, 0, n, ty, w);
+            break;
+        case O_GET:
+            got = r ? (dev ? MPI_Rget : PMPI_Rget)(oa, n, ty, target, 0, n, ty, w, rq)
+                    : (dev ? MPI_Get : PMPI_Get)(oa, n, ty, target, 0, n, ty, w);
+            break;
+        case O_ACC:
+            got = r ? (dev ? MPI_Raccumulate : PMPI_Raccumulate)(oa, n, ty, target, 0, n, ty,
+                                                                 MPI_SUM, w, rq)
+                    : (dev ? MPI_Accumulate : PMPI_Accumulate)(oa, n, ty, target, 0, n, ty, MPI_SUM,
+                                                               w);
+            break;
+        case O_GET_ACC:
+            got = r ? (dev ? MPI_Rget_accumulate : PMPI_Rget_accumulate)(
+                          oa, n, ty, ra, n, ty, target, 0, n, ty, MPI_SUM, w, rq)
+                    : (dev ? MPI_Get_accumulate : PMPI_Get_accumulate)(oa, n, ty, ra, n, ty, target,
+                                                                       0, n, ty, MPI_SUM, w);
+            break;
+        case O_FETCH_OP:
+            got = (dev ? MPI_Fetch_and_op : PMPI_Fetch_and_op)(oa, ra, ty, target, 0, MPI_SUM, w);
+            break;
+        default:
+            got =
+                (dev ? MPI_Compare_and_swap : PMPI_Compare_and_swap)(oa, ca, ra, ty, target, 0, w);
+            break;
+        }
+        if (dev)
+            rc = got;
+        else
+            ref_rc = got;
+        /* A request completes the operation at the origin: the bytes are due at its Wait. */
+        if (r && got == MPI_SUCCESS)
+            (dev ? MPI_Wait : PMPI_Wait)(rq, MPI_STATUS_IGNORE);
+        if (epoch == E_FLUSH)
+            (dev ? MPI_Win_flush : PMPI_Win_flush)(target, w);
+        if (dev && (epoch == E_FLUSH || r)) {
+            /* Complete at the origin before the epoch ends: the bytes are due now. */
+            buf_get(&o.b, o_early);
+            buf_get(&res.b, res_early);
+        }
+        if (epoch == E_FENCE)
+            (dev ? MPI_Win_fence : PMPI_Win_fence)(0, w);
+        else if (epoch == E_LOCK)
+            (dev ? MPI_Win_unlock : PMPI_Win_unlock)(target, w);
+        else
+            (dev ? MPI_Win_unlock_all : PMPI_Win_unlock_all)(w);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_rc(what, rc, ref_rc);
+    if (epoch == E_FLUSH || r) {
+        checked++;
+        if (memcmp(o_early, o.ref, (size_t)(o.hi - o.lo)) != 0 ||
+            memcmp(res_early, res.ref, (size_t)(res.hi - res.lo)) != 0)
+            FAIL("%s: the origin's bytes were not there when the operation completed", what);
+    }
+    free(o_early);
+    free(res_early);
+    fb_check(&o, what);
+    fb_check(&c, what);
+    fb_check(&res, what);
+    checked++;
+    if (memcmp(wmem, rmem, WIN_BYTES) != 0)
+        FAIL("%s: the target window differs from the system MPI's", what);
+    fb_free(&o);
+    fb_free(&c);
+    fb_free(&res);
+}
+
+static void rma_family(void)
+{
+    unsigned char *wmem = malloc(WIN_BYTES), *rmem = malloc(WIN_BYTES);
+    MPI_Win win, ref;
+    long staged = tj_counter("calls_staged");
+
+    REQUIRE(wmem && rmem);
+    MPI_Win_create(wmem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    PMPI_Win_create(rmem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &ref);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int kind = 0; kind < NORIGIN; kind++)
+        for (int epoch = 0; epoch < NEPOCH; epoch++)
+            for (int t = 0; t < NTYPES; t++)
+                for (int count = 0; count <= 2; count++) {
+                    bool atomic = kind == O_FETCH_OP || kind == O_CAS;
+                    if (atomic && (t > 0 || count > 0))
+                        continue; /* one element of a predefined type */
+                    rma_one(win, wmem, ref, rmem, kind, t, count, epoch);
+                }
+    MPI_Win_free(&win);
+    PMPI_Win_free(&ref);
+    if (!cudaaware && tj_counter("calls_staged") == staged)
+        FAIL("one-sided calls: none was staged by typejit");
+
+    free(wmem);
+    free(rmem);
+}
+
+/* ---- refused calls -------------------------------------------------------------------------- */
+
+/* The calls an MPI that is not CUDA-aware cannot take on device memory and that cannot be staged:
+ * each returns MPI_ERR_BUFFER (the error line is the test's, see calls.cmake). */
+static void refuse_family(void)
+{
+    buf_t dev = buf_alloc(K_DEVICE, WIN_BYTES);
+    MPI_Win win = MPI_WIN_NULL, dyn;
+    long refused = tj_counter("calls_refused");
+    int rc;
+
+    rc = MPI_Win_create(dev.ptr, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    check_rc("MPI_Win_create on device memory", rc, MPI_ERR_BUFFER);
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+    MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+    rc = MPI_Win_attach(dyn, dev.ptr, WIN_BYTES);
+    check_rc("MPI_Win_attach of device memory", rc, MPI_ERR_BUFFER);
+    MPI_Win_free(&dyn);
+    checked++;
+    if (tj_counter("calls_refused") - refused != 2)
+        FAIL("refused calls: calls_refused grew by %ld, not 2",
+             tj_counter("calls_refused") - refused);
+    buf_free(&dev);
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -473,6 +662,11 @@ int main(int argc, char **argv)
         coll_family();
     if (want("reduce"))
         reduce_family();
+    if (want("rma") && !cudaaware)
+        rma_family();
+    /* Refusals print their error line: only when asked for (calls.cmake checks the lines). */
+    if (only != NULL && strcmp(only, "refuse") == 0 && !cudaaware)
+        refuse_family();
 
     long all_failures = 0;
     MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

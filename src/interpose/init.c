@@ -11,6 +11,7 @@
 #include "send/model.h"
 #include "send/p2p.h"
 #include "send/request.h"
+#include "send/rma.h"
 #include "type/translate.h"
 #include "typejit.h"
 #include "util/log.h"
@@ -92,6 +93,7 @@ int MPI_Finalize(void)
         /* Requests the application freed while active are completed first: their staging and
          * kernels are released below. */
         tj_request_progress(true);
+        tj_rma_finalize();
         tj_p2p_finalize();
         tj_model_finalize();
         tj_table_clear();
