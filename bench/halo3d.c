@@ -145,6 +145,25 @@ static int int_arg(const char *opt, const char *text, int min)
     return (int)v;
 }
 
+/* The value of option @p name at argv[*i], written `NAME VALUE` (*i moves past it) or
+ * `NAME=VALUE`; NULL when argv[*i] is another option. A missing value prints the usage. */
+static const char *value_of(int argc, char **argv, int *i, const char *name)
+{
+    size_t len = strlen(name);
+
+    if (strncmp(argv[*i], name, len) != 0)
+        return NULL;
+    if (argv[*i][len] == '=')
+        return argv[*i] + len + 1;
+    if (argv[*i][len] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "halo3d: %s needs a value\n%s", name, usage);
+        exit(2);
+    }
+    return argv[++*i];
+}
+
 /* Index of a cell in the padded local array, coordinates from -radius to n + radius - 1. */
 static size_t at(int x, int y, int z)
 {
@@ -176,8 +195,11 @@ static void region(int d, int send, int *start, int *size)
 }
 
 /* A box of the padded array as a datatype: subarray of points (Q contiguous doubles), or the
- * same layout as an hvector of vectors of doubles, so that both constructions meet typejit. */
-static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray)
+ * same layout as an hvector of vectors of doubles, so that both constructions meet typejit. It is
+ * named (MPI_Type_set_name), as a careful application names its types: typejit's debug log
+ * shows the names. */
+static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray,
+                             const char *name)
 {
     int p = n + 2 * radius;
     MPI_Datatype t, row, plane, point;
@@ -204,6 +226,7 @@ static MPI_Datatype box_type(const int start[3], const int size[3], int as_subar
         MPI_Type_free(&plane);
         MPI_Type_free(&moved);
     }
+    MPI_Type_set_name(t, name);
     MPI_Type_commit(&t);
     return t;
 }
@@ -217,7 +240,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3];
+    int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3], placed = 0;
     MPI_Comm cart;
     MPI_Datatype send_t[27], recv_t[27];
     int nbr[27], dsize[27];
@@ -226,18 +249,18 @@ int main(int argc, char **argv)
 
     /* Arguments first: a usage error or --help must not need MPI. */
     for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return 0;
-        } else if (strcmp(argv[i], "--n") == 0 && v) {
-            n = int_arg("--n", argv[++i], 1);
-        } else if (strcmp(argv[i], "--radius") == 0 && v) {
-            radius = int_arg("--radius", argv[++i], 1);
-        } else if (strcmp(argv[i], "--per-point") == 0 && v) {
-            q = int_arg("--per-point", argv[++i], 1);
-        } else if (strcmp(argv[i], "--collective") == 0 && v) {
-            const char *m = argv[++i];
+        } else if ((v = value_of(argc, argv, &i, "--n")) != NULL) {
+            n = int_arg("--n", v, 1);
+        } else if ((v = value_of(argc, argv, &i, "--radius")) != NULL) {
+            radius = int_arg("--radius", v, 1);
+        } else if ((v = value_of(argc, argv, &i, "--per-point")) != NULL) {
+            q = int_arg("--per-point", v, 1);
+        } else if ((v = value_of(argc, argv, &i, "--collective")) != NULL) {
+            const char *m = v;
             int k = 0;
             while (k < 4 && strcmp(m, mode_names[k]) != 0)
                 k++;
@@ -246,14 +269,18 @@ int main(int argc, char **argv)
                 return 2;
             }
             mode = (exchange_t)k;
-        } else if (strcmp(argv[i], "--iters") == 0 && v) {
-            iters = int_arg("--iters", argv[++i], 1);
+        } else if ((v = value_of(argc, argv, &i, "--iters")) != NULL) {
+            iters = int_arg("--iters", v, 1);
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
-        } else if (strcmp(argv[i], "--device") == 0) {
-            device = 1;
-        } else if (strcmp(argv[i], "--host") == 0) {
-            device = 0;
+        } else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--host") == 0) {
+            int want = strcmp(argv[i], "--device") == 0;
+            if (placed && device != want) {
+                fprintf(stderr, "halo3d: --host and --device exclude each other\n%s", usage);
+                return 2;
+            }
+            device = want;
+            placed = 1;
         } else {
             fprintf(stderr, "halo3d: unknown or incomplete argument \"%s\"\n%s", argv[i], usage);
             return 2;
@@ -288,8 +315,11 @@ int main(int argc, char **argv)
             region(comp[a], 1, &ss[a], &sz[a]);
             region(comp[a], 0, &rs[a], &rz[a]);
         }
-        send_t[d] = box_type(ss, sz, d % 2 == 0);
-        recv_t[d] = box_type(rs, rz, d % 2 == 1);
+        char name[64];
+        snprintf(name, sizeof(name), "halo send (%+d,%+d,%+d)", dx, dy, dz);
+        send_t[d] = box_type(ss, sz, d % 2 == 0, name);
+        snprintf(name, sizeof(name), "halo receive (%+d,%+d,%+d)", dx, dy, dz);
+        recv_t[d] = box_type(rs, rz, d % 2 == 1, name);
         MPI_Type_size(send_t[d], &dsize[d]);
     }
 

@@ -41,7 +41,8 @@ _Static_assert(sizeof(entry_header_t) == 32, "the entry header has no padding");
  * the stored key must hash to the file name @p hex (the walk over the store knows no keys). On
  * success the image is returned when @p image is not NULL, and the file size in @p size. */
 tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, const char *key,
-                          const char *hex, void **image, size_t *image_len, off_t *size)
+                          const char *hex, void **image, size_t *image_len, off_t *size,
+                          char *why_out, size_t why_len)
 {
     tj_status_t status = TJ_OK;
     const char *why = NULL;
@@ -52,7 +53,9 @@ tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, con
     char *kbuf = NULL, *ibuf = NULL;
 
     if (fstat(fd, &st) != 0) {
-        tj_log_info("cache: cannot stat %s: %s", path, strerror(errno));
+        if (why_out != NULL)
+            snprintf(why_out, why_len, "cannot stat it: %s", strerror(errno));
+        tj_log_info_job("cache: cannot stat %s: %s", path, strerror(errno));
         return TJ_ERR_IO;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -61,8 +64,11 @@ tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, con
         goto out_invalid;
     }
     if (!tj_store_trusts(store, &st)) {
-        tj_log_info("cache: ignoring %s: owned by uid %u with mode %03o", path, (unsigned)st.st_uid,
-                    (unsigned)(st.st_mode & 07777));
+        if (why_out != NULL)
+            snprintf(why_out, why_len, "owned by uid %u with mode %03o: not trusted",
+                     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        tj_log_info_job("cache: ignoring %s: owned by uid %u with mode %03o", path,
+                        (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
         return TJ_ERR_UNTRUSTED;
     }
     status = TJ_ERR_CORRUPT;
@@ -137,7 +143,9 @@ tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, con
     return TJ_OK;
 
 out_invalid:
-    tj_log_info("cache: ignoring %s: %s", path, why);
+    if (why_out != NULL)
+        snprintf(why_out, why_len, "%s", why);
+    tj_log_info_job("cache: ignoring %s: %s", path, why);
 out_free:
     free(ibuf);
     free(kbuf);
@@ -222,7 +230,7 @@ tj_status_t tj_store_load(tj_store_t *store, const char *toolchain, const char *
         if (errno == ENOENT) {
             status = TJ_ERR_NOT_FOUND;
         } else if (errno == ELOOP) {
-            tj_log_info("cache: ignoring %s: a symbolic link", path);
+            tj_log_info_job("cache: ignoring %s: a symbolic link", path);
             status = TJ_ERR_UNTRUSTED;
         } else {
             tj_log_info("cache: cannot open %s: %s", path, strerror(errno));
@@ -230,7 +238,7 @@ tj_status_t tj_store_load(tj_store_t *store, const char *toolchain, const char *
         }
         goto out_arch;
     }
-    status = tj_entry_read(store, fd, path, key, NULL, image, len, &size);
+    status = tj_entry_read(store, fd, path, key, NULL, image, len, &size, NULL, 0);
     if (status == TJ_OK && store->mode == TJ_STORE_RW)
         touch(fd);
     close(fd);

@@ -32,6 +32,7 @@ struct tj_store_lock {
     tj_store_t *store;
     int arch_fd;
     char name[FILE_NAME_SPACE];
+    char where[PATH_MAX];     /* its folder, for messages */
     struct stat st;           /* the lock file this lock created */
     char text[LOCK_TEXT_MAX]; /* and what it wrote there */
     size_t len;
@@ -252,11 +253,13 @@ static void break_lock(tj_store_t *store, int arch_fd, const char *toolchain, co
                        const char *name, const struct stat *judged, const char *text,
                        const char *why)
 {
+    char where[PATH_MAX];
+
+    MESSAGE_PATH(where, "%s/%s/%s", store->dir, toolchain, arch);
     /* An unreadable lock can only be matched by its inode. */
-    if (tj_store_take_away(store, arch_fd, name, judged, text[0] ? text : NULL, strlen(text)) ==
-        TJ_OK)
-        tj_log_info("cache: broke the stale lock %s/%s/%s/%s: %s", store->dir, toolchain, arch,
-                    name, why);
+    if (tj_store_take_away(store, arch_fd, where, name, judged, text[0] ? text : NULL,
+                           strlen(text)) == TJ_OK)
+        tj_log_info("cache: broke the stale lock %s/%s: %s", where, name, why);
 }
 
 tj_status_t tj_store_lock(tj_store_t *store, const char *toolchain, const char *arch,
@@ -279,6 +282,7 @@ tj_status_t tj_store_lock(tj_store_t *store, const char *toolchain, const char *
         return TJ_ERR_NOMEM;
     }
     l->store = store;
+    MESSAGE_PATH(l->where, "%s/%s/%s", store->dir, toolchain, arch);
     status = lock_place(store, toolchain, arch, key, true, &l->arch_fd, l->name);
     if (status != TJ_OK)
         goto out_free;
@@ -336,8 +340,8 @@ void tj_store_unlock(tj_store_lock_t *lock)
         return;
     /* Remove only our own file: one broken as stale (wrongly: a clock far off) and taken by
      * another process is that process's now. */
-    if (tj_store_take_away(lock->store, lock->arch_fd, lock->name, &lock->st, lock->text,
-                           lock->len) == TJ_ERR_NOT_FOUND)
+    if (tj_store_take_away(lock->store, lock->arch_fd, lock->where, lock->name, &lock->st,
+                           lock->text, lock->len) == TJ_ERR_NOT_FOUND)
         tj_log_debug("cache: the lock %s was not ours any more when released", lock->name);
     close(lock->arch_fd);
     free(lock);

@@ -63,15 +63,18 @@ tj_status_t tj_store_set_open(tj_store_t *own, const char *path, tj_store_set_t 
         dir[n] = '\0';
         p += n + (p[n] == ':');
         if (s->nshared == MAX_SHARED) {
-            tj_log_warn("cache: TYPEJIT_CACHE_PATH: only the first %d folders are used; not "
-                        "searching %s",
-                        MAX_SHARED, dir);
+            tj_log_warn_job("cache: TYPEJIT_CACHE_PATH: only the first %d folders are used; not "
+                            "searching %s",
+                            MAX_SHARED, dir);
             continue;
         }
         /* tj_store_open warns about a refused folder itself, once, with the reason. */
         status = tj_store_open(dir, TJ_STORE_SHARED, &st);
         if (status == TJ_ERR_NOT_FOUND) {
-            tj_log_info("cache: TYPEJIT_CACHE_PATH: %s does not exist; not searched", dir);
+            /* Named on purpose, so probably a typo or a cache not yet made: say so. */
+            tj_log_warn_job("cache: TYPEJIT_CACHE_PATH names %s, which does not exist; not "
+                            "searched",
+                            dir);
             continue;
         }
         if (status != TJ_OK)

@@ -255,7 +255,7 @@ static bool holds(int dir_fd, const char *name, const void *content, size_t len)
     return same;
 }
 
-tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
+tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where, const char *name,
                                const struct stat *judged, const void *content, size_t len)
 {
     char aside[FILE_NAME_SPACE + 64];
@@ -273,8 +273,7 @@ tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
         if (errno == ENOENT)
             status = TJ_ERR_NOT_FOUND;
         else {
-            STORE_WARN(store, "cache: cannot move %s/%s aside: %s", store->dir, name,
-                       strerror(errno));
+            STORE_WARN(store, "cache: cannot remove %s/%s: %s", where, name, strerror(errno));
             status = TJ_ERR_IO;
         }
         goto out_tmp;
@@ -287,7 +286,7 @@ tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
          * nothing that another process relies on for correctness is lost (an entry is
          * recompiled, a lock's holder finds its lock gone when it unlocks). */
         if (linkat(tmp_fd, aside, dir_fd, name, 0) != 0 && errno != EEXIST)
-            tj_log_info("cache: cannot put %s/%s back: %s", store->dir, name, strerror(errno));
+            tj_log_info("cache: cannot put %s/%s back: %s", where, name, strerror(errno));
         status = TJ_ERR_NOT_FOUND;
     }
     unlinkat(tmp_fd, aside, 0);
@@ -316,7 +315,7 @@ static tj_status_t make_dirs(const char *dir)
         if (mkdir(path, 0700) == 0)
             chmod(path, 0700);
         else if (i == n && errno != EEXIST) {
-            tj_log_warn("cache: cannot create %s: %s", path, strerror(errno));
+            tj_log_warn_job("cache: cannot create %s: %s", path, strerror(errno));
             return TJ_ERR_IO;
         }
         path[i] = dir[i];
@@ -351,21 +350,21 @@ tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **st
         if (errno == ENOENT && mode != TJ_STORE_RW) {
             status = TJ_ERR_NOT_FOUND; /* nothing was ever cached: a normal state */
         } else {
-            tj_log_warn("cache: cannot open %s: %s", dir, strerror(errno));
+            tj_log_warn_job("cache: cannot open %s: %s", dir, strerror(errno));
             tj_store_note("cannot open %s: %s", dir, strerror(errno));
             status = TJ_ERR_IO;
         }
         goto out_free;
     }
     if (fstat(s->root_fd, &st) != 0) {
-        tj_log_warn("cache: cannot stat %s: %s", dir, strerror(errno));
+        tj_log_warn_job("cache: cannot stat %s: %s", dir, strerror(errno));
         status = TJ_ERR_IO;
         goto out_root;
     }
     if (!tj_store_trusts(s, &st)) {
         char why[PATH_MAX + 160];
         tj_store_distrust_reason(s, &st, dir, why, sizeof(why));
-        tj_log_warn("cache: not using %s: %s", dir, why);
+        tj_log_warn_job("cache: not using %s: %s", dir, why);
         tj_store_note("%s: %s", dir, why);
         status = TJ_ERR_UNTRUSTED;
         goto out_root;
@@ -404,6 +403,36 @@ void tj_store_close(tj_store_t *store)
     close(store->root_fd);
     free(store->dir);
     free(store);
+}
+
+tj_status_t tj_store_probe_write(tj_store_t *store)
+{
+    char name[64];
+    tj_status_t status;
+    int tmp_fd, fd;
+
+    if (store == NULL || store->mode != TJ_STORE_RW)
+        return TJ_ERR_INVALID;
+    status = tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, true, &tmp_fd);
+    if (status != TJ_OK)
+        return status;
+    snprintf(name, sizeof(name), "probe.%ld.%u", (long)getpid(),
+             atomic_fetch_add(&store->tmp_seq, 1));
+    fd = openat(tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        tj_store_note("cannot create a file in %s/" TMP_NAME ": %s", store->dir, strerror(errno));
+        status = TJ_ERR_IO;
+    } else {
+        close(fd);
+        unlinkat(tmp_fd, name, 0);
+        /* The root takes the toolchain levels and the manifest's replacements. */
+        if (faccessat(store->root_fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+            tj_store_note("cannot write in %s: %s", store->dir, strerror(errno));
+            status = TJ_ERR_IO;
+        }
+    }
+    close(tmp_fd);
+    return status;
 }
 
 const char *tj_store_dir(const tj_store_t *store)

@@ -24,6 +24,12 @@ typedef enum { TJ_STORE_RW, TJ_STORE_RO, TJ_STORE_SHARED } tj_store_mode_t;
 tj_status_t tj_store_open(const char *dir, tj_store_mode_t mode, tj_store_t **store);
 void tj_store_close(tj_store_t *store);
 
+/* Whether a RW store can be written now: a file made and removed in its tmp/ folder, and its root
+ * writable (new levels, the manifest). TJ_ERR_IO when not, with the reason for
+ * tj_store_last_problem (a read-only file system, a folder without write permission), so that a
+ * tool can refuse before doing work it could not keep. */
+tj_status_t tj_store_probe_write(tj_store_t *store);
+
 /* The root directory the store was opened on. */
 const char *tj_store_dir(const tj_store_t *store);
 

@@ -55,13 +55,14 @@ struct tj_store {
             (_buf)[sizeof(_buf) - 2] = '~';                                                        \
     } while (0)
 
-/* Warn about a real problem once per store and at debug level afterwards, so that a broken cache
- * folder does not print one line per kernel. */
+/* Warn about a real problem once per store (and once per job: the ranks of a job share their
+ * cache folders) and at debug level afterwards, so that a broken cache folder does not print one
+ * line per kernel or per rank. */
 #define STORE_WARN(_store, _fmt, ...)                                                              \
     do {                                                                                           \
         tj_store_note(_fmt, __VA_ARGS__);                                                          \
         if (!atomic_flag_test_and_set(&(_store)->warned))                                          \
-            tj_log_warn(_fmt, __VA_ARGS__);                                                        \
+            tj_log_warn_job(_fmt, __VA_ARGS__);                                                    \
         else                                                                                       \
             tj_log_debug(_fmt, __VA_ARGS__);                                                       \
     } while (0)
@@ -99,19 +100,21 @@ tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, 
 tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, const char *arch,
                                    bool create, int *out);
 
-/* Move the file @p name of folder @p dir_fd out of the way, but only if it is still the file
- * @p judged (same device and inode, and with @p content, @p len bytes, when not NULL: a number
- * freed by a removal may be given to the next file made): it is renamed into tmp/ first, which
- * only one of several processes doing the same can win, and put back (with link, which never
- * replaces a file) when what was renamed turns out to be another file that arrived meanwhile.
- * TJ_OK: removed; TJ_ERR_NOT_FOUND: already gone or replaced (nothing removed); TJ_ERR_IO after a
- * warning. */
-tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *name,
+/* Move the file @p name of folder @p dir_fd (the folder @p where, for messages) out of the way,
+ * but only if it is still the file @p judged (same device and inode, and with @p content, @p len
+ * bytes, when not NULL: a number freed by a removal may be given to the next file made): it is
+ * renamed into tmp/ first, which only one of several processes doing the same can win, and put
+ * back (with link, which never replaces a file) when what was renamed turns out to be another
+ * file that arrived meanwhile. TJ_OK: removed; TJ_ERR_NOT_FOUND: already gone or replaced
+ * (nothing removed); TJ_ERR_IO after a warning that names the file. */
+tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where, const char *name,
                                const struct stat *judged, const void *content, size_t len);
 
-/* Validate the open entry @p fd (entry.c); see there. */
+/* Validate the open entry @p fd (entry.c); see there. When it does not validate, @p why (may be
+ * NULL) receives the reason in words. */
 tj_status_t tj_entry_read(const tj_store_t *store, int fd, const char *path, const char *key,
-                          const char *hex, void **image, size_t *image_len, off_t *size);
+                          const char *hex, void **image, size_t *image_len, off_t *size, char *why,
+                          size_t why_len);
 /* The key text of the open entry @p fd, after checking its header and lengths against the file
  * (not its checksum: for trimming, which needs the key, not the image). *key is malloc'd. */
 tj_status_t tj_entry_read_key(int fd, char **key);

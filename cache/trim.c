@@ -222,12 +222,16 @@ static tj_status_t remove_visit(tj_store_t *store, int tc_fd, int arch_fd, const
             continue;
         snprintf(name, sizeof(name), "%.*s" ENTRY_SUFFIX, HEX_LEN, it->key.hex);
         if (it->has_entry) {
-            st = tj_store_take_away(store, arch_fd, name, &it->entry, NULL, 0);
+            st = tj_store_take_away(store, arch_fd, where, name, &it->entry, NULL, 0);
             if (st == TJ_ERR_IO && status == TJ_OK)
                 status = st;
         }
-        if (st != TJ_OK && st != TJ_ERR_NOT_FOUND)
+        if (st != TJ_OK && st != TJ_ERR_NOT_FOUND) {
+            /* Not removed (a read-only file system, a folder we may not write): it is left,
+             * and counted so. */
+            it->chosen = false;
             continue;
+        }
         if (it->has_entry && st == TJ_ERR_NOT_FOUND) {
             /* Replaced by a save while we looked (or removed by another trim): keep it. */
             it->chosen = false;

@@ -86,7 +86,7 @@ static tj_status_t stats_arch(tj_store_t *store, int arch_fd, const char *where,
             continue; /* removed while we looked */
         if (fd >= 0) {
             tj_status_t st_entry =
-                tj_entry_read(store, fd, path, NULL, de->d_name, NULL, NULL, &size);
+                tj_entry_read(store, fd, path, NULL, de->d_name, NULL, NULL, &size, NULL, 0);
             if (st_entry == TJ_OK) {
                 ctx->stats.entries++;
                 ctx->stats.bytes += (long)size;
@@ -228,6 +228,84 @@ tj_status_t tj_store_stats(tj_store_t *store, bool remove_invalid, tj_store_stat
      * not (refused folders, entries that could not be deleted). */
     *stats = ctx.stats;
     return status;
+}
+
+typedef struct {
+    void (*fn)(const tj_store_item_t *item, void *arg);
+    void *arg;
+} list_ctx_t;
+
+static long long last_use_of(const struct stat *st)
+{
+    return st->st_atime > st->st_mtime ? (long long)st->st_atime : (long long)st->st_mtime;
+}
+
+static tj_status_t list_visit(tj_store_t *store, int tc_fd, int arch_fd, const char *arch,
+                              const char *where, void *arg)
+{
+    list_ctx_t *ctx = arg;
+    struct dirent *de;
+    DIR *d;
+
+    (void)tc_fd;
+    (void)arch;
+    d = open_stream(arch_fd);
+    if (d == NULL) {
+        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+        return TJ_ERR_IO;
+    }
+    while ((de = readdir(d)) != NULL) {
+        char path[PATH_MAX], why[256] = "", source[FILE_NAME_SPACE];
+        tj_store_item_t item;
+        struct stat st, cu;
+        char *key = NULL;
+        off_t size;
+        int fd;
+
+        if (!tj_store_is_hex_name(de->d_name, ENTRY_SUFFIX) ||
+            fstatat(arch_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* not an entry, or removed while we looked */
+        memset(&item, 0, sizeof(item));
+        item.folder = where;
+        item.name = de->d_name;
+        item.bytes = (long long)st.st_size;
+        item.last_use = last_use_of(&st);
+        snprintf(source, sizeof(source), "%.*s" SOURCE_SUFFIX, HEX_LEN, de->d_name);
+        item.source = fstatat(arch_fd, source, &cu, AT_SYMLINK_NOFOLLOW) == 0;
+        MESSAGE_PATH(path, "%s/%s", where, de->d_name);
+        fd = tj_store_open_quietly(arch_fd, de->d_name);
+        if (fd < 0 && errno == ENOENT)
+            continue;
+        if (fd < 0)
+            snprintf(why, sizeof(why), "%s",
+                     errno == ELOOP        ? "a symbolic link"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                                           : strerror(errno));
+        else if (tj_entry_read(store, fd, path, NULL, de->d_name, NULL, NULL, &size, why,
+                               sizeof(why)) == TJ_OK &&
+                 tj_entry_read_key(fd, &key) == TJ_OK)
+            item.key = key;
+        else if (why[0] == '\0')
+            snprintf(why, sizeof(why), "cannot be read");
+        if (item.key == NULL)
+            item.invalid = why;
+        ctx->fn(&item, ctx->arg);
+        free(key);
+        tj_store_close_fd(fd);
+    }
+    closedir(d);
+    return TJ_OK;
+}
+
+tj_status_t tj_store_list(tj_store_t *store, void (*fn)(const tj_store_item_t *item, void *arg),
+                          void *arg, long *skipped)
+{
+    list_ctx_t ctx = {fn, arg};
+    long none = 0;
+
+    if (store == NULL || fn == NULL)
+        return TJ_ERR_INVALID;
+    return tj_walk_arch_dirs(store, list_visit, &ctx, false, skipped != NULL ? skipped : &none);
 }
 
 /* Unlink the files of folder @p fd for which @p match says yes (NULL: every non-folder). */

@@ -24,6 +24,23 @@ typedef struct {
  * warning that says why (tj_store_last_problem repeats it). */
 tj_status_t tj_store_stats(tj_store_t *store, bool remove_invalid, tj_store_stats_t *stats);
 
+/* One entry of the store, as tj_store_list reports it. */
+typedef struct {
+    const char *folder;  /* DIR/TOOLCHAIN/ARCH */
+    const char *name;    /* HASH.bin */
+    long long bytes;     /* the entry file's size */
+    bool source;         /* its saved .cu is beside it */
+    long long last_use;  /* the later of its access and modification times, seconds since 1970 */
+    const char *key;     /* the key text of an entry that validates, else NULL */
+    const char *invalid; /* why the entry fails validation, in words, else NULL */
+} tj_store_item_t;
+
+/* Call @p fn for every entry of @p store, valid or not, folder by folder, reading entries as
+ * tj_store_stats does (without updating their access times). Refused folders are counted in
+ * *skipped and make the status TJ_ERR_UNTRUSTED (after one warning), as for tj_store_stats. */
+tj_status_t tj_store_list(tj_store_t *store, void (*fn)(const tj_store_item_t *item, void *arg),
+                          void *arg, long *skipped);
+
 /* Remove every entry, source, temporary file and the manifest; keep the root directory.
  * TJ_ERR_UNTRUSTED when a refused folder kept what it holds, TJ_ERR_IO when a file could not be
  * removed; either comes after one warning that says why. */

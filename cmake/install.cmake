@@ -26,11 +26,24 @@ else()
   set(TJ_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 # `cmake --install --prefix P` changes the prefix after configuration: the .pc file is
-# written at install time so that its prefix= line is the one actually installed to.
+# written at install time so that its prefix= line is the one actually installed to, and so that
+# its rpath is left out when the library lands in a folder the linker searches anyway.
 configure_file(${PROJECT_SOURCE_DIR}/cmake/typejit.pc.in ${PROJECT_BINARY_DIR}/typejit.pc.in2 @ONLY)
 install(CODE "
   file(READ \"${PROJECT_BINARY_DIR}/typejit.pc.in2\" _tj_pc)
   string(REGEX REPLACE \"prefix=[^\\n]*\" \"prefix=\${CMAKE_INSTALL_PREFIX}\" _tj_pc \"\${_tj_pc}\")
+  if(IS_ABSOLUTE \"${CMAKE_INSTALL_LIBDIR}\")
+    set(_tj_libdir \"${CMAKE_INSTALL_LIBDIR}\")
+  else()
+    set(_tj_libdir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}\")
+  endif()
+  get_filename_component(_tj_libdir \"\${_tj_libdir}\" REALPATH)
+  foreach(_tj_dir ${CMAKE_C_IMPLICIT_LINK_DIRECTORIES})
+    get_filename_component(_tj_dir \"\${_tj_dir}\" REALPATH)
+    if(_tj_dir STREQUAL _tj_libdir)
+      string(REPLACE \" -Wl,-rpath,\\\${libdir}\" \"\" _tj_pc \"\${_tj_pc}\")
+    endif()
+  endforeach()
   file(WRITE \"${PROJECT_BINARY_DIR}/typejit.pc\" \"\${_tj_pc}\")")
 install(FILES ${PROJECT_BINARY_DIR}/typejit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "gpu/cuda.h"
+#include "util/config.h"
 #include "util/log.h"
 
 /* Name in this file, and the symbol the library exports. */
@@ -163,7 +164,7 @@ static void load_library(void)
 #define TJ_NVRTC_LOAD(_name)                                                                       \
     *(void **)&nv._name = dlsym(lib, #_name);                                                      \
     if (nv._name == NULL) {                                                                        \
-        tj_log_warn("nvrtc library lacks %s; kernels cannot be compiled", #_name);                 \
+        tj_log_warn_job("nvrtc library lacks %s; kernels cannot be compiled", #_name);             \
         goto fail_symbols;                                                                         \
     }
     TJ_NVRTC_SYMBOLS(TJ_NVRTC_LOAD)
@@ -172,7 +173,7 @@ static void load_library(void)
         NVRTC_CHECK(nvrtcGetNumSupportedArchs(&narchs)) != TJ_OK)
         goto fail_symbols;
     if (narchs < 1 || narchs > MAX_ARCHS) {
-        tj_log_warn("nvrtc reports %d supported archs; kernels cannot be compiled", narchs);
+        tj_log_warn_job("nvrtc reports %d supported archs; kernels cannot be compiled", narchs);
         goto fail_symbols;
     }
     if (NVRTC_CHECK(nvrtcGetSupportedArchs(archs)) != TJ_OK)
@@ -216,25 +217,83 @@ const char *tj_nvrtc_options(void)
     return TJ_NVRTC_OPTIONS;
 }
 
-tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
+/* The highest arch NVRTC supports not above @p sm (-1 when there is none), and whether @p sm
+ * itself is one. */
+static int best_arch(int sm, bool *exact)
 {
-    tj_status_t status = tj_nvrtc_load();
-    int best = -1, n;
-    bool exact = false;
+    int best = -1;
 
-    if (status != TJ_OK)
-        return status;
+    *exact = false;
     /* The list is not promised to be sorted. */
     for (int i = 0; i < narchs; i++) {
         if (archs[i] == sm)
-            exact = true;
+            *exact = true;
         if (archs[i] <= sm && archs[i] > best)
             best = archs[i];
     }
+    return best;
+}
+
+tj_status_t tj_nvrtc_check_target(const char *target, char *why, size_t len)
+{
+    tj_status_t status = tj_nvrtc_load();
+    const char *digits = strchr(target, '_');
+    bool exact;
+    int sm, best;
+
+    if (status != TJ_OK)
+        return status;
+    sm = digits != NULL ? atoi(digits + 1) : 0;
+    best = best_arch(sm, &exact);
     if (best < 0) {
-        tj_log_warn("device arch sm_%d is older than every arch nvrtc %d.%d supports (lowest "
-                    "sm_%d); its buffers go to the system mpi",
-                    sm, version_major, version_minor, archs[0]);
+        snprintf(why, len,
+                 "%s is older than every arch NVRTC %d.%d compiles for (this NVRTC dropped it); "
+                 "use a newer target or an older CUDA toolkit",
+                 target, version_major, version_minor);
+        return TJ_ERR_UNSUPPORTED;
+    }
+    if (!exact) {
+        snprintf(why, len, "%s is not an arch NVRTC %d.%d knows (the closest below is compute_%d)",
+                 target, version_major, version_minor, best);
+        return TJ_ERR_UNSUPPORTED;
+    }
+    return TJ_OK;
+}
+
+static pthread_once_t arch_once = PTHREAD_ONCE_INIT;
+static char arch_setting[32];
+
+static void check_arch_setting(void)
+{
+    const char *arch = tj_config()->arch;
+    char why[256];
+
+    snprintf(arch_setting, sizeof(arch_setting), "%s", arch);
+    if (arch[0] == '\0' || tj_nvrtc_check_target(arch, why, sizeof(why)) != TJ_ERR_UNSUPPORTED)
+        return;
+    tj_log_warn_job("ignoring TYPEJIT_ARCH=%s: %s; using the device's arch", arch, why);
+    arch_setting[0] = '\0';
+}
+
+const char *tj_nvrtc_arch_setting(void)
+{
+    pthread_once(&arch_once, check_arch_setting);
+    return arch_setting;
+}
+
+tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
+{
+    tj_status_t status = tj_nvrtc_load();
+    int best, n;
+    bool exact;
+
+    if (status != TJ_OK)
+        return status;
+    best = best_arch(sm, &exact);
+    if (best < 0) {
+        tj_log_warn_job("device arch sm_%d is older than every arch nvrtc %d.%d supports (lowest "
+                        "sm_%d); its buffers go to the system mpi",
+                        sm, version_major, version_minor, archs[0]);
         return TJ_ERR_UNSUPPORTED;
     }
     n = snprintf(target, len, exact ? "sm_%d" : "compute_%d", best);
@@ -275,7 +334,7 @@ static void log_program(nvrtcProgram prog, const char *name, const char *target)
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, log)) == TJ_OK) {
         log[size] = '\0';
         if (first_failure(log))
-            tj_log_warn("nvrtc could not compile %s for %s:\n%s", name, target, log);
+            tj_log_warn_job("nvrtc could not compile %s for %s:\n%s", name, target, log);
     }
     free(log);
 }

@@ -29,6 +29,18 @@ const char *tj_nvrtc_options(void);
  * supported arch, TJ_ERR_INVALID when @p len is too small. */
 tj_status_t tj_nvrtc_target(int sm, char *target, size_t len);
 
+/* Whether the loaded NVRTC compiles for @p target (sm_XX or compute_XX, well formed): TJ_OK, or
+ * TJ_ERR_UNSUPPORTED with the reason in @p why ("sm_70 is older than every arch NVRTC 13.0
+ * compiles for (this NVRTC dropped it); use a newer target or an older CUDA toolkit", "sm_91 is
+ * not an arch NVRTC 13.0 knows (the closest below is compute_90)"), or TJ_ERR_NO_NVRTC. Logs
+ * nothing: the `typejit` command and TYPEJIT_ARCH say it in their own words. */
+tj_status_t tj_nvrtc_check_target(const char *target, char *why, size_t len);
+
+/* TYPEJIT_ARCH when it is set and the loaded NVRTC compiles for it (or no NVRTC can be loaded to
+ * ask), else "": an unsupported target is checked once, said once per job with the reason of
+ * tj_nvrtc_check_target, and the device's own target is used instead. */
+const char *tj_nvrtc_arch_setting(void);
+
 /* Compiles @p source (program name @p name) for @p target: "sm_XX" gives a CUBIN, "compute_XX"
  * gives PTX text (NUL-terminated; *len counts the NUL). *image is malloc'd. On failure logs the
  * NVRTC program log (once per distinct log) and returns TJ_ERR_JIT. */

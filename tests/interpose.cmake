@@ -30,6 +30,12 @@ tj_add_test(interpose_stats LABELS mpi TIMEOUT 300
           --expect "^typejit\\[1\\]: stats .*unpacks_engine=[1-9]"
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
           $<TARGET_FILE:test_interpose> engine --types 100)
+# A misspelt name, under the launcher: one warning for the job, with the closest setting (the
+# regular expression has no semicolon: CMake would split the argument there).
+tj_add_test(interpose_misspelt_setting LABELS mpi TIMEOUT 300
+  COMMAND ${TJ_CHECKED} --once "ignoring TYPEJIT_HOTS: not a typejit setting. did you mean TYPEJIT_HOST.$"
+          -- ${TJ_MPIEXEC} -x TYPEJIT_HOTS=engine -np 2 $<TARGET_FILE:test_interpose> system
+          --types 50)
 tj_add_test(interpose_bad_setting LABELS mpi TIMEOUT 300
   COMMAND ${TJ_CHECKED} --expect "ignoring TYPEJIT_HOST=\"bogus\""
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=bogus -np 1 $<TARGET_FILE:test_interpose> system

@@ -70,6 +70,32 @@ static void expect_reason(MPI_Datatype t, tj_reason_t reason, const char *what)
     MPI_Type_free(&t);
 }
 
+/* @p levels nested hvectors of doubles whose strides (3 times the child's extent) never fold:
+ * a chain of levels + 1 dimensions, which a strided block holds up to 16. Past that the reason
+ * must say so (it read "not strided (strided)"). */
+static void deep_chain(int levels, bool strided)
+{
+    MPI_Datatype t = MPI_DOUBLE, next;
+    MPI_Aint extent = 8;
+    tj_type_info_t info;
+
+    for (int i = 0; i < levels; i++) {
+        MPI_Type_create_hvector(2, 1, 3 * extent, t, &next);
+        if (t != MPI_DOUBLE)
+            MPI_Type_free(&t);
+        t = next;
+        extent *= 4; /* 3 * extent + extent */
+    }
+    if (!strided) {
+        expect_reason(t, TJ_REASON_DIMS, "17 strided dimensions");
+        return;
+    }
+    REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+    REQUIRE(tj_table_get(t, &info));
+    CHECK(info.strided && info.block.ndims == 16);
+    MPI_Type_free(&t);
+}
+
 /* Every constructor once, by hand, with the children freed before the parent is committed. */
 static void each_constructor(void)
 {
@@ -119,6 +145,8 @@ static void each_constructor(void)
     MPI_Type_contiguous(2, MPI_SHORT_INT, &t);
     expect_reason(t, TJ_REASON_NAMED_HOLES, "contiguous of MPI_SHORT_INT");
     MPI_Type_free(&v);
+    deep_chain(15, true);
+    deep_chain(16, false);
 }
 
 /* MPI_Type_dup of a committed type is committed, and typejit knows it without a commit. */

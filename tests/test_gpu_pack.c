@@ -224,6 +224,40 @@ static void check_prepared_at_commit(void)
     buf_free(&d);
 }
 
+/* Background mode: a type whose kernels are being made says so ("kernels=queued" or
+ * "kernels=compiling"; it said "kernels=none"), and says "kernels=jit" once they are made,
+ * without any device call of its own (it said "none" for ever). Polls for at most 60 s. */
+static void check_described_while_compiling(void)
+{
+    int (*describe)(const void *, char *, size_t) =
+        (int (*)(const void *, char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    char text[640] = "";
+    MPI_Datatype t;
+    bool ready = false;
+
+    REQUIRE(describe != NULL);
+    /* A layout no other part of this run makes. */
+    MPI_Type_vector(13, 5, 17, MPI_SHORT, &t);
+    MPI_Type_commit(&t);
+    CHECK(describe(&t, text, sizeof(text)) == 0);
+    if (strstr(text, "kernels=queued") == NULL && strstr(text, "kernels=compiling") == NULL &&
+        strstr(text, "kernels=jit") == NULL) {
+        fprintf(stderr, "a type just committed in background mode: %s\n", text);
+        CHECK(false);
+    }
+    for (int i = 0; i < 1200 && !ready; i++) {
+        CHECK(describe(&t, text, sizeof(text)) == 0);
+        ready = strstr(text, "kernels=jit") != NULL;
+        if (!ready)
+            nanosleep(&pause, NULL);
+    }
+    if (!ready)
+        fprintf(stderr, "a type whose kernels were compiled in the background: %s\n", text);
+    CHECK(ready);
+    MPI_Type_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     /* Every combination with at least one side on the device. */
@@ -304,6 +338,7 @@ int main(int argc, char **argv)
     if (expect_generic) {
         CHECK(tj_counter("packs_generic_while_compiling") > 0);
         check_prepared_at_commit();
+        check_described_while_compiling();
     }
     if (expect_no_compiles) {
         CHECK_EQ_INT(compiles, 0);

@@ -3,7 +3,8 @@
 #   test_install.sh BUILD_DIR SOURCE_DIR VERSION cmake|pkg-config
 # cmake: the files and SONAME links are there and a consumer project finds typejit with
 # find_package(typejit) and links typejit::typejit; pkg-config: `pkg-config typejit` gives the
-# flags to build the same program by hand. Each consumer prints tj_version().
+# flags to build the same program by hand, and it runs without LD_LIBRARY_PATH. Each consumer
+# prints tj_version().
 set -eu
 build=$1 src=$2 version=$3 how=$4
 dir=$(mktemp -d)
@@ -32,10 +33,14 @@ pkg-config)
     export PKG_CONFIG_PATH="$dir/p/$libdir/pkgconfig"
     [ "$(pkg-config --modversion typejit)" = "$version" ] || fail "pkg-config --modversion"
     pkg-config --cflags typejit | grep -q -- "-I$dir/p/include" || fail "pkg-config --cflags: $(pkg-config --cflags typejit)"
+    # The flags alone must make a program that runs: the .pc carries the rpath to a libdir the
+    # linker does not search by itself (no LD_LIBRARY_PATH here).
+    pkg-config --libs typejit | grep -q -- "-Wl,-rpath,$dir/p/$libdir" ||
+        fail "pkg-config --libs has no rpath: $(pkg-config --libs typejit)"
     # shellcheck disable=SC2046
-    cc -o "$dir/consumer" "$src/tests/install-consumer/main.c" $(pkg-config --cflags --libs typejit) \
-        -Wl,-rpath,"$dir/p/$libdir" || fail "build with pkg-config flags"
-    out=$("$dir/consumer") ;;
+    cc -o "$dir/consumer" "$src/tests/install-consumer/main.c" $(pkg-config --cflags --libs typejit) ||
+        fail "build with pkg-config flags"
+    out=$(env -u LD_LIBRARY_PATH "$dir/consumer" 2>&1) || fail "consumer built with pkg-config flags does not run: $out" ;;
 *) fail "unknown mode $how" ;;
 esac
 [ "$out" = "typejit $version" ] || fail "consumer printed: $out"

@@ -1,13 +1,13 @@
 #!/bin/sh
 # The typejit command and the JIT at commit, end to end without a GPU:
-#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC
+#   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D MPIEXEC NOMPI_SHIM
 # warm fills an empty cache and a second warm compiles nothing; inspect shows the block and the
 # source; cache stats/verify/clear; a corrupted entry is found by verify; bad options, files,
 # settings and caches are refused with a reason (untrusted, another user's, full, read only);
 # concurrent warms write each manifest line once; a preloaded run with TYPEJIT_JIT=always
 # compiles every kernel once and a second run loads them all from disk.
 set -eu
-tool=$1 lib=$2 halo=$3 mpiexec=$4
+tool=$1 lib=$2 halo=$3 mpiexec=$4 nompi=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -94,6 +94,68 @@ expect 0 "^usage: typejit version" "$tool" version --help
 expect 2 "typejit version: unexpected extra" "$tool" version extra
 expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
 
+# --option=value is read as --option value (as getopt_long reads it); options that take no
+# value refuse one; measure names a missing value (issue 18).
+expect 0 "2 kernels: 2 compiled" "$tool" warm --arch=sm_90 --jobs=2 --cache-dir="$dir/eq" "$one"
+expect 0 "^word=4$" "$tool" inspect --word=4 --arch=sm_80 --no-source 'vector(4, 2, 4, int)'
+echo "$got" | grep -q "^target=sm_80$" || fail "inspect --arch=sm_80 not used: $got"
+expect 0 ": 2 entries" "$tool" cache stats --cache-dir="$dir/eq"
+expect 2 "--no-source takes no value" "$tool" inspect --no-source=yes 'contiguous(4, int)'
+expect 2 "typejit measure: --output needs a value" "$tool" measure --output
+expect 2 "typejit measure: --quick takes no value" "$tool" measure --quick=yes
+# A --word that does not divide W is refused before anything is printed.
+set +e
+words=$("$tool" inspect --word 16 'contiguous(2, int)' 2>/dev/null)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [ -z "$words" ] || fail "inspect --word 16 of W=8: status $rc, printed: $words"
+expect 2 "--word 16 does not divide W=8" "$tool" inspect --word 16 'contiguous(2, int)'
+# halo3d: one placement of the grid, and --option=value.
+expect 2 "halo3d: --host and --device exclude each other" "$halo" --host --device
+expect 2 "halo3d: --n needs a value" "$halo" --n
+
+# Why a type is not strided, in words (the log knew; the tool said "not a strided block"), and
+# a type of 17 strided dimensions says so (it said "not strided (strided)").
+deep=double k=8
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+    deep="hvector(2, 1, $((3 * k)), $deep)"
+    k=$((4 * k))
+done
+expect 0 "strided: *no \(more than 16 strided dimensions\)" "$tool" inspect --no-source "$deep"
+expect 0 "strided: *no \(mixed struct members\)" "$tool" inspect 'struct({1,1}, {0,8}, {int, double})'
+printf '%s\n%s\n' 'struct({1,1}, {0,8}, {int, double})' "$deep" >"$dir/unstrided.txt"
+expect 0 "unstrided.txt:1: not strided \(mixed struct members\): no kernel needed" \
+    "$tool" warm --cache-dir "$dir/eq" "$dir/unstrided.txt"
+echo "$got" | grep -q "unstrided.txt:2: not strided (more than 16 strided dimensions)" ||
+    fail "warm of a 17-dimension type: $got"
+
+# Cache maintenance starts no MPI: it runs in an empty environment (where MPI_Init failed with
+# 40 lines of Open MPI errors) and under a stand-in MPI_Init that exits.
+expect 0 "^cache $dir/eq: 2 entries" env -i "$tool" cache stats --cache-dir "$dir/eq"
+for sub in stats list verify "trim --max-size 1G" clear; do
+    # shellcheck disable=SC2086
+    expect 0 "^cache $dir/eq|^[0-9a-f]{32} " env LD_PRELOAD="$nompi" "$tool" cache $sub --cache-dir "$dir/eq"
+done
+expect 3 "nompi_shim: MPI was initialised" env LD_PRELOAD="$nompi" "$tool" inspect 'contiguous(4, int)'
+
+# cache list: one line per entry, least recently used first, with the kernel it holds; an
+# entry that fails validation is named, with why, by list, stats and verify (issue 18).
+"$tool" warm --arch sm_90 --cache-dir "$dir/ls" "$one" >/dev/null
+expect 0 "" "$tool" cache list --cache-dir "$dir/ls"
+[ "$(echo "$got" | wc -l)" -eq 2 ] || fail "cache list: not 2 lines: $got"
+echo "$got" | grep -Eq "^[0-9a-f]{32} nvrtc-[^ ]*/sm_90 [0-9]+ [0-9T:-]+Z pack W=16 start=0 extent=32320 counts=64,64 strides=1,512$" ||
+    fail "cache list: no pack line: $got"
+echo "$got" | grep -q " unpack W=16 start=0 " || fail "cache list: no unpack line: $got"
+entry=$(find "$dir/ls" -name '*.bin' | head -1)
+printf 'XXXX' | dd of="$entry" bs=1 seek=40 conv=notrunc 2>/dev/null
+expect 0 "^$(basename "$entry" .bin) .* invalid: entry for another key$" "$tool" cache list --cache-dir "$dir/ls"
+expect 0 "invalid entry $entry: entry for another key" "$tool" cache stats --cache-dir "$dir/ls"
+expect 1 "invalid entry $entry: entry for another key" "$tool" cache verify --cache-dir "$dir/ls"
+mkdir -p "$(dirname "$entry")/0123456789abcdef0123456789abcdef.bin/x"
+expect 1 "not cleared: 0 entries, 1 invalid, 0 sources left" "$tool" cache clear --cache-dir "$dir/ls"
+echo "$got" | grep -q "invalid entry $(dirname "$entry")/0123456789abcdef0123456789abcdef.bin: not a regular file" ||
+    fail "clear does not name what is left: $got"
+
 # Files: why one cannot be read, NUL bytes, binary files (errors capped, then a count).
 expect 1 "cannot read $dir/missing.txt: No such file or directory" "$tool" warm --cache-dir "$dir/n" "$dir/missing.txt"
 expect 1 "cannot read $dir: Is a directory" "$tool" warm --cache-dir "$dir/n" "$dir"
@@ -168,6 +230,19 @@ expect 2 "--max-size needs a value" "$tool" cache trim --cache-dir "$dir/con" --
 expect 2 "give --max-size SIZE" "$tool" cache trim --cache-dir "$dir/con"
 expect 2 "--max-size is for trim only" "$tool" cache stats --max-size 1M --cache-dir "$dir/con"
 expect 0 "ignoring TYPEJIT_CACHE_MAX_SIZE=\"lots\"" env TYPEJIT_CACHE_MAX_SIZE=lots "$tool" cache stats --cache-dir "$dir/con"
+# Word settings list what they accept; a misspelt name is named with the closest setting, an
+# unrelated one is named; each once (issue 18).
+expect 0 "ignoring TYPEJIT_CACHE=\"readonly\": not one of rw, ro or off; using rw" \
+    env TYPEJIT_CACHE=readonly "$tool" cache stats --cache-dir "$dir/con"
+expect 0 "ignoring TYPEJIT_STATS=\"maybe\": not one of 1, yes, true, on, 0, no, false or off; using 0" \
+    env TYPEJIT_STATS=maybe "$tool" cache stats --cache-dir "$dir/con"
+expect 0 "ignoring TYPEJIT_CAHCE_DIR: not a typejit setting; did you mean TYPEJIT_CACHE_DIR\?" \
+    env TYPEJIT_CAHCE_DIR=/tmp TYPEJIT_LOGLEVEL=debug TYPEJIT_FROBNICATE=1 "$tool" cache stats --cache-dir "$dir/con"
+echo "$got" | grep -q "ignoring TYPEJIT_LOGLEVEL: not a typejit setting; did you mean TYPEJIT_LOG?" ||
+    fail "TYPEJIT_LOGLEVEL: $got"
+echo "$got" | grep -q "ignoring TYPEJIT_FROBNICATE: not a typejit setting (docs/settings.md lists them)" ||
+    fail "TYPEJIT_FROBNICATE: $got"
+[ "$(echo "$got" | grep -c 'not a typejit setting')" -eq 3 ] || fail "misspelt names: $got"
 for bad in -1 abc 2x 3601 ' 4'; do
     expect 0 "ignoring TYPEJIT_JIT_DRAIN=\"$bad\": expected a whole number of seconds from 0 to 3600, using 2" env TYPEJIT_JIT_DRAIN="$bad" "$tool" cache stats --cache-dir "$dir/con"
     expect 0 "ignoring TYPEJIT_JIT_THREADS=\"$bad\"" env TYPEJIT_JIT_THREADS="$bad" "$tool" cache stats --cache-dir "$dir/con"
@@ -189,6 +264,25 @@ expect 0 "3 entries, [0-9]* bytes, 0 invalid \(0 deleted\), 0 sources, 3 manifes
 expect 0 "3 kernels: 0 compiled, 3 already cached, 0 failed" "$tool" warm --cache-dir "$dir/con"
 expect 0 "removed 3 entries .* 0 entries left" "$tool" cache trim --max-size 0 --cache-dir "$dir/con"
 expect 0 "0 entries, 0 bytes, 0 invalid, 0 sources, 0 manifest lines" "$tool" cache stats --cache-dir "$dir/con"
+
+# A cache the command may not delete from (a read-only mount, made in a mount namespace of its
+# own as root): trim keeps count of what is left and names the files it could not remove.
+ro() { unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && shift && exec "$@"' sh "$@"; }
+if [ "$(id -u)" -eq 0 ] && ro "$dir" true 2>/dev/null; then
+    "$tool" warm --cache-dir "$dir/ro" "$one" >/dev/null
+    arch_dir=$(dirname "$(find "$dir/ro" -name '*.bin' | head -1)")
+    expect 1 "removed 0 entries \(0 bytes\), 0 manifest lines; 2 entries left" \
+        ro "$dir/ro" "$tool" cache trim --max-size 0 --cache-dir "$dir/ro"
+    echo "$got" | grep -q "cannot remove $arch_dir/[0-9a-f]*\.bin: Read-only file system" ||
+        fail "trim on a read-only cache does not name the entry it could not remove: $got"
+    echo "$got" | grep -q "being compiled" && fail "trim blames running processes: $got"
+    # warm refuses at once (it compiled every kernel, then failed to store each).
+    expect 1 "cannot store kernels in $dir/ro: cannot create a file in $dir/ro/tmp: Read-only file system" \
+        ro "$dir/ro" "$tool" warm --arch sm_80 --cache-dir "$dir/ro" "$one"
+    echo "$got" | grep -q "kernels:" && fail "warm into a read-only cache compiled: $got"
+else
+    echo "note: not root or no mount namespace, a read-only cache not tested"
+fi
 
 # The JIT at commit: every kernel compiled once, then all from disk in a second run.
 run() {

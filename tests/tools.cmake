@@ -4,6 +4,30 @@ tj_test_program(test_typedesc test_typedesc.c ${PROJECT_SOURCE_DIR}/src/tools/ty
 target_include_directories(test_typedesc PRIVATE ${PROJECT_SOURCE_DIR}/src/tools)
 tj_add_test(typedesc COMMAND test_typedesc LABELS unit TIMEOUT 120)
 
+# A stand-in MPI_Init that fails: the cache subcommands must run without starting MPI.
+add_library(tj_nompi_shim SHARED nompi_shim.c)
+target_link_libraries(tj_nompi_shim PRIVATE MPI::MPI_C)
 tj_add_test(tool LABELS jit TIMEOUT 300
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_tool.sh $<TARGET_FILE:typejit_tool>
-          $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE})
+          $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE}
+          $<TARGET_FILE:tj_nompi_shim>)
+
+# Warnings about what all ranks of a job share are said once per job (issue 18); the device part
+# runs on the test driver when it is built.
+set(TJ_WARNINGS_FAKE "")
+set(TJ_WARNINGS_LABELS mpi)
+if(TARGET fakecuda_13000)
+  set(TJ_WARNINGS_FAKE ${FAKECUDA_LD_PATH_13})
+  set(TJ_WARNINGS_LABELS mpi emu)
+endif()
+tj_add_test(job_warnings LABELS "${TJ_WARNINGS_LABELS}" TIMEOUT 300
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_job_warnings.sh ${MPIEXEC_EXECUTABLE}
+          $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${TJ_WARNINGS_FAKE})
+
+# The debug log names types, ties kernels to them, and says per call what was done (issue 18).
+if(TARGET fakecuda_13000)
+  tj_add_test(debug_log LABELS "mpi;emu" TIMEOUT 300
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_debug_log.sh ${MPIEXEC_EXECUTABLE}
+            $<TARGET_FILE:typejit> $<TARGET_FILE:halo3d> ${FAKECUDA_LD_PATH_13}
+            ${FAKECUDA_LD_PATH_12})
+endif()

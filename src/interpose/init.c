@@ -48,6 +48,7 @@ void tj_interpose_after_init(void)
         tj_log_set_rank(rank);
     /* Only now, in an MPI process whose rank is known, are bad settings worth a word. */
     tj_config_flush_warnings(rank);
+    tj_model_check_settings();
     tj_log_debug("typejit %s active, host buffers packed by %s", tj_version(),
                  tj_config()->host == TJ_HOST_ENGINE ? "the engine" : "the system MPI");
     atomic_store_explicit(&initialised, true, memory_order_release);

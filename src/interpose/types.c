@@ -1,10 +1,13 @@
 /* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: translate each committed type once and keep
  * its record. */
 #include <stdio.h>
+#include <string.h>
 
 #include "interpose/interpose.h"
 #include "jit/nvrtc.h"
+#include "send/compiler.h"
 #include "send/devpack.h"
+#include "send/kernels.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -31,6 +34,34 @@ static void check_jit_always(void)
     }
 }
 
+/* Where the kernels of a strided type stand: attached at its commit or since made in this
+ * process ("jit"), waiting for a background compile ("queued"), being compiled ("compiling"), or
+ * none of these ("none": no device to compile for, TYPEJIT_JIT=off, a failed compile). Asks
+ * nothing of NVRTC, the disk or the driver. */
+static const char *kernels_state(const tj_type_info_t *info)
+{
+    const tj_config_t *cfg = tj_config();
+    tj_block_t b;
+    tj_compile_state_t st[2];
+    int device = tj_gpu_absent() ? -1 : 0;
+
+    if (info->pack != NULL && info->unpack != NULL)
+        return "jit";
+    if (cfg->jit == TJ_JIT_OFF || cfg->jit_sync)
+        return "none";
+    b = tj_block_at_zero(&info->block);
+    if (tj_kernels_ready(&b, b.word, TJ_DIR_PACK, device, NULL) == TJ_OK &&
+        tj_kernels_ready(&b, b.word, TJ_DIR_UNPACK, device, NULL) == TJ_OK)
+        return "jit";
+    st[0] = tj_compiler_state(&b, b.word, TJ_DIR_PACK);
+    st[1] = tj_compiler_state(&b, b.word, TJ_DIR_UNPACK);
+    if (st[0] == TJ_COMPILE_RUNNING || st[1] == TJ_COMPILE_RUNNING)
+        return "compiling";
+    if (st[0] == TJ_COMPILE_QUEUED || st[1] == TJ_COMPILE_QUEUED)
+        return "queued";
+    return "none";
+}
+
 void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
 {
     char block[512];
@@ -43,8 +74,7 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
     }
     tj_block_format(&info->block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info->block.word,
-             (long long)info->block.size, block,
-             info->pack != NULL && info->unpack != NULL ? "jit" : "none");
+             (long long)info->block.size, block, kernels_state(info));
 }
 
 /* The block of @p type: from the translation recorded when typejit saw it created (no
@@ -82,9 +112,18 @@ void tj_interpose_record(MPI_Datatype type)
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
     if (tj_log_level >= TJ_LOG_DEBUG) {
-        char text[640];
+        char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";
         tj_interpose_describe(&info, text, sizeof(text));
-        tj_log_debug("commit: %s", text);
+        tj_table_label(type, label, sizeof(label));
+        /* Kernels are made for the layout moved to byte 0, shared by every type of that shape:
+         * the kernel lines of the log name it so. */
+        if (info.strided) {
+            tj_block_t b = tj_block_at_zero(&info.block);
+            strcpy(layout, "; its kernels: W=");
+            snprintf(layout + strlen(layout), sizeof(layout) - strlen(layout), "%d ", b.word);
+            tj_block_format(&b, layout + strlen(layout), sizeof(layout) - strlen(layout));
+        }
+        tj_log_debug("commit of %s: %s%s", label, text, layout);
     }
 }
 

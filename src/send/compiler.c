@@ -140,6 +140,31 @@ out_unlock:
     pthread_mutex_unlock(&lock);
 }
 
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir)
+{
+    tj_compile_state_t state = TJ_COMPILE_IDLE;
+    tj_hash_t key;
+    job_t j;
+
+    memset(&j, 0, sizeof(j));
+    j.block = *block;
+    j.word = word;
+    j.dir = (int32_t)dir;
+    key = job_key(&j);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npending && state == TJ_COMPILE_IDLE; i++)
+        if (pending[i].lo == key.lo && pending[i].hi == key.hi)
+            state = TJ_COMPILE_RUNNING;
+    /* Pending and still in the queue: not started yet. */
+    for (int i = 0; i < queued && state == TJ_COMPILE_RUNNING; i++) {
+        tj_hash_t q = job_key(&queue[(head + i) % QUEUE_MAX]);
+        if (q.lo == key.lo && q.hi == key.hi)
+            state = TJ_COMPILE_QUEUED;
+    }
+    pthread_mutex_unlock(&lock);
+    return state;
+}
+
 bool tj_compiler_busy(void)
 {
     bool busy;

@@ -16,6 +16,11 @@
  * call that needs the kernel asks again). */
 void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target);
 
+/* Where the commit's request for kernel (block, word, dir) stands (tj_compiler_request with a
+ * NULL target): waiting in the queue, being compiled, or neither (never asked, or done). */
+typedef enum { TJ_COMPILE_IDLE, TJ_COMPILE_QUEUED, TJ_COMPILE_RUNNING } tj_compile_state_t;
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir);
+
 /* True while compiles are queued or running (tests, finalize). */
 bool tj_compiler_busy(void);
 

@@ -12,6 +12,7 @@
 #include "send/devpack.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "send/kernels.h"
 #include "send/staging.h"
 #include "type/cpu.h"
+#include "type/translate.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -225,19 +227,28 @@ static void typed_span(const tj_type_info_t *info, int64_t first, int64_t n, int
     *hi = base + info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
 }
 
-/* The kernel path: TJ_ERR_UNSUPPORTED when the call must be staged instead. */
-static tj_status_t kernel_path(const call_t *c)
+/* The kernel path: TJ_ERR_UNSUPPORTED when the call must be staged instead, with why in words
+ * in @p why (for the debug log). */
+static tj_status_t kernel_path(const call_t *c, const char **why)
 {
     tj_gpu_scope_t scope;
     tj_status_t st;
 
-    if (!c->info->strided || (!c->pack && !tj_block_disjoint(&c->info->block, c->count)))
+    if (!c->info->strided)
+        return TJ_ERR_UNSUPPORTED; /* log_staged says why */
+    if (!c->pack && !tj_block_disjoint(&c->info->block, c->count)) {
+        *why = "an unpack into a layout that overlaps itself";
         return TJ_ERR_UNSUPPORTED; /* a parallel unpack into an overlapping layout would race */
-    if (is_gpu(c->tp.kind) && is_gpu(c->pp.kind) && c->tp.ctx != c->pp.ctx)
+    }
+    if (is_gpu(c->tp.kind) && is_gpu(c->pp.kind) && c->tp.ctx != c->pp.ctx) {
+        *why = "its two buffers are in different contexts";
         return TJ_ERR_UNSUPPORTED; /* two devices (or contexts): one kernel cannot see both */
+    }
     if (is_gpu(c->tp.kind)) {
-        if ((st = tj_kernels_loadable()) != TJ_OK)
+        if ((st = tj_kernels_loadable()) != TJ_OK) {
+            *why = "the CUDA driver cannot load what this NVRTC compiles";
             return TJ_ERR_UNSUPPORTED;
+        }
         if ((st = tj_gpu_enter(c->tp.ctx, &scope)) != TJ_OK)
             return st;
         st = from_device(c);
@@ -361,8 +372,29 @@ static bool within(const call_t *c)
            tj_gpu_inside(&c->pp, at, at + (uintptr_t)c->bytes);
 }
 
+/* At debug level, per call: which call was staged, and why. */
+static void log_staged(const call_t *c, tj_status_t st, const char *why)
+{
+    char label[MPI_MAX_OBJECT_NAME + 32], reason[160];
+
+    tj_table_label(c->type, label, sizeof(label));
+    if (st != TJ_ERR_UNSUPPORTED)
+        snprintf(reason, sizeof(reason), "no kernel could run (%s)", tj_status_string(st));
+    else if (c->info == &c->own)
+        snprintf(reason, sizeof(reason), "typejit has no record of the type");
+    else if (!c->info->strided)
+        snprintf(reason, sizeof(reason), "not strided (%s)",
+                 c->info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)c->info->reason)
+                                                    : tj_status_string(c->info->why));
+    else
+        snprintf(reason, sizeof(reason), "%s", why != NULL ? why : "no kernel");
+    tj_log_debug("device %s of %d objects of %s: staged through host memory: %s",
+                 c->pack ? "pack" : "unpack", c->count, label, reason);
+}
+
 static bool run(call_t *c, int *rc)
 {
+    const char *why = NULL;
     tj_status_t st;
 
     if (!tj_gpu_available())
@@ -399,7 +431,7 @@ static bool run(call_t *c, int *rc)
         *rc = MPI_ERR_BUFFER;
         return true;
     }
-    st = kernel_path(c);
+    st = kernel_path(c, &why);
     if (st == TJ_OK) {
         *c->position += (int)c->bytes;
         tj_stats_inc(c->pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
@@ -411,6 +443,8 @@ static bool run(call_t *c, int *rc)
             tj_log_warn_once("a device %s could not use a kernel (%s); staging through host "
                              "memory",
                              c->pack ? "pack" : "unpack", tj_status_string(st));
+        if (tj_log_level >= TJ_LOG_DEBUG)
+            log_staged(c, st, why);
         tj_stats_inc(TJ_STAT_gpu_fallbacks);
         st = staged(c, rc);
     }

@@ -133,13 +133,13 @@ tj_status_t tj_kernels_manifest_parse(const char *line, tj_block_t *block, int *
 
 tj_status_t tj_kernels_target(int device, char *target, size_t len)
 {
-    const tj_config_t *cfg = tj_config();
+    const char *arch = tj_nvrtc_arch_setting(); /* TYPEJIT_ARCH, checked against NVRTC */
     char found[32];
     int sm;
     tj_status_t st = TJ_OK;
 
-    if (cfg->arch[0] != '\0') {
-        snprintf(target, len, "%s", cfg->arch);
+    if (arch[0] != '\0') {
+        snprintf(target, len, "%s", arch);
         return TJ_OK;
     }
     if (device < 0 || device >= TJ_KERNEL_MAX_DEVICES || !tj_gpu_available()) {
@@ -169,10 +169,10 @@ static void check_loadable(void)
     loadable_status = tj_nvrtc_version(&major, &minor);
     if (loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
         return;
-    tj_log_warn("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
-                "kernels; device buffers are staged through host memory (install nvrtc %d.x "
-                "or a newer driver)",
-                major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
+    tj_log_warn_job("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
+                    "kernels; device buffers are staged through host memory (install nvrtc %d.x "
+                    "or a newer driver)",
+                    major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
     loadable_status = TJ_ERR_UNSUPPORTED;
 }
 
@@ -264,10 +264,14 @@ static tj_status_t compile(const tj_block_t *block, int word, tj_dir_t dir, cons
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     tj_stats_inc(TJ_STAT_jit_compiles);
-    tj_log_debug("kernel %s %s W=%d: compiled in %.1f ms (%zu bytes)", kernel_name(dir), target,
-                 word,
-                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6,
-                 k->len);
+    if (tj_log_level >= TJ_LOG_DEBUG) {
+        char text[1024];
+        tj_block_format(block, text, sizeof(text)); /* as the commit line shows the type's */
+        tj_log_debug(
+            "kernel %s %s W=%d %s: compiled in %.1f ms (%zu bytes)", dir_name(dir), target, word,
+            text, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6,
+            k->len);
+    }
     if (store_rw) {
         tj_store_save(store, toolchain, target, key, k->image, k->len,
                       tj_config()->save_source ? source : NULL);
@@ -376,14 +380,17 @@ static tj_status_t provide(const tj_block_t *block, int word, tj_dir_t dir, cons
         (loaded = tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len)) ==
             TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
-        tj_log_debug("kernel %s %s W=%d: from the disk cache", kernel_name(dir), target, word);
+        tj_block_format(block, line, sizeof(line)); /* a disk read costs far more */
+        tj_log_debug("kernel %s %s W=%d %s: from the disk cache", dir_name(dir), target, word,
+                     line);
         from = TJ_FROM_DISK;
     } else if (!may_compile) {
         kernel_free(k);
         return TJ_ERR_NOT_FOUND;
     } else {
         tj_stats_inc(TJ_STAT_cache_misses);
-        tj_log_debug("kernel %s %s W=%d: not cached%s", kernel_name(dir), target, word,
+        tj_block_format(block, line, sizeof(line)); /* a compile follows */
+        tj_log_debug("kernel %s %s W=%d %s: not cached%s", dir_name(dir), target, word, line,
                      loaded == TJ_ERR_CORRUPT ? " (an invalid entry is replaced)" : "");
         from = TJ_FROM_COMPILE;
         if (locked_load(key, toolchain, target, k, &lock) == TJ_OK) {
@@ -440,12 +447,14 @@ tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, in
     char target[32] = "";
     tj_kernel_t *k;
 
-    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) || device < 0 ||
-        device >= TJ_KERNEL_MAX_DEVICES)
+    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) || device >= TJ_KERNEL_MAX_DEVICES)
         return TJ_ERR_NOT_FOUND;
-    /* The target only as far as it is already known: finding it may need NVRTC. */
+    /* The target only as far as it is already known: finding it may need NVRTC. A negative
+     * device: the target without one (TYPEJIT_JIT=always), as tj_kernels_target gives it. */
     if (cfg->arch[0] != '\0') {
         snprintf(target, sizeof(target), "%s", cfg->arch);
+    } else if (device < 0) {
+        snprintf(target, sizeof(target), "sm_90");
     } else {
         pthread_mutex_lock(&target_lock);
         snprintf(target, sizeof(target), "%s", device_targets[device]);
@@ -456,6 +465,8 @@ tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, in
     k = tj_memo_get(memo, memo_key(block, word, dir, target));
     if (k == NULL || k->failed != TJ_OK)
         return TJ_ERR_NOT_FOUND;
+    if (kernel == NULL)
+        return TJ_OK; /* only asked whether it is there: no use, no hit */
     tj_stats_inc(TJ_STAT_cache_hits_memory);
     *kernel = k;
     return TJ_OK;

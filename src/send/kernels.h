@@ -42,8 +42,10 @@ tj_status_t tj_kernels_get(const tj_block_t *block, int word, tj_dir_t dir, cons
 tj_status_t tj_kernels_cached(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
                               tj_kernel_t **kernel);
 
-/* The kernel for (block, word, dir) on @p device when it is already in this process's memory
- * table, else TJ_ERR_NOT_FOUND: no NVRTC, no disk, no driver call, so a commit may ask. */
+/* The kernel for (block, word, dir) on @p device (negative: for no device, TYPEJIT_JIT=always)
+ * when it is already in this process's memory table, else TJ_ERR_NOT_FOUND: no NVRTC, no disk,
+ * no driver call, so a commit may ask. A NULL @p kernel only asks whether it is there (a type's
+ * description), which does not count as a cache hit. */
 tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, int device,
                              tj_kernel_t **kernel);
 

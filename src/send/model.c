@@ -16,8 +16,8 @@
 #include "util/config.h"
 #include "util/log.h"
 
-/* The defaults without a table (the README explains them): below these packed sizes the kernel
- * writes (or reads) mapped host memory itself; at and above, device memory is handed to a
+/* The defaults without a table (docs/send-paths.md explains them): below these packed sizes the
+ * kernel writes (or reads) mapped host memory itself; at and above, device memory is handed to a
  * CUDA-aware MPI, or packed on the device and copied to the host in one DMA copy. */
 #define DEFAULT_ONESHOT_AWARE   ((int64_t)64 << 10)
 #define DEFAULT_ONESHOT_UNAWARE ((int64_t)256 << 10)
@@ -41,6 +41,7 @@ const char *tj_method_name(tj_method_t method)
 
 static pthread_once_t aware_once = PTHREAD_ONCE_INIT;
 static bool aware_detected;
+static const char *aware_query; /* the function that answered; NULL when there was none */
 
 static void detect_aware(void)
 {
@@ -50,10 +51,13 @@ static void detect_aware(void)
     int (*mpich)(int, int *) = (int (*)(int, int *))dlsym(RTLD_DEFAULT, "MPIX_GPU_query_support");
     int flag = 0;
 
-    if (ompi != NULL)
+    if (ompi != NULL) {
         aware_detected = ompi() == 1;
-    else if (mpich != NULL && mpich(0 /* MPIX_GPU_SUPPORT_CUDA */, &flag) == 0)
+        aware_query = "MPIX_Query_cuda_support()";
+    } else if (mpich != NULL && mpich(0 /* MPIX_GPU_SUPPORT_CUDA */, &flag) == 0) {
         aware_detected = flag != 0;
+        aware_query = "MPIX_GPU_query_support()";
+    }
     tj_log_debug("system mpi %s cuda-aware (%s)", aware_detected ? "is" : "is not",
                  ompi != NULL    ? "MPIX_Query_cuda_support"
                  : mpich != NULL ? "MPIX_GPU_query_support"
@@ -70,6 +74,20 @@ bool tj_model_cuda_aware(void)
     return aware_detected;
 }
 
+void tj_model_check_settings(void)
+{
+    if (tj_config()->cuda_aware != TJ_TRI_YES)
+        return;
+    /* The setting wins (an MPI may not know its own build), but handing device memory to an
+     * MPI that says it cannot take it usually crashes it: say so, once. */
+    pthread_once(&aware_once, detect_aware);
+    if (aware_query != NULL && !aware_detected)
+        tj_log_warn_job("TYPEJIT_CUDA_AWARE=yes, but the system mpi says it is not cuda-aware (%s "
+                        "returned no): device buffers handed to it may crash it or be read as "
+                        "host memory; unset TYPEJIT_CUDA_AWARE unless you know better",
+                        aware_query);
+}
+
 bool tj_model_stage_contiguous(void)
 {
     tj_tristate_t s = tj_config()->stage_contiguous;
@@ -77,7 +95,6 @@ bool tj_model_stage_contiguous(void)
 }
 
 /* --- the table of this machine -------------------------------------------------------------- */
-
 
 tj_status_t tj_model_table_path(int device, char *path, size_t len)
 {
@@ -117,7 +134,7 @@ static void load_table(void)
     st = tj_model_table_path(device < 0 ? 0 : device, path, sizeof(path));
     if (st != TJ_OK) {
         tj_log_info("no system table (%s): sends choose their method by the default thresholds "
-                    "(see the README); `typejit measure` makes one",
+                    "(docs/send-paths.md); `typejit measure` makes one",
                     tj_status_string(st));
         goto out_loaded;
     }
@@ -130,14 +147,19 @@ static void load_table(void)
         goto out_loaded;
     }
     free(t);
-    if (st == TJ_ERR_NOT_FOUND)
+    if (st == TJ_ERR_NOT_FOUND && tj_config()->system_table[0] != '\0')
+        tj_log_warn_job("TYPEJIT_SYSTEM_TABLE names %s, which does not exist: sends choose their "
+                        "method by the default thresholds; `typejit measure --output %s` makes it",
+                        path, path);
+    else if (st == TJ_ERR_NOT_FOUND)
         tj_log_info("no system table at %s: sends choose their method by the default thresholds "
-                    "(see the README); `typejit measure` makes one",
+                    "(docs/send-paths.md); `typejit measure` makes one",
                     path);
     else
-        tj_log_warn("ignoring the system table %s: %s; sends choose their method by the default "
-                    "thresholds",
-                    path, why[0] != '\0' ? why : tj_status_string(st));
+        tj_log_warn_job(
+            "ignoring the system table %s: %s; sends choose their method by the default "
+            "thresholds",
+            path, why[0] != '\0' ? why : tj_status_string(st));
 out_loaded:
     atomic_store(&table_loaded, true);
 out_unlock:
@@ -300,9 +322,9 @@ static tj_method_t choose(const tj_block_t *block, int64_t count, int64_t bytes,
     if (forced == TJ_FORCE_DEVICE) {
         if (aware)
             return TJ_METHOD_DEVICE;
-        tj_log_warn_once("TYPEJIT_METHOD=device needs a cuda-aware system mpi (this one is not; "
-                         "TYPEJIT_CUDA_AWARE=yes overrides): the model chooses between oneshot "
-                         "and staged");
+        tj_log_warn_job("TYPEJIT_METHOD=device needs a cuda-aware system mpi (this one is not; "
+                        "TYPEJIT_CUDA_AWARE=yes overrides): the model chooses between oneshot "
+                        "and staged");
     }
 
     memset(&key, 0, sizeof(key));

@@ -26,6 +26,10 @@ const char *tj_method_name(tj_method_t method);
  * MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &flag). Call after MPI_Init. */
 bool tj_model_cuda_aware(void);
 
+/* Settings that contradict what the system MPI says of itself, said once per job after MPI_Init:
+ * TYPEJIT_CUDA_AWARE=yes with an MPI whose query function answers no. */
+void tj_model_check_settings(void);
+
 /* The method for moving `count` objects of @p block (NULL for a type that is not strided: only
  * its packed size @p bytes is known) to or from a peer on this node (@p same_node) or not.
  * TYPEJIT_METHOD forces one (device only with a CUDA-aware MPI; otherwise the model's choice

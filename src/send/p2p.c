@@ -80,6 +80,14 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
      * across the network. */
     x->method = (recv ? tj_model_choose_recv : tj_model_choose)(
         x->info.strided ? &x->info.block : NULL, count, bytes, false);
+    if (tj_log_level >= TJ_LOG_DEBUG) {
+        char label[MPI_MAX_OBJECT_NAME + 32];
+        tj_table_label(type, label, sizeof(label));
+        tj_log_debug("device %s of %d objects of %s (%lld packed bytes) %s rank %d: method %s%s",
+                     recv ? "receive" : "send", count, label, (long long)bytes,
+                     recv ? "from" : "to", peer, tj_method_name(x->method),
+                     tj_config()->method != TJ_FORCE_AUTO ? " (TYPEJIT_METHOD)" : "");
+    }
     return true;
 }
 

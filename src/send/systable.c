@@ -504,7 +504,9 @@ tj_status_t tj_systable_write(const tj_systable_t *t, const char *path)
         return TJ_ERR_IO;
     }
     fprintf(f, "%s %d\n", TJ_SYSTABLE_MAGIC, TJ_SYSTABLE_VERSION);
-    fprintf(f, "# Measured by `typejit measure`; the typejit README documents this format.\n");
+    fprintf(
+        f,
+        "# Measured by `typejit measure`; typejit's docs/system-table.md documents this format.\n");
     fprintf(f, "# Rows are BYTES MICROSECONDS.\n");
     fprintf(f, "typejit %s\ndevice %s\nsm %d\ndriver %d\nnvrtc %s\ndate %s\ncuda_aware %s\n",
             t->typejit, t->device, t->sm, t->driver, t->nvrtc, t->date,

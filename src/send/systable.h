@@ -1,6 +1,6 @@
 /* The system table: what `typejit measure` timed on one kind of machine (kernels by packed size
  * and run length, device-host copies, ping-pong, launch latency), its text format, and the
- * interpolation the method model predicts from. The README documents the format. */
+ * interpolation the method model predicts from. docs/system-table.md documents the format. */
 #ifndef TJ_SEND_SYSTABLE_H
 #define TJ_SEND_SYSTABLE_H
 

@@ -21,6 +21,8 @@
 #include "send/systable.h"
 #include "util/config.h"
 
+#include "options.h"
+
 static const char *usage_measure =
     "usage: typejit measure [--quick] [--output FILE]\n"
     "\n"
@@ -347,13 +349,21 @@ int tj_measure_run(int argc, char **argv)
 
     quick = false;
     for (int i = 1; i < argc; i++) {
+        bool bad = false;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage_measure, stdout);
             return 0;
-        } else if (strcmp(argv[i], "--quick") == 0) {
+        } else if (tj_opt_flag("measure", argv, i, "--quick", &bad)) {
+            if (bad)
+                return 2;
             quick = true;
-        } else if (strcmp(argv[i], "--output") == 0 && i + 1 < argc) {
-            output = argv[++i];
+        } else if (tj_opt_value("measure", argc, argv, &i, "--output", &output)) {
+            if (output == NULL)
+                return 2;
+            if (output[0] == '\0') {
+                fprintf(stderr, "typejit measure: --output needs a file name, not \"\"\n");
+                return 2;
+            }
         } else {
             fprintf(stderr, "typejit measure: unexpected %s\n%s", argv[i], usage_measure);
             return 2;

@@ -2,6 +2,7 @@
  * typejit makes of a type, and maintain the cache. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,6 +17,7 @@
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
 #include "measure.h"
+#include "options.h"
 #include "send/kernels.h"
 #include "type/translate.h"
 #include "typedesc.h"
@@ -32,7 +34,7 @@ static const char *usage_main =
     "commands:\n"
     "  warm      compile the kernels of type descriptions or of the cache's manifest\n"
     "  inspect   show the IR, canonical block, word, cache key and kernel source of a type\n"
-    "  cache     stats | verify | clear | trim the kernel cache\n"
+    "  cache     stats | list | verify | clear | trim the kernel cache (no MPI needed)\n"
     "  measure   time this machine for the send methods' model (mpirun -np 2 typejit measure)\n"
     "  version   print the typejit version\n"
     "\n"
@@ -66,11 +68,13 @@ static const char *usage_inspect =
     "  --no-source    leave the source out\n";
 
 static const char *usage_cache =
-    "usage: typejit cache stats|verify|clear [--cache-dir DIR]\n"
+    "usage: typejit cache stats|list|verify|clear [--cache-dir DIR]\n"
     "       typejit cache trim [--max-size SIZE] [--cache-dir DIR]\n"
     "\n"
     "  stats    number and size of entries, saved sources, manifest lines (and how many are\n"
-    "           distinct)\n"
+    "           distinct); entries that fail validation are named, with why\n"
+    "  list     one line per entry, least recently used first: hash, folder, bytes, last use,\n"
+    "           and what kernel it holds (or why it is invalid)\n"
     "  verify   validate every entry and delete those that fail (exit status 1 if any did)\n"
     "  clear    delete every entry, source, temporary file and the manifest\n"
     "  trim     delete the least recently used entries (and their manifest lines) until entries\n"
@@ -93,16 +97,6 @@ static bool wants_help(int argc, char **argv)
     return false;
 }
 
-/* The value of option argv[*i] (moving *i past it), or NULL after saying that it is missing. */
-static const char *option_value(const char *cmd, int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "typejit %s: %s needs a value\n", cmd, argv[*i]);
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 /* A whole decimal number in [min, max] for option @p opt, or false after saying what is wrong. */
 static bool option_number(const char *cmd, const char *opt, const char *text, long min, long max,
                           long *out)
@@ -118,10 +112,7 @@ static bool option_number(const char *cmd, const char *opt, const char *text, lo
  * name, or an arch this NVRTC dropped or never had). Without NVRTC only the form is checked. */
 static bool target_ok(const char *cmd, const char *arch)
 {
-    char best[32];
-    int major = 0, minor = 0, level;
-    long cc;
-    tj_status_t st;
+    char why[256];
 
     if (!tj_config_arch_valid(arch)) {
         fprintf(stderr,
@@ -130,31 +121,19 @@ static bool target_ok(const char *cmd, const char *arch)
                 cmd, arch);
         return false;
     }
-    if (tj_nvrtc_load() != TJ_OK)
-        return true;
-    tj_nvrtc_version(&major, &minor);
-    cc = strtol(strchr(arch, '_') + 1, NULL, 10);
-    /* tj_nvrtc_target speaks about devices (their buffers go to the system MPI); here the
-     * target is a name on the command line, said in this command's own words below. */
-    level = tj_log_level;
-    tj_log_set_level(TJ_LOG_ERROR);
-    st = tj_nvrtc_target((int)cc, best, sizeof(best));
-    tj_log_set_level((tj_log_level_t)level);
-    if (st == TJ_ERR_UNSUPPORTED) {
-        fprintf(stderr,
-                "typejit %s: %s is older than every arch NVRTC %d.%d compiles for (this NVRTC "
-                "dropped it); use a newer target or an older CUDA toolkit\n",
-                cmd, arch, major, minor);
-        return false;
-    }
-    /* tj_nvrtc_target answers sm_XX exactly when XX is an arch NVRTC knows. */
-    if (st == TJ_OK && strncmp(best, "sm_", 3) != 0) {
-        fprintf(stderr,
-                "typejit %s: %s is not an arch NVRTC %d.%d knows (the closest below is %s)\n", cmd,
-                arch, major, minor, best);
+    if (tj_nvrtc_check_target(arch, why, sizeof(why)) == TJ_ERR_UNSUPPORTED) {
+        fprintf(stderr, "typejit %s: %s\n", cmd, why);
         return false;
     }
     return true;
+}
+
+/* Why a translation did not give a strided block, in words: the translation's own reason (it
+ * must be the calling thread's last translation), else the status. */
+static const char *why_not(tj_status_t st)
+{
+    return st == TJ_ERR_NOT_STRIDED ? tj_reason_string(tj_translate_reason())
+                                    : tj_status_string(st);
 }
 
 static const char *cache_dir(const char *given)
@@ -238,8 +217,8 @@ static int warm_line(int line, const char *text, void *arg)
     st = tj_translate_block(type, &block, NULL);
     PMPI_Type_free(&type);
     if (st != TJ_OK) {
-        fprintf(stderr, "typejit warm: %s:%d: %s: no kernel needed (system MPI)\n", ctx->file, line,
-                tj_status_string(st));
+        fprintf(stderr, "typejit warm: %s:%d: not strided (%s): no kernel needed (system MPI)\n",
+                ctx->file, line, why_not(st));
         return 0;
     }
     for (int a = 0; a < ctx->narchs; a++) {
@@ -395,6 +374,8 @@ static bool cache_writable(const char *dir)
     }
     store_quiet();
     st = tj_store_open(dir, TJ_STORE_RW, &store);
+    if (st == TJ_OK && (st = tj_store_probe_write(store)) != TJ_OK)
+        tj_store_close(store);
     store_loud();
     if (st != TJ_OK) {
         fprintf(stderr, "typejit warm: cannot store kernels in %s: %s\n", dir,
@@ -423,16 +404,14 @@ static int cmd_warm(int argc, char **argv)
     if (files == NULL)
         return 1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--arch") == 0) {
-            if ((value = option_value("warm", argc, argv, &i)) == NULL ||
-                (narchs = split_archs("warm", value, archs, MAX_ARCHS)) <= 0)
+        if (tj_opt_value("warm", argc, argv, &i, "--arch", &value)) {
+            if (value == NULL || (narchs = split_archs("warm", value, archs, MAX_ARCHS)) <= 0)
                 goto out_usage;
-        } else if (strcmp(argv[i], "--jobs") == 0) {
-            if ((value = option_value("warm", argc, argv, &i)) == NULL ||
-                !option_number("warm", "--jobs", value, 1, MAX_JOBS, &jobs))
+        } else if (tj_opt_value("warm", argc, argv, &i, "--jobs", &value)) {
+            if (value == NULL || !option_number("warm", "--jobs", value, 1, MAX_JOBS, &jobs))
                 goto out_usage;
-        } else if (strcmp(argv[i], "--cache-dir") == 0) {
-            if ((dir = option_value("warm", argc, argv, &i)) == NULL)
+        } else if (tj_opt_value("warm", argc, argv, &i, "--cache-dir", &dir)) {
+            if (dir == NULL)
                 goto out_usage;
             if (dir[0] == '\0') {
                 fprintf(stderr, "typejit warm: --cache-dir needs a directory, not \"\"\n");
@@ -545,20 +524,21 @@ static int cmd_inspect(int argc, char **argv)
     char err[256], buf[4096], target[32];
     MPI_Aint lb, extent, tlb, textent;
     MPI_Count size;
-    tj_status_t st;
+    const char *why;
+    tj_status_t st, st_ir;
 
     if (wants_help(argc, argv)) {
         fputs(usage_inspect, stdout);
         return 0;
     }
     for (int i = 1; i < argc; i++) {
+        const char *value;
+        bool bad = false;
         long w;
-        if (strcmp(argv[i], "--arch") == 0) {
-            if ((arch = option_value("inspect", argc, argv, &i)) == NULL ||
-                !target_ok("inspect", arch))
+        if (tj_opt_value("inspect", argc, argv, &i, "--arch", &arch)) {
+            if (arch == NULL || !target_ok("inspect", arch))
                 return 2;
-        } else if (strcmp(argv[i], "--word") == 0) {
-            const char *value = option_value("inspect", argc, argv, &i);
+        } else if (tj_opt_value("inspect", argc, argv, &i, "--word", &value)) {
             if (value == NULL || !option_number("inspect", "--word", value, 1, 16, &w))
                 return 2;
             if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16) {
@@ -566,12 +546,16 @@ static int cmd_inspect(int argc, char **argv)
                 return 2;
             }
             word = (int)w;
-        } else if (strcmp(argv[i], "--unpack") == 0)
+        } else if (tj_opt_flag("inspect", argv, i, "--unpack", &bad)) {
+            if (bad)
+                return 2;
             unpack = true;
-        else if (strcmp(argv[i], "--no-source") == 0)
+        } else if (tj_opt_flag("inspect", argv, i, "--no-source", &bad)) {
+            if (bad)
+                return 2;
             source = false;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0' && argv[i][1] != '{' &&
-                 !isdigit((unsigned char)argv[i][1])) {
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0' && argv[i][1] != '{' &&
+                   !isdigit((unsigned char)argv[i][1])) {
             fprintf(stderr, "typejit inspect: unknown option %s\n%s", argv[i], usage_inspect);
             return 2;
         } else if (text != NULL) {
@@ -594,17 +578,34 @@ static int cmd_inspect(int argc, char **argv)
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &tlb, &textent);
     PMPI_Type_size_x(type, &size);
+    st_ir = tj_translate_ir(type, &ir);
+    st = tj_translate_block(type, &block, &canon);
+    why = why_not(st);
+    PMPI_Type_free(&type);
+    /* Every usage error before the first line of output. */
+    if (st == TJ_OK && word == 0)
+        word = block.word;
+    if (st == TJ_OK && block.word % word) {
+        fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
+                block.word);
+        return 2;
+    }
+    snprintf(target, sizeof(target), "%s",
+             arch                   ? arch
+             : tj_config()->arch[0] ? tj_config()->arch
+                                    : "sm_90");
+    if (st == TJ_OK && arch == NULL && !target_ok("inspect", target))
+        return 2;
+
     printf("type:       %s\n", text);
     printf("mpi:        size=%lld lb=%lld extent=%lld true_lb=%lld true_extent=%lld\n",
            (long long)size, (long long)lb, (long long)extent, (long long)tlb, (long long)textent);
-    if ((st = tj_translate_ir(type, &ir)) == TJ_OK) {
+    if (st_ir == TJ_OK) {
         tj_ir_format(&ir, buf, sizeof(buf));
         printf("ir:         %s\n", buf);
     }
-    st = tj_translate_block(type, &block, &canon);
-    PMPI_Type_free(&type);
     if (st != TJ_OK) {
-        printf("strided:    no (%s): the system MPI packs this type\n", tj_status_string(st));
+        printf("strided:    no (%s): the system MPI packs this type\n", why);
         return 0;
     }
     tj_ir_format(&canon, buf, sizeof(buf));
@@ -614,18 +615,6 @@ static int cmd_inspect(int argc, char **argv)
     printf("dimensions: %d\nword:       W=%d\nfootprint:  [%lld, %lld) per object, %s\n",
            block.ndims, block.word, (long long)block.lo, (long long)block.hi,
            block.disjoint ? "no byte addressed twice" : "overlapping (unpack is staged)");
-    if (word == 0)
-        word = block.word;
-    if (block.word % word) {
-        fprintf(stderr, "typejit inspect: --word %d does not divide W=%d\n", word, block.word);
-        return 2;
-    }
-    snprintf(target, sizeof(target), "%s",
-             arch                   ? arch
-             : tj_config()->arch[0] ? tj_config()->arch
-                                    : "sm_90");
-    if (arch == NULL && !target_ok("inspect", target))
-        return 2;
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
     if (tj_nvrtc_load() == TJ_OK) {
         int n = tj_kernels_key(&block, word, dir, target, buf, sizeof(buf));
@@ -662,6 +651,156 @@ static void report_walk_problem(const char *cmd, const tj_store_stats_t *stats, 
         fprintf(stderr, "typejit cache %s: %s\n", cmd, why[0] ? why : tj_status_string(st));
 }
 
+/* Entries that fail validation, named with why: at most MAX_INVALID_SHOWN lines. */
+#define MAX_INVALID_SHOWN 20
+
+typedef struct {
+    char lines[MAX_INVALID_SHOWN][PATH_MAX + 300];
+    int n, more;
+} invalid_t;
+
+static void note_invalid(const tj_store_item_t *item, void *arg)
+{
+    invalid_t *inv = arg;
+
+    if (item->invalid == NULL)
+        return;
+    if (inv->n == MAX_INVALID_SHOWN) {
+        inv->more++;
+        return;
+    }
+    snprintf(inv->lines[inv->n++], sizeof(inv->lines[0]), "%s/%s: %s", item->folder, item->name,
+             item->invalid);
+}
+
+static void print_invalid(const char *cmd, const invalid_t *inv)
+{
+    for (int i = 0; i < inv->n; i++)
+        printf("typejit cache %s: invalid entry %s\n", cmd, inv->lines[i]);
+    if (inv->more > 0)
+        printf("typejit cache %s: %d more invalid entries not shown\n", cmd, inv->more);
+}
+
+/* What a kernel cache key says, in one line: the manifest's words for a single kernel
+ * ("pack W=8 start=0 ..."), "generic pack", "fused pack W=8 of 3 blocks"; else the key's first
+ * line. */
+static void describe_key(const char *key, char *buf, size_t len)
+{
+    static const char *const names[] = {"direction=", "word=", "block=", "blocks="};
+    char val[4][1024] = {"", "", "", ""};
+    size_t first = strcspn(key, "\n");
+
+    for (const char *p = key; *p != '\0';) {
+        size_t n = strcspn(p, "\n");
+        for (int i = 0; i < 4; i++) {
+            size_t nl = strlen(names[i]);
+            if (n >= nl && strncmp(p, names[i], nl) == 0)
+                snprintf(val[i], sizeof(val[i]), "%.*s", (int)(n - nl), p + nl);
+        }
+        p += n + (p[n] == '\n');
+    }
+    if (strncmp(key, "typejit kernel\n", 15) == 0)
+        snprintf(buf, len, "%.16s W=%.8s %.900s", val[0], val[1], val[2]);
+    else if (strncmp(key, "typejit generic kernel\n", 23) == 0)
+        snprintf(buf, len, "generic %.16s", val[0]);
+    else if (strncmp(key, "typejit fused kernel\n", 21) == 0)
+        snprintf(buf, len, "fused %.16s W=%.8s of %.8s blocks", val[0], val[1], val[3]);
+    else
+        snprintf(buf, len, "%.*s", (int)first, key);
+}
+
+typedef struct {
+    char *line;
+    long long last_use;
+} listed_t;
+
+typedef struct {
+    listed_t *items;
+    size_t n, cap;
+    bool oom;
+} list_t;
+
+static void list_item(const tj_store_item_t *item, void *arg)
+{
+    list_t *l = arg;
+    char what[2048], when[32], line[PATH_MAX + 2400];
+    struct tm tm;
+    time_t t = (time_t)item->last_use;
+    const char *slash = strrchr(item->folder, '/');
+    const char *tc_end = slash, *tc = item->folder;
+    int n;
+
+    if (l->oom)
+        return;
+    if (item->key != NULL)
+        describe_key(item->key, what, sizeof(what));
+    else
+        snprintf(what, sizeof(what), "invalid: %s", item->invalid);
+    /* The folder is DIR/TOOLCHAIN/ARCH: show TOOLCHAIN/ARCH. */
+    if (slash != NULL) {
+        for (const char *p = item->folder; p < tc_end; p++)
+            if (*p == '/')
+                tc = p + 1;
+    }
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    n = snprintf(line, sizeof(line), "%.32s %s %lld %s %s%s", item->name, tc, item->bytes, when,
+                 what, item->source ? " (source saved)" : "");
+    if (n < 0)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        listed_t *grown = realloc(l->items, cap * sizeof(*grown));
+        if (grown == NULL) {
+            l->oom = true;
+            return;
+        }
+        l->items = grown;
+        l->cap = cap;
+    }
+    if ((l->items[l->n].line = strdup(line)) == NULL) {
+        l->oom = true;
+        return;
+    }
+    l->items[l->n++].last_use = item->last_use;
+}
+
+static int by_use(const void *a, const void *b)
+{
+    const listed_t *x = a, *y = b;
+    if (x->last_use != y->last_use)
+        return x->last_use < y->last_use ? -1 : 1;
+    return strcmp(x->line, y->line);
+}
+
+/* One line per entry, least recently used first (the order trim removes them in). */
+static int cache_list(tj_store_t *store)
+{
+    list_t l = {NULL, 0, 0, false};
+    tj_store_stats_t stats;
+    long skipped = 0;
+    tj_status_t st = tj_store_list(store, list_item, &l, &skipped);
+    int rc = 0;
+
+    qsort(l.items, l.n, sizeof(*l.items), by_use);
+    for (size_t i = 0; i < l.n; i++) {
+        printf("%s\n", l.items[i].line);
+        free(l.items[i].line);
+    }
+    free(l.items);
+    if (l.oom) {
+        fprintf(stderr, "typejit cache list: out of memory\n");
+        rc = 1;
+    }
+    if (st != TJ_OK) {
+        memset(&stats, 0, sizeof(stats));
+        stats.skipped = skipped;
+        report_walk_problem("list", &stats, st);
+        rc = 1;
+    }
+    return rc;
+}
+
 static int cache_clear(tj_store_t *store, const char *dir)
 {
     tj_store_stats_t left;
@@ -677,6 +816,12 @@ static int cache_clear(tj_store_t *store, const char *dir)
     printf("cache %s: not cleared: %ld entries, %ld invalid, %ld sources left%s\n", dir,
            left.entries, left.invalid, left.sources,
            left.skipped > 0 ? ", and folders that could not be looked into" : "");
+    if (left.invalid > 0) {
+        invalid_t invalid;
+        memset(&invalid, 0, sizeof(invalid));
+        tj_store_list(store, note_invalid, &invalid, NULL);
+        print_invalid("clear", &invalid);
+    }
     if (st != TJ_OK)
         report_walk_problem("clear", &left, st);
     else if (st_left != TJ_OK)
@@ -694,12 +839,14 @@ static int cache_trim(tj_store_t *store, const char *dir, long long max)
     printf("cache %s: removed %ld entries (%lld bytes), %ld manifest lines; %ld entries left "
            "(%lld bytes, at most %lld wanted)\n",
            dir, r.removed, r.freed, r.lines_dropped, r.kept, r.kept_bytes, max);
-    if (r.kept_bytes > max) {
+    if (r.kept_bytes > max && r.busy > 0) {
         fprintf(stderr,
                 "typejit cache trim: still %lld bytes over: %ld entries are being compiled or "
                 "written by running processes\n",
                 r.kept_bytes - max, r.busy);
         rc = 1;
+    } else if (r.kept_bytes > max) {
+        rc = 1; /* entries that could not be removed: the store's reason follows */
     }
     if (st != TJ_OK) {
         tj_store_stats_t stats;
@@ -717,6 +864,7 @@ static int cmd_cache(int argc, char **argv)
     long long max = tj_config()->cache_max_size;
     tj_store_t *store;
     tj_store_stats_t stats;
+    invalid_t invalid;
     long lines = 0, distinct = 0;
     bool verify;
     tj_status_t st, st_manifest;
@@ -727,11 +875,11 @@ static int cmd_cache(int argc, char **argv)
         return 0;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--cache-dir") == 0) {
-            if ((dir = option_value("cache", argc, argv, &i)) == NULL)
+        if (tj_opt_value("cache", argc, argv, &i, "--cache-dir", &dir)) {
+            if (dir == NULL)
                 return 2;
-        } else if (strcmp(argv[i], "--max-size") == 0) {
-            if ((size = option_value("cache", argc, argv, &i)) == NULL)
+        } else if (tj_opt_value("cache", argc, argv, &i, "--max-size", &size)) {
+            if (size == NULL)
                 return 2;
             if (!tj_config_parse_size(size, &max)) {
                 fprintf(stderr,
@@ -751,9 +899,10 @@ static int cmd_cache(int argc, char **argv)
         fprintf(stderr, "typejit cache: no subcommand given\n%s", usage_cache);
         return 2;
     }
-    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") &&
-        strcmp(what, "trim")) {
-        fprintf(stderr, "typejit cache: unknown subcommand %s (stats, verify, clear or trim)\n%s",
+    if (strcmp(what, "stats") && strcmp(what, "list") && strcmp(what, "verify") &&
+        strcmp(what, "clear") && strcmp(what, "trim")) {
+        fprintf(stderr,
+                "typejit cache: unknown subcommand %s (stats, list, verify, clear or trim)\n%s",
                 what, usage_cache);
         return 2;
     }
@@ -770,9 +919,11 @@ static int cmd_cache(int argc, char **argv)
         fprintf(stderr, "typejit cache: no cache directory: set TYPEJIT_CACHE_DIR or HOME\n");
         return 1;
     }
-    /* stats only reads: a missing cache is not created for it. */
+    /* stats and list only read: a missing cache is not created for them. */
     store_quiet(); /* every problem is reported below, once */
-    st = tj_store_open(cache_dir(dir), strcmp(what, "stats") == 0 ? TJ_STORE_RO : TJ_STORE_RW,
+    st = tj_store_open(cache_dir(dir),
+                       strcmp(what, "stats") == 0 || strcmp(what, "list") == 0 ? TJ_STORE_RO
+                                                                               : TJ_STORE_RW,
                        &store);
     if (st == TJ_ERR_NOT_FOUND) {
         printf("cache %s: empty (no directory)\n", cache_dir(dir));
@@ -783,14 +934,18 @@ static int cmd_cache(int argc, char **argv)
                 tj_store_last_problem()[0] ? tj_store_last_problem() : tj_status_string(st));
         return 1;
     }
-    if (strcmp(what, "clear") == 0 || strcmp(what, "trim") == 0) {
-        rc = strcmp(what, "clear") == 0 ? cache_clear(store, cache_dir(dir))
-                                        : cache_trim(store, cache_dir(dir), max);
+    if (strcmp(what, "clear") == 0 || strcmp(what, "trim") == 0 || strcmp(what, "list") == 0) {
+        rc = strcmp(what, "clear") == 0  ? cache_clear(store, cache_dir(dir))
+             : strcmp(what, "trim") == 0 ? cache_trim(store, cache_dir(dir), max)
+                                         : cache_list(store);
         tj_store_close(store);
         return rc;
     }
     verify = strcmp(what, "verify") == 0;
     memset(&stats, 0, sizeof(stats));
+    memset(&invalid, 0, sizeof(invalid));
+    /* Named before verify deletes them. */
+    tj_store_list(store, note_invalid, &invalid, NULL);
     st = tj_store_stats(store, verify, &stats);
     st_manifest = tj_store_manifest_count(store, &lines, &distinct);
     tj_store_close(store);
@@ -804,6 +959,7 @@ static int cmd_cache(int argc, char **argv)
                "(%ld distinct)\n",
                cache_dir(dir), stats.entries, stats.bytes, stats.invalid, stats.sources, lines,
                distinct);
+    print_invalid(what, &invalid);
     rc = 0;
     if (st != TJ_OK) {
         report_walk_problem(what, &stats, st);
@@ -847,16 +1003,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "typejit: unknown command %s\n%s", argv[1], usage_main);
         return 2;
     }
-    /* Type descriptions are built with MPI's constructors: a singleton MPI, no launcher. */
+    /* Cache maintenance touches files only: no MPI, so that it runs anywhere, fast, and cannot
+     * fail for want of a launcher. */
+    if (strcmp(argv[1], "cache") == 0) {
+        rc = cmd_cache(argc - 1, argv + 1);
+        tj_kernels_finalize();
+        return rc;
+    }
+    /* Type descriptions are built with MPI's constructors, and measure times the MPI: a
+     * singleton MPI, no launcher needed. */
     PMPI_Init(NULL, NULL);
     if (strcmp(argv[1], "warm") == 0)
         rc = cmd_warm(argc - 1, argv + 1);
     else if (strcmp(argv[1], "inspect") == 0)
         rc = cmd_inspect(argc - 1, argv + 1);
-    else if (strcmp(argv[1], "measure") == 0)
-        rc = tj_measure_run(argc - 1, argv + 1);
     else
-        rc = cmd_cache(argc - 1, argv + 1);
+        rc = tj_measure_run(argc - 1, argv + 1);
     tj_kernels_finalize();
     PMPI_Finalize();
     return rc;

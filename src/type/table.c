@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,4 +309,21 @@ void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)
     info->extent = (int64_t)extent;
     info->true_lb = (int64_t)tlb;
     info->true_extent = (int64_t)textent;
+}
+
+void tj_table_label(MPI_Datatype type, char *buf, size_t len)
+{
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int n = 0;
+
+    if (type == MPI_DATATYPE_NULL) {
+        snprintf(buf, len, "MPI_DATATYPE_NULL");
+        return;
+    }
+    if (PMPI_Type_get_name(type, name, &n) != MPI_SUCCESS || n <= 0)
+        name[0] = '\0';
+    if (name[0] != '\0')
+        snprintf(buf, len, "type %d \"%s\"", (int)PMPI_Type_c2f(type), name);
+    else
+        snprintf(buf, len, "type %d", (int)PMPI_Type_c2f(type));
 }

@@ -57,6 +57,11 @@ bool tj_table_get(MPI_Datatype type, tj_type_info_t *info);
 /* Forget @p type, both its commit and its creation record (MPI_Type_free). */
 void tj_table_drop(MPI_Datatype type);
 
+/* The type as debug lines name it: `type N` (its Fortran handle, a small number in Open MPI),
+ * with `"NAME"` when the application gave it one (MPI_Type_set_name), e.g. `type 17 "halo
+ * x-face"`. */
+void tj_table_label(MPI_Datatype type, char *buf, size_t len);
+
 /* Forget every type (MPI_Finalize). */
 void tj_table_clear(void);
 

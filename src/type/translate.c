@@ -787,8 +787,14 @@ tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size
         return TJ_ERR_OVERFLOW;
     if (size <= 0 || tj_ir_size(&ir) <= 0)
         return not_strided(TJ_REASON_EMPTY);
-    if ((st = tj_block_from_ir(&ir, extent, &b)) != TJ_OK)
-        return st == TJ_ERR_INVALID ? not_strided(TJ_REASON_BLOCK) : st;
+    if ((st = tj_block_from_ir(&ir, extent, &b)) != TJ_OK) {
+        /* A block has at most TJ_BLOCK_MAX_DIMS dimensions: a longer canonical chain is a
+         * strided layout too long for the kernels, not an irregular one. */
+        if (st == TJ_ERR_NOT_STRIDED && ir.n > TJ_BLOCK_MAX_DIMS)
+            return not_strided(TJ_REASON_DIMS);
+        return st == TJ_ERR_INVALID || st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_BLOCK)
+                                                                : st;
+    }
     /* The system MPI is the authority on the size; a disagreement means a translation bug, and
      * the safe answer is to leave the type to the system MPI. */
     if (b.size != size)

@@ -14,6 +14,7 @@
     _X(NONE, "strided")                                                                            \
     _X(DEPTH, "nesting too deep")                                                                  \
     _X(CHAIN, "more than 48 strided levels")                                                       \
+    _X(DIMS, "more than 16 strided dimensions")                                                    \
     _X(NAMED_HOLES, "named type with holes")                                                       \
     _X(IRREGULAR_BLOCKS, "irregular block lengths")                                                \
     _X(IRREGULAR_DISPLS, "irregular displacements")                                                \

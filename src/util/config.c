@@ -1,4 +1,4 @@
-/* Parsing of the TYPEJIT_* environment variables; the README documents each one. */
+/* Parsing of the TYPEJIT_* environment variables; docs/settings.md documents each one. */
 #include "util/config.h"
 
 #include <ctype.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 typedef struct {
     const char *name;
@@ -56,25 +57,147 @@ void tj_config_flush_warnings(int rank)
     pthread_mutex_unlock(&deferred_lock);
 }
 
+static const choice_t bool_choices[] = {
+    {"1", 1}, {"yes", 1}, {"true", 1}, {"on", 1}, {"0", 0}, {"no", 0}, {"false", 0}, {"off", 0},
+};
+
 static int parse_choice(const char *var, const choice_t *choices, size_t n, int def)
 {
     const char *s = getenv(var);
+    char accepted[160] = "";
+    const char *def_name = NULL;
+    size_t at = 0;
+
     if (s == NULL || *s == '\0')
         return def;
     for (size_t i = 0; i < n; i++)
         if (strcasecmp(s, choices[i].name) == 0)
             return choices[i].value;
-    setting_warn("ignoring %s=\"%s\": not a recognised value, using the default", var, s);
+    /* Say what would have been accepted, and what is used instead. */
+    if (choices == bool_choices) {
+        snprintf(accepted, sizeof(accepted), "1, yes, true, on, 0, no, false or off");
+        def_name = def ? "1" : "0";
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            int w = snprintf(accepted + at, sizeof(accepted) - at, "%s%s",
+                             i == 0       ? ""
+                             : i + 1 == n ? " or "
+                                          : ", ",
+                             choices[i].name);
+            if (w > 0 && (size_t)w < sizeof(accepted) - at)
+                at += (size_t)w;
+            if (def_name == NULL && choices[i].value == def)
+                def_name = choices[i].name;
+        }
+    }
+    setting_warn("ignoring %s=\"%s\": not one of %s; using %s", var, s, accepted,
+                 def_name != NULL ? def_name : "the default");
     return def;
 }
-
-static const choice_t bool_choices[] = {
-    {"1", 1}, {"yes", 1}, {"true", 1}, {"on", 1}, {"0", 0}, {"no", 0}, {"false", 0}, {"off", 0},
-};
 
 static bool parse_bool(const char *var, bool def)
 {
     return parse_choice(var, bool_choices, sizeof(bool_choices) / sizeof(bool_choices[0]), def);
+}
+
+/* Every setting typejit reads; a TYPEJIT_* name in the environment that is not here is a typo
+ * that would otherwise be ignored silently. */
+static const char *const known_names[] = {
+    "TYPEJIT_DISABLE",
+    "TYPEJIT_LOG",
+    "TYPEJIT_STATS",
+    "TYPEJIT_HOST",
+    "TYPEJIT_JIT",
+    "TYPEJIT_ARCH",
+    "TYPEJIT_CACHE",
+    "TYPEJIT_CACHE_DIR",
+    "TYPEJIT_CACHE_SAVE_SOURCE",
+    "TYPEJIT_CACHE_PATH",
+    "TYPEJIT_CACHE_MAX_SIZE",
+    "TYPEJIT_JIT_SYNC",
+    "TYPEJIT_JIT_THREADS",
+    "TYPEJIT_JIT_DRAIN",
+    "TYPEJIT_METHOD",
+    "TYPEJIT_CUDA_AWARE",
+    "TYPEJIT_STAGE_CONTIGUOUS",
+    "TYPEJIT_SYSTEM_TABLE",
+};
+
+/* Edit distance between @p a (of length @p na) and @p b, ignoring case, a swap of two neighbours
+ * counting as one edit (the optimal string alignment distance); at most 40 characters of each
+ * are compared. */
+static int distance(const char *a, size_t na, const char *b)
+{
+    enum { MAX = 40 };
+    size_t nb = strlen(b);
+    int d[MAX + 1][MAX + 1];
+
+    if (na > MAX)
+        na = MAX;
+    if (nb > MAX)
+        nb = MAX;
+    for (size_t i = 0; i <= na; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= nb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        for (size_t j = 1; j <= nb; j++) {
+            int ai = toupper((unsigned char)a[i - 1]), bj = toupper((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + (ai != bj);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ai == toupper((unsigned char)b[j - 2]) &&
+                toupper((unsigned char)a[i - 2]) == bj && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[na][nb];
+}
+
+/* Warn about TYPEJIT_* names (in any case) that are no setting, with the closest one. */
+static void check_names(void)
+{
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        size_t len = strcspn(*e, "=");
+        const char *best = NULL;
+        int best_d = 1 << 30;
+        bool exact = false;
+
+        if (len < 8 || strncasecmp(*e, "TYPEJIT_", 8) != 0)
+            continue;
+        for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]) && !exact; i++) {
+            int d = distance(*e, len, known_names[i]);
+            exact = strlen(known_names[i]) == len && strncmp(*e, known_names[i], len) == 0;
+            if (d < best_d) {
+                best_d = d;
+                best = known_names[i];
+            }
+        }
+        if (exact)
+            continue;
+        /* A suggestion only when it is close (an edit for every three characters after the
+         * prefix), or when a setting's name begins the name given (TYPEJIT_LOGLEVEL). */
+        if (best != NULL && (size_t)best_d * 3 > len - 8 + 1) {
+            size_t longest = 0;
+            best = NULL;
+            for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]); i++) {
+                size_t n = strlen(known_names[i]);
+                if (n > longest && n < len && strncasecmp(*e, known_names[i], n) == 0) {
+                    longest = n;
+                    best = known_names[i];
+                }
+            }
+        }
+        if (best != NULL)
+            setting_warn("ignoring %.*s: not a typejit setting; did you mean %s?", (int)len, *e,
+                         best);
+        else
+            setting_warn("ignoring %.*s: not a typejit setting (docs/settings.md lists them)",
+                         (int)len, *e);
+    }
 }
 
 /* A whole number from @p lo to @p hi (@p unit, e.g. " of seconds", names what it counts);
@@ -212,6 +335,7 @@ void tj_config_parse(tj_config_t *cfg)
                      "(a whole number of bytes, optionally followed by K, M, G or T), using no "
                      "limit",
                      s);
+    check_names();
 }
 
 bool tj_config_arch_valid(const char *arch)

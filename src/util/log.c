@@ -2,9 +2,16 @@
  * several ranks or threads do not interleave. */
 #include "util/log.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 int tj_log_level = TJ_LOG_WARN;
@@ -36,12 +43,12 @@ static const char *level_name(tj_log_level_t level)
     }
 }
 
-void tj_log_write(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
+/* One line: the prefix, then @p text. */
+static void write_line(tj_log_level_t level, const char *file, int line, const char *text)
 {
     char msg[2048];
     size_t n;
     int written;
-    va_list ap;
 
     if (log_rank >= 0)
         written = snprintf(msg, sizeof(msg), "typejit[%d]: %s: ", log_rank, level_name(level));
@@ -49,9 +56,7 @@ void tj_log_write(tj_log_level_t level, const char *file, int line, const char *
         written = snprintf(msg, sizeof(msg), "typejit: %s: ", level_name(level));
     n = written > 0 ? (size_t)written : 0;
 
-    va_start(ap, fmt);
-    written = vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
-    va_end(ap);
+    written = snprintf(msg + n, sizeof(msg) - n, "%s", text);
     if (written > 0)
         n += (size_t)written;
     if (n > sizeof(msg) - 2)
@@ -69,4 +74,112 @@ void tj_log_write(tj_log_level_t level, const char *file, int line, const char *
     msg[n++] = '\n';
     ssize_t rc = write(STDERR_FILENO, msg, n);
     (void)rc; /* Nothing sensible to do when stderr itself fails. */
+}
+
+void tj_log_write(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    write_line(level, file, line, text);
+}
+
+/* --- once per job --------------------------------------------------------------------------- */
+
+/* Texts this process has said (their hashes); beyond this many, texts are said again. */
+#define MAX_SAID 256
+/* Claims held for the job (their sockets stay open until the process ends); beyond this many,
+ * texts are said without one. */
+#define MAX_CLAIMS 64
+
+static pthread_mutex_t claim_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t said[MAX_SAID];
+static int nsaid, nclaims;
+
+/* The job this process belongs to, as the launcher names it; false when none does (a tool, a
+ * singleton): then the process is its own job. */
+static bool job_name(char *buf, size_t len)
+{
+    const char *ns = getenv("PMIX_NAMESPACE");
+    const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+
+    if (ns != NULL && ns[0] != '\0')
+        snprintf(buf, len, "%s", ns);
+    else if (job != NULL && job[0] != '\0')
+        snprintf(buf, len, "slurm-%s.%s", job, step != NULL ? step : "");
+    else
+        return false;
+    return true;
+}
+
+static uint64_t text_hash(const char *text)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+/* Whether no other process of the job on this node has claimed @p hash: the name is bound in
+ * the abstract namespace (sun_path[0] = '\0': no file, freed with the socket), and the socket is
+ * kept. */
+static bool claim(const char *job, uint64_t hash)
+{
+    struct sockaddr_un addr;
+    int fd, n;
+
+    if (nclaims >= MAX_CLAIMS || (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+        return true;
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "typejit-%u-%.60s-%016llx",
+                 (unsigned)getuid(), job, (unsigned long long)hash);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > sizeof(addr.sun_path) - 1)
+        n = (int)sizeof(addr.sun_path) - 1;
+    if (bind(fd, (struct sockaddr *)&addr,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0) {
+        nclaims++; /* kept open: the claim lasts as long as this process */
+        return true;
+    }
+    close(fd);
+    return errno != EADDRINUSE;
+}
+
+bool tj_log_first_in_job(const char *text)
+{
+    uint64_t h = text_hash(text);
+    char job[64];
+    bool first = true;
+
+    pthread_mutex_lock(&claim_lock);
+    for (int i = 0; i < nsaid && first; i++)
+        first = said[i] != h;
+    if (first) {
+        if (nsaid < MAX_SAID)
+            said[nsaid++] = h;
+        /* Only processes a launcher started together share a job; others are their own. */
+        if (job_name(job, sizeof(job)))
+            first = claim(job, h);
+    }
+    pthread_mutex_unlock(&claim_lock);
+    return first;
+}
+
+void tj_log_write_job(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (!tj_log_first_in_job(text))
+        level = TJ_LOG_DEBUG;
+    if (tj_log_level >= (int)level)
+        write_line(level, file, line, text);
 }
