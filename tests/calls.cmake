@@ -23,6 +23,11 @@ set_tests_properties(emu_device_calls_cudaaware_2 PROPERTIES TIMEOUT 600 LABELS 
 add_test(NAME emu_device_calls_refused COMMAND ${TJ_CHECKED}
          --once "^typejit\\[0\\]: error: MPI_Win_create: the window's memory is in device memory and the system MPI is not CUDA-aware"
          --once "^typejit\\[0\\]: error: MPI_Win_attach: the window's memory is in device memory"
+         --once "^typejit\\[0\\]: error: MPI_Buffer_attach: the buffer is in device memory and the system MPI is not CUDA-aware"
+         --once "^typejit\\[0\\]: error: MPIX_Allreduce_init: a persistent collective on device memory"
+         --once "^typejit\\[0\\]: error: MPIX_Alltoall_init: a persistent collective on device memory"
+         --once "^typejit\\[0\\]: error: MPI_T_cvar_read: an MPI_T value buffer in device memory"
+         --once "^typejit\\[0\\]: error: MPI_T_cvar_write: an MPI_T value buffer in device memory"
          -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
          $<TARGET_FILE:test_calls> --only refuse)

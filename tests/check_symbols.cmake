@@ -11,9 +11,9 @@ foreach(line IN LISTS lines)
   if(line MATCHES "^[0-9a-f]+ [A-Za-z] (.+)$")
     set(sym ${CMAKE_MATCH_1})
     math(EXPR n "${n} + 1")
-    # C wrappers MPI_X_y, tj_ API, and the Fortran entry points (src/interpose/fortran.c): every
+    # C wrappers MPI_X_y (and Open MPI's MPIX_X_y extensions), tj_ API, and the Fortran entry points (src/interpose/fortran.c): every
     # mangling of mpif.h (mpi_x, mpi_x_, mpi_x__, MPI_X) and ompi_x_f, which mpi_f08 calls.
-    if(NOT sym MATCHES "^(MPI_[A-Z][a-z_]+|tj_[a-z_]+|mpi_[a-z_]+|MPI_[A-Z_]+|ompi_[a-z_]+_f)$")
+    if(NOT sym MATCHES "^(MPIX?_[A-Z][a-z_]+|tj_[a-z_]+|mpi_[a-z_]+|MPI_[A-Z_]+|ompi_[a-z_]+_f)$")
       list(APPEND bad ${sym})
     endif()
   endif()

@@ -19,6 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
 #include "check.h"
 #include "counters.h"
 #include "cudrv.h"
@@ -843,7 +847,7 @@ static void refuse_family(void)
     buf_t dev = buf_alloc(K_DEVICE, WIN_BYTES);
     MPI_Win win = MPI_WIN_NULL, dyn;
     long refused = tj_counter("calls_refused");
-    int rc;
+    int rc, nrefused = 0;
 
     rc = MPI_Win_create(dev.ptr, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     check_rc("MPI_Win_create on device memory", rc, MPI_ERR_BUFFER);
@@ -852,10 +856,76 @@ static void refuse_family(void)
     rc = MPI_Win_attach(dyn, dev.ptr, WIN_BYTES);
     check_rc("MPI_Win_attach of device memory", rc, MPI_ERR_BUFFER);
     MPI_Win_free(&dyn);
+    nrefused += 2;
+
+    /* The buffered-send buffer is written by the MPI's host code at every Bsend. */
+    rc = MPI_Buffer_attach(dev.ptr, WIN_BYTES);
+    check_rc("MPI_Buffer_attach of device memory", rc, MPI_ERR_BUFFER);
+    nrefused++;
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    /* Persistent collectives: refused on device memory; host buffers still work. */
+    {
+        MPI_Request req = MPI_REQUEST_NULL;
+        double in[3] = {1, 2, 3 + rank}, out[3] = {0, 0, 0};
+        rc = MPIX_Allreduce_init(dev.ptr, (char *)dev.ptr + 64, 3, MPI_DOUBLE, MPI_SUM,
+                                 MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+        check_rc("MPIX_Allreduce_init on device memory", rc, MPI_ERR_BUFFER);
+        rc = MPIX_Alltoall_init(dev.ptr, 1, types[T_STRIDED], (char *)dev.ptr + 2048, 1,
+                                types[T_STRIDED], MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+        check_rc("MPIX_Alltoall_init on device memory", rc, MPI_ERR_BUFFER);
+        nrefused += 2;
+        rc = MPIX_Allreduce_init(in, out, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                 &req);
+        check_rc("MPIX_Allreduce_init on host memory", rc, MPI_SUCCESS);
+        for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+            MPI_Start(&req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            checked++;
+            if (out[0] != nranks || out[2] != 3.0 * nranks + nranks * (nranks - 1) / 2.0)
+                FAIL("MPIX_Allreduce_init on host memory: wrong sums %g %g", out[0], out[2]);
+        }
+        if (rc == MPI_SUCCESS)
+            MPI_Request_free(&req);
+    }
+#endif
+
+    /* MPI_T values: refused on device memory, read as usual on the host. */
+    {
+        int provided, ncvar = 0, found = -1;
+        MPI_T_cvar_handle handle;
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        MPI_T_cvar_get_num(&ncvar);
+        for (int i = 0; i < ncvar && found < 0; i++) {
+            char name[256], desc[256];
+            int nl = sizeof(name), dl = sizeof(desc), verb, bind, scope;
+            MPI_Datatype dt;
+            MPI_T_enum en;
+            if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) ==
+                    MPI_SUCCESS &&
+                dt == MPI_INT && bind == MPI_T_BIND_NO_OBJECT)
+                found = i;
+        }
+        if (found >= 0 && MPI_T_cvar_handle_alloc(found, NULL, &handle, &ncvar) == MPI_SUCCESS) {
+            int value = -1;
+            rc = MPI_T_cvar_read(handle, dev.ptr);
+            check_rc("MPI_T_cvar_read into device memory", rc, MPI_T_ERR_INVALID);
+            rc = MPI_T_cvar_write(handle, dev.ptr);
+            check_rc("MPI_T_cvar_write from device memory", rc, MPI_T_ERR_INVALID);
+            rc = MPI_T_cvar_read(handle, &value);
+            check_rc("MPI_T_cvar_read into host memory", rc, MPI_SUCCESS);
+            nrefused += 2;
+            MPI_T_cvar_handle_free(&handle);
+        } else {
+            FAIL("MPI_T: no integer control variable to read");
+        }
+        MPI_T_finalize();
+    }
+
     checked++;
-    if (tj_counter("calls_refused") - refused != 2)
-        FAIL("refused calls: calls_refused grew by %ld, not 2",
-             tj_counter("calls_refused") - refused);
+    if (tj_counter("calls_refused") - refused != nrefused)
+        FAIL("refused calls: calls_refused grew by %ld, not %d",
+             tj_counter("calls_refused") - refused, nrefused);
     buf_free(&dev);
 }
 

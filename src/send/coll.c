@@ -910,6 +910,23 @@ static int prepare(coll_t *x, bool nonblocking)
     return rc;
 }
 
+bool tj_coll_on_device(const tj_coll_call_t *c)
+{
+    coll_t *x;
+    bool on = false;
+
+    if (!tj_gpu_available() || (x = calloc(1, sizeof(*x))) == NULL)
+        return false;
+    x->c = *c;
+    if (describe(x)) {
+        classify(&x->s);
+        classify(&x->r);
+        on = x->s.packed || x->r.packed;
+    }
+    release(x);
+    return on;
+}
+
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
     coll_t *x;

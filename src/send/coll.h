@@ -66,4 +66,9 @@ typedef enum {
  * contiguous ones when TYPEJIT_STAGE_CONTIGUOUS says so, with one that is). */
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc);
 
+/* Whether @p c has a side with bytes to move in device or managed memory (what tj_coll_run
+ * would look at), without running it: for the forms typejit does not run, which a device buffer
+ * makes the caller refuse. */
+bool tj_coll_on_device(const tj_coll_call_t *c);
+
 #endif /* TJ_SEND_COLL_H */

@@ -9,6 +9,7 @@
 #include <limits.h>
 
 #include "send/model.h"
+#include "send/mirror.h"
 #include "send/staged.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -150,6 +151,19 @@ static bool touches_device(const tj_red_call_t *c)
     }
     tj_gpu_query((const char *)c->rbuf + info->true_lb, &where);
     return is_gpu(where.kind);
+}
+
+bool tj_reduce_on_device(const tj_red_call_t *c)
+{
+    red_t x = {.c = *c};
+    int nsend, nrecv;
+    bool refuse;
+    tj_mirror_t m;
+
+    if (!tj_gpu_available() || !touches_device(c) || !describe(&x, &nsend, &nrecv, &refuse))
+        return false;
+    return (nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, &m)) ||
+           (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, &m));
 }
 
 tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)

@@ -47,4 +47,9 @@ typedef enum {
  * is not CUDA-aware. */
 tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc);
 
+/* Whether a buffer @p c reads or writes on this rank is in device or managed memory, without
+ * running it: for the forms typejit does not run, which a device buffer makes the caller
+ * refuse. */
+bool tj_reduce_on_device(const tj_red_call_t *c);
+
 #endif /* TJ_SEND_REDUCE_H */
