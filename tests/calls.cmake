@@ -1,4 +1,10 @@
-# Device buffers in every MPI call that takes one (docs/device-calls.md).
+# Device buffers in every MPI call that takes one (docs/device-calls.md): the table against the
+# system MPI's headers and the library's wrappers (tests/check_device_calls.cmake).
+
+string(REPLACE ";" "\\;" TJ_MPI_INCLUDE_ARG "${MPI_C_INCLUDE_DIRS}")
+tj_add_test(device_calls_table COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/device-calls.md
+            "-DINCLUDE_DIRS=${TJ_MPI_INCLUDE_ARG}" -DLIB=$<TARGET_FILE:typejit> -DNM=${CMAKE_NM}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_device_calls.cmake LABELS unit TIMEOUT 60)
 
 # Every function of the table on device buffers against the system MPI on host copies, at 2 and
 # 3 ranks (label emu: on the CPU-only test driver, an MPI that is not CUDA-aware); and the

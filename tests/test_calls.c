@@ -44,13 +44,15 @@ static const char *only;
 
 /* ---- the datatypes ------------------------------------------------------------------------- */
 
-enum { T_STRIDED, T_IRREGULAR, T_DOUBLE, NTYPES };
-static const char *const type_names[NTYPES] = {"column", "indexed", "double"};
-static MPI_Datatype types[NTYPES];
+/* The first NTYPES are made of doubles (every family uses them); the pack family adds a struct
+ * with holes and elements of three sizes, and a vector of shorts. */
+enum { T_STRIDED, T_IRREGULAR, T_DOUBLE, NTYPES, T_MIXED = NTYPES, T_SHORTS, NALL };
+static const char *const type_names[NALL] = {"column", "indexed", "double", "struct", "shorts"};
+static MPI_Datatype types[NALL];
 /* The byte offsets of each type's doubles in one object, for the user-defined operation. */
 static int64_t elem_off[NTYPES][16];
 static int nelem[NTYPES];
-static MPI_Aint type_ext[NTYPES];
+static MPI_Aint type_ext[NALL];
 
 static void make_types(void)
 {
@@ -62,8 +64,19 @@ static void make_types(void)
     MPI_Type_free(&col);
     MPI_Type_indexed(3, bl, dl, MPI_DOUBLE, &types[T_IRREGULAR]);
     types[T_DOUBLE] = MPI_DOUBLE;
-    for (int t = 0; t < T_DOUBLE; t++)
-        MPI_Type_commit(&types[t]);
+    {
+        /* struct { int; double; char; } with its holes, resized to 24 bytes. */
+        int sbl[3] = {1, 1, 1};
+        MPI_Aint sd[3] = {0, 8, 16};
+        MPI_Datatype st[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR}, raw;
+        MPI_Type_create_struct(3, sbl, sd, st, &raw);
+        MPI_Type_create_resized(raw, 0, 24, &types[T_MIXED]);
+        MPI_Type_free(&raw);
+        MPI_Type_vector(5, 2, 3, MPI_SHORT, &types[T_SHORTS]);
+    }
+    for (int t = 0; t < NALL; t++)
+        if (t != T_DOUBLE)
+            MPI_Type_commit(&types[t]);
     for (int i = 0; i < 16; i++)
         elem_off[T_STRIDED][i] = 128 * i;
     nelem[T_STRIDED] = 16;
@@ -73,7 +86,7 @@ static void make_types(void)
     nelem[T_IRREGULAR] = 6;
     elem_off[T_DOUBLE][0] = 0;
     nelem[T_DOUBLE] = 1;
-    for (int t = 0; t < NTYPES; t++) {
+    for (int t = 0; t < NALL; t++) {
         MPI_Aint lb;
         MPI_Type_get_extent(types[t], &lb, &type_ext[t]);
     }
@@ -441,6 +454,106 @@ static void reduce_family(void)
         FAIL("reductions: none was staged by typejit");
     if (cudaaware && tj_counter("calls_staged") != staged)
         FAIL("reductions: staged by typejit with a CUDA-aware MPI");
+}
+
+/* ---- pack and unpack ------------------------------------------------------------------------- */
+
+/* One MPI_Pack and MPI_Unpack (or their external32 forms) of @p count objects of type @p t
+ * between a typed buffer of kind @p tk and a packed buffer of kind @p pk, from byte @p pos0 of
+ * the packed buffer, which is one byte short with @p small. */
+static void pack_one(int t, int count, kind_t tk, kind_t pk, bool external, int pos0, bool small)
+{
+    MPI_Datatype ty = types[t];
+    MPI_Aint need = 0, xsize, xpos, xref;
+    int size = 0, pos, ref_pos, rc, ref_rc;
+    fbuf_t tb;
+    buf_t pb;
+    unsigned char *phost, *pref;
+    char what[192];
+
+    if (external)
+        PMPI_Pack_external_size("external32", count, ty, &need);
+    else
+        PMPI_Pack_size(count, ty, MPI_COMM_WORLD, &size), need = size;
+    xsize = pos0 + need - (small && need > 0 ? 1 : 0);
+    snprintf(what, sizeof(what), "%s %s, count %d, typed %s, packed %s, position %d%s",
+             external ? "pack_external" : "pack", type_names[t], count, kind_names[tk],
+             kind_names[pk], pos0, small ? ", one byte short" : "");
+    if (verbose)
+        fprintf(stderr, "rank %d: %s\n", rank, what);
+    fb_make(&tb, t, count, tk, 31 + (uint64_t)t);
+    pb = buf_alloc(pk, (size_t)xsize + 1);
+    phost = malloc((size_t)xsize + 1);
+    pref = malloc((size_t)xsize + 1);
+    REQUIRE(phost && pref);
+    for (MPI_Aint i = 0; i <= xsize; i++)
+        phost[i] = pref[i] = (unsigned char)(i * 13 + 5);
+    buf_put(&pb, phost);
+
+    /* Pack. */
+    if (external) {
+        xpos = xref = pos0;
+        rc = MPI_Pack_external("external32", tb.arg, count, ty, pb.ptr, xsize, &xpos);
+        ref_rc = PMPI_Pack_external("external32", fb_ref(&tb), count, ty, pref, xsize, &xref);
+        pos = (int)xpos, ref_pos = (int)xref;
+    } else {
+        pos = ref_pos = pos0;
+        rc = MPI_Pack(tb.arg, count, ty, pb.ptr, (int)xsize, &pos, MPI_COMM_WORLD);
+        ref_rc = PMPI_Pack(fb_ref(&tb), count, ty, pref, (int)xsize, &ref_pos, MPI_COMM_WORLD);
+    }
+    check_rc(what, rc, ref_rc);
+    checked++;
+    if (rc == MPI_SUCCESS && pos != ref_pos)
+        FAIL("%s: position %d, the system MPI's %d", what, pos, ref_pos);
+    buf_get(&pb, phost);
+    if (memcmp(phost, pref, (size_t)xsize + 1) != 0)
+        FAIL("%s: the packed bytes differ from the system MPI's", what);
+    fb_check(&tb, what);
+
+    /* Unpack the same bytes into a fresh typed buffer. */
+    fb_free(&tb);
+    fb_make(&tb, t, count, tk, 41 + (uint64_t)t);
+    if (external) {
+        xpos = xref = pos0;
+        rc = MPI_Unpack_external("external32", pb.ptr, xsize, &xpos, tb.arg, count, ty);
+        ref_rc = PMPI_Unpack_external("external32", pref, xsize, &xref, fb_ref(&tb), count, ty);
+        pos = (int)xpos, ref_pos = (int)xref;
+    } else {
+        pos = ref_pos = pos0;
+        rc = MPI_Unpack(pb.ptr, (int)xsize, &pos, tb.arg, count, ty, MPI_COMM_WORLD);
+        ref_rc = PMPI_Unpack(pref, (int)xsize, &ref_pos, fb_ref(&tb), count, ty, MPI_COMM_WORLD);
+    }
+    snprintf(what, sizeof(what), "%s %s, count %d, typed %s, packed %s, position %d%s",
+             external ? "unpack_external" : "unpack", type_names[t], count, kind_names[tk],
+             kind_names[pk], pos0, small ? ", one byte short" : "");
+    check_rc(what, rc, ref_rc);
+    checked++;
+    if (rc == MPI_SUCCESS && pos != ref_pos)
+        FAIL("%s: position %d, the system MPI's %d", what, pos, ref_pos);
+    fb_check(&tb, what);
+    fb_free(&tb);
+    buf_free(&pb);
+    free(phost);
+    free(pref);
+}
+
+static void pack_family(void)
+{
+    static const kind_t sides[3][2] = {
+        {K_DEVICE, K_DEVICE}, {K_DEVICE, K_HOST}, {K_HOST, K_DEVICE}};
+    long staged = tj_counter("calls_staged");
+
+    for (int external = 0; external < 2; external++)
+        for (int t = 0; t < NALL; t++)
+            for (int count = 0; count <= 3; count++)
+                for (int k = 0; k < 3; k++) {
+                    pack_one(t, count, sides[k][0], sides[k][1], external, 0, false);
+                    pack_one(t, count, sides[k][0], sides[k][1], external, 3 + count, false);
+                    if (count > 0)
+                        pack_one(t, count, sides[k][0], sides[k][1], external, 5, true);
+                }
+    if (tj_counter("calls_staged") == staged)
+        FAIL("external32: no call was staged by typejit");
 }
 
 /* ---- one-sided communication ----------------------------------------------------------------- */
@@ -963,6 +1076,8 @@ int main(int argc, char **argv)
         coll_family();
     if (want("reduce"))
         reduce_family();
+    if (want("pack"))
+        pack_family();
     if (want("rma") && !cudaaware)
         rma_family();
     if (want("file") && !cudaaware)
@@ -980,8 +1095,9 @@ int main(int argc, char **argv)
     CHECK(all_failures == 0);
     CHECK(checked > 0);
     MPI_Op_free(&user_op);
-    for (int t = 0; t < T_DOUBLE; t++)
-        MPI_Type_free(&types[t]);
+    for (int t = 0; t < NALL; t++)
+        if (t != T_DOUBLE)
+            MPI_Type_free(&types[t]);
     MPI_Comm_free(&line);
     MPI_Finalize();
     CHECK_DONE();

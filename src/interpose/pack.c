@@ -1,10 +1,12 @@
-/* MPI_Pack, MPI_Unpack and MPI_Pack_size. The engine takes only calls it can complete exactly;
- * every call the system MPI would reject (bad arguments, a too-small buffer) is passed to it
- * unchanged so that the error code and error handler are the system MPI's own. */
+/* MPI_Pack, MPI_Unpack, MPI_Pack_size, and MPI_Pack_external and MPI_Unpack_external (device
+ * buffers staged through host memory, src/send/external.c). The engine takes only calls it can
+ * complete exactly; every call the system MPI would reject (bad arguments, a too-small buffer) is
+ * passed to it unchanged so that the error code and error handler are the system MPI's own. */
 #include <stdint.h>
 
 #include "interpose/interpose.h"
 #include "send/devpack.h"
+#include "send/external.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/stats.h"
@@ -61,8 +63,8 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     if (!tj_interpose_active())
         return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
     known = tj_interpose_lookup(datatype, &info);
-    if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf,
-                          outcount, comm, &rc))
+    if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
+                          comm, &rc))
         return rc;
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
         engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {
@@ -79,4 +81,38 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     /* The packed size is the system MPI's: typejit packs the same bytes. */
     return PMPI_Pack_size(incount, datatype, comm, size);
+}
+
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                      void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    tj_type_info_t info;
+    tj_staged_result_t r = TJ_STAGED_PASS;
+    int rc;
+
+    if (tj_interpose_device_calls())
+        r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
+                             incount, datatype, outbuf, outsize, position, &rc);
+    if (r == TJ_STAGED_FAILED)
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+    if (r != TJ_STAGED_PASS)
+        return rc;
+    return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+}
+
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    tj_type_info_t info;
+    tj_staged_result_t r = TJ_STAGED_PASS;
+    int rc;
+
+    if (tj_interpose_device_calls())
+        r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
+                               insize, position, outbuf, outcount, datatype, &rc);
+    if (r == TJ_STAGED_FAILED)
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+    if (r != TJ_STAGED_PASS)
+        return rc;
+    return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
 }
