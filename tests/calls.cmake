@@ -38,3 +38,16 @@ add_test(NAME emu_device_calls_refused COMMAND ${TJ_CHECKED}
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
          $<TARGET_FILE:test_calls> --only refuse)
 set_tests_properties(emu_device_calls_refused PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+
+# A type over MPI_BOTTOM whose blocks lie in host and device memory (either order), two device
+# allocations, managed and device memory: MPI_ERR_BUFFER with one error line per call, never a
+# crash (Open MPI segfaulted in MPI_Pack before); blocks together (two host allocations, one
+# device allocation) packed exactly.
+add_test(NAME emu_device_calls_split COMMAND ${TJ_CHECKED}
+         --expect "^typejit\\[0\\]: error: MPI_Pack: the datatype's bytes lie in more than one allocation or memory kind"
+         --expect "^typejit\\[0\\]: error: MPI_Allreduce: the datatype's bytes lie in more than one allocation"
+         --expect "^typejit\\[0\\]: error: MPI_Reduce_local: the datatype's bytes lie in more than one allocation"
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
+         $<TARGET_FILE:test_calls> --only mixed)
+set_tests_properties(emu_device_calls_split PROPERTIES TIMEOUT 300 LABELS "emu;mpi")

@@ -1042,6 +1042,132 @@ static void refuse_family(void)
     buf_free(&dev);
 }
 
+/* ---- types whose bytes lie in several allocations ------------------------------------------ */
+
+/* A struct of two blocks of four doubles at the absolute addresses @p a and @p b, used over
+ * MPI_BOTTOM. */
+static MPI_Datatype two_blocks(const void *a, const void *b)
+{
+    int bl[2] = {4, 4};
+    MPI_Aint d[2];
+    MPI_Datatype t[2] = {MPI_DOUBLE, MPI_DOUBLE}, ty;
+    MPI_Get_address(a, &d[0]);
+    MPI_Get_address(b, &d[1]);
+    MPI_Type_create_struct(2, bl, d, t, &ty);
+    MPI_Type_commit(&ty);
+    return ty;
+}
+
+/* Every call with a typed buffer, on a type whose blocks lie in @p a and @p b (memory of kinds
+ * @p ka, @p kb): each returns MPI_ERR_BUFFER when they are apart, never crashes. */
+static void split_calls(const char *what, void *a, void *b)
+{
+    MPI_Datatype ty = two_blocks(a, b);
+    char packed[256], name[160];
+    double sums[8];
+    int pos = 0, rc;
+
+    snprintf(name, sizeof(name), "MPI_Pack of %s", what);
+    rc = MPI_Pack(MPI_BOTTOM, 1, ty, packed, sizeof(packed), &pos, MPI_COMM_WORLD);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    pos = 0;
+    snprintf(name, sizeof(name), "MPI_Unpack into %s", what);
+    rc = MPI_Unpack(packed, sizeof(packed), &pos, MPI_BOTTOM, 1, ty, MPI_COMM_WORLD);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    snprintf(name, sizeof(name), "MPI_Sendrecv of %s", what);
+    rc = MPI_Sendrecv(MPI_BOTTOM, 1, ty, rank, 5, packed, 64, MPI_DOUBLE, rank, 5, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    snprintf(name, sizeof(name), "MPI_Sendrecv into %s", what);
+    memset(packed, 0, sizeof(packed));
+    rc = MPI_Sendrecv(packed, 8, MPI_DOUBLE, rank, 6, MPI_BOTTOM, 1, ty, rank, 6, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    snprintf(name, sizeof(name), "MPI_Allgather of %s", what);
+    rc = MPI_Allgather(MPI_BOTTOM, 1, ty, sums, 0, MPI_DOUBLE, MPI_COMM_WORLD);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    snprintf(name, sizeof(name), "MPI_Allreduce of %s", what);
+    rc = MPI_Allreduce(MPI_BOTTOM, sums, 1, ty, MPI_SUM, MPI_COMM_WORLD);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    snprintf(name, sizeof(name), "MPI_Reduce_local into %s", what);
+    rc = MPI_Reduce_local(sums, MPI_BOTTOM, 1, ty, MPI_SUM);
+    check_rc(name, rc, MPI_ERR_BUFFER);
+    checked += 7;
+    MPI_Type_free(&ty);
+}
+
+/* The same calls where the blocks lie together (both in host memory, both in one device
+ * allocation): exact, against the system MPI on a host copy. */
+static void together_calls(const char *what, buf_t *buf, size_t second)
+{
+    double host[64], ref[64];
+    char packed[128], rpacked[128], name[160];
+    MPI_Datatype ty = two_blocks(buf->ptr, buf->ptr + second);
+    MPI_Datatype rty = two_blocks(ref, (char *)ref + second);
+    int pos = 0, rpos = 0, rc, ref_rc;
+
+    for (int i = 0; i < 64; i++)
+        host[i] = ref[i] = i * 0.5 + rank;
+    buf_put(buf, host);
+    snprintf(name, sizeof(name), "MPI_Pack of %s", what);
+    rc = MPI_Pack(MPI_BOTTOM, 1, ty, packed, sizeof(packed), &pos, MPI_COMM_WORLD);
+    ref_rc = PMPI_Pack(MPI_BOTTOM, 1, rty, rpacked, sizeof(rpacked), &rpos, MPI_COMM_WORLD);
+    check_rc(name, rc, ref_rc);
+    checked++;
+    if (pos != rpos || memcmp(packed, rpacked, (size_t)rpos) != 0)
+        FAIL("%s: the packed bytes differ from the system MPI's", name);
+    for (int i = 0; i < 64; i++)
+        ((double *)packed)[i % 8] = 100 + i, ((double *)rpacked)[i % 8] = 100 + i;
+    pos = rpos = 0;
+    snprintf(name, sizeof(name), "MPI_Unpack into %s", what);
+    rc = MPI_Unpack(packed, sizeof(packed), &pos, MPI_BOTTOM, 1, ty, MPI_COMM_WORLD);
+    ref_rc = PMPI_Unpack(rpacked, sizeof(rpacked), &rpos, MPI_BOTTOM, 1, rty, MPI_COMM_WORLD);
+    check_rc(name, rc, ref_rc);
+    buf_get(buf, host);
+    checked++;
+    if (memcmp(host, ref, sizeof(host)) != 0)
+        FAIL("%s: the buffer differs from the system MPI's", name);
+    MPI_Type_free(&ty);
+    MPI_Type_free(&rty);
+}
+
+static void mixed_family(void)
+{
+    buf_t h1 = buf_alloc(K_HOST, 512), h2 = buf_alloc(K_HOST, 512);
+    buf_t d1 = buf_alloc(K_DEVICE, 512), d2 = buf_alloc(K_DEVICE, 512);
+    buf_t m1 = buf_alloc(K_MANAGED, 512), one = buf_alloc(K_DEVICE, 512);
+
+    split_calls("host then device memory", h1.ptr, d1.ptr);
+    split_calls("device then host memory", d1.ptr, h1.ptr);
+    split_calls("two device allocations", d1.ptr, d2.ptr);
+    split_calls("managed then device memory", m1.ptr, d1.ptr);
+    together_calls("two host allocations", &h1, 256);
+    together_calls("one device allocation", &one, 256);
+    {
+        /* Two host allocations as such, not one buffer: over MPI_BOTTOM, each with its bytes. */
+        double a[8], b[8], ra[8], rb[8];
+        char p1[128], p2[128];
+        int pos = 0, rpos = 0;
+        for (int i = 0; i < 8; i++)
+            a[i] = ra[i] = i, b[i] = rb[i] = 10 + i;
+        MPI_Datatype ty = two_blocks(a, b), rty = two_blocks(ra, rb);
+        int rc = MPI_Pack(MPI_BOTTOM, 1, ty, p1, sizeof(p1), &pos, MPI_COMM_WORLD);
+        int ref_rc = PMPI_Pack(MPI_BOTTOM, 1, rty, p2, sizeof(p2), &rpos, MPI_COMM_WORLD);
+        check_rc("MPI_Pack of two stack arrays", rc, ref_rc);
+        checked++;
+        if (pos != rpos || memcmp(p1, p2, (size_t)pos) != 0)
+            FAIL("MPI_Pack of two stack arrays: bytes differ");
+        MPI_Type_free(&ty);
+        MPI_Type_free(&rty);
+    }
+    buf_free(&h1);
+    buf_free(&h2);
+    buf_free(&d1);
+    buf_free(&d2);
+    buf_free(&m1);
+    buf_free(&one);
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1085,6 +1211,8 @@ int main(int argc, char **argv)
     /* Refusals print their error line: only when asked for (calls.cmake checks the lines). */
     if (only != NULL && strcmp(only, "refuse") == 0 && !cudaaware)
         refuse_family();
+    if (only != NULL && strcmp(only, "mixed") == 0)
+        mixed_family();
 
     long all_failures = 0;
     MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

@@ -5,6 +5,7 @@
 
 #include "gpu/cuda.h"
 #include "interpose/interpose.h"
+#include "send/span.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -21,6 +22,8 @@ bool tj_interpose_on_device(const void *buf, int count, MPI_Datatype type)
     if (count <= 0 || buf == MPI_IN_PLACE || !tj_interpose_lookup(type, &info) || !info.extents ||
         info.size == 0)
         return false;
+    if (info.wide && !tj_span_together(&info, type, buf, count, "a call"))
+        return true; /* partly on the device */
     tj_gpu_query((const char *)buf + info.true_lb, &where);
     return where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
 }

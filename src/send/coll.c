@@ -32,6 +32,7 @@
 #include "send/kernels.h"
 #include "send/model.h"
 #include "send/request.h"
+#include "send/span.h"
 #include "send/staging.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -60,6 +61,7 @@ typedef struct {
 typedef struct {
     bool present; /* this rank has this side in this call */
     bool packed;  /* typejit packs it */
+    bool split;   /* a slice's bytes lie in more than one allocation or memory kind */
     char *buf;    /* the buffer argument */
     int n;
     slice_t *slices;
@@ -390,12 +392,19 @@ static void classify(side_t *sd)
         return;
     for (int i = 0; i < sd->n; i++) {
         const slice_t *sl = &sd->slices[i];
-        if (sl->count == 0 || sl->skip || sd->types[sl->t].info.size == 0)
+        const ctype_t *ct = &sd->types[sl->t];
+        if (sl->count == 0 || sl->skip || ct->info.size == 0)
             continue;
         if (first == NULL)
             first = sl;
-        want |= wants(&sd->types[sl->t]);
+        want |= wants(ct);
+        /* A type at absolute addresses may have bytes in host and device memory at once. */
+        if (ct->info.wide && !sd->split &&
+            !tj_span_together(&ct->info, ct->type, sd->buf + sl->off, sl->count, "a collective"))
+            sd->split = true;
     }
+    if (sd->split)
+        return;
     if (first == NULL || !want)
         return;
     tj_gpu_query(sd->buf + first->off + sd->types[first->t].info.true_lb, &where);
@@ -921,7 +930,7 @@ bool tj_coll_on_device(const tj_coll_call_t *c)
     if (describe(x)) {
         classify(&x->s);
         classify(&x->r);
-        on = x->s.packed || x->r.packed;
+        on = x->s.packed || x->r.packed || x->s.split || x->r.split;
     }
     release(x);
     return on;
@@ -944,6 +953,11 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
     }
     classify(&x->s);
     classify(&x->r);
+    if (x->s.split || x->r.split) {
+        *rc = MPI_ERR_BUFFER; /* classify said why */
+        release(x);
+        return TJ_COLL_FAILED;
+    }
     if (!x->s.packed && !x->r.packed) {
         release(x);
         return TJ_COLL_PASS;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "send/devpack.h"
+#include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
 #include "util/common.h"
@@ -20,7 +21,7 @@ static bool is_gpu(tj_mem_t m)
 }
 
 bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
-                    tj_mirror_t *m)
+                    const char *fn, tj_mirror_t *m)
 {
     int64_t reach;
 
@@ -36,8 +37,9 @@ bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *b
         return false;
     m->lo = m->info.true_lb + (reach < 0 ? reach : 0);
     m->hi = m->info.true_lb + m->info.true_extent + (reach > 0 ? reach : 0);
+    m->split = !tj_span_together(&m->info, type, buf, count, fn);
     tj_gpu_query((const char *)buf + m->info.true_lb, &m->at);
-    if (!is_gpu(m->at.kind))
+    if (!is_gpu(m->at.kind) && !m->split)
         return false;
     m->user = (char *)buf;
     m->count = count;
@@ -65,6 +67,8 @@ int tj_mirror_fetch(tj_mirror_t *m, const char *fn)
 {
     uintptr_t base = (uintptr_t)m->user;
 
+    if (m->split)
+        return MPI_ERR_BUFFER; /* tj_mirror_find said why */
     if (!tj_gpu_inside(&m->at, base + (uintptr_t)m->lo, base + (uintptr_t)m->hi)) {
         tj_log_error("%s: the datatype's bytes reach outside the device allocation of the buffer "
                      "(they must lie in one allocation); MPI_ERR_BUFFER",

@@ -144,6 +144,8 @@ static bool touches_device(const tj_red_call_t *c)
     }
     if (!info->extents || info->size == 0)
         return false;
+    if (info->wide)
+        return true; /* its bytes may lie apart: the mirrors look at every piece */
     if (c->sbuf != MPI_IN_PLACE) {
         tj_gpu_query((const char *)c->sbuf + info->true_lb, &where);
         if (is_gpu(where.kind))
@@ -162,8 +164,8 @@ bool tj_reduce_on_device(const tj_red_call_t *c)
 
     if (!tj_gpu_available() || !touches_device(c) || !describe(&x, &nsend, &nrecv, &refuse))
         return false;
-    return (nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, &m)) ||
-           (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, &m));
+    return (nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, names[c->kind], &m)) ||
+           (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, names[c->kind], &m));
 }
 
 tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)

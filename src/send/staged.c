@@ -23,14 +23,13 @@ tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t 
     for (int i = 0; i < n; i++) {
         const tj_staged_buf_t *b = &bufs[i];
         s->out[i] = b->out;
-        s->has[i] = tj_mirror_find(b->info, b->type, b->buf, b->count, &s->m[i]);
+        s->has[i] = tj_mirror_find(b->info, b->type, b->buf, b->count, fn, &s->m[i]);
         any |= s->has[i];
     }
     if (!any) {
         free(s);
         return TJ_STAGED_PASS;
     }
-    tj_stats_inc(TJ_STAT_calls_staged);
     for (int i = 0; i < n; i++) {
         if (!s->has[i])
             continue;
@@ -40,6 +39,7 @@ tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t 
             return TJ_STAGED_FAILED;
         }
     }
+    tj_stats_inc(TJ_STAT_calls_staged);
     *out = s;
     return TJ_STAGED_OK;
 }
