@@ -9,7 +9,7 @@
  *
  *   mpirun -np N test_calls [--only FAMILY] [--cudaaware] [--verbose]
  *
- * Families: coll (the collectives typejit packs), reduce, pack, rma, file, refuse, mixed.
+ * Families: p2p, coll (the collectives typejit packs), reduce, pack, rma, file, refuse, mixed.
  * --cudaaware: the system MPI takes device memory (the stand-in of tests/cudaaware_shim.c):
  * check the pass-through answers of the table instead. Exits 77 without a CUDA device. */
 #include <mpi.h>
@@ -218,6 +218,176 @@ static bool want(const char *family)
     return only == NULL || strcmp(only, family) == 0;
 }
 
+/* ---- point-to-point ------------------------------------------------------------------------- */
+
+enum {
+    S_SEND,
+    S_BSEND,
+    S_SSEND,
+    S_RSEND,
+    S_ISEND,
+    S_IBSEND,
+    S_ISSEND,
+    S_IRSEND,
+    S_SEND_INIT,
+    S_BSEND_INIT,
+    S_SSEND_INIT,
+    S_RSEND_INIT,
+    NSEND
+};
+static const char *const send_names[NSEND] = {
+    "send",   "bsend",  "ssend",     "rsend",      "isend",      "ibsend",
+    "issend", "irsend", "send_init", "bsend_init", "ssend_init", "rsend_init"};
+enum { V_RECV, V_IRECV, V_RECV_INIT, V_MRECV, V_IMRECV, NRECVS };
+static const char *const recv_names[NRECVS] = {"recv", "irecv", "recv_init", "mrecv", "imrecv"};
+/* Each send mode with a receive form: the ready modes with a receive posted first, the blocking
+ * receive forms with a send that does not wait for them. */
+static const int pairs[NSEND][2] = {
+    {S_SEND, V_IRECV},       {S_BSEND, V_RECV_INIT},   {S_SSEND, V_IRECV},
+    {S_RSEND, V_IRECV},      {S_ISEND, V_RECV},        {S_IBSEND, V_MRECV},
+    {S_ISSEND, V_IMRECV},    {S_IRSEND, V_RECV_INIT},  {S_SEND_INIT, V_RECV},
+    {S_BSEND_INIT, V_MRECV}, {S_SSEND_INIT, V_IMRECV}, {S_RSEND_INIT, V_IRECV}};
+
+/* Send to the next rank with mode @p sm, receive from the previous one with form @p rf: on
+ * device buffers through typejit (@p dev), else through PMPI on the host copies. */
+static int p2p_pass(bool dev, int sm, int rf, char *sb, char *rb, int count, MPI_Datatype ty,
+                    int tag)
+{
+    int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks, rc = MPI_SUCCESS, r;
+    MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
+    MPI_Message msg;
+    bool posted = rf == V_IRECV || rf == V_RECV_INIT;
+    MPI_Comm comm = MPI_COMM_WORLD;
+#define P(_x) (dev ? MPI_##_x : PMPI_##_x)
+
+    if (rf == V_IRECV)
+        rc = P(Irecv)(rb, count, ty, prev, tag, comm, &rreq);
+    else if (rf == V_RECV_INIT &&
+             (rc = P(Recv_init)(rb, count, ty, prev, tag, comm, &rreq)) == MPI_SUCCESS)
+        rc = P(Start)(&rreq);
+    /* The ready modes need the receive posted everywhere first. */
+    PMPI_Barrier(comm);
+    switch (sm) {
+    case S_SEND:
+        r = P(Send)(sb, count, ty, next, tag, comm);
+        break;
+    case S_BSEND:
+        r = P(Bsend)(sb, count, ty, next, tag, comm);
+        break;
+    case S_SSEND:
+        r = P(Ssend)(sb, count, ty, next, tag, comm);
+        break;
+    case S_RSEND:
+        r = P(Rsend)(sb, count, ty, next, tag, comm);
+        break;
+    case S_ISEND:
+        r = P(Isend)(sb, count, ty, next, tag, comm, &sreq);
+        break;
+    case S_IBSEND:
+        r = P(Ibsend)(sb, count, ty, next, tag, comm, &sreq);
+        break;
+    case S_ISSEND:
+        r = P(Issend)(sb, count, ty, next, tag, comm, &sreq);
+        break;
+    case S_IRSEND:
+        r = P(Irsend)(sb, count, ty, next, tag, comm, &sreq);
+        break;
+    default: {
+        r = (sm == S_SEND_INIT    ? P(Send_init)
+             : sm == S_BSEND_INIT ? P(Bsend_init)
+             : sm == S_SSEND_INIT ? P(Ssend_init)
+                                  : P(Rsend_init))(sb, count, ty, next, tag, comm, &sreq);
+        if (r == MPI_SUCCESS)
+            r = P(Start)(&sreq);
+        break;
+    }
+    }
+    rc = rc != MPI_SUCCESS ? rc : r;
+    if (!posted) {
+        if (rf == V_RECV) {
+            r = P(Recv)(rb, count, ty, prev, tag, comm, MPI_STATUS_IGNORE);
+        } else if ((r = P(Mprobe)(prev, tag, comm, &msg, MPI_STATUS_IGNORE)) == MPI_SUCCESS) {
+            if (rf == V_MRECV)
+                r = P(Mrecv)(rb, count, ty, &msg, MPI_STATUS_IGNORE);
+            else if ((r = P(Imrecv)(rb, count, ty, &msg, &rreq)) == MPI_SUCCESS)
+                r = P(Wait)(&rreq, MPI_STATUS_IGNORE);
+        }
+        rc = rc != MPI_SUCCESS ? rc : r;
+    } else {
+        r = P(Wait)(&rreq, MPI_STATUS_IGNORE);
+        rc = rc != MPI_SUCCESS ? rc : r;
+    }
+    if (sreq != MPI_REQUEST_NULL) {
+        r = P(Wait)(&sreq, MPI_STATUS_IGNORE);
+        rc = rc != MPI_SUCCESS ? rc : r;
+    }
+    if (rf == V_RECV_INIT)
+        P(Request_free)(&rreq);
+    if (sm >= S_SEND_INIT)
+        P(Request_free)(&sreq);
+#undef P
+    return rc;
+}
+
+static void p2p_family(void)
+{
+    int bsize = 1 << 20, rc, ref_rc;
+    char *battach = malloc((size_t)bsize);
+    char what[160];
+
+    REQUIRE(battach != NULL);
+    MPI_Buffer_attach(battach, bsize);
+    for (int t = 0; t < NTYPES; t++)
+        for (int count = 0; count <= 2; count += 2) {
+            for (int k = 0; k < NSEND; k++) {
+                fbuf_t sb, rb;
+                int sm = pairs[k][0], rf = pairs[k][1];
+                snprintf(what, sizeof(what), "%s to %s, %s, count %d", send_names[sm],
+                         recv_names[rf], type_names[t], count);
+                if (verbose)
+                    fprintf(stderr, "rank %d: %s\n", rank, what);
+                fb_make(&sb, t, count, K_DEVICE, 71 + (uint64_t)k);
+                fb_make(&rb, t, count, K_DEVICE, 81 + (uint64_t)k);
+                rc = p2p_pass(true, sm, rf, sb.arg, rb.arg, count, types[t], 100 + k);
+                ref_rc =
+                    p2p_pass(false, sm, rf, fb_ref(&sb), fb_ref(&rb), count, types[t], 200 + k);
+                check_rc(what, rc, ref_rc);
+                fb_check(&rb, what);
+                fb_check(&sb, what);
+                fb_free(&sb);
+                fb_free(&rb);
+            }
+            /* Sendrecv and Sendrecv_replace around the ring. */
+            for (int replace = 0; replace < 2; replace++) {
+                fbuf_t sb, rb;
+                int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+                snprintf(what, sizeof(what), "sendrecv%s, %s, count %d", replace ? "_replace" : "",
+                         type_names[t], count);
+                fb_make(&sb, t, count, K_DEVICE, 91);
+                fb_make(&rb, t, count, K_DEVICE, 92);
+                if (replace) {
+                    rc = MPI_Sendrecv_replace(sb.arg, count, types[t], next, 7, prev, 7,
+                                              MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    ref_rc = PMPI_Sendrecv_replace(fb_ref(&sb), count, types[t], next, 7, prev, 7,
+                                                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    rc = MPI_Sendrecv(sb.arg, count, types[t], next, 8, rb.arg, count, types[t],
+                                      prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    ref_rc =
+                        PMPI_Sendrecv(fb_ref(&sb), count, types[t], next, 8, fb_ref(&rb), count,
+                                      types[t], prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+                check_rc(what, rc, ref_rc);
+                fb_check(&sb, what);
+                fb_check(&rb, what);
+                fb_free(&sb);
+                fb_free(&rb);
+            }
+        }
+    MPI_Buffer_detach(&battach, &bsize);
+    free(battach);
+}
+
 /* ---- collectives typejit packs -------------------------------------------------------------- */
 
 static MPI_Comm line; /* a 1-D Cartesian line, not periodic: MPI_PROC_NULL at both ends */
@@ -325,6 +495,172 @@ static void coll_family(void)
                     if (kind == C_ALLTOALL && !(nb && count == 0))
                         coll_one(kind, t, count, nb, true, how++);
                 }
+}
+
+/* The collectives typejit packed before issue 21, each called once per type, count, root and
+ * in-place choice (tests/test_coll.c checks them at length on random types). */
+enum {
+    K_BCAST,
+    K_GATHER,
+    K_GATHERV,
+    K_SCATTER,
+    K_SCATTERV,
+    K_ALLGATHER,
+    K_ALLGATHERV,
+    K_ALLTOALLV,
+    K_ALLTOALLW,
+    K_NBR_ALLTOALLV,
+    K_NBR_ALLTOALLW,
+    NKINDS
+};
+static const char *const kinds_names[NKINDS] = {"bcast",
+                                                "gather",
+                                                "gatherv",
+                                                "scatter",
+                                                "scatterv",
+                                                "allgather",
+                                                "allgatherv",
+                                                "alltoallv",
+                                                "alltoallw",
+                                                "neighbor_alltoallv",
+                                                "neighbor_alltoallw"};
+
+static void coll2_one(int kind, int t, int count, bool nb, bool inplace, int root, int how)
+{
+    MPI_Datatype ty = types[t], tys[4] = {ty, ty, ty, ty};
+    bool nbr = kind == K_NBR_ALLTOALLV || kind == K_NBR_ALLTOALLW;
+    MPI_Comm comm = nbr ? line : MPI_COMM_WORLD;
+    int peers = nbr ? 2 : nranks, me_root = rank == root, rc = MPI_SUCCESS, ref_rc = MPI_SUCCESS;
+    int *cnt = calloc((size_t)peers, sizeof(int)), *dis = calloc((size_t)peers, sizeof(int));
+    int *bdis = calloc((size_t)peers, sizeof(int));
+    MPI_Aint *adis = calloc((size_t)peers, sizeof(MPI_Aint));
+    int nsend = count, nrecv = count;
+    fbuf_t s, r;
+    MPI_Request req;
+    char what[160];
+
+    REQUIRE(cnt && dis && bdis && adis);
+    /* Slice i of the v and w forms: `count` objects after a gap of one object per slice. */
+    for (int i = 0; i < peers; i++) {
+        cnt[i] = count;
+        dis[i] = i * (count + 1);
+        bdis[i] = (int)(dis[i] * type_ext[t]);
+        adis[i] = (MPI_Aint)bdis[i];
+    }
+    switch (kind) {
+    case K_GATHER:
+    case K_ALLGATHER:
+        nrecv = peers * count;
+        break;
+    case K_SCATTER:
+        nsend = peers * count;
+        break;
+    case K_GATHERV:
+    case K_ALLGATHERV:
+    case K_ALLTOALLV:
+    case K_ALLTOALLW:
+    case K_NBR_ALLTOALLV:
+    case K_NBR_ALLTOALLW:
+        nrecv = peers * (count + 1);
+        nsend = kind == K_GATHERV || kind == K_ALLGATHERV ? count : peers * (count + 1);
+        break;
+    case K_SCATTERV:
+        nsend = peers * (count + 1);
+        break;
+    }
+    /* In place: the root's side of the rooted forms only. */
+    if ((kind == K_GATHER || kind == K_GATHERV || kind == K_SCATTER || kind == K_SCATTERV) &&
+        !me_root)
+        inplace = false;
+    snprintf(what, sizeof(what), "%s%s%s, %s, count %d, root %d", nb ? "i" : "", kinds_names[kind],
+             inplace ? " in place" : "", type_names[t], count, root);
+    if (verbose)
+        fprintf(stderr, "rank %d: %s\n", rank, what);
+    fb_make(&s, t, nsend, K_DEVICE, 51 + (uint64_t)kind);
+    fb_make(&r, t, nrecv, K_DEVICE, 61 + (uint64_t)kind + (uint64_t)rank);
+    for (int pass = 0; pass < 2; pass++) {
+        bool dev = pass == 0;
+        char *sb = dev ? s.arg : fb_ref(&s), *rb = dev ? r.arg : fb_ref(&r);
+        const void *sa = inplace && kind != K_SCATTER && kind != K_SCATTERV ? MPI_IN_PLACE : sb;
+        void *ra = inplace && (kind == K_SCATTER || kind == K_SCATTERV) ? MPI_IN_PLACE : rb;
+        int got;
+#define CALL(_x, _ix, ...)                                                                         \
+    (nb ? (dev ? MPI_##_ix : PMPI_##_ix)(__VA_ARGS__, &req)                                        \
+        : (dev ? MPI_##_x : PMPI_##_x)(__VA_ARGS__))
+        switch (kind) {
+        case K_BCAST:
+            got = CALL(Bcast, Ibcast, rb, count, ty, root, comm);
+            break;
+        case K_GATHER:
+            got = CALL(Gather, Igather, sa, count, ty, rb, count, ty, root, comm);
+            break;
+        case K_GATHERV:
+            got = CALL(Gatherv, Igatherv, sa, count, ty, rb, cnt, dis, ty, root, comm);
+            break;
+        case K_SCATTER:
+            got = CALL(Scatter, Iscatter, sb, count, ty, ra, count, ty, root, comm);
+            break;
+        case K_SCATTERV:
+            got = CALL(Scatterv, Iscatterv, sb, cnt, dis, ty, ra, count, ty, root, comm);
+            break;
+        case K_ALLGATHER:
+            got = CALL(Allgather, Iallgather, sa, count, ty, rb, count, ty, comm);
+            break;
+        case K_ALLGATHERV:
+            got = CALL(Allgatherv, Iallgatherv, sa, count, ty, rb, cnt, dis, ty, comm);
+            break;
+        case K_ALLTOALLV:
+            got = CALL(Alltoallv, Ialltoallv, sa, cnt, dis, ty, rb, cnt, dis, ty, comm);
+            break;
+        case K_ALLTOALLW:
+            got = CALL(Alltoallw, Ialltoallw, sa, cnt, bdis, tys, rb, cnt, bdis, tys, comm);
+            break;
+        case K_NBR_ALLTOALLV:
+            got = CALL(Neighbor_alltoallv, Ineighbor_alltoallv, sa, cnt, dis, ty, rb, cnt, dis, ty,
+                       comm);
+            break;
+        default:
+            got = CALL(Neighbor_alltoallw, Ineighbor_alltoallw, sa, cnt, adis, tys, rb, cnt, adis,
+                       tys, comm);
+            break;
+        }
+#undef CALL
+        if (nb && got == MPI_SUCCESS)
+            got = dev ? complete(&req, how) : PMPI_Wait(&req, MPI_STATUS_IGNORE);
+        *(dev ? &rc : &ref_rc) = got;
+    }
+    check_rc(what, rc, ref_rc);
+    fb_check(&r, what);
+    fb_check(&s, what);
+    fb_free(&s);
+    fb_free(&r);
+    free(cnt);
+    free(dis);
+    free(bdis);
+    free(adis);
+}
+
+static void coll2_family(void)
+{
+    int how = 0;
+    for (int kind = 0; kind < NKINDS; kind++)
+        for (int t = 0; t < NTYPES; t++)
+            for (int count = 0; count <= 2; count += 2)
+                for (int nb = 0; nb < 2; nb++)
+                    for (int k = 0; k < 2; k++) {
+                        int root = k == 0 ? 0 : nranks - 1;
+                        bool rooted = kind <= K_SCATTERV;
+                        bool may =
+                            kind != K_BCAST && kind != K_NBR_ALLTOALLV && kind != K_NBR_ALLTOALLW;
+                        if (!rooted && k == 1)
+                            continue;
+                        coll2_one(kind, t, count, nb, false, root, how++);
+                        /* Open MPI 4.1.4's non-blocking in-place all-to-all forms return early
+                         * on zero counts and the next non-blocking collective hangs. */
+                        if (may &&
+                            !(nb && count == 0 && (kind == K_ALLTOALLV || kind == K_ALLTOALLW)))
+                            coll2_one(kind, t, count, nb, true, root, how++);
+                    }
 }
 
 /* ---- reductions ----------------------------------------------------------------------------- */
@@ -1198,8 +1534,12 @@ int main(int argc, char **argv)
     make_types();
     MPI_Op_create(half_plus, 0, &user_op);
 
-    if (want("coll"))
+    if (want("p2p"))
+        p2p_family();
+    if (want("coll")) {
         coll_family();
+        coll2_family();
+    }
     if (want("reduce"))
         reduce_family();
     if (want("pack"))
