@@ -45,9 +45,11 @@ static const char *only;
 /* ---- the datatypes ------------------------------------------------------------------------- */
 
 /* The first NTYPES are made of doubles (every family uses them); the pack family adds a struct
- * with holes and elements of three sizes, and a vector of shorts. */
-enum { T_STRIDED, T_IRREGULAR, T_DOUBLE, NTYPES, T_MIXED = NTYPES, T_SHORTS, NALL };
-static const char *const type_names[NALL] = {"column", "indexed", "double", "struct", "shorts"};
+ * with holes and elements of three sizes, and a vector of shorts; MPI_Reduce_local MPI_INT and
+ * MPI_FLOAT. */
+enum { T_STRIDED, T_IRREGULAR, T_DOUBLE, NTYPES, T_MIXED = NTYPES, T_SHORTS, T_INT, T_FLOAT, NALL };
+static const char *const type_names[NALL] = {"column", "indexed", "double", "struct",
+                                             "shorts", "int",     "float"};
 static MPI_Datatype types[NALL];
 /* The byte offsets of each type's doubles in one object, for the user-defined operation. */
 static int64_t elem_off[NTYPES][16];
@@ -64,6 +66,8 @@ static void make_types(void)
     MPI_Type_free(&col);
     MPI_Type_indexed(3, bl, dl, MPI_DOUBLE, &types[T_IRREGULAR]);
     types[T_DOUBLE] = MPI_DOUBLE;
+    types[T_INT] = MPI_INT;
+    types[T_FLOAT] = MPI_FLOAT;
     {
         /* struct { int; double; char; } with its holes, resized to 24 bytes. */
         int sbl[3] = {1, 1, 1};
@@ -75,7 +79,7 @@ static void make_types(void)
         MPI_Type_vector(5, 2, 3, MPI_SHORT, &types[T_SHORTS]);
     }
     for (int t = 0; t < NALL; t++)
-        if (t != T_DOUBLE)
+        if (t != T_DOUBLE && t != T_INT && t != T_FLOAT)
             MPI_Type_commit(&types[t]);
     for (int i = 0; i < 16; i++)
         elem_off[T_STRIDED][i] = 128 * i;
@@ -765,6 +769,57 @@ static void red_one(int kind, int t, int count, MPI_Op op, bool nb, bool inplace
     fb_free(&s);
     fb_free(&r);
     free(rcounts);
+}
+
+/* MPI_Reduce_local with every predefined operation on the types of one element type (the
+ * column, MPI_DOUBLE, MPI_FLOAT, MPI_INT, the vector of shorts) and on two others: a strided
+ * type with an operation valid for its elements, which the system MPI accepts (Open MPI 4.1
+ * refuses predefined operations on every derived type), runs one kernel (the operation and
+ * element type baked in); anything else is staged or refused as the system MPI does; either
+ * way the bytes are the system MPI's. */
+static void local_family(void)
+{
+    static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX,  MPI_MIN, MPI_LAND,
+                                 MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
+    static const char *const names[] = {"MPI_SUM", "MPI_PROD", "MPI_MAX",  "MPI_MIN", "MPI_LAND",
+                                        "MPI_LOR", "MPI_LXOR", "MPI_BAND", "MPI_BOR", "MPI_BXOR"};
+    static const int ts[] = {T_STRIDED, T_DOUBLE, T_FLOAT, T_INT, T_SHORTS, T_IRREGULAR, T_MIXED};
+    long kernels = 0;
+
+    for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
+        for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+            for (int count = 0; count <= 3; count++) {
+                int t = ts[i], rc, ref_rc;
+                bool floating = t != T_SHORTS && t != T_INT, valid = !floating || o < 4;
+                bool kernel = count > 0 && valid && t != T_IRREGULAR && t != T_MIXED;
+                long launches = tj_counter("kernel_launches"), staged = tj_counter("calls_staged");
+                char what[128];
+                fbuf_t in, io;
+                snprintf(what, sizeof(what), "reduce_local %s, %s, count %d", names[o],
+                         type_names[t], count);
+                if (verbose)
+                    fprintf(stderr, "rank %d: %s\n", rank, what);
+                fb_make(&in, t, count, K_DEVICE, 101 + o);
+                fb_make(&io, t, count, K_DEVICE, 111 + o);
+                rc = MPI_Reduce_local(in.arg, io.arg, count, types[t], ops[o]);
+                ref_rc = PMPI_Reduce_local(fb_ref(&in), fb_ref(&io), count, types[t], ops[o]);
+                kernel = kernel && ref_rc == MPI_SUCCESS;
+                check_rc(what, rc, ref_rc);
+                fb_check(&io, what);
+                fb_check(&in, what);
+                fb_free(&in);
+                fb_free(&io);
+                if (kernel) {
+                    kernels++;
+                    if (tj_counter("kernel_launches") - launches != 1 ||
+                        tj_counter("calls_staged") != staged)
+                        FAIL("%s: not one kernel launch (%ld) without staging", what,
+                             tj_counter("kernel_launches") - launches);
+                }
+            }
+    checked++;
+    if (kernels == 0)
+        FAIL("reduce_local: no call for the kernel");
 }
 
 static void reduce_family(void)
@@ -1540,8 +1595,10 @@ int main(int argc, char **argv)
         coll_family();
         coll2_family();
     }
-    if (want("reduce"))
+    if (want("reduce")) {
         reduce_family();
+        local_family();
+    }
     if (want("pack"))
         pack_family();
     if (want("rma") && !cudaaware)
@@ -1564,7 +1621,7 @@ int main(int argc, char **argv)
     CHECK(checked > 0);
     MPI_Op_free(&user_op);
     for (int t = 0; t < NALL; t++)
-        if (t != T_DOUBLE)
+        if (t != T_DOUBLE && t != T_INT && t != T_FLOAT)
             MPI_Type_free(&types[t]);
     MPI_Comm_free(&line);
     MPI_Finalize();

@@ -35,8 +35,9 @@ typedef struct {
 } loaded_t;
 
 struct tj_kernel {
-    bool generic; /* the run-time-parameter kernel; block and word unused */
-    bool fused;   /* a fused kernel of several blocks; block unused */
+    bool generic;  /* the run-time-parameter kernel; block and word unused */
+    bool fused;    /* a fused kernel of several blocks; block unused */
+    char name[64]; /* a kernel given by its source (tj_kernels_get_source): its function */
     tj_block_t block;
     int word;
     tj_dir_t dir;
@@ -76,6 +77,8 @@ static const char *kernel_name(tj_dir_t dir)
 
 static const char *function_name(const tj_kernel_t *k)
 {
+    if (k->name[0] != '\0')
+        return k->name;
     if (k->generic)
         return k->dir == TJ_DIR_PACK ? "tj_generic_pack" : "tj_generic_unpack";
     if (k->fused)
@@ -377,8 +380,7 @@ static tj_status_t provide(const tj_block_t *block, int word, tj_dir_t dir, cons
     pthread_mutex_init(&k->load_lock, NULL);
     toolchain_name(toolchain, sizeof(toolchain));
     if (caches != NULL &&
-        (loaded = tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len)) ==
-            TJ_OK) {
+        (loaded = tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len)) == TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
         tj_block_format(block, line, sizeof(line)); /* a disk read costs far more */
         tj_log_debug("kernel %s %s W=%d %s: from the disk cache", dir_name(dir), target, word,
@@ -666,6 +668,87 @@ tj_status_t tj_kernels_get_fused(const tj_block_t *blocks, int n, int word, tj_d
             k->failed = st; /* remembered: the caller packs slice by slice from now on */
         } else {
             tj_store_unlock(lock);
+        }
+    }
+    free(key);
+    won = tj_memo_put(memo, hash, k);
+    if (won == NULL) {
+        kernel_free(k);
+        return TJ_ERR_NOMEM;
+    }
+    if (won != k)
+        kernel_free(k);
+    k = won;
+out_found:
+    if (k->failed != TJ_OK)
+        return k->failed;
+    *kernel = k;
+    return TJ_OK;
+}
+
+tj_status_t tj_kernels_get_source(const char *source, const char *name, const char *target,
+                                  tj_kernel_t **kernel)
+{
+    char toolchain[64], *key;
+    tj_store_lock_t *lock = NULL;
+    tj_kernel_t *k, *won;
+    tj_hash_t hash;
+    tj_status_t st;
+    int major, minor, n;
+    size_t cap;
+
+    if (source == NULL || name == NULL || strlen(name) >= sizeof(k->name))
+        return TJ_ERR_INVALID;
+    if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK ||
+        (st = tj_nvrtc_version(&major, &minor)) != TJ_OK)
+        return st;
+    /* The key: everything that changes the binary, then the exact source. */
+    cap = strlen(source) + 512;
+    if ((key = malloc(cap)) == NULL)
+        return TJ_ERR_NOMEM;
+    n = snprintf(key, cap,
+                 "typejit kernel from source\nnvrtc=%d.%d build=%s\ntarget=%s\n"
+                 "options=%s\nfunction=%s\n\n%s",
+                 major, minor, tj_nvrtc_build_id(), target, tj_nvrtc_options(), name, source);
+    if (n < 0 || (size_t)n >= cap) {
+        free(key);
+        return TJ_ERR_INVALID;
+    }
+    hash = tj_hash_bytes(key, (size_t)n);
+    if ((k = tj_memo_get(memo, hash)) != NULL) {
+        free(key);
+        if (k->failed == TJ_OK)
+            tj_stats_inc(TJ_STAT_cache_hits_memory);
+        goto out_found;
+    }
+    if ((k = calloc(1, sizeof(*k))) == NULL) {
+        free(key);
+        return TJ_ERR_NOMEM;
+    }
+    snprintf(k->name, sizeof(k->name), "%s", name);
+    snprintf(k->target, sizeof(k->target), "%s", target);
+    pthread_mutex_init(&k->load_lock, NULL);
+    toolchain_name(toolchain, sizeof(toolchain));
+    if (caches != NULL &&
+        tj_store_set_load(caches, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+        tj_stats_inc(TJ_STAT_cache_hits_disk);
+    } else {
+        tj_stats_inc(TJ_STAT_cache_misses);
+        if (locked_load(key, toolchain, target, k, &lock) != TJ_OK) {
+            st = tj_nvrtc_compile(source, name, target, &k->image, &k->len);
+            tj_stats_inc(st == TJ_OK ? TJ_STAT_jit_compiles : TJ_STAT_jit_failures);
+            if (st == TJ_OK && store_rw) {
+                tj_store_save(store, toolchain, target, key, k->image, k->len,
+                              tj_config()->save_source ? source : NULL);
+                tj_store_trim_if_needed(store);
+            }
+            tj_store_unlock(lock);
+            if (st != TJ_OK && st != TJ_ERR_JIT) {
+                free(key);
+                kernel_free(k);
+                return st;
+            }
+            k->failed = st; /* remembered: the caller takes another way from now on */
         }
     }
     free(key);

@@ -57,6 +57,13 @@ tj_status_t tj_kernels_ready(const tj_block_t *block, int word, tj_dir_t dir, in
 tj_status_t tj_kernels_get_fused(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
                                  const char *target, tj_kernel_t **kernel);
 
+/* A kernel given by its exact CUDA source and the name of its function (kernels a caller
+ * generates itself: MPI_Reduce_local's), provided as the fused kernels are: memory table keyed
+ * by a hash of the source, function and target, disk cache keyed by a text holding them (no
+ * manifest line), compiled synchronously when neither has it; a failed compile is remembered. */
+tj_status_t tj_kernels_get_source(const char *source, const char *name, const char *target,
+                                  tj_kernel_t **kernel);
+
 /* The generic kernel of one direction (layout as run-time arguments, tj_generic_params_t), for
  * TYPEJIT_JIT=off and as the benchmarks' baseline; cached like the others. */
 tj_status_t tj_kernels_generic(tj_dir_t dir, const char *target, tj_kernel_t **kernel);

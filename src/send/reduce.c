@@ -7,11 +7,17 @@
 #include "send/reduce.h"
 
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 
+#include "send/kernels.h"
 #include "send/model.h"
 #include "send/mirror.h"
 #include "send/staged.h"
+#include "send/span.h"
+#include "type/element.h"
 #include "util/common.h"
+#include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -168,6 +174,154 @@ bool tj_reduce_on_device(const tj_red_call_t *c)
            (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, names[c->kind], &m));
 }
 
+/* ---- MPI_Reduce_local by a kernel --------------------------------------------------------- */
+
+/* The C type of a predefined element type the kernel computes on, its size and kind; NULL for
+ * the others (the pair types, complex, long double, bool, ...: staged). */
+static const char *element_ctype(MPI_Datatype e, int *size, int *kind)
+{
+    /* *kind: 0 integer, 1 floating point, 2 byte */
+    *kind = 0;
+    if (e == MPI_FLOAT || e == MPI_DOUBLE) {
+        *kind = 1;
+        *size = e == MPI_FLOAT ? 4 : 8;
+        return e == MPI_FLOAT ? "float" : "double";
+    }
+    if (e == MPI_BYTE) {
+        *kind = 2;
+        *size = 1;
+        return "unsigned char";
+    }
+    if (e == MPI_SIGNED_CHAR || e == MPI_INT8_T)
+        return *size = 1, "signed char";
+    if (e == MPI_UNSIGNED_CHAR || e == MPI_UINT8_T)
+        return *size = 1, "unsigned char";
+    if (e == MPI_SHORT || e == MPI_INT16_T)
+        return *size = 2, "short";
+    if (e == MPI_UNSIGNED_SHORT || e == MPI_UINT16_T)
+        return *size = 2, "unsigned short";
+    if (e == MPI_INT || e == MPI_INT32_T)
+        return *size = 4, "int";
+    if (e == MPI_UNSIGNED || e == MPI_UINT32_T)
+        return *size = 4, "unsigned int";
+    if (e == MPI_LONG_LONG || e == MPI_INT64_T || (e == MPI_LONG && sizeof(long) == 8))
+        return *size = 8, "long long";
+    if (e == MPI_UNSIGNED_LONG_LONG || e == MPI_UINT64_T ||
+        (e == MPI_UNSIGNED_LONG && sizeof(long) == 8))
+        return *size = 8, "unsigned long long";
+    return NULL;
+}
+
+/* The expression of `o` (the inout element) and `a` (the input element) that Open MPI's own
+ * operations compute, element by element (ompi/mca/op/base: out = out + in,
+ * out = (out > in) ? out : in, out = out && in, ...); NULL for a pair the kernel does not take
+ * (an invalid pair: the system MPI reports it). */
+static const char *op_expr(MPI_Op op, int kind, const char **name)
+{
+    static const struct {
+        MPI_Op op;
+        const char *name, *expr;
+        int kinds; /* bit k: valid for element kind k */
+    } ops[] = {
+        {MPI_SUM, "MPI_SUM", "o + a", 3},
+        {MPI_PROD, "MPI_PROD", "o * a", 3},
+        {MPI_MAX, "MPI_MAX", "(o > a) ? o : a", 3},
+        {MPI_MIN, "MPI_MIN", "(o < a) ? o : a", 3},
+        {MPI_LAND, "MPI_LAND", "o && a", 1},
+        {MPI_LOR, "MPI_LOR", "o || a", 1},
+        {MPI_LXOR, "MPI_LXOR", "(o ? 1 : 0) ^ (a ? 1 : 0)", 1},
+        {MPI_BAND, "MPI_BAND", "o & a", 5},
+        {MPI_BOR, "MPI_BOR", "o | a", 5},
+        {MPI_BXOR, "MPI_BXOR", "o ^ a", 5},
+    };
+    for (size_t i = 0; i < TJ_ARRAY_SIZE(ops); i++)
+        if (ops[i].op == op && (ops[i].kinds & (1 << kind))) {
+            *name = ops[i].name;
+            return ops[i].expr;
+        }
+    return NULL;
+}
+
+static bool is_gpu_kind(tj_mem_t m)
+{
+    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
+/* MPI_Reduce_local of a strided type of one predefined element type with a predefined
+ * operation, both buffers in one context's device memory: one generated kernel, the operation
+ * and element type baked in. TJ_RED_PASS (nothing done) when the call does not fit; TJ_RED_DONE
+ * with the system MPI's verdict on the arguments (its error handler has run) or the kernel's
+ * success; TJ_RED_FAILED when the kernel failed on the device. */
+static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
+{
+    const tj_type_info_t *info = c->info;
+    const char *ctype, *expr, *opname;
+    char target[32], what[96], *source = NULL;
+    int esize = 0, kind;
+    tj_gpu_ptr_t in, io;
+    int64_t lo, hi, reach;
+    tj_block_t b;
+    tj_kernel_t *k;
+    tj_gpu_function_t fn;
+    tj_gpu_scope_t scope;
+    tj_launch_t geo;
+    tj_status_t st;
+
+    if (info == NULL || !info->strided || c->count <= 0 || info->wide ||
+        tj_config()->jit == TJ_JIT_OFF || !tj_mul64(c->count - 1, info->extent, &reach))
+        return TJ_RED_PASS;
+    if ((ctype = element_ctype(tj_type_element(c->type), &esize, &kind)) == NULL ||
+        (expr = op_expr(c->op, kind, &opname)) == NULL || info->block.word % esize != 0 ||
+        !tj_block_disjoint(&info->block, c->count))
+        return TJ_RED_PASS;
+    lo = info->true_lb + (reach < 0 ? reach : 0);
+    hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+    tj_gpu_query((const char *)c->sbuf + info->true_lb, &in);
+    tj_gpu_query((const char *)c->rbuf + info->true_lb, &io);
+    if (!is_gpu_kind(in.kind) || !is_gpu_kind(io.kind) || in.ctx != io.ctx ||
+        !tj_gpu_inside(&in, (uintptr_t)c->sbuf + (uintptr_t)lo,
+                       (uintptr_t)c->sbuf + (uintptr_t)hi) ||
+        !tj_gpu_inside(&io, (uintptr_t)c->rbuf + (uintptr_t)lo,
+                       (uintptr_t)c->rbuf + (uintptr_t)hi) ||
+        ((uintptr_t)c->sbuf + (uintptr_t)info->block.start) % (uintptr_t)esize != 0 ||
+        ((uintptr_t)c->rbuf + (uintptr_t)info->block.start) % (uintptr_t)esize != 0)
+        return TJ_RED_PASS;
+    /* Whether the system MPI takes this type with this operation (Open MPI 4.1 refuses most
+     * derived types with a predefined operation): its own checks, on no element. */
+    if ((*rc = PMPI_Reduce_local(c->sbuf, c->rbuf, 0, c->type, c->op)) != MPI_SUCCESS)
+        return TJ_RED_DONE;
+    b = tj_block_at_zero(&info->block);
+    snprintf(what, sizeof(what), "MPI_Reduce_local %s on %s", opname, ctype);
+    if (tj_kernels_loadable() != TJ_OK ||
+        tj_kernels_target(io.device, target, sizeof(target)) != TJ_OK ||
+        tj_gen_reduce_source(&b, esize, ctype, expr, what, "tj_reduce_local", &source) != TJ_OK)
+        return TJ_RED_PASS;
+    st = tj_kernels_get_source(source, "tj_reduce_local", target, &k);
+    free(source);
+    if (st != TJ_OK || tj_gpu_enter(io.ctx, &scope) != TJ_OK)
+        return TJ_RED_PASS;
+    {
+        tj_devptr_t dst = (tj_devptr_t)(uintptr_t)c->rbuf + (tj_devptr_t)info->block.start;
+        tj_devptr_t src = (tj_devptr_t)(uintptr_t)c->sbuf + (tj_devptr_t)info->block.start;
+        long long n = c->count;
+        void *args[3] = {&dst, &src, &n};
+        tj_gen_launch(&b, esize, c->count, &geo);
+        if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
+            (st = tj_gpu_launch(fn, geo.grid, geo.block, args)) == TJ_OK)
+            st = tj_gpu_sync();
+    }
+    tj_gpu_leave(&scope);
+    if (st == TJ_OK) {
+        tj_stats_inc(TJ_STAT_kernel_launches);
+        *rc = MPI_SUCCESS;
+        return TJ_RED_DONE;
+    }
+    /* A failed launch wrote nothing (the inout buffer is read and written by the same thread:
+     * a launch that ran partly cannot be redone); a kernel fault left the context unusable. */
+    *rc = MPI_ERR_INTERN;
+    return TJ_RED_FAILED;
+}
+
 tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
 {
     const char *fn = names[c->kind];
@@ -175,7 +329,10 @@ tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
     int nsend, nrecv;
     bool refuse;
     tj_staged_t *st;
+    tj_red_result_t r;
 
+    if (c->kind == TJ_RED_LOCAL && tj_gpu_available() && (r = local_kernel(c, rc)) != TJ_RED_PASS)
+        return r;
     if (tj_model_cuda_aware() || !tj_gpu_available() || !touches_device(c) ||
         !describe(&x, &nsend, &nrecv, &refuse))
         return TJ_RED_PASS;
