@@ -350,6 +350,35 @@ tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char 
                        copy, name, source);
 }
 
+tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir, const char *name,
+                               char **source)
+{
+    bool pack = dir == TJ_DIR_PACK;
+
+    if (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)
+        return TJ_ERR_INVALID;
+    return gen_strided(
+        block, esize,
+        pack ? "pack (external32: each element's bytes reversed)"
+             : "unpack (external32: each element's bytes reversed)",
+        word_type(esize),
+        pack ? "    const char *typed = (const char *)src;\n"
+               "    word_t *packed = (word_t *)dst;"
+             : "    char *typed = (char *)dst;\n"
+               "    const word_t *packed = (const word_t *)src;",
+        pack ? "            const word_t v = *(const word_t *)(typed + (base + off));\n"
+               "            word_t r = 0;\n"
+               "            for (int b = 0; b < (int)sizeof(word_t); b++)\n"
+               "                r = (word_t)((r << 8) | ((v >> (8 * b)) & 0xff));\n"
+               "            packed[k * WORDS + i] = r;"
+             : "            const word_t v = packed[k * WORDS + i];\n"
+               "            word_t r = 0;\n"
+               "            for (int b = 0; b < (int)sizeof(word_t); b++)\n"
+               "                r = (word_t)((r << 8) | ((v >> (8 * b)) & 0xff));\n"
+               "            *(word_t *)(typed + (base + off)) = r;",
+        name, source);
+}
+
 static tj_status_t gen_strided(const tj_block_t *block, int word, const char *what,
                                const char *wtype, const char *pointers, const char *copy,
                                const char *name, char **source)

@@ -881,6 +881,13 @@ static void pack_one(int t, int count, kind_t tk, kind_t pk, bool external, int 
         phost[i] = pref[i] = (unsigned char)(i * 13 + 5);
     buf_put(&pb, phost);
 
+    /* A strided type of one element type between device buffers, the packed position aligned
+     * for the element: one kernel with the byte swap baked in for external32, no staging. */
+    static const int esize[NALL] = {8, 8, 8, 1, 2, 4, 4}; /* the elements, aligned for */
+    bool kernel = external && tk == K_DEVICE && pk == K_DEVICE && !small && count > 0 &&
+                  t != T_IRREGULAR && t != T_MIXED && pos0 % esize[t] == 0;
+    long launches = tj_counter("kernel_launches"), staged = tj_counter("calls_staged");
+
     /* Pack. */
     if (external) {
         xpos = xref = pos0;
@@ -900,6 +907,12 @@ static void pack_one(int t, int count, kind_t tk, kind_t pk, bool external, int 
     if (memcmp(phost, pref, (size_t)xsize + 1) != 0)
         FAIL("%s: the packed bytes differ from the system MPI's", what);
     fb_check(&tb, what);
+    if (kernel &&
+        (tj_counter("kernel_launches") - launches != 1 || tj_counter("calls_staged") != staged))
+        FAIL("%s: not one kernel launch (%ld) without staging", what,
+             tj_counter("kernel_launches") - launches);
+    launches = tj_counter("kernel_launches");
+    staged = tj_counter("calls_staged");
 
     /* Unpack the same bytes into a fresh typed buffer. */
     fb_free(&tb);
@@ -922,6 +935,10 @@ static void pack_one(int t, int count, kind_t tk, kind_t pk, bool external, int 
     if (rc == MPI_SUCCESS && pos != ref_pos)
         FAIL("%s: position %d, the system MPI's %d", what, pos, ref_pos);
     fb_check(&tb, what);
+    if (kernel &&
+        (tj_counter("kernel_launches") - launches != 1 || tj_counter("calls_staged") != staged))
+        FAIL("%s: not one kernel launch (%ld) without staging", what,
+             tj_counter("kernel_launches") - launches);
     fb_free(&tb);
     buf_free(&pb);
     free(phost);

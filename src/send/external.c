@@ -1,12 +1,23 @@
-/* external32 packing of device buffers, staged (see external.h). The packed side's host copy
- * covers [*position, *position + the packed size), clipped to the buffer's size: the system MPI
- * is given it shifted so that the application's position and size apply unchanged. */
+/* external32 packing of device buffers (see external.h). A strided type whose elements are all of
+ * one predefined type of the same size in external32 is packed by one kernel that reverses each
+ * element's bytes as it moves it (tj_gen_swap_source), when both sides are on the device (or
+ * the packed side in mapped pinned memory). Everything else is staged: the packed side's host
+ * copy covers [*position, *position + the packed size), clipped to the buffer's size, and the
+ * system MPI is given it shifted so that the application's position and size apply unchanged. */
 #include "send/external.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/cuda.h"
+#include "jit/gen.h"
+#include "send/kernels.h"
+#include "type/element.h"
+#include "util/common.h"
+#include "util/config.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 static bool is_gpu(tj_mem_t m)
 {
@@ -99,6 +110,84 @@ static bool begin(const char *fn, const tj_type_info_t *info, const char *datare
     return true;
 }
 
+/* The kernel path: true when it did the whole call (*rc its result), false to stage instead. */
+static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datarep,
+                        const void *typed, int count, MPI_Datatype type, void *pbuf, MPI_Aint psize,
+                        MPI_Aint *position, int *rc)
+{
+    int esize = 0, kind;
+    MPI_Aint xsize = 0;
+    int64_t bytes, lo, hi, reach;
+    tj_gpu_ptr_t tp, pp;
+    tj_devptr_t pdev, tdev;
+    char target[32], *source = NULL;
+    const char *name = pack ? "tj_external32_pack" : "tj_external32_unpack";
+    tj_block_t b;
+    tj_kernel_t *k;
+    tj_gpu_function_t fn;
+    tj_gpu_scope_t scope;
+    tj_launch_t geo;
+    tj_status_t st;
+    MPI_Datatype e;
+
+    if (info == NULL || !info->strided || info->wide || count <= 0 || position == NULL ||
+        pbuf == NULL || datarep == NULL || strcmp(datarep, "external32") != 0 ||
+        tj_config()->jit == TJ_JIT_OFF || (e = tj_type_element(type)) == MPI_DATATYPE_NULL ||
+        tj_element_ctype(e, &esize, &kind) == NULL ||
+        PMPI_Pack_external_size("external32", 1, e, &xsize) != MPI_SUCCESS || xsize != esize ||
+        info->block.word % esize != 0 || !tj_mul64(count, info->size, &bytes) || *position < 0 ||
+        bytes > psize - *position || !tj_mul64(count - 1, info->extent, &reach) ||
+        (!pack && !tj_block_disjoint(&info->block, count)))
+        return false;
+    lo = info->true_lb + (reach < 0 ? reach : 0);
+    hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+    tj_gpu_query((const char *)typed + info->true_lb, &tp);
+    tj_gpu_query((const char *)pbuf + *position, &pp);
+    if (!is_gpu(tp.kind) || !(is_gpu(pp.kind) || pp.kind == TJ_MEM_PINNED) ||
+        (is_gpu(pp.kind) && pp.ctx != tp.ctx) ||
+        !tj_gpu_inside(&tp, (uintptr_t)typed + (uintptr_t)lo, (uintptr_t)typed + (uintptr_t)hi) ||
+        !tj_gpu_inside(&pp, (uintptr_t)pbuf + (uintptr_t)*position,
+                       (uintptr_t)pbuf + (uintptr_t)(*position + bytes)) ||
+        ((uintptr_t)typed + (uintptr_t)info->block.start) % (uintptr_t)esize != 0 ||
+        ((uintptr_t)pbuf + (uintptr_t)*position) % (uintptr_t)esize != 0)
+        return false;
+    b = tj_block_at_zero(&info->block);
+    if (tj_kernels_loadable() != TJ_OK ||
+        tj_kernels_target(tp.device, target, sizeof(target)) != TJ_OK ||
+        tj_gen_swap_source(&b, esize, pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, name, &source) != TJ_OK)
+        return false;
+    st = tj_kernels_get_source(source, name, target, &k);
+    free(source);
+    if (st != TJ_OK || tj_gpu_enter(tp.ctx, &scope) != TJ_OK)
+        return false;
+    tdev = (tj_devptr_t)(uintptr_t)typed + (tj_devptr_t)info->block.start;
+    pdev = (tj_devptr_t)(uintptr_t)((char *)pbuf + *position);
+    if (pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr((char *)pbuf + *position, &pdev) != TJ_OK) {
+        tj_gpu_leave(&scope);
+        return false;
+    }
+    {
+        tj_devptr_t dst = pack ? pdev : tdev, src = pack ? tdev : pdev;
+        long long n = count;
+        void *args[3] = {&dst, &src, &n};
+        tj_gen_launch(&b, esize, count, &geo);
+        if ((st = tj_kernels_function(k, &fn)) == TJ_OK &&
+            (st = tj_gpu_launch(fn, geo.grid, geo.block, args)) == TJ_OK)
+            st = tj_gpu_sync();
+    }
+    tj_gpu_leave(&scope);
+    if (st != TJ_OK) {
+        /* The driver said why; a kernel fault left the context unusable. */
+        *rc = MPI_ERR_INTERN;
+        return true;
+    }
+    tj_stats_inc(TJ_STAT_kernel_launches);
+    tj_stats_inc(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
+    *position += (MPI_Aint)bytes;
+    *rc = MPI_SUCCESS;
+    return true;
+}
+
 static void end(tj_staged_t *st, packed_t *p)
 {
     if (st != NULL)
@@ -115,6 +204,9 @@ tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *data
     bool on_p = false;
     tj_staged_result_t r = TJ_STAGED_FAILED;
 
+    if (tj_gpu_available() &&
+        kernel_path(true, info, datarep, inbuf, incount, type, outbuf, outsize, position, rc))
+        return *rc == MPI_SUCCESS ? TJ_STAGED_OK : TJ_STAGED_FAILED;
     if (!begin("MPI_Pack_external", info, datarep, inbuf, incount, type, false, &p, outbuf, outsize,
                position, &st, &on_p, rc))
         return TJ_STAGED_PASS;
@@ -140,6 +232,9 @@ tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *da
     bool on_p = false;
     tj_staged_result_t r = TJ_STAGED_FAILED;
 
+    if (tj_gpu_available() && kernel_path(false, info, datarep, outbuf, outcount, type,
+                                          (void *)inbuf, insize, position, rc))
+        return *rc == MPI_SUCCESS ? TJ_STAGED_OK : TJ_STAGED_FAILED;
     if (!begin("MPI_Unpack_external", info, datarep, outbuf, outcount, type, true, &p, inbuf,
                insize, position, &st, &on_p, rc))
         return TJ_STAGED_PASS;

@@ -176,42 +176,6 @@ bool tj_reduce_on_device(const tj_red_call_t *c)
 
 /* ---- MPI_Reduce_local by a kernel --------------------------------------------------------- */
 
-/* The C type of a predefined element type the kernel computes on, its size and kind; NULL for
- * the others (the pair types, complex, long double, bool, ...: staged). */
-static const char *element_ctype(MPI_Datatype e, int *size, int *kind)
-{
-    /* *kind: 0 integer, 1 floating point, 2 byte */
-    *kind = 0;
-    if (e == MPI_FLOAT || e == MPI_DOUBLE) {
-        *kind = 1;
-        *size = e == MPI_FLOAT ? 4 : 8;
-        return e == MPI_FLOAT ? "float" : "double";
-    }
-    if (e == MPI_BYTE) {
-        *kind = 2;
-        *size = 1;
-        return "unsigned char";
-    }
-    if (e == MPI_SIGNED_CHAR || e == MPI_INT8_T)
-        return *size = 1, "signed char";
-    if (e == MPI_UNSIGNED_CHAR || e == MPI_UINT8_T)
-        return *size = 1, "unsigned char";
-    if (e == MPI_SHORT || e == MPI_INT16_T)
-        return *size = 2, "short";
-    if (e == MPI_UNSIGNED_SHORT || e == MPI_UINT16_T)
-        return *size = 2, "unsigned short";
-    if (e == MPI_INT || e == MPI_INT32_T)
-        return *size = 4, "int";
-    if (e == MPI_UNSIGNED || e == MPI_UINT32_T)
-        return *size = 4, "unsigned int";
-    if (e == MPI_LONG_LONG || e == MPI_INT64_T || (e == MPI_LONG && sizeof(long) == 8))
-        return *size = 8, "long long";
-    if (e == MPI_UNSIGNED_LONG_LONG || e == MPI_UINT64_T ||
-        (e == MPI_UNSIGNED_LONG && sizeof(long) == 8))
-        return *size = 8, "unsigned long long";
-    return NULL;
-}
-
 /* The expression of `o` (the inout element) and `a` (the input element) that Open MPI's own
  * operations compute, element by element (ompi/mca/op/base: out = out + in,
  * out = (out > in) ? out : in, out = out && in, ...); NULL for a pair the kernel does not take
@@ -221,7 +185,7 @@ static const char *op_expr(MPI_Op op, int kind, const char **name)
     static const struct {
         MPI_Op op;
         const char *name, *expr;
-        int kinds; /* bit k: valid for element kind k */
+        int kinds; /* bit k: valid for element kind k (TJ_ELEMENT_*) */
     } ops[] = {
         {MPI_SUM, "MPI_SUM", "o + a", 3},
         {MPI_PROD, "MPI_PROD", "o * a", 3},
@@ -270,7 +234,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     if (info == NULL || !info->strided || c->count <= 0 || info->wide ||
         tj_config()->jit == TJ_JIT_OFF || !tj_mul64(c->count - 1, info->extent, &reach))
         return TJ_RED_PASS;
-    if ((ctype = element_ctype(tj_type_element(c->type), &esize, &kind)) == NULL ||
+    if ((ctype = tj_element_ctype(tj_type_element(c->type), &esize, &kind)) == NULL ||
         (expr = op_expr(c->op, kind, &opname)) == NULL || info->block.word % esize != 0 ||
         !tj_block_disjoint(&info->block, c->count))
         return TJ_RED_PASS;

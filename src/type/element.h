@@ -12,4 +12,12 @@
  * types included: the caller decides what it can compute on). */
 MPI_Datatype tj_type_element(MPI_Datatype type);
 
+/* The kinds of element the kernels compute on. */
+enum { TJ_ELEMENT_INTEGER, TJ_ELEMENT_FLOAT, TJ_ELEMENT_BYTE };
+
+/* The C type the kernels use for the predefined element type @p e, its size (*size) and kind
+ * (*kind); NULL for the types they do not take (the pair types, complex, long double, bool,
+ * MPI_CHAR, MPI_PACKED, ...). */
+const char *tj_element_ctype(MPI_Datatype e, int *size, int *kind);
+
 #endif /* TJ_TYPE_ELEMENT_H */
