@@ -3,6 +3,10 @@
  *   mpirun -np 2 [-x LD_PRELOAD=libtypejit.so] bench_pingpong --host [--reps N]
  *       8-byte MPI_BYTE messages in host memory: the cost of interposition on calls typejit
  *       does not take (bench/run-overhead.sh runs it with and without the library);
+ *   mpirun -np N [-x LD_PRELOAD=libtypejit.so] bench_pingpong --coll [--reps N]
+ *       MPI_Alltoall of 8 doubles per rank and MPI_Allreduce (MPI_SUM) of 8 doubles in host
+ *       memory, median time per call on rank 0: the cost of interposition on the collectives
+ *       typejit wraps, for a program that never uses a device (bench/run-overhead.sh);
  *   [mpirun -np 1] bench_pingpong --calls [--reps N]
  *       MPI_Send and MPI_Recv of 8 bytes to and from MPI_PROC_NULL in a loop: the system MPI
  *       returns at once, so the time per call is what interposition adds to the system MPI's
@@ -19,6 +23,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +84,30 @@ static const char *method_used(void)
         last[m] = now;
     }
     return used;
+}
+
+/* Median time of @p reps calls of MPI_Alltoall (@p all2all) or MPI_Allreduce on host memory. */
+static double host_collective(bool all2all, int reps, int nranks)
+{
+    double *t = malloc((size_t)reps * sizeof(double)), median;
+    double *in = calloc((size_t)nranks * 8, sizeof(double));
+    double *out = calloc((size_t)nranks * 8, sizeof(double));
+    if (t == NULL || in == NULL || out == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (int i = -reps / 10 - 1; i < reps; i++) { /* the first tenth warms up */
+        double t0 = MPI_Wtime();
+        if (all2all)
+            MPI_Alltoall(in, 8, MPI_DOUBLE, out, 8, MPI_DOUBLE, MPI_COMM_WORLD);
+        else
+            MPI_Allreduce(in, out, 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (i >= 0)
+            t[i] = MPI_Wtime() - t0;
+    }
+    median = tj_median(t, reps);
+    free(t);
+    free(in);
+    free(out);
+    return median;
 }
 
 static int device_mode(int reps, int64_t max_bytes)
@@ -165,6 +194,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--host") == 0) {
             mode = 1;
+        } else if (strcmp(argv[i], "--coll") == 0) {
+            mode = 4;
         } else if (strcmp(argv[i], "--calls") == 0) {
             mode = 3;
             reps = 10000000;
@@ -185,8 +216,8 @@ int main(int argc, char **argv)
     }
     if (mode <= 0 || (mode != 3 && nranks < 2) || reps < 1) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 bench_pingpong --host|--device [--quick|--smoke] "
-                            "[--reps N], or bench_pingpong --calls [--reps N]\n");
+            fprintf(stderr, "usage: mpirun -np 2 bench_pingpong --host|--device|--coll "
+                            "[--quick|--smoke] [--reps N], or bench_pingpong --calls [--reps N]\n");
         MPI_Finalize();
         return 2;
     }
@@ -212,6 +243,12 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("host_bytes,preloaded,roundtrip_us\n8,%s,%.4f\n",
                    dlsym(RTLD_DEFAULT, "tj_version") ? "yes" : "no", s * 1e6);
+    } else if (mode == 4) {
+        const char *pre = dlsym(RTLD_DEFAULT, "tj_version") ? "yes" : "no";
+        double a = host_collective(true, reps, nranks), r = host_collective(false, reps, nranks);
+        if (rank == 0)
+            printf("collective,preloaded,us_per_call\nalltoall,%s,%.4f\nallreduce,%s,%.4f\n", pre,
+                   a * 1e6, pre, r * 1e6);
     } else {
         rc = device_mode(reps, max_bytes);
     }

@@ -305,8 +305,88 @@ static bool valid_block(const tj_block_t *block)
     return true;
 }
 
+/* The kernel of templates/strided.cu for (block, word): the text of what it does with each word
+ * (@p what, for its comment), the word's type, the pointer declarations and the statement run
+ * for each word at byte (base + off) of the typed buffer (word k * WORDS + i of the packed one). */
+static tj_status_t gen_strided(const tj_block_t *block, int word, const char *what,
+                               const char *wtype, const char *pointers, const char *copy,
+                               const char *name, char **source);
+
 tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const char *name,
                           char **source)
+{
+    bool pack = dir == TJ_DIR_PACK;
+
+    if (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK) {
+        tj_log_error("cannot generate kernel %s: invalid direction", valid_name(name) ? name : "");
+        return TJ_ERR_INVALID;
+    }
+    return gen_strided(
+        block, word, pack ? "pack" : "unpack", word_type(word),
+        pack ? "    const char *typed = (const char *)src;\n"
+               "    word_t *packed = (word_t *)dst;"
+             : "    char *typed = (char *)dst;\n"
+               "    const word_t *packed = (const word_t *)src;",
+        pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + off));"
+             : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];",
+        name, source);
+}
+
+tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char *ctype,
+                                 const char *expr, const char *what, const char *name,
+                                 char **source)
+{
+    char copy[512];
+    int n;
+
+    if (ctype == NULL || expr == NULL || what == NULL || strpbrk(ctype, "@;{}") != NULL ||
+        strpbrk(expr, "@;{}") != NULL)
+        return TJ_ERR_INVALID;
+    n = snprintf(copy, sizeof(copy),
+                 "            word_t *po = (word_t *)(inout + (base + off));\n"
+                 "            const word_t o = *po, a = *(const word_t *)(in + (base + off));\n"
+                 "            *po = %s;",
+                 expr);
+    if (n < 0 || (size_t)n >= sizeof(copy))
+        return TJ_ERR_INVALID;
+    return gen_strided(block, esize, what, ctype,
+                       "    char *inout = (char *)dst;\n"
+                       "    const char *in = (const char *)src;",
+                       copy, name, source);
+}
+
+tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir, const char *name,
+                               char **source)
+{
+    bool pack = dir == TJ_DIR_PACK;
+
+    if (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)
+        return TJ_ERR_INVALID;
+    return gen_strided(
+        block, esize,
+        pack ? "pack (external32: each element's bytes reversed)"
+             : "unpack (external32: each element's bytes reversed)",
+        word_type(esize),
+        pack ? "    const char *typed = (const char *)src;\n"
+               "    word_t *packed = (word_t *)dst;"
+             : "    char *typed = (char *)dst;\n"
+               "    const word_t *packed = (const word_t *)src;",
+        pack ? "            const word_t v = *(const word_t *)(typed + (base + off));\n"
+               "            word_t r = 0;\n"
+               "            for (int b = 0; b < (int)sizeof(word_t); b++)\n"
+               "                r = (word_t)((r << 8) | ((v >> (8 * b)) & 0xff));\n"
+               "            packed[k * WORDS + i] = r;"
+             : "            const word_t v = packed[k * WORDS + i];\n"
+               "            word_t r = 0;\n"
+               "            for (int b = 0; b < (int)sizeof(word_t); b++)\n"
+               "                r = (word_t)((r << 8) | ((v >> (8 * b)) & 0xff));\n"
+               "            *(word_t *)(typed + (base + off)) = r;",
+        name, source);
+}
+
+static tj_status_t gen_strided(const tj_block_t *block, int word, const char *what,
+                               const char *wtype, const char *pointers, const char *copy,
+                               const char *name, char **source)
 {
     text_t t = {0}, dims_text = {0}, offset_text = {0};
     char *block_text = NULL;
@@ -314,14 +394,12 @@ tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const
     const tj_template_t *tmpl = find_template("strided.cu");
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     shape_t shape;
-    bool pack = dir == TJ_DIR_PACK;
     bool index32;
     tj_status_t status;
     int n, blen;
 
     if (!valid_block(block) || !valid_word(word) || block->word % word != 0 ||
-        block->counts[0] % word != 0 || !valid_name(name) ||
-        (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)) {
+        block->counts[0] % word != 0 || !valid_name(name)) {
         tj_log_error("cannot generate kernel %s: invalid block, word %d or name",
                      valid_name(name) ? name : "(bad name)", word);
         return TJ_ERR_INVALID;
@@ -358,26 +436,21 @@ tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const
 
     const subst_t subst[] = {
         {"NAME", name},
-        {"DIRECTION", pack ? "pack" : "unpack"},
+        {"DIRECTION", what},
         {"BLOCK", block_text},
         {"WORD", word_s},
         {"WORDS", words},
         {"WORDS_LITERAL", words_literal},
-        {"WORD_TYPE", word_type(word)},
+        {"WORD_TYPE", wtype},
         {"INDEX_TYPE", index32 ? "unsigned int" : "unsigned long long"},
         {"START", start},
         {"EXTENT", extent},
         {"OBJECTS", objects},
         {"SPAN", span},
         {"DIMENSIONS", dims_text.buf},
-        {"POINTERS", pack ? "    const char *typed = (const char *)src;\n"
-                            "    word_t *packed = (word_t *)dst;"
-                          : "    char *typed = (char *)dst;\n"
-                            "    const word_t *packed = (const word_t *)src;"},
+        {"POINTERS", pointers},
         {"OFFSET", offset_text.buf},
-        {"COPY", pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + "
-                        "off));"
-                      : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];"},
+        {"COPY", copy},
     };
     if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
         goto out;
@@ -596,12 +669,11 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
         {"WORD", word_s},
         {"MAX", max},
         {"WORD_TYPE", word_type(word)},
-        {"POINTERS",
-         pack ? "    const char *typed = (const char *)src + args.m[m].typed;\n"
-                "    word_t *packed = (word_t *)((char *)dst + args.m[m].packed);"
-              : "    char *typed = (char *)dst + args.m[m].typed;\n"
-                "    const word_t *packed = (const word_t *)((const char *)src + "
-                "args.m[m].packed);"},
+        {"POINTERS", pack ? "    const char *typed = (const char *)src + args.m[m].typed;\n"
+                            "    word_t *packed = (word_t *)((char *)dst + args.m[m].packed);"
+                          : "    char *typed = (char *)dst + args.m[m].typed;\n"
+                            "    const word_t *packed = (const word_t *)((const char *)src + "
+                            "args.m[m].packed);"},
         {"CASES", cases.buf},
     };
     if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)

@@ -29,6 +29,25 @@ typedef struct {
 tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const char *name,
                           char **source);
 
+/* CUDA source of the kernel @p name of MPI_Reduce_local on a strided type whose every element is
+ * of the C type @p ctype, @p esize bytes (which divides the block's word): for each element,
+ * in the order of the typemap, inout = EXPR, where @p expr reads the inout element as `o` and the
+ * input element as `a` ("o + a", "(o > a) ? o : a"); @p what names the operation for the
+ * source's comment. Same signature and launch geometry (tj_gen_launch with word @p esize) as
+ * tj_gen_source's kernels: dst is the inout buffer, src the input, both typed, aligned to
+ * @p esize. TJ_ERR_INVALID for a bad block, size, type, expression or name. */
+tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char *ctype,
+                                 const char *expr, const char *what, const char *name,
+                                 char **source);
+
+/* CUDA source of a pack (or unpack) kernel @p name for (block, @p esize) whose packed bytes are
+ * the external32 representation of a type made of elements of @p esize bytes each: the typed
+ * words of @p esize bytes (1, 2, 4 or 8, dividing the block's word) with their bytes reversed
+ * (big-endian on a little-endian device). Same signature, pointers and launch geometry
+ * (tj_gen_launch with word @p esize) as tj_gen_source's kernels. */
+tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir, const char *name,
+                               char **source);
+
 /* Launch geometry for `count` objects: grid by ceiling division, x < 2^31, y and z <= 65535
  * (the kernels stride over the grid, so any count works). */
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);

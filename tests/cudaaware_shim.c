@@ -5,9 +5,10 @@
  * sees it (at every Start for a persistent send), and a receive copies the footprint to the host,
  * receives there, and copies it back when the request completes, so bytes the typemap does not
  * touch stay as they were. The collectives typejit calls are staged the same way, over the hull
- * of each side's slices. MPIX_Query_cuda_support says yes, so typejit's `device` method, which
- * hands the MPI device staging, and its collectives' CUDA-aware choices run in CI. Test code
- * only: host staging is leaked for sends whose request is freed while active. */
+ * of each side's slices, and so are the reductions (which a CUDA-aware MPI gets as they are).
+ * MPIX_Query_cuda_support says yes, so typejit's `device` method, which hands the MPI device
+ * staging, and its collectives' CUDA-aware choices run in CI. Test code only: host staging is
+ * leaked for sends whose request is freed while active. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /* Open MPI 4.1's mpi-ext.h declares it; its own returns 0 without CUDA. */
 int MPIX_Query_cuda_support(void);
@@ -86,8 +86,7 @@ static bool on_device(const void *p, CUcontext *ctx)
             CUDA_SUCCESS ||
         type != CU_MEMORYTYPE_DEVICE)
         return false;
-    return cu.pointer_attribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)p) ==
-           CUDA_SUCCESS;
+    return cu.pointer_attribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)p) == CUDA_SUCCESS;
 }
 
 /* Copy between the device footprint and its host copy, in the buffer's context, leaving the
@@ -358,8 +357,8 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, in
     void *sarg, *rarg;
     staged_t *s = stage(sbuf, scount, stype, SEND_ONCE, &sarg);
     staged_t *r = stage(rbuf, rcount, rtype, RECV_ONCE, &rarg);
-    int rc = REAL(PMPI_Sendrecv)(sarg, scount, stype, dest, stag, rarg, rcount, rtype, source,
-                                 rtag, comm, status);
+    int rc = REAL(PMPI_Sendrecv)(sarg, scount, stype, dest, stag, rarg, rcount, rtype, source, rtag,
+                                 comm, status);
     if (r != NULL)
         copy(r, false);
     drop(s);
@@ -526,8 +525,9 @@ static staged_t *stage_side(const side_t *sd, use_t use, void **arg)
         if (c <= 0 || t == MPI_DATATYPE_NULL || PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS)
             continue;
         off = sd->adispls != NULL ? (int64_t)sd->adispls[i]
-              : sd->displs != NULL ? (sd->bytes ? (int64_t)sd->displs[i] : (int64_t)sd->displs[i] * ext)
-                                   : (int64_t)i * sd->count * ext;
+              : sd->displs != NULL
+                  ? (sd->bytes ? (int64_t)sd->displs[i] : (int64_t)sd->displs[i] * ext)
+                  : (int64_t)i * sd->count * ext;
         reach_of(off, c, t, &lo, &hi);
     }
     return stage_range(sd->buf, lo, hi, use, arg);
@@ -680,9 +680,9 @@ int PMPI_Ineighbor_alltoallv(const void *sbuf, const int sc[], const int sd[], M
     return neighbor_v(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, req);
 }
 
-static int neighbor_w(const void *sbuf, const int *sc, const MPI_Aint *sd,
-                      const MPI_Datatype *st, void *rbuf, const int *rc, const MPI_Aint *rd,
-                      const MPI_Datatype *rt, MPI_Comm comm, MPI_Request *req)
+static int neighbor_w(const void *sbuf, const int *sc, const MPI_Aint *sd, const MPI_Datatype *st,
+                      void *rbuf, const int *rc, const MPI_Aint *rd, const MPI_Datatype *rt,
+                      MPI_Comm comm, MPI_Request *req)
 {
     int in, out;
     void *sa, *ra;
@@ -849,8 +849,7 @@ int PMPI_Iscatterv(const void *sbuf, const int sc[], const int d[], MPI_Datatype
 
 /* Bcast: one buffer, read at the root, written elsewhere; staged as a receive everywhere (the
  * root's copy back writes the bytes it sent). */
-static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                 MPI_Request *req)
+static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
 {
     bool inter, none;
     void *arg = buf;
@@ -872,6 +871,204 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
 {
     return bcast(buf, count, type, root, comm, req);
+}
+
+static int alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                    MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    bool inter;
+    int n = peers(comm, &inter);
+    void *sa = (void *)sbuf, *ra;
+    staged_t *s = sbuf == MPI_IN_PLACE ? NULL : stage(sbuf, n * scount, st, SEND_ONCE, &sa);
+    staged_t *r = stage(rbuf, n * rcount, rt, RECV_ONCE, &ra);
+    return done(req ? REAL(PMPI_Ialltoall)(sa, scount, st, ra, rcount, rt, comm, req)
+                    : REAL(PMPI_Alltoall)(sa, scount, st, ra, rcount, rt, comm),
+                req, s, r);
+}
+
+int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                  MPI_Datatype rt, MPI_Comm comm)
+{
+    return alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, NULL);
+}
+
+int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                   MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, req);
+}
+
+/* Neighbor_alltoall (@p gather false: a slice per out-neighbour) and Neighbor_allgather(v)
+ * (one send slice; @p rcounts NULL for the fixed-count form). */
+static int neighbor(bool gather, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                    int rcount, const int *rcounts, const int *displs, MPI_Datatype rt,
+                    MPI_Comm comm, MPI_Request *req)
+{
+    int in, out, rc;
+    void *sa, *ra;
+    degrees(comm, &in, &out);
+    side_t rs = {rbuf, in, rcount, rcounts, displs, NULL, false, rt, NULL};
+    staged_t *s = stage(sbuf, gather ? scount : out * scount, st, SEND_ONCE, &sa);
+    staged_t *r = stage_side(&rs, RECV_ONCE, &ra);
+    if (!gather)
+        rc = req ? REAL(PMPI_Ineighbor_alltoall)(sa, scount, st, ra, rcount, rt, comm, req)
+                 : REAL(PMPI_Neighbor_alltoall)(sa, scount, st, ra, rcount, rt, comm);
+    else if (rcounts == NULL)
+        rc = req ? REAL(PMPI_Ineighbor_allgather)(sa, scount, st, ra, rcount, rt, comm, req)
+                 : REAL(PMPI_Neighbor_allgather)(sa, scount, st, ra, rcount, rt, comm);
+    else
+        rc = req ? REAL(PMPI_Ineighbor_allgatherv)(sa, scount, st, ra, rcounts, displs, rt, comm,
+                                                   req)
+                 : REAL(PMPI_Neighbor_allgatherv)(sa, scount, st, ra, rcounts, displs, rt, comm);
+    return done(rc, req, s, r);
+}
+
+int PMPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                           MPI_Datatype rt, MPI_Comm comm)
+{
+    return neighbor(false, sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, NULL);
+}
+
+int PMPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                            MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return neighbor(false, sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, req);
+}
+
+int PMPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                            MPI_Datatype rt, MPI_Comm comm)
+{
+    return neighbor(true, sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, NULL);
+}
+
+int PMPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                             MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return neighbor(true, sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, req);
+}
+
+int PMPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                             const int rc[], const int d[], MPI_Datatype rt, MPI_Comm comm)
+{
+    return neighbor(true, sbuf, scount, st, rbuf, 0, rc, d, rt, comm, NULL);
+}
+
+int PMPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                              const int rc[], const int d[], MPI_Datatype rt, MPI_Comm comm,
+                              MPI_Request *req)
+{
+    return neighbor(true, sbuf, scount, st, rbuf, 0, rc, d, rt, comm, req);
+}
+
+/* ---- reductions ------------------------------------------------------------------------------ */
+
+typedef enum { RED, ALLRED, RSCAT, RSCAT_BLOCK, SCAN, EXSCAN } red_t;
+
+/* The input vector and the receive buffer of a reduction, staged where they are on the device:
+ * the receive buffer (which holds the input in place) is copied in and back. */
+static int reduction(red_t kind, const void *sbuf, void *rbuf, int count, const int *rcounts,
+                     MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
+{
+    int n = 1, me = 0, nin = count, nout = count, rc;
+    bool inter = false, at_root = true;
+    void *sa = (void *)sbuf, *ra = rbuf;
+    staged_t *s = NULL, *r = NULL;
+
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    if (kind == RSCAT) {
+        nin = 0;
+        for (int i = 0; i < n; i++)
+            nin += rcounts[i];
+        nout = rcounts[me];
+    } else if (kind == RSCAT_BLOCK) {
+        nin = count * n;
+    }
+    if (sbuf == MPI_IN_PLACE)
+        nout = nin;
+    if (kind == RED) {
+        bool none;
+        peers(comm, &inter);
+        at_root = rooted(comm, root, inter, &none);
+    }
+    if (sbuf != MPI_IN_PLACE)
+        s = stage(sbuf, nin, t, SEND_ONCE, &sa);
+    if (at_root)
+        r = stage(rbuf, nout, t, RECV_ONCE, &ra);
+    switch (kind) {
+    case RED:
+        rc = req ? REAL(PMPI_Ireduce)(sa, ra, count, t, op, root, comm, req)
+                 : REAL(PMPI_Reduce)(sa, ra, count, t, op, root, comm);
+        break;
+    case ALLRED:
+        rc = req ? REAL(PMPI_Iallreduce)(sa, ra, count, t, op, comm, req)
+                 : REAL(PMPI_Allreduce)(sa, ra, count, t, op, comm);
+        break;
+    case RSCAT:
+        rc = req ? REAL(PMPI_Ireduce_scatter)(sa, ra, rcounts, t, op, comm, req)
+                 : REAL(PMPI_Reduce_scatter)(sa, ra, rcounts, t, op, comm);
+        break;
+    case RSCAT_BLOCK:
+        rc = req ? REAL(PMPI_Ireduce_scatter_block)(sa, ra, count, t, op, comm, req)
+                 : REAL(PMPI_Reduce_scatter_block)(sa, ra, count, t, op, comm);
+        break;
+    case SCAN:
+        rc = req ? REAL(PMPI_Iscan)(sa, ra, count, t, op, comm, req)
+                 : REAL(PMPI_Scan)(sa, ra, count, t, op, comm);
+        break;
+    default:
+        rc = req ? REAL(PMPI_Iexscan)(sa, ra, count, t, op, comm, req)
+                 : REAL(PMPI_Exscan)(sa, ra, count, t, op, comm);
+        break;
+    }
+    return done(rc, req, s, r);
+}
+
+#define REDUCTION(_name, _iname, _kind)                                                            \
+    int _name(const void *sbuf, void *rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm)   \
+    {                                                                                              \
+        return reduction(_kind, sbuf, rbuf, count, NULL, t, op, 0, comm, NULL);                    \
+    }                                                                                              \
+    int _iname(const void *sbuf, void *rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm,  \
+               MPI_Request *req)                                                                   \
+    {                                                                                              \
+        return reduction(_kind, sbuf, rbuf, count, NULL, t, op, 0, comm, req);                     \
+    }
+REDUCTION(PMPI_Allreduce, PMPI_Iallreduce, ALLRED)
+REDUCTION(PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, RSCAT_BLOCK)
+REDUCTION(PMPI_Scan, PMPI_Iscan, SCAN)
+REDUCTION(PMPI_Exscan, PMPI_Iexscan, EXSCAN)
+
+int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t, MPI_Op op, int root,
+                MPI_Comm comm)
+{
+    return reduction(RED, sbuf, rbuf, count, NULL, t, op, root, comm, NULL);
+}
+
+int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request *req)
+{
+    return reduction(RED, sbuf, rbuf, count, NULL, t, op, root, comm, req);
+}
+
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype t,
+                        MPI_Op op, MPI_Comm comm)
+{
+    return reduction(RSCAT, sbuf, rbuf, 0, rcounts, t, op, 0, comm, NULL);
+}
+
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype t,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    return reduction(RSCAT, sbuf, rbuf, 0, rcounts, t, op, 0, comm, req);
+}
+
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype t, MPI_Op op)
+{
+    void *ia, *oa;
+    staged_t *i = stage(inbuf, count, t, SEND_ONCE, &ia);
+    staged_t *o = stage(inoutbuf, count, t, RECV_ONCE, &oa);
+    return done(REAL(PMPI_Reduce_local)(ia, oa, count, t, op), NULL, i, o);
 }
 
 /* So that a test can tell the stand-in was used: with CUDAAWARE_SHIM_STATS=1, one line on stderr,

@@ -1,5 +1,6 @@
-/* Collective wrappers: Alltoallv, Alltoallw, Neighbor_alltoallv, Neighbor_alltoallw, Allgather,
- * Allgatherv, Gather, Gatherv, Scatter, Scatterv, Bcast and their non-blocking forms. A call
+/* Collective wrappers: Alltoall, Alltoallv, Alltoallw, Neighbor_alltoall, Neighbor_alltoallv,
+ * Neighbor_alltoallw, Neighbor_allgather, Neighbor_allgatherv, Allgather, Allgatherv, Gather,
+ * Gatherv, Scatter, Scatterv, Bcast and their non-blocking forms. A call
  * whose buffers are in host memory goes to the system MPI after one pointer query per side (none
  * on a machine without a CUDA device); one with a device buffer is typejit's (src/send/coll.c),
  * and its non-blocking request is completed by the interposed Wait and Test calls. */
@@ -66,9 +67,29 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
         .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                 \
     }
 
-int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                              MPI_Datatype stype, void *rbuf, const int rcounts[],
-                              const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                 MPI_Datatype rtype, MPI_Comm comm)
+{
+    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
+    int rc;
+    if (take(&c, NULL, &rc))
+        return rc;
+    return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+}
+
+int TJ_WRAPPER(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
+    int rc;
+    if (take(&c, req, &rc))
+        return rc;
+    return PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+}
+
+int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                  MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -165,8 +186,70 @@ int TJ_WRAPPER(MPI_Ineighbor_alltoallw)(const void *sbuf, const int scounts[],
                                     comm, req);
 }
 
-int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                              int rcount, MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                          MPI_Datatype rtype, MPI_Comm comm)
+{
+    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
+    int rc;
+    if (take(&c, NULL, &rc))
+        return rc;
+    return PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+}
+
+int TJ_WRAPPER(MPI_Ineighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
+    int rc;
+    if (take(&c, req, &rc))
+        return rc;
+    return PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+}
+
+int TJ_WRAPPER(MPI_Neighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, MPI_Comm comm)
+{
+    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
+    int rc;
+    if (take(&c, NULL, &rc))
+        return rc;
+    return PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+}
+
+int TJ_WRAPPER(MPI_Ineighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
+    int rc;
+    if (take(&c, req, &rc))
+        return rc;
+    return PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+}
+
+int TJ_WRAPPER(MPI_Neighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                            const int rcounts[], const int displs[], MPI_Datatype rtype,
+                            MPI_Comm comm)
+{
+    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
+    int rc;
+    if (take(&c, NULL, &rc))
+        return rc;
+    return PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+}
+
+int TJ_WRAPPER(MPI_Ineighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             const int rcounts[], const int displs[], MPI_Datatype rtype,
+                             MPI_Comm comm, MPI_Request *req)
+{
+    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
+    int rc;
+    if (take(&c, req, &rc))
+        return rc;
+    return PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
+}
+
+int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;

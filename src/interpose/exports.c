@@ -44,4 +44,4 @@
 #error "typejit's exported entry points are written for x86_64 and aarch64 only"
 #endif
 
-TJ_WRAPPERS(TRAMPOLINE)
+TJ_ALL_WRAPPERS(TRAMPOLINE)

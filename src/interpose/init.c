@@ -13,6 +13,7 @@
 #include "send/model.h"
 #include "send/p2p.h"
 #include "send/request.h"
+#include "send/rma.h"
 #include "typejit.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -79,7 +80,7 @@ TJ_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 
 static void print_stats(void)
 {
-    char counters[1024], line[1200];
+    char counters[2048], line[2200];
     int rank = -1, n;
 
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -102,6 +103,7 @@ TJ_EXPORT int MPI_Finalize(void)
         /* Requests the application freed while active are completed first: their staging and
          * kernels are released below. */
         tj_request_progress(true);
+        tj_rma_finalize();
         tj_p2p_finalize();
         tj_model_finalize();
         tj_table_clear();

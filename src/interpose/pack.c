@@ -1,12 +1,15 @@
-/* MPI_Pack, MPI_Unpack and MPI_Pack_size. The engine takes only calls it can complete exactly;
- * every call the system MPI would reject (bad arguments, a too-small buffer) is passed to it
- * unchanged so that the error code and error handler are the system MPI's own. */
+/* MPI_Pack, MPI_Unpack, MPI_Pack_size, and MPI_Pack_external and MPI_Unpack_external (device
+ * buffers staged through host memory, src/send/external.c). The engine takes only calls it can
+ * complete exactly; every call the system MPI would reject (bad arguments, a too-small buffer) is
+ * passed to it unchanged so that the error code and error handler are the system MPI's own. */
 #include <stdint.h>
 
+#include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "send/devpack.h"
+#include "send/external.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/stats.h"
@@ -81,4 +84,38 @@ int TJ_WRAPPER(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm,
 {
     /* The packed size is the system MPI's: typejit packs the same bytes. */
     return PMPI_Pack_size(incount, datatype, comm, size);
+}
+
+int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                      void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    tj_type_info_t info;
+    tj_staged_result_t r = TJ_STAGED_PASS;
+    int rc;
+
+    if (tj_interpose_device_calls())
+        r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
+                             incount, datatype, outbuf, outsize, position, &rc);
+    if (r == TJ_STAGED_FAILED)
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+    if (r != TJ_STAGED_PASS)
+        return rc;
+    return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+}
+
+int TJ_WRAPPER(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    tj_type_info_t info;
+    tj_staged_result_t r = TJ_STAGED_PASS;
+    int rc;
+
+    if (tj_interpose_device_calls())
+        r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
+                               insize, position, outbuf, outcount, datatype, &rc);
+    if (r == TJ_STAGED_FAILED)
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+    if (r != TJ_STAGED_PASS)
+        return rc;
+    return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
 }

@@ -90,6 +90,183 @@
     _X(MPI_Bcast)                                                                                  \
     _X(MPI_Ibcast)
 
+/* Wrappers without Fortran entry points yet: a Fortran program reaches the system MPI's own
+ * binding for these (docs/device-calls.md, "Fortran"). */
+#define TJ_WRAPPERS_C(_X)                                                                          \
+    /* collectives packed like the others (coll.c) */                                              \
+    _X(MPI_Alltoall)                                                                               \
+    _X(MPI_Ialltoall)                                                                              \
+    _X(MPI_Neighbor_alltoall)                                                                      \
+    _X(MPI_Ineighbor_alltoall)                                                                     \
+    _X(MPI_Neighbor_allgather)                                                                     \
+    _X(MPI_Ineighbor_allgather)                                                                    \
+    _X(MPI_Neighbor_allgatherv)                                                                    \
+    _X(MPI_Ineighbor_allgatherv)                                                                   \
+    /* reductions, staged exactly (reduce.c) */                                                    \
+    _X(MPI_Reduce)                                                                                 \
+    _X(MPI_Ireduce)                                                                                \
+    _X(MPI_Allreduce)                                                                              \
+    _X(MPI_Iallreduce)                                                                             \
+    _X(MPI_Reduce_scatter)                                                                         \
+    _X(MPI_Ireduce_scatter)                                                                        \
+    _X(MPI_Reduce_scatter_block)                                                                   \
+    _X(MPI_Ireduce_scatter_block)                                                                  \
+    _X(MPI_Scan)                                                                                   \
+    _X(MPI_Iscan)                                                                                  \
+    _X(MPI_Exscan)                                                                                 \
+    _X(MPI_Iexscan)                                                                                \
+    _X(MPI_Reduce_local)                                                                           \
+    /* external32 (pack.c) */                                                                      \
+    _X(MPI_Pack_external)                                                                          \
+    _X(MPI_Unpack_external)                                                                        \
+    /* one-sided origin buffers and their synchronisation (rma.c) */                               \
+    _X(MPI_Put)                                                                                    \
+    _X(MPI_Rput)                                                                                   \
+    _X(MPI_Get)                                                                                    \
+    _X(MPI_Rget)                                                                                   \
+    _X(MPI_Accumulate)                                                                             \
+    _X(MPI_Raccumulate)                                                                            \
+    _X(MPI_Get_accumulate)                                                                         \
+    _X(MPI_Rget_accumulate)                                                                        \
+    _X(MPI_Fetch_and_op)                                                                           \
+    _X(MPI_Compare_and_swap)                                                                       \
+    _X(MPI_Win_fence)                                                                              \
+    _X(MPI_Win_complete)                                                                           \
+    _X(MPI_Win_unlock)                                                                             \
+    _X(MPI_Win_unlock_all)                                                                         \
+    _X(MPI_Win_flush)                                                                              \
+    _X(MPI_Win_flush_all)                                                                          \
+    _X(MPI_Win_flush_local)                                                                        \
+    _X(MPI_Win_flush_local_all)                                                                    \
+    _X(MPI_Win_free)                                                                               \
+    _X(MPI_Win_create)                                                                             \
+    _X(MPI_Win_attach)                                                                             \
+    /* MPI-IO (file.c) */                                                                          \
+    _X(MPI_File_read)                                                                              \
+    _X(MPI_File_read_all)                                                                          \
+    _X(MPI_File_read_shared)                                                                       \
+    _X(MPI_File_read_ordered)                                                                      \
+    _X(MPI_File_read_at)                                                                           \
+    _X(MPI_File_read_at_all)                                                                       \
+    _X(MPI_File_iread)                                                                             \
+    _X(MPI_File_iread_all)                                                                         \
+    _X(MPI_File_iread_shared)                                                                      \
+    _X(MPI_File_iread_at)                                                                          \
+    _X(MPI_File_iread_at_all)                                                                      \
+    _X(MPI_File_write)                                                                             \
+    _X(MPI_File_write_all)                                                                         \
+    _X(MPI_File_write_shared)                                                                      \
+    _X(MPI_File_write_ordered)                                                                     \
+    _X(MPI_File_write_at)                                                                          \
+    _X(MPI_File_write_at_all)                                                                      \
+    _X(MPI_File_iwrite)                                                                            \
+    _X(MPI_File_iwrite_all)                                                                        \
+    _X(MPI_File_iwrite_shared)                                                                     \
+    _X(MPI_File_iwrite_at)                                                                         \
+    _X(MPI_File_iwrite_at_all)                                                                     \
+    _X(MPI_File_read_all_begin)                                                                    \
+    _X(MPI_File_read_all_end)                                                                      \
+    _X(MPI_File_read_at_all_begin)                                                                 \
+    _X(MPI_File_read_at_all_end)                                                                   \
+    _X(MPI_File_read_ordered_begin)                                                                \
+    _X(MPI_File_read_ordered_end)                                                                  \
+    _X(MPI_File_write_all_begin)                                                                   \
+    _X(MPI_File_write_all_end)                                                                     \
+    _X(MPI_File_write_at_all_begin)                                                                \
+    _X(MPI_File_write_at_all_end)                                                                  \
+    _X(MPI_File_write_ordered_begin)                                                               \
+    _X(MPI_File_write_ordered_end)                                                                 \
+    /* refused on device memory (refused.c) */                                                     \
+    _X(MPI_Buffer_attach)                                                                          \
+    _X(MPI_T_cvar_read)                                                                            \
+    _X(MPI_T_cvar_write)                                                                           \
+    _X(MPI_T_pvar_read)                                                                            \
+    _X(MPI_T_pvar_write)                                                                           \
+    _X(MPI_T_pvar_readreset)
+
+/* Wrappers of calls only some MPIs have; each list is empty where the MPI lacks them. */
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#include <openmpi/mpiext/pmpiext_pcollreq_c.h>
+#define TJ_HAVE_MPIX_INIT 1
+#define TJ_WRAPPERS_MPIX_INIT(_X)                                                                  \
+    /* Open MPI's persistent collectives (persist.c) */                                            \
+    _X(MPIX_Bcast_init)                                                                            \
+    _X(MPIX_Gather_init)                                                                           \
+    _X(MPIX_Gatherv_init)                                                                          \
+    _X(MPIX_Scatter_init)                                                                          \
+    _X(MPIX_Scatterv_init)                                                                         \
+    _X(MPIX_Allgather_init)                                                                        \
+    _X(MPIX_Allgatherv_init)                                                                       \
+    _X(MPIX_Alltoall_init)                                                                         \
+    _X(MPIX_Alltoallv_init)                                                                        \
+    _X(MPIX_Alltoallw_init)                                                                        \
+    _X(MPIX_Neighbor_allgather_init)                                                               \
+    _X(MPIX_Neighbor_allgatherv_init)                                                              \
+    _X(MPIX_Neighbor_alltoall_init)                                                                \
+    _X(MPIX_Neighbor_alltoallv_init)                                                               \
+    _X(MPIX_Neighbor_alltoallw_init)                                                               \
+    _X(MPIX_Reduce_init)                                                                           \
+    _X(MPIX_Allreduce_init)                                                                        \
+    _X(MPIX_Reduce_scatter_init)                                                                   \
+    _X(MPIX_Reduce_scatter_block_init)                                                             \
+    _X(MPIX_Scan_init)                                                                             \
+    _X(MPIX_Exscan_init)
+#else
+#define TJ_WRAPPERS_MPIX_INIT(_X)
+#endif
+#if MPI_VERSION >= 4
+#define TJ_HAVE_MPI4 1
+#define TJ_WRAPPERS_MPI4(_X)                                                                       \
+    /* MPI 4.0 persistent collectives (persist.c) */                                               \
+    _X(MPI_Bcast_init)                                                                             \
+    _X(MPI_Gather_init)                                                                            \
+    _X(MPI_Gatherv_init)                                                                           \
+    _X(MPI_Scatter_init)                                                                           \
+    _X(MPI_Scatterv_init)                                                                          \
+    _X(MPI_Allgather_init)                                                                         \
+    _X(MPI_Allgatherv_init)                                                                        \
+    _X(MPI_Alltoall_init)                                                                          \
+    _X(MPI_Alltoallv_init)                                                                         \
+    _X(MPI_Alltoallw_init)                                                                         \
+    _X(MPI_Neighbor_allgather_init)                                                                \
+    _X(MPI_Neighbor_allgatherv_init)                                                               \
+    _X(MPI_Neighbor_alltoall_init)                                                                 \
+    _X(MPI_Neighbor_alltoallv_init)                                                                \
+    _X(MPI_Neighbor_alltoallw_init)                                                                \
+    _X(MPI_Reduce_init)                                                                            \
+    _X(MPI_Allreduce_init)                                                                         \
+    _X(MPI_Reduce_scatter_init)                                                                    \
+    _X(MPI_Reduce_scatter_block_init)                                                              \
+    _X(MPI_Scan_init)                                                                              \
+    _X(MPI_Exscan_init)                                                                            \
+    /* MPI 4.0 calls refused on device memory (refused.c) */                                       \
+    _X(MPI_Isendrecv)                                                                              \
+    _X(MPI_Isendrecv_replace)                                                                      \
+    _X(MPI_Psend_init)                                                                             \
+    _X(MPI_Precv_init)                                                                             \
+    _X(MPI_T_event_read)                                                                           \
+    _X(MPI_T_event_copy)
+#else
+#define TJ_WRAPPERS_MPI4(_X)
+#endif
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#define TJ_HAVE_MPI41 1
+#define TJ_WRAPPERS_MPI41(_X)                                                                      \
+    /* MPI 4.1 buffer attachment (refused.c) */                                                    \
+    _X(MPI_Comm_attach_buffer)                                                                     \
+    _X(MPI_Session_attach_buffer)
+#else
+#define TJ_WRAPPERS_MPI41(_X)
+#endif
+
+/* Every wrapper this build defines. */
+#define TJ_ALL_WRAPPERS(_X)                                                                        \
+    TJ_WRAPPERS(_X) TJ_WRAPPERS_C(_X) TJ_WRAPPERS_MPIX_INIT(_X) TJ_WRAPPERS_MPI4(_X)             \
+    TJ_WRAPPERS_MPI41(_X)
+
 /* The hidden function that implements the wrapper of MPI function @p _name. */
 #define TJ_WRAPPER(_name) tj_wrap_##_name
 
@@ -97,7 +274,7 @@
 #define TJ_EXPORT __attribute__((visibility("default")))
 
 #define TJ_DECLARE_WRAPPER(_name) extern __typeof__(_name) TJ_WRAPPER(_name);
-TJ_WRAPPERS(TJ_DECLARE_WRAPPER)
+TJ_ALL_WRAPPERS(TJ_DECLARE_WRAPPER)
 #undef TJ_DECLARE_WRAPPER
 
 #endif /* TJ_INTERPOSE_WRAPPERS_H */

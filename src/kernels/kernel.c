@@ -21,6 +21,11 @@ tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec)
     switch (spec->kind) {
     case TJ_KERNEL_GENERIC:
         return spec->nblocks == 0 ? TJ_OK : TJ_ERR_INVALID;
+    case TJ_KERNEL_SOURCE:
+        return spec->nblocks == 0 && spec->source != NULL && spec->name != NULL &&
+                       spec->name[0] != '\0' && strlen(spec->name) < TJ_KERNEL_NAME_MAX
+                   ? TJ_OK
+                   : TJ_ERR_INVALID;
     case TJ_KERNEL_SINGLE:
         if (spec->nblocks != 1)
             return TJ_ERR_INVALID;
@@ -49,6 +54,8 @@ const char *tj_kernel_name(const tj_kernel_spec_t *spec)
         return pack ? "tj_generic_pack" : "tj_generic_unpack";
     case TJ_KERNEL_FUSED:
         return pack ? "tj_fused_pack" : "tj_fused_unpack";
+    case TJ_KERNEL_SOURCE:
+        return spec->name;
     default:
         return pack ? "tj_pack" : "tj_unpack";
     }
@@ -62,6 +69,11 @@ tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
 
     if ((st = tj_kernel_check(spec)) != TJ_OK)
         return st;
+    if (spec->kind == TJ_KERNEL_SOURCE) {
+        if ((*source = strdup(spec->source)) == NULL)
+            return TJ_ERR_NOMEM;
+        return TJ_OK;
+    }
     if (spec->kind == TJ_KERNEL_GENERIC) {
         if ((text = tj_gen_generic_source()) == NULL) {
             tj_log_error("kernel template generic.cu is missing from the library");
@@ -97,6 +109,8 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
     k->word = spec->word;
     k->dir = spec->dir;
     snprintf(k->target, sizeof(k->target), "%s", spec->target);
+    if (spec->kind == TJ_KERNEL_SOURCE)
+        snprintf(k->name, sizeof(k->name), "%s", spec->name);
     tj_modules_init(&k->modules);
     *kernel = k;
     return TJ_OK;
@@ -104,8 +118,8 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
 
 tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel)
 {
-    tj_kernel_spec_t s = {kernel->kind, kernel->blocks, kernel->nblocks,
-                          kernel->word, kernel->dir,    kernel->target};
+    tj_kernel_spec_t s = {kernel->kind, kernel->blocks, kernel->nblocks, kernel->word,
+                          kernel->dir,  kernel->target, NULL,            kernel->name};
     return s;
 }
 

@@ -16,6 +16,9 @@ typedef enum {
     TJ_KERNEL_SINGLE,  /* one strided block (tj_gen_source) */
     TJ_KERNEL_FUSED,   /* a set of blocks moved in one launch (tj_gen_fused_source) */
     TJ_KERNEL_GENERIC, /* the layout as run-time arguments (tj_gen_generic_source) */
+    TJ_KERNEL_SOURCE,  /* a kernel its caller generated itself (MPI_Reduce_local's with the
+                          operation baked in, external32's with the byte swap): given by its
+                          exact source and function name */
 } tj_kernel_kind_t;
 
 /* What a kernel is built for. A kernel serves every placement of its shapes: it is built for
@@ -28,27 +31,41 @@ typedef struct {
     int word; /* W, dividing every block's word; unused by GENERIC */
     tj_dir_t dir;
     const char *target; /* "sm_90" (CUBIN) or "compute_90" (PTX) */
+    const char *source; /* SOURCE: the exact CUDA source (NULL in a kernel's own spec) */
+    const char *name;   /* SOURCE: the kernel function's name in it */
 } tj_kernel_spec_t;
 
 static inline tj_kernel_spec_t tj_kernel_single(const tj_block_t *block, int word, tj_dir_t dir,
                                                 const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_SINGLE, block, 1, word, dir, target};
+    tj_kernel_spec_t s = {TJ_KERNEL_SINGLE, block, 1, word, dir, target, NULL, NULL};
     return s;
 }
 
 static inline tj_kernel_spec_t tj_kernel_fused(const tj_block_t *blocks, int n, int word,
                                                tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_FUSED, blocks, n, word, dir, target};
+    tj_kernel_spec_t s = {TJ_KERNEL_FUSED, blocks, n, word, dir, target, NULL, NULL};
     return s;
 }
 
 static inline tj_kernel_spec_t tj_kernel_generic(tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, 0, dir, target};
+    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, 0, dir, target, NULL, NULL};
     return s;
 }
+
+/* The kernel @p name defined by @p source, for @p target; the direction is the caller's to
+ * choose for the counters (it does not change the binary). */
+static inline tj_kernel_spec_t tj_kernel_from_source(const char *source, const char *name,
+                                                     tj_dir_t dir, const char *target)
+{
+    tj_kernel_spec_t s = {TJ_KERNEL_SOURCE, NULL, 0, 0, dir, target, source, name};
+    return s;
+}
+
+/* Longest kernel function name of a SOURCE kernel, with its NUL. */
+#define TJ_KERNEL_NAME_MAX 64
 
 /* Longest compile target name, with its NUL. */
 #define TJ_TARGET_MAX 32
@@ -62,6 +79,7 @@ typedef struct tj_kernel {
     int word;
     tj_dir_t dir;
     char target[TJ_TARGET_MAX];
+    char name[TJ_KERNEL_NAME_MAX]; /* SOURCE: its function */
     tj_status_t failed; /* a compile that failed, remembered so that it is neither retried nor
                            logged again; TJ_OK for a usable image */
     void *image;

@@ -148,6 +148,19 @@ tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
     } rec;
     int n = spec->nblocks < 0 ? 0 : spec->nblocks > TJ_FUSED_MAX ? TJ_FUSED_MAX : spec->nblocks;
 
+    if (spec->kind == TJ_KERNEL_SOURCE) {
+        /* Its identity is its text: the target, the function and the source, hashed. */
+        tj_hash_t h = tj_hash_bytes(spec->source, strlen(spec->source));
+        char head[TJ_TARGET_MAX + TJ_KERNEL_NAME_MAX + 2 + 2 * sizeof(h)];
+        size_t len = 0;
+        memset(head, 0, sizeof(head));
+        snprintf(head, TJ_TARGET_MAX, "%s", spec->target);
+        len += TJ_TARGET_MAX;
+        snprintf(head + len, TJ_KERNEL_NAME_MAX, "%s", spec->name);
+        len += TJ_KERNEL_NAME_MAX;
+        memcpy(head + len, &h, sizeof(h));
+        return tj_hash_bytes(head, len + sizeof(h));
+    }
     memset(&rec, 0, sizeof(rec));
     snprintf(rec.target, sizeof(rec.target), "%s", spec->target);
     rec.kind = (int32_t)spec->kind;
@@ -173,7 +186,7 @@ int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
     char text[1024];
     int n;
 
-    if (spec->kind == TJ_KERNEL_GENERIC)
+    if (spec->kind == TJ_KERNEL_GENERIC || spec->kind == TJ_KERNEL_SOURCE)
         return -1;
     text_printf(&t, "%s %s W=%d%s", spec->target, dir_name(spec->dir), spec->word,
                 spec->kind == TJ_KERNEL_FUSED ? " fused" : "");
@@ -235,6 +248,6 @@ tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
 tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed)
 {
     tj_kernel_spec_t s = {parsed->kind, parsed->blocks, parsed->nblocks,
-                          parsed->word, parsed->dir,    parsed->target};
+                          parsed->word, parsed->dir,    parsed->target, NULL, NULL};
     return s;
 }

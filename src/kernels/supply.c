@@ -109,6 +109,8 @@ static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
         return;
     if (spec->kind == TJ_KERNEL_GENERIC) {
         snprintf(buf, len, "generic %s %s", dir_name(spec->dir), spec->target);
+    } else if (spec->kind == TJ_KERNEL_SOURCE) {
+        snprintf(buf, len, "%s %s", spec->name, spec->target);
     } else if (spec->kind == TJ_KERNEL_FUSED) {
         snprintf(buf, len, "fused %s %s W=%d of %d blocks", dir_name(spec->dir), spec->target,
                  spec->word, spec->nblocks);

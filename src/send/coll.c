@@ -30,6 +30,7 @@
 #include "send/fused.h"
 #include "send/model.h"
 #include "send/request.h"
+#include "send/span.h"
 #include "send/staging.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -58,6 +59,7 @@ typedef struct {
 typedef struct {
     bool present; /* this rank has this side in this call */
     bool packed;  /* typejit packs it */
+    bool split;   /* a slice's bytes lie in more than one allocation or memory kind */
     char *buf;    /* the buffer argument */
     int n;
     slice_t *slices;
@@ -293,23 +295,34 @@ static bool describe(coll_t *x)
     }
 
     switch (c->kind) {
+    case TJ_COLL_ALLTOALL:
     case TJ_COLL_ALLTOALLV:
     case TJ_COLL_ALLTOALLW: {
+        bool v = c->kind != TJ_COLL_ALLTOALL;
         x->inplace = !inter && c->sbuf == MPI_IN_PLACE;
-        if (!x->inplace && !send_side(x, n, true))
+        if (!x->inplace && !send_side(x, n, v))
             return false;
-        if (!recv_side(x, n, true))
+        if (!recv_side(x, n, v))
             return false;
         for (int i = 0; x->inplace && i < n; i++)
             x->r.slices[i].in = true;
         return true;
     }
+    case TJ_COLL_NEIGHBOR_ALLTOALL:
     case TJ_COLL_NEIGHBOR_ALLTOALLV:
-    case TJ_COLL_NEIGHBOR_ALLTOALLW: {
+    case TJ_COLL_NEIGHBOR_ALLTOALLW:
+    case TJ_COLL_NEIGHBOR_ALLGATHER:
+    case TJ_COLL_NEIGHBOR_ALLGATHERV: {
+        /* The allgather forms send one slice to every out-neighbour; the others one slice per
+         * out-neighbour. Receives: one slice per in-neighbour. */
+        bool gather =
+            c->kind == TJ_COLL_NEIGHBOR_ALLGATHER || c->kind == TJ_COLL_NEIGHBOR_ALLGATHERV;
+        bool sv = c->kind == TJ_COLL_NEIGHBOR_ALLTOALLV || c->kind == TJ_COLL_NEIGHBOR_ALLTOALLW;
+        bool rv = sv || c->kind == TJ_COLL_NEIGHBOR_ALLGATHERV;
         int in = 0, out = 0, *src, *dst;
-        bool ok = neighbours(c->comm, &in, &src, &out, &dst) && send_side(x, out, true) &&
-                  recv_side(x, in, true);
-        for (int i = 0; ok && i < out; i++)
+        bool ok = neighbours(c->comm, &in, &src, &out, &dst) &&
+                  (gather ? one_send(x) : send_side(x, out, sv)) && recv_side(x, in, rv);
+        for (int i = 0; ok && !gather && i < out; i++)
             x->s.slices[i].skip = dst[i] == MPI_PROC_NULL;
         for (int i = 0; ok && i < in; i++)
             x->r.slices[i].skip = src[i] == MPI_PROC_NULL;
@@ -378,12 +391,19 @@ static void classify(side_t *sd)
         return;
     for (int i = 0; i < sd->n; i++) {
         const slice_t *sl = &sd->slices[i];
-        if (sl->count == 0 || sl->skip || sd->types[sl->t].info.size == 0)
+        const ctype_t *ct = &sd->types[sl->t];
+        if (sl->count == 0 || sl->skip || ct->info.size == 0)
             continue;
         if (first == NULL)
             first = sl;
-        want |= wants(&sd->types[sl->t]);
+        want |= wants(ct);
+        /* A type at absolute addresses may have bytes in host and device memory at once. */
+        if (ct->info.wide && !sd->split &&
+            !tj_span_together(&ct->info, ct->type, sd->buf + sl->off, sl->count, "a collective"))
+            sd->split = true;
     }
+    if (sd->split)
+        return;
     if (first == NULL || !want)
         return;
     tj_gpu_query(sd->buf + first->off + sd->types[first->t].info.true_lb, &where);
@@ -587,6 +607,9 @@ static int call_system(coll_t *x, MPI_Request *req)
     MPI_Comm comm = c->comm;
 
     switch (c->kind) {
+    case TJ_COLL_ALLTOALL:
+        return req ? PMPI_Ialltoall(sb, c->scount, st, rb, c->rcount, rt, comm, req)
+                   : PMPI_Alltoall(sb, c->scount, st, rb, c->rcount, rt, comm);
     case TJ_COLL_ALLTOALLV:
         return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req)
                    : PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
@@ -599,6 +622,15 @@ static int call_system(coll_t *x, MPI_Request *req)
     case TJ_COLL_NEIGHBOR_ALLTOALLW:
         return req ? PMPI_Ineighbor_alltoallw(sb, sc, sad, sts, rb, rc, rad, rts, comm, req)
                    : PMPI_Neighbor_alltoallw(sb, sc, sad, sts, rb, rc, rad, rts, comm);
+    case TJ_COLL_NEIGHBOR_ALLTOALL:
+        return req ? PMPI_Ineighbor_alltoall(sb, c->scount, st, rb, c->rcount, rt, comm, req)
+                   : PMPI_Neighbor_alltoall(sb, c->scount, st, rb, c->rcount, rt, comm);
+    case TJ_COLL_NEIGHBOR_ALLGATHER:
+        return req ? PMPI_Ineighbor_allgather(sb, c->scount, st, rb, c->rcount, rt, comm, req)
+                   : PMPI_Neighbor_allgather(sb, c->scount, st, rb, c->rcount, rt, comm);
+    case TJ_COLL_NEIGHBOR_ALLGATHERV:
+        return req ? PMPI_Ineighbor_allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm, req)
+                   : PMPI_Neighbor_allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm);
     case TJ_COLL_ALLGATHER:
         return req ? PMPI_Iallgather(sb, c->scount, st, rb, c->rcount, rt, comm, req)
                    : PMPI_Allgather(sb, c->scount, st, rb, c->rcount, rt, comm);
@@ -703,6 +735,23 @@ static int prepare(coll_t *x, bool nonblocking)
     return MPI_SUCCESS;
 }
 
+bool tj_coll_on_device(const tj_coll_call_t *c)
+{
+    coll_t *x;
+    bool on = false;
+
+    if (!tj_gpu_available() || (x = calloc(1, sizeof(*x))) == NULL)
+        return false;
+    x->c = *c;
+    if (describe(x)) {
+        classify(&x->s);
+        classify(&x->r);
+        on = x->s.packed || x->r.packed || x->s.split || x->r.split;
+    }
+    release(x);
+    return on;
+}
+
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
     tj_request_t *r = NULL;
@@ -721,6 +770,11 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
     }
     classify(&x->s);
     classify(&x->r);
+    if (x->s.split || x->r.split) {
+        *rc = MPI_ERR_BUFFER; /* classify said why */
+        release(x);
+        return TJ_COLL_FAILED;
+    }
     if (!x->s.packed && !x->r.packed) {
         release(x);
         return TJ_COLL_PASS;

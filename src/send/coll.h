@@ -11,10 +11,14 @@
 #include "type/table.h"
 
 typedef enum {
+    TJ_COLL_ALLTOALL,
     TJ_COLL_ALLTOALLV,
     TJ_COLL_ALLTOALLW,
     TJ_COLL_NEIGHBOR_ALLTOALLV,
     TJ_COLL_NEIGHBOR_ALLTOALLW,
+    TJ_COLL_NEIGHBOR_ALLTOALL,
+    TJ_COLL_NEIGHBOR_ALLGATHER,
+    TJ_COLL_NEIGHBOR_ALLGATHERV,
     TJ_COLL_ALLGATHER,
     TJ_COLL_ALLGATHERV,
     TJ_COLL_GATHER,
@@ -61,5 +65,10 @@ typedef enum {
  * types need packing (every type with an MPI that is not CUDA-aware; strided types, and
  * contiguous ones when TYPEJIT_STAGE_CONTIGUOUS says so, with one that is). */
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc);
+
+/* Whether @p c has a side with bytes to move in device or managed memory (what tj_coll_run
+ * would look at), without running it: for the forms typejit does not run, which a device buffer
+ * makes the caller refuse. */
+bool tj_coll_on_device(const tj_coll_call_t *c);
 
 #endif /* TJ_SEND_COLL_H */

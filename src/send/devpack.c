@@ -20,6 +20,7 @@
 #include "kernels/compiler.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
 #include "type/translate.h"
@@ -470,6 +471,12 @@ static bool run(call_t *c, int *rc)
     if (!c->info->extents || c->count <= 0 || c->info->size == 0 || c->position == NULL ||
         *c->position < 0)
         return false;
+    /* A type at absolute addresses may have bytes in host and device memory at once. */
+    if (!tj_span_together(c->info, c->type, c->typed, c->count,
+                          c->pack ? "MPI_Pack" : "MPI_Unpack")) {
+        *rc = MPI_ERR_BUFFER;
+        return true;
+    }
     if (c->tp_known != NULL)
         c->tp = *c->tp_known;
     else

@@ -17,6 +17,7 @@
 
 #include "send/devpack.h"
 #include "send/fused.h"
+#include "send/span.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -254,9 +255,28 @@ static bool fits_int(const tj_xfer_t *x)
     return false;
 }
 
+/* A wide type whose bytes lie in more than one allocation or memory kind: neither the system MPI
+ * nor typejit can move it. */
+static bool split(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+                  int peer, const char *fn)
+{
+    tj_type_info_t own;
+    if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL)
+        return false;
+    if (info == NULL) {
+        tj_table_read_extents(type, &own);
+        info = &own;
+    }
+    return info->extents && !tj_span_together(info, type, buf, count, fn);
+}
+
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
+    if (split(info, type, buf, count, peer, "a send")) {
+        *rc = MPI_ERR_BUFFER;
+        return true;
+    }
     if (!begin(info, type, buf, count, peer, comm, false, x))
         return false;
     tj_stats_inc(TJ_STAT_sends_gpu);
@@ -278,6 +298,10 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
 bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
+    if (split(info, type, buf, count, peer, "a receive")) {
+        *rc = MPI_ERR_BUFFER;
+        return true;
+    }
     if (!begin(info, type, buf, count, peer, comm, true, x))
         return false;
     tj_stats_inc(TJ_STAT_recvs_gpu);

@@ -195,8 +195,7 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
 
     write_lock();
     e = entry_get(type);
-    if (e != NULL && e->info == NULL &&
-        (e->info = tj_slab_alloc(&info_pool)) == NULL)
+    if (e != NULL && e->info == NULL && (e->info = tj_slab_alloc(&info_pool)) == NULL)
         e = NULL;
     if (e != NULL)
         *e->info = *info;
@@ -309,6 +308,9 @@ void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)
     info->extent = (int64_t)extent;
     info->true_lb = (int64_t)tlb;
     info->true_extent = (int64_t)textent;
+    info->wide = info->true_lb >= TJ_WIDE || info->true_lb <= -TJ_WIDE ||
+                 info->true_extent >= TJ_WIDE || info->extent >= TJ_WIDE ||
+                 info->extent <= -TJ_WIDE;
 }
 
 /* The number a type's handle has in Fortran: MPI_Type_c2f, or in the standard ABI (whose C

@@ -7,6 +7,9 @@
 
 #include "type/block.h"
 
+/* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
+ * practice, and less than the distance between a heap address and a device address. */
+#define TJ_WIDE ((int64_t)1 << 32)
 /* Entries are copied in and out under a lock, so a reader never sees one that another thread
  * is dropping. */
 typedef struct {
@@ -14,6 +17,10 @@ typedef struct {
     int64_t size;                 /* MPI_Type_size */
     int64_t extent;               /* MPI_Type_get_extent */
     int64_t true_lb, true_extent; /* MPI_Type_get_true_extent: the bytes one object touches */
+    /* Its bytes may lie in more than one allocation: an absolute lower bound or an extent of
+     * TJ_WIDE bytes or more (a type over MPI_BOTTOM built from addresses, a huge stride). Decided
+     * with the extents, so that every other type pays nothing for it at each call. */
+    bool wide;
     bool strided;                 /* false: the system MPI handles this type */
     tj_status_t why;              /* TJ_OK, or why the type is not strided */
     int reason;                   /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */

@@ -31,7 +31,9 @@
     _X(cache_hits_memory)                                                                          \
     _X(cache_hits_disk)                                                                            \
     _X(cache_misses)                                                                               \
-    _X(commits_via_contents)
+    _X(commits_via_contents)                                                                       \
+    _X(calls_staged)                                                                               \
+    _X(calls_refused)
 
 typedef enum {
 #define TJ_STAT_ENUM(_name) TJ_STAT_##_name,

@@ -1,0 +1,54 @@
+/* What the wrappers share about device buffers: whether a call can have one, where a buffer's
+ * first byte lies, and the one way a call typejit cannot serve is refused. */
+#include <pthread.h>
+#include <string.h>
+
+#include "gpu/cuda.h"
+#include "interpose/device.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
+#include "interpose/wrappers.h"
+#include "send/span.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+bool tj_interpose_device_calls(void)
+{
+    return !tj_gpu_absent() && tj_interpose_active() && tj_gpu_available();
+}
+
+bool tj_interpose_on_device(const void *buf, int count, MPI_Datatype type)
+{
+    tj_type_info_t info;
+    tj_gpu_ptr_t where;
+
+    if (count <= 0 || buf == MPI_IN_PLACE || !tj_interpose_lookup(type, &info) || !info.extents ||
+        info.size == 0)
+        return false;
+    if (info.wide && !tj_span_together(&info, type, buf, count, "a call"))
+        return true; /* partly on the device */
+    tj_gpu_query((const char *)buf + info.true_lb, &where);
+    return where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
+}
+
+/* The functions already reported: a refused call that a program repeats says so once. */
+#define REPORTED_MAX 64
+static pthread_mutex_t reported_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *reported[REPORTED_MAX];
+static int nreported;
+
+int tj_interpose_refuse(const char *fn, const char *why)
+{
+    bool first = true;
+
+    pthread_mutex_lock(&reported_lock);
+    for (int i = 0; i < nreported && first; i++)
+        first = strcmp(reported[i], fn) != 0;
+    if (first && nreported < REPORTED_MAX)
+        reported[nreported++] = fn;
+    pthread_mutex_unlock(&reported_lock);
+    if (first)
+        tj_log_error("%s: %s; MPI_ERR_BUFFER", fn, why);
+    tj_stats_inc(TJ_STAT_calls_refused);
+    return MPI_ERR_BUFFER;
+}

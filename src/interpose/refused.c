@@ -1,0 +1,162 @@
+/* Calls whose buffer the MPI keeps and reads or writes later from host code, which typejit
+ * refuses on device memory (MPI_ERR_BUFFER, one error line) when the MPI is not CUDA-aware: the
+ * buffered-send buffer, and the MPI 4 point-to-point forms typejit does not pack yet (Isendrecv,
+ * Isendrecv_replace, partitioned). The MPI_T value buffers are read and written by the MPI
+ * library itself whatever its CUDA support: refused on device memory with MPI_T_ERR_INVALID. */
+#include "gpu/cuda.h"
+#include "interpose/device.h"
+#include "interpose/init.h"
+#include "interpose/wrappers.h"
+#include "send/model.h"
+
+/* Whether a call with the buffers (@p b0, @p c0, @p t0) and (@p b1, @p c1, @p t1) must be
+ * refused: one in device memory and an MPI that is not CUDA-aware. */
+static bool refuse(const void *b0, int c0, MPI_Datatype t0, const void *b1, int c1, MPI_Datatype t1)
+{
+    return tj_interpose_device_calls() && !tj_model_cuda_aware() &&
+           (tj_interpose_on_device(b0, c0, t0) || tj_interpose_on_device(b1, c1, t1));
+}
+
+static const char kept_why[] =
+    "the buffer is in device memory and the system MPI is not CUDA-aware (the MPI keeps it and "
+    "reads or writes it from host code later; typejit does not stage this call)";
+
+int TJ_WRAPPER(MPI_Buffer_attach)(void *buffer, int size)
+{
+    if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {
+        int rc = tj_interpose_refuse("MPI_Buffer_attach", kept_why);
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+        return rc;
+    }
+    return PMPI_Buffer_attach(buffer, size);
+}
+
+#if MPI_VERSION >= 4
+int TJ_WRAPPER(MPI_Isendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                  int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    if (refuse(sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype, rbuf,
+               source == MPI_PROC_NULL ? 0 : rcount, rtype)) {
+        int rc = tj_interpose_refuse("MPI_Isendrecv", kept_why);
+        PMPI_Comm_call_errhandler(comm, rc);
+        return rc;
+    }
+    return PMPI_Isendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+                          req);
+}
+
+int TJ_WRAPPER(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                          int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    if (refuse(buf, count, type, NULL, 0, MPI_BYTE)) {
+        int rc = tj_interpose_refuse("MPI_Isendrecv_replace", kept_why);
+        PMPI_Comm_call_errhandler(comm, rc);
+        return rc;
+    }
+    return PMPI_Isendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, req);
+}
+
+int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type, int dest,
+                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
+        int rc = tj_interpose_refuse("MPI_Psend_init", kept_why);
+        PMPI_Comm_call_errhandler(comm, rc);
+        return rc;
+    }
+    return PMPI_Psend_init(buf, partitions, count, type, dest, tag, comm, info, req);
+}
+
+int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype type, int source,
+                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
+        int rc = tj_interpose_refuse("MPI_Precv_init", kept_why);
+        PMPI_Comm_call_errhandler(comm, rc);
+        return rc;
+    }
+    return PMPI_Precv_init(buf, partitions, count, type, source, tag, comm, info, req);
+}
+#endif
+
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+int TJ_WRAPPER(MPI_Comm_attach_buffer)(MPI_Comm comm, void *buffer, int size)
+{
+    if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {
+        int rc = tj_interpose_refuse("MPI_Comm_attach_buffer", kept_why);
+        PMPI_Comm_call_errhandler(comm, rc);
+        return rc;
+    }
+    return PMPI_Comm_attach_buffer(comm, buffer, size);
+}
+
+int TJ_WRAPPER(MPI_Session_attach_buffer)(MPI_Session session, void *buffer, int size)
+{
+    if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {
+        int rc = tj_interpose_refuse("MPI_Session_attach_buffer", kept_why);
+        PMPI_Session_call_errhandler(session, rc);
+        return rc;
+    }
+    return PMPI_Session_attach_buffer(session, buffer, size);
+}
+#endif
+
+/* ---- MPI_T values ---------------------------------------------------------------------------- */
+
+/* MPI_T may be used outside MPI_Init and MPI_Finalize: only the driver is asked. */
+static bool t_device(const void *buf)
+{
+    tj_gpu_ptr_t where;
+    if (buf == NULL || tj_gpu_absent() || !tj_gpu_available())
+        return false;
+    tj_gpu_query(buf, &where);
+    return where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
+}
+
+static int t_refuse(const char *fn)
+{
+    tj_interpose_refuse(fn, "an MPI_T value buffer in device memory (the MPI library reads and "
+                            "writes it from host code, CUDA-aware or not)");
+    return MPI_T_ERR_INVALID;
+}
+
+int TJ_WRAPPER(MPI_T_cvar_read)(MPI_T_cvar_handle handle, void *buf)
+{
+    return t_device(buf) ? t_refuse("MPI_T_cvar_read") : PMPI_T_cvar_read(handle, buf);
+}
+
+int TJ_WRAPPER(MPI_T_cvar_write)(MPI_T_cvar_handle handle, const void *buf)
+{
+    return t_device(buf) ? t_refuse("MPI_T_cvar_write") : PMPI_T_cvar_write(handle, buf);
+}
+
+int TJ_WRAPPER(MPI_T_pvar_read)(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+    return t_device(buf) ? t_refuse("MPI_T_pvar_read") : PMPI_T_pvar_read(session, handle, buf);
+}
+
+int TJ_WRAPPER(MPI_T_pvar_write)(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+{
+    return t_device(buf) ? t_refuse("MPI_T_pvar_write") : PMPI_T_pvar_write(session, handle, buf);
+}
+
+int TJ_WRAPPER(MPI_T_pvar_readreset)(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+    return t_device(buf) ? t_refuse("MPI_T_pvar_readreset")
+                         : PMPI_T_pvar_readreset(session, handle, buf);
+}
+
+#if MPI_VERSION >= 4
+int TJ_WRAPPER(MPI_T_event_read)(MPI_T_event_instance event_instance, int element_index, void *buffer)
+{
+    return t_device(buffer) ? t_refuse("MPI_T_event_read")
+                            : PMPI_T_event_read(event_instance, element_index, buffer);
+}
+
+int TJ_WRAPPER(MPI_T_event_copy)(MPI_T_event_instance event_instance, void *buffer)
+{
+    return t_device(buffer) ? t_refuse("MPI_T_event_copy")
+                            : PMPI_T_event_copy(event_instance, buffer);
+}
+#endif

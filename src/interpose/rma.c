@@ -1,0 +1,256 @@
+/* One-sided wrappers. The origin-side calls (Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+ * Compare_and_swap and the request-based R forms) stage device buffers through host memory when
+ * the MPI is not CUDA-aware (src/send/rma.c); the window synchronisations that complete them
+ * (fence, complete, unlock, flush and their all/local forms, and Win_free) then write back what
+ * the MPI wrote. A window whose memory is on the device cannot be staged (other processes reach
+ * it at any time): Win_create and Win_attach refuse it with an MPI that is not CUDA-aware. */
+#include "gpu/cuda.h"
+#include "interpose/device.h"
+#include "interpose/init.h"
+#include "interpose/types.h"
+#include "interpose/wrappers.h"
+#include "send/model.h"
+#include "send/rma.h"
+
+/* Stage @p n buffer arguments of @p fn when one is on the device and the MPI needs it; errors
+ * typejit detects go through the window's error handler. */
+static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MPI_Win win,
+                                tj_rma_op_t **op, int *rc)
+{
+    tj_type_info_t info[TJ_STAGED_MAX];
+    tj_staged_result_t r;
+
+    if (!tj_interpose_device_calls() || tj_model_cuda_aware())
+        return TJ_STAGED_PASS;
+    for (int i = 0; i < n; i++)
+        bufs[i].info = tj_interpose_lookup(bufs[i].type, &info[i]) ? &info[i] : NULL;
+    if ((r = tj_rma_begin(fn, n, bufs, op, rc)) == TJ_STAGED_FAILED)
+        PMPI_Win_call_errhandler(win, *rc);
+    return r;
+}
+
+/* The pass, failure and staged outcomes of every origin-side wrapper: @p _pass is the system
+ * MPI's call as the application made it, @p _staged the same with tj_rma_arg buffers. */
+#define ORIGIN_CALL(_fn, _n, _bufs, _win, _target, _req, _pass, _staged)                           \
+    do {                                                                                           \
+        tj_rma_op_t *op;                                                                           \
+        int rc;                                                                                    \
+        switch (begin(_fn, _n, _bufs, _win, &op, &rc)) {                                           \
+        case TJ_STAGED_PASS:                                                                       \
+            return _pass;                                                                          \
+        case TJ_STAGED_FAILED:                                                                     \
+            return rc;                                                                             \
+        case TJ_STAGED_OK:                                                                         \
+            break;                                                                                 \
+        }                                                                                          \
+        rc = _staged;                                                                              \
+        return tj_rma_issued(op, rc, _win, _target, _req);                                         \
+    } while (0)
+
+int TJ_WRAPPER(MPI_Put)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+            int tcount, MPI_Datatype ttype, MPI_Win win)
+{
+    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
+    ORIGIN_CALL(
+        "MPI_Put", 1, b, win, target, NULL,
+        PMPI_Put(obuf, ocount, otype, target, tdisp, tcount, ttype, win),
+        PMPI_Put(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win));
+}
+
+int TJ_WRAPPER(MPI_Rput)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+             int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
+{
+    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
+    ORIGIN_CALL(
+        "MPI_Rput", 1, b, win, target, req,
+        PMPI_Rput(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),
+        PMPI_Rput(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win, req));
+}
+
+int TJ_WRAPPER(MPI_Get)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+            MPI_Datatype ttype, MPI_Win win)
+{
+    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};
+    ORIGIN_CALL(
+        "MPI_Get", 1, b, win, target, NULL,
+        PMPI_Get(obuf, ocount, otype, target, tdisp, tcount, ttype, win),
+        PMPI_Get(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win));
+}
+
+int TJ_WRAPPER(MPI_Rget)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+             MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
+{
+    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};
+    ORIGIN_CALL(
+        "MPI_Rget", 1, b, win, target, req,
+        PMPI_Rget(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),
+        PMPI_Rget(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win, req));
+}
+
+int TJ_WRAPPER(MPI_Accumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                   int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win)
+{
+    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
+    ORIGIN_CALL("MPI_Accumulate", 1, b, win, target, NULL,
+                PMPI_Accumulate(obuf, ocount, otype, target, tdisp, tcount, ttype, mop, win),
+                PMPI_Accumulate(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,
+                                ttype, mop, win));
+}
+
+int TJ_WRAPPER(MPI_Raccumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                    int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win, MPI_Request *req)
+{
+    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
+    ORIGIN_CALL("MPI_Raccumulate", 1, b, win, target, req,
+                PMPI_Raccumulate(obuf, ocount, otype, target, tdisp, tcount, ttype, mop, win, req),
+                PMPI_Raccumulate(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,
+                                 ttype, mop, win, req));
+}
+
+int TJ_WRAPPER(MPI_Get_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
+                       MPI_Datatype ttype, MPI_Op mop, MPI_Win win)
+{
+    /* With MPI_NO_OP the origin buffer is not read (it may be NULL). */
+    tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},
+                            {rbuf, rcount, rtype, NULL, true}};
+    ORIGIN_CALL("MPI_Get_accumulate", 2, b, win, target, NULL,
+                PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, tdisp, tcount,
+                                    ttype, mop, win),
+                PMPI_Get_accumulate(tj_rma_arg(op, 0, obuf), ocount, otype, tj_rma_arg(op, 1, rbuf),
+                                    rcount, rtype, target, tdisp, tcount, ttype, mop, win));
+}
+
+int TJ_WRAPPER(MPI_Rget_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
+                        MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
+                        MPI_Datatype ttype, MPI_Op mop, MPI_Win win, MPI_Request *req)
+{
+    tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},
+                            {rbuf, rcount, rtype, NULL, true}};
+    ORIGIN_CALL("MPI_Rget_accumulate", 2, b, win, target, req,
+                PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, tdisp,
+                                     tcount, ttype, mop, win, req),
+                PMPI_Rget_accumulate(tj_rma_arg(op, 0, obuf), ocount, otype,
+                                     tj_rma_arg(op, 1, rbuf), rcount, rtype, target, tdisp, tcount,
+                                     ttype, mop, win, req));
+}
+
+int TJ_WRAPPER(MPI_Fetch_and_op)(const void *obuf, void *rbuf, MPI_Datatype type, int target, MPI_Aint tdisp,
+                     MPI_Op mop, MPI_Win win)
+{
+    tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : 1, type, NULL, false},
+                            {rbuf, 1, type, NULL, true}};
+    ORIGIN_CALL("MPI_Fetch_and_op", 2, b, win, target, NULL,
+                PMPI_Fetch_and_op(obuf, rbuf, type, target, tdisp, mop, win),
+                PMPI_Fetch_and_op(tj_rma_arg(op, 0, obuf), tj_rma_arg(op, 1, rbuf), type, target,
+                                  tdisp, mop, win));
+}
+
+int TJ_WRAPPER(MPI_Compare_and_swap)(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
+                         int target, MPI_Aint tdisp, MPI_Win win)
+{
+    tj_staged_buf_t b[3] = {
+        {obuf, 1, type, NULL, false}, {cbuf, 1, type, NULL, false}, {rbuf, 1, type, NULL, true}};
+    ORIGIN_CALL("MPI_Compare_and_swap", 3, b, win, target, NULL,
+                PMPI_Compare_and_swap(obuf, cbuf, rbuf, type, target, tdisp, win),
+                PMPI_Compare_and_swap(tj_rma_arg(op, 0, obuf), tj_rma_arg(op, 1, cbuf),
+                                      tj_rma_arg(op, 2, rbuf), type, target, tdisp, win));
+}
+
+/* ---- the synchronisations that complete operations at the origin ---------------------------- */
+
+/* After a synchronisation of @p win returned @p rc: the operations towards @p target (-1: all)
+ * are complete; write back what they brought. */
+static int completed(int rc, MPI_Win win, int target)
+{
+    int done;
+    if (rc != MPI_SUCCESS || !tj_rma_pending())
+        return rc;
+    if ((done = tj_rma_completed(win, target)) != MPI_SUCCESS)
+        PMPI_Win_call_errhandler(win, done);
+    return done;
+}
+
+int TJ_WRAPPER(MPI_Win_fence)(int assert, MPI_Win win)
+{
+    return completed(PMPI_Win_fence(assert, win), win, -1);
+}
+
+int TJ_WRAPPER(MPI_Win_complete)(MPI_Win win)
+{
+    return completed(PMPI_Win_complete(win), win, -1);
+}
+
+int TJ_WRAPPER(MPI_Win_unlock)(int rank, MPI_Win win)
+{
+    return completed(PMPI_Win_unlock(rank, win), win, rank);
+}
+
+int TJ_WRAPPER(MPI_Win_unlock_all)(MPI_Win win)
+{
+    return completed(PMPI_Win_unlock_all(win), win, -1);
+}
+
+int TJ_WRAPPER(MPI_Win_flush)(int rank, MPI_Win win)
+{
+    return completed(PMPI_Win_flush(rank, win), win, rank);
+}
+
+int TJ_WRAPPER(MPI_Win_flush_all)(MPI_Win win)
+{
+    return completed(PMPI_Win_flush_all(win), win, -1);
+}
+
+int TJ_WRAPPER(MPI_Win_flush_local)(int rank, MPI_Win win)
+{
+    return completed(PMPI_Win_flush_local(rank, win), win, rank);
+}
+
+int TJ_WRAPPER(MPI_Win_flush_local_all)(MPI_Win win)
+{
+    return completed(PMPI_Win_flush_local_all(win), win, -1);
+}
+
+int TJ_WRAPPER(MPI_Win_free)(MPI_Win *win)
+{
+    MPI_Win was = win != NULL ? *win : MPI_WIN_NULL;
+    int rc = PMPI_Win_free(win);
+    /* A correct program completed its operations before; an erroneous one's are released. */
+    if (rc == MPI_SUCCESS && tj_rma_pending())
+        tj_rma_completed(was, -1);
+    return rc;
+}
+
+/* ---- windows --------------------------------------------------------------------------------- */
+
+static bool device_window(const void *base, MPI_Aint size)
+{
+    return size > 0 && tj_interpose_device_calls() && !tj_model_cuda_aware() &&
+           tj_interpose_on_device(base, 1, MPI_BYTE);
+}
+
+static const char window_why[] =
+    "the window's memory is in device memory and the system MPI is not CUDA-aware (it reads and "
+    "writes a window from host code whenever another process accesses it, so it cannot be "
+    "staged)";
+
+int TJ_WRAPPER(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win)
+{
+    if (device_window(base, size)) {
+        int rc = tj_interpose_refuse("MPI_Win_create", window_why);
+        PMPI_Comm_call_errhandler(comm, rc);
+        return rc;
+    }
+    return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+}
+
+int TJ_WRAPPER(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
+{
+    if (device_window(base, size)) {
+        int rc = tj_interpose_refuse("MPI_Win_attach", window_why);
+        PMPI_Win_call_errhandler(win, rc);
+        return rc;
+    }
+    return PMPI_Win_attach(win, base, size);
+}

@@ -1,0 +1,254 @@
+/* external32 packing of device buffers (see external.h). A strided type whose elements are all of
+ * one predefined type of the same size in external32 is packed by one kernel that reverses each
+ * element's bytes as it moves it (tj_gen_swap_source), when both sides are on the device (or
+ * the packed side in mapped pinned memory). Everything else is staged: the packed side's host
+ * copy covers [*position, *position + the packed size), clipped to the buffer's size, and the
+ * system MPI is given it shifted so that the application's position and size apply unchanged. */
+#include "send/external.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cuda.h"
+#include "jit/gen.h"
+#include "kernels/supply.h"
+#include "kernels/target.h"
+#include "type/element.h"
+#include "util/common.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+static bool is_gpu(tj_mem_t m)
+{
+    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
+/* The packed side: its bytes from *position, at most @p want of them within @p size. */
+typedef struct {
+    char *user;      /* the buffer argument */
+    MPI_Aint from;   /* *position when the call began */
+    MPI_Aint len;    /* bytes of the host copy */
+    tj_gpu_ptr_t at; /* where user + from lies */
+    char *host;
+} packed_t;
+
+/* Whether the packed side is on the device; sets it up. */
+static bool packed_find(packed_t *p, const void *buf, MPI_Aint size, const MPI_Aint *position,
+                        MPI_Aint want)
+{
+    p->user = (char *)buf;
+    p->host = NULL;
+    if (buf == NULL || position == NULL || *position < 0 || *position >= size || want <= 0)
+        return false;
+    p->from = *position;
+    p->len = size - *position < want ? size - *position : want;
+    tj_gpu_query(p->user + p->from, &p->at);
+    return is_gpu(p->at.kind);
+}
+
+static int packed_copy(packed_t *p, bool to_device, MPI_Aint len)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+    tj_devptr_t dev = (tj_devptr_t)(uintptr_t)(p->user + p->from);
+
+    if (len <= 0)
+        return MPI_SUCCESS;
+    if (!tj_gpu_inside(&p->at, (uintptr_t)dev, (uintptr_t)dev + (uintptr_t)len)) {
+        tj_log_error("external32 packing: the packed bytes reach outside the device allocation of "
+                     "the buffer; MPI_ERR_BUFFER");
+        return MPI_ERR_BUFFER;
+    }
+    if ((st = tj_gpu_enter(p->at.ctx, &scope)) != TJ_OK)
+        return MPI_ERR_INTERN;
+    st = to_device ? tj_gpu_copy_htod(dev, p->host, (size_t)len)
+                   : tj_gpu_copy_dtoh(p->host, dev, (size_t)len);
+    tj_gpu_leave(&scope);
+    return st == TJ_OK ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
+/* The packed side's argument for the system MPI: its host copy, shifted by the position. */
+static void *packed_arg(const packed_t *p)
+{
+    return p->host - p->from;
+}
+
+/* Stage the typed side and, on the device, the packed one. MPI result; *typed is NULL when the
+ * typed side is in host memory. False: nothing on the device. */
+static bool begin(const char *fn, const tj_type_info_t *info, const char *datarep,
+                  const void *typed, int count, MPI_Datatype type, bool unpack, packed_t *p,
+                  const void *pbuf, MPI_Aint psize, const MPI_Aint *position, tj_staged_t **st,
+                  bool *on_p, int *rc)
+{
+    MPI_Aint want = 0;
+    tj_staged_buf_t b = {typed, count, type, info, unpack};
+
+    *st = NULL;
+    *rc = MPI_SUCCESS;
+    if (!tj_gpu_available() || count <= 0 || datarep == NULL ||
+        PMPI_Pack_external_size(datarep, count, type, &want) != MPI_SUCCESS)
+        return false;
+    *on_p = packed_find(p, pbuf, psize, position, want);
+    switch (tj_staged_begin(fn, 1, &b, false, st, rc)) {
+    case TJ_STAGED_FAILED:
+        return true;
+    case TJ_STAGED_PASS:
+        *st = NULL;
+        if (!*on_p)
+            return false;
+        break;
+    case TJ_STAGED_OK:
+        break;
+    }
+    if (*on_p && (p->host = malloc((size_t)p->len)) == NULL) {
+        tj_log_error("%s: out of memory staging %lld packed bytes", fn, (long long)p->len);
+        *rc = MPI_ERR_NO_MEM;
+    } else if (*on_p && unpack) {
+        *rc = packed_copy(p, false, p->len);
+    }
+    return true;
+}
+
+/* The kernel path: true when it did the whole call (*rc its result), false to stage instead. */
+static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datarep,
+                        const void *typed, int count, MPI_Datatype type, void *pbuf, MPI_Aint psize,
+                        MPI_Aint *position, int *rc)
+{
+    int esize = 0, kind;
+    MPI_Aint xsize = 0;
+    int64_t bytes, lo, hi, reach;
+    tj_gpu_ptr_t tp, pp;
+    tj_devptr_t pdev, tdev;
+    char target[32], *source = NULL;
+    const char *name = pack ? "tj_external32_pack" : "tj_external32_unpack";
+    tj_block_t b;
+    tj_kernel_t *k;
+    tj_kernel_spec_t spec;
+    tj_gpu_function_t fn;
+    tj_gpu_scope_t scope;
+    tj_launch_t geo;
+    tj_status_t st;
+    MPI_Datatype e;
+
+    if (info == NULL || !info->strided || info->wide || count <= 0 || position == NULL ||
+        pbuf == NULL || datarep == NULL || strcmp(datarep, "external32") != 0 ||
+        tj_config()->jit == TJ_JIT_OFF || (e = tj_type_element(type)) == MPI_DATATYPE_NULL ||
+        tj_element_ctype(e, &esize, &kind) == NULL ||
+        PMPI_Pack_external_size("external32", 1, e, &xsize) != MPI_SUCCESS || xsize != esize ||
+        info->block.word % esize != 0 || !tj_mul64(count, info->size, &bytes) || *position < 0 ||
+        bytes > psize - *position || !tj_mul64(count - 1, info->extent, &reach) ||
+        (!pack && !tj_block_disjoint(&info->block, count)))
+        return false;
+    lo = info->true_lb + (reach < 0 ? reach : 0);
+    hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+    tj_gpu_query((const char *)typed + info->true_lb, &tp);
+    tj_gpu_query((const char *)pbuf + *position, &pp);
+    if (!is_gpu(tp.kind) || !(is_gpu(pp.kind) || pp.kind == TJ_MEM_PINNED) ||
+        (is_gpu(pp.kind) && pp.ctx != tp.ctx) ||
+        !tj_gpu_inside(&tp, (uintptr_t)typed + (uintptr_t)lo, (uintptr_t)typed + (uintptr_t)hi) ||
+        !tj_gpu_inside(&pp, (uintptr_t)pbuf + (uintptr_t)*position,
+                       (uintptr_t)pbuf + (uintptr_t)(*position + bytes)) ||
+        ((uintptr_t)typed + (uintptr_t)info->block.start) % (uintptr_t)esize != 0 ||
+        ((uintptr_t)pbuf + (uintptr_t)*position) % (uintptr_t)esize != 0)
+        return false;
+    b = tj_block_at_zero(&info->block);
+    if (tj_target_loadable() != TJ_OK ||
+        tj_target_of_device(tp.device, target, sizeof(target)) != TJ_OK ||
+        tj_gen_swap_source(&b, esize, pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, name, &source) != TJ_OK)
+        return false;
+    spec = tj_kernel_from_source(source, name, pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, target);
+    st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL);
+    free(source);
+    if (st != TJ_OK || tj_gpu_enter(tp.ctx, &scope) != TJ_OK)
+        return false;
+    tdev = (tj_devptr_t)(uintptr_t)typed + (tj_devptr_t)info->block.start;
+    pdev = (tj_devptr_t)(uintptr_t)((char *)pbuf + *position);
+    if (pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr((char *)pbuf + *position, &pdev) != TJ_OK) {
+        tj_gpu_leave(&scope);
+        return false;
+    }
+    {
+        tj_devptr_t dst = pack ? pdev : tdev, src = pack ? tdev : pdev;
+        long long n = count;
+        void *args[3] = {&dst, &src, &n};
+        tj_gen_launch(&b, esize, count, &geo);
+        if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
+            (st = tj_gpu_launch(fn, geo.grid, geo.block, args)) == TJ_OK)
+            st = tj_gpu_sync();
+    }
+    tj_gpu_leave(&scope);
+    if (st != TJ_OK) {
+        /* The driver said why; a kernel fault left the context unusable. */
+        *rc = MPI_ERR_INTERN;
+        return true;
+    }
+    tj_stats_inc(TJ_STAT_kernel_launches);
+    tj_stats_inc(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
+    *position += (MPI_Aint)bytes;
+    *rc = MPI_SUCCESS;
+    return true;
+}
+
+static void end(tj_staged_t *st, packed_t *p)
+{
+    if (st != NULL)
+        tj_staged_release(st);
+    free(p->host);
+}
+
+tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
+                                    const void *inbuf, int incount, MPI_Datatype type, void *outbuf,
+                                    MPI_Aint outsize, MPI_Aint *position, int *rc)
+{
+    packed_t p;
+    tj_staged_t *st;
+    bool on_p = false;
+    tj_staged_result_t r = TJ_STAGED_FAILED;
+
+    if (tj_gpu_available() &&
+        kernel_path(true, info, datarep, inbuf, incount, type, outbuf, outsize, position, rc))
+        return *rc == MPI_SUCCESS ? TJ_STAGED_OK : TJ_STAGED_FAILED;
+    if (!begin("MPI_Pack_external", info, datarep, inbuf, incount, type, false, &p, outbuf, outsize,
+               position, &st, &on_p, rc))
+        return TJ_STAGED_PASS;
+    if (*rc == MPI_SUCCESS) {
+        MPI_Aint before = *position;
+        r = TJ_STAGED_OK;
+        *rc = PMPI_Pack_external(datarep, st != NULL ? tj_staged_arg(st, 0, inbuf) : inbuf, incount,
+                                 type, on_p ? packed_arg(&p) : outbuf, outsize, position);
+        if (*rc == MPI_SUCCESS && on_p &&
+            (*rc = packed_copy(&p, true, *position - before)) != MPI_SUCCESS)
+            r = TJ_STAGED_FAILED;
+    }
+    end(st, &p);
+    return r;
+}
+
+tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
+                                      const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                                      void *outbuf, int outcount, MPI_Datatype type, int *rc)
+{
+    packed_t p;
+    tj_staged_t *st;
+    bool on_p = false;
+    tj_staged_result_t r = TJ_STAGED_FAILED;
+
+    if (tj_gpu_available() && kernel_path(false, info, datarep, outbuf, outcount, type,
+                                          (void *)inbuf, insize, position, rc))
+        return *rc == MPI_SUCCESS ? TJ_STAGED_OK : TJ_STAGED_FAILED;
+    if (!begin("MPI_Unpack_external", info, datarep, outbuf, outcount, type, true, &p, inbuf,
+               insize, position, &st, &on_p, rc))
+        return TJ_STAGED_PASS;
+    if (*rc == MPI_SUCCESS) {
+        r = TJ_STAGED_OK;
+        *rc = PMPI_Unpack_external(datarep, on_p ? packed_arg(&p) : inbuf, insize, position,
+                                   st != NULL ? tj_staged_arg(st, 0, outbuf) : outbuf, outcount,
+                                   type);
+        if (*rc == MPI_SUCCESS && st != NULL && (*rc = tj_staged_finish(st)) != MPI_SUCCESS)
+            r = TJ_STAGED_FAILED;
+    }
+    end(st, &p);
+    return r;
+}

@@ -1,0 +1,26 @@
+/* MPI_Pack_external and MPI_Unpack_external with a buffer in device memory: the typed side is
+ * staged through a host mirror (src/send/staged.c), the packed side through host memory of the
+ * bytes the call moves, and the system MPI converts to or from the external data representation
+ * on the host, with the application's own arguments (so errors, a short buffer included, are the
+ * system MPI's). With either kind of MPI. */
+#ifndef TJ_SEND_EXTERNAL_H
+#define TJ_SEND_EXTERNAL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "send/staged.h"
+#include "type/table.h"
+
+/* TJ_STAGED_PASS: no buffer the call touches is in device memory, the caller passes it on;
+ * TJ_STAGED_OK: done, *rc is the system MPI's result (its error handler has run);
+ * TJ_STAGED_FAILED: typejit's staging failed, *rc is the error class to report. @p info may be
+ * NULL. */
+tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
+                                    const void *inbuf, int incount, MPI_Datatype type, void *outbuf,
+                                    MPI_Aint outsize, MPI_Aint *position, int *rc);
+tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
+                                      const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                                      void *outbuf, int outcount, MPI_Datatype type, int *rc);
+
+#endif /* TJ_SEND_EXTERNAL_H */

@@ -1,0 +1,74 @@
+/* The pieces of a wide type, asked of the driver (see span.h). A device piece inside the
+ * allocation of the one before needs no query; a host piece is asked at both ends (host memory
+ * has no bounds the driver reports). */
+#include "send/span.h"
+
+#include <stdint.h>
+
+#include "gpu/cuda.h"
+#include "type/pieces.h"
+#include "util/log.h"
+
+/* Pieces asked at most; a type with more is judged by its first and last bytes. */
+#define SPAN_PIECES 256
+
+static bool is_gpu(tj_mem_t m)
+{
+    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
+/* One piece [lo, hi) of the buffer; *gpu (the first piece decides) and *alloc follow the pieces
+ * seen so far. False when it does not lie with them. */
+static bool piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu, tj_gpu_ptr_t *alloc)
+{
+    uintptr_t a = (uintptr_t)(buf + lo), b = (uintptr_t)(buf + hi);
+    tj_gpu_ptr_t at, last;
+
+    if (*gpu == 1 && tj_gpu_inside(alloc, a, b))
+        return true;
+    tj_gpu_query(buf + lo, &at);
+    if (is_gpu(at.kind)) {
+        if (*gpu == 0 || !tj_gpu_inside(&at, a, b) ||
+            (*gpu == 1 && (at.base != alloc->base || at.ctx != alloc->ctx)))
+            return false;
+        *gpu = 1;
+        *alloc = at;
+        return true;
+    }
+    tj_gpu_query(buf + hi - 1, &last);
+    if (*gpu == 1 || is_gpu(last.kind))
+        return false;
+    *gpu = 0;
+    return true;
+}
+
+bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+                      const char *fn)
+{
+    tj_piece_t pieces[SPAN_PIECES];
+    tj_gpu_ptr_t alloc = {0};
+    int n, gpu = -1; /* -1: nothing seen yet, 0: host, 1: the device allocation `alloc` */
+    bool together = true;
+
+    if (!info->wide || count <= 0 || !tj_gpu_available())
+        return true;
+    n = tj_pieces(type, count, pieces, SPAN_PIECES);
+    if (n < 0) {
+        /* Too many pieces to ask: the first and the last byte, at least. */
+        int64_t reach = (int64_t)(count - 1) * info->extent;
+        pieces[0].lo = info->true_lb + (reach < 0 ? reach : 0);
+        pieces[0].hi = pieces[0].lo + 1;
+        pieces[1].hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+        pieces[1].lo = pieces[1].hi - 1;
+        n = 2;
+    }
+    for (int i = 0; i < n && together; i++)
+        if (pieces[i].hi > pieces[i].lo)
+            together = piece_fits(buf, pieces[i].lo, pieces[i].hi, &gpu, &alloc);
+    if (!together)
+        tj_log_error("%s: the datatype's bytes lie in more than one allocation or memory kind "
+                     "(host and device memory, or two device allocations), which neither the "
+                     "system MPI nor a kernel can reach at once; MPI_ERR_BUFFER",
+                     fn);
+    return together;
+}

@@ -1,0 +1,23 @@
+/* The one predefined element type a datatype is made of, if it is made of one (a vector of
+ * doubles, a struct of blocks of ints), for the kernels that compute on elements rather than
+ * move bytes (MPI_Reduce_local's). */
+#ifndef TJ_TYPE_ELEMENT_H
+#define TJ_TYPE_ELEMENT_H
+
+#include <mpi.h>
+
+/* The predefined type every element of @p type is, through its constructors
+ * (MPI_Type_get_envelope and MPI_Type_get_contents); MPI_DATATYPE_NULL when its elements are of
+ * several types or the system MPI does not say. A predefined type is its own element (the pair
+ * types included: the caller decides what it can compute on). */
+MPI_Datatype tj_type_element(MPI_Datatype type);
+
+/* The kinds of element the kernels compute on. */
+enum { TJ_ELEMENT_INTEGER, TJ_ELEMENT_FLOAT, TJ_ELEMENT_BYTE };
+
+/* The C type the kernels use for the predefined element type @p e, its size (*size) and kind
+ * (*kind); NULL for the types they do not take (the pair types, complex, long double, bool,
+ * MPI_CHAR, MPI_PACKED, ...). */
+const char *tj_element_ctype(MPI_Datatype e, int *size, int *kind);
+
+#endif /* TJ_TYPE_ELEMENT_H */
