@@ -32,8 +32,8 @@ extern "C" {
     _X(TJ_ERR_UNTRUSTED, -12, "cache directory or entry is writable by other users")               \
     _X(TJ_ERR_NOT_FOUND, -13, "not found")                                                         \
     _X(TJ_ERR_PARSE, -14, "syntax error in type description")                                      \
-    _X(TJ_ERR_UNSUPPORTED, -15, "not supported")                                                  \
-    _X(TJ_ERR_CONTEXT, -16, "cuda context unusable after a sticky error")                         \
+    _X(TJ_ERR_UNSUPPORTED, -15, "not supported")                                                   \
+    _X(TJ_ERR_CONTEXT, -16, "cuda context unusable after a sticky error")                          \
     _X(TJ_ERR_BOUNDS, -17, "datatype reaches outside its device allocation")                       \
     _X(TJ_ERR_BUSY, -18, "another process is compiling this kernel")
 

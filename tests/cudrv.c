@@ -20,7 +20,7 @@ bool cudrv_open(void)
     }
 #define CUDRV_LOAD(_name, _sym)                                                                    \
     if ((*(void **)&drv._name = dlsym(lib, _sym)) == NULL) {                                       \
-        printf("SKIP: the CUDA driver lacks %s\n", _sym);                                         \
+        printf("SKIP: the CUDA driver lacks %s\n", _sym);                                          \
         return false;                                                                              \
     }
     CUDRV_SYMBOLS(CUDRV_LOAD)

@@ -8,9 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define POISON      0xA5
-#define DENSE_LIMIT ((int64_t)16 << 20) /* footprints up to this are poisoned and compared whole   \
-                                         */
+#define POISON 0xA5
+#define DENSE_LIMIT                                                                                \
+    ((int64_t)16 << 20) /* footprints up to this are poisoned and compared whole                   \
+                         */
 
 typedef struct {
     char *map;

@@ -291,8 +291,8 @@ static int64_t pick(unsigned *seed, const int64_t *set, int n)
 static void test_push(void)
 {
     static const int64_t counts[] = {0, 1, 1, 2, 3, 4, 8, INT64_C(1) << 40};
-    static const int64_t sizes[] = {-16, -4, 1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256,
-                                    INT64_C(1) << 41, INT64_MAX / 2};
+    static const int64_t sizes[] = {
+        -16, -4, 1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, INT64_C(1) << 41, INT64_MAX / 2};
     static const int64_t offsets[] = {0, 0, 0, 4, -8, INT64_MAX - 8};
     unsigned seed = 12345;
     int merged = 0;

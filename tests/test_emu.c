@@ -548,8 +548,8 @@ static void fused_check(const fset_t *f, emu_fused_fn_t pack, emu_fused_fn_t unp
         memset(t2, POISON, tl);
         for (int i = 0; i < f->n; i++) {
             int pos = f->m[i].pos;
-            CHECK(PMPI_Unpack(p1, (int)pl, &pos, typed + f->m[i].salt, f->m[i].count,
-                              f->m[i].type, MPI_COMM_SELF) == MPI_SUCCESS);
+            CHECK(PMPI_Unpack(p1, (int)pl, &pos, typed + f->m[i].salt, f->m[i].count, f->m[i].type,
+                              MPI_COMM_SELF) == MPI_SUCCESS);
         }
         fused_run(f, unpack, t2, p1);
         fused_unpacks++;
@@ -599,8 +599,9 @@ static void fused_sets(rt_rng_t *rng)
     }
     append(fp, "static_assert(sizeof(tj_fused_args_t) == 40 * 32 + 8, \"fused args layout\");\n");
     REQUIRE(fclose(fp) == 0);
-    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1", "-shared", "-fPIC",
-                                     "-fno-strict-aliasing", "-w", "-I", TJ_EMU_INCLUDE};
+    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
+                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
+                                     "-w",       "-I",         TJ_EMU_INCLUDE};
     int argc = 9;
     for (int i = 0; i < ncxxflags; i++)
         argv[argc++] = cxxflags[i];

@@ -120,9 +120,9 @@ static void job_run(job_t *j)
     CHECK(current() == before);
     /* Unpack the packed bytes into the typed buffer's second half. */
     j->pos_unpack = 0;
-    j->rc_unpack = MPI_Unpack((void *)(uintptr_t)j->packed, SPAN, &j->pos_unpack,
-                              (void *)(uintptr_t)(j->typed + SPAN / 2), j->count, j->type,
-                              MPI_COMM_SELF);
+    j->rc_unpack =
+        MPI_Unpack((void *)(uintptr_t)j->packed, SPAN, &j->pos_unpack,
+                   (void *)(uintptr_t)(j->typed + SPAN / 2), j->count, j->type, MPI_COMM_SELF);
     CHECK(current() == before);
 }
 
@@ -135,8 +135,7 @@ static void job_check(job_t *j, const char *what)
     if (j->rc_pack != MPI_SUCCESS || j->rc_unpack != MPI_SUCCESS)
         fprintf(stderr, "%s: MPI error %d / %d\n", what, j->rc_pack, j->rc_unpack);
     CHECK(j->rc_pack == MPI_SUCCESS && j->rc_unpack == MPI_SUCCESS);
-    REQUIRE(PMPI_Pack(j->src, j->count, j->type, j->ref, SPAN, &pos, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
+    REQUIRE(PMPI_Pack(j->src, j->count, j->type, j->ref, SPAN, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
     CHECK_EQ_INT(j->pos_pack, pos);
     if (j->pctx != NULL)
         copy_out(j->pctx, j->got, j->packed, SPAN);

@@ -39,12 +39,12 @@
 #include "randtype.h"
 #include "sysmpi.h"
 
-#define POISON   0x5A
+#define POISON 0x5A
 /* Written into status.MPI_ERROR before a receive: calls that complete one request must leave it
  * as it was, as the system MPI does. */
 #define STATUS_MARK 0x7E57
-#define MAX_SPAN ((int64_t)1 << 20)
-#define VARIANTS 31
+#define MAX_SPAN    ((int64_t)1 << 20)
+#define VARIANTS    31
 
 static int rank, nranks;
 static bool host_only;

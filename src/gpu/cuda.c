@@ -72,7 +72,7 @@ typedef struct {
     CUdevice dev;
     int ordinal;
     _Atomic(CUstream) stream;
-    bool retained;   /* typejit holds a reference to this primary context */
+    bool retained;    /* typejit holds a reference to this primary context */
     atomic_bool dead; /* a sticky error: nothing more is done in this context */
     /* Which instance of the context behind the handle: cuCtxGetId (0 where the driver lacks
      * it), and typejit's count of the instances seen (tj_gpu_generation). A reset primary
@@ -308,7 +308,8 @@ static ctx_entry_t *entry_for(CUcontext ctx)
         goto out_unlock;
     if (n == TJ_GPU_MAX_CONTEXTS) {
         tj_log_warn_once("more than %d cuda contexts in use; buffers of the others go through "
-                         "the system MPI's path", TJ_GPU_MAX_CONTEXTS);
+                         "the system MPI's path",
+                         TJ_GPU_MAX_CONTEXTS);
         goto out_unlock;
     }
     e = &entries[n];

@@ -35,8 +35,8 @@ typedef struct {
 /* While a scope is entered, typejit's driver calls run in its context on the calling thread;
  * leaving restores exactly the context the caller had. */
 typedef struct {
-    void *entry; /* the context's record (cuda.c) */
-    void *prev;  /* the record of the enclosing scope, if any */
+    void *entry;    /* the context's record (cuda.c) */
+    void *prev;     /* the record of the enclosing scope, if any */
     bool pushed;    /* the context was pushed and must be popped */
     bool releasing; /* entered by tj_gpu_enter_to_release: failures are not warnings */
 } tj_gpu_scope_t;

@@ -67,8 +67,8 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
         .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                 \
     }
 
-int TJ_WRAPPER(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                 MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                             int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
     int rc;
@@ -77,8 +77,8 @@ int TJ_WRAPPER(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype stype, v
     return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
-int TJ_WRAPPER(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                              int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
     int rc;
@@ -87,9 +87,9 @@ int TJ_WRAPPER(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype stype, 
     return PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                  MPI_Comm comm)
+int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                              MPI_Datatype stype, void *rbuf, const int rcounts[],
+                              const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -186,8 +186,8 @@ int TJ_WRAPPER(MPI_Ineighbor_alltoallw)(const void *sbuf, const int scounts[],
                                     comm, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                          MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                      int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
     int rc;
@@ -196,8 +196,9 @@ int TJ_WRAPPER(MPI_Neighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype
     return PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
-int TJ_WRAPPER(MPI_Ineighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                       int rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                       MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
     int rc;
@@ -206,8 +207,8 @@ int TJ_WRAPPER(MPI_Ineighbor_alltoall)(const void *sbuf, int scount, MPI_Datatyp
     return PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                       int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
     int rc;
@@ -216,8 +217,9 @@ int TJ_WRAPPER(MPI_Neighbor_allgather)(const void *sbuf, int scount, MPI_Datatyp
     return PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
-int TJ_WRAPPER(MPI_Ineighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype,
+                                        void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                        MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
     int rc;
@@ -226,9 +228,9 @@ int TJ_WRAPPER(MPI_Ineighbor_allgather)(const void *sbuf, int scount, MPI_Dataty
     return PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            const int rcounts[], const int displs[], MPI_Datatype rtype,
-                            MPI_Comm comm)
+int TJ_WRAPPER(MPI_Neighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype,
+                                        void *rbuf, const int rcounts[], const int displs[],
+                                        MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
     int rc;
@@ -237,9 +239,9 @@ int TJ_WRAPPER(MPI_Neighbor_allgatherv)(const void *sbuf, int scount, MPI_Dataty
     return PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
 }
 
-int TJ_WRAPPER(MPI_Ineighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                             const int rcounts[], const int displs[], MPI_Datatype rtype,
-                             MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ineighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype,
+                                         void *rbuf, const int rcounts[], const int displs[],
+                                         MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
     int rc;
@@ -248,8 +250,8 @@ int TJ_WRAPPER(MPI_Ineighbor_allgatherv)(const void *sbuf, int scount, MPI_Datat
     return PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                              int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;

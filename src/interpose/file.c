@@ -63,84 +63,92 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
         return end(fh, s, _staged, _req);                                                          \
     } while (0)
 
-int TJ_WRAPPER(MPI_File_read)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+int TJ_WRAPPER(MPI_File_read)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                              MPI_Status *status)
 {
     FILE_CALL("MPI_File_read", true, (MPI_Request *)NULL,
               PMPI_File_read(fh, buf, count, type, status),
               PMPI_File_read(fh, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_read_all)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+int TJ_WRAPPER(MPI_File_read_all)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                                  MPI_Status *status)
 {
     FILE_CALL("MPI_File_read_all", true, (MPI_Request *)NULL,
               PMPI_File_read_all(fh, buf, count, type, status),
               PMPI_File_read_all(fh, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_read_shared)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+int TJ_WRAPPER(MPI_File_read_shared)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                                     MPI_Status *status)
 {
     FILE_CALL("MPI_File_read_shared", true, (MPI_Request *)NULL,
               PMPI_File_read_shared(fh, buf, count, type, status),
               PMPI_File_read_shared(fh, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_read_ordered)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+int TJ_WRAPPER(MPI_File_read_ordered)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                                      MPI_Status *status)
 {
     FILE_CALL("MPI_File_read_ordered", true, (MPI_Request *)NULL,
               PMPI_File_read_ordered(fh, buf, count, type, status),
               PMPI_File_read_ordered(fh, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_read_at)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
-                     MPI_Status *status)
+int TJ_WRAPPER(MPI_File_read_at)(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                 MPI_Datatype type, MPI_Status *status)
 {
     FILE_CALL("MPI_File_read_at", true, (MPI_Request *)NULL,
               PMPI_File_read_at(fh, offset, buf, count, type, status),
               PMPI_File_read_at(fh, offset, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_read_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
-                         MPI_Status *status)
+int TJ_WRAPPER(MPI_File_read_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                     MPI_Datatype type, MPI_Status *status)
 {
     FILE_CALL("MPI_File_read_at_all", true, (MPI_Request *)NULL,
               PMPI_File_read_at_all(fh, offset, buf, count, type, status),
               PMPI_File_read_at_all(fh, offset, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_iread)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *req)
+int TJ_WRAPPER(MPI_File_iread)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                               MPI_Request *req)
 {
     FILE_CALL("MPI_File_iread", true, req, PMPI_File_iread(fh, buf, count, type, req),
               PMPI_File_iread(fh, ARG, count, type, req));
 }
 
-int TJ_WRAPPER(MPI_File_iread_all)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *req)
+int TJ_WRAPPER(MPI_File_iread_all)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                                   MPI_Request *req)
 {
     FILE_CALL("MPI_File_iread_all", true, req, PMPI_File_iread_all(fh, buf, count, type, req),
               PMPI_File_iread_all(fh, ARG, count, type, req));
 }
 
-int TJ_WRAPPER(MPI_File_iread_shared)(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *req)
+int TJ_WRAPPER(MPI_File_iread_shared)(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                                      MPI_Request *req)
 {
     FILE_CALL("MPI_File_iread_shared", true, req, PMPI_File_iread_shared(fh, buf, count, type, req),
               PMPI_File_iread_shared(fh, ARG, count, type, req));
 }
 
-int TJ_WRAPPER(MPI_File_iread_at)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
-                      MPI_Request *req)
+int TJ_WRAPPER(MPI_File_iread_at)(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                  MPI_Datatype type, MPI_Request *req)
 {
     FILE_CALL("MPI_File_iread_at", true, req, PMPI_File_iread_at(fh, offset, buf, count, type, req),
               PMPI_File_iread_at(fh, offset, ARG, count, type, req));
 }
 
-int TJ_WRAPPER(MPI_File_iread_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
-                          MPI_Request *req)
+int TJ_WRAPPER(MPI_File_iread_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                      MPI_Datatype type, MPI_Request *req)
 {
     FILE_CALL("MPI_File_iread_at_all", true, req,
               PMPI_File_iread_at_all(fh, offset, buf, count, type, req),
               PMPI_File_iread_at_all(fh, offset, ARG, count, type, req));
 }
 
-int TJ_WRAPPER(MPI_File_write)(MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Status *status)
+int TJ_WRAPPER(MPI_File_write)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                               MPI_Status *status)
 {
     FILE_CALL("MPI_File_write", false, (MPI_Request *)NULL,
               PMPI_File_write(fh, buf, count, type, status),
@@ -148,7 +156,7 @@ int TJ_WRAPPER(MPI_File_write)(MPI_File fh, const void *buf, int count, MPI_Data
 }
 
 int TJ_WRAPPER(MPI_File_write_all)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                       MPI_Status *status)
+                                   MPI_Status *status)
 {
     FILE_CALL("MPI_File_write_all", false, (MPI_Request *)NULL,
               PMPI_File_write_all(fh, buf, count, type, status),
@@ -156,7 +164,7 @@ int TJ_WRAPPER(MPI_File_write_all)(MPI_File fh, const void *buf, int count, MPI_
 }
 
 int TJ_WRAPPER(MPI_File_write_shared)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                          MPI_Status *status)
+                                      MPI_Status *status)
 {
     FILE_CALL("MPI_File_write_shared", false, (MPI_Request *)NULL,
               PMPI_File_write_shared(fh, buf, count, type, status),
@@ -164,15 +172,15 @@ int TJ_WRAPPER(MPI_File_write_shared)(MPI_File fh, const void *buf, int count, M
 }
 
 int TJ_WRAPPER(MPI_File_write_ordered)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                           MPI_Status *status)
+                                       MPI_Status *status)
 {
     FILE_CALL("MPI_File_write_ordered", false, (MPI_Request *)NULL,
               PMPI_File_write_ordered(fh, buf, count, type, status),
               PMPI_File_write_ordered(fh, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_write_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
-                      MPI_Status *status)
+int TJ_WRAPPER(MPI_File_write_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                  MPI_Datatype type, MPI_Status *status)
 {
     FILE_CALL("MPI_File_write_at", false, (MPI_Request *)NULL,
               PMPI_File_write_at(fh, offset, buf, count, type, status),
@@ -180,28 +188,29 @@ int TJ_WRAPPER(MPI_File_write_at)(MPI_File fh, MPI_Offset offset, const void *bu
 }
 
 int TJ_WRAPPER(MPI_File_write_at_all)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                          MPI_Datatype type, MPI_Status *status)
+                                      MPI_Datatype type, MPI_Status *status)
 {
     FILE_CALL("MPI_File_write_at_all", false, (MPI_Request *)NULL,
               PMPI_File_write_at_all(fh, offset, buf, count, type, status),
               PMPI_File_write_at_all(fh, offset, ARG, count, type, status));
 }
 
-int TJ_WRAPPER(MPI_File_iwrite)(MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *req)
+int TJ_WRAPPER(MPI_File_iwrite)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                                MPI_Request *req)
 {
     FILE_CALL("MPI_File_iwrite", false, req, PMPI_File_iwrite(fh, buf, count, type, req),
               PMPI_File_iwrite(fh, ARG, count, type, req));
 }
 
 int TJ_WRAPPER(MPI_File_iwrite_all)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                        MPI_Request *req)
+                                    MPI_Request *req)
 {
     FILE_CALL("MPI_File_iwrite_all", false, req, PMPI_File_iwrite_all(fh, buf, count, type, req),
               PMPI_File_iwrite_all(fh, ARG, count, type, req));
 }
 
 int TJ_WRAPPER(MPI_File_iwrite_shared)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                           MPI_Request *req)
+                                       MPI_Request *req)
 {
     FILE_CALL("MPI_File_iwrite_shared", false, req,
               PMPI_File_iwrite_shared(fh, buf, count, type, req),
@@ -209,7 +218,7 @@ int TJ_WRAPPER(MPI_File_iwrite_shared)(MPI_File fh, const void *buf, int count, 
 }
 
 int TJ_WRAPPER(MPI_File_iwrite_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                       MPI_Datatype type, MPI_Request *req)
+                                   MPI_Datatype type, MPI_Request *req)
 {
     FILE_CALL("MPI_File_iwrite_at", false, req,
               PMPI_File_iwrite_at(fh, offset, buf, count, type, req),
@@ -217,7 +226,7 @@ int TJ_WRAPPER(MPI_File_iwrite_at)(MPI_File fh, MPI_Offset offset, const void *b
 }
 
 int TJ_WRAPPER(MPI_File_iwrite_at_all)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                           MPI_Datatype type, MPI_Request *req)
+                                       MPI_Datatype type, MPI_Request *req)
 {
     FILE_CALL("MPI_File_iwrite_at_all", false, req,
               PMPI_File_iwrite_at_all(fh, offset, buf, count, type, req),
@@ -282,7 +291,7 @@ int TJ_WRAPPER(MPI_File_read_all_end)(MPI_File fh, void *buf, MPI_Status *status
 }
 
 int TJ_WRAPPER(MPI_File_read_at_all_begin)(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                               MPI_Datatype type)
+                                           MPI_Datatype type)
 {
     tj_staged_t *s;
     int rc, r = split_begin("MPI_File_read_at_all_begin", fh, buf, count, type, true, &s, &rc);
@@ -342,8 +351,8 @@ int TJ_WRAPPER(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status 
     return end(fh, s, PMPI_File_write_all_end(fh, ARG, status), NULL);
 }
 
-int TJ_WRAPPER(MPI_File_write_at_all_begin)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                MPI_Datatype type)
+int TJ_WRAPPER(MPI_File_write_at_all_begin)(MPI_File fh, MPI_Offset offset, const void *buf,
+                                            int count, MPI_Datatype type)
 {
     tj_staged_t *s;
     int rc, r = split_begin("MPI_File_write_at_all_begin", fh, buf, count, type, false, &s, &rc);
@@ -363,7 +372,8 @@ int TJ_WRAPPER(MPI_File_write_at_all_end)(MPI_File fh, const void *buf, MPI_Stat
     return end(fh, s, PMPI_File_write_at_all_end(fh, ARG, status), NULL);
 }
 
-int TJ_WRAPPER(MPI_File_write_ordered_begin)(MPI_File fh, const void *buf, int count, MPI_Datatype type)
+int TJ_WRAPPER(MPI_File_write_ordered_begin)(MPI_File fh, const void *buf, int count,
+                                             MPI_Datatype type)
 {
     tj_staged_t *s;
     int rc, r = split_begin("MPI_File_write_ordered_begin", fh, buf, count, type, false, &s, &rc);

@@ -86,8 +86,9 @@ int TJ_WRAPPER(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm,
     return PMPI_Pack_size(incount, datatype, comm, size);
 }
 
-int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
-                      void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
+                                  MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                                  MPI_Aint *position)
 {
     tj_type_info_t info;
     tj_staged_result_t r = TJ_STAGED_PASS;
@@ -104,7 +105,8 @@ int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int i
 }
 
 int TJ_WRAPPER(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint insize,
-                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+                                    MPI_Aint *position, void *outbuf, int outcount,
+                                    MPI_Datatype datatype)
 {
     tj_type_info_t info;
     tj_staged_result_t r = TJ_STAGED_PASS;

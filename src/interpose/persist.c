@@ -87,8 +87,8 @@ static bool refuse_red(const char *fn, tj_red_call_t *c, int *rc)
 
 #if defined(TJ_HAVE_MPIX_INIT)
 
-int TJ_WRAPPER(MPIX_Bcast_init)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *req)
+int TJ_WRAPPER(MPIX_Bcast_init)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
                         .sbuf = buf,
@@ -102,8 +102,9 @@ int TJ_WRAPPER(MPIX_Bcast_init)(void *buf, int count, MPI_Datatype type, int roo
     return PMPIX_Bcast_init(buf, count, type, root, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                 int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
     int rc;
@@ -113,8 +114,8 @@ int TJ_WRAPPER(MPIX_Gather_init)(const void *sbuf, int scount, MPI_Datatype styp
 }
 
 int TJ_WRAPPER(MPIX_Gatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                      const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                                  const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
     int rc;
@@ -124,8 +125,9 @@ int TJ_WRAPPER(MPIX_Gatherv_init)(const void *sbuf, int scount, MPI_Datatype sty
                               req);
 }
 
-int TJ_WRAPPER(MPIX_Scatter_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Scatter_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                  int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
     int rc;
@@ -135,8 +137,8 @@ int TJ_WRAPPER(MPIX_Scatter_init)(const void *sbuf, int scount, MPI_Datatype sty
 }
 
 int TJ_WRAPPER(MPIX_Scatterv_init)(const void *sbuf, const int scounts[], const int displs[],
-                       MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                                   MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
     int rc;
@@ -146,8 +148,9 @@ int TJ_WRAPPER(MPIX_Scatterv_init)(const void *sbuf, const int scounts[], const 
                                req);
 }
 
-int TJ_WRAPPER(MPIX_Allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                        MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                    int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;
@@ -157,8 +160,8 @@ int TJ_WRAPPER(MPIX_Allgather_init)(const void *sbuf, int scount, MPI_Datatype s
 }
 
 int TJ_WRAPPER(MPIX_Allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                         const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
-                         MPI_Info info, MPI_Request *req)
+                                     const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
     int rc;
@@ -168,8 +171,9 @@ int TJ_WRAPPER(MPIX_Allgatherv_init)(const void *sbuf, int scount, MPI_Datatype 
                                  req);
 }
 
-int TJ_WRAPPER(MPIX_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                       MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                   int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
     int rc;
@@ -179,8 +183,9 @@ int TJ_WRAPPER(MPIX_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype st
 }
 
 int TJ_WRAPPER(MPIX_Alltoallv_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                        MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                        MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                                    MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                    const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -191,9 +196,9 @@ int TJ_WRAPPER(MPIX_Alltoallv_init)(const void *sbuf, const int scounts[], const
 }
 
 int TJ_WRAPPER(MPIX_Alltoallw_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                        const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                        const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *req)
+                                    const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                                    const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
     int rc;
@@ -203,9 +208,9 @@ int TJ_WRAPPER(MPIX_Alltoallw_init)(const void *sbuf, const int scounts[], const
                                 comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                 int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *req)
+int TJ_WRAPPER(MPIX_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Datatype stype,
+                                             void *rbuf, int rcount, MPI_Datatype rtype,
+                                             MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
     int rc;
@@ -214,9 +219,10 @@ int TJ_WRAPPER(MPIX_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_D
     return PMPIX_Neighbor_allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                  const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype,
+                                              void *rbuf, const int rcounts[], const int displs[],
+                                              MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                              MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
     int rc;
@@ -226,9 +232,9 @@ int TJ_WRAPPER(MPIX_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_
                                           info, req);
 }
 
-int TJ_WRAPPER(MPIX_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                MPI_Request *req)
+int TJ_WRAPPER(MPIX_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype,
+                                            void *rbuf, int rcount, MPI_Datatype rtype,
+                                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
     int rc;
@@ -237,10 +243,11 @@ int TJ_WRAPPER(MPIX_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Da
     return PMPIX_Neighbor_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                                 MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                 const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[],
+                                             const int sdispls[], MPI_Datatype stype, void *rbuf,
+                                             const int rcounts[], const int rdispls[],
+                                             MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                             MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
     int rc;
@@ -250,10 +257,11 @@ int TJ_WRAPPER(MPIX_Neighbor_alltoallv_init)(const void *sbuf, const int scounts
                                          rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                                 const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                                 const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
-                                 MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[],
+                                             const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                             void *rbuf, const int rcounts[],
+                                             const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
+                                             MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
     int rc;
@@ -263,8 +271,9 @@ int TJ_WRAPPER(MPIX_Neighbor_alltoallw_init)(const void *sbuf, const int scounts
                                          rtypes, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                     int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_REDUCE,
                        .sbuf = sbuf,
@@ -280,8 +289,8 @@ int TJ_WRAPPER(MPIX_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Da
     return PMPIX_Reduce_init(sbuf, rbuf, count, type, op, root, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_ALLREDUCE,
                        .sbuf = sbuf,
@@ -296,8 +305,9 @@ int TJ_WRAPPER(MPIX_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI
     return PMPIX_Allreduce_init(sbuf, rbuf, count, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int rcounts[],
+                                         MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,
                        .sbuf = sbuf,
@@ -313,8 +323,9 @@ int TJ_WRAPPER(MPIX_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int
     return PMPIX_Reduce_scatter_init(sbuf, rbuf, rcounts, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int count,
+                                               MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                               MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER_BLOCK,
                        .sbuf = sbuf,
@@ -329,8 +340,8 @@ int TJ_WRAPPER(MPIX_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int
     return PMPIX_Reduce_scatter_block_init(sbuf, rbuf, count, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                               MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_SCAN,
                        .sbuf = sbuf,
@@ -345,8 +356,8 @@ int TJ_WRAPPER(MPIX_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Data
     return PMPIX_Scan_init(sbuf, rbuf, count, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPIX_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPIX_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_EXSCAN,
                        .sbuf = sbuf,
@@ -365,8 +376,8 @@ int TJ_WRAPPER(MPIX_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Da
 
 #if defined(TJ_HAVE_MPI4)
 
-int TJ_WRAPPER(MPI_Bcast_init)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Info info,
-                   MPI_Request *req)
+int TJ_WRAPPER(MPI_Bcast_init)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                               MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
                         .sbuf = buf,
@@ -380,8 +391,9 @@ int TJ_WRAPPER(MPI_Bcast_init)(void *buf, int count, MPI_Datatype type, int root
     return PMPI_Bcast_init(buf, count, type, root, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                    MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
     int rc;
@@ -391,8 +403,8 @@ int TJ_WRAPPER(MPI_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype
 }
 
 int TJ_WRAPPER(MPI_Gatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                     const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                                 const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                 int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
     int rc;
@@ -402,8 +414,9 @@ int TJ_WRAPPER(MPI_Gatherv_init)(const void *sbuf, int scount, MPI_Datatype styp
                              req);
 }
 
-int TJ_WRAPPER(MPI_Scatter_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Scatter_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                 int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
     int rc;
@@ -412,9 +425,9 @@ int TJ_WRAPPER(MPI_Scatter_init)(const void *sbuf, int scount, MPI_Datatype styp
     return PMPI_Scatter_init(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Scatterv_init)(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
-                      void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Scatterv_init)(const void *sbuf, const int scounts[], const int displs[],
+                                  MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
     int rc;
@@ -424,8 +437,9 @@ int TJ_WRAPPER(MPI_Scatterv_init)(const void *sbuf, const int scounts[], const i
                               req);
 }
 
-int TJ_WRAPPER(MPI_Allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                       MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                   int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
     int rc;
@@ -435,8 +449,8 @@ int TJ_WRAPPER(MPI_Allgather_init)(const void *sbuf, int scount, MPI_Datatype st
 }
 
 int TJ_WRAPPER(MPI_Allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                        const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *req)
+                                    const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
     int rc;
@@ -445,8 +459,9 @@ int TJ_WRAPPER(MPI_Allgatherv_init)(const void *sbuf, int scount, MPI_Datatype s
     return PMPI_Allgatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                      MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                  int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
     int rc;
@@ -456,8 +471,9 @@ int TJ_WRAPPER(MPI_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype sty
 }
 
 int TJ_WRAPPER(MPI_Alltoallv_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                       MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                       MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                                   MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                   const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
     int rc;
@@ -468,9 +484,9 @@ int TJ_WRAPPER(MPI_Alltoallv_init)(const void *sbuf, const int scounts[], const 
 }
 
 int TJ_WRAPPER(MPI_Alltoallw_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                       const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                       const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                       MPI_Info info, MPI_Request *req)
+                                   const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                                   const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
     int rc;
@@ -480,9 +496,9 @@ int TJ_WRAPPER(MPI_Alltoallw_init)(const void *sbuf, const int scounts[], const 
                                info, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                MPI_Request *req)
+int TJ_WRAPPER(MPI_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Datatype stype,
+                                            void *rbuf, int rcount, MPI_Datatype rtype,
+                                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
     int rc;
@@ -491,9 +507,10 @@ int TJ_WRAPPER(MPI_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Da
     return PMPI_Neighbor_allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                 const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                 MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype,
+                                             void *rbuf, const int rcounts[], const int displs[],
+                                             MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                             MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
     int rc;
@@ -503,9 +520,9 @@ int TJ_WRAPPER(MPI_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_D
                                          info, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                               int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *req)
+int TJ_WRAPPER(MPI_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype,
+                                           void *rbuf, int rcount, MPI_Datatype rtype,
+                                           MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
     int rc;
@@ -514,10 +531,11 @@ int TJ_WRAPPER(MPI_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Dat
     return PMPI_Neighbor_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                                MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[],
+                                            const int sdispls[], MPI_Datatype stype, void *rbuf,
+                                            const int rcounts[], const int rdispls[],
+                                            MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                            MPI_Request *req)
 {
     tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
     int rc;
@@ -527,10 +545,11 @@ int TJ_WRAPPER(MPI_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[
                                         rtype, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                                const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                                const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
-                                MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[],
+                                            const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                            void *rbuf, const int rcounts[],
+                                            const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
+                                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
     int rc;
@@ -540,8 +559,8 @@ int TJ_WRAPPER(MPI_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[
                                         rtypes, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_REDUCE,
                        .sbuf = sbuf,
@@ -557,8 +576,8 @@ int TJ_WRAPPER(MPI_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Dat
     return PMPI_Reduce_init(sbuf, rbuf, count, type, op, root, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_ALLREDUCE,
                        .sbuf = sbuf,
@@ -573,8 +592,9 @@ int TJ_WRAPPER(MPI_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_
     return PMPI_Allreduce_init(sbuf, rbuf, count, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
-                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int rcounts[],
+                                        MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                        MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,
                        .sbuf = sbuf,
@@ -590,8 +610,9 @@ int TJ_WRAPPER(MPI_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int 
     return PMPI_Reduce_scatter_init(sbuf, rbuf, rcounts, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int count,
+                                              MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                              MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER_BLOCK,
                        .sbuf = sbuf,
@@ -607,7 +628,7 @@ int TJ_WRAPPER(MPI_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int 
 }
 
 int TJ_WRAPPER(MPI_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                  MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                              MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_SCAN,
                        .sbuf = sbuf,
@@ -622,8 +643,8 @@ int TJ_WRAPPER(MPI_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Datat
     return PMPI_Scan_init(sbuf, rbuf, count, type, op, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     tj_red_call_t c = {.kind = TJ_RED_EXSCAN,
                        .sbuf = sbuf,

@@ -31,8 +31,8 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
         .comm = comm                                                                               \
     }
 
-int TJ_WRAPPER(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-               MPI_Comm comm)
+int TJ_WRAPPER(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                           int root, MPI_Comm comm)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_REDUCE);
     int rc;
@@ -42,8 +42,8 @@ int TJ_WRAPPER(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype
     return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
 }
 
-int TJ_WRAPPER(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                            int root, MPI_Comm comm, MPI_Request *req)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_REDUCE);
     int rc;
@@ -54,7 +54,7 @@ int TJ_WRAPPER(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatyp
 }
 
 int TJ_WRAPPER(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                  MPI_Comm comm)
+                              MPI_Comm comm)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_ALLREDUCE);
     int rc;
@@ -63,8 +63,8 @@ int TJ_WRAPPER(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datat
     return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
 }
 
-int TJ_WRAPPER(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_ALLREDUCE);
     int rc;
@@ -73,8 +73,8 @@ int TJ_WRAPPER(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Data
     return PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
-                       MPI_Op op, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[],
+                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     int count = 0;
     tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER);
@@ -85,8 +85,8 @@ int TJ_WRAPPER(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcoun
     return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
 }
 
-int TJ_WRAPPER(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
-                        MPI_Op op, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[],
+                                    MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     int count = 0;
     tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER);
@@ -97,8 +97,8 @@ int TJ_WRAPPER(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcou
     return PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                             MPI_Comm comm)
+int TJ_WRAPPER(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                         MPI_Op op, MPI_Comm comm)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER_BLOCK);
     int rc;
@@ -107,8 +107,9 @@ int TJ_WRAPPER(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int count
     return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
 }
 
-int TJ_WRAPPER(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                              MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int count,
+                                          MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *req)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER_BLOCK);
     int rc;
@@ -117,7 +118,8 @@ int TJ_WRAPPER(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int coun
     return PMPI_Ireduce_scatter_block(sbuf, rbuf, count, type, op, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_SCAN);
     int rc;
@@ -126,8 +128,8 @@ int TJ_WRAPPER(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype t
     return PMPI_Scan(sbuf, rbuf, count, type, op, comm);
 }
 
-int TJ_WRAPPER(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-              MPI_Request *req)
+int TJ_WRAPPER(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *req)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_SCAN);
     int rc;
@@ -136,7 +138,8 @@ int TJ_WRAPPER(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype 
     return PMPI_Iscan(sbuf, rbuf, count, type, op, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+int TJ_WRAPPER(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                           MPI_Comm comm)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_EXSCAN);
     int rc;
@@ -146,7 +149,7 @@ int TJ_WRAPPER(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype
 }
 
 int TJ_WRAPPER(MPI_Iexscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                MPI_Comm comm, MPI_Request *req)
+                            MPI_Comm comm, MPI_Request *req)
 {
     tj_red_call_t c = RED_CALL(TJ_RED_EXSCAN);
     int rc;
@@ -155,7 +158,8 @@ int TJ_WRAPPER(MPI_Iexscan)(const void *sbuf, void *rbuf, int count, MPI_Datatyp
     return PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype type, MPI_Op op)
+int TJ_WRAPPER(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype type,
+                                 MPI_Op op)
 {
     tj_red_call_t c = {.kind = TJ_RED_LOCAL,
                        .sbuf = inbuf,

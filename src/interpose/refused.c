@@ -32,9 +32,9 @@ int TJ_WRAPPER(MPI_Buffer_attach)(void *buffer, int size)
 }
 
 #if MPI_VERSION >= 4
-int TJ_WRAPPER(MPI_Isendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-                  int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
-                  MPI_Request *req)
+int TJ_WRAPPER(MPI_Isendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                              void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                              MPI_Comm comm, MPI_Request *req)
 {
     if (refuse(sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype, rbuf,
                source == MPI_PROC_NULL ? 0 : rcount, rtype)) {
@@ -46,8 +46,8 @@ int TJ_WRAPPER(MPI_Isendrecv)(const void *sbuf, int scount, MPI_Datatype stype, 
                           req);
 }
 
-int TJ_WRAPPER(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
-                          int rtag, MPI_Comm comm, MPI_Request *req)
+int TJ_WRAPPER(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag,
+                                      int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
     if (refuse(buf, count, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Isendrecv_replace", kept_why);
@@ -57,8 +57,8 @@ int TJ_WRAPPER(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype type, i
     return PMPI_Isendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, req);
 }
 
-int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type, int dest,
-                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type,
+                               int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Psend_init", kept_why);
@@ -68,8 +68,8 @@ int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count,
     return PMPI_Psend_init(buf, partitions, count, type, dest, tag, comm, info, req);
 }
 
-int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype type, int source,
-                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype type,
+                               int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Precv_init", kept_why);
@@ -136,19 +136,22 @@ int TJ_WRAPPER(MPI_T_pvar_read)(MPI_T_pvar_session session, MPI_T_pvar_handle ha
     return t_device(buf) ? t_refuse("MPI_T_pvar_read") : PMPI_T_pvar_read(session, handle, buf);
 }
 
-int TJ_WRAPPER(MPI_T_pvar_write)(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+int TJ_WRAPPER(MPI_T_pvar_write)(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                 const void *buf)
 {
     return t_device(buf) ? t_refuse("MPI_T_pvar_write") : PMPI_T_pvar_write(session, handle, buf);
 }
 
-int TJ_WRAPPER(MPI_T_pvar_readreset)(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+int TJ_WRAPPER(MPI_T_pvar_readreset)(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                     void *buf)
 {
     return t_device(buf) ? t_refuse("MPI_T_pvar_readreset")
                          : PMPI_T_pvar_readreset(session, handle, buf);
 }
 
 #if MPI_VERSION >= 4
-int TJ_WRAPPER(MPI_T_event_read)(MPI_T_event_instance event_instance, int element_index, void *buffer)
+int TJ_WRAPPER(MPI_T_event_read)(MPI_T_event_instance event_instance, int element_index,
+                                 void *buffer)
 {
     return t_device(buffer) ? t_refuse("MPI_T_event_read")
                             : PMPI_T_event_read(event_instance, element_index, buffer);

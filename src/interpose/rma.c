@@ -47,8 +47,8 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
         return tj_rma_issued(op, rc, _win, _target, _req);                                         \
     } while (0)
 
-int TJ_WRAPPER(MPI_Put)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
-            int tcount, MPI_Datatype ttype, MPI_Win win)
+int TJ_WRAPPER(MPI_Put)(const void *obuf, int ocount, MPI_Datatype otype, int target,
+                        MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
 {
     tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
     ORIGIN_CALL(
@@ -57,8 +57,9 @@ int TJ_WRAPPER(MPI_Put)(const void *obuf, int ocount, MPI_Datatype otype, int ta
         PMPI_Put(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win));
 }
 
-int TJ_WRAPPER(MPI_Rput)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
-             int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
+int TJ_WRAPPER(MPI_Rput)(const void *obuf, int ocount, MPI_Datatype otype, int target,
+                         MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win,
+                         MPI_Request *req)
 {
     tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
     ORIGIN_CALL(
@@ -67,8 +68,8 @@ int TJ_WRAPPER(MPI_Rput)(const void *obuf, int ocount, MPI_Datatype otype, int t
         PMPI_Rput(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win, req));
 }
 
-int TJ_WRAPPER(MPI_Get)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
-            MPI_Datatype ttype, MPI_Win win)
+int TJ_WRAPPER(MPI_Get)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                        int tcount, MPI_Datatype ttype, MPI_Win win)
 {
     tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};
     ORIGIN_CALL(
@@ -77,8 +78,8 @@ int TJ_WRAPPER(MPI_Get)(void *obuf, int ocount, MPI_Datatype otype, int target, 
         PMPI_Get(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win));
 }
 
-int TJ_WRAPPER(MPI_Rget)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
-             MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
+int TJ_WRAPPER(MPI_Rget)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                         int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
 {
     tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};
     ORIGIN_CALL(
@@ -87,8 +88,9 @@ int TJ_WRAPPER(MPI_Rget)(void *obuf, int ocount, MPI_Datatype otype, int target,
         PMPI_Rget(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win, req));
 }
 
-int TJ_WRAPPER(MPI_Accumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
-                   int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win)
+int TJ_WRAPPER(MPI_Accumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target,
+                               MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                               MPI_Win win)
 {
     tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
     ORIGIN_CALL("MPI_Accumulate", 1, b, win, target, NULL,
@@ -97,8 +99,9 @@ int TJ_WRAPPER(MPI_Accumulate)(const void *obuf, int ocount, MPI_Datatype otype,
                                 ttype, mop, win));
 }
 
-int TJ_WRAPPER(MPI_Raccumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
-                    int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win, MPI_Request *req)
+int TJ_WRAPPER(MPI_Raccumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target,
+                                MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
+                                MPI_Win win, MPI_Request *req)
 {
     tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
     ORIGIN_CALL("MPI_Raccumulate", 1, b, win, target, req,
@@ -107,9 +110,9 @@ int TJ_WRAPPER(MPI_Raccumulate)(const void *obuf, int ocount, MPI_Datatype otype
                                  ttype, mop, win, req));
 }
 
-int TJ_WRAPPER(MPI_Get_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
-                       MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
-                       MPI_Datatype ttype, MPI_Op mop, MPI_Win win)
+int TJ_WRAPPER(MPI_Get_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
+                                   int rcount, MPI_Datatype rtype, int target, MPI_Aint tdisp,
+                                   int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win)
 {
     /* With MPI_NO_OP the origin buffer is not read (it may be NULL). */
     tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},
@@ -121,9 +124,10 @@ int TJ_WRAPPER(MPI_Get_accumulate)(const void *obuf, int ocount, MPI_Datatype ot
                                     rcount, rtype, target, tdisp, tcount, ttype, mop, win));
 }
 
-int TJ_WRAPPER(MPI_Rget_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
-                        MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
-                        MPI_Datatype ttype, MPI_Op mop, MPI_Win win, MPI_Request *req)
+int TJ_WRAPPER(MPI_Rget_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
+                                    int rcount, MPI_Datatype rtype, int target, MPI_Aint tdisp,
+                                    int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win,
+                                    MPI_Request *req)
 {
     tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},
                             {rbuf, rcount, rtype, NULL, true}};
@@ -135,8 +139,8 @@ int TJ_WRAPPER(MPI_Rget_accumulate)(const void *obuf, int ocount, MPI_Datatype o
                                      ttype, mop, win, req));
 }
 
-int TJ_WRAPPER(MPI_Fetch_and_op)(const void *obuf, void *rbuf, MPI_Datatype type, int target, MPI_Aint tdisp,
-                     MPI_Op mop, MPI_Win win)
+int TJ_WRAPPER(MPI_Fetch_and_op)(const void *obuf, void *rbuf, MPI_Datatype type, int target,
+                                 MPI_Aint tdisp, MPI_Op mop, MPI_Win win)
 {
     tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : 1, type, NULL, false},
                             {rbuf, 1, type, NULL, true}};
@@ -146,8 +150,8 @@ int TJ_WRAPPER(MPI_Fetch_and_op)(const void *obuf, void *rbuf, MPI_Datatype type
                                   tdisp, mop, win));
 }
 
-int TJ_WRAPPER(MPI_Compare_and_swap)(const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
-                         int target, MPI_Aint tdisp, MPI_Win win)
+int TJ_WRAPPER(MPI_Compare_and_swap)(const void *obuf, const void *cbuf, void *rbuf,
+                                     MPI_Datatype type, int target, MPI_Aint tdisp, MPI_Win win)
 {
     tj_staged_buf_t b[3] = {
         {obuf, 1, type, NULL, false}, {cbuf, 1, type, NULL, false}, {rbuf, 1, type, NULL, true}};
@@ -234,8 +238,8 @@ static const char window_why[] =
     "writes a window from host code whenever another process accesses it, so it cannot be "
     "staged)";
 
-int TJ_WRAPPER(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                   MPI_Win *win)
+int TJ_WRAPPER(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                               MPI_Comm comm, MPI_Win *win)
 {
     if (device_window(base, size)) {
         int rc = tj_interpose_refuse("MPI_Win_create", window_why);

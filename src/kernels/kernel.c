@@ -118,8 +118,9 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
 
 tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel)
 {
-    tj_kernel_spec_t s = {kernel->kind, kernel->blocks, kernel->nblocks, kernel->word,
-                          kernel->dir,  kernel->target, NULL,            kernel->name};
+    tj_kernel_spec_t s = {kernel->kind, kernel->blocks, kernel->nblocks,
+                          kernel->word, kernel->dir,    kernel->target,
+                          NULL,         kernel->name};
     return s;
 }
 

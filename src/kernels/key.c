@@ -247,7 +247,13 @@ tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
 
 tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed)
 {
-    tj_kernel_spec_t s = {parsed->kind, parsed->blocks, parsed->nblocks,
-                          parsed->word, parsed->dir,    parsed->target, NULL, NULL};
+    tj_kernel_spec_t s = {parsed->kind,
+                          parsed->blocks,
+                          parsed->nblocks,
+                          parsed->word,
+                          parsed->dir,
+                          parsed->target,
+                          NULL,
+                          NULL};
     return s;
 }

@@ -351,9 +351,8 @@ static tj_status_t staged(const call_t *c, int *mpi_rc)
 
     *mpi_rc = MPI_SUCCESS;
     if (typed_dev && step > 0 && info->true_extent + (per - 1) * step > TJ_STAGE_CHUNK)
-        per = info->true_extent >= TJ_STAGE_CHUNK
-                  ? 1
-                  : 1 + (TJ_STAGE_CHUNK - info->true_extent) / step;
+        per = info->true_extent >= TJ_STAGE_CHUNK ? 1
+                                                  : 1 + (TJ_STAGE_CHUNK - info->true_extent) / step;
     /* (per - 1) * step cannot overflow: the whole footprint was checked (within). */
     typed_span(info, 0, per, &lo, &hi);
     if ((typed_dev && (t = malloc((size_t)(hi - lo))) == NULL) ||

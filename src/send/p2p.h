@@ -19,19 +19,19 @@
 typedef struct {
     bool recv;
     tj_method_t method;
-    tj_type_info_t info; /* the user's type (extents, block, kernels) */
+    tj_type_info_t info;    /* the user's type (extents, block, kernels) */
     MPI_Datatype type;      /* the type packed and unpacked with: the user's, or own_type's dup */
     MPI_Datatype user_type; /* the application's handle, which it may free meanwhile */
     bool own_type;          /* `type` is typejit's duplicate, freed by tj_p2p_end */
-    void *buf;           /* the user's buffer argument */
+    void *buf;              /* the user's buffer argument */
     int count;
     MPI_Comm comm;
-    int64_t bytes;     /* packed bytes of `count` objects */
-    tj_gpu_ctx_t ctx;  /* the context that owns the buffer */
-    tj_gpu_ptr_t at;   /* the buffer's first touched byte, as queried at begin */
-    tj_stage_t *dev;   /* device staging, or NULL */
-    tj_stage_t *host;  /* pinned host staging, or NULL */
-    void *wire;        /* what the system MPI sends from or receives into */
+    int64_t bytes;    /* packed bytes of `count` objects */
+    tj_gpu_ctx_t ctx; /* the context that owns the buffer */
+    tj_gpu_ptr_t at;  /* the buffer's first touched byte, as queried at begin */
+    tj_stage_t *dev;  /* device staging, or NULL */
+    tj_stage_t *host; /* pinned host staging, or NULL */
+    void *wire;       /* what the system MPI sends from or receives into */
 } tj_xfer_t;
 
 /* Begin a send of `count` objects of @p type at @p buf: false (nothing done) when the call is not

@@ -18,7 +18,7 @@ struct tj_request {
     bool custom;    /* completion.finish and .release do the work */
     tj_completion_t completion;
     bool persistent;
-    bool finished; /* unpacked by MPI_Request_get_status; Wait/Test only report it */
+    bool finished;            /* unpacked by MPI_Request_get_status; Wait/Test only report it */
     struct tj_request *next;  /* detached list */
     struct tj_request *chain; /* the table's bucket */
 };

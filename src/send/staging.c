@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-
 #define TJ_STAGE_IDLE     8
 #define TJ_STAGE_MIN      ((size_t)64 << 10)
 #define TJ_STAGE_KEEP_MAX ((size_t)256 << 20)

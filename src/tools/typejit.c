@@ -389,8 +389,8 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
-        tj_kernel_spec_t spec = {it->kind, it->blocks, it->nblocks, it->word, it->dir, it->target,
-                                 NULL,     NULL};
+        tj_kernel_spec_t spec = {it->kind, it->blocks, it->nblocks, it->word,
+                                 it->dir,  it->target, NULL,        NULL};
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);

@@ -104,8 +104,8 @@ tj_status_t tj_canon_push(tj_ir_t *ir, int64_t offset, int64_t count, int64_t st
             c->extent = merged;
             return TJ_OK;
         }
-        if (c->kind == TJ_IR_STREAM && tj_mul64(c->count, c->stride, &merged) &&
-            merged == stride && tj_mul64(count, c->count, &merged)) {
+        if (c->kind == TJ_IR_STREAM && tj_mul64(c->count, c->stride, &merged) && merged == stride &&
+            tj_mul64(count, c->count, &merged)) {
             c->offset = at; /* flattening */
             c->count = merged;
             return TJ_OK;

@@ -21,10 +21,10 @@ typedef struct {
      * TJ_WIDE bytes or more (a type over MPI_BOTTOM built from addresses, a huge stride). Decided
      * with the extents, so that every other type pays nothing for it at each call. */
     bool wide;
-    bool strided;                 /* false: the system MPI handles this type */
-    tj_status_t why;              /* TJ_OK, or why the type is not strided */
-    int reason;                   /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */
-    tj_block_t block;             /* valid when strided */
+    bool strided;     /* false: the system MPI handles this type */
+    tj_status_t why;  /* TJ_OK, or why the type is not strided */
+    int reason;       /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */
+    tj_block_t block; /* valid when strided */
 } tj_type_info_t;
 
 /* What typejit learnt of a type when it was created (the constructor wrappers), kept until the

@@ -182,8 +182,7 @@ static tj_status_t translate_vector(const tj_type_args_t *a, bool bytes, int dep
     return wrap(ir, 0, a->count, stride);
 }
 
-static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool records,
-                                      tj_ir_t *ir)
+static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir)
 {
     int ndims = a->count;
     bool fortran = a->order == MPI_ORDER_FORTRAN;
@@ -247,7 +246,6 @@ typedef struct {
     int64_t k, step, prev;
     tj_reason_t unequal; /* the reason given when two shapes differ */
 } scan_t;
-
 
 static bool same_shape(const member_t *a, const member_t *b)
 {
@@ -617,15 +615,17 @@ static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool recor
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
         bool bytes = a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
-        members_t ms = {&a->blocklen, 0,         bytes ? a->bdispls : NULL,
-                        bytes ? NULL : a->displs, &a->child, 1, a->count, records};
+        members_t ms = {
+            &a->blocklen, 0,      bytes ? a->bdispls : NULL, bytes ? NULL : a->displs, &a->child, 1,
+            a->count,     records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED: {
         bool bytes = a->combiner == MPI_COMBINER_HINDEXED;
-        members_t ms = {a->blocklens, 1,         bytes ? a->bdispls : NULL,
-                        bytes ? NULL : a->displs, &a->child, 1, a->count, records};
+        members_t ms = {
+            a->blocklens, 1,      bytes ? a->bdispls : NULL, bytes ? NULL : a->displs, &a->child, 1,
+            a->count,     records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_STRUCT: {
@@ -773,8 +773,8 @@ bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir)
     return true;
 }
 
-tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size,
-                                tj_block_t *block, tj_ir_t *canonical)
+tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size, tj_block_t *block,
+                                tj_ir_t *canonical)
 {
     tj_ir_t ir;
     int64_t offset;
@@ -792,8 +792,7 @@ tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size
          * strided layout too long for the kernels, not an irregular one. */
         if (st == TJ_ERR_NOT_STRIDED && ir.n > TJ_BLOCK_MAX_DIMS)
             return not_strided(TJ_REASON_DIMS);
-        return st == TJ_ERR_INVALID || st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_BLOCK)
-                                                                : st;
+        return st == TJ_ERR_INVALID || st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_BLOCK) : st;
     }
     /* The system MPI is the authority on the size; a disagreement means a translation bug, and
      * the safe answer is to leave the type to the system MPI. */

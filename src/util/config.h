@@ -21,17 +21,17 @@ typedef enum {
 } tj_method_setting_t;
 
 typedef struct {
-    bool disable;             /* TYPEJIT_DISABLE: pass every call straight to the system MPI */
-    tj_log_level_t log_level; /* TYPEJIT_LOG */
-    bool stats;               /* TYPEJIT_STATS: counters printed at MPI_Finalize */
-    tj_host_mode_t host;      /* TYPEJIT_HOST: who packs host buffers */
-    tj_jit_mode_t jit;        /* TYPEJIT_JIT */
-    char arch[32];            /* TYPEJIT_ARCH: "sm_90", "compute_90"; empty means the device's */
-    tj_cache_mode_t cache;    /* TYPEJIT_CACHE */
-    char cache_dir[PATH_MAX]; /* TYPEJIT_CACHE_DIR, or the XDG default; empty if none is known */
-    bool save_source;         /* TYPEJIT_CACHE_SAVE_SOURCE: keep the .cu beside each entry */
-    tj_method_setting_t method;     /* TYPEJIT_METHOD: force a send method */
-    tj_tristate_t cuda_aware;       /* TYPEJIT_CUDA_AWARE: does the system MPI take device memory */
+    bool disable;               /* TYPEJIT_DISABLE: pass every call straight to the system MPI */
+    tj_log_level_t log_level;   /* TYPEJIT_LOG */
+    bool stats;                 /* TYPEJIT_STATS: counters printed at MPI_Finalize */
+    tj_host_mode_t host;        /* TYPEJIT_HOST: who packs host buffers */
+    tj_jit_mode_t jit;          /* TYPEJIT_JIT */
+    char arch[32];              /* TYPEJIT_ARCH: "sm_90", "compute_90"; empty means the device's */
+    tj_cache_mode_t cache;      /* TYPEJIT_CACHE */
+    char cache_dir[PATH_MAX];   /* TYPEJIT_CACHE_DIR, or the XDG default; empty if none is known */
+    bool save_source;           /* TYPEJIT_CACHE_SAVE_SOURCE: keep the .cu beside each entry */
+    tj_method_setting_t method; /* TYPEJIT_METHOD: force a send method */
+    tj_tristate_t cuda_aware;   /* TYPEJIT_CUDA_AWARE: does the system MPI take device memory */
     tj_tristate_t stage_contiguous; /* TYPEJIT_STAGE_CONTIGUOUS: stage contiguous device sends */
     char system_table[PATH_MAX];    /* TYPEJIT_SYSTEM_TABLE: the measured table; empty: default */
     bool jit_sync;                  /* TYPEJIT_JIT_SYNC: compile at commit, not in the background */

@@ -41,8 +41,8 @@ void *tj_slab_alloc(tj_slab_t *slab)
     void *obj;
 
     if (slab->free == NULL) {
-        char *page = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                          -1, 0);
+        char *page =
+            mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (page == MAP_FAILED || slab->size > PAGE_BYTES - HEADER) {
             if (page != MAP_FAILED)
                 munmap(page, PAGE_BYTES);

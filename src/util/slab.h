@@ -16,7 +16,10 @@ typedef struct {
     void *pages; /* every page, linked through its first word */
 } tj_slab_t;
 
-#define TJ_SLAB_INIT(_size) {.size = ((_size) + 15) & ~(size_t)15}
+#define TJ_SLAB_INIT(_size)                                                                        \
+    {                                                                                              \
+        .size = ((_size) + 15) & ~(size_t)15                                                       \
+    }
 
 /* An object of the pool's size (its contents undefined), or NULL when out of memory. */
 void *tj_slab_alloc(tj_slab_t *slab);

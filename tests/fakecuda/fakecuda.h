@@ -25,8 +25,8 @@ CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice de
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 #endif
 
-/* The counters tests read with dlsym(RTLD_DEFAULT, "fakecuda_stats"): launches, copies, ... (init.c),
- * and "calls:NAME", how often the entry point NAME was called. */
+/* The counters tests read with dlsym(RTLD_DEFAULT, "fakecuda_stats"): launches, copies, ...
+ * (init.c), and "calls:NAME", how often the entry point NAME was called. */
 FC_EXPORT long long fakecuda_stats(const char *name);
 
 #define FC_MAX_DEVICES 8
