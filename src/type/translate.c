@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "type/canon.h"
+#include "type/contents.h"
 #include "type/table.h"
 #include "util/common.h"
 
@@ -37,77 +38,21 @@ tj_reason_t tj_translate_reason(void)
     return last_reason;
 }
 
-/* Arguments of one constructor level. Small argument lists (the common case) live on the stack;
- * larger ones are allocated. */
-#define SMALL_ARGS 32
-
-typedef struct {
-    int combiner;
-    int ni, na, nd;
-    int *ints;
-    MPI_Aint *addrs;
-    MPI_Datatype *types;
-    int ints_small[SMALL_ARGS];
-    MPI_Aint addrs_small[SMALL_ARGS];
-    MPI_Datatype types_small[SMALL_ARGS];
-} contents_t;
-
-static bool is_named(int combiner)
+bool tj_reason_layout(tj_reason_t reason)
 {
-    /* Open MPI declares the combiners as enum values, not macros: no #ifdef can test them. */
-    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
-           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
-}
-
-static void contents_free(contents_t *c)
-{
-    /* get_contents returns new handles for derived children; named ones must not be freed.
-     * A struct of a million members usually repeats one type: ask about each handle once. */
-    MPI_Datatype last = MPI_DATATYPE_NULL;
-    bool last_named = true;
-    for (int i = 0; i < c->nd; i++) {
-        int ni, na, nd, combiner;
-        MPI_Datatype t = c->types[i];
-        if (t != last || i == 0) {
-            last = t;
-            last_named = PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-                         is_named(combiner);
-        }
-        if (!last_named)
-            PMPI_Type_free(&c->types[i]);
+    switch (reason) {
+    case TJ_REASON_CHAIN:
+    case TJ_REASON_DIMS:
+    case TJ_REASON_NAMED_HOLES:
+    case TJ_REASON_IRREGULAR_BLOCKS:
+    case TJ_REASON_IRREGULAR_DISPLS:
+    case TJ_REASON_MIXED_MEMBERS:
+    case TJ_REASON_DARRAY:
+    case TJ_REASON_BLOCK:
+        return true;
+    default:
+        return false;
     }
-    if (c->ints != c->ints_small)
-        free(c->ints);
-    if (c->addrs != c->addrs_small)
-        free(c->addrs);
-    if (c->types != c->types_small)
-        free(c->types);
-}
-
-static tj_status_t contents_get(MPI_Datatype type, contents_t *c)
-{
-    if (PMPI_Type_get_envelope(type, &c->ni, &c->na, &c->nd, &c->combiner) != MPI_SUCCESS)
-        return TJ_ERR_MPI;
-    c->ints = c->ni <= SMALL_ARGS ? c->ints_small : malloc((size_t)c->ni * sizeof(int));
-    c->addrs = c->na <= SMALL_ARGS ? c->addrs_small : malloc((size_t)c->na * sizeof(MPI_Aint));
-    c->types = c->nd <= SMALL_ARGS ? c->types_small : malloc((size_t)c->nd * sizeof(MPI_Datatype));
-    if (c->ints == NULL || c->addrs == NULL || c->types == NULL) {
-        int nd = c->nd;
-        c->nd = 0; /* nothing to free yet */
-        contents_free(c);
-        return nd >= 0 ? TJ_ERR_NOMEM : TJ_ERR_MPI;
-    }
-    if (is_named(c->combiner)) {
-        c->nd = 0;
-        return TJ_OK;
-    }
-    if (PMPI_Type_get_contents(type, c->ni, c->na, c->nd, c->ints, c->addrs, c->types) !=
-        MPI_SUCCESS) {
-        c->nd = 0;
-        contents_free(c);
-        return TJ_ERR_MPI;
-    }
-    return TJ_OK;
 }
 
 static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
@@ -641,41 +586,11 @@ static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool recor
 }
 
 /* The arguments of a constructor, as MPI_Type_get_contents lays them out. */
-static tj_status_t translate_derived(const contents_t *c, int depth, tj_ir_t *ir)
+static tj_status_t translate_derived(const tj_contents_t *c, int depth, tj_ir_t *ir)
 {
-    const int *in = c->ints;
-    tj_type_args_t a = {.combiner = c->combiner};
+    tj_type_args_t a;
 
-    if (c->nd > 0)
-        a.child = c->types[0];
-    switch (c->combiner) {
-    case MPI_COMBINER_CONTIGUOUS:
-        a.count = in[0];
-        break;
-    case MPI_COMBINER_VECTOR:
-        a.count = in[0], a.blocklen = in[1], a.stride = in[2];
-        break;
-    case MPI_COMBINER_HVECTOR:
-        a.count = in[0], a.blocklen = in[1], a.stride = c->addrs[0];
-        break;
-    case MPI_COMBINER_SUBARRAY:
-        a.count = in[0];
-        a.sizes = &in[1], a.subsizes = &in[1 + a.count], a.starts = &in[1 + 2 * a.count];
-        a.order = in[1 + 3 * a.count];
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK:
-        a.count = in[0], a.blocklen = in[1], a.displs = &in[2], a.bdispls = c->addrs;
-        break;
-    case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED:
-    case MPI_COMBINER_STRUCT:
-        a.count = in[0], a.blocklens = &in[1], a.displs = &in[1 + a.count];
-        a.bdispls = c->addrs, a.types = c->types;
-        break;
-    default:
-        break;
-    }
+    tj_contents_args(c, &a);
     return translate_args(&a, depth, false, ir);
 }
 
@@ -727,21 +642,21 @@ static void named_remember(MPI_Datatype type, tj_status_t st, const tj_ir_t *ir)
 
 static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
 {
-    contents_t c;
+    tj_contents_t c;
     tj_status_t st;
 
     if (depth > TJ_IR_MAX_NODES)
         return not_strided(TJ_REASON_DEPTH);
     if (named_lookup(type, ir, &st))
         return st;
-    if ((st = contents_get(type, &c)) != TJ_OK)
+    if ((st = tj_contents_get(type, &c)) != TJ_OK)
         return st;
-    if (is_named(c.combiner)) {
+    if (tj_contents_is_named(c.combiner)) {
         st = translate_named(type, ir);
         named_remember(type, st, ir);
     } else
         st = translate_derived(&c, depth, ir);
-    contents_free(&c);
+    tj_contents_free(&c);
     return st;
 }
 
