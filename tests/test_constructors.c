@@ -57,8 +57,8 @@ static tj_status_t afresh(MPI_Datatype t, tj_block_t *fresh, tj_layout_t **lay, 
 /* The same layout: parts, frame, shapes and placement. */
 static bool same_layout(const tj_layout_t *a, const tj_layout_t *b)
 {
-    return a->hash == b->hash && a->start == b->start && a->extent == b->extent &&
-           a->nparts == b->nparts && a->word == b->word &&
+    return a->hash[0] == b->hash[0] && a->hash[1] == b->hash[1] && a->start == b->start &&
+           a->extent == b->extent && a->nparts == b->nparts && a->word == b->word &&
            memcmp(a->disp, b->disp, (size_t)a->nparts * sizeof(int64_t)) == 0 &&
            memcmp(a->pre, b->pre, (size_t)(a->nparts + 1) * sizeof(int64_t)) == 0;
 }

@@ -46,13 +46,14 @@ static int mismatches;
 static long kernel_calls; /* calls that must have launched a kernel */
 static CUcontext app_ctx;
 
-static bool strided(MPI_Datatype type)
+/* Whether typejit gives @p type a kernel: it is strided, or it has a layout. */
+static bool has_kernel(MPI_Datatype type)
 {
     int (*describe)(const void *, char *, size_t) =
         (int (*)(const void *, char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
     char text[1024];
     return describe != NULL && describe(&type, text, sizeof(text)) == 0 &&
-           strncmp(text, "strided", 7) == 0;
+           (strncmp(text, "strided", 7) == 0 || strncmp(text, "layout", 6) == 0);
 }
 
 static void report(const char *what, const char *desc, kind_t tk, kind_t pk, int count, int pos,
@@ -131,7 +132,7 @@ static void check_case(MPI_Datatype type, const char *desc, int count, int pos, 
     buf_get(&packed, pgot);
     if (rc != MPI_SUCCESS || p_got != p_ref || memcmp(pgot, pref, (size_t)outsize) != 0)
         report("pack", desc, tk, pk, count, pos, shift);
-    if (on_device(tk) && count > 0 && size > 0 && strided(type) && !bottom)
+    if (on_device(tk) && count > 0 && size > 0 && has_kernel(type) && !bottom)
         kernel_calls++;
 
     /* Unpack a pattern into a poisoned typed buffer. */

@@ -24,6 +24,7 @@
 #include "kernels/supply.h"
 #include "measure.h"
 #include "options.h"
+#include "type/flatten.h"
 #include "type/translate.h"
 #include "typedesc.h"
 #include "util/clock.h"
@@ -154,7 +155,7 @@ static const char *cache_dir(const char *given)
 
 /* --- warm ---------------------------------------------------------------------------------- */
 
-/* One kernel to warm: a spec with its own copy of the blocks. */
+/* One kernel to warm: a spec with its own copy of the blocks, or a reference to its layout. */
 typedef struct {
     tj_kernel_kind_t kind;
     tj_block_t *blocks;
@@ -162,6 +163,8 @@ typedef struct {
     int word;
     tj_dir_t dir;
     char target[32];
+    tj_layout_t *layout;
+    bool serial;
 } item_t;
 
 typedef struct {
@@ -178,6 +181,9 @@ static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
     if (it->kind != spec->kind || it->word != spec->word || it->dir != spec->dir ||
         it->nblocks != spec->nblocks || strcmp(it->target, spec->target) != 0)
         return false;
+    if (it->kind == TJ_KERNEL_PARTS)
+        return it->serial == spec->serial && it->layout->hash[0] == spec->layout->hash[0] &&
+               it->layout->hash[1] == spec->layout->hash[1];
     for (int i = 0; i < it->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
         if (!tj_block_equal(&it->blocks[i], &b))
@@ -204,8 +210,11 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
         w->cap = cap;
     }
     it = &w->items[w->n];
-    if ((it->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL)
+    if ((it->blocks =
+             malloc((size_t)(spec->nblocks > 0 ? spec->nblocks : 1) * sizeof(tj_block_t))) == NULL)
         return -1;
+    it->layout = spec->kind == TJ_KERNEL_PARTS ? tj_layout_hold(spec->layout) : NULL;
+    it->serial = spec->serial;
     for (int i = 0; i < spec->nblocks; i++)
         it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
     it->kind = spec->kind;
@@ -218,17 +227,21 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
 }
 
 /* The pack and unpack kernels of @p spec for each of @p narchs targets, at its word and, with
- * @p all_words, every narrower one. */
+ * @p all_words, every narrower one; for a layout whose bytes overlap also the serial unpack
+ * kernel the runtime unpacks it with. */
 static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
                        bool all_words)
 {
     int natural = spec.word;
+    bool serial =
+        spec.kind == TJ_KERNEL_PARTS && !tj_layout_disjoint((tj_layout_t *)spec.layout, 1);
 
     for (int a = 0; a < narchs; a++)
         for (int word = natural; word >= 1; word /= 2) {
-            for (int d = 0; d < 2; d++) {
+            for (int d = 0; d < 2 + serial; d++) {
                 spec.word = word;
                 spec.dir = d == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+                spec.serial = d == 2;
                 spec.target = archs[a];
                 if (add_item(w, &spec) != 0)
                     return -1;
@@ -241,8 +254,10 @@ static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int 
 
 static void free_items(work_t *w)
 {
-    for (int i = 0; i < w->n; i++)
+    for (int i = 0; i < w->n; i++) {
         free(w->items[i].blocks);
+        tj_layout_release(w->items[i].layout);
+    }
     free(w->items);
 }
 
@@ -305,6 +320,8 @@ static int warm_line(int line, const char *text, void *arg)
     file_ctx_t *ctx = arg;
     MPI_Datatype type, members[TJ_FUSED_MAX];
     tj_block_t block;
+    tj_layout_t *layout;
+    tj_reason_t why;
     char err[256];
     int n = 0, rc;
     tj_status_t st;
@@ -328,12 +345,21 @@ static int warm_line(int line, const char *text, void *arg)
         line_error(ctx, line, err);
         return 0;
     }
-    st = tj_translate_block(type, &block, NULL);
+    st = tj_flatten_form(type, &block, &layout, &why);
     PMPI_Type_free(&type);
     if (st != TJ_OK) {
-        fprintf(stderr, "typejit warm: %s:%d: not strided (%s): no kernel needed (system MPI)\n",
-                ctx->file, line, why_not(st));
+        fprintf(stderr,
+                "typejit warm: %s:%d: neither strided nor a layout (%s): no kernel needed (system "
+                "MPI)\n",
+                ctx->file, line,
+                st == TJ_ERR_NOT_STRIDED ? tj_reason_string(why) : tj_status_string(st));
         return 0;
+    }
+    if (layout != NULL) {
+        rc = add_kernels(ctx->work, tj_kernel_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
+                         ctx->archs, ctx->narchs, ctx->all_words);
+        tj_layout_release(layout);
+        return rc;
     }
     return add_kernels(ctx->work, tj_kernel_single(&block, block.word, TJ_DIR_PACK, ""), ctx->archs,
                        ctx->narchs, ctx->all_words);
@@ -363,6 +389,7 @@ static void manifest_line(const char *line, void *arg)
         spec.target = ctx->archs[a];
         add_item(ctx->work, &spec);
     }
+    tj_key_line_release(&parsed);
 }
 
 static void draw_progress(work_t *w)
@@ -389,8 +416,8 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
-        tj_kernel_spec_t spec = {it->kind, it->blocks, it->nblocks, it->word,
-                                 it->dir,  it->target, NULL,        NULL};
+        tj_kernel_spec_t spec = {it->kind,   it->blocks, it->nblocks, it->word,   it->dir,
+                                 it->target, NULL,       NULL,        it->layout, it->serial};
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);

@@ -524,3 +524,27 @@ tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, t
     *out = l;
     return TJ_OK;
 }
+
+tj_status_t tj_flatten_form(MPI_Datatype type, tj_block_t *block, tj_layout_t **layout,
+                            tj_reason_t *why)
+{
+    MPI_Aint lb, ext;
+    MPI_Count size;
+    tj_status_t st = tj_translate_block(type, block, NULL);
+
+    *layout = NULL;
+    *why = st == TJ_ERR_NOT_STRIDED ? tj_translate_reason() : TJ_REASON_NONE;
+    if (st != TJ_ERR_NOT_STRIDED || !tj_reason_layout(*why))
+        return st;
+    if (PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
+        return TJ_ERR_MPI;
+    if ((st = tj_flatten_commit(type, ext, size, layout, why)) != TJ_OK)
+        return st;
+    if (tj_layout_as_block(*layout, block)) {
+        tj_layout_release(*layout);
+        *layout = NULL;
+        *why = TJ_REASON_NONE;
+    }
+    return TJ_OK;
+}

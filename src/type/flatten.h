@@ -22,4 +22,11 @@ tj_status_t tj_flatten_type(MPI_Datatype type, tj_layout_t **out, tj_reason_t *w
 tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_layout_t **out,
                               tj_reason_t *why);
 
+/* What a commit makes of @p type, through its contents (the tools', which see no creation
+ * records): TJ_OK with its strided block in *block and *layout NULL, or TJ_OK with its finished
+ * layout in *layout (a reference the caller releases); TJ_ERR_NOT_STRIDED with *why when it has
+ * neither (the system MPI handles it), another status when MPI or memory failed. */
+tj_status_t tj_flatten_form(MPI_Datatype type, tj_block_t *block, tj_layout_t **layout,
+                            tj_reason_t *why);
+
 #endif /* TJ_TYPE_FLATTEN_H */

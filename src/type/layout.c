@@ -86,7 +86,8 @@ static tj_layout_t *clone(const tj_layout_t *l)
     c->disp_bytes = l->disp_bytes;
     c->pre_bytes = l->pre_bytes;
     c->baked = l->baked;
-    c->hash = l->hash;
+    c->hash[0] = l->hash[0];
+    c->hash[1] = l->hash[1];
     atomic_init(&c->disjoint_parts, -1);
     atomic_init(&c->device, NULL);
     if (l->nframe > 0) {
@@ -436,6 +437,7 @@ void tj_layout_add_layout(tj_layout_builder_t *b, int64_t disp, int64_t bl,
 static tj_status_t layout_new(tj_layout_builder_t *b, tj_layout_t **out)
 {
     tj_layout_t *l = calloc(1, sizeof(*l));
+    int64_t first;
 
     if (l == NULL)
         return TJ_ERR_NOMEM;
@@ -453,6 +455,13 @@ static tj_status_t layout_new(tj_layout_builder_t *b, tj_layout_t **out)
     l->nshapes = b->nshapes;
     if (b->nshapes > 0)
         memcpy(l->shapes, b->shapes, (size_t)b->nshapes * sizeof(tj_block_t));
+    /* Displacements from the first part's: the start is then a byte the layout touches (the
+     * first of its first shape), where a kernel is launched, and layouts that differ only in
+     * where they begin share their kernels. */
+    first = b->store->n > 0 ? b->store->disp[0] : 0;
+    for (int64_t p = 0; p < b->store->n; p++)
+        b->store->disp[p] -= first;
+    l->start = first;
     l->store = b->store;
     l->nparts = b->store->n;
     l->disp = b->store->disp;
@@ -521,7 +530,7 @@ tj_status_t tj_layout_from_chain(const tj_ir_t *ir, tj_layout_t **out)
         tj_layout_release(l);
         return st;
     }
-    l->start = off;
+    l->start += off;
     *out = l;
     return TJ_OK;
 }
@@ -579,7 +588,7 @@ tj_status_t tj_layout_from_block(const tj_block_t *block, int64_t size, tj_layou
     add_shaped(&b, 0, 1, &shape);
     if ((st = tj_layout_builder_end(&b, &l)) != TJ_OK)
         return st;
-    l->start = block->start;
+    l->start += block->start;
     if ((st = tj_layout_finish(&l, block->extent, size)) != TJ_OK) {
         tj_layout_release(l);
         return st;
@@ -590,16 +599,17 @@ tj_status_t tj_layout_from_block(const tj_block_t *block, int64_t size, tj_layou
 
 /* ---- finishing ----------------------------------------------------------------------------- */
 
-static uint64_t kernel_hash(const tj_layout_t *l)
+static void kernel_hash(tj_layout_t *l)
 {
     XXH3_state_t h;
+    XXH128_hash_t digest;
     int32_t head[5] = {l->nframe, l->nshapes, l->disp_bytes, l->pre_bytes, l->baked};
 
-    XXH3_64bits_reset(&h);
-    XXH3_64bits_update(&h, head, sizeof(head));
+    XXH3_128bits_reset(&h);
+    XXH3_128bits_update(&h, head, sizeof(head));
     if (l->nframe > 0) {
-        XXH3_64bits_update(&h, l->fcounts, (size_t)l->nframe * sizeof(int64_t));
-        XXH3_64bits_update(&h, l->fstrides, (size_t)l->nframe * sizeof(int64_t));
+        XXH3_128bits_update(&h, l->fcounts, (size_t)l->nframe * sizeof(int64_t));
+        XXH3_128bits_update(&h, l->fstrides, (size_t)l->nframe * sizeof(int64_t));
     }
     for (int s = 0; s < l->nshapes; s++) {
         const tj_block_t *b = &l->shapes[s];
@@ -608,19 +618,21 @@ static uint64_t kernel_hash(const tj_layout_t *l)
             rec[2 + d] = b->counts[d];
             rec[2 + TJ_BLOCK_MAX_DIMS + d] = b->strides[d];
         }
-        XXH3_64bits_update(&h, rec, sizeof(rec));
+        XXH3_128bits_update(&h, rec, sizeof(rec));
     }
     /* A table kernel takes the extent and the table at run time; a baked one has them in its
      * source. */
     if (l->baked) {
         int64_t rec[2] = {l->extent, l->nparts};
-        XXH3_64bits_update(&h, rec, sizeof(rec));
-        XXH3_64bits_update(&h, l->disp, (size_t)l->nparts * sizeof(int64_t));
-        XXH3_64bits_update(&h, l->pre, (size_t)(l->nparts + 1) * sizeof(int64_t));
+        XXH3_128bits_update(&h, rec, sizeof(rec));
+        XXH3_128bits_update(&h, l->disp, (size_t)l->nparts * sizeof(int64_t));
+        XXH3_128bits_update(&h, l->pre, (size_t)(l->nparts + 1) * sizeof(int64_t));
         if (l->shape != NULL)
-            XXH3_64bits_update(&h, l->shape, (size_t)l->nparts);
+            XXH3_128bits_update(&h, l->shape, (size_t)l->nparts);
     }
-    return XXH3_64bits_digest(&h);
+    digest = XXH3_128bits_digest(&h);
+    l->hash[0] = digest.low64;
+    l->hash[1] = digest.high64;
 }
 
 tj_status_t tj_layout_finish(tj_layout_t **lp, int64_t extent, int64_t size)
@@ -664,7 +676,7 @@ tj_status_t tj_layout_finish(tj_layout_t **lp, int64_t extent, int64_t size)
     }
     if (l->nshapes <= 1)
         l->shape = NULL;
-    l->hash = kernel_hash(l);
+    kernel_hash(l);
     l->finished = true;
     atomic_store(&l->disjoint_parts, -1);
     return TJ_OK;
@@ -709,6 +721,28 @@ bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block)
     }
     free(ir);
     return ok;
+}
+
+tj_status_t tj_layout_signature(const tj_layout_t *l, tj_layout_t **out)
+{
+    tj_layout_t *c;
+
+    if (l->baked) {
+        *out = tj_layout_hold(l);
+        return TJ_OK;
+    }
+    if ((c = clone(l)) == NULL)
+        return TJ_ERR_NOMEM;
+    store_release(c->store);
+    c->store = NULL;
+    c->nparts = 0;
+    c->disp = c->pre = NULL;
+    c->shape = NULL;
+    c->start = 0;
+    c->extent = 0;
+    c->size = 0;
+    *out = c;
+    return TJ_OK;
 }
 
 /* ---- questions of the device paths --------------------------------------------------------- */
@@ -920,4 +954,253 @@ int tj_layout_format(const tj_layout_t *l, char *buf, size_t len)
                     (long long)l->nparts, l->nshapes, l->nframe ? " frame=" : "", frame,
                     l->baked ? "baked" : "device", l->word, (long long)l->size, (long long)l->start,
                     (long long)l->extent);
+}
+
+/* ---- the kernel's text --------------------------------------------------------------------- */
+
+int tj_layout_kernel_format(const tj_layout_t *l, char *buf, size_t len)
+{
+    char *text = NULL, block[1024];
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    int total;
+
+    if (f == NULL)
+        return -1;
+    if (l->baked)
+        fprintf(f, "table=baked extent=%lld", (long long)l->extent);
+    else
+        fprintf(f, "table=device pre=%d disp=%d", l->pre_bytes, l->disp_bytes);
+    fprintf(f, " frame=%s", l->nframe ? "" : "-");
+    for (int d = 0; d < l->nframe; d++)
+        fprintf(f, "%s%lld:%lld", d ? "," : "", (long long)l->fcounts[d],
+                (long long)l->fstrides[d]);
+    for (int s = 0; s < l->nshapes; s++) {
+        if (tj_layout_is_run(&l->shapes[s])) {
+            fprintf(f, " | runs");
+            continue;
+        }
+        tj_block_format(&l->shapes[s], block, sizeof(block));
+        fprintf(f, " | %s", block);
+    }
+    if (l->baked) {
+        fprintf(f, " | parts=");
+        for (int64_t p = 0; p < l->nparts; p++)
+            fprintf(f, "%s%lld:%lld:%d", p ? "," : "", (long long)l->disp[p],
+                    (long long)(l->pre[p + 1] - l->pre[p]), l->shape != NULL ? l->shape[p] : 0);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return -1;
+    }
+    total = snprintf(buf, len, "%s", text);
+    free(text);
+    return total;
+}
+
+/* The next " | "-separated segment of *p, NUL-terminated in place; NULL at the end. */
+static char *segment(char **p)
+{
+    char *s = *p, *end;
+
+    if (s == NULL)
+        return NULL;
+    end = strstr(s, " | ");
+    if (end != NULL) {
+        *end = '\0';
+        *p = end + 3;
+    } else {
+        *p = NULL;
+    }
+    return s;
+}
+
+static bool parse_i64(const char **s, int64_t *v)
+{
+    char *end;
+    long long x = strtoll(*s, &end, 10);
+    if (end == *s)
+        return false;
+    *v = x;
+    *s = end;
+    return true;
+}
+
+tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out)
+{
+    char *copy = strdup(text), *rest = copy, *seg;
+    tj_layout_t *l = calloc(1, sizeof(*l));
+    tj_layout_store_t *st = calloc(1, sizeof(*st));
+    tj_status_t status = TJ_ERR_PARSE;
+    bool baked;
+    int64_t extent = 0, pre_bytes = 8, disp_bytes = 8;
+    const char *q;
+
+    if (copy == NULL || l == NULL || st == NULL) {
+        free(copy);
+        free(l);
+        free(st);
+        return TJ_ERR_NOMEM;
+    }
+    atomic_init(&l->refs, 1);
+    atomic_init(&l->disjoint_parts, -1);
+    atomic_init(&l->device, NULL);
+    atomic_init(&st->refs, 1);
+    l->store = st;
+    /* The header. */
+    seg = segment(&rest);
+    if (strncmp(seg, "table=baked extent=", 19) == 0) {
+        baked = true;
+        q = seg + 19;
+        if (!parse_i64(&q, &extent))
+            goto out;
+    } else if (strncmp(seg, "table=device pre=", 17) == 0) {
+        baked = false;
+        q = seg + 17;
+        if (!parse_i64(&q, &pre_bytes) || strncmp(q, " disp=", 6) != 0)
+            goto out;
+        q += 6;
+        if (!parse_i64(&q, &disp_bytes) || (pre_bytes != 4 && pre_bytes != 8) ||
+            (disp_bytes != 4 && disp_bytes != 8))
+            goto out;
+    } else {
+        goto out;
+    }
+    if (strncmp(q, " frame=", 7) != 0)
+        goto out;
+    q += 7;
+    if (*q == '-') {
+        q++;
+    } else {
+        while (*q != '\0') {
+            int64_t c, s;
+            if (l->nframe == TJ_LAYOUT_MAX_FRAME || !parse_i64(&q, &c) || *q++ != ':' ||
+                !parse_i64(&q, &s) || c < 1)
+                goto out;
+            l->fcounts = realloc(l->fcounts, (size_t)(l->nframe + 1) * sizeof(int64_t));
+            l->fstrides = realloc(l->fstrides, (size_t)(l->nframe + 1) * sizeof(int64_t));
+            if (l->fcounts == NULL || l->fstrides == NULL) {
+                status = TJ_ERR_NOMEM;
+                goto out;
+            }
+            l->fcounts[l->nframe] = c;
+            l->fstrides[l->nframe++] = s;
+            if (*q != ',')
+                break;
+            q++;
+        }
+    }
+    if (*q != '\0')
+        goto out;
+    /* The shapes, then a baked table. */
+    l->shapes = malloc(TJ_LAYOUT_MAX_SHAPES * sizeof(tj_block_t));
+    if (l->shapes == NULL) {
+        status = TJ_ERR_NOMEM;
+        goto out;
+    }
+    while ((seg = segment(&rest)) != NULL) {
+        if (strncmp(seg, "parts=", 6) == 0) {
+            int64_t cap = TJ_LAYOUT_BAKED_MAX;
+            if (!baked || rest != NULL)
+                goto out;
+            st->disp = malloc((size_t)cap * sizeof(int64_t));
+            st->pre = malloc((size_t)(cap + 1) * sizeof(int64_t));
+            st->shape = malloc((size_t)cap);
+            if (st->disp == NULL || st->pre == NULL || st->shape == NULL) {
+                status = TJ_ERR_NOMEM;
+                goto out;
+            }
+            st->cap = cap;
+            st->pre[0] = 0;
+            q = seg + 6;
+            while (*q != '\0') {
+                int64_t d, len, s;
+                if (st->n == cap || !parse_i64(&q, &d) || *q++ != ':' || !parse_i64(&q, &len) ||
+                    *q++ != ':' || !parse_i64(&q, &s) || s < 0 || s >= l->nshapes || len < 1 ||
+                    (!tj_layout_is_run(&l->shapes[s]) && len % l->shapes[s].size != 0) ||
+                    !tj_add64(st->pre[st->n], len, &st->pre[st->n + 1]))
+                    goto out;
+                st->disp[st->n] = d;
+                st->shape[st->n++] = (uint8_t)s;
+                if (*q != ',')
+                    break;
+                q++;
+            }
+            if (*q != '\0' || st->n == 0)
+                goto out;
+            continue;
+        }
+        if (l->nshapes == TJ_LAYOUT_MAX_SHAPES)
+            goto out;
+        if (strcmp(seg, "runs") == 0) {
+            static const int64_t one = 1;
+            tj_block_make(0, 1, 1, &one, &one, &l->shapes[l->nshapes++]);
+        } else if (tj_block_parse(seg, &l->shapes[l->nshapes]) != TJ_OK ||
+                   l->shapes[l->nshapes].start != 0) {
+            goto out;
+        } else {
+            l->nshapes++;
+        }
+    }
+    if (l->nshapes == 0 || (baked && st->n == 0))
+        goto out;
+    l->nparts = st->n;
+    l->disp = st->disp;
+    l->pre = st->pre;
+    l->shape = st->shape;
+    if (baked) {
+        int64_t elems = tj_layout_elements(l), size;
+        if (elems < 1 || !tj_mul64(elems, st->pre[st->n], &size) ||
+            tj_layout_finish(&l, extent, size) != TJ_OK || !l->baked)
+            goto out;
+    } else {
+        if (word != 1 && word != 2 && word != 4 && word != 8 && word != 16)
+            goto out;
+        l->word = word;
+        l->pre_bytes = (int)pre_bytes;
+        l->disp_bytes = (int)disp_bytes;
+        l->baked = false;
+        l->finished = true;
+        kernel_hash(l);
+    }
+    status = TJ_OK;
+out:
+    free(copy);
+    if (status != TJ_OK) {
+        tj_layout_release(l);
+        return status;
+    }
+    *out = l;
+    return TJ_OK;
+}
+
+static void add_one_run(int64_t disp, int64_t len, void *arg)
+{
+    tj_layout_add_run(arg, disp, len);
+}
+
+tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out)
+{
+    tj_layout_builder_t b;
+    tj_layout_t *r = NULL;
+    tj_status_t st;
+
+    tj_layout_builder_init(&b);
+    if (!tj_layout_each_run(l, TJ_LAYOUT_MAX_PARTS, add_one_run, &b)) {
+        if (tj_layout_builder_end(&b, &r) == TJ_OK)
+            tj_layout_release(r);
+        return TJ_ERR_NOT_STRIDED;
+    }
+    if ((st = tj_layout_builder_end(&b, &r)) != TJ_OK)
+        return st;
+    r->start += l->start;
+    if ((st = tj_layout_finish(&r, l->extent, l->size)) != TJ_OK) {
+        tj_layout_release(r);
+        return st;
+    }
+    /* Always a table: its kernel is the same for every layout of runs. */
+    r->baked = false;
+    kernel_hash(r);
+    *out = r;
+    return TJ_OK;
 }

@@ -52,11 +52,12 @@ typedef struct tj_layout {
     tj_layout_store_t *store;
     /* Set by tj_layout_finish. */
     bool finished;
-    int word;       /* W: divides the start, the extent, every stride, offset and length */
-    int disp_bytes; /* 4 or 8: the element size of the displacements in a device table */
-    int pre_bytes;  /* 4 or 8: the element size of the packed offsets in a device table */
-    bool baked;     /* the part table goes into the kernel's source */
-    uint64_t hash;  /* of what the kernel's source depends on (tj_layout_kernel_hash) */
+    int word;         /* W: divides the start, the extent, every stride, offset and length */
+    int disp_bytes;   /* 4 or 8: the element size of the displacements in a device table */
+    int pre_bytes;    /* 4 or 8: the element size of the packed offsets in a device table */
+    bool baked;       /* the part table goes into the kernel's source */
+    uint64_t hash[2]; /* of what a kernel's source depends on: frame, shapes, element sizes,
+                         and a baked table with the extent */
     /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
     atomic_int disjoint_parts;
     int64_t elo, ehi; /* the bytes one frame element touches, when disjoint_parts is 1 */
@@ -137,6 +138,11 @@ tj_status_t tj_layout_finish(tj_layout_t **l, int64_t extent, int64_t size);
  * at most 16 dimensions): true with *block set, else false. */
 bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block);
 
+/* What a kernel of the finished layout @p l depends on: @p l itself when its table is baked into
+ * the source, else a copy of it without its parts (a kernel outlives its type, and a table
+ * kernel serves every layout of its frame and shapes). A reference the caller releases. */
+tj_status_t tj_layout_signature(const tj_layout_t *l, tj_layout_t **out);
+
 /* Frame elements of one object (the product of the frame counts). */
 int64_t tj_layout_elements(const tj_layout_t *l);
 
@@ -153,8 +159,24 @@ bool tj_layout_disjoint(tj_layout_t *l, int64_t count);
 bool tj_layout_each_run(const tj_layout_t *l, int64_t max,
                         void (*fn)(int64_t disp, int64_t len, void *arg), void *arg);
 
+/* The layout of the contiguous runs of the finished layout @p l (tj_layout_each_run): no
+ * frame, the same start, extent and size, its table never baked, so that one kernel per word
+ * serves every such layout (the generic parts kernel). TJ_ERR_NOT_STRIDED past
+ * TJ_LAYOUT_MAX_PARTS runs. */
+tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out);
+
 /* Number of runs tj_layout_each_run calls back for; -1 when more than @p max. */
 int64_t tj_layout_count_runs(const tj_layout_t *l, int64_t max);
+
+/* What a kernel of the finished layout @p l depends on, as one line (the manifest's): "table=baked
+ * extent=E" or "table=device pre=4 disp=8", then "frame=C:S,..." (or "frame=-"), then each shape
+ * after " | " ("runs", or the block as tj_block_format writes it), then for a baked table
+ * " | parts=DISP:LEN:SHAPE,...". Returns the length needed, as snprintf. */
+int tj_layout_kernel_format(const tj_layout_t *l, char *buf, size_t len);
+
+/* The layout a line of tj_layout_kernel_format names, finished, with @p word (the kernel's) as
+ * its word when its table is not baked. TJ_ERR_PARSE for anything malformed. */
+tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out);
 
 /* One-line text: "parts=N shapes=S frame=C1xC2 table=baked|device W=8 size=... extent=...".
  * Returns the length needed, as snprintf. */
