@@ -279,6 +279,27 @@ static void line_error(file_ctx_t *ctx, int line, const char *what)
         fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, what);
 }
 
+/* The kernels the runtime launches for a type: its block's or its layout's (@p layout, whose
+ * reference this takes), and for a block whose objects may overlap the serial unpack of the
+ * block as a layout of one part. */
+static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_t *layout)
+{
+    int rc;
+
+    if (layout == NULL) {
+        rc = add_kernels(ctx->work, tj_kernel_single(block, block->word, TJ_DIR_PACK, ""),
+                         ctx->archs, ctx->narchs, ctx->all_words);
+        if (rc != 0 || tj_block_disjoint(block, 2))
+            return rc;
+        if (tj_layout_from_block(block, block->size, &layout) != TJ_OK)
+            return -1;
+    }
+    rc = add_kernels(ctx->work, tj_kernel_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
+                     ctx->archs, ctx->narchs, ctx->all_words);
+    tj_layout_release(layout);
+    return rc;
+}
+
 /* A fused set: the single kernels of its strided members, and the fused kernel the runtime
  * builds for them all (their distinct blocks in order of first appearance, the narrowest of
  * their words), when every member is strided. */
@@ -290,18 +311,30 @@ static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
 
     for (int m = 0; m < n && rc == 0; m++) {
         tj_block_t b;
-        tj_status_t st = tj_translate_block(types[m], &b, NULL);
+        tj_layout_t *layout;
+        tj_reason_t why;
+        tj_status_t st = tj_flatten_form(types[m], &b, &layout, &why);
         int s = 0;
         if (st != TJ_OK) {
             fprintf(stderr,
                     "typejit warm: %s:%d: member %d: %s: no kernel needed, and the runtime moves "
                     "this set member by member\n",
-                    ctx->file, line, m + 1, tj_status_string(st));
+                    ctx->file, line, m + 1,
+                    st == TJ_ERR_NOT_STRIDED ? tj_reason_string(why) : tj_status_string(st));
             all_strided = false;
             continue;
         }
-        rc = add_kernels(ctx->work, tj_kernel_single(&b, b.word, TJ_DIR_PACK, ""), ctx->archs,
-                         ctx->narchs, ctx->all_words);
+        if (layout != NULL) {
+            /* Moved member by member, each by its parts kernel. */
+            fprintf(stderr,
+                    "typejit warm: %s:%d: member %d is not strided: the runtime moves this set "
+                    "member by member\n",
+                    ctx->file, line, m + 1);
+            rc = add_type_kernels(ctx, &b, layout);
+            all_strided = false;
+            continue;
+        }
+        rc = add_type_kernels(ctx, &b, NULL);
         b = tj_block_at_zero(&b);
         while (s < nshapes && !tj_block_equal(&blocks[s], &b))
             s++;
@@ -355,14 +388,7 @@ static int warm_line(int line, const char *text, void *arg)
                 st == TJ_ERR_NOT_STRIDED ? tj_reason_string(why) : tj_status_string(st));
         return 0;
     }
-    if (layout != NULL) {
-        rc = add_kernels(ctx->work, tj_kernel_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
-                         ctx->archs, ctx->narchs, ctx->all_words);
-        tj_layout_release(layout);
-        return rc;
-    }
-    return add_kernels(ctx->work, tj_kernel_single(&block, block.word, TJ_DIR_PACK, ""), ctx->archs,
-                       ctx->narchs, ctx->all_words);
+    return add_type_kernels(ctx, &block, layout);
 }
 
 typedef struct {
