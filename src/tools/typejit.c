@@ -699,7 +699,10 @@ static int cmd_inspect(int argc, char **argv)
     MPI_Aint lb, extent, tlb, textent;
     MPI_Count size;
     const char *why;
-    tj_status_t st, st_ir;
+    tj_layout_t *layout = NULL;
+    tj_reason_t fwhy = TJ_REASON_NONE;
+    bool from_layout = false;
+    tj_status_t st, st_ir, fst = TJ_ERR_NOT_STRIDED;
 
     if (wants_help(argc, argv)) {
         fputs(usage_inspect, stdout);
@@ -755,21 +758,37 @@ static int cmd_inspect(int argc, char **argv)
     st_ir = tj_translate_ir(type, &ir);
     st = tj_translate_block(type, &block, &canon);
     why = why_not(st);
+    /* Not one strided block: what a commit makes of it, its layout (or its block, found
+     * through its layout). */
+    if (st == TJ_ERR_NOT_STRIDED &&
+        (fst = tj_flatten_form(type, &block, &layout, &fwhy)) == TJ_OK && layout == NULL)
+        from_layout = true;
     PMPI_Type_free(&type);
     /* Every usage error before the first line of output. */
-    if (st == TJ_OK && word == 0)
+    if ((st == TJ_OK || from_layout) && word == 0)
         word = block.word;
-    if (st == TJ_OK && block.word % word) {
+    if (layout != NULL && word == 0)
+        word = layout->word;
+    if ((st == TJ_OK || from_layout) && block.word % word) {
         fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
                 block.word);
+        return 2;
+    }
+    if (layout != NULL && layout->word % word) {
+        fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
+                layout->word);
+        tj_layout_release(layout);
         return 2;
     }
     snprintf(target, sizeof(target), "%s",
              arch                   ? arch
              : tj_config()->arch[0] ? tj_config()->arch
                                     : "sm_90");
-    if (st == TJ_OK && arch == NULL && !target_ok("inspect", target))
+    if ((st == TJ_OK || from_layout || layout != NULL) && arch == NULL &&
+        !target_ok("inspect", target)) {
+        tj_layout_release(layout);
         return 2;
+    }
 
     printf("type:       %s\n", text);
     printf("mpi:        size=%lld lb=%lld extent=%lld true_lb=%lld true_extent=%lld\n",
@@ -778,21 +797,60 @@ static int cmd_inspect(int argc, char **argv)
         tj_ir_format(&ir, buf, sizeof(buf));
         printf("ir:         %s\n", buf);
     }
-    if (st != TJ_OK) {
-        printf("strided:    no (%s): the system MPI packs this type\n", why);
-        return 0;
-    }
-    tj_ir_format(&canon, buf, sizeof(buf));
-    printf("canonical:  %s\n", buf);
-    tj_block_format(&block, buf, sizeof(buf));
-    printf("block:      %s\n", buf);
-    printf("dimensions: %d\nword:       W=%d\nfootprint:  [%lld, %lld) per object, %s\n",
-           block.ndims, block.word, (long long)block.lo, (long long)block.hi,
-           block.disjoint ? "no byte addressed twice" : "overlapping (unpack is staged)");
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
-    spec = tj_kernel_single(&block, word, dir, target);
-    if (tj_kernel_source(&spec, &src) != TJ_OK)
+    if (layout != NULL) {
+        bool disjoint = tj_layout_disjoint(layout, 1), many = tj_layout_disjoint(layout, 2);
+        printf("strided:    no (%s): a layout of strided parts\n", why);
+        tj_layout_format(layout, buf, sizeof(buf));
+        printf("layout:     %s\n", buf);
+        for (int d = 0; d < layout->nframe; d++)
+            printf("frame %-4d %lld elements, %lld bytes apart\n", d,
+                   (long long)layout->fcounts[d], (long long)layout->fstrides[d]);
+        for (int sh = 0; sh < layout->nshapes; sh++) {
+            if (tj_layout_is_run(&layout->shapes[sh]))
+                snprintf(buf, sizeof(buf), "contiguous runs");
+            else
+                tj_block_format(&layout->shapes[sh], buf, sizeof(buf));
+            printf("shape %-4d %s\n", sh, buf);
+        }
+        for (int64_t p = 0; p < layout->nparts && p < 8; p++)
+            printf("part %-5lld at %lld, %lld bytes, shape %d\n", (long long)p,
+                   (long long)layout->disp[p], (long long)(layout->pre[p + 1] - layout->pre[p]),
+                   layout->shape != NULL ? layout->shape[p] : 0);
+        if (layout->nparts > 8)
+            printf("(%lld more parts)\n", (long long)(layout->nparts - 8));
+        printf("word:       W=%d\nfootprint:  %s\n", layout->word,
+               disjoint && many ? "no byte addressed twice"
+               : disjoint       ? "objects overlap (an unpack of several runs serially, in "
+                                  "typemap order)"
+                                : "overlapping (unpack runs serially, in typemap order)");
+        spec = tj_kernel_parts(layout, word, dir, unpack && !disjoint, target);
+    } else if (st != TJ_OK && !from_layout) {
+        if (st == TJ_ERR_NOT_STRIDED && fst == TJ_ERR_NOT_STRIDED)
+            printf("strided:    no (%s): the system MPI packs this type (%s)\n", why,
+                   tj_reason_string(fwhy));
+        else
+            printf("strided:    no (%s): the system MPI packs this type\n", why);
+        return 0;
+    } else {
+        if (from_layout) {
+            printf("strided:    yes, through its layout (%s)\n", why);
+        } else {
+            tj_ir_format(&canon, buf, sizeof(buf));
+            printf("canonical:  %s\n", buf);
+        }
+        tj_block_format(&block, buf, sizeof(buf));
+        printf("block:      %s\n", buf);
+        printf("dimensions: %d\nword:       W=%d\nfootprint:  [%lld, %lld) per object, %s\n",
+               block.ndims, block.word, (long long)block.lo, (long long)block.hi,
+               block.disjoint ? "no byte addressed twice"
+                              : "overlapping (unpack runs serially, in typemap order)");
+        spec = tj_kernel_single(&block, word, dir, target);
+    }
+    if (tj_kernel_source(&spec, &src) != TJ_OK) {
+        tj_layout_release(layout);
         return 1;
+    }
     if (tj_nvrtc_load() == TJ_OK && (key = tj_key_text(&spec, src)) != NULL) {
         char hex[33], *end = strstr(key, "\n\n");
         tj_hash_hex(tj_hash_bytes(key, strlen(key)), hex);
@@ -803,6 +861,7 @@ static int cmd_inspect(int argc, char **argv)
     } else {
         printf("key:        (NVRTC not available)\n");
     }
+    tj_layout_release(layout);
     if (source)
         printf("source:\n%s", src);
     free(src);

@@ -172,6 +172,15 @@ static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, bool records, int de
             return TJ_OK;
         }
         if ((out->lay = tj_table_known_layout(type)) != NULL) {
+            /* A layout of one part is a chain after all (a darray of blocks, a chain of more
+             * than 16 dimensions): as a chain, as the translation through the contents takes
+             * it, parents keep it one shape rather than taking it apart. */
+            if (tj_layout_as_chain(out->lay, ir)) {
+                tj_layout_release(out->lay);
+                out->lay = NULL;
+                out->ir = ir;
+                return TJ_OK;
+            }
             free(ir);
             return TJ_OK;
         }
@@ -278,17 +287,15 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, bool records, int
 
 /* ---- darray -------------------------------------------------------------------------------- */
 
-/* The typemap of a distributed array, from the definition: the elements this rank owns in each
- * dimension (a block, or blocks dealt round-robin with a shorter last one), in the order of the
- * local array (the fastest dimension first), each at its place in the global array. MPIs build
- * it from contiguous, hvector and struct types; where a block-cyclic dimension steps by the
- * extent of the type built so far, they disagree on that extent (Open MPI resizes every cyclic
- * dimension, MPICH only the first), and such a darray is left to the system MPI. */
+/* The typemap of a distributed array, from its definition (MPI 4.1, section 5.1.4): the
+ * elements this rank owns in each dimension (a block, or blocks dealt round-robin with a shorter
+ * last one), in the order of the local array (the fastest dimension first), each at its place in
+ * the global array. The MPIs build it from contiguous, hvector, struct and resized types; the
+ * oracle compares the two on Open MPI and MPICH. */
 static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int depth, node_t *out)
 {
     int ndims = a->count, coords[64];
     int64_t es, oext;
-    bool ext_ok = true; /* the type built so far has the extent of one step of the next dimension */
     node_t n = {NULL, NULL};
     tj_status_t st;
 
@@ -329,16 +336,11 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
                 break;
             }
             st = node_stream(cx, &n, bsz * c * es, mine, es);
-            ext_ok = ext_ok && mine == g;
         } else if (dist == MPI_DISTRIBUTE_CYCLIC) {
             int64_t bsz = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg, first = c * bsz, local = 0;
             int64_t count, rem, step;
             if (bsz < 1) {
                 st = refuse(cx, TJ_REASON_DARRAY);
-                break;
-            }
-            if (bsz > 1 && !ext_ok) {
-                st = refuse(cx, TJ_REASON_DARRAY_STEP);
                 break;
             }
             if (g - 1 >= first) {
@@ -375,8 +377,6 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
                 }
                 node_free(&whole);
             }
-            /* Open MPI resizes every cyclic dimension to its full length, MPICH the first. */
-            ext_ok = k == 0;
         } else {
             st = refuse(cx, TJ_REASON_DARRAY);
         }

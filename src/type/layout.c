@@ -682,19 +682,17 @@ tj_status_t tj_layout_finish(tj_layout_t **lp, int64_t extent, int64_t size)
     return TJ_OK;
 }
 
-bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block)
+bool tj_layout_as_chain(const tj_layout_t *l, tj_ir_t *ir)
 {
     const tj_block_t *sh;
-    tj_ir_t *ir;
     int64_t reps, off;
     int n = 0;
-    bool ok = false;
 
-    if (!l->finished || l->nparts != 1)
+    if (l->nparts != 1)
         return false;
     sh = &l->shapes[l->shape != NULL ? l->shape[0] : 0];
     reps = (l->pre[1] - l->pre[0]) / sh->size;
-    if (l->nframe + 1 + sh->ndims > TJ_IR_MAX_NODES || (ir = malloc(sizeof(*ir))) == NULL)
+    if (l->nframe + 1 + sh->ndims > TJ_IR_MAX_NODES || !tj_add64(l->start, l->disp[0], &off))
         return false;
     memset(ir, 0, sizeof(*ir));
     for (int d = l->nframe - 1; d >= 0; d--) {
@@ -713,12 +711,20 @@ bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block)
     ir->node[n].kind = TJ_IR_DENSE;
     ir->node[n++].extent = sh->counts[0];
     ir->n = n;
-    if (tj_add64(l->start, l->disp[0], &off)) {
-        ir->node[0].offset = off;
-        tj_canon_simplify(ir);
-        ok = ir->n <= TJ_BLOCK_MAX_DIMS && tj_block_from_ir(ir, l->extent, block) == TJ_OK &&
-             block->size == l->size;
-    }
+    ir->node[0].offset = off;
+    tj_canon_simplify(ir);
+    return true;
+}
+
+bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block)
+{
+    tj_ir_t *ir;
+    bool ok;
+
+    if (!l->finished || (ir = malloc(sizeof(*ir))) == NULL)
+        return false;
+    ok = tj_layout_as_chain(l, ir) && ir->n <= TJ_BLOCK_MAX_DIMS &&
+         tj_block_from_ir(ir, l->extent, block) == TJ_OK && block->size == l->size;
     free(ir);
     return ok;
 }

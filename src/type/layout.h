@@ -143,6 +143,10 @@ bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block);
  * kernel serves every layout of its frame and shapes). A reference the caller releases. */
 tj_status_t tj_layout_signature(const tj_layout_t *l, tj_layout_t **out);
 
+/* The strided chain a layout of one part equals (simplified, its offset on the outermost node),
+ * finished or not: true with *ir set, else false (several parts, or a chain too long). */
+bool tj_layout_as_chain(const tj_layout_t *l, tj_ir_t *ir);
+
 /* Frame elements of one object (the product of the frame counts). */
 int64_t tj_layout_elements(const tj_layout_t *l);
 
