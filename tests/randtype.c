@@ -337,7 +337,9 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             if (dist_code[d] == 0) {
                 ds[d] = MPI_DISTRIBUTE_BLOCK;
                 /* A block length that covers the dimension, or the default. */
-                da[d] = rt_range(rng, 0, 1) ? 0 : (gs[d] + ps[d] - 1) / ps[d] + (int)rt_range(rng, 0, 2);
+                da[d] = rt_range(rng, 0, 1)
+                            ? 0
+                            : (gs[d] + ps[d] - 1) / ps[d] + (int)rt_range(rng, 0, 2);
             } else if (dist_code[d] == 1) {
                 ds[d] = MPI_DISTRIBUTE_CYCLIC;
                 da[d] = (int)rt_range(rng, 0, 3);

@@ -115,7 +115,7 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layo
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
-    long types = 2000, strided = 0, layouts = 0, drawn = 0, huge = 0, empty = 0;
+    long types = 2000, strided = 0, layouts = 0, probed = 0, drawn = 0, huge = 0, empty = 0;
     long reasons[64] = {0};
     bool verbose = false;
     rt_options_t opt = {
@@ -159,21 +159,18 @@ int main(int argc, char **argv)
             if (verbose)
                 printf("%s\n", desc);
             check_type(type, &block, NULL, desc, count, pos, salt);
-        } else if (st == TJ_ERR_NOT_STRIDED && tj_reason_layout(tj_translate_reason())) {
-            /* Not one block: its layout, as a commit makes it (through the contents here). */
+        } else if (st == TJ_ERR_NOT_STRIDED) {
+            /* Not one block: its layout, as a commit makes it (through the contents here, or
+             * probed from the system MPI). */
             MPI_Aint lb, ext;
             MPI_Count size;
-            tj_reason_t why = TJ_REASON_NONE;
+            tj_reason_t why = tj_translate_reason();
             MPI_Type_get_extent(type, &lb, &ext);
             MPI_Type_size_x(type, &size);
-            st = tj_flatten_type(type, &layout, &why);
-            if (st == TJ_OK && (st = tj_layout_finish(&layout, ext, size)) != TJ_OK) {
-                tj_layout_release(layout);
-                layout = NULL;
-                why = TJ_REASON_SIZE;
-            }
-            if (layout != NULL) {
+            st = tj_flatten_commit(type, ext, size, why, &layout, &why);
+            if (st == TJ_OK) {
                 layouts++;
+                probed += layout->probed;
                 if (verbose)
                     printf("layout %s\n", desc);
                 check_type(type, NULL, layout, desc, count, pos, salt);
@@ -186,14 +183,12 @@ int main(int argc, char **argv)
                     printf("no layout (%s, %s): %s\n", tj_reason_string(why), tj_status_string(st),
                            desc);
             }
-        } else if (st == TJ_ERR_NOT_STRIDED) {
-            reasons[tj_translate_reason()]++;
         }
         MPI_Type_free(&type);
     }
-    printf("seed %llu: %ld types, %ld strided (%ld with footprints beyond 16 MiB), %ld layouts, "
-           "%ld empty, %d mismatches\n",
-           (unsigned long long)seed, drawn, strided, huge, layouts, empty, mismatches);
+    printf("seed %llu: %ld types, %ld strided (%ld with footprints beyond 16 MiB), %ld layouts "
+           "(%ld probed), %ld empty, %d mismatches\n",
+           (unsigned long long)seed, drawn, strided, huge, layouts, probed, empty, mismatches);
     for (int r = 0; r < 64; r++)
         if (reasons[r] > 0)
             printf("  neither strided nor a layout (%s): %ld\n", tj_reason_string((tj_reason_t)r),

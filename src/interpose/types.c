@@ -83,10 +83,9 @@ static void layout_of(MPI_Datatype type, tj_type_info_t *info)
     tj_reason_t why;
     tj_status_t st;
 
-    if (info->why != TJ_ERR_NOT_STRIDED || !info->extents ||
-        !tj_reason_layout((tj_reason_t)info->reason))
+    if (info->why != TJ_ERR_NOT_STRIDED || !info->extents)
         return;
-    st = tj_flatten_commit(type, info->extent, info->size, &l, &why);
+    st = tj_flatten_commit(type, info->extent, info->size, (tj_reason_t)info->reason, &l, &why);
     if (st != TJ_OK) {
         if (st == TJ_ERR_NOT_STRIDED)
             info->reason = (int)why;

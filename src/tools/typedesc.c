@@ -79,7 +79,7 @@ typedef enum {
 
 static const char *const ctor_names[CT_COUNT] = {
     "contiguous",    "vector",         "hvector", "subarray", "resized", "dup",
-    "indexed_block", "hindexed_block", "indexed", "hindexed", "struct", "darray",
+    "indexed_block", "hindexed_block", "indexed", "hindexed", "struct",  "darray",
 };
 
 /* The arguments of one constructor as parsed, before they are handed to MPI. */

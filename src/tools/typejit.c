@@ -804,8 +804,8 @@ static int cmd_inspect(int argc, char **argv)
         tj_layout_format(layout, buf, sizeof(buf));
         printf("layout:     %s\n", buf);
         for (int d = 0; d < layout->nframe; d++)
-            printf("frame %-4d %lld elements, %lld bytes apart\n", d,
-                   (long long)layout->fcounts[d], (long long)layout->fstrides[d]);
+            printf("frame %-4d %lld elements, %lld bytes apart\n", d, (long long)layout->fcounts[d],
+                   (long long)layout->fstrides[d]);
         for (int sh = 0; sh < layout->nshapes; sh++) {
             if (tj_layout_is_run(&layout->shapes[sh]))
                 snprintf(buf, sizeof(buf), "contiguous runs");

@@ -9,6 +9,7 @@
 
 #include "type/canon.h"
 #include "type/contents.h"
+#include "type/probe.h"
 #include "type/table.h"
 #include "util/common.h"
 
@@ -331,10 +332,8 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
         if (dist == MPI_DISTRIBUTE_BLOCK) {
             int64_t bsz = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + P - 1) / P : darg;
             int64_t mine = TJ_MAX(TJ_MIN(bsz, g - bsz * c), 0);
-            if (mine == 0) {
-                st = refuse(cx, TJ_REASON_EMPTY);
-                break;
-            }
+            if (mine == 0)
+                goto empty;
             st = node_stream(cx, &n, bsz * c * es, mine, es);
         } else if (dist == MPI_DISTRIBUTE_CYCLIC) {
             int64_t bsz = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg, first = c * bsz, local = 0;
@@ -347,10 +346,8 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
                 local = (g - first) / (P * bsz) * bsz;
                 local += TJ_MIN((g - first) % (P * bsz), bsz);
             }
-            if (local == 0) {
-                st = refuse(cx, TJ_REASON_EMPTY);
-                break;
-            }
+            if (local == 0)
+                goto empty;
             count = local / bsz;
             rem = local % bsz;
             step = P * bsz * es;
@@ -388,6 +385,15 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
     }
     *out = n;
     return TJ_OK;
+empty:
+    /* This rank owns nothing of some dimension: the typemap is empty, a type parents may still
+     * hold among members that are not. */
+    node_free(&n);
+    {
+        tj_ir_t ir;
+        tj_ir_init_dense(&ir, 0, 0);
+        return node_chain(out, &ir);
+    }
 }
 
 /* ---- one constructor level ----------------------------------------------------------------- */
@@ -494,33 +500,45 @@ tj_status_t tj_flatten_type(MPI_Datatype type, tj_layout_t **out, tj_reason_t *w
     return st == TJ_OK ? result(&n, out) : st;
 }
 
-tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_layout_t **out,
-                              tj_reason_t *why)
+tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_reason_t reason,
+                              tj_layout_t **out, tj_reason_t *why)
 {
     tj_layout_t *l = NULL;
-    tj_status_t st = TJ_OK, kst;
-    tj_ir_t *ir = malloc(sizeof(*ir));
+    tj_status_t st = TJ_ERR_NOT_STRIDED, kst;
+    MPI_Count tlb, text;
 
-    if (ir == NULL)
-        return TJ_ERR_NOMEM;
-    /* The creation record, if it is still this handle's (tj_translate_known checks that). */
-    if (tj_translate_known(type, &kst, ir))
-        l = tj_table_known_layout(type);
-    free(ir);
-    *why = TJ_REASON_NONE;
+    *why = reason;
     if (size <= 0) {
-        tj_layout_release(l);
         *why = TJ_REASON_EMPTY;
         return TJ_ERR_NOT_STRIDED;
     }
-    if (l == NULL && (st = tj_flatten_type(type, &l, why)) != TJ_OK)
-        return st;
-    if ((st = tj_layout_finish(&l, extent, size)) != TJ_OK) {
-        tj_layout_release(l);
-        if (st == TJ_ERR_NOT_STRIDED)
-            *why = TJ_REASON_SIZE;
-        return st;
+    if (tj_reason_layout(reason)) {
+        tj_ir_t *ir = malloc(sizeof(*ir));
+        if (ir == NULL)
+            return TJ_ERR_NOMEM;
+        /* The creation record, if it is still this handle's (tj_translate_known checks that). */
+        if (tj_translate_known(type, &kst, ir))
+            l = tj_table_known_layout(type);
+        free(ir);
+        st = l != NULL ? TJ_OK : tj_flatten_type(type, &l, why);
+        if (st == TJ_OK && (st = tj_layout_finish(&l, extent, size)) != TJ_OK) {
+            tj_layout_release(l);
+            if (st == TJ_ERR_NOT_STRIDED)
+                *why = TJ_REASON_SIZE;
+        }
+        if (st == TJ_OK) {
+            *out = l;
+            return TJ_OK;
+        }
+        if (st != TJ_ERR_NOT_STRIDED)
+            return st;
     }
+    /* What typejit cannot take apart, or took apart wrongly: the system MPI's own packing says
+     * where each byte comes from. */
+    if (PMPI_Type_get_true_extent_x(type, &tlb, &text) != MPI_SUCCESS)
+        return TJ_ERR_MPI;
+    if (tj_probe_layout(type, (int64_t)tlb, (int64_t)text, extent, size, &l) != TJ_OK)
+        return TJ_ERR_NOT_STRIDED; /* *why says why the translation did not */
     *out = l;
     return TJ_OK;
 }
@@ -534,12 +552,12 @@ tj_status_t tj_flatten_form(MPI_Datatype type, tj_block_t *block, tj_layout_t **
 
     *layout = NULL;
     *why = st == TJ_ERR_NOT_STRIDED ? tj_translate_reason() : TJ_REASON_NONE;
-    if (st != TJ_ERR_NOT_STRIDED || !tj_reason_layout(*why))
+    if (st != TJ_ERR_NOT_STRIDED)
         return st;
     if (PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
         PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
         return TJ_ERR_MPI;
-    if ((st = tj_flatten_commit(type, ext, size, layout, why)) != TJ_OK)
+    if ((st = tj_flatten_commit(type, ext, size, *why, layout, why)) != TJ_OK)
         return st;
     if (tj_layout_as_block(*layout, block)) {
         tj_layout_release(*layout);

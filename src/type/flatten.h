@@ -17,10 +17,13 @@ tj_status_t tj_flatten_args(const tj_type_args_t *args, tj_layout_t **out, tj_re
 /* The layout of @p type through envelope and contents, not finished. */
 tj_status_t tj_flatten_type(MPI_Datatype type, tj_layout_t **out, tj_reason_t *why);
 
-/* The finished layout of a committed @p type of MPI extent @p extent and size @p size: the one
- * recorded at its creation, else through envelope and contents. */
-tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_layout_t **out,
-                              tj_reason_t *why);
+/* The finished layout of a committed @p type of MPI extent @p extent and size @p size that the
+ * strided translation left out for @p reason: the one recorded at its creation, else through
+ * envelope and contents; where typejit cannot take the type apart (any other reason, or a
+ * translation that fails), probed from the system MPI (type/probe.h). TJ_ERR_NOT_STRIDED with
+ * *why when it has none. */
+tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_reason_t reason,
+                              tj_layout_t **out, tj_reason_t *why);
 
 /* What a commit makes of @p type, through its contents (the tools', which see no creation
  * records): TJ_OK with its strided block in *block and *layout NULL, or TJ_OK with its finished

@@ -86,6 +86,7 @@ static tj_layout_t *clone(const tj_layout_t *l)
     c->disp_bytes = l->disp_bytes;
     c->pre_bytes = l->pre_bytes;
     c->baked = l->baked;
+    c->probed = l->probed;
     c->hash[0] = l->hash[0];
     c->hash[1] = l->hash[1];
     atomic_init(&c->disjoint_parts, -1);
@@ -956,10 +957,10 @@ int tj_layout_format(const tj_layout_t *l, char *buf, size_t len)
         used += (size_t)k;
     }
     return snprintf(buf, len,
-                    "parts=%lld shapes=%d%s%s table=%s W=%d size=%lld start=%lld extent=%lld",
+                    "parts=%lld shapes=%d%s%s table=%s W=%d size=%lld start=%lld extent=%lld%s",
                     (long long)l->nparts, l->nshapes, l->nframe ? " frame=" : "", frame,
                     l->baked ? "baked" : "device", l->word, (long long)l->size, (long long)l->start,
-                    (long long)l->extent);
+                    (long long)l->extent, l->probed ? " probed" : "");
 }
 
 /* ---- the kernel's text --------------------------------------------------------------------- */

@@ -56,6 +56,7 @@ typedef struct tj_layout {
     int disp_bytes;   /* 4 or 8: the element size of the displacements in a device table */
     int pre_bytes;    /* 4 or 8: the element size of the packed offsets in a device table */
     bool baked;       /* the part table goes into the kernel's source */
+    bool probed;      /* learnt from the system MPI's packing (type/probe.h) */
     uint64_t hash[2]; /* of what a kernel's source depends on: frame, shapes, element sizes,
                          and a baked table with the extent */
     /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
