@@ -185,12 +185,22 @@ static void check_case(MPI_Datatype type, const char *desc, int count, int pos, 
     free(pgot);
 }
 
+/* Writes "{v0,v1,...}" of @p n ints to @p f. */
+static void put_ints(FILE *f, const int *v, int n)
+{
+    fputc('{', f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%d", i ? "," : "", v[i]);
+    fputc('}', f);
+}
+
 /* Shapes the random types rarely reach, each a layout: a part table in device memory (an
  * irregular indexed type of thousands of blocks, one of a vector child), a struct of differently
  * shaped members, pair types with a hole, a darray of block-cyclic rows, a subarray of 17 and
  * of 20 dimensions, indexed blocks that overlap (unpacked serially). Each goes through
- * check_case in a few memory combinations and counts. */
-static int check_shapes(void)
+ * check_case in a few memory combinations and counts; with @p describe their descriptions go
+ * there instead (for `typejit warm`). */
+static int check_shapes(FILE *describe)
 {
     enum { NSHAPES = 9 };
     MPI_Datatype t[NSHAPES], v, members[3];
@@ -203,9 +213,12 @@ static int check_shapes(void)
                                   "subarray of 20 dimensions of shorts",
                                   "indexed blocks of ints that overlap",
                                   "hvector of 3 irregular indexed types"};
-    static int bl[3000], dis[3000];
+    static int bl[3000], dis[3000], bdis_i[700];
     static MPI_Aint bdis[3000];
-    int sizes[20], subs[20], starts[20], n = 0;
+    int sizes[20], subs[20], starts[20], sizes20[20], subs20[20], n = 0;
+    int obl[4] = {3, 3, 2, 4}, odis[4] = {0, 2, 1, 6};
+    int gs[2] = {10, 9}, ds[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, da[2] = {2, 3},
+        ps[2] = {3, 3};
     rt_rng_t rng;
 
     rt_seed(&rng, 77);
@@ -214,10 +227,61 @@ static int check_shapes(void)
         dis[i] = at;
         at += bl[i] + (int)rt_range(&rng, 0, 2);
     }
+    for (int i = 0; i < 700; i++)
+        bdis_i[i] = dis[i] * 64;
+    for (int d = 0; d < 20; d++) {
+        sizes[d] = 3;
+        subs[d] = 2;
+        starts[d] = d % 2;
+        /* 2^6 elements, 20 dimensions of which 14 are of one element */
+        subs20[d] = d < 14 ? 1 : 2;
+        sizes20[d] = d < 14 ? 2 : 3;
+    }
+    if (describe != NULL) {
+        char *first = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&first, &len);
+        REQUIRE(f != NULL);
+        fputs("indexed(", f);
+        put_ints(f, bl, 3000);
+        fputc(',', f);
+        put_ints(f, dis, 3000);
+        fputs(",MPI_DOUBLE)", f);
+        REQUIRE(fclose(f) == 0);
+        fprintf(describe, "%s\n", first);
+        fputs("hindexed(", describe);
+        put_ints(describe, bl, 700);
+        fputc(',', describe);
+        put_ints(describe, bdis_i, 700);
+        fputs(",vector(3,2,5,MPI_FLOAT))\n", describe);
+        fputs("struct({1,1,1},{0,8,80},{MPI_INT,vector(3,1,2,MPI_DOUBLE),MPI_SHORT_INT})\n",
+              describe);
+        fputs("contiguous(5,MPI_SHORT_INT)\n", describe);
+        fputs("darray(9,4,{10,9},{cyclic,block},{2,3},{3,3},C,MPI_INT)\n", describe);
+        fputs("subarray(", describe);
+        put_ints(describe, sizes, 17);
+        fputc(',', describe);
+        put_ints(describe, subs, 17);
+        fputc(',', describe);
+        put_ints(describe, starts, 17);
+        fputs(",C,MPI_BYTE)\nsubarray(", describe);
+        put_ints(describe, sizes20, 20);
+        fputc(',', describe);
+        put_ints(describe, subs20, 20);
+        fputc(',', describe);
+        put_ints(describe, starts, 20);
+        fputs(",F,MPI_SHORT)\nindexed(", describe);
+        put_ints(describe, obl, 4);
+        fputc(',', describe);
+        put_ints(describe, odis, 4);
+        fprintf(describe, ",MPI_INT)\nhvector(3,1,%d,%s)\n", 3000 * 8 * 4, first);
+        free(first);
+        return NSHAPES;
+    }
     MPI_Type_indexed(3000, bl, dis, MPI_DOUBLE, &t[n++]);
     MPI_Type_vector(3, 2, 5, MPI_FLOAT, &v);
     for (int i = 0; i < 700; i++)
-        bdis[i] = (MPI_Aint)dis[i] * 64;
+        bdis[i] = bdis_i[i];
     MPI_Type_create_hindexed(700, bl, bdis, v, &t[n++]);
     {
         int mbl[3] = {1, 1, 1};
@@ -229,26 +293,10 @@ static int check_shapes(void)
         MPI_Type_free(&col);
     }
     MPI_Type_contiguous(5, MPI_SHORT_INT, &t[n++]);
-    {
-        int gs[2] = {10, 9}, ds[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, da[2] = {2, 3},
-            ps[2] = {3, 3};
-        MPI_Type_create_darray(9, 4, 2, gs, ds, da, ps, MPI_ORDER_C, MPI_INT, &t[n++]);
-    }
-    for (int d = 0; d < 20; d++) {
-        sizes[d] = 3;
-        subs[d] = 2;
-        starts[d] = d % 2;
-    }
+    MPI_Type_create_darray(9, 4, 2, gs, ds, da, ps, MPI_ORDER_C, MPI_INT, &t[n++]);
     MPI_Type_create_subarray(17, sizes, subs, starts, MPI_ORDER_C, MPI_BYTE, &t[n++]);
-    for (int d = 0; d < 20; d++)
-        subs[d] = d < 14 ? 1 : 2; /* 2^6 elements, 20 dimensions of which 14 are of one */
-    for (int d = 0; d < 20; d++)
-        sizes[d] = d < 14 ? 2 : 3;
-    MPI_Type_create_subarray(20, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_SHORT, &t[n++]);
-    {
-        int obl[4] = {3, 3, 2, 4}, odis[4] = {0, 2, 1, 6};
-        MPI_Type_indexed(4, obl, odis, MPI_INT, &t[n++]);
-    }
+    MPI_Type_create_subarray(20, sizes20, subs20, starts, MPI_ORDER_FORTRAN, MPI_SHORT, &t[n++]);
+    MPI_Type_indexed(4, obl, odis, MPI_INT, &t[n++]);
     MPI_Type_create_hvector(3, 1, 3000 * 8 * 4, t[0], &t[n++]);
     for (int i = 0; i < n; i++) {
         MPI_Type_commit(&t[i]);
@@ -418,7 +466,9 @@ int main(int argc, char **argv)
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
         check_empty();
         if (!expect_staged)
-            check_shapes();
+            check_shapes(NULL);
+    } else {
+        check_shapes(describe);
     }
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
