@@ -474,6 +474,13 @@ static void launch_one(tj_launch_t *launch)
     *launch = l;
 }
 
+int tj_gen_words_per_thread(const tj_block_t *block, int word)
+{
+    (void)block;
+    (void)word;
+    return 1;
+}
+
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
 {
     shape_t shape;

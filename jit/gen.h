@@ -48,6 +48,9 @@ tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char 
 tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir, const char *name,
                                char **source);
 
+/* Words each thread of tj_gen_source's kernel for (block, word) moves per trip of its loops. */
+int tj_gen_words_per_thread(const tj_block_t *block, int word);
+
 /* Launch geometry for `count` objects: grid by ceiling division, x < 2^31, y and z <= 65535
  * (the kernels stride over the grid, so any count works). */
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
