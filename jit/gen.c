@@ -578,8 +578,17 @@ uint64_t tj_gen_template_hash(void)
 
 /* templates/fused.cu declares the argument with the same layout: no padding may differ. */
 _Static_assert(sizeof(tj_fused_entry_t) == 40, "tj_fused_entry_t is 40 bytes in fused.cu");
+_Static_assert((TJ_FUSED_MAX & (TJ_FUSED_MAX - 1)) == 0,
+               "fused.cu's binary search halves TJ_FUSED_MAX");
 _Static_assert(sizeof(tj_fused_args_t) == 40 * TJ_FUSED_MAX + 8,
                "tj_fused_args_t has the layout of fused.cu");
+
+/* The thread blocks across the words of one object of a fused member (the x extent of its
+ * grid): a constant of its block, baked into its case. */
+static unsigned fused_gx(const shape_t *shape)
+{
+    return (unsigned)TJ_MIN(ceil_div(shape->words, shape->span), FUSED_GX_MAX);
+}
 
 /* One case of the fused kernel's switch: the body of templates/strided.cu for block @p s. */
 static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool pack)
@@ -610,15 +619,18 @@ static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool 
                 index32 ? "u" : "ull");
     text_printf(t, "    const unsigned OBJECTS = %uu;\n    const unsigned SPAN = %uu;\n",
                 shape.objects, shape.span);
+    text_printf(t, "    const unsigned GX = %uu;\n", fused_gx(&shape));
     text_append(t, dims_text.buf, dims_text.len);
-    text_printf(t, "\n    const unsigned lane = threadIdx.x %% SPAN;\n"
+    text_printf(t, "\n    const unsigned bx = local %% GX;\n"
+                   "    const unsigned by = local / GX;\n"
+                   "    const unsigned lane = threadIdx.x %% SPAN;\n"
                    "    const unsigned slot = threadIdx.x / SPAN;\n"
-                   "    if (slot >= OBJECTS)\n        return;\n"
+                   "    if (slot >= OBJECTS || by >= gy)\n        return;\n"
                    "    for (long long k = (long long)by * OBJECTS + slot; k < count;\n"
                    "         k += (long long)gy * OBJECTS) {\n"
                    "        const long long base = START + k * EXTENT;\n"
                    "        for (index_t i = (index_t)bx * SPAN + lane; i < WORDS;\n"
-                   "             i += (index_t)gx * SPAN) {\n");
+                   "             i += (index_t)GX * SPAN) {\n");
     text_append(t, offset_text.buf, offset_text.len);
     text_printf(t, "\n%s\n        }\n    }\n    return;\n    }\n",
                 pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + "
@@ -676,11 +688,11 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
         {"WORD", word_s},
         {"MAX", max},
         {"WORD_TYPE", word_type(word)},
-        {"POINTERS", pack ? "    const char *typed = (const char *)src + args.m[m].typed;\n"
-                            "    word_t *packed = (word_t *)((char *)dst + args.m[m].packed);"
-                          : "    char *typed = (char *)dst + args.m[m].typed;\n"
+        {"POINTERS", pack ? "    const char *typed = (const char *)src + e->typed;\n"
+                            "    word_t *packed = (word_t *)((char *)dst + e->packed);"
+                          : "    char *typed = (char *)dst + e->typed;\n"
                             "    const word_t *packed = (const word_t *)((const char *)src + "
-                            "args.m[m].packed);"},
+                            "e->packed);"},
         {"CASES", cases.buf},
     };
     if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
@@ -723,7 +735,7 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
         if (mb->shape < 0 || mb->shape >= nblocks || mb->count < 0)
             return TJ_ERR_INVALID;
         shape_of(&blocks[mb->shape], word, &shape);
-        gx = TJ_MIN(ceil_div(shape.words, shape.span), FUSED_GX_MAX);
+        gx = fused_gx(&shape);
         gy = TJ_MIN(ceil_div(TJ_MAX(mb->count, 1), shape.objects), GRID_YZ_MAX);
         gy = TJ_MAX(1, TJ_MIN(gy, FUSED_MEMBER_BLOCKS / gx));
         a.m[i].typed = mb->typed;
@@ -735,6 +747,10 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
         a.m[i].shape = mb->shape;
         first += gx * gy;
     }
+    /* The kernel's binary search reads every entry: those past the last member start after
+     * every thread block. */
+    for (int i = nmembers; i < TJ_FUSED_MAX; i++)
+        a.m[i].first = 0xffffffffu;
     a.n = nmembers;
     launch->grid[0] = (unsigned)first;
     launch->grid[1] = launch->grid[2] = 1;

@@ -90,7 +90,9 @@ typedef struct {
 
 /* The fused kernels' third argument, passed by value (templates/fused.cu declares the same
  * layout): per member its offsets and count, its first thread block, and the grid it strides
- * over (gx by gy thread blocks, flattened into the x dimension after the members before it). */
+ * over (gx by gy thread blocks, flattened into the x dimension after the members before it).
+ * gx is a constant of the member's block, baked into the kernel (it is here for the record);
+ * gy may be anything from 1 up. Entries past the last member have first = 0xffffffff. */
 typedef struct {
     long long typed, packed, count;
     unsigned first, gx, gy;
@@ -116,8 +118,8 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
 /* The arguments and launch geometry of the fused kernel of (@p blocks, @p nblocks, @p word) for
  * @p nmembers members (1 to TJ_FUSED_MAX; counts >= 0, shapes in range): TJ_ERR_INVALID
  * otherwise. The grid is one-dimensional, every member's thread blocks in turn; the kernels
- * stride over each member's own grid, so any member may be given fewer thread blocks than it
- * has work. */
+ * stride over each member's own grid, so any member may be given fewer rows of thread blocks
+ * (gy) than it has work. */
 tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
                                 const tj_fused_member_t *members, int nmembers,
                                 tj_fused_args_t *args, tj_launch_t *launch);

@@ -499,7 +499,7 @@ static void fused_run(const fset_t *f, emu_fused_fn_t fn, void *dst, const void 
     if (f->shrink) {
         unsigned first = 0;
         for (int i = 0; i < f->n; i++) {
-            args.m[i].gx = args.m[i].gx > 2 ? args.m[i].gx / 3 : 1;
+            /* gx is the kernel's constant for the block; the rows of objects may shrink. */
             args.m[i].gy = args.m[i].gy > 1 ? args.m[i].gy / 2 : 1;
             args.m[i].first = first;
             first += args.m[i].gx * args.m[i].gy;
