@@ -37,7 +37,16 @@ typedef struct {
     unsigned objects; /* objects per thread block */
     unsigned span;    /* words of one object per thread block */
     unsigned threads; /* threads per thread block */
+    unsigned kstep;   /* objects a thread moves per trip (several objects per thread block) */
+    unsigned istep;   /* words of one object a thread moves per trip (one object) */
 } shape_t;
+
+/* Words a thread moves per trip with W-byte words: a 1- or 2-byte word costs as many instructions
+ * as a 16-byte one, so narrow kernels move several per thread to share the loop's setup. */
+static unsigned unroll_of(int word)
+{
+    return word == 1 ? 8 : word == 2 ? 4 : 1;
+}
 
 /* One dimension after merging, in bytes; dimension 0 counts words `word` bytes apart. `index` is
  * the block's number of the dimension (of the innermost, when merged), used in the names. */
@@ -152,10 +161,14 @@ static void shape_of(const tj_block_t *block, int word, shape_t *shape)
         shape->objects = (unsigned)(BLOCK_THREADS / words);
         shape->span = (unsigned)words;
         shape->threads = (unsigned)round_up((int64_t)shape->objects * shape->span, 32);
+        shape->kstep = unroll_of(word);
+        shape->istep = 1;
     } else {
         shape->objects = 1;
         shape->span = (unsigned)TJ_MIN(BLOCK_THREADS, round_up(words, 32));
         shape->threads = shape->span;
+        shape->kstep = 1;
+        shape->istep = unroll_of(word);
     }
 }
 
@@ -391,6 +404,7 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
     text_t t = {0}, dims_text = {0}, offset_text = {0};
     char *block_text = NULL;
     char start[48], extent[48], words[48], words_literal[48], word_s[8], objects[16], span[16];
+    char kstep[16], istep[16];
     const tj_template_t *tmpl = find_template("strided.cu");
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     shape_t shape;
@@ -433,6 +447,8 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
     snprintf(word_s, sizeof(word_s), "%d", word);
     snprintf(objects, sizeof(objects), "%uu", shape.objects);
     snprintf(span, sizeof(span), "%uu", shape.span);
+    snprintf(kstep, sizeof(kstep), "%uu", shape.kstep);
+    snprintf(istep, sizeof(istep), "%uu", shape.istep);
 
     const subst_t subst[] = {
         {"NAME", name},
@@ -447,6 +463,8 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
         {"EXTENT", extent},
         {"OBJECTS", objects},
         {"SPAN", span},
+        {"KSTEP", kstep},
+        {"ISTEP", istep},
         {"DIMENSIONS", dims_text.buf},
         {"POINTERS", pointers},
         {"OFFSET", offset_text.buf},
@@ -476,9 +494,11 @@ static void launch_one(tj_launch_t *launch)
 
 int tj_gen_words_per_thread(const tj_block_t *block, int word)
 {
-    (void)block;
-    (void)word;
-    return 1;
+    shape_t shape;
+    if (!valid_block(block))
+        return 1;
+    shape_of(block, effective_word(block, word), &shape);
+    return (int)(shape.kstep * shape.istep);
 }
 
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
@@ -494,8 +514,10 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
     l.block[0] = shape.threads;
     l.block[1] = 1;
     l.block[2] = 1;
-    l.grid[0] = (unsigned)TJ_MIN(ceil_div(shape.words, shape.span), GRID_X_MAX);
-    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), shape.objects), GRID_YZ_MAX);
+    l.grid[0] =
+        (unsigned)TJ_MIN(ceil_div(shape.words, (int64_t)shape.span * shape.istep), GRID_X_MAX);
+    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), (int64_t)shape.objects * shape.kstep),
+                                 GRID_YZ_MAX);
     l.grid[2] = 1;
     *launch = l;
 }
@@ -590,7 +612,7 @@ static unsigned fused_gx(const shape_t *shape)
     return (unsigned)TJ_MIN(ceil_div(shape->words, shape->span), FUSED_GX_MAX);
 }
 
-/* One case of the fused kernel's switch: the body of templates/strided.cu for block @p s. */
+/* One leaf of the fused kernel's tree: the body of templates/strided.cu for block @p s. */
 static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool pack)
 {
     text_t dims_text = {0}, offset_text = {0};
@@ -611,7 +633,7 @@ static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool 
         t->failed = true;
         goto out;
     }
-    text_printf(t, "    case %d: {\n", s);
+    text_printf(t, "    { /* block %d */\n", s);
     text_printf(t, "    typedef %s index_t;\n", index32 ? "unsigned int" : "unsigned long long");
     text_printf(t, "    const long long START = %s;\n    const long long EXTENT = %s;\n", start,
                 extent);
@@ -621,24 +643,59 @@ static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool 
                 shape.objects, shape.span);
     text_printf(t, "    const unsigned GX = %uu;\n", fused_gx(&shape));
     text_append(t, dims_text.buf, dims_text.len);
+    /* The member's blocks are GX * gy (tj_gen_fused_launch): by < gy needs no test. */
     text_printf(t, "\n    const unsigned bx = local %% GX;\n"
-                   "    const unsigned by = local / GX;\n"
-                   "    const unsigned lane = threadIdx.x %% SPAN;\n"
-                   "    const unsigned slot = threadIdx.x / SPAN;\n"
-                   "    if (slot >= OBJECTS || by >= gy)\n        return;\n"
-                   "    for (long long k = (long long)by * OBJECTS + slot; k < count;\n"
-                   "         k += (long long)gy * OBJECTS) {\n"
-                   "        const long long base = START + k * EXTENT;\n"
-                   "        for (index_t i = (index_t)bx * SPAN + lane; i < WORDS;\n"
-                   "             i += (index_t)GX * SPAN) {\n");
-    text_append(t, offset_text.buf, offset_text.len);
-    text_printf(t, "\n%s\n        }\n    }\n    return;\n    }\n",
+                   "    const unsigned by = local / GX;\n");
+    /* A launch has at most BLOCK_THREADS threads per block: with a span that wide, every thread
+     * has a word of the object and nothing is left to test. */
+    if (shape.objects == 1 && shape.span == BLOCK_THREADS)
+        text_printf(t, "    const unsigned lane = threadIdx.x, slot = 0;\n");
+    else
+        text_printf(t, "    const unsigned lane = threadIdx.x %% SPAN;\n"
+                       "    const unsigned slot = threadIdx.x / SPAN;\n"
+                       "    if (slot >= OBJECTS)\n        return;\n");
+    if (shape.objects > 1) {
+        /* As templates/strided.cu with several objects per thread block: SPAN is the object. */
+        text_printf(t, "    if (bx != 0)\n        return;\n    const index_t i = lane;\n");
+        text_append(t, offset_text.buf, offset_text.len);
+        text_printf(t, "\n#pragma unroll 1\n"
+                       "    for (long long k = (long long)by * OBJECTS + slot; k < count;\n"
+                       "         k += (long long)gy * OBJECTS) {\n"
+                       "        const long long base = START + k * EXTENT;\n");
+    } else {
+        text_printf(t, "#pragma unroll 1\n"
+                       "    for (long long k = (long long)by + slot; k < count; k += gy) {\n"
+                       "        const long long base = START + k * EXTENT;\n"
+                       "#pragma unroll 1\n"
+                       "        for (index_t i = (index_t)bx * SPAN + lane; i < WORDS;\n"
+                       "             i += (index_t)GX * SPAN) {\n");
+        text_append(t, offset_text.buf, offset_text.len);
+        text_printf(t, "\n");
+    }
+    text_printf(t, "%s\n%s    }\n    return;\n    }\n",
                 pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + "
                        "off));"
-                     : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];");
+                     : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];",
+                shape.objects > 1 ? "" : "        }\n");
 out:
     free(offset_text.buf);
     free(dims_text.buf);
+}
+
+/* The tree of tests that leads each member to its block's code: blocks [lo, hi), in order. */
+static void emit_tree(text_t *t, int lo, int hi, const tj_block_t *blocks, int word, bool pack)
+{
+    int mid = lo + (hi - lo) / 2;
+
+    if (hi - lo == 1) {
+        emit_case(t, lo, &blocks[lo], word, pack);
+        return;
+    }
+    text_printf(t, "    if (shape < %d) {\n", mid);
+    emit_tree(t, lo, mid, blocks, word, pack);
+    text_printf(t, "    } else {\n");
+    emit_tree(t, mid, hi, blocks, word, pack);
+    text_printf(t, "    }\n");
 }
 
 tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
@@ -670,8 +727,8 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
     for (int s = 0; s < n; s++) {
         tj_block_format(&blocks[s], block_text, sizeof(block_text));
         text_printf(&comment, " *   block %d: %s%s", s, block_text, s + 1 < n ? "\n" : "");
-        emit_case(&cases, s, &blocks[s], word, pack);
     }
+    emit_tree(&cases, 0, n, blocks, word, pack);
     if (cases.failed || comment.failed) {
         status = TJ_ERR_NOMEM;
         goto out;

@@ -40,9 +40,8 @@ extern "C" __global__ void @NAME@(void *__restrict__ dst, const void *__restrict
     const long long count = e->count;
 @POINTERS@
 
-    switch (e->shape) {
+    /* The member's block: a binary tree of tests on its index (tj_gen_fused_launch gives every
+     * member a block of this kernel), each block's code once at a leaf. */
+    const int shape = e->shape;
 @CASES@
-    default:
-        return;
-    }
 }

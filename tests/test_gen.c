@@ -173,11 +173,14 @@ static void check_geometry(void)
             for (size_t c = 0; c < sizeof(counts_list) / sizeof(counts_list[0]); c++) {
                 int64_t count = counts_list[c];
                 double words = (double)(blocks[b].size / word) * (double)(count ? count : 1);
+                int per = tj_gen_words_per_thread(&blocks[b], word);
                 tj_gen_launch(&blocks[b], word, count, &l);
                 check_launch_limits(&l);
-                /* Without the caps, the grid holds a thread for every word. */
+                /* Without the caps, the grid holds a thread for every `per` words (narrow
+                 * words: several per thread). */
+                CHECK(per == (word == 1 ? 8 : word == 2 ? 4 : 1));
                 if (l.grid[0] < 2147483647u && l.grid[1] < 65535)
-                    CHECK(grid_threads(&l) >= words);
+                    CHECK(grid_threads(&l) * per >= words);
                 /* ... and is not grossly larger than needed. */
                 CHECK(grid_threads(&l) < 4 * words + 2048);
 
