@@ -528,6 +528,22 @@ const char *tj_gen_generic_source(void)
     return tmpl ? tmpl->text : NULL;
 }
 
+bool tj_gen_generic_usable(const tj_block_t *block)
+{
+    return valid_block(block) && block->size / block->counts[0] <= (int64_t)UINT32_MAX;
+}
+
+/* Division of a 32-bit q by c (1 <= c < 2^32) as a multiply-high and two shifts (Granlund and
+ * Montgomery): l = ceil(log2 c), magic = floor(2^32 (2^l - c) / c) + 1. */
+static void divider(uint64_t c, unsigned *magic, unsigned *shift)
+{
+    unsigned l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < c)
+        l++;
+    *magic = (unsigned)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - c)) / c + 1);
+    *shift = (l > 0 ? 1u : 0u) | (l > 0 ? l - 1 : 0) << 8;
+}
+
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params)
 {
     tj_generic_params_t p;
@@ -540,6 +556,8 @@ void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_
     for (int d = 0; d < block->ndims && d < TJ_BLOCK_MAX_DIMS; d++) {
         p.counts[d] = block->counts[d];
         p.strides[d] = block->strides[d];
+        if (d > 0 && block->counts[d] <= (int64_t)UINT32_MAX)
+            divider((uint64_t)block->counts[d], &p.magic[d], &p.shift[d]);
     }
     *params = p;
 }

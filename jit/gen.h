@@ -56,12 +56,19 @@ int tj_gen_words_per_thread(const tj_block_t *block, int word);
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 
 /* The generic kernels' layout argument (the TEMPI approach): the block's fields as they are,
- * counts[0] in bytes, passed by value. */
+ * counts[0] in bytes, passed by value; per dimension d >= 1 the multiplier and shifts that divide
+ * a 32-bit row index by counts[d] (magic[d], shift[d] = s1 | s2 << 8: q / c is
+ * (t + ((q - t) >> s1)) >> s2 with t = umulhi(q, magic[d])). */
 typedef struct {
     long long start, extent;
     int ndims, word;
     long long counts[16], strides[16];
+    unsigned magic[16], shift[16];
 } tj_generic_params_t;
+
+/* Whether the generic kernels serve @p block: its rows (every dimension but the run) number
+ * fewer than 2^32, so that a row index divides in 32 bits. */
+bool tj_gen_generic_usable(const tj_block_t *block);
 
 /* One source holding two kernels, "tj_generic_pack" and "tj_generic_unpack", taking
  * (void *dst, const void *src, long long count, tj_generic_params_t params). Static text. */

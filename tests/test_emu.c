@@ -250,7 +250,7 @@ static void batch_compile(batch_t *b)
     REQUIRE(f != NULL);
     append(f, "#include \"tj_emu.h\"\n#include <cstring>\n\n");
     append(f, tj_gen_generic_source());
-    append(f, "\nstatic_assert(sizeof(tj_generic_params_t) == 280, \"params layout\");\n"
+    append(f, "\nstatic_assert(sizeof(tj_generic_params_t) == 408, \"params layout\");\n"
               "extern \"C\" void emu_generic(int pack, const unsigned *g, const unsigned *b, "
               "void *dst, const void *src, long long count, const void *params)\n{\n"
               "    tj_generic_params_t p;\n    std::memcpy(&p, params, sizeof(p));\n"

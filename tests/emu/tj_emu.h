@@ -24,6 +24,12 @@ struct __attribute__((aligned(16))) uint4 {
     unsigned x, y, z, w;
 };
 
+/* The high 32 bits of a 32 x 32-bit product, as the device intrinsic. */
+static inline unsigned __umulhi(unsigned a, unsigned b)
+{
+    return (unsigned)(((unsigned long long)a * b) >> 32);
+}
+
 /* Per host thread: several host threads run blocks of one launch at once. */
 static thread_local uint3 threadIdx, blockIdx, blockDim, gridDim;
 
