@@ -328,7 +328,7 @@ static int make(item_t *it, const char *family, const char *name, int ndims, con
         return 1;
     }
     it->blocks[0] = b;
-    it->word = tj_block_word_for_count(&b, count);
+    it->word = b.word;
     return 0;
 }
 
@@ -426,7 +426,7 @@ static int halo(void)
             }
     fused.word = 16;
     for (int s = 0; s < fused.nblocks; s++)
-        fused.word = TJ_MIN(fused.word, tj_block_word_for_count(&fused.blocks[s], 1));
+        fused.word = TJ_MIN(fused.word, fused.blocks[s].word);
     return rc ? rc : run_both(&fused);
 }
 

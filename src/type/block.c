@@ -206,12 +206,6 @@ tj_block_t tj_block_at_zero(const tj_block_t *block)
     return b;
 }
 
-int tj_block_word_for_count(const tj_block_t *block, int64_t count)
-{
-    (void)count;
-    return block->word;
-}
-
 int tj_block_word_at(int word, uintptr_t addr)
 {
     while (word > 1 && (addr & (uintptr_t)(word - 1)) != 0)

@@ -50,9 +50,6 @@ bool tj_block_disjoint(const tj_block_t *block, int64_t count);
  * so alignment is unchanged. */
 tj_block_t tj_block_at_zero(const tj_block_t *block);
 
-/* The word the kernels of @p block use for @p count objects: block->word. */
-int tj_block_word_for_count(const tj_block_t *block, int64_t count);
-
 /* The largest word of 16, 8, 4, 2, 1, at most @p word, to which @p addr is aligned. */
 int tj_block_word_at(int word, uintptr_t addr);
 
