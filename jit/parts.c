@@ -260,6 +260,26 @@ tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, tj_dir_t dir, co
         {"POINTERS", t.pointers},
         {"FRAME", t.frame},
         {"SHAPES", t.shapes},
+        {"ELEMENT",
+         l->baked ? "            /* The word's frame element and its word in it (constant "
+                    "divisors). */\n"
+                    "            const unsigned long long e = g / FWORDS;\n"
+                    "            const unsigned long long jw = g - e * FWORDS;"
+                  : "            /* The word's frame element and its word in it: from the chunk's\n"
+                    "             * first word's when an element is longer than a chunk (at most\n"
+                    "             * one step), else by a division. */\n"
+                    "            unsigned long long e, jw;\n"
+                    "            if (FWORDS >= chunk) {\n"
+                    "                jw = r0 + (g - c0);\n"
+                    "                e = e0;\n"
+                    "                if (jw >= FWORDS) {\n"
+                    "                    jw -= FWORDS;\n"
+                    "                    e++;\n"
+                    "                }\n"
+                    "            } else {\n"
+                    "                e = g / FWORDS;\n"
+                    "                jw = g - e * FWORDS;\n"
+                    "            }"},
         {"COPY", dir == TJ_DIR_PACK ? "            packed[g] = *(const word_t *)(typed + off);"
                                     : "            *(word_t *)(typed + off) = packed[g];"},
     };

@@ -55,16 +55,19 @@ extern "C" __global__ void @NAME@(void *__restrict__ dst, const void *__restrict
     for (unsigned long long c0 = (unsigned long long)blockIdx.x * chunk; c0 < total;
          c0 += (unsigned long long)gridDim.x * chunk) {
         const unsigned long long c1 = (total - c0 < chunk ? total : c0 + chunk) - 1;
+        /* The frame element of the chunk's first word, and that word's place in it. */
+        const unsigned long long e0 = c0 / FWORDS, r0 = c0 - e0 * FWORDS;
         long long lo = 0, hi = PARTS - 1;
-        if (c0 / FWORDS == c1 / FWORDS) {
-            lo = tj_parts_find(pre, 0, PARTS - 1, (long long)(c0 % FWORDS) * (long long)sizeof(word_t));
-            hi = tj_parts_find(pre, lo, PARTS - 1, (long long)(c1 % FWORDS) * (long long)sizeof(word_t));
+        if (r0 + (c1 - c0) < FWORDS) {
+            lo = tj_parts_find(pre, 0, PARTS - 1, (long long)r0 * (long long)sizeof(word_t));
+            hi = tj_parts_find(pre, lo, PARTS - 1,
+                               (long long)(r0 + (c1 - c0)) * (long long)sizeof(word_t));
         }
         long long from = lo;
         unsigned long long last = ~0ull;
         for (unsigned long long g = c0 + threadIdx.x; g <= c1; g += blockDim.x) {
-            const unsigned long long e = g / FWORDS;
-            const long long jb = (long long)(g - e * FWORDS) * (long long)sizeof(word_t);
+@ELEMENT@
+            const long long jb = (long long)jw * (long long)sizeof(word_t);
             if (e != last) {
                 from = lo;
                 last = e;
