@@ -1388,8 +1388,11 @@ static void file_family(void)
                     file_one(fd, fr, &fforms[k], w, t, count, false, how++);
                     /* A read that reaches past the end of the file stores fewer objects.
                      * (Open MPI 4.1.4's non-blocking and split collective reads past the end never
-                     * complete, with or without typejit: blocking forms only.) */
-                    if (!w && fforms[k].pos == P_AT && fforms[k].mode == M_BLOCKING && count == 3)
+                     * complete, with or without typejit: blocking forms only. The MPICH family
+                     * reports every object read and stores bytes of its own past the end of the
+                     * file, other ones each call: docs/mpis.md.) */
+                    if (!w && fforms[k].pos == P_AT && fforms[k].mode == M_BLOCKING && count == 3 &&
+                        sysmpi_is_open_mpi())
                         file_one(fd, fr, &fforms[k], w, t, count, true, how++);
                 }
     MPI_File_close(&fd);
