@@ -243,8 +243,7 @@ add_library(tj_slow_sendrecv_shim SHARED slow_sendrecv_shim.c)
 target_link_libraries(tj_slow_sendrecv_shim PRIVATE MPI::MPI_C)
 set_target_properties(tj_slow_sendrecv_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
 add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
-         ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
-         -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
+         ${TJ_LAUNCH} -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
          ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
 set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_partial_threads

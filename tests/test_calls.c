@@ -1431,11 +1431,12 @@ static void refuse_family(void)
     check_rc("MPI_Buffer_attach of device memory", rc, MPI_ERR_BUFFER);
     nrefused++;
 
-/* Persistent collectives: Open MPI's extension (MPIX_), else MPI 4.0's. */
+/* Persistent collectives: Open MPI 4.1's extension (MPIX_), else MPI 4.0's (Open MPI 5.0 has them
+ * while its mpi.h says MPI 3.1). */
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define PERSISTENT(_name) MPIX_##_name
 #define PERSISTENT_PREFIX "MPIX_"
-#elif MPI_VERSION >= 4
+#elif MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define PERSISTENT(_name) MPI_##_name
 #define PERSISTENT_PREFIX "MPI_"
 #endif
