@@ -274,8 +274,8 @@
 #define TJ_ALL_WRAPPERS(_X)                                                                        \
     TJ_WRAPPERS(_X)                                                                                \
     TJ_WRAPPERS_C(_X)                                                                              \
-    TJ_WRAPPERS_MPIX_INIT(_X) TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI4_T_EVENTS(_X)                   \
-        TJ_WRAPPERS_MPI41(_X)
+    TJ_WRAPPERS_MPIX_INIT(_X)                                                                      \
+    TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI4_T_EVENTS(_X) TJ_WRAPPERS_MPI41(_X)
 
 /* The hidden function that implements the wrapper of MPI function @p _name. */
 #define TJ_WRAPPER(_name) tj_wrap_##_name
