@@ -231,6 +231,16 @@ add_test(NAME emu_p2p_ring4 COMMAND ${TJ_CHECKED} --silent --
 add_test(NAME emu_p2p_threads COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 2 $<TARGET_FILE:test_p2p> --types 36 --threads 4 --seed 9)
+# The same with tests/slow_irecv_shim.c: the system MPI pauses after posting each receive, so
+# that threads whose receives shared a communicator and tag (the test's own reference receives
+# over its self communicator, typejit's) would take each other's messages every run.
+add_library(tj_slow_irecv_shim SHARED slow_irecv_shim.c)
+target_link_libraries(tj_slow_irecv_shim PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+set_target_properties(tj_slow_irecv_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
+add_test(NAME emu_p2p_threads_slow_irecv COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_LAUNCH} -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_irecv_shim>
+         ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 2 $<TARGET_FILE:test_p2p> --types 36 --threads 4 --seed 9)
 add_test(NAME emu_p2p_plain_peer COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --types 72 --seed 11 :
@@ -246,8 +256,8 @@ add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
          ${TJ_LAUNCH} -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
          ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
-set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_partial_threads
-                     PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_threads_slow_irecv emu_p2p_plain_peer
+                     emu_p2p_partial_threads PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
 # Volume through the send paths and a collective: test_p2p on 1500 types of 200 layouts, every
 # type also through MPI_Alltoallv, at 2 and 4 ranks, twice on one cache each (cold, warm), in the
