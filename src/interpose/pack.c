@@ -16,75 +16,113 @@
 
 /* The engine's share: a strided type, a valid communicator, and `count` objects that fit
  * between *position and `bufsize`. Writes the byte count to @p bytes. */
-static bool engine_takes(const tj_type_info_t *info, int count, const int *position, int bufsize,
-                         const void *packed, MPI_Comm comm, int64_t *bytes)
+static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t position,
+                         int64_t bufsize, const void *packed, MPI_Comm comm, int64_t *bytes)
 {
     int64_t n, end;
 
-    if (!info->strided || count <= 0 || position == NULL || packed == NULL ||
-        comm == MPI_COMM_NULL || *position < 0 || bufsize < 0)
+    if (!info->strided || count <= 0 || packed == NULL || comm == MPI_COMM_NULL || position < 0 ||
+        bufsize < 0)
         return false;
-    if (!tj_mul64(count, info->block.size, &n) || !tj_add64(*position, n, &end) || end > bufsize)
+    if (!tj_mul64(count, info->block.size, &n) || !tj_add64(position, n, &end) || end > bufsize)
         return false;
     *bytes = n;
     return true;
 }
 
-int TJ_WRAPPER(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-                         int outsize, int *position, MPI_Comm comm)
+/* MPI_Pack and MPI_Pack_c, in 64-bit counts: whether typejit packs the call (the device paths,
+ * or the engine when TYPEJIT_HOST=engine), with *position advanced and the result in *rc; false
+ * when the caller hands the call to the system MPI unchanged. */
+static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype, void *outbuf,
+                      int64_t outsize, int64_t *position, MPI_Comm comm, int *rc)
 {
     tj_type_info_t info;
-    bool known;
+    bool known = tj_interpose_lookup(datatype, &info);
     int64_t bytes;
-    int rc;
 
-    if (!tj_interpose_active())
-        return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
-    known = tj_interpose_lookup(datatype, &info);
     if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
-                        comm, &rc))
-        return rc;
+                        comm, rc))
+        return true;
     if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known &&
-        engine_takes(&info, incount, position, outsize, outbuf, comm, &bytes)) {
+        engine_takes(&info, incount, *position, outsize, outbuf, comm, &bytes)) {
         tj_cpu_pack(&info.block, inbuf, incount, (char *)outbuf + *position);
-        *position += (int)bytes;
+        *position += bytes;
         tj_stats_inc(TJ_STAT_packs_engine);
-        return MPI_SUCCESS;
+        *rc = MPI_SUCCESS;
+        return true;
     }
     tj_stats_inc(TJ_STAT_packs_system);
-    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    return false;
 }
 
-int TJ_WRAPPER(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                           MPI_Datatype datatype, MPI_Comm comm)
+static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, void *outbuf,
+                        int64_t outcount, MPI_Datatype datatype, MPI_Comm comm, int *rc)
 {
     tj_type_info_t info;
-    bool known;
+    bool known = tj_interpose_lookup(datatype, &info);
     int64_t bytes;
-    int rc;
 
-    if (!tj_interpose_active())
-        return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
-    known = tj_interpose_lookup(datatype, &info);
     if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
-                          comm, &rc))
-        return rc;
+                          comm, rc))
+        return true;
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
-        engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {
+        engine_takes(&info, outcount, *position, insize, inbuf, comm, &bytes)) {
         tj_cpu_unpack(&info.block, (const char *)inbuf + *position, outcount, outbuf);
-        *position += (int)bytes;
+        *position += bytes;
         tj_stats_inc(TJ_STAT_unpacks_engine);
-        return MPI_SUCCESS;
+        *rc = MPI_SUCCESS;
+        return true;
     }
     tj_stats_inc(TJ_STAT_unpacks_system);
-    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    return false;
 }
 
-int TJ_WRAPPER(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    /* The packed size is the system MPI's: typejit packs the same bytes. */
-    return PMPI_Pack_size(incount, datatype, comm, size);
-}
+/* Each wrapper in its two forms from one definition: (suffix, count type). The position is
+ * handed over in 64 bits and written back only when typejit did the call: otherwise the system
+ * MPI's own form of the call gets the application's arguments as they are. A position that
+ * typejit advanced stays within the buffer size, so it fits the form's type. */
+#define PACK(_s, _cnt)                                                                             \
+    int TJ_WRAPPER(MPI_Pack##_s)(const void *inbuf, _cnt incount, MPI_Datatype datatype,           \
+                                 void *outbuf, _cnt outsize, _cnt *position, MPI_Comm comm)        \
+    {                                                                                              \
+        int64_t pos;                                                                               \
+        int rc;                                                                                    \
+        if (!tj_interpose_active() || position == NULL)                                            \
+            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
+        pos = *position;                                                                           \
+        if (!pack_take(inbuf, incount, datatype, outbuf, outsize, &pos, comm, &rc))                \
+            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *position = (_cnt)pos;                                                                 \
+        return rc;                                                                                 \
+    }
+#define UNPACK(_s, _cnt)                                                                           \
+    int TJ_WRAPPER(MPI_Unpack##_s)(const void *inbuf, _cnt insize, _cnt *position, void *outbuf,   \
+                                   _cnt outcount, MPI_Datatype datatype, MPI_Comm comm)            \
+    {                                                                                              \
+        int64_t pos;                                                                               \
+        int rc;                                                                                    \
+        if (!tj_interpose_active() || position == NULL)                                            \
+            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
+        pos = *position;                                                                           \
+        if (!unpack_take(inbuf, insize, &pos, outbuf, outcount, datatype, comm, &rc))              \
+            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *position = (_cnt)pos;                                                                 \
+        return rc;                                                                                 \
+    }
+/* The packed size is the system MPI's: typejit packs the same bytes. */
+#define PACK_SIZE(_s, _cnt)                                                                        \
+    int TJ_WRAPPER(MPI_Pack_size##_s)(_cnt incount, MPI_Datatype datatype, MPI_Comm comm,          \
+                                      _cnt * size)                                                 \
+    {                                                                                              \
+        return PMPI_Pack_size##_s(incount, datatype, comm, size);                                  \
+    }
+
+#define FORMS(_m) _m(, int) TJ_IF_LARGE(_m(_c, MPI_Count))
+FORMS(PACK)
+FORMS(UNPACK)
+FORMS(PACK_SIZE)
 
 int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
                                   MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,

@@ -7,7 +7,9 @@
  * MPI_Init, MPI_Init_thread and MPI_Finalize are not in the list: they take no handle, decide
  * whether typejit takes part at all, and are exported as they are (TJ_EXPORT).
  *
- * A large-count form (MPI_Send_c, ...) is one more entry here with its own wrapper. */
+ * A large-count form (MPI_Send_c, ...) is one more entry here, in TJ_WRAPPERS_LARGE; its
+ * wrapper and the int form's are made from one definition and share one implementation that
+ * takes 64-bit counts. */
 #ifndef TJ_INTERPOSE_WRAPPERS_H
 #define TJ_INTERPOSE_WRAPPERS_H
 
@@ -262,10 +264,66 @@
 #define TJ_WRAPPERS_MPI41(_X)
 #endif
 
+/* The MPI-4 large-count forms (`_c`: MPI_Count counts, MPI_Aint or MPI_Count displacements) of
+ * the wrapped calls that have counts, where the MPI has them (MPICH 4 and 5, the standard ABI;
+ * not Open MPI 5.0). Each shares its int form's implementation. */
+#if MPI_VERSION >= 4
+#define TJ_HAVE_LARGE 1
+#define TJ_WRAPPERS_LARGE(_X)                                                                      \
+    /* datatypes (constructors.c) */                                                               \
+    _X(MPI_Type_contiguous_c)                                                                      \
+    _X(MPI_Type_vector_c)                                                                          \
+    _X(MPI_Type_create_hvector_c)                                                                  \
+    _X(MPI_Type_indexed_c)                                                                         \
+    _X(MPI_Type_create_hindexed_c)                                                                 \
+    _X(MPI_Type_create_indexed_block_c)                                                            \
+    _X(MPI_Type_create_hindexed_block_c)                                                           \
+    _X(MPI_Type_create_struct_c)                                                                   \
+    _X(MPI_Type_create_subarray_c)                                                                 \
+    _X(MPI_Type_create_darray_c)                                                                   \
+    _X(MPI_Type_create_resized_c)                                                                  \
+    /* pack and unpack (pack.c) */                                                                 \
+    _X(MPI_Pack_c)                                                                                 \
+    _X(MPI_Unpack_c)                                                                               \
+    _X(MPI_Pack_size_c)                                                                            \
+    /* point to point (p2p.c) */                                                                   \
+    _X(MPI_Send_c)                                                                                 \
+    _X(MPI_Ssend_c)                                                                                \
+    _X(MPI_Rsend_c)                                                                                \
+    _X(MPI_Bsend_c)                                                                                \
+    _X(MPI_Isend_c)                                                                                \
+    _X(MPI_Issend_c)                                                                               \
+    _X(MPI_Irsend_c)                                                                               \
+    _X(MPI_Ibsend_c)                                                                               \
+    _X(MPI_Send_init_c)                                                                            \
+    _X(MPI_Ssend_init_c)                                                                           \
+    _X(MPI_Rsend_init_c)                                                                           \
+    _X(MPI_Bsend_init_c)                                                                           \
+    _X(MPI_Recv_c)                                                                                 \
+    _X(MPI_Irecv_c)                                                                                \
+    _X(MPI_Recv_init_c)                                                                            \
+    _X(MPI_Sendrecv_c)                                                                             \
+    _X(MPI_Sendrecv_replace_c)                                                                     \
+    _X(MPI_Mrecv_c)                                                                                \
+    _X(MPI_Imrecv_c)
+#else
+#define TJ_HAVE_LARGE 0
+#define TJ_WRAPPERS_LARGE(_X)
+#endif
+
+/* Its arguments where the MPI has the large-count forms, nothing elsewhere: the `_c` half of a
+ * pair of wrappers made from one definition. */
+#if TJ_HAVE_LARGE
+#define TJ_IF_LARGE(...) __VA_ARGS__
+#else
+#define TJ_IF_LARGE(...)
+#endif
+
 /* Every wrapper this build defines. */
 #define TJ_ALL_WRAPPERS(_X)                                                                        \
     TJ_WRAPPERS(_X)                                                                                \
-    TJ_WRAPPERS_C(_X) TJ_WRAPPERS_MPIX_INIT(_X) TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI41(_X)
+    TJ_WRAPPERS_C(_X)                                                                              \
+    TJ_WRAPPERS_MPIX_INIT(_X) TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI41(_X) TJ_WRAPPERS_LARGE(_X)
 
 /* The hidden function that implements the wrapper of MPI function @p _name. */
 #define TJ_WRAPPER(_name) tj_wrap_##_name

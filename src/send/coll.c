@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
+#include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
 #include "send/model.h"
@@ -558,7 +559,8 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
         const slice_t *sl = &sd->slices[i];
         const ctype_t *ct = &sd->types[sl->t];
         int64_t objs;
-        int j, pos = 0, rc = MPI_SUCCESS, len;
+        int j, rc = MPI_SUCCESS;
+        int64_t pos = 0, len;
         char *typed, *packed;
         const tj_type_info_t *info;
 
@@ -569,17 +571,16 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
         j = run_end(sd, i, only_in, &objs);
         if (!fits_int(objs * ct->info.size, "slice size"))
             return MPI_ERR_COUNT;
-        len = (int)(objs * ct->info.size);
+        len = objs * ct->info.size;
         typed = sd->buf + sl->off;
         packed = sd->stage->host + sl->poff;
         info = ct->known ? &ct->info : NULL;
         if (pack) {
-            if (!tj_devpack_pack(info, ct->type, typed, (int)objs, packed, len, &pos, x->c.comm,
-                                 &rc))
-                rc = PMPI_Pack(typed, (int)objs, ct->type, packed, len, &pos, x->c.comm);
-        } else if (!tj_devpack_unpack(info, ct->type, packed, len, &pos, typed, (int)objs,
-                                      x->c.comm, &rc)) {
-            rc = PMPI_Unpack(packed, len, &pos, typed, (int)objs, ct->type, x->c.comm);
+            if (!tj_devpack_pack(info, ct->type, typed, objs, packed, len, &pos, x->c.comm, &rc))
+                rc = tj_count_pack(typed, objs, ct->type, packed, len, &pos, x->c.comm);
+        } else if (!tj_devpack_unpack(info, ct->type, packed, len, &pos, typed, objs, x->c.comm,
+                                      &rc)) {
+            rc = tj_count_unpack(packed, len, &pos, typed, objs, ct->type, x->c.comm);
         }
         if (rc != MPI_SUCCESS)
             return rc;
