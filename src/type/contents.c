@@ -168,6 +168,8 @@ static tj_status_t decode(tj_contents_t *c)
         a->count = c->env.ni > 0 ? in[0] : 0;
     else if (a->combiner == MPI_COMBINER_DARRAY)
         a->count = c->env.ni > 2 ? in[2] : 0;
+    else if (a->combiner == MPI_COMBINER_RESIZED || a->combiner == MPI_COMBINER_DUP)
+        a->count = 0; /* no count: a resized type's first large count is its lower bound */
     else if (l)
         a->count = cn[0];
     else if (c->env.ni > 0)
