@@ -124,38 +124,61 @@ FORMS(PACK)
 FORMS(UNPACK)
 FORMS(PACK_SIZE)
 
-int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
-                                  MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                                  MPI_Aint *position)
-{
-    tj_type_info_t info;
-    tj_staged_result_t r = TJ_STAGED_PASS;
-    int rc;
+/* external32, in its int form (int counts, MPI_Aint sizes and positions) and its large-count
+ * form (MPI_Count throughout) from one definition: (suffix, count type, position type). */
+#define EXTERNAL_FORMS(_m) _m(, int, MPI_Aint) TJ_IF_LARGE(_m(_c, MPI_Count, MPI_Count))
 
-    if (tj_interpose_device_calls())
-        r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
-                             incount, datatype, outbuf, outsize, position, &rc);
+/* After tj_external_*: the position typejit advanced, written back only when it did the call;
+ * errors typejit detects go through MPI_COMM_WORLD's handler (the call has no communicator). */
+static int external_end(tj_staged_result_t r, int rc)
+{
     if (r == TJ_STAGED_FAILED)
         PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
-    if (r != TJ_STAGED_PASS)
-        return rc;
-    return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+    return rc;
 }
 
-int TJ_WRAPPER(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint insize,
-                                    MPI_Aint *position, void *outbuf, int outcount,
-                                    MPI_Datatype datatype)
-{
-    tj_type_info_t info;
-    tj_staged_result_t r = TJ_STAGED_PASS;
-    int rc;
+#define PACK_EXTERNAL(_s, _cnt, _pos)                                                              \
+    int TJ_WRAPPER(MPI_Pack_external##_s)(const char datarep[], const void *inbuf, _cnt incount,   \
+                                          MPI_Datatype datatype, void *outbuf, _pos outsize,       \
+                                          _pos *position)                                          \
+    {                                                                                              \
+        tj_type_info_t info;                                                                       \
+        tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
+        int64_t pos = 0;                                                                           \
+        int rc;                                                                                    \
+        if (tj_interpose_device_calls() && position != NULL) {                                     \
+            pos = *position;                                                                       \
+            r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep,     \
+                                 inbuf, incount, datatype, outbuf, outsize, &pos, &rc);            \
+        }                                                                                          \
+        if (r == TJ_STAGED_PASS)                                                                   \
+            return PMPI_Pack_external##_s(datarep, inbuf, incount, datatype, outbuf, outsize,      \
+                                          position);                                               \
+        if (r == TJ_STAGED_OK && rc == MPI_SUCCESS)                                                \
+            *position = (_pos)pos;                                                                 \
+        return external_end(r, rc);                                                                \
+    }
+EXTERNAL_FORMS(PACK_EXTERNAL)
 
-    if (tj_interpose_device_calls())
-        r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
-                               insize, position, outbuf, outcount, datatype, &rc);
-    if (r == TJ_STAGED_FAILED)
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
-    if (r != TJ_STAGED_PASS)
-        return rc;
-    return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
-}
+#define UNPACK_EXTERNAL(_s, _cnt, _pos)                                                            \
+    int TJ_WRAPPER(MPI_Unpack_external##_s)(const char datarep[], const void *inbuf, _pos insize,  \
+                                            _pos *position, void *outbuf, _cnt outcount,           \
+                                            MPI_Datatype datatype)                                 \
+    {                                                                                              \
+        tj_type_info_t info;                                                                       \
+        tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
+        int64_t pos = 0;                                                                           \
+        int rc;                                                                                    \
+        if (tj_interpose_device_calls() && position != NULL) {                                     \
+            pos = *position;                                                                       \
+            r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep,   \
+                                   inbuf, insize, &pos, outbuf, outcount, datatype, &rc);          \
+        }                                                                                          \
+        if (r == TJ_STAGED_PASS)                                                                   \
+            return PMPI_Unpack_external##_s(datarep, inbuf, insize, position, outbuf, outcount,    \
+                                            datatype);                                             \
+        if (r == TJ_STAGED_OK && rc == MPI_SUCCESS)                                                \
+            *position = (_pos)pos;                                                                 \
+        return external_end(r, rc);                                                                \
+    }
+EXTERNAL_FORMS(UNPACK_EXTERNAL)

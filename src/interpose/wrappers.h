@@ -259,14 +259,17 @@
 #define TJ_WRAPPERS_MPI41(_X)                                                                      \
     /* MPI 4.1 buffer attachment (refused.c) */                                                    \
     _X(MPI_Comm_attach_buffer)                                                                     \
-    _X(MPI_Session_attach_buffer)
+    _X(MPI_Session_attach_buffer)                                                                  \
+    _X(MPI_Comm_attach_buffer_c)                                                                   \
+    _X(MPI_Session_attach_buffer_c)
 #else
 #define TJ_WRAPPERS_MPI41(_X)
 #endif
 
 /* The MPI-4 large-count forms (`_c`: MPI_Count counts, MPI_Aint or MPI_Count displacements) of
- * the wrapped calls that have counts, where the MPI has them (MPICH 4 and 5, the standard ABI;
- * not Open MPI 5.0). Each shares its int form's implementation. */
+ * every wrapped call that has one, where the MPI has them (MPICH 4 and 5, the standard ABI; not
+ * Open MPI 5.0); those of MPI 4.1's calls are in TJ_WRAPPERS_MPI41. Each is made from its int
+ * form's definition and shares its implementation. */
 #if MPI_VERSION >= 4
 #define TJ_HAVE_LARGE 1
 #define TJ_WRAPPERS_LARGE(_X)                                                                      \
@@ -305,7 +308,120 @@
     _X(MPI_Sendrecv_c)                                                                             \
     _X(MPI_Sendrecv_replace_c)                                                                     \
     _X(MPI_Mrecv_c)                                                                                \
-    _X(MPI_Imrecv_c)
+    _X(MPI_Imrecv_c)                                                                               \
+    /* collectives (coll.c) */                                                                     \
+    _X(MPI_Alltoall_c)                                                                             \
+    _X(MPI_Ialltoall_c)                                                                            \
+    _X(MPI_Alltoallv_c)                                                                            \
+    _X(MPI_Ialltoallv_c)                                                                           \
+    _X(MPI_Alltoallw_c)                                                                            \
+    _X(MPI_Ialltoallw_c)                                                                           \
+    _X(MPI_Neighbor_alltoall_c)                                                                    \
+    _X(MPI_Ineighbor_alltoall_c)                                                                   \
+    _X(MPI_Neighbor_alltoallv_c)                                                                   \
+    _X(MPI_Ineighbor_alltoallv_c)                                                                  \
+    _X(MPI_Neighbor_alltoallw_c)                                                                   \
+    _X(MPI_Ineighbor_alltoallw_c)                                                                  \
+    _X(MPI_Neighbor_allgather_c)                                                                   \
+    _X(MPI_Ineighbor_allgather_c)                                                                  \
+    _X(MPI_Neighbor_allgatherv_c)                                                                  \
+    _X(MPI_Ineighbor_allgatherv_c)                                                                 \
+    _X(MPI_Allgather_c)                                                                            \
+    _X(MPI_Iallgather_c)                                                                           \
+    _X(MPI_Allgatherv_c)                                                                           \
+    _X(MPI_Iallgatherv_c)                                                                          \
+    _X(MPI_Gather_c)                                                                               \
+    _X(MPI_Igather_c)                                                                              \
+    _X(MPI_Gatherv_c)                                                                              \
+    _X(MPI_Igatherv_c)                                                                             \
+    _X(MPI_Scatter_c)                                                                              \
+    _X(MPI_Iscatter_c)                                                                             \
+    _X(MPI_Scatterv_c)                                                                             \
+    _X(MPI_Iscatterv_c)                                                                            \
+    _X(MPI_Bcast_c)                                                                                \
+    _X(MPI_Ibcast_c)                                                                               \
+    /* reductions (reduce.c) */                                                                    \
+    _X(MPI_Reduce_c)                                                                               \
+    _X(MPI_Ireduce_c)                                                                              \
+    _X(MPI_Allreduce_c)                                                                            \
+    _X(MPI_Iallreduce_c)                                                                           \
+    _X(MPI_Reduce_scatter_c)                                                                       \
+    _X(MPI_Ireduce_scatter_c)                                                                      \
+    _X(MPI_Reduce_scatter_block_c)                                                                 \
+    _X(MPI_Ireduce_scatter_block_c)                                                                \
+    _X(MPI_Scan_c)                                                                                 \
+    _X(MPI_Iscan_c)                                                                                \
+    _X(MPI_Exscan_c)                                                                               \
+    _X(MPI_Iexscan_c)                                                                              \
+    _X(MPI_Reduce_local_c)                                                                         \
+    /* external32 (pack.c) */                                                                      \
+    _X(MPI_Pack_external_c)                                                                        \
+    _X(MPI_Unpack_external_c)                                                                      \
+    /* one-sided (rma.c) */                                                                        \
+    _X(MPI_Put_c)                                                                                  \
+    _X(MPI_Rput_c)                                                                                 \
+    _X(MPI_Get_c)                                                                                  \
+    _X(MPI_Rget_c)                                                                                 \
+    _X(MPI_Accumulate_c)                                                                           \
+    _X(MPI_Raccumulate_c)                                                                          \
+    _X(MPI_Get_accumulate_c)                                                                       \
+    _X(MPI_Rget_accumulate_c)                                                                      \
+    _X(MPI_Win_create_c)                                                                           \
+    /* MPI-IO (file.c) */                                                                          \
+    _X(MPI_File_read_c)                                                                            \
+    _X(MPI_File_read_all_c)                                                                        \
+    _X(MPI_File_read_shared_c)                                                                     \
+    _X(MPI_File_read_ordered_c)                                                                    \
+    _X(MPI_File_read_at_c)                                                                         \
+    _X(MPI_File_read_at_all_c)                                                                     \
+    _X(MPI_File_iread_c)                                                                           \
+    _X(MPI_File_iread_all_c)                                                                       \
+    _X(MPI_File_iread_shared_c)                                                                    \
+    _X(MPI_File_iread_at_c)                                                                        \
+    _X(MPI_File_iread_at_all_c)                                                                    \
+    _X(MPI_File_write_c)                                                                           \
+    _X(MPI_File_write_all_c)                                                                       \
+    _X(MPI_File_write_shared_c)                                                                    \
+    _X(MPI_File_write_ordered_c)                                                                   \
+    _X(MPI_File_write_at_c)                                                                        \
+    _X(MPI_File_write_at_all_c)                                                                    \
+    _X(MPI_File_iwrite_c)                                                                          \
+    _X(MPI_File_iwrite_all_c)                                                                      \
+    _X(MPI_File_iwrite_shared_c)                                                                   \
+    _X(MPI_File_iwrite_at_c)                                                                       \
+    _X(MPI_File_iwrite_at_all_c)                                                                   \
+    _X(MPI_File_read_all_begin_c)                                                                  \
+    _X(MPI_File_read_at_all_begin_c)                                                               \
+    _X(MPI_File_read_ordered_begin_c)                                                              \
+    _X(MPI_File_write_all_begin_c)                                                                 \
+    _X(MPI_File_write_at_all_begin_c)                                                              \
+    _X(MPI_File_write_ordered_begin_c)                                                             \
+    /* persistent collectives (persist.c) */                                                       \
+    _X(MPI_Bcast_init_c)                                                                           \
+    _X(MPI_Gather_init_c)                                                                          \
+    _X(MPI_Gatherv_init_c)                                                                         \
+    _X(MPI_Scatter_init_c)                                                                         \
+    _X(MPI_Scatterv_init_c)                                                                        \
+    _X(MPI_Allgather_init_c)                                                                       \
+    _X(MPI_Allgatherv_init_c)                                                                      \
+    _X(MPI_Alltoall_init_c)                                                                        \
+    _X(MPI_Alltoallv_init_c)                                                                       \
+    _X(MPI_Alltoallw_init_c)                                                                       \
+    _X(MPI_Neighbor_allgather_init_c)                                                              \
+    _X(MPI_Neighbor_allgatherv_init_c)                                                             \
+    _X(MPI_Neighbor_alltoall_init_c)                                                               \
+    _X(MPI_Neighbor_alltoallv_init_c)                                                              \
+    _X(MPI_Neighbor_alltoallw_init_c)                                                              \
+    _X(MPI_Reduce_init_c)                                                                          \
+    _X(MPI_Allreduce_init_c)                                                                       \
+    _X(MPI_Reduce_scatter_init_c)                                                                  \
+    _X(MPI_Reduce_scatter_block_init_c)                                                            \
+    _X(MPI_Scan_init_c)                                                                            \
+    _X(MPI_Exscan_init_c)                                                                          \
+    /* refused on device memory (refused.c) */                                                     \
+    _X(MPI_Buffer_attach_c)                                                                        \
+    _X(MPI_Isendrecv_c)                                                                            \
+    _X(MPI_Isendrecv_replace_c)
 #else
 #define TJ_HAVE_LARGE 0
 #define TJ_WRAPPERS_LARGE(_X)

@@ -66,6 +66,92 @@ int tj_count_sendrecv(const void *sbuf, int64_t scount, MPI_Datatype stype, int 
 #endif
 }
 
+int tj_count_pack_external_size(const char *datarep, int64_t count, MPI_Datatype type,
+                                int64_t *size)
+{
+    int rc;
+
+    if (tj_count_fits_int(count)) {
+        MPI_Aint n = 0;
+        if ((rc = PMPI_Pack_external_size(datarep, (int)count, type, &n)) == MPI_SUCCESS)
+            *size = n;
+        return rc;
+    }
+#if TJ_COUNT_LARGE
+    {
+        MPI_Count n = 0;
+        if ((rc = PMPI_Pack_external_size_c(datarep, count, type, &n)) == MPI_SUCCESS)
+            *size = n;
+        return rc;
+    }
+#else
+    return MPI_ERR_COUNT;
+#endif
+}
+
+int tj_count_pack_external(const char *datarep, const void *inbuf, int64_t incount,
+                           MPI_Datatype type, void *outbuf, int64_t outsize, int64_t *position)
+{
+    int rc;
+
+    if (tj_count_fits_int(incount)) {
+        MPI_Aint pos = (MPI_Aint)*position;
+        rc =
+            PMPI_Pack_external(datarep, inbuf, (int)incount, type, outbuf, (MPI_Aint)outsize, &pos);
+        if (rc == MPI_SUCCESS)
+            *position = pos;
+        return rc;
+    }
+#if TJ_COUNT_LARGE
+    {
+        MPI_Count pos = *position;
+        rc = PMPI_Pack_external_c(datarep, inbuf, incount, type, outbuf, outsize, &pos);
+        if (rc == MPI_SUCCESS)
+            *position = pos;
+        return rc;
+    }
+#else
+    return MPI_ERR_COUNT;
+#endif
+}
+
+int tj_count_unpack_external(const char *datarep, const void *inbuf, int64_t insize,
+                             int64_t *position, void *outbuf, int64_t outcount, MPI_Datatype type)
+{
+    int rc;
+
+    if (tj_count_fits_int(outcount)) {
+        MPI_Aint pos = (MPI_Aint)*position;
+        rc = PMPI_Unpack_external(datarep, inbuf, (MPI_Aint)insize, &pos, outbuf, (int)outcount,
+                                  type);
+        if (rc == MPI_SUCCESS)
+            *position = pos;
+        return rc;
+    }
+#if TJ_COUNT_LARGE
+    {
+        MPI_Count pos = *position;
+        rc = PMPI_Unpack_external_c(datarep, inbuf, insize, &pos, outbuf, outcount, type);
+        if (rc == MPI_SUCCESS)
+            *position = pos;
+        return rc;
+    }
+#else
+    return MPI_ERR_COUNT;
+#endif
+}
+
+int tj_count_contiguous(int64_t count, MPI_Datatype old, MPI_Datatype *out)
+{
+    if (tj_count_fits_int(count))
+        return PMPI_Type_contiguous((int)count, old, out);
+#if TJ_COUNT_LARGE
+    return PMPI_Type_contiguous_c(count, old, out);
+#else
+    return MPI_ERR_COUNT;
+#endif
+}
+
 bool tj_count_received(const MPI_Status *status, int64_t *bytes)
 {
     MPI_Count n = 0;

@@ -2,12 +2,15 @@
  * staged through a host mirror (src/send/staged.c), the packed side through host memory of the
  * bytes the call moves, and the system MPI converts to or from the external data representation
  * on the host, with the application's own arguments (so errors, a short buffer included, are the
- * system MPI's). With either kind of MPI. */
+ * system MPI's). With either kind of MPI. Counts, sizes and positions are 64-bit: the int and the
+ * large-count forms (MPI_Pack_external_c, ...) share this; typejit's own calls of the system MPI
+ * use the form the values fit (src/send/count.c). */
 #ifndef TJ_SEND_EXTERNAL_H
 #define TJ_SEND_EXTERNAL_H
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "send/staged.h"
 #include "type/table.h"
@@ -17,10 +20,10 @@
  * TJ_STAGED_FAILED: typejit's staging failed, *rc is the error class to report. @p info may be
  * NULL. */
 tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
-                                    const void *inbuf, int incount, MPI_Datatype type, void *outbuf,
-                                    MPI_Aint outsize, MPI_Aint *position, int *rc);
+                                    const void *inbuf, int64_t incount, MPI_Datatype type,
+                                    void *outbuf, int64_t outsize, int64_t *position, int *rc);
 tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
-                                      const void *inbuf, MPI_Aint insize, MPI_Aint *position,
-                                      void *outbuf, int outcount, MPI_Datatype type, int *rc);
+                                      const void *inbuf, int64_t insize, int64_t *position,
+                                      void *outbuf, int64_t outcount, MPI_Datatype type, int *rc);
 
 #endif /* TJ_SEND_EXTERNAL_H */

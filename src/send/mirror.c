@@ -20,7 +20,7 @@ static bool is_gpu(tj_mem_t m)
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                     const char *fn, tj_mirror_t *m)
 {
     int64_t reach;
