@@ -12,7 +12,16 @@
  *                             constructor, with an error handler that counts its calls: prints
  *                             what the application sees (the error class, the handler calls
  *                             before and after), which must be the same with and without
- *                             typejit (tests/same_output.sh) */
+ *                             typejit (tests/same_output.sh)
+ *   test_largecount calls     (any number of ranks, a CUDA device or the test driver) one call
+ *                             of each family of `_c` forms on device buffers, with a strided
+ *                             type of `_c` constructors: point to point, the collectives with
+ *                             MPI_Count counts and MPI_Aint displacements, reductions,
+ *                             external32, one-sided, MPI-IO; every byte of each buffer compared
+ *                             with the system MPI's int form of the call on host copies; and the
+ *                             `_c` forms typejit refuses on device memory: MPI_ERR_BUFFER
+ *   test_largecount big       (one rank, a CUDA device or the test driver) counts past 2^31:
+ *                             see big() */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +32,10 @@
 #include <dlfcn.h>
 
 #include "check.h"
+#include "counters.h"
+#include "cudrv.h"
+#include "devbuf.h"
+#include "tempdir.h"
 
 #if MPI_VERSION >= 4
 
@@ -223,22 +236,641 @@ static void envelope(void)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MPI_Errhandler_free(&eh);
 }
+
+/* ---- the `_c` forms on device buffers ------------------------------------------------------- */
+
+static int rank, nranks;
+static MPI_Datatype vt; /* 3 ints 8 bytes apart, extent 32: strided, with holes */
+/* The same made by the int constructors: MPICH 4.0.2's MPI-IO (ROMIO) takes apart a file
+ * access's type with MPI_Type_get_envelope, which refuses a type of `_c` constructors (the
+ * program aborts, without typejit too). */
+static MPI_Datatype vi;
+#define VT_EXT 32
+#define K      2 /* objects per peer */
+
+/* A device buffer and its host reference, filled with the same pattern. */
+typedef struct {
+    buf_t dev;
+    unsigned char *host, *got;
+    size_t len;
+} pair_t;
+
+static void pair_make(pair_t *p, size_t len, unsigned salt)
+{
+    p->len = len;
+    p->dev = buf_alloc(K_DEVICE, len);
+    p->host = malloc(len);
+    p->got = malloc(len);
+    REQUIRE(p->host != NULL && p->got != NULL);
+    for (size_t i = 0; i < len; i++)
+        p->host[i] = (unsigned char)(i * 37 + salt * 101 + (unsigned)rank * 13 + 1);
+    buf_put(&p->dev, p->host);
+}
+
+/* Every byte of the device buffer against the reference. */
+static void pair_check(pair_t *p, const char *what)
+{
+    buf_get(&p->dev, p->got);
+    if (memcmp(p->got, p->host, p->len) != 0) {
+        size_t i = 0;
+        while (p->got[i] == p->host[i])
+            i++;
+        fprintf(stderr, "rank %d: %s: byte %zu is %u, the system MPI's %u\n", rank, what, i,
+                p->got[i], p->host[i]);
+        check_failures++;
+    }
+}
+
+static void pair_free(pair_t *p)
+{
+    buf_free(&p->dev);
+    free(p->host);
+    free(p->got);
+}
+
+#define DEV(_p) ((void *)(_p).dev.ptr)
+
+static void check_ok(const char *what, int rc)
+{
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "rank %d: %s: rc %d\n", rank, what, rc);
+        check_failures++;
+    }
+}
+
+static void p2p_calls(void)
+{
+    pair_t s, r;
+    int to = (rank + 1) % nranks, from = (rank + nranks - 1) % nranks;
+    MPI_Request req;
+
+    pair_make(&s, K * VT_EXT, 1);
+    pair_make(&r, K * VT_EXT, 2);
+    check_ok("MPI_Irecv_c", MPI_Irecv_c(DEV(r), K, vt, from, 3, MPI_COMM_WORLD, &req));
+    check_ok("MPI_Send_c", MPI_Send_c(DEV(s), K, vt, to, 3, MPI_COMM_WORLD));
+    check_ok("MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    REQUIRE(PMPI_Sendrecv(s.host, K, vt, to, 4, r.host, K, vt, from, 4, MPI_COMM_WORLD,
+                          MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    pair_check(&r, "MPI_Send_c/MPI_Irecv_c");
+    pair_free(&s);
+    pair_free(&r);
+}
+
+static void coll_calls(void)
+{
+    MPI_Count *cnt = malloc((size_t)nranks * sizeof(MPI_Count));
+    MPI_Aint *dsp = malloc((size_t)nranks * sizeof(MPI_Aint)),
+             *bytes = malloc((size_t)nranks * sizeof(MPI_Aint));
+    int *icnt = malloc((size_t)nranks * sizeof(int)), *idsp = malloc((size_t)nranks * sizeof(int)),
+        *ibytes = malloc((size_t)nranks * sizeof(int));
+    MPI_Datatype *types = malloc((size_t)nranks * sizeof(MPI_Datatype));
+    size_t all = (size_t)(nranks < 2 ? 2 : nranks) * K * VT_EXT; /* the ring has 2 neighbours */
+    pair_t s, r;
+    MPI_Request req;
+
+    REQUIRE(cnt && dsp && bytes && icnt && idsp && ibytes && types);
+    for (int i = 0; i < nranks; i++) {
+        cnt[i] = icnt[i] = K;
+        /* Slices in reverse peer order: displacements that are not the usual ones. */
+        dsp[i] = idsp[i] = (nranks - 1 - i) * K;
+        bytes[i] = ibytes[i] = (nranks - 1 - i) * K * VT_EXT;
+        types[i] = vt;
+    }
+
+    pair_make(&s, all, 3);
+    pair_make(&r, all, 4);
+    check_ok("MPI_Alltoallv_c",
+             MPI_Alltoallv_c(DEV(s), cnt, dsp, vt, DEV(r), cnt, dsp, vt, MPI_COMM_WORLD));
+    REQUIRE(PMPI_Alltoallv(s.host, icnt, idsp, vt, r.host, icnt, idsp, vt, MPI_COMM_WORLD) ==
+            MPI_SUCCESS);
+    pair_check(&r, "MPI_Alltoallv_c");
+
+    check_ok("MPI_Ialltoallw_c", MPI_Ialltoallw_c(DEV(s), cnt, bytes, types, DEV(r), cnt, bytes,
+                                                  types, MPI_COMM_WORLD, &req));
+    check_ok("MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    REQUIRE(PMPI_Alltoallw(s.host, icnt, ibytes, types, r.host, icnt, ibytes, types,
+                           MPI_COMM_WORLD) == MPI_SUCCESS);
+    pair_check(&r, "MPI_Ialltoallw_c");
+
+    check_ok("MPI_Allgatherv_c",
+             MPI_Allgatherv_c(DEV(s), K, vt, DEV(r), cnt, dsp, vt, MPI_COMM_WORLD));
+    REQUIRE(PMPI_Allgatherv(s.host, K, vt, r.host, icnt, idsp, vt, MPI_COMM_WORLD) == MPI_SUCCESS);
+    pair_check(&r, "MPI_Allgatherv_c");
+
+    check_ok("MPI_Bcast_c", MPI_Bcast_c(DEV(s), K, vt, nranks - 1, MPI_COMM_WORLD));
+    REQUIRE(PMPI_Bcast(s.host, K, vt, nranks - 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+    pair_check(&s, "MPI_Bcast_c");
+
+    check_ok("MPI_Igatherv_c",
+             MPI_Igatherv_c(DEV(s), K, vt, DEV(r), cnt, dsp, vt, 0, MPI_COMM_WORLD, &req));
+    check_ok("MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    REQUIRE(PMPI_Gatherv(s.host, K, vt, r.host, icnt, idsp, vt, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    pair_check(&r, "MPI_Igatherv_c");
+
+    check_ok("MPI_Scatterv_c",
+             MPI_Scatterv_c(DEV(s), cnt, dsp, vt, DEV(r), K, vt, nranks - 1, MPI_COMM_WORLD));
+    REQUIRE(PMPI_Scatterv(s.host, icnt, idsp, vt, r.host, K, vt, nranks - 1, MPI_COMM_WORLD) ==
+            MPI_SUCCESS);
+    pair_check(&r, "MPI_Scatterv_c");
+
+    /* A periodic ring: two neighbours, MPI_Aint byte displacements in both forms. */
+    {
+        MPI_Comm ring;
+        int dims = nranks, periods = 1;
+        MPI_Count ncnt[2] = {K, K};
+        MPI_Aint nd[2] = {K * VT_EXT, 0};
+        int incnt[2] = {K, K};
+        MPI_Datatype nt[2] = {vt, vt};
+        REQUIRE(MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring) == MPI_SUCCESS);
+        check_ok("MPI_Neighbor_alltoallw_c",
+                 MPI_Neighbor_alltoallw_c(DEV(s), ncnt, nd, nt, DEV(r), ncnt, nd, nt, ring));
+        REQUIRE(PMPI_Neighbor_alltoallw(s.host, incnt, nd, nt, r.host, incnt, nd, nt, ring) ==
+                MPI_SUCCESS);
+        pair_check(&r, "MPI_Neighbor_alltoallw_c");
+        MPI_Comm_free(&ring);
+    }
+    pair_free(&s);
+    pair_free(&r);
+    free(cnt);
+    free(dsp);
+    free(bytes);
+    free(icnt);
+    free(idsp);
+    free(ibytes);
+    free(types);
+}
+
+static void reduce_calls(void)
+{
+    MPI_Count *rc = malloc((size_t)nranks * sizeof(MPI_Count));
+    int *irc = malloc((size_t)nranks * sizeof(int)), n = 6;
+    pair_t s, r;
+    MPI_Request req;
+
+    REQUIRE(rc && irc);
+    for (int i = 0; i < nranks; i++)
+        rc[i] = irc[i] = i + 1;
+    pair_make(&s, (size_t)(nranks * (nranks + 1) / 2 + n) * sizeof(int), 5);
+    pair_make(&r, s.len, 6);
+    check_ok("MPI_Iallreduce_c",
+             MPI_Iallreduce_c(DEV(s), DEV(r), n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
+    check_ok("MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    REQUIRE(PMPI_Allreduce(s.host, r.host, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+    pair_check(&r, "MPI_Iallreduce_c");
+
+    check_ok("MPI_Reduce_scatter_c",
+             MPI_Reduce_scatter_c(DEV(s), DEV(r), rc, MPI_INT, MPI_BXOR, MPI_COMM_WORLD));
+    REQUIRE(PMPI_Reduce_scatter(s.host, r.host, irc, MPI_INT, MPI_BXOR, MPI_COMM_WORLD) ==
+            MPI_SUCCESS);
+    pair_check(&r, "MPI_Reduce_scatter_c");
+
+    check_ok("MPI_Reduce_local_c", MPI_Reduce_local_c(DEV(s), DEV(r), n, MPI_INT, MPI_MAX));
+    REQUIRE(PMPI_Reduce_local(s.host, r.host, n, MPI_INT, MPI_MAX) == MPI_SUCCESS);
+    pair_check(&r, "MPI_Reduce_local_c");
+    pair_free(&s);
+    pair_free(&r);
+    free(rc);
+    free(irc);
+}
+
+static void external_calls(void)
+{
+    pair_t t, p;
+    MPI_Count pos = 8;
+    MPI_Aint ipos = 8;
+
+    pair_make(&t, K * VT_EXT, 7);
+    pair_make(&p, K * 12 + 16, 8);
+    check_ok("MPI_Pack_external_c",
+             MPI_Pack_external_c("external32", DEV(t), K, vt, DEV(p), (MPI_Count)p.len, &pos));
+    REQUIRE(PMPI_Pack_external("external32", t.host, K, vt, p.host, (MPI_Aint)p.len, &ipos) ==
+            MPI_SUCCESS);
+    CHECK_EQ_INT(pos, ipos);
+    pair_check(&p, "MPI_Pack_external_c");
+    /* Back into a buffer of other bytes. */
+    pair_free(&t);
+    pair_make(&t, K * VT_EXT, 9);
+    pos = ipos = 8;
+    check_ok("MPI_Unpack_external_c",
+             MPI_Unpack_external_c("external32", DEV(p), (MPI_Count)p.len, &pos, DEV(t), K, vt));
+    REQUIRE(PMPI_Unpack_external("external32", p.host, (MPI_Aint)p.len, &ipos, t.host, K, vt) ==
+            MPI_SUCCESS);
+    CHECK_EQ_INT(pos, ipos);
+    pair_check(&t, "MPI_Unpack_external_c");
+    pair_free(&t);
+    pair_free(&p);
+}
+
+static void rma_calls(void)
+{
+    size_t wlen = (size_t)K * VT_EXT;
+    unsigned char *wa = calloc(1, wlen), *wb = calloc(1, wlen), *got = malloc(wlen);
+    int to = (rank + 1) % nranks;
+    MPI_Win a, b;
+    pair_t o;
+
+    REQUIRE(wa && wb && got);
+    REQUIRE(MPI_Win_create(wa, (MPI_Aint)wlen, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &a) ==
+            MPI_SUCCESS);
+    REQUIRE(PMPI_Win_create(wb, (MPI_Aint)wlen, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &b) ==
+            MPI_SUCCESS);
+    pair_make(&o, wlen, 10);
+    MPI_Win_fence(0, a);
+    PMPI_Win_fence(0, b);
+    check_ok("MPI_Put_c", MPI_Put_c(DEV(o), K, vt, to, 0, K, vt, a));
+    REQUIRE(PMPI_Put(o.host, K, vt, to, 0, K, vt, b) == MPI_SUCCESS);
+    MPI_Win_fence(0, a);
+    PMPI_Win_fence(0, b);
+    if (memcmp(wa, wb, wlen) != 0) {
+        fprintf(stderr, "rank %d: MPI_Put_c: the window differs from the system MPI's\n", rank);
+        check_failures++;
+    }
+    /* Get into a fresh device buffer. */
+    pair_free(&o);
+    pair_make(&o, wlen, 11);
+    check_ok("MPI_Get_c", MPI_Get_c(DEV(o), K, vt, to, 0, K, vt, a));
+    REQUIRE(PMPI_Get(o.host, K, vt, to, 0, K, vt, b) == MPI_SUCCESS);
+    MPI_Win_fence(0, a);
+    PMPI_Win_fence(0, b);
+    pair_check(&o, "MPI_Get_c");
+    pair_free(&o);
+    MPI_Win_free(&a);
+    PMPI_Win_free(&b);
+    free(wa);
+    free(wb);
+    free(got);
+}
+
+static void file_calls(void)
+{
+    char dir[256], pa[300], pb[300];
+    size_t len = (size_t)K * 12;
+    unsigned char *fa = malloc(len), *fb = malloc(len);
+    MPI_File a, b;
+    pair_t t;
+
+    REQUIRE(fa && fb);
+    tempdir_make("largecount", dir, sizeof(dir));
+    snprintf(pa, sizeof(pa), "%s/a", dir);
+    snprintf(pb, sizeof(pb), "%s/b", dir);
+    REQUIRE(MPI_File_open(MPI_COMM_SELF, pa, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &a) ==
+            MPI_SUCCESS);
+    REQUIRE(PMPI_File_open(MPI_COMM_SELF, pb, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &b) ==
+            MPI_SUCCESS);
+    pair_make(&t, (size_t)K * VT_EXT, 12);
+    check_ok("MPI_File_write_at_c", MPI_File_write_at_c(a, 0, DEV(t), K, vi, MPI_STATUS_IGNORE));
+    REQUIRE(PMPI_File_write_at(b, 0, t.host, K, vi, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(PMPI_File_read_at(a, 0, fa, (int)len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(PMPI_File_read_at(b, 0, fb, (int)len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (memcmp(fa, fb, len) != 0) {
+        fprintf(stderr, "rank %d: MPI_File_write_at_c: the file differs from the system MPI's\n",
+                rank);
+        check_failures++;
+    }
+    pair_free(&t);
+    pair_make(&t, (size_t)K * VT_EXT, 13);
+    check_ok("MPI_File_read_at_c", MPI_File_read_at_c(a, 0, DEV(t), K, vi, MPI_STATUS_IGNORE));
+    REQUIRE(PMPI_File_read_at(b, 0, t.host, K, vi, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    pair_check(&t, "MPI_File_read_at_c");
+    pair_free(&t);
+    MPI_File_close(&a);
+    PMPI_File_close(&b);
+    CHECK(tempdir_remove(dir));
+    free(fa);
+    free(fb);
+}
+
+/* The `_c` forms typejit refuses on device memory with an MPI that is not CUDA-aware. */
+static void refused_calls(void)
+{
+    pair_t t;
+    MPI_Request req;
+    MPI_Win w;
+    int cls;
+
+    pair_make(&t, 4096, 14);
+    MPI_Error_class(MPI_Buffer_attach_c(DEV(t), 4096), &cls);
+    CHECK_EQ_INT(cls, MPI_ERR_BUFFER);
+    MPI_Error_class(MPI_Isendrecv_c(DEV(t), 1, MPI_INT, rank, 5, (char *)DEV(t) + 64, 1, MPI_INT,
+                                    rank, 5, MPI_COMM_WORLD, &req),
+                    &cls);
+    CHECK_EQ_INT(cls, MPI_ERR_BUFFER);
+    MPI_Error_class(MPI_Allreduce_init_c(DEV(t), (char *)DEV(t) + 64, 4, MPI_INT, MPI_SUM,
+                                         MPI_COMM_WORLD, MPI_INFO_NULL, &req),
+                    &cls);
+    CHECK_EQ_INT(cls, MPI_ERR_BUFFER);
+    MPI_Error_class(MPI_Win_create_c(DEV(t), 4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w), &cls);
+    CHECK_EQ_INT(cls, MPI_ERR_BUFFER);
+    pair_free(&t);
+}
+
+static int calls(void)
+{
+    MPI_Datatype v;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (!cudrv_open())
+        return 77;
+    REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Type_vector_c(3, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized_c(v, 0, VT_EXT, &vt);
+    MPI_Type_free(&v);
+    MPI_Type_commit(&vt);
+    MPI_Type_vector(3, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, VT_EXT, &vi);
+    MPI_Type_free(&v);
+    MPI_Type_commit(&vi);
+    p2p_calls();
+    coll_calls();
+    reduce_calls();
+    external_calls();
+    rma_calls();
+    file_calls();
+    refused_calls();
+    MPI_Type_free(&vt);
+    MPI_Type_free(&vi);
+    if (rank == 0 && check_failures == 0)
+        printf("calls: the _c forms on device buffers agree with the system MPI\n");
+    return check_failures ? 1 : 0;
+}
+
+/* ---- counts past 2^31 ------------------------------------------------------------------------ */
+
+#define CHUNK ((size_t)64 << 20)
+/* More than 2^31 objects of one byte: the kernel's object index, packed word index and typed
+ * offset all pass 2^31 (and INT_MAX, the last int count). */
+#define BIG_COUNT ((MPI_Count)G2 + 4099)
+
+static unsigned char big_pattern(MPI_Count i)
+{
+    return (unsigned char)(i * 131 + (i >> 20) * 7 + 5);
+}
+
+/* [at, at + n) of the pattern. */
+static void pattern_chunk(unsigned char *out, MPI_Count at, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = big_pattern(at + (MPI_Count)i);
+}
+
+/* The packed bytes of BIG_COUNT objects of @p t (of size 1, extent 1) in @p got (host memory,
+ * or with @p dev device memory), chunk by chunk against the system MPI's PMPI_Pack_c of the
+ * pattern. */
+static bool packed_right(const char *what, MPI_Datatype t, const unsigned char *got, bool dev,
+                         unsigned char *a, unsigned char *b)
+{
+    for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
+        size_t n = (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
+        MPI_Count pos = 0;
+        pattern_chunk(a, at, n);
+        REQUIRE(PMPI_Pack_c(a, (MPI_Count)n, t, b, (MPI_Count)n, &pos, MPI_COMM_SELF) ==
+                MPI_SUCCESS);
+        if (dev)
+            CUDRV(cuMemcpyDtoH(a, (CUdeviceptr)(uintptr_t)(got + at), n));
+        else
+            memcpy(a, got + at, n);
+        if (memcmp(a, b, n) != 0) {
+            fprintf(stderr, "%s: the packed bytes from %lld differ from the system MPI's\n", what,
+                    (long long)at);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The typed bytes after an unpack of the pattern: the system MPI's PMPI_Unpack_c, chunk by
+ * chunk. */
+static bool unpacked_right(const char *what, MPI_Datatype t, const unsigned char *got, bool dev,
+                           unsigned char *a, unsigned char *b)
+{
+    for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
+        size_t n = (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
+        MPI_Count pos = 0;
+        pattern_chunk(a, at, n);
+        REQUIRE(PMPI_Unpack_c(a, (MPI_Count)n, &pos, b, (MPI_Count)n, t, MPI_COMM_SELF) ==
+                MPI_SUCCESS);
+        if (dev)
+            CUDRV(cuMemcpyDtoH(a, (CUdeviceptr)(uintptr_t)(got + at), n));
+        else
+            memcpy(a, got + at, n);
+        if (memcmp(a, b, n) != 0) {
+            fprintf(stderr, "%s: the typed bytes from %lld differ from the system MPI's\n", what,
+                    (long long)at);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Fill BIG_COUNT bytes at @p p (host or device memory) with the pattern. */
+static void fill_big(unsigned char *p, bool dev, unsigned char *a)
+{
+    for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
+        size_t n = (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
+        pattern_chunk(dev ? a : p + at, at, n);
+        if (dev)
+            CUDRV(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)(p + at), a, n));
+    }
+}
+
+/* MPI_Pack_c and MPI_Unpack_c of BIG_COUNT objects of @p t between two buffers of one kind
+ * (device: one kernel launch each way; host: typejit's CPU engine, TYPEJIT_HOST=engine). */
+static void big_count(const char *what, MPI_Datatype t, bool dev)
+{
+    unsigned char *typed, *packed, *a = malloc(CHUNK), *b = malloc(CHUNK);
+    long launches = tj_counter("kernel_launches"), staged = tj_counter("gpu_fallbacks");
+    long engine = tj_counter("packs_engine") + tj_counter("unpacks_engine");
+    MPI_Count pos = 0;
+    int rc;
+
+    REQUIRE(a != NULL && b != NULL);
+    if (dev) {
+        CUdeviceptr d;
+        CUDRV(cuMemAlloc(&d, (size_t)BIG_COUNT));
+        typed = (unsigned char *)(uintptr_t)d;
+        CUDRV(cuMemAlloc(&d, (size_t)BIG_COUNT));
+        packed = (unsigned char *)(uintptr_t)d;
+    } else {
+        typed = sparse((size_t)BIG_COUNT);
+        packed = sparse((size_t)BIG_COUNT);
+    }
+    fill_big(typed, dev, a);
+    rc = MPI_Pack_c(typed, BIG_COUNT, t, packed, BIG_COUNT, &pos, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS || pos != BIG_COUNT) {
+        fprintf(stderr, "%s: MPI_Pack_c rc %d position %lld of %lld\n", what, rc, (long long)pos,
+                (long long)BIG_COUNT);
+        check_failures++;
+    }
+    if (!packed_right(what, t, packed, dev, a, b))
+        check_failures++;
+    /* Unpack the pattern into poisoned typed memory. */
+    fill_big(packed, dev, a);
+    if (dev)
+        CUDRV(cuMemsetD8((CUdeviceptr)(uintptr_t)typed, POISON, (size_t)BIG_COUNT));
+    else
+        memset(typed, POISON, (size_t)BIG_COUNT);
+    pos = 0;
+    rc = MPI_Unpack_c(packed, BIG_COUNT, &pos, typed, BIG_COUNT, t, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS || pos != BIG_COUNT) {
+        fprintf(stderr, "%s: MPI_Unpack_c rc %d position %lld of %lld\n", what, rc, (long long)pos,
+                (long long)BIG_COUNT);
+        check_failures++;
+    } else if (!unpacked_right(what, t, typed, dev, a, b)) {
+        check_failures++;
+    }
+    /* Each direction by one kernel (device) or the engine (host), never staged. */
+    if (dev &&
+        (tj_counter("kernel_launches") - launches != 2 || tj_counter("gpu_fallbacks") != staged)) {
+        fprintf(stderr, "%s: %ld kernel launches (2 expected), %ld staged\n", what,
+                tj_counter("kernel_launches") - launches, tj_counter("gpu_fallbacks") - staged);
+        check_failures++;
+    }
+    if (!dev && tj_counter("packs_engine") + tj_counter("unpacks_engine") - engine != 2) {
+        fprintf(stderr, "%s: not packed by the engine\n", what);
+        check_failures++;
+    }
+    if (dev) {
+        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)typed));
+        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)packed));
+    } else {
+        munmap(typed, (size_t)BIG_COUNT);
+        munmap(packed, (size_t)BIG_COUNT);
+    }
+    free(a);
+    free(b);
+    printf("%s: %lld objects packed and unpacked exactly\n", what, (long long)BIG_COUNT);
+}
+
+/* A small strided pack at a position past 2^31 (and its unpack), for each kind of both sides:
+ * the packed buffer is a sparse allocation of 2^31 + 1 MiB. */
+static void big_position(MPI_Datatype t, kind_t tk, kind_t pk)
+{
+    const MPI_Count at = G2 + 12345, len = G2 + ((MPI_Count)1 << 20), n = 5;
+    MPI_Count size, lb, ext, pos;
+    unsigned char *typed, *packed, want[4096], got[4096], *tbuf;
+    CUdeviceptr d;
+    char what[96];
+    int rc;
+
+    snprintf(what, sizeof(what), "a pack at 2^31+12345 from %s into %s memory", kind_names[tk],
+             kind_names[pk]);
+    MPI_Type_size_c(t, &size);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    REQUIRE(n * size <= (MPI_Count)sizeof(want) && n * ext <= (MPI_Count)sizeof(want));
+    tbuf = malloc((size_t)(n * ext));
+    REQUIRE(tbuf != NULL);
+    for (MPI_Count i = 0; i < n * ext; i++)
+        tbuf[i] = big_pattern(i * 3);
+    if (on_device(tk)) {
+        CUDRV(cuMemAlloc(&d, (size_t)(n * ext)));
+        CUDRV(cuMemcpyHtoD(d, tbuf, (size_t)(n * ext)));
+        typed = (unsigned char *)(uintptr_t)d;
+    } else {
+        typed = tbuf;
+    }
+    if (on_device(pk)) {
+        CUDRV(cuMemAlloc(&d, (size_t)len));
+        packed = (unsigned char *)(uintptr_t)d;
+    } else {
+        packed = sparse((size_t)len);
+    }
+    pos = 0;
+    REQUIRE(PMPI_Pack_c(tbuf, n, t, want, n * size, &pos, MPI_COMM_SELF) == MPI_SUCCESS);
+    pos = at;
+    rc = MPI_Pack_c(typed, n, t, packed, len, &pos, MPI_COMM_SELF);
+    if (on_device(pk))
+        CUDRV(cuMemcpyDtoH(got, (CUdeviceptr)(uintptr_t)(packed + at), (size_t)(n * size)));
+    else
+        memcpy(got, packed + at, (size_t)(n * size));
+    if (rc != MPI_SUCCESS || pos != at + n * size || memcmp(got, want, (size_t)(n * size)) != 0) {
+        fprintf(stderr, "%s: rc %d position %lld\n", what, rc, (long long)pos);
+        check_failures++;
+    }
+    /* Back: unpack from there into poisoned typed memory. */
+    memset(got, POISON, sizeof(got));
+    if (on_device(tk))
+        CUDRV(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)typed, got, (size_t)(n * ext)));
+    else
+        memcpy(typed, got, (size_t)(n * ext));
+    pos = at;
+    rc = MPI_Unpack_c(packed, len, &pos, typed, n, t, MPI_COMM_SELF);
+    memcpy(want, got, (size_t)(n * ext));
+    {
+        MPI_Count p0 = 0;
+        REQUIRE(PMPI_Pack_c(tbuf, n, t, got, n * size, &p0, MPI_COMM_SELF) == MPI_SUCCESS);
+        p0 = 0;
+        REQUIRE(PMPI_Unpack_c(got, n * size, &p0, want, n, t, MPI_COMM_SELF) == MPI_SUCCESS);
+    }
+    if (on_device(tk))
+        CUDRV(cuMemcpyDtoH(got, (CUdeviceptr)(uintptr_t)typed, (size_t)(n * ext)));
+    else
+        memcpy(got, typed, (size_t)(n * ext));
+    if (rc != MPI_SUCCESS || pos != at + n * size || memcmp(got, want, (size_t)(n * ext)) != 0) {
+        fprintf(stderr, "%s, unpacked back: rc %d position %lld\n", what, rc, (long long)pos);
+        check_failures++;
+    }
+    if (on_device(tk))
+        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)typed));
+    if (on_device(pk))
+        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)packed));
+    else
+        munmap(packed, (size_t)len);
+    free(tbuf);
+}
+
+/* Counts past 2^31 (TYPEJIT_HOST=engine, one rank): BIG_COUNT bytes packed and unpacked with
+ * MPI_Pack_c and MPI_Unpack_c between two device buffers (one generated kernel each way, whose
+ * object index, packed index and typed offset pass 2^31) and between two host buffers (the CPU
+ * engine), each compared chunk by chunk with the system MPI; and a strided type packed at a
+ * position past 2^31 and unpacked from there, with each side in host or device memory. */
+static int big(void)
+{
+    MPI_Datatype v, t;
+    kind_t kinds[2] = {K_DEVICE, K_HOST};
+
+    if (!cudrv_open())
+        return 77;
+    REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Type_contiguous_c(1, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    big_count("device", t, true);
+    big_count("host", t, false);
+    MPI_Type_free(&t);
+    MPI_Type_vector_c(3, 2, 3, MPI_SHORT, &v);
+    MPI_Type_create_resized_c(v, 0, 20, &t);
+    MPI_Type_commit(&t);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            big_position(t, kinds[i], kinds[j]);
+    printf("positions past 2^31: exact\n");
+    MPI_Type_free(&v);
+    MPI_Type_free(&t);
+    return check_failures ? 1 : 0;
+}
 #endif
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
 #if MPI_VERSION >= 4
+    int rc = 0;
     if (argc > 1 && strcmp(argv[1], "types") == 0)
         types();
     else if (argc > 1 && strcmp(argv[1], "envelope") == 0)
         envelope();
+    else if (argc > 1 && strcmp(argv[1], "calls") == 0)
+        rc = calls();
+    else if (argc > 1 && strcmp(argv[1], "big") == 0)
+        rc = big();
     else {
-        fprintf(stderr, "usage: %s types|envelope\n", argv[0]);
+        fprintf(stderr, "usage: %s types|envelope|calls|big\n", argv[0]);
         return 2;
     }
     MPI_Finalize();
-    return 0;
+    return rc;
 #else
     (void)argv;
     printf("SKIP: this MPI has no large-count calls\n");

@@ -12,6 +12,7 @@
 #include "send/split.h"
 #include "send/staged.h"
 #include "util/log.h"
+#include "util/mpierr.h"
 
 /* Stage `count` objects of @p type at @p buf for @p fn when they are on the device and the MPI
  * needs it (@p out: the MPI writes them; @p keep: the call completes later). Errors typejit
@@ -27,7 +28,7 @@ static tj_staged_result_t begin(const char *fn, MPI_File fh, const void *buf, in
         return TJ_STAGED_PASS;
     b.info = tj_interpose_lookup(type, &info) ? &info : NULL;
     if ((r = tj_staged_begin(fn, 1, &b, keep, s, rc)) == TJ_STAGED_FAILED)
-        PMPI_File_call_errhandler(fh, *rc);
+        tj_mpi_raise_file(fh, *rc);
     return r;
 }
 
@@ -40,7 +41,7 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
         return rc;
     }
     if ((rc = tj_staged_complete(s, rc, req)) != MPI_SUCCESS)
-        PMPI_File_call_errhandler(fh, rc);
+        tj_mpi_raise_file(fh, rc);
     return rc;
 }
 
@@ -159,7 +160,7 @@ static int split_started(const char *fn, MPI_File fh, tj_staged_t *s, int rc)
         tj_log_error("%s: out of memory recording a split collective; its bytes will not reach "
                      "the device",
                      fn);
-        PMPI_File_call_errhandler(fh, MPI_ERR_NO_MEM);
+        tj_mpi_raise_file(fh, MPI_ERR_NO_MEM);
         return MPI_ERR_NO_MEM;
     }
     return MPI_SUCCESS;

@@ -12,6 +12,7 @@
 #include "send/external.h"
 #include "type/cpu.h"
 #include "util/common.h"
+#include "util/mpierr.h"
 #include "util/stats.h"
 
 /* The engine's share: a strided type, a valid communicator, and `count` objects that fit
@@ -133,7 +134,7 @@ FORMS(PACK_SIZE)
 static int external_end(tj_staged_result_t r, int rc)
 {
     if (r == TJ_STAGED_FAILED)
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+        tj_mpi_raise(MPI_COMM_WORLD, rc);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include "send/coll.h"
 #include "send/model.h"
 #include "send/reduce.h"
+#include "util/mpierr.h"
 
 #if defined(TJ_HAVE_MPIX_INIT) || defined(TJ_HAVE_MPI4)
 
@@ -28,7 +29,7 @@ static bool refuse_coll(const char *fn, tj_coll_call_t *c, int *rc)
     if (!tj_coll_on_device(c))
         return false;
     *rc = tj_interpose_refuse(fn, why);
-    PMPI_Comm_call_errhandler(c->comm, *rc);
+    tj_mpi_raise(c->comm, *rc);
     return true;
 }
 
@@ -41,7 +42,7 @@ static bool refuse_red(const char *fn, tj_red_call_t *c, int *rc)
     if (!tj_reduce_on_device(c))
         return false;
     *rc = tj_interpose_refuse(fn, why);
-    PMPI_Comm_call_errhandler(c->comm, *rc);
+    tj_mpi_raise(c->comm, *rc);
     return true;
 }
 

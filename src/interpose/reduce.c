@@ -8,6 +8,7 @@
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "send/reduce.h"
+#include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go
  * through the communicator's error handler (MPI_COMM_WORLD's for Reduce_local, as Open MPI
@@ -22,7 +23,7 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
     c->info = tj_interpose_lookup(c->type, &info) ? &info : NULL;
     r = tj_reduce_run(c, req, rc);
     if (r == TJ_RED_FAILED)
-        PMPI_Comm_call_errhandler(c->kind == TJ_RED_LOCAL ? MPI_COMM_WORLD : c->comm, *rc);
+        tj_mpi_raise(c->kind == TJ_RED_LOCAL ? MPI_COMM_WORLD : c->comm, *rc);
     return r != TJ_RED_PASS;
 }
 

@@ -9,6 +9,7 @@
 #include "interpose/init.h"
 #include "interpose/wrappers.h"
 #include "send/model.h"
+#include "util/mpierr.h"
 
 /* Whether a call with the buffers (@p b0, @p c0, @p t0) and (@p b1, @p c1, @p t1) must be
  * refused: one in device memory and an MPI that is not CUDA-aware. */
@@ -31,7 +32,7 @@ static const char kept_why[] =
     {                                                                                              \
         if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
             int rc = tj_interpose_refuse("MPI_Buffer_attach" #_s, kept_why);                       \
-            PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);                                         \
+            tj_mpi_raise(MPI_COMM_WORLD, rc);                                                      \
             return rc;                                                                             \
         }                                                                                          \
         return PMPI_Buffer_attach##_s(buffer, size);                                               \
@@ -47,7 +48,7 @@ FORMS(BUFFER_ATTACH)
         if (refuse(sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype, rbuf,                          \
                    source == MPI_PROC_NULL ? 0 : rcount, rtype)) {                                 \
             int rc = tj_interpose_refuse("MPI_Isendrecv" #_s, kept_why);                           \
-            PMPI_Comm_call_errhandler(comm, rc);                                                   \
+            tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
         return PMPI_Isendrecv##_s(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,    \
@@ -62,7 +63,7 @@ FORMS(ISENDRECV)
     {                                                                                              \
         if (refuse(buf, count, type, NULL, 0, MPI_BYTE)) {                                         \
             int rc = tj_interpose_refuse("MPI_Isendrecv_replace" #_s, kept_why);                   \
-            PMPI_Comm_call_errhandler(comm, rc);                                                   \
+            tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
         return PMPI_Isendrecv_replace##_s(buf, count, type, dest, stag, source, rtag, comm, req);  \
@@ -74,7 +75,7 @@ int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count,
 {
     if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Psend_init", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
+        tj_mpi_raise(comm, rc);
         return rc;
     }
     return PMPI_Psend_init(buf, partitions, count, type, dest, tag, comm, info, req);
@@ -85,7 +86,7 @@ int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_D
 {
     if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Precv_init", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
+        tj_mpi_raise(comm, rc);
         return rc;
     }
     return PMPI_Precv_init(buf, partitions, count, type, source, tag, comm, info, req);
@@ -98,7 +99,7 @@ int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_D
     {                                                                                              \
         if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
             int rc = tj_interpose_refuse("MPI_Comm_attach_buffer" #_s, kept_why);                  \
-            PMPI_Comm_call_errhandler(comm, rc);                                                   \
+            tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
         return PMPI_Comm_attach_buffer##_s(comm, buffer, size);                                    \
@@ -110,7 +111,7 @@ FORMS(COMM_ATTACH_BUFFER)
     {                                                                                              \
         if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
             int rc = tj_interpose_refuse("MPI_Session_attach_buffer" #_s, kept_why);               \
-            PMPI_Session_call_errhandler(session, rc);                                             \
+            tj_mpi_raise_session(session, rc);                                                     \
             return rc;                                                                             \
         }                                                                                          \
         return PMPI_Session_attach_buffer##_s(session, buffer, size);                              \

@@ -11,6 +11,7 @@
 #include "interpose/wrappers.h"
 #include "send/model.h"
 #include "send/rma.h"
+#include "util/mpierr.h"
 
 /* Stage @p n buffer arguments of @p fn when one is on the device and the MPI needs it; errors
  * typejit detects go through the window's error handler. */
@@ -25,7 +26,7 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
     for (int i = 0; i < n; i++)
         bufs[i].info = tj_interpose_lookup(bufs[i].type, &info[i]) ? &info[i] : NULL;
     if ((r = tj_rma_begin(fn, n, bufs, op, rc)) == TJ_STAGED_FAILED)
-        PMPI_Win_call_errhandler(win, *rc);
+        tj_mpi_raise_win(win, *rc);
     return r;
 }
 
@@ -184,7 +185,7 @@ static int completed(int rc, MPI_Win win, int target)
     if (rc != MPI_SUCCESS || !tj_rma_pending())
         return rc;
     if ((done = tj_rma_completed(win, target)) != MPI_SUCCESS)
-        PMPI_Win_call_errhandler(win, done);
+        tj_mpi_raise_win(win, done);
     return done;
 }
 
@@ -258,7 +259,7 @@ static const char window_why[] =
     {                                                                                              \
         if (device_window(base, size)) {                                                           \
             int rc = tj_interpose_refuse("MPI_Win_create" #_s, window_why);                        \
-            PMPI_Comm_call_errhandler(comm, rc);                                                   \
+            tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
         return PMPI_Win_create##_s(base, size, disp_unit, info, comm, win);                        \
@@ -270,7 +271,7 @@ int TJ_WRAPPER(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 {
     if (device_window(base, size)) {
         int rc = tj_interpose_refuse("MPI_Win_attach", window_why);
-        PMPI_Win_call_errhandler(win, rc);
+        tj_mpi_raise_win(win, rc);
         return rc;
     }
     return PMPI_Win_attach(win, base, size);
