@@ -56,8 +56,9 @@ set_tests_properties(emu_device_calls_split PROPERTIES TIMEOUT 300 LABELS "emu;m
 # 77, a skip, elsewhere): one call of each family against the system MPI's int form on host
 # copies, at 2 ranks; and counts past 2^31 packed and unpacked between device buffers (one kernel
 # each way, its indices past 2^31) and between host buffers (the CPU engine), and positions past
-# 2^31 between every pair of host and device buffers. The big test holds about 4.3 GB at once
-# (device memory on a GPU; on the test driver, host memory it backs as touched): one at a time.
+# 2^31 between every pair of host and device buffers. The big test writes about 2.2 GB at once
+# (2.7 GB peak resident on the test driver, which backs device memory as touched; 4.3 GB of
+# device memory allocated on a GPU) and takes about a minute of CPU: one at a time.
 add_test(NAME emu_largecount_calls COMMAND ${TJ_CHECKED}
          --once "^typejit\\[0\\]: error: MPI_Buffer_attach_c: the buffer is in device memory"
          --once "^typejit\\[0\\]: error: MPI_Isendrecv_c: the buffer is in device memory"

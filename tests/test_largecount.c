@@ -602,111 +602,126 @@ static int calls(void)
 /* More than 2^31 objects of one byte: the kernel's object index, packed word index and typed
  * offset all pass 2^31 (and INT_MAX, the last int count). */
 #define BIG_COUNT ((MPI_Count)G2 + 4099)
+/* The pattern's period: a prime, so that no shift by a power of two (an index cut to 31 or 32
+ * bits) maps the pattern onto itself. */
+#define PERIOD 251
 
 static unsigned char big_pattern(MPI_Count i)
 {
-    return (unsigned char)(i * 131 + (i >> 20) * 7 + 5);
+    return (unsigned char)(i % PERIOD * 7 + 1);
 }
 
-/* [at, at + n) of the pattern. */
-static void pattern_chunk(unsigned char *out, MPI_Count at, size_t n)
+/* The chunks of the big buffers that get the pattern: the first, and those from 2^31 - CHUNK to
+ * the end, across 2^31. The others keep what the allocation holds (untouched pages, which cost
+ * no memory on the test driver or in host memory), and the system MPI is given the same bytes. */
+static bool edge_chunk(MPI_Count at)
 {
-    for (size_t i = 0; i < n; i++)
-        out[i] = big_pattern(at + (MPI_Count)i);
+    return at == 0 || at >= G2 - (MPI_Count)CHUNK;
 }
 
-/* The packed bytes of BIG_COUNT objects of @p t (of size 1, extent 1) in @p got (host memory,
- * or with @p dev device memory), chunk by chunk against the system MPI's PMPI_Pack_c of the
- * pattern. */
-static bool packed_right(const char *what, MPI_Datatype t, const unsigned char *got, bool dev,
-                         unsigned char *a, unsigned char *b)
+static size_t chunk_len(MPI_Count at)
+{
+    return (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
+}
+
+/* A big buffer of host memory (sparse) or device memory. */
+static unsigned char *big_alloc(bool dev)
+{
+    CUdeviceptr d;
+    if (!dev)
+        return sparse((size_t)BIG_COUNT);
+    CUDRV(cuMemAlloc(&d, (size_t)BIG_COUNT));
+    return (unsigned char *)(uintptr_t)d;
+}
+
+static void big_free(unsigned char *p, bool dev)
+{
+    if (dev)
+        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)p));
+    else
+        munmap(p, (size_t)BIG_COUNT);
+}
+
+/* The pattern in the edge chunks of @p p; @p rep holds CHUNK + PERIOD bytes of it. */
+static void big_fill_edges(unsigned char *p, bool dev, const unsigned char *rep)
 {
     for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
-        size_t n = (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
-        MPI_Count pos = 0;
-        pattern_chunk(a, at, n);
-        REQUIRE(PMPI_Pack_c(a, (MPI_Count)n, t, b, (MPI_Count)n, &pos, MPI_COMM_SELF) ==
-                MPI_SUCCESS);
+        if (!edge_chunk(at))
+            continue;
         if (dev)
-            CUDRV(cuMemcpyDtoH(a, (CUdeviceptr)(uintptr_t)(got + at), n));
+            CUDRV(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)(p + at), rep + at % PERIOD, chunk_len(at)));
         else
-            memcpy(a, got + at, n);
-        if (memcmp(a, b, n) != 0) {
-            fprintf(stderr, "%s: the packed bytes from %lld differ from the system MPI's\n", what,
-                    (long long)at);
+            memcpy(p + at, rep + at % PERIOD, chunk_len(at));
+    }
+}
+
+/* The chunk at @p at of @p p, in host memory: @p p itself, or copied from the device to @p tmp. */
+static const unsigned char *big_chunk(const unsigned char *p, bool dev, MPI_Count at,
+                                      unsigned char *tmp)
+{
+    if (!dev)
+        return p + at;
+    CUDRV(cuMemcpyDtoH(tmp, (CUdeviceptr)(uintptr_t)(p + at), chunk_len(at)));
+    return tmp;
+}
+
+/* Whether @p out holds, chunk by chunk, what the system MPI makes of @p in (PMPI_Pack_c, or
+ * PMPI_Unpack_c with @p unpack) for BIG_COUNT objects of @p t (size 1, extent 1). */
+static bool big_right(const char *what, MPI_Datatype t, bool unpack, const unsigned char *in,
+                      const unsigned char *out, bool dev, unsigned char *a, unsigned char *b)
+{
+    for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
+        MPI_Count n = (MPI_Count)chunk_len(at), pos = 0;
+        const unsigned char *src = big_chunk(in, dev, at, a);
+        int rc = unpack ? PMPI_Unpack_c(src, n, &pos, b, n, t, MPI_COMM_SELF)
+                        : PMPI_Pack_c(src, n, t, b, n, &pos, MPI_COMM_SELF);
+        REQUIRE(rc == MPI_SUCCESS);
+        if (memcmp(big_chunk(out, dev, at, a), b, (size_t)n) != 0) {
+            fprintf(stderr, "%s: the %s bytes from %lld differ from the system MPI's\n", what,
+                    unpack ? "typed" : "packed", (long long)at);
             return false;
         }
     }
     return true;
-}
-
-/* The typed bytes after an unpack of the pattern: the system MPI's PMPI_Unpack_c, chunk by
- * chunk. */
-static bool unpacked_right(const char *what, MPI_Datatype t, const unsigned char *got, bool dev,
-                           unsigned char *a, unsigned char *b)
-{
-    for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
-        size_t n = (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
-        MPI_Count pos = 0;
-        pattern_chunk(a, at, n);
-        REQUIRE(PMPI_Unpack_c(a, (MPI_Count)n, &pos, b, (MPI_Count)n, t, MPI_COMM_SELF) ==
-                MPI_SUCCESS);
-        if (dev)
-            CUDRV(cuMemcpyDtoH(a, (CUdeviceptr)(uintptr_t)(got + at), n));
-        else
-            memcpy(a, got + at, n);
-        if (memcmp(a, b, n) != 0) {
-            fprintf(stderr, "%s: the typed bytes from %lld differ from the system MPI's\n", what,
-                    (long long)at);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Fill BIG_COUNT bytes at @p p (host or device memory) with the pattern. */
-static void fill_big(unsigned char *p, bool dev, unsigned char *a)
-{
-    for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
-        size_t n = (size_t)(BIG_COUNT - at < (MPI_Count)CHUNK ? BIG_COUNT - at : (MPI_Count)CHUNK);
-        pattern_chunk(dev ? a : p + at, at, n);
-        if (dev)
-            CUDRV(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)(p + at), a, n));
-    }
 }
 
 /* MPI_Pack_c and MPI_Unpack_c of BIG_COUNT objects of @p t between two buffers of one kind
- * (device: one kernel launch each way; host: typejit's CPU engine, TYPEJIT_HOST=engine). */
+ * (device: one kernel launch each way; host: typejit's CPU engine, TYPEJIT_HOST=engine). Only
+ * one of the two buffers is written whole at a time: the pack reads a typed buffer patterned at
+ * its edges into a poisoned packed one, which is then freed; the unpack reads a new packed buffer
+ * patterned at its edges into the poisoned typed one. */
 static void big_count(const char *what, MPI_Datatype t, bool dev)
 {
     unsigned char *typed, *packed, *a = malloc(CHUNK), *b = malloc(CHUNK);
+    unsigned char *rep = malloc(CHUNK + PERIOD);
     long launches = tj_counter("kernel_launches"), staged = tj_counter("gpu_fallbacks");
     long engine = tj_counter("packs_engine") + tj_counter("unpacks_engine");
     MPI_Count pos = 0;
     int rc;
 
-    REQUIRE(a != NULL && b != NULL);
-    if (dev) {
-        CUdeviceptr d;
-        CUDRV(cuMemAlloc(&d, (size_t)BIG_COUNT));
-        typed = (unsigned char *)(uintptr_t)d;
-        CUDRV(cuMemAlloc(&d, (size_t)BIG_COUNT));
-        packed = (unsigned char *)(uintptr_t)d;
-    } else {
-        typed = sparse((size_t)BIG_COUNT);
-        packed = sparse((size_t)BIG_COUNT);
-    }
-    fill_big(typed, dev, a);
+    REQUIRE(a != NULL && b != NULL && rep != NULL);
+    for (size_t i = 0; i < CHUNK + PERIOD; i++)
+        rep[i] = big_pattern((MPI_Count)i);
+
+    typed = big_alloc(dev);
+    big_fill_edges(typed, dev, rep);
+    packed = big_alloc(dev);
+    if (dev)
+        CUDRV(cuMemsetD8((CUdeviceptr)(uintptr_t)packed, POISON, (size_t)BIG_COUNT));
+    else
+        memset(packed, POISON, (size_t)BIG_COUNT);
     rc = MPI_Pack_c(typed, BIG_COUNT, t, packed, BIG_COUNT, &pos, MPI_COMM_SELF);
     if (rc != MPI_SUCCESS || pos != BIG_COUNT) {
         fprintf(stderr, "%s: MPI_Pack_c rc %d position %lld of %lld\n", what, rc, (long long)pos,
                 (long long)BIG_COUNT);
         check_failures++;
-    }
-    if (!packed_right(what, t, packed, dev, a, b))
+    } else if (!big_right(what, t, false, typed, packed, dev, a, b)) {
         check_failures++;
-    /* Unpack the pattern into poisoned typed memory. */
-    fill_big(packed, dev, a);
+    }
+    big_free(packed, dev);
+
+    packed = big_alloc(dev);
+    big_fill_edges(packed, dev, rep);
     if (dev)
         CUDRV(cuMemsetD8((CUdeviceptr)(uintptr_t)typed, POISON, (size_t)BIG_COUNT));
     else
@@ -717,9 +732,12 @@ static void big_count(const char *what, MPI_Datatype t, bool dev)
         fprintf(stderr, "%s: MPI_Unpack_c rc %d position %lld of %lld\n", what, rc, (long long)pos,
                 (long long)BIG_COUNT);
         check_failures++;
-    } else if (!unpacked_right(what, t, typed, dev, a, b)) {
+    } else if (!big_right(what, t, true, packed, typed, dev, a, b)) {
         check_failures++;
     }
+    big_free(packed, dev);
+    big_free(typed, dev);
+
     /* Each direction by one kernel (device) or the engine (host), never staged. */
     if (dev &&
         (tj_counter("kernel_launches") - launches != 2 || tj_counter("gpu_fallbacks") != staged)) {
@@ -731,15 +749,9 @@ static void big_count(const char *what, MPI_Datatype t, bool dev)
         fprintf(stderr, "%s: not packed by the engine\n", what);
         check_failures++;
     }
-    if (dev) {
-        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)typed));
-        CUDRV(cuMemFree((CUdeviceptr)(uintptr_t)packed));
-    } else {
-        munmap(typed, (size_t)BIG_COUNT);
-        munmap(packed, (size_t)BIG_COUNT);
-    }
     free(a);
     free(b);
+    free(rep);
     printf("%s: %lld objects packed and unpacked exactly\n", what, (long long)BIG_COUNT);
 }
 
@@ -823,8 +835,9 @@ static void big_position(MPI_Datatype t, kind_t tk, kind_t pk)
 /* Counts past 2^31 (TYPEJIT_HOST=engine, one rank): BIG_COUNT bytes packed and unpacked with
  * MPI_Pack_c and MPI_Unpack_c between two device buffers (one generated kernel each way, whose
  * object index, packed index and typed offset pass 2^31) and between two host buffers (the CPU
- * engine), each compared chunk by chunk with the system MPI; and a strided type packed at a
- * position past 2^31 and unpacked from there, with each side in host or device memory. */
+ * engine), each compared chunk by chunk with the system MPI given the same input (about 2.2 GB
+ * written at once: see big_count); and a strided type packed at a position past 2^31 and
+ * unpacked from there, with each side in host or device memory. */
 static int big(void)
 {
     MPI_Datatype v, t;
