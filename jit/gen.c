@@ -37,7 +37,16 @@ typedef struct {
     unsigned objects; /* objects per thread block */
     unsigned span;    /* words of one object per thread block */
     unsigned threads; /* threads per thread block */
+    unsigned kstep;   /* objects a thread moves per trip (several objects per thread block) */
+    unsigned istep;   /* words of one object a thread moves per trip (one object) */
 } shape_t;
+
+/* Words a thread moves per trip with W-byte words: a 1- or 2-byte word costs as many instructions
+ * as a 16-byte one, so narrow kernels move several per thread to share the loop's setup. */
+static unsigned unroll_of(int word)
+{
+    return word == 1 ? 8 : word == 2 ? 4 : 1;
+}
 
 /* One dimension after merging, in bytes; dimension 0 counts words `word` bytes apart. `index` is
  * the block's number of the dimension (of the innermost, when merged), used in the names. */
@@ -152,10 +161,14 @@ static void shape_of(const tj_block_t *block, int word, shape_t *shape)
         shape->objects = (unsigned)(BLOCK_THREADS / words);
         shape->span = (unsigned)words;
         shape->threads = (unsigned)round_up((int64_t)shape->objects * shape->span, 32);
+        shape->kstep = unroll_of(word);
+        shape->istep = 1;
     } else {
         shape->objects = 1;
         shape->span = (unsigned)TJ_MIN(BLOCK_THREADS, round_up(words, 32));
         shape->threads = shape->span;
+        shape->kstep = 1;
+        shape->istep = unroll_of(word);
     }
 }
 
@@ -391,6 +404,7 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
     text_t t = {0}, dims_text = {0}, offset_text = {0};
     char *block_text = NULL;
     char start[48], extent[48], words[48], words_literal[48], word_s[8], objects[16], span[16];
+    char kstep[16], istep[16];
     const tj_template_t *tmpl = find_template("strided.cu");
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     shape_t shape;
@@ -433,6 +447,8 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
     snprintf(word_s, sizeof(word_s), "%d", word);
     snprintf(objects, sizeof(objects), "%uu", shape.objects);
     snprintf(span, sizeof(span), "%uu", shape.span);
+    snprintf(kstep, sizeof(kstep), "%uu", shape.kstep);
+    snprintf(istep, sizeof(istep), "%uu", shape.istep);
 
     const subst_t subst[] = {
         {"NAME", name},
@@ -447,6 +463,8 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
         {"EXTENT", extent},
         {"OBJECTS", objects},
         {"SPAN", span},
+        {"KSTEP", kstep},
+        {"ISTEP", istep},
         {"DIMENSIONS", dims_text.buf},
         {"POINTERS", pointers},
         {"OFFSET", offset_text.buf},
@@ -474,6 +492,15 @@ static void launch_one(tj_launch_t *launch)
     *launch = l;
 }
 
+int tj_gen_words_per_thread(const tj_block_t *block, int word)
+{
+    shape_t shape;
+    if (!valid_block(block))
+        return 1;
+    shape_of(block, effective_word(block, word), &shape);
+    return (int)(shape.kstep * shape.istep);
+}
+
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
 {
     shape_t shape;
@@ -487,8 +514,10 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
     l.block[0] = shape.threads;
     l.block[1] = 1;
     l.block[2] = 1;
-    l.grid[0] = (unsigned)TJ_MIN(ceil_div(shape.words, shape.span), GRID_X_MAX);
-    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), shape.objects), GRID_YZ_MAX);
+    l.grid[0] =
+        (unsigned)TJ_MIN(ceil_div(shape.words, (int64_t)shape.span * shape.istep), GRID_X_MAX);
+    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), (int64_t)shape.objects * shape.kstep),
+                                 GRID_YZ_MAX);
     l.grid[2] = 1;
     *launch = l;
 }
@@ -497,6 +526,22 @@ const char *tj_gen_generic_source(void)
 {
     const tj_template_t *tmpl = find_template("generic.cu");
     return tmpl ? tmpl->text : NULL;
+}
+
+bool tj_gen_generic_usable(const tj_block_t *block)
+{
+    return valid_block(block) && block->size / block->counts[0] <= (int64_t)UINT32_MAX;
+}
+
+/* Division of a 32-bit q by c (1 <= c < 2^32) as a multiply-high and two shifts (Granlund and
+ * Montgomery): l = ceil(log2 c), magic = floor(2^32 (2^l - c) / c) + 1. */
+static void divider(uint64_t c, unsigned *magic, unsigned *shift)
+{
+    unsigned l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < c)
+        l++;
+    *magic = (unsigned)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - c)) / c + 1);
+    *shift = (l > 0 ? 1u : 0u) | (l > 0 ? l - 1 : 0) << 8;
 }
 
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params)
@@ -511,6 +556,8 @@ void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_
     for (int d = 0; d < block->ndims && d < TJ_BLOCK_MAX_DIMS; d++) {
         p.counts[d] = block->counts[d];
         p.strides[d] = block->strides[d];
+        if (d > 0 && block->counts[d] <= (int64_t)UINT32_MAX)
+            divider((uint64_t)block->counts[d], &p.magic[d], &p.shift[d]);
     }
     *params = p;
 }
@@ -571,10 +618,19 @@ uint64_t tj_gen_template_hash(void)
 
 /* templates/fused.cu declares the argument with the same layout: no padding may differ. */
 _Static_assert(sizeof(tj_fused_entry_t) == 40, "tj_fused_entry_t is 40 bytes in fused.cu");
+_Static_assert((TJ_FUSED_MAX & (TJ_FUSED_MAX - 1)) == 0,
+               "fused.cu's binary search halves TJ_FUSED_MAX");
 _Static_assert(sizeof(tj_fused_args_t) == 40 * TJ_FUSED_MAX + 8,
                "tj_fused_args_t has the layout of fused.cu");
 
-/* One case of the fused kernel's switch: the body of templates/strided.cu for block @p s. */
+/* The thread blocks across the words of one object of a fused member (the x extent of its
+ * grid): a constant of its block, baked into its case. */
+static unsigned fused_gx(const shape_t *shape)
+{
+    return (unsigned)TJ_MIN(ceil_div(shape->words, shape->span), FUSED_GX_MAX);
+}
+
+/* One leaf of the fused kernel's tree: the body of templates/strided.cu for block @p s. */
 static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool pack)
 {
     text_t dims_text = {0}, offset_text = {0};
@@ -595,7 +651,7 @@ static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool 
         t->failed = true;
         goto out;
     }
-    text_printf(t, "    case %d: {\n", s);
+    text_printf(t, "    { /* block %d */\n", s);
     text_printf(t, "    typedef %s index_t;\n", index32 ? "unsigned int" : "unsigned long long");
     text_printf(t, "    const long long START = %s;\n    const long long EXTENT = %s;\n", start,
                 extent);
@@ -603,23 +659,61 @@ static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool 
                 index32 ? "u" : "ull");
     text_printf(t, "    const unsigned OBJECTS = %uu;\n    const unsigned SPAN = %uu;\n",
                 shape.objects, shape.span);
+    text_printf(t, "    const unsigned GX = %uu;\n", fused_gx(&shape));
     text_append(t, dims_text.buf, dims_text.len);
-    text_printf(t, "\n    const unsigned lane = threadIdx.x %% SPAN;\n"
-                   "    const unsigned slot = threadIdx.x / SPAN;\n"
-                   "    if (slot >= OBJECTS)\n        return;\n"
-                   "    for (long long k = (long long)by * OBJECTS + slot; k < count;\n"
-                   "         k += (long long)gy * OBJECTS) {\n"
-                   "        const long long base = START + k * EXTENT;\n"
-                   "        for (index_t i = (index_t)bx * SPAN + lane; i < WORDS;\n"
-                   "             i += (index_t)gx * SPAN) {\n");
-    text_append(t, offset_text.buf, offset_text.len);
-    text_printf(t, "\n%s\n        }\n    }\n    return;\n    }\n",
+    /* The member's blocks are GX * gy (tj_gen_fused_launch): by < gy needs no test. */
+    text_printf(t, "\n    const unsigned bx = local %% GX;\n"
+                   "    const unsigned by = local / GX;\n");
+    /* A launch has at most BLOCK_THREADS threads per block: with a span that wide, every thread
+     * has a word of the object and nothing is left to test. */
+    if (shape.objects == 1 && shape.span == BLOCK_THREADS)
+        text_printf(t, "    const unsigned lane = threadIdx.x, slot = 0;\n");
+    else
+        text_printf(t, "    const unsigned lane = threadIdx.x %% SPAN;\n"
+                       "    const unsigned slot = threadIdx.x / SPAN;\n"
+                       "    if (slot >= OBJECTS)\n        return;\n");
+    if (shape.objects > 1) {
+        /* As templates/strided.cu with several objects per thread block: SPAN is the object. */
+        text_printf(t, "    if (bx != 0)\n        return;\n    const index_t i = lane;\n");
+        text_append(t, offset_text.buf, offset_text.len);
+        text_printf(t, "\n#pragma unroll 1\n"
+                       "    for (long long k = (long long)by * OBJECTS + slot; k < count;\n"
+                       "         k += (long long)gy * OBJECTS) {\n"
+                       "        const long long base = START + k * EXTENT;\n");
+    } else {
+        text_printf(t, "#pragma unroll 1\n"
+                       "    for (long long k = (long long)by + slot; k < count; k += gy) {\n"
+                       "        const long long base = START + k * EXTENT;\n"
+                       "#pragma unroll 1\n"
+                       "        for (index_t i = (index_t)bx * SPAN + lane; i < WORDS;\n"
+                       "             i += (index_t)GX * SPAN) {\n");
+        text_append(t, offset_text.buf, offset_text.len);
+        text_printf(t, "\n");
+    }
+    text_printf(t, "%s\n%s    }\n    return;\n    }\n",
                 pack ? "            packed[k * WORDS + i] = *(const word_t *)(typed + (base + "
                        "off));"
-                     : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];");
+                     : "            *(word_t *)(typed + (base + off)) = packed[k * WORDS + i];",
+                shape.objects > 1 ? "" : "        }\n");
 out:
     free(offset_text.buf);
     free(dims_text.buf);
+}
+
+/* The tree of tests that leads each member to its block's code: blocks [lo, hi), in order. */
+static void emit_tree(text_t *t, int lo, int hi, const tj_block_t *blocks, int word, bool pack)
+{
+    int mid = lo + (hi - lo) / 2;
+
+    if (hi - lo == 1) {
+        emit_case(t, lo, &blocks[lo], word, pack);
+        return;
+    }
+    text_printf(t, "    if (shape < %d) {\n", mid);
+    emit_tree(t, lo, mid, blocks, word, pack);
+    text_printf(t, "    } else {\n");
+    emit_tree(t, mid, hi, blocks, word, pack);
+    text_printf(t, "    }\n");
 }
 
 tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
@@ -651,8 +745,8 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
     for (int s = 0; s < n; s++) {
         tj_block_format(&blocks[s], block_text, sizeof(block_text));
         text_printf(&comment, " *   block %d: %s%s", s, block_text, s + 1 < n ? "\n" : "");
-        emit_case(&cases, s, &blocks[s], word, pack);
     }
+    emit_tree(&cases, 0, n, blocks, word, pack);
     if (cases.failed || comment.failed) {
         status = TJ_ERR_NOMEM;
         goto out;
@@ -669,11 +763,11 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
         {"WORD", word_s},
         {"MAX", max},
         {"WORD_TYPE", word_type(word)},
-        {"POINTERS", pack ? "    const char *typed = (const char *)src + args.m[m].typed;\n"
-                            "    word_t *packed = (word_t *)((char *)dst + args.m[m].packed);"
-                          : "    char *typed = (char *)dst + args.m[m].typed;\n"
+        {"POINTERS", pack ? "    const char *typed = (const char *)src + e->typed;\n"
+                            "    word_t *packed = (word_t *)((char *)dst + e->packed);"
+                          : "    char *typed = (char *)dst + e->typed;\n"
                             "    const word_t *packed = (const word_t *)((const char *)src + "
-                            "args.m[m].packed);"},
+                            "e->packed);"},
         {"CASES", cases.buf},
     };
     if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
@@ -716,7 +810,7 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
         if (mb->shape < 0 || mb->shape >= nblocks || mb->count < 0)
             return TJ_ERR_INVALID;
         shape_of(&blocks[mb->shape], word, &shape);
-        gx = TJ_MIN(ceil_div(shape.words, shape.span), FUSED_GX_MAX);
+        gx = fused_gx(&shape);
         gy = TJ_MIN(ceil_div(TJ_MAX(mb->count, 1), shape.objects), GRID_YZ_MAX);
         gy = TJ_MAX(1, TJ_MIN(gy, FUSED_MEMBER_BLOCKS / gx));
         a.m[i].typed = mb->typed;
@@ -728,6 +822,10 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
         a.m[i].shape = mb->shape;
         first += gx * gy;
     }
+    /* The kernel's binary search reads every entry: those past the last member start after
+     * every thread block. */
+    for (int i = nmembers; i < TJ_FUSED_MAX; i++)
+        a.m[i].first = 0xffffffffu;
     a.n = nmembers;
     launch->grid[0] = (unsigned)first;
     launch->grid[1] = launch->grid[2] = 1;

@@ -48,17 +48,27 @@ tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char 
 tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir, const char *name,
                                char **source);
 
+/* Words each thread of tj_gen_source's kernel for (block, word) moves per trip of its loops. */
+int tj_gen_words_per_thread(const tj_block_t *block, int word);
+
 /* Launch geometry for `count` objects: grid by ceiling division, x < 2^31, y and z <= 65535
  * (the kernels stride over the grid, so any count works). */
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 
 /* The generic kernels' layout argument (the TEMPI approach): the block's fields as they are,
- * counts[0] in bytes, passed by value. */
+ * counts[0] in bytes, passed by value; per dimension d >= 1 the multiplier and shifts that divide
+ * a 32-bit row index by counts[d] (magic[d], shift[d] = s1 | s2 << 8: q / c is
+ * (t + ((q - t) >> s1)) >> s2 with t = umulhi(q, magic[d])). */
 typedef struct {
     long long start, extent;
     int ndims, word;
     long long counts[16], strides[16];
+    unsigned magic[16], shift[16];
 } tj_generic_params_t;
+
+/* Whether the generic kernels serve @p block: its rows (every dimension but the run) number
+ * fewer than 2^32, so that a row index divides in 32 bits. */
+bool tj_gen_generic_usable(const tj_block_t *block);
 
 /* One source holding two kernels, "tj_generic_pack" and "tj_generic_unpack", taking
  * (void *dst, const void *src, long long count, tj_generic_params_t params). Static text. */
@@ -87,7 +97,9 @@ typedef struct {
 
 /* The fused kernels' third argument, passed by value (templates/fused.cu declares the same
  * layout): per member its offsets and count, its first thread block, and the grid it strides
- * over (gx by gy thread blocks, flattened into the x dimension after the members before it). */
+ * over (gx by gy thread blocks, flattened into the x dimension after the members before it).
+ * gx is a constant of the member's block, baked into the kernel (it is here for the record);
+ * gy may be anything from 1 up. Entries past the last member have first = 0xffffffff. */
 typedef struct {
     long long typed, packed, count;
     unsigned first, gx, gy;
@@ -113,8 +125,8 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
 /* The arguments and launch geometry of the fused kernel of (@p blocks, @p nblocks, @p word) for
  * @p nmembers members (1 to TJ_FUSED_MAX; counts >= 0, shapes in range): TJ_ERR_INVALID
  * otherwise. The grid is one-dimensional, every member's thread blocks in turn; the kernels
- * stride over each member's own grid, so any member may be given fewer thread blocks than it
- * has work. */
+ * stride over each member's own grid, so any member may be given fewer rows of thread blocks
+ * (gy) than it has work. */
 tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
                                 const tj_fused_member_t *members, int nmembers,
                                 tj_fused_args_t *args, tj_launch_t *launch);

@@ -2,10 +2,14 @@
  *   @SHAPES@ blocks, W = @WORD@ bytes per load and store.
 @BLOCKS@
  * One launch moves several members, each `count` objects of one of the blocks above (a halo
- * exchange's faces, one collective's slices). The grid is one-dimensional: member m owns thread
- * blocks [first, first + gx * gy), which it treats as a gx by gy grid exactly as the kernel of
- * its block alone (templates/strided.cu) treats blockIdx.x and blockIdx.y; both loops stride
- * over that grid, so any grid is correct. Every block's constants are baked in as there. */
+ * exchange's faces, one collective's slices); members of equal blocks share one case. The grid
+ * is one-dimensional: member m owns thread blocks [first, first + GX * gy), which it treats as a
+ * GX by gy grid exactly as the kernel of its block alone (templates/strided.cu) treats
+ * blockIdx.x and blockIdx.y; both loops stride over that grid, so any gy is correct. GX depends
+ * on the block alone and is baked in with its other constants, so that splitting the member's
+ * thread block index divides by a constant. The member is found by a binary search of the
+ * members' first thread blocks (entries past the last member hold 0xffffffff), in log2(@MAX@)
+ * unrolled steps. */
 #ifndef TJ_FUSED_ARGS_DEFINED
 #define TJ_FUSED_ARGS_DEFINED
 struct tj_fused_entry_t {
@@ -25,23 +29,19 @@ extern "C" __global__ void @NAME@(void *__restrict__ dst, const void *__restrict
     /* The W-byte word moved by one load and one store. */
     typedef @WORD_TYPE@ word_t;
 
-    /* The member whose range holds this thread block: few members, so a linear scan. */
-    int m = 0;
-    while (m + 1 < args.n && blockIdx.x >= args.m[m + 1].first)
-        m++;
-    const unsigned local = blockIdx.x - args.m[m].first;
-    const unsigned bx = local % args.m[m].gx;
-    const unsigned by = local / args.m[m].gx;
-    const unsigned gx = args.m[m].gx;
-    const unsigned gy = args.m[m].gy;
-    const long long count = args.m[m].count;
-    if (by >= gy)
-        return;
+    /* The member whose range holds this thread block: the last one starting at or before it. */
+    const tj_fused_entry_t *e = args.m;
+#pragma unroll
+    for (unsigned step = @MAX@ / 2; step > 0; step /= 2)
+        if (blockIdx.x >= e[step].first)
+            e += step;
+    const unsigned local = blockIdx.x - e->first;
+    const unsigned gy = e->gy;
+    const long long count = e->count;
 @POINTERS@
 
-    switch (args.m[m].shape) {
+    /* The member's block: a binary tree of tests on its index (tj_gen_fused_launch gives every
+     * member a block of this kernel), each block's code once at a leaf. */
+    const int shape = e->shape;
 @CASES@
-    default:
-        return;
-    }
 }

@@ -6,13 +6,16 @@
  * of the typed buffer; dimension 0 is a run of counts[0] bytes moved as words of `word` bytes.
  * Threads map x to the words of a run, y to the rows (every other dimension, flattened) and z to
  * the objects; each axis strides over the whole grid, so any geometry is correct. The row's
- * offset takes one run-time division per dimension, paid once per row rather than per word. */
+ * offset takes one division per dimension, paid once per row rather than per word, as a
+ * multiply-high by the magic number the host computed (a row index fits 32 bits:
+ * tj_gen_generic_usable). */
 
 /* Must match tj_generic_params_t of jit/gen.h byte for byte: it is passed by value. */
 typedef struct {
     long long start, extent;
     int ndims, word;
     long long counts[16], strides[16];
+    unsigned magic[16], shift[16];
 } tj_generic_params_t;
 
 template <typename word_t, bool PACK>
@@ -24,19 +27,28 @@ tj_generic_move(void *__restrict__ dst, const void *__restrict__ src, long long 
     char *out = (char *)dst;
     const long long run = p.counts[0] / (long long)sizeof(word_t); /* words per run */
     long long rows = 1;
+    /* No loop here is unrolled: each mostly makes one trip, or a few. */
+#pragma unroll 1
     for (int d = 1; d < p.ndims; d++)
         rows *= p.counts[d];
     const long long words = run * rows; /* words per object */
 
+#pragma unroll 1
     for (long long k = blockIdx.z; k < count; k += gridDim.z) {
+#pragma unroll 1
         for (long long r = (long long)blockIdx.y * blockDim.y + threadIdx.y; r < rows;
              r += (long long)gridDim.y * blockDim.y) {
             /* Byte offset of the row: digits of r over dimensions 1 and up, 1 fastest. */
-            long long off = p.start + k * p.extent, q = r;
+            long long off = p.start + k * p.extent;
+            unsigned q = (unsigned)r;
+#pragma unroll 1
             for (int d = 1; d < p.ndims; d++) {
-                off += (q % p.counts[d]) * p.strides[d];
-                q /= p.counts[d];
+                const unsigned t = __umulhi(q, p.magic[d]);
+                const unsigned next = (t + ((q - t) >> (p.shift[d] & 0xff))) >> (p.shift[d] >> 8);
+                off += (long long)(q - next * (unsigned)p.counts[d]) * p.strides[d];
+                q = next;
             }
+#pragma unroll 1
             for (long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x; w < run;
                  w += (long long)gridDim.x * blockDim.x) {
                 const long long j = k * words + r * run + w;             /* packed word index */

@@ -12,7 +12,7 @@ endif()
 set(FAKECUDA_DIR ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
 set(FAKECUDA_KERNEL_CACHE ${CMAKE_CURRENT_BINARY_DIR}/fakecuda-kernels)
 set(FAKECUDA_SOURCES context.c copy.c device.c fault.c grid.c init.c inject.c kernel.c memory.c
-    module.c pointer.c procaddr.c stream.c track.c)
+    module.c pointer.c procaddr.c stream.c trace.c track.c)
 list(TRANSFORM FAKECUDA_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/)
 
 # One libcuda.so.1 per emulated driver version (directory name and CUDA_VERSION-style number).

@@ -250,7 +250,7 @@ static void batch_compile(batch_t *b)
     REQUIRE(f != NULL);
     append(f, "#include \"tj_emu.h\"\n#include <cstring>\n\n");
     append(f, tj_gen_generic_source());
-    append(f, "\nstatic_assert(sizeof(tj_generic_params_t) == 280, \"params layout\");\n"
+    append(f, "\nstatic_assert(sizeof(tj_generic_params_t) == 408, \"params layout\");\n"
               "extern \"C\" void emu_generic(int pack, const unsigned *g, const unsigned *b, "
               "void *dst, const void *src, long long count, const void *params)\n{\n"
               "    tj_generic_params_t p;\n    std::memcpy(&p, params, sizeof(p));\n"
@@ -499,7 +499,7 @@ static void fused_run(const fset_t *f, emu_fused_fn_t fn, void *dst, const void 
     if (f->shrink) {
         unsigned first = 0;
         for (int i = 0; i < f->n; i++) {
-            args.m[i].gx = args.m[i].gx > 2 ? args.m[i].gx / 3 : 1;
+            /* gx is the kernel's constant for the block; the rows of objects may shrink. */
             args.m[i].gy = args.m[i].gy > 1 ? args.m[i].gy / 2 : 1;
             args.m[i].first = first;
             first += args.m[i].gx * args.m[i].gy;

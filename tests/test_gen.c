@@ -173,11 +173,14 @@ static void check_geometry(void)
             for (size_t c = 0; c < sizeof(counts_list) / sizeof(counts_list[0]); c++) {
                 int64_t count = counts_list[c];
                 double words = (double)(blocks[b].size / word) * (double)(count ? count : 1);
+                int per = tj_gen_words_per_thread(&blocks[b], word);
                 tj_gen_launch(&blocks[b], word, count, &l);
                 check_launch_limits(&l);
-                /* Without the caps, the grid holds a thread for every word. */
+                /* Without the caps, the grid holds a thread for every `per` words (narrow
+                 * words: several per thread). */
+                CHECK(per == (word == 1 ? 8 : word == 2 ? 4 : 1));
                 if (l.grid[0] < 2147483647u && l.grid[1] < 65535)
-                    CHECK(grid_threads(&l) >= words);
+                    CHECK(grid_threads(&l) * per >= words);
                 /* ... and is not grossly larger than needed. */
                 CHECK(grid_threads(&l) < 4 * words + 2048);
 
@@ -209,7 +212,40 @@ static void check_generic(void)
         CHECK_EQ_INT(p.counts[d], b.counts[d]);
         CHECK_EQ_INT(p.strides[d], b.strides[d]);
     }
-    CHECK_EQ_INT(sizeof(tj_generic_params_t), 280);
+    CHECK_EQ_INT(sizeof(tj_generic_params_t), 408);
+    /* The magic numbers divide every 32-bit row index exactly, for divisors of every size. */
+    {
+        const uint64_t divisors[] = {1,
+                                     2,
+                                     3,
+                                     5,
+                                     7,
+                                     24,
+                                     100,
+                                     641,
+                                     65535,
+                                     65536,
+                                     65537,
+                                     1u << 31,
+                                     (1u << 31) + 1,
+                                     0xfffffffeu,
+                                     0xffffffffu};
+        const uint32_t qs[] = {0,     1,        2,           3,           99,          65535,
+                               65536, 1u << 31, 0x7fffffffu, 0xfffffffeu, 0xffffffffu, 123456789u};
+        long bad = 0;
+        for (size_t i = 0; i < sizeof(divisors) / sizeof(divisors[0]); i++) {
+            int64_t c3[2] = {8, (int64_t)divisors[i]}, s3[2] = {1, 8};
+            tj_block_t one = make(0, 8, 2, c3, s3);
+            tj_gen_generic_params(&one, 8, &p);
+            for (size_t j = 0; j < sizeof(qs) / sizeof(qs[0]); j++) {
+                uint32_t q = qs[j], t = (uint32_t)(((uint64_t)q * p.magic[1]) >> 32);
+                uint32_t got = (t + ((q - t) >> (p.shift[1] & 0xff))) >> (p.shift[1] >> 8);
+                bad += got != (uint32_t)(q / divisors[i]);
+            }
+        }
+        CHECK_EQ_INT(bad, 0);
+    }
+    tj_gen_generic_params(&b, 4, &p);
     REQUIRE(src != NULL);
     check_contains(src, "extern \"C\" __global__ void tj_generic_pack(");
     check_contains(src, "extern \"C\" __global__ void tj_generic_unpack(");

@@ -24,6 +24,12 @@ struct __attribute__((aligned(16))) uint4 {
     unsigned x, y, z, w;
 };
 
+/* The high 32 bits of a 32 x 32-bit product, as the device intrinsic. */
+static inline unsigned __umulhi(unsigned a, unsigned b)
+{
+    return (unsigned)(((unsigned long long)a * b) >> 32);
+}
+
 /* Per host thread: several host threads run blocks of one launch at once. */
 static thread_local uint3 threadIdx, blockIdx, blockDim, gridDim;
 
@@ -46,6 +52,29 @@ static void tj_emu_launch(K kernel, const unsigned grid[3], const unsigned block
                         }
 }
 
+#ifdef TJ_EMU_TRACK_STORES
+/* The fake driver's address trace (FAKECUDA_TRACE, tests/fakecuda/trace.c): which thread runs
+ * next, and every load, so that its accesses can be grouped into the warps' requests. */
+extern "C" {
+typedef void (*tj_emu_load_fn)(const void *address, std::size_t bytes);
+typedef void (*tj_emu_thread_fn)(unsigned long long block, unsigned thread);
+static tj_emu_load_fn tj_emu_load_hook;
+static tj_emu_thread_fn tj_emu_thread_hook;
+
+__attribute__((visibility("default"))) void fakecuda_set_trace_hooks(tj_emu_load_fn load,
+                                                                     tj_emu_thread_fn thread)
+{
+    tj_emu_load_hook = load;
+    tj_emu_thread_hook = thread;
+}
+}
+#define TJ_EMU_THREAD_BEGIN(_block, _thread)                                                       \
+    if (tj_emu_thread_hook != nullptr)                                                             \
+    tj_emu_thread_hook(_block, _thread)
+#else
+#define TJ_EMU_THREAD_BEGIN(_block, _thread) (void)0
+#endif
+
 /* Runs threads of thread block @p at of a launch on the calling host thread: order[0..n) are
  * linear thread indices (x fastest), in the order they run. */
 template <typename K, typename... A>
@@ -58,6 +87,7 @@ static void tj_emu_block(K kernel, const unsigned grid[3], const unsigned block[
     for (unsigned i = 0; i < n; i++) {
         unsigned t = order[i];
         threadIdx = {t % block[0], t / block[0] % block[1], t / (block[0] * block[1])};
+        TJ_EMU_THREAD_BEGIN(at[0] + (unsigned long long)grid[0] * (at[1] + (unsigned long long)grid[1] * at[2]), t);
         kernel(args...);
     }
 }
@@ -121,7 +151,9 @@ __attribute__((visibility("default"))) void fakecuda_set_store_hook(tj_emu_store
 #define TJ_EMU_store(_p, _n)                                                                       \
     if (tj_emu_store_hook != nullptr)                                                              \
     tj_emu_store_hook(_p, _n)
-#define TJ_EMU_load(_p, _n) (void)(_p)
+#define TJ_EMU_load(_p, _n)                                                                        \
+    if (tj_emu_load_hook != nullptr)                                                               \
+    tj_emu_load_hook(_p, _n)
 TJ_EMU_ACCESS(store, 1)
 TJ_EMU_ACCESS(store, 2)
 TJ_EMU_ACCESS(store, 4)
@@ -140,9 +172,11 @@ __asan_storeN_noabort(const void *p, std::size_t n)
         tj_emu_store_hook(p, n);
 }
 
-__attribute__((no_sanitize_address, visibility("default"))) void __asan_loadN_noabort(const void *,
-                                                                                      std::size_t)
+__attribute__((no_sanitize_address, visibility("default"))) void
+__asan_loadN_noabort(const void *p, std::size_t n)
 {
+    if (tj_emu_load_hook != nullptr)
+        tj_emu_load_hook(p, n);
 }
 
 __attribute__((no_sanitize_address, visibility("default"))) void __asan_handle_no_return(void) {}

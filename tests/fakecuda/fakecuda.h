@@ -295,6 +295,23 @@ void fc_track_flush(void);
  * the output was not written. */
 bool fc_track_end(bool complete, char *why, size_t len);
 
+/* ---- address trace, FAKECUDA_TRACE (trace.c) ------------------------------------------------ */
+
+typedef void (*fc_trace_load_fn)(const void *address, size_t bytes);
+typedef void (*fc_trace_thread_fn)(unsigned long long block, unsigned thread);
+typedef void (*fc_set_trace_hooks_fn)(fc_trace_load_fn load, fc_trace_thread_fn thread);
+
+/* Whether FAKECUDA_TRACE asks for a trace of every launch. */
+bool fc_trace_enabled(void);
+/* Around one launch's run: fc_trace_end appends its line (launch number @p launch). */
+void fc_trace_begin(void);
+void fc_trace_end(const fc_op_t *op, unsigned long long launch);
+/* The hooks of tests/emu/tj_emu.h: the thread that runs next on this host thread, and each
+ * load; stores come through fc_track_store. */
+void fc_trace_thread(unsigned long long block, unsigned thread);
+void fc_trace_load(const void *address, size_t bytes);
+void fc_trace_access(const void *address, size_t bytes, bool store);
+
 /* Installs the fault handler (once, at cuInit). */
 void fc_fault_install(void);
 /* Runs @p fn(arg) and returns 0, or the signal number if it faulted. */

@@ -229,7 +229,8 @@ int fc_grid_run(fc_op_t *op, unsigned long long *launch)
     r.params = op->u.kernel.params;
     r.threads = op->u.kernel.block[0] * op->u.kernel.block[1] * op->u.kernel.block[2];
     /* A grid of fewer blocks than host threads has its blocks' threads split among them. */
-    r.slices = blocks < (uint64_t)fc_config.threads && r.threads >= 64
+    /* A traced launch keeps each block on one host thread, and so each warp (trace.c). */
+    r.slices = blocks < (uint64_t)fc_config.threads && r.threads >= 64 && !fc_trace_enabled()
                    ? (unsigned)(fc_config.threads / blocks)
                    : 1;
     r.units = blocks * r.slices;

@@ -426,7 +426,10 @@ void fc_kernel_execute(fc_op_t *op)
     fc_mem_open(ctx);
     known = fc_track_begin(op, why, sizeof why);
     if (known) {
+        fc_trace_begin();
         sig = fc_grid_run(op, &launch);
+        if (sig == 0)
+            fc_trace_end(op, launch);
         kept = fc_track_end(sig == 0, why, sizeof why);
     }
     /* A write just outside an allocation, short of its guard page: a fault all the same (on a

@@ -171,6 +171,7 @@ static CUresult load(struct CUctx_st *ctx, const void *image, struct CUmod_st **
     void *dl = NULL;
     bool tracked = false;
     fc_set_hook_fn set_hook = NULL;
+    fc_set_trace_hooks_fn set_trace = NULL;
     CUresult rc;
 
     if (image == NULL)
@@ -209,6 +210,9 @@ static CUresult load(struct CUctx_st *ctx, const void *image, struct CUmod_st **
         set_hook(fc_track_store);
         mod->tracked = true;
     }
+    *(void **)&set_trace = dlsym(dl, "fakecuda_set_trace_hooks");
+    if (tracked && set_trace != NULL && fc_trace_enabled())
+        set_trace(fc_trace_load, fc_trace_thread);
     for (const char *name = names; *name != '\0'; name += strlen(name) + 1) {
         struct CUfunc_st *f = calloc(1, sizeof *f);
         char sym[300];

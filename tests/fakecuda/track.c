@@ -305,6 +305,7 @@ void fc_track_store(const void *address, size_t n)
     const window_t *w;
     size_t off;
 
+    fc_trace_access(address, n, true);
     if (!t.active || n == 0)
         return;
     if ((w = window_of(a, n)) == NULL) {

@@ -1,0 +1,485 @@
+/* Kernel quality without a GPU, the part that runs kernels: for a fixed set of shapes, each pack
+ * and unpack kernel is compiled for sm_90 (the CUBIN is written for bench/kernel-quality, which
+ * reads its SASS) and launched once on the CPU-only test driver (tests/fakecuda) with
+ * FAKECUDA_TRACE set, whose address trace of every thread gives the sectors the launch's warps
+ * touch. Per kernel one CSV row on stdout (columns in `header` below), with the layout's own
+ * numbers beside the trace's:
+ *   ideal_*: the sectors and requests of the ideal mapping: the launch's words in packed order,
+ *            32 consecutive ones per request (one word of W bytes per thread), as if every
+ *            request were a full warp;
+ *   *_distinct: every sector the launch's bytes occupy, once (no kernel can touch fewer).
+ * Timings are not measured: the driver is a CPU emulation.
+ *
+ *   FAKECUDA_TRACE=FILE bench_kernel_quality OUTDIR   (LD_LIBRARY_PATH: the test driver first)
+ *
+ * The shapes: TEMPI's figure-8 objects (2-D and 3-D, runs of 1 to 512 bytes at a pitch of 512,
+ * 1 KiB to 4 MiB); the 26 halo regions of a 64^3 grid of 8 doubles per point with radius 3,
+ * per shape and fused (send side); vectors of elements of 1 to 16 bytes with a stride of three
+ * elements; the generic kernel on some of them. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpu/cuda.h"
+#include "jit/gen.h"
+#include "kernels/supply.h"
+#include "type/block.h"
+#include "util/common.h"
+
+#define TARGET "sm_90"
+#define SECTOR 32
+
+static const char *outdir, *trace_path;
+static char ident[64];
+
+/* One kernel to report: a single block, a fused set, or the generic kernel on one block. */
+typedef struct {
+    const char *family; /* fig8-2d, fig8-3d, halo, halo-fused, element, generic */
+    char name[128];
+    tj_kernel_kind_t kind;
+    tj_block_t blocks[TJ_FUSED_MAX]; /* at start 0 */
+    int nblocks;
+    tj_fused_member_t members[TJ_FUSED_MAX];
+    int nmembers;
+    int word;
+    int64_t count;
+} item_t;
+
+/* Which member holds packed word `w`, for the ideal mapping: words in packed order. */
+typedef struct {
+    const item_t *it;
+    int m;     /* member (0 for a single kernel) */
+    int64_t k; /* object */
+    int64_t idx[TJ_BLOCK_MAX_DIMS];
+    int64_t w0;     /* word within the run */
+    int64_t typed;  /* byte offset of the current word in the typed buffer */
+    int64_t packed; /* byte offset of the current word in the packed buffer */
+    bool done;
+} walk_t;
+
+static const tj_block_t *walk_block(const walk_t *w)
+{
+    return &w->it->blocks[w->it->kind == TJ_KERNEL_FUSED ? w->it->members[w->m].shape : 0];
+}
+
+static int64_t member_count(const item_t *it, int m)
+{
+    return it->kind == TJ_KERNEL_FUSED ? it->members[m].count : it->count;
+}
+
+static void walk_member(walk_t *w)
+{
+    const item_t *it = w->it;
+    const tj_block_t *b;
+
+    while (w->m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1) && member_count(it, w->m) < 1)
+        w->m++;
+    if (w->m >= (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1)) {
+        w->done = true;
+        return;
+    }
+    b = walk_block(w);
+    w->k = 0;
+    w->w0 = 0;
+    memset(w->idx, 0, sizeof(w->idx));
+    w->typed = (it->kind == TJ_KERNEL_FUSED ? it->members[w->m].typed : 0) + b->start;
+    w->packed = it->kind == TJ_KERNEL_FUSED ? it->members[w->m].packed : w->packed;
+}
+
+static void walk_next(walk_t *w)
+{
+    const tj_block_t *b = walk_block(w);
+    int word = w->it->word;
+    int d;
+
+    w->packed += word;
+    w->typed += word;
+    if (++w->w0 < b->counts[0] / word)
+        return;
+    w->typed -= b->counts[0];
+    w->w0 = 0;
+    for (d = 1; d < b->ndims; d++) {
+        w->typed += b->strides[d];
+        if (++w->idx[d] < b->counts[d])
+            return;
+        w->typed -= b->strides[d] * b->counts[d];
+        w->idx[d] = 0;
+    }
+    w->typed += b->extent;
+    if (++w->k < member_count(w->it, w->m))
+        return;
+    w->m++;
+    walk_member(w);
+}
+
+/* Distinct sectors of up to 32 accesses. */
+static int64_t sectors_of(const int64_t *addr, int n, int word)
+{
+    int64_t s[64];
+    int ns = 0;
+    for (int i = 0; i < n; i++)
+        for (int64_t x = addr[i] / SECTOR; x <= (addr[i] + word - 1) / SECTOR; x++) {
+            int j = 0;
+            while (j < ns && s[j] != x)
+                j++;
+            if (j == ns && ns < 64)
+                s[ns++] = x;
+        }
+    return ns;
+}
+
+/* The ideal mapping's requests and sectors, typed and packed sides (addresses relative to
+ * buffers aligned to 256 bytes). */
+static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
+                  int64_t *packed_sectors)
+{
+    walk_t w = {.it = it};
+    int64_t ta[32], pa[32];
+
+    *requests = *typed_sectors = *packed_sectors = 0;
+    walk_member(&w);
+    while (!w.done) {
+        int n = 0;
+        for (; n < 32 && !w.done; n++) {
+            ta[n] = w.typed;
+            pa[n] = w.packed;
+            walk_next(&w);
+        }
+        ++*requests;
+        *typed_sectors += sectors_of(ta, n, it->word);
+        *packed_sectors += sectors_of(pa, n, it->word);
+    }
+}
+
+/* [lo, hi) of the typed bytes the launch touches, relative to the typed base. */
+static void typed_span(const item_t *it, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MAX;
+    *hi = INT64_MIN;
+    for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++) {
+        const tj_block_t *b = &it->blocks[it->kind == TJ_KERNEL_FUSED ? it->members[m].shape : 0];
+        int64_t off = it->kind == TJ_KERNEL_FUSED ? it->members[m].typed : 0;
+        int64_t cnt = member_count(it, m), reach = (cnt - 1) * b->extent;
+        *lo = TJ_MIN(*lo, off + b->lo + TJ_MIN(reach, 0));
+        *hi = TJ_MAX(*hi, off + b->hi + TJ_MAX(reach, 0));
+    }
+}
+
+static int64_t packed_bytes(const item_t *it)
+{
+    int64_t n = 0;
+    for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++)
+        n += member_count(it, m) *
+             it->blocks[it->kind == TJ_KERNEL_FUSED ? it->members[m].shape : 0].size;
+    return n;
+}
+
+/* The last line of the trace file: the launch just synchronised. */
+static bool last_trace(char *line, size_t len)
+{
+    FILE *f = fopen(trace_path, "r");
+    char buf[1024];
+    bool any = false;
+
+    if (f == NULL)
+        return false;
+    while (fgets(buf, sizeof(buf), f) != NULL) {
+        snprintf(line, len, "%s", buf);
+        any = true;
+    }
+    fclose(f);
+    return any;
+}
+
+static unsigned long long field(const char *line, const char *name)
+{
+    char key[64];
+    const char *p;
+    snprintf(key, sizeof(key), " %s=", name);
+    p = strstr(line, key);
+    return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* Compile, write the CUBIN, launch once, print the row. */
+static int run_item(item_t *it, tj_dir_t dir)
+{
+    tj_kernel_spec_t spec;
+    tj_kernel_t *k;
+    tj_gpu_function_t fn;
+    tj_launch_t geo;
+    tj_fused_args_t fargs;
+    tj_generic_params_t params;
+    int64_t lo, hi, bytes = packed_bytes(it), ireq, its, ips;
+    tj_devptr_t tbuf, pbuf, typed, dst, src;
+    long long count = it->count;
+    void *args[4];
+    char path[4200], line[1024], kname[192];
+    const char *dname = dir == TJ_DIR_PACK ? "pack" : "unpack";
+    size_t len;
+    FILE *f;
+
+    switch (it->kind) {
+    case TJ_KERNEL_FUSED:
+        spec = tj_kernel_fused(it->blocks, it->nblocks, it->word, dir, TARGET);
+        break;
+    case TJ_KERNEL_GENERIC:
+        spec = tj_kernel_generic(dir, TARGET);
+        break;
+    default:
+        spec = tj_kernel_single(it->blocks, it->word, dir, TARGET);
+        break;
+    }
+    if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
+        tj_kernel_function(k, &fn) != TJ_OK) {
+        fprintf(stderr, "kernel_quality: %s %s: no kernel\n", it->name, dname);
+        return 1;
+    }
+    /* The CUBIN without the test driver's trailer (its source, after the image). */
+    len = k->len;
+    for (size_t i = 0; i + 16 <= k->len; i++)
+        if (memcmp((const char *)k->image + i, "FAKECUDA-SOURCE1", 16) == 0) {
+            len = i;
+            break;
+        }
+    snprintf(kname, sizeof(kname), "%s-%s", it->name, dname);
+    snprintf(path, sizeof(path), "%s/%s.cubin", outdir, kname);
+    if ((f = fopen(path, "wb")) == NULL || fwrite(k->image, 1, len, f) != len || fclose(f) != 0) {
+        fprintf(stderr, "kernel_quality: cannot write %s\n", path);
+        return 1;
+    }
+
+    typed_span(it, &lo, &hi);
+    if (tj_gpu_alloc((size_t)(hi - lo), &tbuf) != TJ_OK ||
+        tj_gpu_alloc((size_t)TJ_MAX(bytes, 1), &pbuf) != TJ_OK) {
+        fprintf(stderr, "kernel_quality: out of device memory\n");
+        return 1;
+    }
+    tj_gpu_memset(tbuf, 1, (size_t)(hi - lo));
+    tj_gpu_memset(pbuf, 2, (size_t)TJ_MAX(bytes, 1));
+    typed = tbuf - (tj_devptr_t)lo;
+    dst = dir == TJ_DIR_PACK ? pbuf : typed;
+    src = dir == TJ_DIR_PACK ? typed : pbuf;
+    args[0] = &dst;
+    args[1] = &src;
+    if (it->kind == TJ_KERNEL_FUSED) {
+        if (tj_gen_fused_launch(it->blocks, it->nblocks, it->word, it->members, it->nmembers,
+                                &fargs, &geo) != TJ_OK)
+            return 1;
+        args[2] = &fargs;
+    } else {
+        args[2] = &count;
+        if (it->kind == TJ_KERNEL_GENERIC) {
+            tj_gen_generic_params(&it->blocks[0], it->word, &params);
+            tj_gen_generic_launch(&it->blocks[0], it->word, it->count, &geo);
+            args[3] = &params;
+        } else {
+            tj_gen_launch(&it->blocks[0], it->word, it->count, &geo);
+        }
+    }
+    if (tj_gpu_launch(fn, geo.grid, geo.block, args) != TJ_OK || tj_gpu_sync() != TJ_OK ||
+        !last_trace(line, sizeof(line)) || strstr(line, "kernel=tj_") == NULL) {
+        fprintf(stderr, "kernel_quality: %s %s: the launch failed or left no trace\n", it->name,
+                dname);
+        return 1;
+    }
+    tj_gpu_free(tbuf);
+    tj_gpu_free(pbuf);
+    ideal(it, &ireq, &its, &ips);
+    printf("%s,%s,%s,%s,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,"
+           "%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s\n",
+           kname, it->family, dname,
+           it->kind == TJ_KERNEL_FUSED     ? "fused"
+           : it->kind == TJ_KERNEL_GENERIC ? "generic"
+                                           : "single",
+           it->word,
+           it->kind == TJ_KERNEL_SINGLE ? tj_gen_words_per_thread(&it->blocks[0], it->word) : 1,
+           it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
+           it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
+           geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
+           geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
+           field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
+           field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
+           ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident);
+    fflush(stdout);
+    return 0;
+}
+
+static int run_both(item_t *it)
+{
+    return run_item(it, TJ_DIR_PACK) | run_item(it, TJ_DIR_UNPACK);
+}
+
+static int make(item_t *it, const char *family, const char *name, int ndims, const int64_t *counts,
+                const int64_t *strides, int64_t extent, int64_t count)
+{
+    tj_block_t b;
+    memset(it, 0, sizeof(*it));
+    it->family = family;
+    snprintf(it->name, sizeof(it->name), "%s", name);
+    it->kind = TJ_KERNEL_SINGLE;
+    it->nblocks = 1;
+    it->count = count;
+    if (tj_block_make(0, extent, ndims, counts, strides, &b) != TJ_OK) {
+        fprintf(stderr, "kernel_quality: bad block %s\n", name);
+        return 1;
+    }
+    it->blocks[0] = b;
+    it->word = b.word;
+    return 0;
+}
+
+/* TEMPI figure 8: runs of `run` bytes at a pitch of 512, `size` bytes of footprint; 3-D objects
+ * in planes of 16 rows, every other plane's rows used. */
+static int fig8(void)
+{
+    static const int64_t runs[] = {1, 8, 64, 512};
+    static const struct {
+        int nd;
+        int64_t size;
+    } objs[] = {{2, 1024}, {2, 4 << 20}, {3, 64 << 10}, {3, 4 << 20}};
+    int rc = 0;
+
+    for (size_t o = 0; o < TJ_ARRAY_SIZE(objs); o++)
+        for (size_t r = 0; r < TJ_ARRAY_SIZE(runs); r++) {
+            int64_t rows = objs[o].size / 512, counts[3], strides[3];
+            char name[96];
+            item_t it;
+            counts[0] = runs[r];
+            strides[0] = 1;
+            if (objs[o].nd == 2) {
+                counts[1] = rows;
+                strides[1] = 512;
+            } else {
+                counts[1] = 16;
+                strides[1] = 512;
+                counts[2] = rows / 32;
+                strides[2] = 512 * 32;
+            }
+            snprintf(name, sizeof(name), "fig8-%dd-%" PRId64 "k-run%" PRId64, objs[o].nd,
+                     objs[o].size >> 10, runs[r]);
+            rc |= make(&it, objs[o].nd == 2 ? "fig8-2d" : "fig8-3d", name, objs[o].nd, counts,
+                       strides, objs[o].size, 1);
+            rc = rc ? rc : run_both(&it);
+            if (rc == 0 && runs[r] == 8 && objs[o].size == (4 << 20) && objs[o].nd == 2) {
+                /* The generic kernel on the same layout. */
+                snprintf(it.name, sizeof(it.name), "generic-%s", name);
+                it.family = "generic";
+                it.kind = TJ_KERNEL_GENERIC;
+                rc = run_both(&it);
+            }
+        }
+    return rc;
+}
+
+/* The halo of a 64^3 grid, radius 3, 8 doubles (64 bytes) per point, in a padded array of
+ * 70^3 points: the 26 ghost regions (disjoint, so that the fused unpack is one), per shape and
+ * fused. */
+static int halo(void)
+{
+    const int64_t n = 64, r = 3, p = n + 2 * r, point = 64;
+    item_t fused, it;
+    int64_t packed = 0;
+    int rc = 0;
+
+    memset(&fused, 0, sizeof(fused));
+    fused.family = "halo-fused";
+    snprintf(fused.name, sizeof(fused.name), "halo-fused-26");
+    fused.kind = TJ_KERNEL_FUSED;
+    for (int dz = -1; dz <= 1; dz++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int d[3] = {dx, dy, dz};
+                int64_t size[3], start[3], counts[3], strides[3], off;
+                tj_block_t b;
+                int s = 0;
+                if (dx == 0 && dy == 0 && dz == 0)
+                    continue;
+                for (int a = 0; a < 3; a++) {
+                    size[a] = d[a] == 0 ? n : r;
+                    start[a] = d[a] < 0 ? 0 : d[a] == 0 ? r : n + r; /* ghost cells */
+                }
+                counts[0] = size[0] * point;
+                counts[1] = size[1];
+                counts[2] = size[2];
+                strides[0] = 1;
+                strides[1] = p * point;
+                strides[2] = p * p * point;
+                if (tj_block_make(0, counts[0], 3, counts, strides, &b) != TJ_OK)
+                    return 1;
+                off = ((start[2] * p + start[1]) * p + start[0]) * point;
+                while (s < fused.nblocks && !tj_block_equal(&fused.blocks[s], &b))
+                    s++;
+                if (s == fused.nblocks) {
+                    char name[96];
+                    fused.blocks[fused.nblocks++] = b;
+                    snprintf(name, sizeof(name), "halo-%" PRId64 "x%" PRId64 "x%" PRId64, size[0],
+                             size[1], size[2]);
+                    rc |= make(&it, "halo", name, 3, counts, strides, counts[0], 1);
+                    rc = rc ? rc : run_both(&it);
+                }
+                fused.members[fused.nmembers++] = (tj_fused_member_t){s, off, packed, 1};
+                packed += b.size;
+            }
+    fused.word = 16;
+    for (int s = 0; s < fused.nblocks; s++)
+        fused.word = TJ_MIN(fused.word, fused.blocks[s].word);
+    return rc ? rc : run_both(&fused);
+}
+
+/* Vectors of 4096 elements of `e` bytes, a stride of three elements. */
+static int elements(void)
+{
+    static const int64_t sizes[] = {1, 2, 4, 8, 12, 16};
+    int rc = 0;
+
+    for (size_t i = 0; i < TJ_ARRAY_SIZE(sizes); i++) {
+        int64_t e = sizes[i], counts[2] = {e, 4096}, strides[2] = {1, 3 * e};
+        char name[96];
+        item_t it;
+        snprintf(name, sizeof(name), "element-%" PRId64 "B-stride%" PRId64, e, 3 * e);
+        rc |= make(&it, "element", name, 2, counts, strides, 3 * e * 4096, 1);
+        rc = rc ? rc : run_both(&it);
+        if (rc == 0 && (e == 1 || e == 8)) {
+            snprintf(it.name, sizeof(it.name), "generic-%s", name);
+            it.family = "generic";
+            it.kind = TJ_KERNEL_GENERIC;
+            rc = run_both(&it);
+        }
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    char cache[4200];
+    int rc;
+
+    if (argc != 3 || (trace_path = getenv("FAKECUDA_TRACE")) == NULL) {
+        fprintf(stderr, "usage: FAKECUDA_TRACE=FILE bench_kernel_quality OUTDIR IDENT\n");
+        return 2;
+    }
+    outdir = argv[1];
+    snprintf(ident, sizeof(ident), "%s", argv[2]);
+    snprintf(cache, sizeof(cache), "%s/cache", outdir);
+    mkdir(cache, 0700);
+    tj_supply_set_store(cache, 0);
+    if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
+        fprintf(stderr, "kernel_quality: no (test) CUDA driver\n");
+        return 1;
+    }
+    printf("kernel,family,dir,kind,word,words_per_thread,shapes,packed_bytes,objects,blocks,"
+           "threads,grid_x,grid_y,"
+           "load_requests,load_sectors,load_distinct,load_bytes,store_requests,store_sectors,"
+           "store_distinct,store_bytes,ideal_requests,ideal_load_sectors,ideal_store_sectors,"
+           "ident\n");
+    rc = fig8();
+    rc |= halo();
+    rc |= elements();
+    tj_supply_finalize();
+    tj_gpu_finalize();
+    return rc;
+}
