@@ -96,9 +96,9 @@ add_executable(test_largecount test_largecount.c cudrv.c devbuf.c tempdir.c)
 target_link_libraries(test_largecount PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
 target_include_directories(test_largecount PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_include_directories(test_largecount SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-tj_add_test(interpose_largecount_types LABELS mpi TIMEOUT 300
+tj_add_test(interpose_largecount_types LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -np 1 $<TARGET_FILE:test_largecount> types)
-tj_add_test(interpose_largecount_envelope LABELS mpi TIMEOUT 120
+tj_add_test(interpose_largecount_envelope LABELS "mpi;portable" TIMEOUT 120
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/same_output.sh
           ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_largecount> envelope
           :: ${TJ_LAUNCH} -np 1 $<TARGET_FILE:test_largecount> envelope)
