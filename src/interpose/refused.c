@@ -39,7 +39,7 @@ static const char kept_why[] =
     }
 FORMS(BUFFER_ATTACH)
 
-#if MPI_VERSION >= 4
+#if defined(TJ_HAVE_MPI4)
 #define ISENDRECV(_s, _cnt)                                                                        \
     int TJ_WRAPPER(MPI_Isendrecv##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, int dest, \
                                       int stag, void *rbuf, _cnt rcount, MPI_Datatype rtype,       \
@@ -166,7 +166,7 @@ int TJ_WRAPPER(MPI_T_pvar_readreset)(MPI_T_pvar_session session, MPI_T_pvar_hand
                          : PMPI_T_pvar_readreset(session, handle, buf);
 }
 
-#if MPI_VERSION >= 4
+#if defined(TJ_HAVE_MPI4_T_EVENTS)
 int TJ_WRAPPER(MPI_T_event_read)(MPI_T_event_instance event_instance, int element_index,
                                  void *buffer)
 {
