@@ -137,21 +137,24 @@ static tj_status_t named_node(ctx_t *cx, MPI_Datatype type, node_t *out)
 
 static tj_status_t flatten_type(ctx_t *cx, MPI_Datatype type, int depth, node_t *out)
 {
-    tj_contents_t c;
-    tj_type_args_t a;
+    tj_contents_t *c;
     tj_status_t st;
 
     if (depth > TJ_IR_MAX_NODES)
         return refuse(cx, TJ_REASON_DEPTH);
-    if ((st = tj_contents_get(type, &c)) != TJ_OK)
+    /* On the heap: its small arrays are too large for a deep recursion's stack frames. */
+    if ((c = malloc(sizeof(*c))) == NULL)
+        return TJ_ERR_NOMEM;
+    if ((st = tj_contents_get(type, c)) != TJ_OK) {
+        free(c);
         return st;
-    if (tj_contents_is_named(c.combiner)) {
-        st = named_node(cx, type, out);
-    } else {
-        tj_contents_args(&c, &a);
-        st = flatten_args(cx, &a, false, depth, out);
     }
-    tj_contents_free(&c);
+    if (tj_combiner_named(c->env.combiner))
+        st = named_node(cx, type, out);
+    else
+        st = flatten_args(cx, &c->args, false, depth, out);
+    tj_contents_free(c);
+    free(c);
     return st;
 }
 
@@ -228,9 +231,9 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, bool records, int
 
     tj_layout_builder_init(&b);
     tj_layout_builder_reserve(&b, a->count);
-    for (int i = 0; i < a->count && st == TJ_OK; i++) {
+    for (int64_t i = 0; i < a->count && st == TJ_OK; i++) {
         MPI_Datatype t = a->combiner == MPI_COMBINER_STRUCT ? a->types[i] : a->child;
-        int64_t bl = one_bl ? a->blocklen : a->blocklens[i], disp, len;
+        int64_t bl = one_bl ? a->blocklen : tj_array_at(a->blocklens, i), disp, len;
         child_t *c = NULL;
 
         if (bl == 0)
@@ -260,8 +263,8 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, bool records, int
             }
         }
         if (h)
-            disp = a->bdispls[i];
-        else if (!tj_mul64(a->displs[i], c->ext, &disp)) {
+            disp = tj_array_at(a->bdispls, i);
+        else if (!tj_mul64(tj_array_at(a->displs, i), c->ext, &disp)) {
             st = TJ_ERR_OVERFLOW;
             break;
         }
@@ -295,7 +298,7 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, bool records, int
  * oracle compares the two on Open MPI and MPICH. */
 static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int depth, node_t *out)
 {
-    int ndims = a->count, coords[64];
+    int ndims = a->count >= 1 && a->count <= 64 ? (int)a->count : 0, coords[64];
     int64_t es, oext;
     node_t n = {NULL, NULL};
     tj_status_t st;
@@ -303,12 +306,13 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
     if (ndims < 1 || ndims > 64)
         return refuse(cx, TJ_REASON_DARRAY);
     {
-        int procs = a->nprocs, r = a->rank;
+        int64_t procs = a->nprocs, r = a->rank;
         for (int i = 0; i < ndims; i++) {
-            if (a->psizes[i] < 1 || procs % a->psizes[i] != 0)
+            int64_t p = tj_array_at(a->psizes, i);
+            if (p < 1 || procs % p != 0)
                 return refuse(cx, TJ_REASON_DARRAY);
-            procs /= a->psizes[i];
-            coords[i] = r / procs;
+            procs /= p;
+            coords[i] = (int)(r / procs);
             r %= procs;
         }
     }
@@ -318,8 +322,9 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
     es = oext;
     for (int k = 0; k < ndims && st == TJ_OK; k++) {
         int i = a->order == MPI_ORDER_C ? ndims - 1 - k : k;
-        int64_t g = a->sizes[i], P = a->psizes[i], c = coords[i], darg = a->dargs[i];
-        int dist = a->distribs[i];
+        int64_t g = tj_array_at(a->sizes, i), P = tj_array_at(a->psizes, i), c = coords[i],
+                darg = tj_array_at(a->dargs, i);
+        int dist = (int)tj_array_at(a->distribs, i);
 
         if (dist == MPI_DISTRIBUTE_NONE) {
             if (P != 1) {
@@ -440,12 +445,13 @@ static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records
             (st = child_node(cx, a->child, records, depth, out)) != TJ_OK)
             return st;
         for (int k = 0; k < a->count && st == TJ_OK; k++) {
-            int d = fortran ? k : a->count - 1 - k;
+            int d = fortran ? k : (int)a->count - 1 - k;
             int64_t offset;
-            if (!tj_mul64(a->starts[d], stride, &offset))
+            if (!tj_mul64(tj_array_at(a->starts, d), stride, &offset))
                 st = TJ_ERR_OVERFLOW;
-            else if ((st = node_stream(cx, out, offset, a->subsizes[d], stride)) == TJ_OK &&
-                     !tj_mul64(stride, a->sizes[d], &stride))
+            else if ((st = node_stream(cx, out, offset, tj_array_at(a->subsizes, d), stride)) ==
+                         TJ_OK &&
+                     !tj_mul64(stride, tj_array_at(a->sizes, d), &stride))
                 st = TJ_ERR_OVERFLOW;
         }
         break;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "type/block.h"
+#include "type/contents.h"
 #include "type/layout.h"
 
 /* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
@@ -50,7 +51,7 @@ void tj_type_info_release(tj_type_info_t *info);
 typedef struct {
     tj_status_t st;
     int reason; /* tj_reason_t when st is TJ_ERR_NOT_STRIDED */
-    int combiner, ni, na, nd;
+    tj_envelope_t env;
 } tj_type_known_t;
 
 /* Whether MPI may be called from several threads at once (MPI_THREAD_MULTIPLE): the table locks
