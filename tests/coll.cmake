@@ -44,7 +44,11 @@ endforeach()
 # exchange; never a crash, a hang or a wrong ghost cell. The application's own driver calls are
 # not failed (it would stop at the first).
 set(TJ_SOAK_FAIL "cuLaunchKernel%3,cuStreamSynchronize%2,cuMemcpyDtoHAsync_v2%2,cuMemcpyHtoDAsync_v2%2,cuModuleLoadData%10")
-foreach(soak pack:2:300 alltoallv:2:300 neighbor:2:300 isend:2:300 alltoallv:4:150 isend:4:150)
+set(TJ_SOAKS pack:2:300 alltoallv:2:300 neighbor:2:300 isend:2:300 alltoallv:4:150 isend:4:150)
+if(NOT TJ_HEAVY_TESTS)
+  set(TJ_SOAKS "")
+endif()
+foreach(soak ${TJ_SOAKS})
   string(REPLACE ":" ";" soak ${soak})
   list(GET soak 0 how)
   list(GET soak 1 ranks)
@@ -58,6 +62,7 @@ foreach(soak pack:2:300 alltoallv:2:300 neighbor:2:300 isend:2:300 alltoallv:4:1
            $<TARGET_FILE:halo3d> --device --collective ${how} --n 8 --radius 2 --iters ${iters}
            --tolerate-errors --quiet)
   set_tests_properties(emu_soak_${how}_${ranks} PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+  tj_heavy(emu_soak_${how}_${ranks})
 endforeach()
 
 # The collective benchmark as a smoke run: every collective and method once on one size. The

@@ -10,7 +10,14 @@ if(NOT TJ_EMU_CXX)
 endif()
 
 set(FAKECUDA_DIR ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
+# Host-compiled kernels, cached by a hash of everything that makes them (source, compiler and
+# flags, tests/emu/tj_emu.h): builds against other MPIs may share one folder (.ci/run does).
+set(TJ_FAKECUDA_KERNEL_CACHE "" CACHE PATH
+    "Where the test double keeps host-compiled kernels (empty: tests/fakecuda-kernels here)")
 set(FAKECUDA_KERNEL_CACHE ${CMAKE_CURRENT_BINARY_DIR}/fakecuda-kernels)
+if(TJ_FAKECUDA_KERNEL_CACHE)
+  set(FAKECUDA_KERNEL_CACHE ${TJ_FAKECUDA_KERNEL_CACHE})
+endif()
 set(FAKECUDA_SOURCES context.c copy.c device.c fault.c grid.c init.c inject.c kernel.c memory.c
     module.c pointer.c procaddr.c stream.c trace.c track.c)
 list(TRANSFORM FAKECUDA_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/)

@@ -48,7 +48,7 @@ endif()
 add_executable(test_fortran_halo fortran/halo.f90)
 set_property(TARGET test_fortran_halo PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
 target_link_libraries(test_fortran_halo PRIVATE MPI::MPI_Fortran)
-tj_add_test(fortran_halo LABELS mpi TIMEOUT 120
+tj_add_test(fortran_halo LABELS "mpi;portable" TIMEOUT 120
   COMMAND ${TJ_CHECKED}
           --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]+ strided=[1-9][0-9]* fallback=1 packs_engine=[1-9][0-9]* packs_system=1 unpacks_engine=[1-9]"
           --expect "^typejit\\[1\\]: stats commits=[1-9][0-9]+ "
@@ -60,7 +60,7 @@ if(MPI_Fortran_HAVE_F08_MODULE)
   add_executable(test_fortran_halo_f08 fortran/halo_f08.f90)
   set_property(TARGET test_fortran_halo_f08 PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
   target_link_libraries(test_fortran_halo_f08 PRIVATE MPI::MPI_Fortran)
-  tj_add_test(fortran_halo_f08 LABELS mpi TIMEOUT 120
+  tj_add_test(fortran_halo_f08 LABELS "mpi;portable" TIMEOUT 120
     COMMAND ${TJ_CHECKED}
             --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
             --expect "^typejit\\[0\\]: stats .* commits_via_contents=0( |$)"

@@ -50,36 +50,41 @@ tj_device_test(pack_jit TIMEOUT 900 ENV TYPEJIT_JIT_SYNC=1
 set_tests_properties(emu_pack_jit PROPERTIES FIXTURES_REQUIRED emu_cold FIXTURES_SETUP emu_warm)
 tj_device_test(pack_jit_warm EMU_ONLY TIMEOUT 600 ENV TYPEJIT_JIT_SYNC=1
   COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-no-compiles)
-# The default, background compiles, from an empty cache: the first calls of each type run the
-# generic kernel, exactly.
-add_test(NAME emu_background_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-         ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background)
-set_tests_properties(emu_background_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_background)
-tj_device_test(pack_background EMU_ONLY TIMEOUT 600
-  ENV TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background
-  COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
-set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
 set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
 
-# Volume, in the default settings (background compiles): 1500 random types, constructions of 200
-# random layouts (about 500 kernels), three times on one cache: cold, then warm twice. Each run
-# is the full oracle; the warm ones must find kernels on disk.
-add_test(NAME emu_volume_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-         ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume)
-set_tests_properties(emu_volume_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_volume)
-set(TJ_VOLUME ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
-    LD_PRELOAD=${TJ_LIB} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume
-    $<TARGET_FILE:test_gpu_pack> --types 1500 --families 200 --seed 21)
-add_test(NAME emu_volume_cold COMMAND ${TJ_VOLUME})
-add_test(NAME emu_volume_warm COMMAND ${TJ_VOLUME} --expect-disk-hits)
-add_test(NAME emu_volume_warm2 COMMAND ${TJ_VOLUME} --expect-disk-hits)
-set_tests_properties(emu_volume_cold PROPERTIES FIXTURES_REQUIRED emu_volume
-                     FIXTURES_SETUP emu_volume_1)
-set_tests_properties(emu_volume_warm PROPERTIES FIXTURES_REQUIRED "emu_volume;emu_volume_1"
-                     FIXTURES_SETUP emu_volume_2)
-set_tests_properties(emu_volume_warm2 PROPERTIES FIXTURES_REQUIRED "emu_volume;emu_volume_2")
-set_tests_properties(emu_volume_cold emu_volume_warm emu_volume_warm2 PROPERTIES TIMEOUT 600
-                     LABELS emu)
+if(TJ_HEAVY_TESTS)
+  # The default, background compiles, from an empty cache: the first calls of each type run the
+  # generic kernel, exactly.
+  add_test(NAME emu_background_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background)
+  set_tests_properties(emu_background_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_background)
+  tj_device_test(pack_background EMU_ONLY TIMEOUT 600
+    ENV TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background
+    COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
+  set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
+
+  # Volume, in the default settings (background compiles): 1500 random types, constructions of
+  # 200 random layouts (about 500 kernels), three times on one cache: cold, then warm twice. Each
+  # run is the full oracle; the warm ones must find kernels on disk.
+  add_test(NAME emu_volume_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume)
+  set_tests_properties(emu_volume_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_volume)
+  set(TJ_VOLUME ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
+      LD_PRELOAD=${TJ_LIB} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume
+      $<TARGET_FILE:test_gpu_pack> --types 1500 --families 200 --seed 21)
+  add_test(NAME emu_volume_cold COMMAND ${TJ_VOLUME})
+  add_test(NAME emu_volume_warm COMMAND ${TJ_VOLUME} --expect-disk-hits)
+  add_test(NAME emu_volume_warm2 COMMAND ${TJ_VOLUME} --expect-disk-hits)
+  set_tests_properties(emu_volume_cold PROPERTIES FIXTURES_REQUIRED emu_volume
+                       FIXTURES_SETUP emu_volume_1)
+  set_tests_properties(emu_volume_warm PROPERTIES FIXTURES_REQUIRED "emu_volume;emu_volume_1"
+                       FIXTURES_SETUP emu_volume_2)
+  set_tests_properties(emu_volume_warm2 PROPERTIES FIXTURES_REQUIRED "emu_volume;emu_volume_2")
+  set_tests_properties(emu_volume_cold emu_volume_warm emu_volume_warm2 PROPERTIES TIMEOUT 600
+                       LABELS emu)
+  tj_heavy(emu_background_reset emu_pack_background emu_volume_reset emu_volume_cold
+           emu_volume_warm emu_volume_warm2)
+endif()
 
 # The generic kernel (TYPEJIT_JIT=off): the layout as run-time arguments.
 tj_device_test(pack_generic TIMEOUT 600 ENV TYPEJIT_JIT=off
@@ -91,14 +96,15 @@ tj_device_test(pack_generic TIMEOUT 600 ENV TYPEJIT_JIT=off
 # arithmetic, ends the run with the sanitizer's report. The default, background compiles.
 execute_process(COMMAND ${TJ_EMU_CXX} -print-file-name=libasan.so OUTPUT_VARIABLE TJ_LIBASAN
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(EXISTS "${TJ_LIBASAN}" AND NOT TJ_SANITIZE)
+if(EXISTS "${TJ_LIBASAN}" AND NOT TJ_SANITIZE AND TJ_HEAVY_TESTS)
   add_test(NAME emu_pack_sanitized COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIBASAN}:${TJ_LIB}
            "FAKECUDA_CXXFLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all"
            ASAN_OPTIONS=detect_leaks=0 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
            $<TARGET_FILE:test_gpu_pack> --types 60 --seed 6)
   set_tests_properties(emu_pack_sanitized PROPERTIES TIMEOUT 600 LABELS emu)
-else()
+  tj_heavy(emu_pack_sanitized)
+elseif(TJ_HEAVY_TESTS AND NOT TJ_SANITIZE)
   message(STATUS "no libasan.so beside ${TJ_EMU_CXX}: emu_pack_sanitized is not run")
 endif()
 
@@ -121,10 +127,13 @@ tj_device_test(contexts EMU_ENV FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80
 
 # Big counts and footprints (tests/test_bigcount.c): past 2^31 and 2^32 bytes exact, overflowing
 # ones MPI errors, the context alive after each. Every refusal is logged.
-tj_device_program(test_bigcount test_bigcount.c)
-tj_device_test(bigcount EMU_ONLY TIMEOUT 300
-  CHECK --expect "a device pack reaches outside its allocation" --expect "MPI_ERR_COUNT"
-  COMMAND $<TARGET_FILE:test_bigcount>)
+if(TJ_HEAVY_TESTS)
+  tj_device_program(test_bigcount test_bigcount.c)
+  tj_device_test(bigcount EMU_ONLY TIMEOUT 300
+    CHECK --expect "a device pack reaches outside its allocation" --expect "MPI_ERR_COUNT"
+    COMMAND $<TARGET_FILE:test_bigcount>)
+  tj_heavy(emu_bigcount)
+endif()
 
 # Out of memory in typejit's own allocations (tests/failmalloc_shim.c fails the N-th, for each
 # N in turn): every call exact or MPI_ERR_NO_MEM, no non-blocking call blocking, no leak.
@@ -147,7 +156,7 @@ set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
 check_c_source_compiles("int main(void) { return 0; }" TJ_HAVE_TSAN)
 unset(CMAKE_REQUIRED_FLAGS)
 unset(CMAKE_REQUIRED_LINK_OPTIONS)
-if(TJ_HAVE_TSAN AND NOT TJ_SANITIZE)
+if(TJ_HAVE_TSAN AND NOT TJ_SANITIZE AND TJ_HEAVY_TESTS)
   add_executable(test_gpu_race test_gpu_race.c ${PROJECT_SOURCE_DIR}/src/gpu/cuda.c
                  ${PROJECT_SOURCE_DIR}/src/util/log.c)
   target_include_directories(test_gpu_race PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
@@ -159,6 +168,7 @@ if(TJ_HAVE_TSAN AND NOT TJ_SANITIZE)
   add_test(NAME emu_gpu_race COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
            TSAN_OPTIONS=halt_on_error=1:exitcode=66 $<TARGET_FILE:test_gpu_race> 20000)
   set_tests_properties(emu_gpu_race PROPERTIES TIMEOUT 300 LABELS emu)
+  tj_heavy(emu_gpu_race)
 endif()
 
 # Injected driver failures: exact bytes through a fallback, or a clear MPI error; a failure that
@@ -233,8 +243,7 @@ add_library(tj_slow_sendrecv_shim SHARED slow_sendrecv_shim.c)
 target_link_libraries(tj_slow_sendrecv_shim PRIVATE MPI::MPI_C)
 set_target_properties(tj_slow_sendrecv_shim PROPERTIES C_VISIBILITY_PRESET default) # it interposes
 add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
-         ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
-         -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
+         ${TJ_LAUNCH} -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
          ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
 set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_partial_threads
@@ -244,6 +253,9 @@ set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_plain_peer emu_p2p_pa
 # type also through MPI_Alltoallv, at 2 and 4 ranks, twice on one cache each (cold, warm), in the
 # default settings.
 foreach(ranks 2 4)
+  if(NOT TJ_HEAVY_TESTS)
+    break()
+  endif()
   set(cache ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume-p2p-${ranks})
   add_test(NAME emu_volume_p2p_${ranks}_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${cache})
   set_tests_properties(emu_volume_p2p_${ranks}_reset PROPERTIES LABELS emu
@@ -259,6 +271,7 @@ foreach(ranks 2 4)
                        FIXTURES_SETUP emu_volume_p2p_${ranks}_filled)
   set_tests_properties(emu_volume_p2p_${ranks}_warm PROPERTIES
                        FIXTURES_REQUIRED "emu_volume_p2p_${ranks};emu_volume_p2p_${ranks}_filled")
+  tj_heavy(emu_volume_p2p_${ranks}_reset emu_volume_p2p_${ranks}_cold emu_volume_p2p_${ranks}_warm)
 endforeach()
 
 # On a CUDA-aware MPI: tests/cudaaware_shim.c, preloaded after typejit, makes the system MPI take

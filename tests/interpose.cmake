@@ -8,7 +8,7 @@ else()
 endif()
 tj_add_test(symbols COMMAND ${CMAKE_COMMAND} -DLIB=${TJ_LIB} -DREADELF=${CMAKE_READELF}
             -DSRC=${PROJECT_SOURCE_DIR} -DFORTRAN=${TJ_FORTRAN_NAMES}
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.cmake LABELS unit TIMEOUT 30)
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols.cmake LABELS "unit;portable" TIMEOUT 30)
 
 # MPI test programs link only MPI: the tj_* functions they query come from the preloaded
 # library, never from a second copy of the core.
@@ -20,19 +20,19 @@ target_include_directories(test_interpose PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 # PASS_REGULAR_EXPRESSION, so no test has one (test `tests_checked` enforces it); a test that
 # must find a line on stdout says so with run_checked.sh's --stdout.
 set(TJ_CHECKED ${CMAKE_CURRENT_SOURCE_DIR}/run_checked.sh)
-tj_add_test(interpose_engine LABELS mpi TIMEOUT 300
+tj_add_test(interpose_engine LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -np 2
           $<TARGET_FILE:test_interpose> engine --types 1500)
-tj_add_test(interpose_system LABELS mpi TIMEOUT 300
+tj_add_test(interpose_system LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -np 2 $<TARGET_FILE:test_interpose> system
           --types 500)
-tj_add_test(interpose_disabled LABELS mpi TIMEOUT 300
+tj_add_test(interpose_disabled LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_DISABLE=1 -x TYPEJIT_HOST=engine
           -np 2 $<TARGET_FILE:test_interpose> disabled --types 300)
-tj_add_test(interpose_threads LABELS mpi TIMEOUT 300
+tj_add_test(interpose_threads LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -np 2
           $<TARGET_FILE:test_interpose> threads)
-tj_add_test(interpose_stats LABELS mpi TIMEOUT 300
+tj_add_test(interpose_stats LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED}
           --expect "^typejit\\[0\\]: stats commits=[0-9]+ strided=[0-9]+ fallback=[0-9]+ packs_engine=[1-9][0-9]* "
           --expect "^typejit\\[1\\]: stats .*unpacks_engine=[1-9]"
@@ -40,11 +40,11 @@ tj_add_test(interpose_stats LABELS mpi TIMEOUT 300
           $<TARGET_FILE:test_interpose> engine --types 100)
 # A misspelt name, under the launcher: one warning for the job, with the closest setting (the
 # regular expression has no semicolon: CMake would split the argument there).
-tj_add_test(interpose_misspelt_setting LABELS mpi TIMEOUT 300
+tj_add_test(interpose_misspelt_setting LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --once "ignoring TYPEJIT_HOTS: not a typejit setting. did you mean TYPEJIT_HOST.$"
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOTS=engine -np 2 $<TARGET_FILE:test_interpose> system
           --types 50)
-tj_add_test(interpose_bad_setting LABELS mpi TIMEOUT 300
+tj_add_test(interpose_bad_setting LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --expect "ignoring TYPEJIT_HOST=\"bogus\""
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=bogus -np 1 $<TARGET_FILE:test_interpose> system
           --types 50)
@@ -70,7 +70,7 @@ foreach(ranks 2 4)
              --stdout "PASS: 0 wrong ghost cells"
              -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np ${ranks}
              $<TARGET_FILE:halo3d> --collective ${how} --n 10 --radius 2 --iters 3 --quiet)
-    set_tests_properties(halo3d_${how}_${ranks} PROPERTIES TIMEOUT 300 LABELS mpi)
+    set_tests_properties(halo3d_${how}_${ranks} PROPERTIES TIMEOUT 300 LABELS "mpi;portable")
   endforeach()
 endforeach()
 
@@ -80,7 +80,7 @@ set(TJ_PAIRED_BUILD "" CACHE PATH "A typejit build against another MPI family, f
 if(TJ_PAIRED_BUILD)
   file(STRINGS ${TJ_PAIRED_BUILD}/CMakeCache.txt tj_paired_mpiexec REGEX "^MPIEXEC_EXECUTABLE:")
   string(REGEX REPLACE "^[^=]*=" "" tj_paired_mpiexec "${tj_paired_mpiexec}")
-  tj_add_test(pairing LABELS mpi TIMEOUT 300
+  tj_add_test(pairing LABELS "mpi;portable" TIMEOUT 300
     COMMAND ${TJ_CHECKED} --stdout "ok: both pairings step aside"
             -- ${CMAKE_CURRENT_SOURCE_DIR}/test_pairing.sh ${CMAKE_CURRENT_SOURCE_DIR}/mpiexec.sh
             ${TJ_LIB} $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE}

@@ -49,6 +49,11 @@ if(Python3_FOUND)
   set_tests_properties(layers PROPERTIES TIMEOUT 30 LABELS unit)
 endif()
 
+# The rest of this file is of label heavy: the kernel cache's keys and the warm tool.
+if(NOT TJ_HEAVY_TESTS)
+  return()
+endif()
+
 # Issue 16 item 3: the disk cache must be keyed by the exact kernel source, so that a library
 # whose generator emits other text never loads the kernels of the old one. The variant below is
 # the whole library built with another thread-block size baked into its kernels
@@ -85,6 +90,7 @@ add_test(NAME kernels_variant_warm COMMAND sh -c
             grep -q ': 12 kernels: 0 compiled, 12 already cached, 0 failed'"
          $<TARGET_FILE:typejit_tool> $<TARGET_FILE:typejit_tool_variant>)
 set_tests_properties(kernels_variant_warm PROPERTIES TIMEOUT 300 LABELS jit)
+tj_heavy(kernels_variant_warm)
 
 # The device oracle, on the test driver: the original fills a cache at commit, then the variant
 # runs the same types on that cache and must compile its own kernels (a stale one would leave
@@ -108,6 +114,7 @@ if(TARGET fakecuda_nvrtc)
                        RESOURCE_LOCK emu_variant_cache)
   set_tests_properties(emu_variant_other PROPERTIES DEPENDS emu_variant_original)
   set_tests_properties(emu_variant_original_again PROPERTIES DEPENDS emu_variant_other)
+  tj_heavy(emu_variant_reset emu_variant_original emu_variant_other emu_variant_original_again)
 endif()
 
 # Issue 17 item 1: `typejit warm` fills exactly the keys the runtime looks up. A program's types
@@ -138,7 +145,9 @@ if(TARGET fakecuda_nvrtc)
              $<TARGET_FILE:halo3d> --device --collective ${how} --n 6 --radius 1 --iters 2 --quiet)
     set_tests_properties(emu_warm_halo_${how} PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
                          FIXTURES_REQUIRED emu_warm_halo)
+    tj_heavy(emu_warm_halo_${how})
   endforeach()
+  tj_heavy(emu_warm_halo_setup)
 
   # The oracle's types at every word (it packs misaligned buffers and positions too).
   set(TJ_WARM_ORACLE ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-warm-oracle)
@@ -153,4 +162,5 @@ if(TARGET fakecuda_nvrtc)
            TYPEJIT_CACHE_DIR=${TJ_WARM_ORACLE} ${warm_oracle} --expect-no-compiles)
   set_tests_properties(emu_warm_oracle PROPERTIES TIMEOUT 600 LABELS emu
                        FIXTURES_REQUIRED emu_warm_oracle)
+  tj_heavy(emu_warm_oracle_setup emu_warm_oracle)
 endif()

@@ -10,7 +10,11 @@ set -u
 launcher=$1
 shift
 case "$($launcher --version 2>&1 | head -n 5)" in
-*"Open MPI"* | *OpenRTE* | *PRRTE* | *prterun*)
+*"Open MPI) 5."* | *PRRTE* | *prterun*)
+    # Open MPI 5.0's one-sided UCX component, with no UCX device to use, prints an error at
+    # every window creation and is never chosen: leave it out.
+    args=("$launcher" --allow-run-as-root --oversubscribe --bind-to none --mca osc ^ucx) ;;
+*"Open MPI"* | *OpenRTE*)
     args=("$launcher" --allow-run-as-root --oversubscribe --bind-to none) ;;
 *)
     args=("$launcher") ;;

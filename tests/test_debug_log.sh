@@ -23,18 +23,18 @@ run() {
 }
 
 run "$fake13" -x TYPEJIT_JIT_SYNC=1
-commit=$(echo "$out" | grep -E '^typejit\[0\]: debug: commit of type [0-9]+ "halo send \(-1,-1,-1\)": strided .* kernels=jit; its kernels: W=[0-9]+ start=0 ' | head -1)
+commit=$(echo "$out" | grep -E '^typejit\[0\]: debug: commit of type -?[0-9]+ "halo send \(-1,-1,-1\)": strided .* kernels=jit; its kernels: W=[0-9]+ start=0 ' | head -1)
 [ -n "$commit" ] || fail "no commit line naming the type and its kernels' layout: $out"
 layout=$(echo "$commit" | sed -e 's/.*; its kernels: W=[0-9]* //' -e 's/ ([a-z]*\.c:[0-9]*)$//')
 echo "$out" | grep -qF "typejit[0]: debug: kernel pack sm_90 W=" || fail "no kernel line: $out"
 echo "$out" | grep "typejit\[0\]: debug: kernel pack sm_90 " | grep -qF " $layout: " ||
     fail "no kernel line for the layout '$layout' of $commit: $out"
-echo "$out" | grep -Eq '^typejit\[0\]: debug: device send of 1 objects of type [0-9]+ "halo send \([-+][01],[-+][01],[-+][01]\)" \([0-9]+ packed bytes\) to rank 1: method (oneshot|staged)' ||
+echo "$out" | grep -Eq '^typejit\[0\]: debug: device send of 1 objects of type -?[0-9]+ "halo send \([-+][01],[-+][01],[-+][01]\)" \([0-9]+ packed bytes\) to rank 1: method (oneshot|staged)' ||
     fail "no line for the method of a device send: $out"
-echo "$out" | grep -Eq '^typejit\[0\]: debug: device receive of 1 objects of type [0-9]+ "[^"]*halo receive [^"]*" \([0-9]+ packed bytes\) from rank 1: method (oneshot|staged)' ||
+echo "$out" | grep -Eq '^typejit\[0\]: debug: device receive of 1 objects of type -?[0-9]+ "[^"]*halo receive [^"]*" \([0-9]+ packed bytes\) from rank 1: method (oneshot|staged)' ||
     fail "no line for the method of a device receive: $out"
 
 run "$fake12"
-echo "$out" | grep -Eq '^typejit\[[01]\]: debug: device pack of 1 objects of type [0-9]+ "halo send \([-+][01],[-+][01],[-+][01]\)": staged through host memory: the CUDA driver cannot load what this NVRTC compiles' ||
+echo "$out" | grep -Eq '^typejit\[[01]\]: debug: device pack of 1 objects of type -?[0-9]+ "halo send \([-+][01],[-+][01],[-+][01]\)": staged through host memory: the CUDA driver cannot load what this NVRTC compiles' ||
     fail "no line saying why a device call was staged: $out"
 echo ok

@@ -235,6 +235,16 @@ static bool single_completion(int variant)
     }
 }
 
+/* Whether the system MPI itself leaves status.MPI_ERROR of the variant's single completion as it
+ * was, as the standard says: the MPICH family writes 0 there in MPI_Sendrecv_replace, MPICH 4.0
+ * in the receive after MPI_Iprobe too, without typejit as well (docs/mpis.md). */
+static bool mpi_leaves_error(int variant)
+{
+    if (variant == 10 && sysmpi_is_mpich_family())
+        return false;
+    return variant != 13 || !sysmpi_version_has("MPICH Version: 4.0");
+}
+
 /* Compare a completed receive with the reference: bytes, source, tag, counts, and for a single
  * completion the untouched MPI_ERROR. */
 static void verify_status(const char *what, side_t *recv, const reference_t *ref,
@@ -630,7 +640,8 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
     }
     if (variant == 14)
         reference_peer(&r, stype, scount, salt, next, prev, tag, &ref);
-    verify_status(what, &r, &ref, &st, rc, prev, tag, desc, single_completion(variant));
+    verify_status(what, &r, &ref, &st, rc, prev, tag, desc,
+                  single_completion(variant) && mpi_leaves_error(variant));
 out:
     check_context();
     free(ref.data);

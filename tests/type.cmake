@@ -6,13 +6,14 @@ tj_test_program(test_slab test_slab.c)
 tj_add_test(slab COMMAND test_slab LABELS unit)
 
 tj_test_program(test_translate test_translate.c)
-tj_add_test(translate COMMAND test_translate LABELS unit)
+tj_add_test(translate COMMAND test_translate LABELS "unit;portable")
 
 tj_test_program(test_oracle test_oracle.c region.c $<TARGET_OBJECTS:tj_randtype>)
-tj_add_test(oracle COMMAND test_oracle --seed 1 --types 3000 LABELS unit TIMEOUT 600)
+tj_add_test(oracle COMMAND test_oracle --seed 1 --types 3000 LABELS "unit;portable" TIMEOUT 600)
 
 # The constructor wrappers against a fresh translation of the same committed handle. The program
 # contains the interposer's sources itself, so its MPI_Type_* calls are the wrappers.
 tj_test_program(test_constructors test_constructors.c ${TJ_INTERPOSE_SOURCES}
                 $<TARGET_OBJECTS:tj_randtype>)
-tj_add_test(constructors COMMAND test_constructors --seed 1 --types 3000 LABELS unit TIMEOUT 300)
+tj_add_test(constructors COMMAND test_constructors --seed 1 --types 3000 LABELS "unit;portable"
+            TIMEOUT 300)

@@ -12,6 +12,7 @@
 #include "send/external.h"
 #include "type/cpu.h"
 #include "util/common.h"
+#include "util/mpierr.h"
 #include "util/stats.h"
 
 /* The engine's share: a strided type, a valid communicator, and `count` objects that fit
@@ -98,7 +99,7 @@ int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int i
         r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
                              incount, datatype, outbuf, outsize, position, &rc);
     if (r == TJ_STAGED_FAILED)
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+        tj_mpi_raise(MPI_COMM_WORLD, rc);
     if (r != TJ_STAGED_PASS)
         return rc;
     return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
@@ -116,7 +117,7 @@ int TJ_WRAPPER(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI
         r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
                                insize, position, outbuf, outcount, datatype, &rc);
     if (r == TJ_STAGED_FAILED)
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+        tj_mpi_raise(MPI_COMM_WORLD, rc);
     if (r != TJ_STAGED_PASS)
         return rc;
     return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);

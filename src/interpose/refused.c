@@ -31,7 +31,7 @@ int TJ_WRAPPER(MPI_Buffer_attach)(void *buffer, int size)
     return PMPI_Buffer_attach(buffer, size);
 }
 
-#if MPI_VERSION >= 4
+#if defined(TJ_HAVE_MPI4)
 int TJ_WRAPPER(MPI_Isendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
                               void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
                               MPI_Comm comm, MPI_Request *req)
@@ -149,7 +149,7 @@ int TJ_WRAPPER(MPI_T_pvar_readreset)(MPI_T_pvar_session session, MPI_T_pvar_hand
                          : PMPI_T_pvar_readreset(session, handle, buf);
 }
 
-#if MPI_VERSION >= 4
+#if defined(TJ_HAVE_MPI4_T_EVENTS)
 int TJ_WRAPPER(MPI_T_event_read)(MPI_T_event_instance event_instance, int element_index,
                                  void *buffer)
 {

@@ -217,7 +217,8 @@
 #else
 #define TJ_WRAPPERS_MPIX_INIT(_X)
 #endif
-#if MPI_VERSION >= 4
+/* Open MPI 5.0 has these calls of MPI 4.0 while its mpi.h says MPI 3.1 (not MPI_T events). */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define TJ_HAVE_MPI4 1
 #define TJ_WRAPPERS_MPI4(_X)                                                                       \
     /* MPI 4.0 persistent collectives (persist.c) */                                               \
@@ -246,11 +247,18 @@
     _X(MPI_Isendrecv)                                                                              \
     _X(MPI_Isendrecv_replace)                                                                      \
     _X(MPI_Psend_init)                                                                             \
-    _X(MPI_Precv_init)                                                                             \
+    _X(MPI_Precv_init)
+#else
+#define TJ_WRAPPERS_MPI4(_X)
+#endif
+#if MPI_VERSION >= 4
+#define TJ_HAVE_MPI4_T_EVENTS 1
+#define TJ_WRAPPERS_MPI4_T_EVENTS(_X)                                                              \
+    /* MPI 4.0 MPI_T events (refused.c) */                                                         \
     _X(MPI_T_event_read)                                                                           \
     _X(MPI_T_event_copy)
 #else
-#define TJ_WRAPPERS_MPI4(_X)
+#define TJ_WRAPPERS_MPI4_T_EVENTS(_X)
 #endif
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 #define TJ_HAVE_MPI41 1
@@ -265,7 +273,9 @@
 /* Every wrapper this build defines. */
 #define TJ_ALL_WRAPPERS(_X)                                                                        \
     TJ_WRAPPERS(_X)                                                                                \
-    TJ_WRAPPERS_C(_X) TJ_WRAPPERS_MPIX_INIT(_X) TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI41(_X)
+    TJ_WRAPPERS_C(_X)                                                                              \
+    TJ_WRAPPERS_MPIX_INIT(_X)                                                                      \
+    TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI4_T_EVENTS(_X) TJ_WRAPPERS_MPI41(_X)
 
 /* The hidden function that implements the wrapper of MPI function @p _name. */
 #define TJ_WRAPPER(_name) tj_wrap_##_name

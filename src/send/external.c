@@ -3,7 +3,8 @@
  * element's bytes as it moves it (tj_gen_swap_source), when both sides are on the device (or
  * the packed side in mapped pinned memory). Everything else is staged: the packed side's host
  * copy covers [*position, *position + the packed size), clipped to the buffer's size, and the
- * system MPI is given it shifted so that the application's position and size apply unchanged. */
+ * system MPI is given it shifted so that the application's position and size apply unchanged.
+ * A packed buffer too short for the call is refused with MPI_ERR_TRUNCATE. */
 #include "send/external.h"
 
 #include <stdint.h>
@@ -101,6 +102,14 @@ static bool begin(const char *fn, const tj_type_info_t *info, const char *datare
         break;
     case TJ_STAGED_OK:
         break;
+    }
+    /* A packed buffer too short for the call is refused before the system MPI sees it, as Open
+     * MPI refuses it, with nothing written: the MPICH family converts the whole call anyway,
+     * writing past outsize and reading past insize, which here would be past typejit's host
+     * copy of the packed bytes. */
+    if (position != NULL && *position >= 0 && want > psize - *position) {
+        *rc = MPI_ERR_TRUNCATE;
+        return true;
     }
     if (*on_p && (p->host = malloc((size_t)p->len)) == NULL) {
         tj_log_error("%s: out of memory staging %lld packed bytes", fn, (long long)p->len);

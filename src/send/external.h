@@ -1,8 +1,9 @@
 /* MPI_Pack_external and MPI_Unpack_external with a buffer in device memory: the typed side is
  * staged through a host mirror (src/send/staged.c), the packed side through host memory of the
  * bytes the call moves, and the system MPI converts to or from the external data representation
- * on the host, with the application's own arguments (so errors, a short buffer included, are the
- * system MPI's). With either kind of MPI. */
+ * on the host, with the application's own arguments (so errors are the system MPI's), except a
+ * packed buffer too short for the call: MPI_ERR_TRUNCATE, nothing written, as Open MPI answers
+ * (the MPICH family would write past its end). With either kind of MPI. */
 #ifndef TJ_SEND_EXTERNAL_H
 #define TJ_SEND_EXTERNAL_H
 
@@ -14,8 +15,8 @@
 
 /* TJ_STAGED_PASS: no buffer the call touches is in device memory, the caller passes it on;
  * TJ_STAGED_OK: done, *rc is the system MPI's result (its error handler has run);
- * TJ_STAGED_FAILED: typejit's staging failed, *rc is the error class to report. @p info may be
- * NULL. */
+ * TJ_STAGED_FAILED: typejit's staging failed or the packed buffer is too short, *rc is the error
+ * class to report. @p info may be NULL. */
 tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
                                     const void *inbuf, int incount, MPI_Datatype type, void *outbuf,
                                     MPI_Aint outsize, MPI_Aint *position, int *rc);

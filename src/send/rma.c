@@ -56,11 +56,34 @@ static void unref(tj_rma_op_t *op)
     free(op);
 }
 
+/* Whether the MPI writes one of the operation's mirrors (a Get's origin, a result buffer), which
+ * is still to be written back. Under the lock. */
+static bool writes_back(const tj_rma_op_t *op)
+{
+    if (op->s->finished)
+        return false;
+    for (int i = 0; i < op->s->n; i++)
+        if (op->s->has[i] && op->s->out[i])
+            return true;
+    return false;
+}
+
 static int request_finish(void *arg, const MPI_Status *status)
 {
     tj_rma_op_t *op = arg;
+    bool flush;
     int rc;
     (void)status;
+    pthread_mutex_lock(&lock);
+    flush = writes_back(op);
+    pthread_mutex_unlock(&lock);
+    /* The request completed the operation at the origin, so its bytes should be in the mirror
+     * now; MPICH 4.0.2 completes an MPI_Rget of a derived type before they arrive (they come at
+     * the end of the epoch), and the mirror is written back once: a local flush towards the
+     * target makes them arrive first. The request's passive-target epoch is still open (the
+     * synchronisation that ends it would have written the operation back already). */
+    if (flush)
+        PMPI_Win_flush_local(op->target, op->win);
     pthread_mutex_lock(&lock);
     rc = tj_staged_finish(op->s);
     pthread_mutex_unlock(&lock);

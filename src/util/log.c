@@ -105,11 +105,18 @@ static bool job_name(char *buf, size_t len)
 {
     const char *ns = getenv("PMIX_NAMESPACE");
     const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+    const char *uuid = getenv("I_MPI_HYDRA_UUID");
 
     if (ns != NULL && ns[0] != '\0')
         snprintf(buf, len, "%s", ns);
     else if (job != NULL && job[0] != '\0')
         snprintf(buf, len, "slurm-%s.%s", job, step != NULL ? step : "");
+    else if (uuid != NULL && uuid[0] != '\0')
+        snprintf(buf, len, "hydra-%s", uuid);
+    else if (getenv("PMI_FD") != NULL && getenv("PMI_RANK") != NULL)
+        /* MPICH's Hydra names no job; its proxy on this node starts the processes of one job
+         * and of no other, so their parent names it. */
+        snprintf(buf, len, "hydra-%ld", (long)getppid());
     else
         return false;
     return true;
