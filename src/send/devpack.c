@@ -317,9 +317,9 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
             return st;
         tj_gen_launch(&b, word, c->count, &geo);
     } else {
-        tj_kernel_spec_t generic = tj_kernel_generic(dir, target);
-        if (!tj_gen_generic_usable(&b))
-            return TJ_ERR_UNSUPPORTED; /* 2^32 rows or more: staged meanwhile */
+        tj_kernel_spec_t generic = tj_kernel_generic(word, dir, target);
+        if (!tj_gen_generic_usable(&b, word))
+            return TJ_ERR_UNSUPPORTED; /* 2^31 words per object or more: staged meanwhile */
         if (tj_config()->jit != TJ_JIT_OFF)
             tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
         if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK ||

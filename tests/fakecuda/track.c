@@ -13,8 +13,8 @@
  *   - nothing else in device memory.
  * What a kernel must write comes from its name (tj_pack, tj_unpack, tj_fused_*, tj_generic_*,
  * tj_parts_*), its launch arguments and the constants of its source (word_t, WORDS,
- * OBJECT_BYTES); a pack or unpack kernel whose source the double does not understand is
- * refused, never run unchecked. */
+ * OBJECT_BYTES; a generic kernel's arguments must agree with its word_t); a pack or unpack
+ * kernel whose source the double does not understand is refused, never run unchecked. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,15 +28,16 @@
 #define SMALL_SHADOW ((size_t)1 << 20)
 
 /* Layouts of the arguments (templates/generic.cu and templates/fused.cu). */
-#define GENERIC_NDIMS  16
-#define GENERIC_COUNTS 24
-#define FUSED_ENTRY    40
-#define FUSED_TYPED    0
-#define FUSED_PACKED   8
-#define FUSED_COUNT    16
-#define FUSED_SHAPE    36
-#define FUSED_N        (FUSED_ENTRY * FC_MAX_SHAPES)
-#define PARTS_OBYTES   24 /* tj_parts_args_t: table, parts, fbytes, obytes, extent */
+#define GENERIC_SIZE  16
+#define GENERIC_WORDS 24
+#define GENERIC_WORD  32
+#define FUSED_ENTRY   40
+#define FUSED_TYPED   0
+#define FUSED_PACKED  8
+#define FUSED_COUNT   16
+#define FUSED_SHAPE   36
+#define FUSED_N       (FUSED_ENTRY * FC_MAX_SHAPES)
+#define PARTS_OBYTES  24 /* tj_parts_args_t: table, parts, fbytes, obytes, extent */
 
 typedef enum { V_NONE, V_TWICE, V_OUTSIDE } violation_t;
 
@@ -106,16 +107,18 @@ void fc_track_describe(const char *name, const char *source, size_t len, fc_kinf
         return;
     info->pack = strstr(name, "unpack") == NULL;
     info->serial = strstr(name, "_serial") != NULL;
-    if (info->kind == FC_KIND_GENERIC) {
-        info->understood = true; /* the layout travels in its arguments */
-        return;
-    }
     if ((text = fc_strip_comments(source, len)) == NULL)
         return;
-    /* `typedef <type> word_t;` once; `const index_t WORDS = <n>` once per block, in order. */
+    /* `typedef <type> word_t;` once; `const index_t WORDS = <n>` once per block, in order (a
+     * generic kernel's layout travels in its arguments). */
     for (p = strstr(text, "typedef "); p != NULL; p = strstr(p + 1, "typedef "))
         if ((info->word = word_of(p + 8)) != 0)
             break;
+    if (info->kind == FC_KIND_GENERIC) {
+        info->understood = info->word != 0;
+        free(text);
+        return;
+    }
     if (info->kind == FC_KIND_PARTS) {
         /* A baked layout's object size is in its source; a table kernel's in its arguments. */
         if ((p = strstr(text, "const long long OBJECT_BYTES = ")) != NULL)
@@ -200,17 +203,13 @@ static bool expect(const struct CUfunc_st *f, void *const *params)
             return false;
         return add_output(t.dst, t.expected);
     case FC_KIND_GENERIC: {
-        int ndims = arg_int(params[3], GENERIC_NDIMS);
+        /* Words of the kernel's own word_t per object; the packed size must agree. */
+        unsigned words;
+        memcpy(&words, (const char *)params[3] + GENERIC_WORDS, sizeof words);
         count = arg_ll(params[2], 0);
-        if (count < 0 || ndims < 1 || ndims > 16)
-            return false;
-        per = 1;
-        for (int d = 0; d < ndims; d++) {
-            long long c = arg_ll(params[3], GENERIC_COUNTS + 8 * (size_t)d);
-            if (c < 0 || __builtin_mul_overflow(per, (unsigned long long)c, &per))
-                return false;
-        }
-        if (__builtin_mul_overflow(per, (unsigned long long)count, &t.expected))
+        per = (unsigned long long)words * (unsigned long long)k->word;
+        if (count < 0 || arg_ll(params[3], GENERIC_SIZE) != (long long)per ||
+            __builtin_mul_overflow(per, (unsigned long long)count, &t.expected))
             return false;
         return add_output(t.dst, t.expected);
     }
@@ -268,6 +267,13 @@ bool fc_track_begin(const fc_op_t *op, char *why, size_t len)
         (op->u.kernel.grid[0] * op->u.kernel.grid[1] * op->u.kernel.grid[2] != 1 ||
          op->u.kernel.block[0] * op->u.kernel.block[1] * op->u.kernel.block[2] != 1)) {
         snprintf(why, len, "is a serial unpack launched with more than one thread");
+        return false;
+    }
+    if (f->info.kind == FC_KIND_GENERIC &&
+        arg_int(op->u.kernel.params[3], GENERIC_WORD) != f->info.word) {
+        /* The image moves words of its word_t whatever its arguments say. */
+        snprintf(why, len, "was launched with the arguments of W = %d on its image of W = %d",
+                 arg_int(op->u.kernel.params[3], GENERIC_WORD), f->info.word);
         return false;
     }
     memcpy(&t.dst, op->u.kernel.params[0], sizeof t.dst);
