@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "interpose/wrappers.h"
 
