@@ -214,7 +214,7 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     double floor_t = (double)(sector_bytes(b, count) + bytes) / ceiling_bw;
     int reps = reps_for(bytes);
     tj_kernel_spec_t jit = tj_kernel_single(b, b->word, dir, target);
-    tj_kernel_spec_t generic = tj_kernel_generic(dir, target);
+    tj_kernel_spec_t generic = tj_kernel_generic(b->word, dir, target);
     tj_devptr_t at = typed + (tj_devptr_t)b->start; /* where the JIT kernel's object 0 starts */
     tj_kernel_t *k;
     launch_t l = {0};

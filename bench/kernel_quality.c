@@ -204,6 +204,12 @@ static unsigned long long field(const char *line, const char *name)
     return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
+/* Words a thread of the generic kernels moves per trip (templates/generic.cu). */
+static int generic_words_per_thread(int word)
+{
+    return word == 1 ? 8 : word == 2 ? 4 : 1;
+}
+
 /* Compile, write the CUBIN, launch once, print the row. */
 static int run_item(item_t *it, tj_dir_t dir)
 {
@@ -227,7 +233,7 @@ static int run_item(item_t *it, tj_dir_t dir)
         spec = tj_kernel_fused(it->blocks, it->nblocks, it->word, dir, TARGET);
         break;
     case TJ_KERNEL_GENERIC:
-        spec = tj_kernel_generic(dir, TARGET);
+        spec = tj_kernel_generic(it->word, dir, TARGET);
         break;
     default:
         spec = tj_kernel_single(it->blocks, it->word, dir, TARGET);
@@ -296,7 +302,9 @@ static int run_item(item_t *it, tj_dir_t dir)
            : it->kind == TJ_KERNEL_GENERIC ? "generic"
                                            : "single",
            it->word,
-           it->kind == TJ_KERNEL_SINGLE ? tj_gen_words_per_thread(&it->blocks[0], it->word) : 1,
+           it->kind == TJ_KERNEL_SINGLE    ? tj_gen_words_per_thread(&it->blocks[0], it->word)
+           : it->kind == TJ_KERNEL_GENERIC ? generic_words_per_thread(it->word)
+                                           : 1,
            it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
            it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
            geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
@@ -364,8 +372,10 @@ static int fig8(void)
             rc |= make(&it, objs[o].nd == 2 ? "fig8-2d" : "fig8-3d", name, objs[o].nd, counts,
                        strides, objs[o].size, 1);
             rc = rc ? rc : run_both(&it);
-            if (rc == 0 && runs[r] == 8 && objs[o].size == (4 << 20) && objs[o].nd == 2) {
-                /* The generic kernel on the same layout. */
+            if (rc == 0 && objs[o].size == (4 << 20) &&
+                (objs[o].nd == 2 ? runs[r] == 8 : runs[r] == 1 || runs[r] == 64)) {
+                /* The generic kernel on the same layout: one dimension after merging (2-D, 8-byte
+                 * runs), two (3-D, 1-byte runs) and three (3-D, 64-byte runs). */
                 snprintf(it.name, sizeof(it.name), "generic-%s", name);
                 it.family = "generic";
                 it.kind = TJ_KERNEL_GENERIC;

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -522,49 +523,97 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
     *launch = l;
 }
 
-const char *tj_gen_generic_source(void)
+/* templates/generic.cu declares the argument with the same layout: no padding may differ. */
+_Static_assert(sizeof(tj_generic_params_t) == 360,
+               "tj_generic_params_t is 360 bytes in generic.cu");
+_Static_assert(offsetof(tj_generic_params_t, words) == 24 &&
+                   offsetof(tj_generic_params_t, ndims) == 28 &&
+                   offsetof(tj_generic_params_t, word) == 32 &&
+                   offsetof(tj_generic_params_t, strides) == 40 &&
+                   offsetof(tj_generic_params_t, counts) == 168 &&
+                   offsetof(tj_generic_params_t, magic) == 232 &&
+                   offsetof(tj_generic_params_t, shift) == 296,
+               "tj_generic_params_t has the layout of generic.cu");
+
+tj_status_t tj_gen_generic_source(int word, char **source)
 {
     const tj_template_t *tmpl = find_template("generic.cu");
-    return tmpl ? tmpl->text : NULL;
+    text_t t = {0};
+    char word_s[8];
+    tj_status_t status;
+
+    if (!valid_word(word))
+        return TJ_ERR_INVALID;
+    if (tmpl == NULL) {
+        tj_log_error("kernel template generic.cu is missing from the library");
+        return TJ_ERR_INVALID;
+    }
+    snprintf(word_s, sizeof(word_s), "%d", word);
+    const subst_t subst[] = {{"WORD", word_s}, {"WORD_TYPE", word_type(word)}};
+    if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK) {
+        free(t.buf);
+        return status;
+    }
+    *source = t.buf;
+    return TJ_OK;
 }
 
-bool tj_gen_generic_usable(const tj_block_t *block)
+/* Word indices of one object below this fit the generic kernels' 32-bit arithmetic, with room
+ * for the grid-stride step. */
+#define GENERIC_WORDS_LIMIT ((int64_t)1 << 31)
+
+bool tj_gen_generic_usable(const tj_block_t *block, int word)
 {
-    return valid_block(block) && block->size / block->counts[0] <= (int64_t)UINT32_MAX;
+    return valid_block(block) && block->size / effective_word(block, word) < GENERIC_WORDS_LIMIT;
 }
 
-/* Division of a 32-bit q by c (1 <= c < 2^32) as a multiply-high and two shifts (Granlund and
- * Montgomery): l = ceil(log2 c), magic = floor(2^32 (2^l - c) / c) + 1. */
+/* Division of q < 2^31 by c (2 <= c < 2^31) as a multiply-high and a shift (Granlund and
+ * Montgomery, N = 31): l = ceil(log2 c), magic = ceil(2^(31 + l) / c) < 2^32, and q / c is
+ * (q * magic) >> (31 + l), the multiply-high's 32 bits and a shift of l - 1. */
 static void divider(uint64_t c, unsigned *magic, unsigned *shift)
 {
     unsigned l = 0;
-    while (l < 32 && ((uint64_t)1 << l) < c)
+    while (((uint64_t)1 << l) < c)
         l++;
-    *magic = (unsigned)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - c)) / c + 1);
-    *shift = (l > 0 ? 1u : 0u) | (l > 0 ? l - 1 : 0) << 8;
+    *magic = (unsigned)((((uint64_t)1 << (31 + l)) + c - 1) / c);
+    *shift = l - 1;
 }
 
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params)
 {
+    dim_t dims[TJ_BLOCK_MAX_DIMS];
     tj_generic_params_t p;
+    int n;
 
     memset(&p, 0, sizeof(p));
+    p.ndims = 1;
+    p.counts[0] = 1;
+    if (!tj_gen_generic_usable(block, word)) {
+        *params = p; /* no words: the kernels do nothing */
+        return;
+    }
+    word = effective_word(block, word);
     p.start = block->start;
     p.extent = block->extent;
-    p.ndims = block->ndims;
-    p.word = effective_word(block, word);
-    for (int d = 0; d < block->ndims && d < TJ_BLOCK_MAX_DIMS; d++) {
-        p.counts[d] = block->counts[d];
-        p.strides[d] = block->strides[d];
-        if (d > 0 && block->counts[d] <= (int64_t)UINT32_MAX)
-            divider((uint64_t)block->counts[d], &p.magic[d], &p.shift[d]);
+    p.size = block->size;
+    p.words = (unsigned)(block->size / word);
+    p.word = word;
+    p.strides[0] = word;
+    /* Every merged count divides the words of an object: each is below 2^31. */
+    n = merge_dims(block, word, dims);
+    for (int d = 0; d < n; d++) {
+        p.counts[d] = (unsigned)dims[d].count;
+        p.strides[d] = dims[d].stride;
+        if (d < n - 1)
+            divider((uint64_t)dims[d].count, &p.magic[d], &p.shift[d]);
     }
+    p.ndims = n > 0 ? n : 1;
     *params = p;
 }
 
 void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
 {
-    int64_t run, rows;
+    int64_t threads;
     unsigned bx = 1;
     tj_launch_t l;
 
@@ -572,17 +621,18 @@ void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_
         launch_one(launch);
         return;
     }
-    run = block->counts[0] / effective_word(block, word);
-    rows = block->size / block->counts[0];
-    /* x covers a run (a power of two up to the whole thread block), y the rows. */
-    while (bx < BLOCK_THREADS && bx < run)
+    word = effective_word(block, word);
+    /* Threads one object needs; x is a power of two up to the whole thread block, y holds as
+     * many objects as fit beside it. */
+    threads = ceil_div(block->size / word, unroll_of(word));
+    while (bx < BLOCK_THREADS && bx < threads)
         bx *= 2;
     l.block[0] = bx;
     l.block[1] = BLOCK_THREADS / bx;
     l.block[2] = 1;
-    l.grid[0] = (unsigned)TJ_MIN(ceil_div(run, bx), GRID_X_MAX);
-    l.grid[1] = (unsigned)TJ_MIN(ceil_div(rows, l.block[1]), GRID_YZ_MAX);
-    l.grid[2] = (unsigned)TJ_MIN(TJ_MAX(count, 1), GRID_YZ_MAX);
+    l.grid[0] = (unsigned)TJ_MIN(ceil_div(threads, bx), GRID_X_MAX);
+    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), l.block[1]), GRID_YZ_MAX);
+    l.grid[2] = 1;
     *launch = l;
 }
 

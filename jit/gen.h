@@ -55,30 +55,38 @@ int tj_gen_words_per_thread(const tj_block_t *block, int word);
  * (the kernels stride over the grid, so any count works). */
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 
-/* The generic kernels' layout argument (the TEMPI approach): the block's fields as they are,
- * counts[0] in bytes, passed by value; per dimension d >= 1 the multiplier and shifts that divide
- * a 32-bit row index by counts[d] (magic[d], shift[d] = s1 | s2 << 8: q / c is
- * (t + ((q - t) >> s1)) >> s2 with t = umulhi(q, magic[d])). */
+/* The generic kernels' layout argument (the TEMPI approach), passed by value: the block's
+ * dimensions merged as the JIT kernels merge them (dimension 0 the run's words, stride W, unless
+ * a run is a single word; dimensions of one element left out; an object of one word has one
+ * dimension of count 1), fastest first, and per dimension but the last the numbers that divide
+ * a word index q < 2^31 by counts[d]: q / counts[d] = umulhi(q, magic[d]) >> shift[d].
+ * templates/generic.cu declares the same layout. */
 typedef struct {
-    long long start, extent;
-    int ndims, word;
-    long long counts[16], strides[16];
-    unsigned magic[16], shift[16];
+    long long start, extent, size; /* size: packed bytes of one object */
+    unsigned words;                /* words per object */
+    int ndims, word, pad;          /* merged dimensions (1 to 16), W */
+    long long strides[16];         /* bytes */
+    unsigned counts[16], magic[16], shift[16];
 } tj_generic_params_t;
 
-/* Whether the generic kernels serve @p block: its rows (every dimension but the run) number
- * fewer than 2^32, so that a row index divides in 32 bits. */
-bool tj_gen_generic_usable(const tj_block_t *block);
+/* Whether the generic kernels serve @p block with @p word: fewer than 2^31 words per object, so
+ * that a word index and its digits fit 32 bits. */
+bool tj_gen_generic_usable(const tj_block_t *block, int word);
 
-/* One source holding two kernels, "tj_generic_pack" and "tj_generic_unpack", taking
- * (void *dst, const void *src, long long count, tj_generic_params_t params). Static text. */
-const char *tj_gen_generic_source(void);
+/* CUDA source of the generic kernels for @p word (1, 2, 4, 8 or 16): two kernels,
+ * "tj_generic_pack" and "tj_generic_unpack", taking
+ * (void *dst, const void *src, long long count, tj_generic_params_t params), dst and src as
+ * for tj_gen_source's kernels (the kernel adds params.start and k * params.extent). On success
+ * *source is malloc'd text the caller frees; TJ_ERR_INVALID for a bad word, TJ_ERR_NOMEM. */
+tj_status_t tj_gen_generic_source(int word, char **source);
 
-/* The run-time arguments of the generic kernels for (block, word). */
+/* The run-time arguments of the generic kernels for (block, word); meaningful only where
+ * tj_gen_generic_usable. */
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params);
 
-/* Launch geometry of the generic kernels for `count` objects (any block size works; this one
- * maps x to a run's words, y to rows, z to objects). */
+/* Launch geometry of the generic kernels for `count` objects: x covers the words of one object
+ * (8 or 4 words per thread for W = 1 or 2), y the objects, several per thread block when an
+ * object needs fewer threads than a thread block has. */
 void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 
 /* ---- fused kernels: one launch for a set of strided blocks ---------------------------------- */

@@ -51,3 +51,27 @@ add_test(NAME emu_device_calls_split COMMAND ${TJ_CHECKED}
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
          $<TARGET_FILE:test_calls> --only mixed)
 set_tests_properties(emu_device_calls_split PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+
+# The large-count forms (`_c`) on device buffers, where the MPI has them (tests/test_largecount.c;
+# 77, a skip, elsewhere): one call of each family against the system MPI's int form on host
+# copies, at 2 ranks; and counts past 2^31 packed and unpacked between device buffers (one kernel
+# each way, its indices past 2^31) and between host buffers (the CPU engine), and positions past
+# 2^31 between every pair of host and device buffers. The big test writes about 2.2 GB at once
+# (2.7 GB peak resident on the test driver, which backs device memory as touched; 4.3 GB of
+# device memory allocated on a GPU) and takes about a minute of CPU: one at a time.
+add_test(NAME emu_largecount_calls COMMAND ${TJ_CHECKED}
+         --once "^typejit\\[0\\]: error: MPI_Buffer_attach_c: the buffer is in device memory"
+         --once "^typejit\\[0\\]: error: MPI_Isendrecv_c: the buffer is in device memory"
+         --once "^typejit\\[0\\]: error: MPI_Allreduce_init_c: a persistent collective on device memory"
+         --once "^typejit\\[0\\]: error: MPI_Win_create_c: the window's memory is in device memory" --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
+         $<TARGET_FILE:test_largecount> calls)
+set_tests_properties(emu_largecount_calls PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
+                     SKIP_RETURN_CODE 77)
+add_test(NAME emu_largecount_big COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_HOST=engine
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 1
+         $<TARGET_FILE:test_largecount> big)
+set_tests_properties(emu_largecount_big PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK big_memory)

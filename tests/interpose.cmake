@@ -86,3 +86,19 @@ if(TJ_PAIRED_BUILD)
             ${TJ_LIB} $<TARGET_FILE:halo3d> ${MPIEXEC_EXECUTABLE}
             ${TJ_PAIRED_BUILD}/libtypejit.so ${TJ_PAIRED_BUILD}/halo3d ${tj_paired_mpiexec})
 endif()
+
+# MPI-4 large-count datatypes (tests/test_largecount.c; exit 77 on an MPI without them): every
+# `_c` constructor committed with errors fatal, translated and packed exactly; and an
+# application's own MPI_Type_get_envelope on a large type sees the same error with typejit
+# preloaded as without it.
+# Its device modes (calls, big) run on the test driver: tests/calls.cmake.
+add_executable(test_largecount test_largecount.c cudrv.c devbuf.c tempdir.c)
+target_link_libraries(test_largecount PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+target_include_directories(test_largecount PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(test_largecount SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+tj_add_test(interpose_largecount_types LABELS "mpi;portable" TIMEOUT 300
+  COMMAND ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -np 1 $<TARGET_FILE:test_largecount> types)
+tj_add_test(interpose_largecount_envelope LABELS "mpi;portable" TIMEOUT 120
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/same_output.sh
+          ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_largecount> envelope
+          :: ${TJ_LAUNCH} -np 1 $<TARGET_FILE:test_largecount> envelope)

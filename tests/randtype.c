@@ -107,6 +107,23 @@ static void put_list(text_t *t, const int64_t *v, int n)
     put(t, "}");
 }
 
+/* Whether this level is made by its MPI-4 large-count constructor (opt->large_percent; no
+ * draw at all when it is 0, so that the types of a seed stay the same). */
+static bool large(rt_rng_t *rng, const rt_options_t *opt)
+{
+    return opt->large_percent > 0 && rt_range(rng, 0, 99) < opt->large_percent;
+}
+
+/* A `_c` constructor call, where the MPI has them (large_percent is 0 elsewhere). */
+#if MPI_VERSION >= 4
+#define LARGE(...)                                                                                 \
+    do {                                                                                           \
+        __VA_ARGS__;                                                                               \
+    } while (0)
+#else
+#define LARGE(...) abort()
+#endif
+
 static int64_t extent_of(MPI_Datatype t)
 {
     MPI_Aint lb, ext;
@@ -157,13 +174,19 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     case 0:
         put(t, "contiguous(%d,", count);
         child = build(rng, opt, depth + 1, t);
-        MPI_Type_contiguous(count, child, &out);
+        if (large(rng, opt))
+            LARGE(MPI_Type_contiguous_c(count, child, &out));
+        else
+            MPI_Type_contiguous(count, child, &out);
         break;
     case 1: {
         int stride = (int)signed_stride(rng, bl, opt) % 64;
         put(t, "vector(%d,%d,%d,", count, bl, stride);
         child = build(rng, opt, depth + 1, t);
-        MPI_Type_vector(count, bl, stride, child, &out);
+        if (large(rng, opt))
+            LARGE(MPI_Type_vector_c(count, bl, stride, child, &out));
+        else
+            MPI_Type_vector(count, bl, stride, child, &out);
         break;
     }
     case 2: {
@@ -177,7 +200,10 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         snprintf(tail, sizeof(tail), "%s", t->buf + at);
         t->used = at;
         put(t, "%lld,%s", (long long)stride, tail);
-        MPI_Type_create_hvector(count, bl, stride, child, &out);
+        if (large(rng, opt))
+            LARGE(MPI_Type_create_hvector_c(count, bl, stride, child, &out));
+        else
+            MPI_Type_create_hvector(count, bl, stride, child, &out);
         break;
     }
     case 3:
@@ -204,8 +230,16 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         put_list(t, v, nd);
         put(t, ",%s,", fortran ? "F" : "C");
         child = build(rng, opt, depth + 1, t);
-        MPI_Type_create_subarray(nd, sizes, subs, starts, fortran ? MPI_ORDER_FORTRAN : MPI_ORDER_C,
-                                 child, &out);
+        if (large(rng, opt)) {
+            LARGE(MPI_Count csizes[3]; MPI_Count csubs[3]; MPI_Count cstarts[3];
+                  for (int d = 0; d < nd; d++) csizes[d] = sizes[d], csubs[d] = subs[d],
+                  cstarts[d] = starts[d];
+                  MPI_Type_create_subarray_c(nd, csizes, csubs, cstarts,
+                                             fortran ? MPI_ORDER_FORTRAN : MPI_ORDER_C, child,
+                                             &out));
+        } else
+            MPI_Type_create_subarray(nd, sizes, subs, starts,
+                                     fortran ? MPI_ORDER_FORTRAN : MPI_ORDER_C, child, &out);
         break;
     }
     case 5: {
@@ -221,7 +255,10 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         snprintf(tail, sizeof(tail), "%s", t->buf + mid);
         t->used = at;
         put(t, "resized(%lld,%lld,%s", (long long)lb, (long long)nex, tail);
-        MPI_Type_create_resized(child, lb, nex, &out);
+        if (large(rng, opt))
+            LARGE(MPI_Type_create_resized_c(child, lb, nex, &out));
+        else
+            MPI_Type_create_resized(child, lb, nex, &out);
         break;
     }
     case 6:
@@ -256,7 +293,11 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             put(t, "%s(%d,", bytes ? "hindexed_block" : "indexed_block", bl);
             put_list(t, displs, n);
             put(t, ",%s", inner);
-            if (bytes)
+            if (large(rng, opt))
+                LARGE(MPI_Count cd[4]; for (int i = 0; i < n; i++) cd[i] = displs[i];
+                      if (bytes) MPI_Type_create_hindexed_block_c(n, bl, cd, child, &out);
+                      else MPI_Type_create_indexed_block_c(n, bl, cd, child, &out));
+            else if (bytes)
                 MPI_Type_create_hindexed_block(n, bl, adispl, child, &out);
             else
                 MPI_Type_create_indexed_block(n, bl, idispl, child, &out);
@@ -272,7 +313,12 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             put(t, ",");
             put_list(t, displs, n);
             put(t, ",%s", inner);
-            if (bytes)
+            if (large(rng, opt))
+                LARGE(MPI_Count cb[4]; MPI_Count cd[4];
+                      for (int i = 0; i < n; i++) cb[i] = bls[i], cd[i] = displs[i];
+                      if (bytes) MPI_Type_create_hindexed_c(n, cb, cd, child, &out);
+                      else MPI_Type_indexed_c(n, cb, cd, child, &out));
+            else if (bytes)
                 MPI_Type_create_hindexed(n, bls, adispl, child, &out);
             else
                 MPI_Type_indexed(n, bls, idispl, child, &out);
@@ -313,7 +359,12 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         for (int i = 0; i < n; i++)
             put(t, "%s%s", i ? "," : "", inner[i]);
         put(t, "}");
-        MPI_Type_create_struct(n, bls, adispl, types, &out);
+        if (large(rng, opt))
+            LARGE(MPI_Count cb[4]; MPI_Count cd[4];
+                  for (int i = 0; i < n; i++) cb[i] = bls[i], cd[i] = displs[i];
+                  MPI_Type_create_struct_c(n, cb, cd, types, &out));
+        else
+            MPI_Type_create_struct(n, bls, adispl, types, &out);
         for (int i = 1; i < built; i++)
             MPI_Type_free(&types[i]);
         child = types[0];

@@ -21,6 +21,8 @@ typedef struct {
     int64_t max_size; /* largest packed size of one object, bytes */
     int64_t max_span; /* largest true extent of one object, bytes (huge strides need more) */
     int huge_percent; /* chance that a level uses a stride or displacement beyond 2^31 */
+    int large_percent; /* chance that a level is made by its MPI-4 `_c` constructor (0 where the
+                          MPI has none) */
 } rt_options_t;
 
 /* A committed random datatype; its description goes to @p desc. Returns MPI_DATATYPE_NULL if

@@ -205,7 +205,16 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
             types = atol(argv[++i]);
+        else if (strcmp(argv[i], "--large") == 0 && i + 1 < argc)
+            opt.large_percent = atoi(argv[++i]);
     }
+#if MPI_VERSION < 4
+    if (opt.large_percent > 0) {
+        printf("SKIP: this MPI has no large-count constructors\n");
+        MPI_Finalize();
+        return 77;
+    }
+#endif
     REQUIRE(tj_interpose_active());
     each_constructor();
     dup_of_committed();

@@ -248,15 +248,36 @@ static void batch_compile(batch_t *b)
     snprintf(b->so_path, sizeof(b->so_path), "%s/batch%d.so", workdir, b->id);
     f = fopen(b->src_path, "w");
     REQUIRE(f != NULL);
-    append(f, "#include \"tj_emu.h\"\n#include <cstring>\n\n");
-    append(f, tj_gen_generic_source());
-    append(f, "\nstatic_assert(sizeof(tj_generic_params_t) == 408, \"params layout\");\n"
-              "extern \"C\" void emu_generic(int pack, const unsigned *g, const unsigned *b, "
+    append(f, "#include \"tj_emu.h\"\n#include <cstdlib>\n#include <cstring>\n\n");
+    /* The generic kernels of every word size, each in a namespace of its own. */
+    for (int word = 1; word <= 16; word *= 2) {
+        REQUIRE(tj_gen_generic_source(word, &src) == TJ_OK);
+        fprintf(f,
+                "namespace generic%d {\n#define tj_generic_pack tj_generic_pack_%d\n"
+                "#define tj_generic_unpack tj_generic_unpack_%d\n",
+                word, word, word);
+        append(f, src);
+        fprintf(f, "\n#undef tj_generic_pack\n#undef tj_generic_unpack\n"
+                   "static_assert(sizeof(tj_generic_params_t) == 360, \"params layout\");\n}\n\n");
+        free(src);
+    }
+    append(f, "extern \"C\" void emu_generic(int pack, const unsigned *g, const unsigned *b, "
               "void *dst, const void *src, long long count, const void *params)\n{\n"
-              "    tj_generic_params_t p;\n    std::memcpy(&p, params, sizeof(p));\n"
-              "    if (pack)\n        tj_emu_launch(tj_generic_pack, g, b, dst, src, count, p);\n"
-              "    else\n        tj_emu_launch(tj_generic_unpack, g, b, dst, src, count, p);\n"
-              "}\n\n");
+              "    int word;\n    std::memcpy(&word, (const char *)params + 32, sizeof(word));\n"
+              "    switch (word) {\n");
+    for (int word = 1; word <= 16; word *= 2)
+        fprintf(
+            f,
+            "    case %d: {\n        generic%d::tj_generic_params_t p;\n"
+            "        std::memcpy(&p, params, sizeof(p));\n"
+            "        if (pack)\n"
+            "            tj_emu_launch(generic%d::tj_generic_pack_%d, g, b, dst, src, count, p);\n"
+            "        else\n"
+            "            tj_emu_launch(generic%d::tj_generic_unpack_%d, g, b, dst, src, count, "
+            "p);\n"
+            "        break;\n    }\n",
+            word, word, word, word, word, word);
+    append(f, "    default:\n        std::abort();\n    }\n}\n\n");
     for (int i = 0; i < b->n; i++) {
         const case_t *c = &b->cases[i];
         for (int dir = 0; dir < (c->unpack ? 2 : 1); dir++) {
@@ -374,7 +395,7 @@ static void choose(case_t *c, rt_rng_t *rng, long *narrow)
     }
     c->pos = c->word * (int)rt_range(rng, 0, 5);
     c->unpack = tj_block_disjoint(&c->block, c->count);
-    c->generic = rt_range(rng, 0, 7) == 0;
+    c->generic = rt_range(rng, 0, 7) == 0 && tj_gen_generic_usable(&c->block, c->word);
     c->shrink = rt_range(rng, 0, 3) == 0;
     c->salt = rt_next(rng);
 }
@@ -696,7 +717,7 @@ int main(int argc, char **argv)
             choose(c, &rng, &ignored);
             c->word = w;
             c->pos = w * (int)rt_range(&rng, 1, 3);
-            c->generic = true;
+            c->generic = tj_gen_generic_usable(&block, w);
             narrow += w < block.word;
             handmade++;
         }

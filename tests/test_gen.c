@@ -187,7 +187,8 @@ static void check_geometry(void)
                 tj_gen_generic_launch(&blocks[b], word, count, &l);
                 check_launch_limits(&l);
                 if (l.grid[0] < 2147483647u && l.grid[1] < 65535 && l.grid[2] < 65535)
-                    CHECK(grid_threads(&l) >= words);
+                    CHECK(grid_threads(&l) * per >= words);
+                CHECK(grid_threads(&l) < 4 * words + 2048);
             }
         }
     }
@@ -196,59 +197,147 @@ static void check_geometry(void)
     CHECK_EQ_INT(l.grid[1], 65535);
 }
 
+/* Byte offset of word @p i of an object by the generic kernels' arguments, as the kernel
+ * computes it (its divisions by multiply-high and shift). */
+static int64_t generic_offset(const tj_generic_params_t *p, uint32_t i)
+{
+    uint32_t q = i;
+    int64_t off = 0;
+    for (int d = 0; d < p->ndims - 1; d++) {
+        uint32_t next = (uint32_t)(((uint64_t)q * p->magic[d]) >> 32) >> p->shift[d];
+        off += (int64_t)(q - next * p->counts[d]) * p->strides[d];
+        q = next;
+    }
+    return off + (int64_t)q * p->strides[p->ndims - 1];
+}
+
+/* The arguments reach every word of the block where it lies, in packed order. */
+static void check_generic_walk(const tj_block_t *b, int word)
+{
+    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, typed = 0, bad = 0;
+    tj_generic_params_t p;
+
+    tj_gen_generic_params(b, word, &p);
+    CHECK_EQ_INT(p.start, b->start);
+    CHECK_EQ_INT(p.extent, b->extent);
+    CHECK_EQ_INT(p.size, b->size);
+    CHECK_EQ_INT(p.word, word);
+    CHECK_EQ_INT(p.words, b->size / word);
+    CHECK(p.ndims >= 1 && p.ndims <= b->ndims);
+    for (uint32_t i = 0; i < p.words; i++) {
+        bad += generic_offset(&p, i) != typed;
+        /* The next word: the run first, then the block's dimensions, innermost first. */
+        typed += word;
+        if ((idx[0] += word) < b->counts[0])
+            continue;
+        typed -= b->counts[0];
+        idx[0] = 0;
+        for (int d = 1; d < b->ndims; d++) {
+            typed += b->strides[d];
+            if (++idx[d] < b->counts[d])
+                break;
+            typed -= b->strides[d] * b->counts[d];
+            idx[d] = 0;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 static void check_generic(void)
 {
     const int64_t counts[] = {24, 7, 5}, strides[] = {1, -100, (int64_t)3 << 32};
+    const int64_t c2[] = {8, 3, 4, 2}, s2[] = {1, 8, 24, 1000};
+    const int64_t c3[] = {3, 4096}, s3[] = {1, 9};
+    const int64_t c4[] = {16}, s4[] = {1};
     tj_block_t b = make(-77 * 8, 5008, 3, counts, strides);
     tj_generic_params_t p;
-    const char *src = tj_gen_generic_source();
+    char *src = NULL;
 
+    CHECK_EQ_INT(sizeof(tj_generic_params_t), 360);
+    for (int word = 1; word <= 8; word *= 2)
+        check_generic_walk(&b, word);
     tj_gen_generic_params(&b, 4, &p);
-    CHECK_EQ_INT(p.start, b.start);
-    CHECK_EQ_INT(p.extent, b.extent);
+    /* The run's 6 words, then the two outer dimensions: nothing merges. */
     CHECK_EQ_INT(p.ndims, 3);
-    CHECK_EQ_INT(p.word, 4);
-    for (int d = 0; d < 3; d++) {
-        CHECK_EQ_INT(p.counts[d], b.counts[d]);
-        CHECK_EQ_INT(p.strides[d], b.strides[d]);
-    }
-    CHECK_EQ_INT(sizeof(tj_generic_params_t), 408);
-    /* The magic numbers divide every 32-bit row index exactly, for divisors of every size. */
+    CHECK(p.counts[0] == 6 && p.strides[0] == 4 && p.counts[1] == 7 && p.strides[1] == -100 &&
+          p.counts[2] == 5 && p.strides[2] == (int64_t)3 << 32);
+    /* Rows 8 bytes apart after a run of 8 bytes are one run; words of one element drop out. */
+    tj_block_t merged = make(0, 2000, 4, c2, s2);
+    for (int word = 1; word <= 8; word *= 2)
+        check_generic_walk(&merged, word);
+    tj_gen_generic_params(&merged, 8, &p);
+    CHECK_EQ_INT(p.ndims, 2);
+    CHECK(p.counts[0] == 12 && p.strides[0] == 8 && p.counts[1] == 2 && p.strides[1] == 1000);
+    tj_block_t odd = make(5, 3 * 4096 * 3, 2, c3, s3);
+    check_generic_walk(&odd, 1);
+    tj_block_t one = make(0, 16, 1, c4, s4);
+    check_generic_walk(&one, 16);
+    tj_gen_generic_params(&one, 16, &p);
+    CHECK(p.ndims == 1 && p.counts[0] == 1 && p.words == 1);
+
+    /* Fewer than 2^31 words per object: W counts. */
     {
-        const uint64_t divisors[] = {1,
-                                     2,
-                                     3,
-                                     5,
-                                     7,
-                                     24,
-                                     100,
-                                     641,
-                                     65535,
-                                     65536,
-                                     65537,
-                                     1u << 31,
-                                     (1u << 31) + 1,
-                                     0xfffffffeu,
-                                     0xffffffffu};
-        const uint32_t qs[] = {0,     1,        2,           3,           99,          65535,
-                               65536, 1u << 31, 0x7fffffffu, 0xfffffffeu, 0xffffffffu, 123456789u};
+        const int64_t big[] = {(int64_t)1 << 31}, almost[] = {((int64_t)1 << 31) - 1};
+        tj_block_t bb = make(0, big[0], 1, big, s4), ba = make(0, almost[0], 1, almost, s4);
+        CHECK(!tj_gen_generic_usable(&bb, 1));
+        CHECK(tj_gen_generic_usable(&bb, 16));
+        CHECK(tj_gen_generic_usable(&ba, 1));
+        tj_gen_generic_params(&bb, 1, &p);
+        CHECK(p.words == 0 && p.ndims == 1); /* refused: a launch would move nothing */
+    }
+
+    /* The magic numbers divide every word index below 2^31 exactly, for divisors of every size
+     * a dimension that is not the outermost can have (below 2^30: an outer dimension has at
+     * least two elements). */
+    {
+        const uint32_t divisors[] = {2,           3,
+                                     5,           7,
+                                     24,          100,
+                                     641,         65535,
+                                     65536,       65537,
+                                     1u << 20,    (1u << 29) + 1,
+                                     1000000007u, (1u << 30) - 1};
         long bad = 0;
         for (size_t i = 0; i < sizeof(divisors) / sizeof(divisors[0]); i++) {
-            int64_t c3[2] = {8, (int64_t)divisors[i]}, s3[2] = {1, 8};
-            tj_block_t one = make(0, 8, 2, c3, s3);
-            tj_gen_generic_params(&one, 8, &p);
+            const uint32_t c = divisors[i];
+            const uint32_t qs[] = {0,
+                                   1,
+                                   c - 1,
+                                   c,
+                                   c + 1,
+                                   2 * c - 1,
+                                   2 * c,
+                                   65535,
+                                   65536,
+                                   123456789u,
+                                   1u << 30,
+                                   0x7ffffffeu,
+                                   0x7fffffffu,
+                                   0x7fffffffu / c * c,
+                                   0x7fffffffu / c * c - 1};
+            int64_t cd[2] = {c, 2}, sd[2] = {1, (int64_t)c + 1};
+            tj_block_t d = make(0, 2 * (int64_t)c + 2, 2, cd, sd);
+            tj_gen_generic_params(&d, 1, &p);
+            CHECK(p.ndims == 2 && p.counts[0] == c);
             for (size_t j = 0; j < sizeof(qs) / sizeof(qs[0]); j++) {
-                uint32_t q = qs[j], t = (uint32_t)(((uint64_t)q * p.magic[1]) >> 32);
-                uint32_t got = (t + ((q - t) >> (p.shift[1] & 0xff))) >> (p.shift[1] >> 8);
-                bad += got != (uint32_t)(q / divisors[i]);
+                uint32_t q = qs[j];
+                uint32_t got = (uint32_t)(((uint64_t)q * p.magic[0]) >> 32) >> p.shift[0];
+                bad += got != q / c;
             }
+            /* ... and every index near the top. */
+            for (uint64_t q = 0x7fffffffu - 8192; q <= 0x7fffffffu; q++)
+                bad += ((uint32_t)((q * p.magic[0]) >> 32) >> p.shift[0]) != q / c;
         }
         CHECK_EQ_INT(bad, 0);
     }
-    tj_gen_generic_params(&b, 4, &p);
-    REQUIRE(src != NULL);
-    check_contains(src, "extern \"C\" __global__ void tj_generic_pack(");
-    check_contains(src, "extern \"C\" __global__ void tj_generic_unpack(");
+    for (int word = 1; word <= 16; word *= 2) {
+        REQUIRE(tj_gen_generic_source(word, &src) == TJ_OK);
+        check_contains(src, "extern \"C\" __global__ void tj_generic_pack(");
+        check_contains(src, "extern \"C\" __global__ void tj_generic_unpack(");
+        check_contains(src, word == 16 ? "typedef uint4 word_t;" : "word_t;");
+        free(src);
+    }
+    CHECK_EQ_INT(tj_gen_generic_source(3, &src), TJ_ERR_INVALID);
 }
 
 static void check_hash(void)

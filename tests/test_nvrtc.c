@@ -179,12 +179,15 @@ static void check_failure(void)
 static void check_generic(void)
 {
     for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
-        void *image = NULL;
-        size_t len = 0;
-        CHECK_EQ_INT(
-            tj_nvrtc_compile(tj_gen_generic_source(), "generic.cu", targets[t], &image, &len),
-            TJ_OK);
-        free(image);
+        for (int word = 1; word <= 16; word *= 2) {
+            void *image = NULL;
+            char *src = NULL;
+            size_t len = 0;
+            CHECK_EQ_INT(tj_gen_generic_source(word, &src), TJ_OK);
+            CHECK_EQ_INT(tj_nvrtc_compile(src, "generic.cu", targets[t], &image, &len), TJ_OK);
+            free(image);
+            free(src);
+        }
     }
 }
 

@@ -122,13 +122,25 @@ int main(int argc, char **argv)
             types = strtol(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc)
             opt.max_depth = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--large") == 0 && i + 1 < argc)
+            opt.large_percent = atoi(argv[++i]);
         else if (strcmp(argv[i], "--verbose") == 0)
             verbose = true;
         else {
-            fprintf(stderr, "usage: %s [--seed N] [--types N] [--depth N] [--verbose]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--seed N] [--types N] [--depth N] [--large PERCENT] "
+                    "[--verbose]\n",
+                    argv[0]);
             return 2;
         }
     }
+#if MPI_VERSION < 4
+    if (opt.large_percent > 0) {
+        printf("SKIP: this MPI has no large-count constructors\n");
+        MPI_Finalize();
+        return 77;
+    }
+#endif
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
         MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));

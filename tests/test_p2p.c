@@ -155,7 +155,8 @@ static void side_free(side_t *s)
 /* What the system MPI delivers: the sender's host pattern, sent as `scount` objects of the
  * sender's type and received as `rcount` of the receiver's, over a private self communicator,
  * with a receive (Irecv, Send, Wait) as the test's own calls make it: Open MPI reports a
- * truncated message differently through MPI_Sendrecv. */
+ * truncated message differently through MPI_Sendrecv. The threads share that communicator: each
+ * exchange uses its own tag there, or one thread's receive could take another's message. */
 typedef struct {
     unsigned char *data; /* the receive footprint after the reference receive */
     MPI_Status status;
@@ -163,7 +164,7 @@ typedef struct {
 } reference_t;
 
 static void reference(const side_t *recv, MPI_Datatype stype, int scount, uint64_t salt,
-                      const unsigned char *initial, reference_t *ref)
+                      const unsigned char *initial, int tag, reference_t *ref)
 {
     int64_t slo, sspan;
     unsigned char *src;
@@ -179,9 +180,9 @@ static void reference(const side_t *recv, MPI_Datatype stype, int scount, uint64
     else
         memset(ref->data, POISON, (size_t)recv->span);
     MPI_Request req;
-    REQUIRE(PMPI_Irecv(ref->data - recv->lo, recv->count, recv->type, 0, 7, self_comm, &req) ==
+    REQUIRE(PMPI_Irecv(ref->data - recv->lo, recv->count, recv->type, 0, tag, self_comm, &req) ==
             MPI_SUCCESS);
-    REQUIRE(PMPI_Send(src - slo, scount, stype, 0, 7, self_comm) == MPI_SUCCESS);
+    REQUIRE(PMPI_Send(src - slo, scount, stype, 0, tag, self_comm) == MPI_SUCCESS);
     ref->rc = PMPI_Wait(&req, &ref->status);
     free(src);
 }
@@ -364,10 +365,10 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
     if (variant == 10) {
         /* Sendrecv_replace: the buffer holds this rank's own pattern until prev's replaces it. */
         fill(&r, salt + (uint64_t)rank);
-        reference(&r, stype, scount, salt + (uint64_t)prev, r.host, &ref);
+        reference(&r, stype, scount, salt + (uint64_t)prev, r.host, tag, &ref);
     } else {
         poison(&r);
-        reference(&r, stype, scount, salt + (uint64_t)prev, NULL, &ref);
+        reference(&r, stype, scount, salt + (uint64_t)prev, NULL, tag, &ref);
     }
     if (variant == 16) {
         /* MPI_PROC_NULL on device buffers: nothing moves, the status says so. */
@@ -803,7 +804,7 @@ static void *partial_stress(void *arg)
     MPI_Type_size(type, &size);
     len = size * 2 + size / 2;
     side_init(&r, type, 3, K_DEVICE);
-    reference(&r, MPI_BYTE, len, (uint64_t)index * 17, NULL, &ref);
+    reference(&r, MPI_BYTE, len, (uint64_t)index * 17, NULL, tag, &ref);
     unsigned char *msg = malloc((size_t)len);
     REQUIRE(msg != NULL);
     for (int i = 0; i < len; i++)

@@ -167,10 +167,16 @@ int main(void)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         check_case(&cases[i]);
 
-    /* The generic kernels may divide (their divisors are run-time values); only report them. */
-    REQUIRE(tj_nvrtc_compile(tj_gen_generic_source(), "generic.cu", "compute_90", (void **)&ptx,
-                             &len) == TJ_OK);
-    check_ptxas(ptx, "generic kernels");
-    free(ptx);
+    /* The generic kernels divide by multiply-high (their divisors are run-time values); only
+     * report them. */
+    for (int word = 1; word <= 16; word *= 2) {
+        char *src, what[32];
+        REQUIRE(tj_gen_generic_source(word, &src) == TJ_OK);
+        REQUIRE(tj_nvrtc_compile(src, "generic.cu", "compute_90", (void **)&ptx, &len) == TJ_OK);
+        snprintf(what, sizeof(what), "generic kernels W=%d", word);
+        check_ptxas(ptx, what);
+        free(ptx);
+        free(src);
+    }
     CHECK_DONE();
 }

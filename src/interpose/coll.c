@@ -1,9 +1,10 @@
 /* Collective wrappers: Alltoall, Alltoallv, Alltoallw, Neighbor_alltoall, Neighbor_alltoallv,
  * Neighbor_alltoallw, Neighbor_allgather, Neighbor_allgatherv, Allgather, Allgatherv, Gather,
- * Gatherv, Scatter, Scatterv, Bcast and their non-blocking forms. A call
- * whose buffers are in host memory goes to the system MPI after one pointer query per side (none
- * on a machine without a CUDA device); one with a device buffer is typejit's (src/send/coll.c),
- * and its non-blocking request is completed by the interposed Wait and Test calls. */
+ * Gatherv, Scatter, Scatterv, Bcast and their non-blocking forms, each also in its large-count
+ * form (`_c`) where the MPI has them. A call whose buffers are in host memory goes to the system
+ * MPI after one pointer query per side (none on a machine without a CUDA device); one with a
+ * device buffer is typejit's (src/send/coll.c), and its non-blocking request is completed by the
+ * interposed Wait and Test calls. */
 #include "gpu/cuda.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
@@ -26,383 +27,329 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
     return r != TJ_COLL_PASS;
 }
 
-#define ALLTOALLV_CALL(_kind)                                                                      \
+/* Each wrapper in its int and large-count forms from one definition: (suffix, count type,
+ * displacement type, large), then the family's names. A family's blocking and non-blocking
+ * calls share it too: @p _req is NULL or the request argument. */
+#define FORMS(_m, ...)                                                                             \
+    _m(, int, int, false, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, MPI_Aint, true, __VA_ARGS__))
+
+/* The run or the pass to the system MPI, for a call @p c with the application's arguments. */
+#define RUN(_c, _req, _pass)                                                                       \
+    do {                                                                                           \
+        int rc;                                                                                    \
+        if (take(_c, _req, &rc))                                                                   \
+            return rc;                                                                             \
+        return _pass;                                                                              \
+    } while (0)
+
+/* Alltoall, Neighbor_alltoall, Neighbor_allgather, Allgather: one count per side. */
+#define ALLGATHER_FAMILY(_s, _cnt, _disp, _large, _name, _iname, _kind)                            \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, void *rbuf, \
+                                    _cnt rcount, MPI_Datatype rtype, MPI_Comm comm)                \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .stype = stype,     \
-        .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rtype = rtype, .comm = comm         \
-    }
-#define ALLTOALLW_CALL(_kind)                                                                      \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL, PMPI_##_name##_s(sbuf, scount, stype, rbuf, rcount, rtype, comm));           \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype,            \
+                                     void *rbuf, _cnt rcount, MPI_Datatype rtype, MPI_Comm comm,   \
+                                     MPI_Request *req)                                             \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .stypes = stypes,   \
-        .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rtypes = rtypes, .comm = comm       \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        RUN(&c, req, PMPI_##_iname##_s(sbuf, scount, stype, rbuf, rcount, rtype, comm, req));      \
     }
-#define NEIGHBOR_W_CALL(_kind)                                                                     \
+FORMS(ALLGATHER_FAMILY, Alltoall, Ialltoall, TJ_COLL_ALLTOALL)
+FORMS(ALLGATHER_FAMILY, Neighbor_alltoall, Ineighbor_alltoall, TJ_COLL_NEIGHBOR_ALLTOALL)
+FORMS(ALLGATHER_FAMILY, Neighbor_allgather, Ineighbor_allgather, TJ_COLL_NEIGHBOR_ALLGATHER)
+FORMS(ALLGATHER_FAMILY, Allgather, Iallgather, TJ_COLL_ALLGATHER)
+
+/* Allgatherv, Neighbor_allgatherv: one send count, receive counts and displacements. */
+#define ALLGATHERV_FAMILY(_s, _cnt, _disp, _large, _name, _iname, _kind)                           \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, void *rbuf, \
+                                    const _cnt rcounts[], const _disp displs[],                    \
+                                    MPI_Datatype rtype, MPI_Comm comm)                             \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sadispls = sdispls, .stypes = stypes,  \
-        .rbuf = rbuf, .rcounts = rcounts, .radispls = rdispls, .rtypes = rtypes, .comm = comm      \
-    }
-#define ALLGATHER_CALL(_kind)                                                                      \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = displs,                                                     \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL, PMPI_##_name##_s(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));  \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype,            \
+                                     void *rbuf, const _cnt rcounts[], const _disp displs[],       \
+                                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)          \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcount = rcount, .rtype = rtype, .comm = comm                                             \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = displs,                                                     \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        RUN(&c, req,                                                                               \
+            PMPI_##_iname##_s(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));      \
     }
-#define ALLGATHERV_CALL(_kind)                                                                     \
+FORMS(ALLGATHERV_FAMILY, Allgatherv, Iallgatherv, TJ_COLL_ALLGATHERV)
+FORMS(ALLGATHERV_FAMILY, Neighbor_allgatherv, Ineighbor_allgatherv, TJ_COLL_NEIGHBOR_ALLGATHERV)
+
+/* Alltoallv, Neighbor_alltoallv: counts and displacements (in elements) per side. */
+#define ALLTOALLV_FAMILY(_s, _cnt, _disp, _large, _name, _iname, _kind)                            \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *sbuf, const _cnt scounts[], const _disp sdispls[], \
+                                    MPI_Datatype stype, void *rbuf, const _cnt rcounts[],          \
+                                    const _disp rdispls[], MPI_Datatype rtype, MPI_Comm comm)      \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .comm = comm                        \
-    }
-#define GATHER_CALL(_kind)                                                                         \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            .sdispls = sdispls,                                                    \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = rdispls,                                                    \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL,                                                                              \
+            PMPI_##_name##_s(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm)); \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, const _cnt scounts[],                       \
+                                     const _disp sdispls[], MPI_Datatype stype, void *rbuf,        \
+                                     const _cnt rcounts[], const _disp rdispls[],                  \
+                                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)          \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                               \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            .sdispls = sdispls,                                                    \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = rdispls,                                                    \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        RUN(&c, req,                                                                               \
+            PMPI_##_iname##_s(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,  \
+                              req));                                                               \
     }
-#define GATHERV_CALL(_kind)                                                                        \
+FORMS(ALLTOALLV_FAMILY, Alltoallv, Ialltoallv, TJ_COLL_ALLTOALLV)
+FORMS(ALLTOALLV_FAMILY, Neighbor_alltoallv, Ineighbor_alltoallv, TJ_COLL_NEIGHBOR_ALLTOALLV)
+
+/* Alltoallw (byte displacements: int, or MPI_Aint in the large form) and Neighbor_alltoallw
+ * (MPI_Aint byte displacements in both forms): one type per peer. @p _w: the displacements' type
+ * (W_DISP: the form's, W_AINT: MPI_Aint); @p _sd, @p _rd: the call's fields that take them. */
+#define W_DISP(_disp) _disp
+#define W_AINT(_disp) MPI_Aint
+#define ALLTOALLW_FAMILY(_s, _cnt, _disp, _large, _name, _iname, _kind, _w, _sd, _rd)              \
+    int TJ_WRAPPER(MPI_##_name##_s)(                                                               \
+        const void *sbuf, const _cnt scounts[], const W_##_w(_disp) sdispls[],                     \
+        const MPI_Datatype stypes[], void *rbuf, const _cnt rcounts[],                             \
+        const W_##_w(_disp) rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)                 \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .root = root, .comm = comm          \
-    }
-#define SCATTERV_CALL(_kind)                                                                       \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            ._sd = sdispls,                                                        \
+                            .stypes = stypes,                                                      \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            ._rd = rdispls,                                                        \
+                            .rtypes = rtypes,                                                      \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL,                                                                              \
+            PMPI_##_name##_s(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,       \
+                             comm));                                                               \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, const _cnt scounts[],                       \
+                                     const W_##_w(_disp) sdispls[], const MPI_Datatype stypes[],   \
+                                     void *rbuf, const _cnt rcounts[],                             \
+                                     const W_##_w(_disp) rdispls[], const MPI_Datatype rtypes[],   \
+                                     MPI_Comm comm, MPI_Request *req)                              \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sdispls = displs, .stype = stype,      \
-        .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                 \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            ._sd = sdispls,                                                        \
+                            .stypes = stypes,                                                      \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            ._rd = rdispls,                                                        \
+                            .rtypes = rtypes,                                                      \
+                            .comm = comm};                                                         \
+        RUN(&c, req,                                                                               \
+            PMPI_##_iname##_s(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,      \
+                              comm, req));                                                         \
     }
+FORMS(ALLTOALLW_FAMILY, Alltoallw, Ialltoallw, TJ_COLL_ALLTOALLW, DISP, sdispls, rdispls)
+FORMS(ALLTOALLW_FAMILY, Neighbor_alltoallw, Ineighbor_alltoallw, TJ_COLL_NEIGHBOR_ALLTOALLW, AINT,
+      sadispls, radispls)
 
-int TJ_WRAPPER(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                             int rcount, MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
+/* Gather, Scatter: one count per side and a root. */
+#define GATHER_FAMILY(_s, _cnt, _disp, _large, _name, _iname, _kind)                               \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, void *rbuf, \
+                                    _cnt rcount, MPI_Datatype rtype, int root, MPI_Comm comm)      \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL, PMPI_##_name##_s(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));     \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype,            \
+                                     void *rbuf, _cnt rcount, MPI_Datatype rtype, int root,        \
+                                     MPI_Comm comm, MPI_Request *req)                              \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, req,                                                                               \
+            PMPI_##_iname##_s(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req));         \
+    }
+FORMS(GATHER_FAMILY, Gather, Igather, TJ_COLL_GATHER)
+FORMS(GATHER_FAMILY, Scatter, Iscatter, TJ_COLL_SCATTER)
 
-int TJ_WRAPPER(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                              int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-}
+#define GATHERV(_s, _cnt, _disp, _large, _unused)                                                  \
+    int TJ_WRAPPER(MPI_Gatherv##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, void *rbuf, \
+                                    const _cnt rcounts[], const _disp displs[],                    \
+                                    MPI_Datatype rtype, int root, MPI_Comm comm)                   \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_GATHERV,                                               \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = displs,                                                     \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL,                                                                              \
+            PMPI_Gatherv##_s(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));      \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Igatherv##_s)(                                                              \
+        const void *sbuf, _cnt scount, MPI_Datatype stype, void *rbuf, const _cnt rcounts[],       \
+        const _disp displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)       \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_GATHERV,                                               \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = displs,                                                     \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, req,                                                                               \
+            PMPI_Igatherv##_s(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,       \
+                              req));                                                               \
+    }
+FORMS(GATHERV, -)
 
-int TJ_WRAPPER(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                              MPI_Datatype stype, void *rbuf, const int rcounts[],
-                              const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-}
+#define SCATTERV(_s, _cnt, _disp, _large, _unused)                                                 \
+    int TJ_WRAPPER(MPI_Scatterv##_s)(const void *sbuf, const _cnt scounts[], const _disp displs[], \
+                                     MPI_Datatype stype, void *rbuf, _cnt rcount,                  \
+                                     MPI_Datatype rtype, int root, MPI_Comm comm)                  \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_SCATTERV,                                              \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            .sdispls = displs,                                                     \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL,                                                                              \
+            PMPI_Scatterv##_s(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));     \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Iscatterv##_s)(                                                             \
+        const void *sbuf, const _cnt scounts[], const _disp displs[], MPI_Datatype stype,          \
+        void *rbuf, _cnt rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)    \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_SCATTERV,                                              \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            .sdispls = displs,                                                     \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, req,                                                                               \
+            PMPI_Iscatterv##_s(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,      \
+                               req));                                                              \
+    }
+FORMS(SCATTERV, -)
 
-int TJ_WRAPPER(MPI_Ialltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                               MPI_Datatype stype, void *rbuf, const int rcounts[],
-                               const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                               MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Alltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
-                              const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                              const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
-}
-
-int TJ_WRAPPER(MPI_Ialltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
-                               const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                               const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                               MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
-                           req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                                       MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                       const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
-                                   comm);
-}
-
-int TJ_WRAPPER(MPI_Ineighbor_alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                                        MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                        const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                                        MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
-                                    comm, req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_alltoallw)(const void *sbuf, const int scounts[],
-                                       const MPI_Aint sdispls[], const MPI_Datatype stypes[],
-                                       void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
-                                       const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-    tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,
-                                   comm);
-}
-
-int TJ_WRAPPER(MPI_Ineighbor_alltoallw)(const void *sbuf, const int scounts[],
-                                        const MPI_Aint sdispls[], const MPI_Datatype stypes[],
-                                        void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
-                                        const MPI_Datatype rtypes[], MPI_Comm comm,
-                                        MPI_Request *req)
-{
-    tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,
-                                    comm, req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                      int rcount, MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
-
-int TJ_WRAPPER(MPI_Ineighbor_alltoall)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                       int rcount, MPI_Datatype rtype, MPI_Comm comm,
-                                       MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                       int rcount, MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
-
-int TJ_WRAPPER(MPI_Ineighbor_allgather)(const void *sbuf, int scount, MPI_Datatype stype,
-                                        void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm,
-                                        MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype,
-                                        void *rbuf, const int rcounts[], const int displs[],
-                                        MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-}
-
-int TJ_WRAPPER(MPI_Ineighbor_allgatherv)(const void *sbuf, int scount, MPI_Datatype stype,
-                                         void *rbuf, const int rcounts[], const int displs[],
-                                         MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                              int rcount, MPI_Datatype rtype, MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
-
-int TJ_WRAPPER(MPI_Iallgather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                               int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                               const int rcounts[], const int displs[], MPI_Datatype rtype,
-                               MPI_Comm comm)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-}
-
-int TJ_WRAPPER(MPI_Iallgatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                MPI_Comm comm, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                           MPI_Datatype rtype, int root, MPI_Comm comm)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-}
-
-int TJ_WRAPPER(MPI_Igather)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                            MPI_Request *req)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Gatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                            MPI_Comm comm)
-{
-    tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
-}
-
-int TJ_WRAPPER(MPI_Igatherv)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                             const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                             MPI_Comm comm, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-}
-
-int TJ_WRAPPER(MPI_Iscatter)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                             int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                             MPI_Request *req)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Scatterv)(const void *sbuf, const int scounts[], const int displs[],
-                             MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                             int root, MPI_Comm comm)
-{
-    tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
-}
-
-int TJ_WRAPPER(MPI_Iscatterv)(const void *sbuf, const int scounts[], const int displs[],
-                              MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                              int root, MPI_Comm comm, MPI_Request *req)
-{
-    tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Bcast)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
-{
-    tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
-                        .sbuf = buf,
-                        .scount = count,
-                        .stype = type,
-                        .root = root,
-                        .comm = comm};
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Bcast(buf, count, type, root, comm);
-}
-
-int TJ_WRAPPER(MPI_Ibcast)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                           MPI_Request *req)
-{
-    tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
-                        .sbuf = buf,
-                        .scount = count,
-                        .stype = type,
-                        .root = root,
-                        .comm = comm};
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ibcast(buf, count, type, root, comm, req);
-}
+#define BCAST(_s, _cnt, _disp, _large, _unused)                                                    \
+    int TJ_WRAPPER(MPI_Bcast##_s)(void *buf, _cnt count, MPI_Datatype type, int root,              \
+                                  MPI_Comm comm)                                                   \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_BCAST,                                                 \
+                            .large = _large,                                                       \
+                            .sbuf = buf,                                                           \
+                            .scount = count,                                                       \
+                            .stype = type,                                                         \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, NULL, PMPI_Bcast##_s(buf, count, type, root, comm));                               \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Ibcast##_s)(void *buf, _cnt count, MPI_Datatype type, int root,             \
+                                   MPI_Comm comm, MPI_Request *req)                                \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_BCAST,                                                 \
+                            .large = _large,                                                       \
+                            .sbuf = buf,                                                           \
+                            .scount = count,                                                       \
+                            .stype = type,                                                         \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        RUN(&c, req, PMPI_Ibcast##_s(buf, count, type, root, comm, req));                          \
+    }
+FORMS(BCAST, -)

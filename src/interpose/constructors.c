@@ -8,61 +8,12 @@
 #include "type/table.h"
 #include "util/log.h"
 
-/* The envelope MPI_Type_get_envelope reports for a type made by @p a, as the MPI standard
- * defines it (MPI 3.1, section 4.1.13), without asking MPI: it tells a record from a type that
- * MPI later put at the same handle unseen. */
-static void envelope_of(const tj_type_args_t *a, tj_type_known_t *k)
-{
-    int n = a->count;
-
-    k->combiner = a->combiner;
-    k->ni = k->na = 0;
-    k->nd = 1;
-    switch (a->combiner) {
-    case MPI_COMBINER_CONTIGUOUS:
-        k->ni = 1;
-        break;
-    case MPI_COMBINER_VECTOR:
-        k->ni = 3;
-        break;
-    case MPI_COMBINER_HVECTOR:
-        k->ni = 2, k->na = 1;
-        break;
-    case MPI_COMBINER_INDEXED:
-        k->ni = 2 * n + 1;
-        break;
-    case MPI_COMBINER_HINDEXED:
-        k->ni = n + 1, k->na = n;
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-        k->ni = n + 2;
-        break;
-    case MPI_COMBINER_HINDEXED_BLOCK:
-        k->ni = 2, k->na = n;
-        break;
-    case MPI_COMBINER_STRUCT:
-        k->ni = n + 1, k->na = n, k->nd = n;
-        break;
-    case MPI_COMBINER_SUBARRAY:
-        k->ni = 3 * n + 2;
-        break;
-    case MPI_COMBINER_DARRAY:
-        k->ni = 4 * n + 4;
-        break;
-    case MPI_COMBINER_RESIZED:
-        k->na = 2;
-        break;
-    default: /* MPI_COMBINER_DUP */
-        break;
-    }
-}
-
 void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
 {
     tj_type_known_t k;
     tj_ir_t ir;
 
-    envelope_of(args, &k);
+    tj_envelope_of(args, &k.env);
     k.st = tj_translate_args(args, &ir);
     k.reason = k.st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     if (tj_table_put_known(type, &k, k.st == TJ_OK ? &ir : NULL) != TJ_OK)
@@ -85,92 +36,138 @@ void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
         return _rc;                                                                                \
     } while (0)
 
-int TJ_WRAPPER(MPI_Type_contiguous)(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_contiguous(count, oldtype, newtype), newtype,
-              .combiner = MPI_COMBINER_CONTIGUOUS, .count = count, .child = oldtype);
-}
+/* Each constructor in its two forms, from one definition: the MPI-3 one (int counts, MPI_Aint
+ * byte displacements) and, where the MPI has it, the MPI-4 large-count one (`_c`: MPI_Count
+ * for both). A form is (suffix, count type, byte type, array view of counts, array view of
+ * byte values, large). */
+#define FORM_INT(_m) _m(, int, MPI_Aint, TJ_ARRAY_OF_INT, TJ_ARRAY_OF_AINT, false)
+#if TJ_HAVE_LARGE
+#define FORM_C(_m) _m(_c, MPI_Count, MPI_Count, TJ_ARRAY_OF_COUNT, TJ_ARRAY_OF_COUNT, true)
+#else
+#define FORM_C(_m)
+#endif
+#define BOTH_FORMS(_m) FORM_INT(_m) FORM_C(_m)
 
-int TJ_WRAPPER(MPI_Type_vector)(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_vector(count, blocklength, stride, oldtype, newtype), newtype,
-              .combiner = MPI_COMBINER_VECTOR, .count = count, .blocklen = blocklength,
-              .stride = stride, .child = oldtype);
-}
+#define CONTIGUOUS(_s, _cnt, _byte, _CA, _BA, _large)                                              \
+    int TJ_WRAPPER(MPI_Type_contiguous##_s)(_cnt count, MPI_Datatype oldtype,                      \
+                                            MPI_Datatype * newtype)                                \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_contiguous##_s(count, oldtype, newtype), newtype, .large = _large,     \
+                  .combiner = MPI_COMBINER_CONTIGUOUS, .count = count, .child = oldtype);          \
+    }
+BOTH_FORMS(CONTIGUOUS)
 
-int TJ_WRAPPER(MPI_Type_create_hvector)(int count, int blocklength, MPI_Aint stride,
-                                        MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype), newtype,
-              .combiner = MPI_COMBINER_HVECTOR, .count = count, .blocklen = blocklength,
-              .stride = stride, .child = oldtype);
-}
+#define VECTOR(_s, _cnt, _byte, _CA, _BA, _large)                                                  \
+    int TJ_WRAPPER(MPI_Type_vector##_s)(_cnt count, _cnt blocklength, _cnt stride,                 \
+                                        MPI_Datatype oldtype, MPI_Datatype * newtype)              \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_vector##_s(count, blocklength, stride, oldtype, newtype), newtype,     \
+                  .large = _large, .combiner = MPI_COMBINER_VECTOR, .count = count,                \
+                  .blocklen = blocklength, .stride = stride, .child = oldtype);                    \
+    }
+BOTH_FORMS(VECTOR)
 
-int TJ_WRAPPER(MPI_Type_indexed)(int count, const int blocklengths[], const int displacements[],
-                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_indexed(count, blocklengths, displacements, oldtype, newtype), newtype,
-              .combiner = MPI_COMBINER_INDEXED, .count = count, .blocklens = blocklengths,
-              .displs = displacements, .child = oldtype);
-}
+#define HVECTOR(_s, _cnt, _byte, _CA, _BA, _large)                                                 \
+    int TJ_WRAPPER(MPI_Type_create_hvector##_s)(_cnt count, _cnt blocklength, _byte stride,        \
+                                                MPI_Datatype oldtype, MPI_Datatype * newtype)      \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_hvector##_s(count, blocklength, stride, oldtype, newtype),      \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_HVECTOR, .count = count,      \
+                  .blocklen = blocklength, .stride = stride, .child = oldtype);                    \
+    }
+BOTH_FORMS(HVECTOR)
 
-int TJ_WRAPPER(MPI_Type_create_hindexed)(int count, const int blocklengths[],
-                                         const MPI_Aint displacements[], MPI_Datatype oldtype,
-                                         MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype),
-              newtype, .combiner = MPI_COMBINER_HINDEXED, .count = count, .blocklens = blocklengths,
-              .bdispls = displacements, .child = oldtype);
-}
+#define INDEXED(_s, _cnt, _byte, _CA, _BA, _large)                                                 \
+    int TJ_WRAPPER(MPI_Type_indexed##_s)(_cnt count, const _cnt blocklengths[],                    \
+                                         const _cnt displacements[], MPI_Datatype oldtype,         \
+                                         MPI_Datatype *newtype)                                    \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_indexed##_s(count, blocklengths, displacements, oldtype, newtype),     \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_INDEXED, .count = count,      \
+                  .blocklens = _CA(blocklengths), .displs = _CA(displacements), .child = oldtype); \
+    }
+BOTH_FORMS(INDEXED)
 
-int TJ_WRAPPER(MPI_Type_create_indexed_block)(int count, int blocklength, const int displacements[],
-                                              MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_indexed_block(count, blocklength, displacements, oldtype, newtype),
-              newtype, .combiner = MPI_COMBINER_INDEXED_BLOCK, .count = count,
-              .blocklen = blocklength, .displs = displacements, .child = oldtype);
-}
+#define HINDEXED(_s, _cnt, _byte, _CA, _BA, _large)                                                \
+    int TJ_WRAPPER(MPI_Type_create_hindexed##_s)(_cnt count, const _cnt blocklengths[],            \
+                                                 const _byte displacements[],                      \
+                                                 MPI_Datatype oldtype, MPI_Datatype *newtype)      \
+    {                                                                                              \
+        CONSTRUCT(                                                                                 \
+            PMPI_Type_create_hindexed##_s(count, blocklengths, displacements, oldtype, newtype),   \
+            newtype, .large = _large, .combiner = MPI_COMBINER_HINDEXED, .count = count,           \
+            .blocklens = _CA(blocklengths), .bdispls = _BA(displacements), .child = oldtype);      \
+    }
+BOTH_FORMS(HINDEXED)
 
-int TJ_WRAPPER(MPI_Type_create_hindexed_block)(int count, int blocklength,
-                                               const MPI_Aint displacements[], MPI_Datatype oldtype,
-                                               MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_hindexed_block(count, blocklength, displacements, oldtype, newtype),
-              newtype, .combiner = MPI_COMBINER_HINDEXED_BLOCK, .count = count,
-              .blocklen = blocklength, .bdispls = displacements, .child = oldtype);
-}
+#define INDEXED_BLOCK(_s, _cnt, _byte, _CA, _BA, _large)                                           \
+    int TJ_WRAPPER(MPI_Type_create_indexed_block##_s)(_cnt count, _cnt blocklength,                \
+                                                      const _cnt displacements[],                  \
+                                                      MPI_Datatype oldtype, MPI_Datatype *newtype) \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_indexed_block##_s(count, blocklength, displacements, oldtype,   \
+                                                     newtype),                                     \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_INDEXED_BLOCK,                \
+                  .count = count, .blocklen = blocklength, .displs = _CA(displacements),           \
+                  .child = oldtype);                                                               \
+    }
+BOTH_FORMS(INDEXED_BLOCK)
 
-int TJ_WRAPPER(MPI_Type_create_struct)(int count, const int blocklengths[],
-                                       const MPI_Aint displacements[], const MPI_Datatype types[],
-                                       MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype), newtype,
-              .combiner = MPI_COMBINER_STRUCT, .count = count, .blocklens = blocklengths,
-              .bdispls = displacements, .types = types);
-}
+#define HINDEXED_BLOCK(_s, _cnt, _byte, _CA, _BA, _large)                                          \
+    int TJ_WRAPPER(MPI_Type_create_hindexed_block##_s)(                                            \
+        _cnt count, _cnt blocklength, const _byte displacements[], MPI_Datatype oldtype,           \
+        MPI_Datatype *newtype)                                                                     \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_hindexed_block##_s(count, blocklength, displacements, oldtype,  \
+                                                      newtype),                                    \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_HINDEXED_BLOCK,               \
+                  .count = count, .blocklen = blocklength, .bdispls = _BA(displacements),          \
+                  .child = oldtype);                                                               \
+    }
+BOTH_FORMS(HINDEXED_BLOCK)
 
-int TJ_WRAPPER(MPI_Type_create_subarray)(int ndims, const int sizes[], const int subsizes[],
-                                         const int starts[], int order, MPI_Datatype oldtype,
-                                         MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype),
-              newtype, .combiner = MPI_COMBINER_SUBARRAY, .count = ndims, .sizes = sizes,
-              .subsizes = subsizes, .starts = starts, .order = order, .child = oldtype);
-}
+#define STRUCT(_s, _cnt, _byte, _CA, _BA, _large)                                                  \
+    int TJ_WRAPPER(MPI_Type_create_struct##_s)(_cnt count, const _cnt blocklengths[],              \
+                                               const _byte displacements[],                        \
+                                               const MPI_Datatype types[], MPI_Datatype *newtype)  \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_struct##_s(count, blocklengths, displacements, types, newtype), \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_STRUCT, .count = count,       \
+                  .blocklens = _CA(blocklengths), .bdispls = _BA(displacements), .types = types);  \
+    }
+BOTH_FORMS(STRUCT)
 
-int TJ_WRAPPER(MPI_Type_create_darray)(int size, int rank, int ndims, const int gsizes[],
-                                       const int distribs[], const int dargs[], const int psizes[],
-                                       int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order,
-                                      oldtype, newtype),
-              newtype, .combiner = MPI_COMBINER_DARRAY, .count = ndims, .child = oldtype);
-}
+#define SUBARRAY(_s, _cnt, _byte, _CA, _BA, _large)                                                \
+    int TJ_WRAPPER(MPI_Type_create_subarray##_s)(                                                  \
+        int ndims, const _cnt sizes[], const _cnt subsizes[], const _cnt starts[], int order,      \
+        MPI_Datatype oldtype, MPI_Datatype *newtype)                                               \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_subarray##_s(ndims, sizes, subsizes, starts, order, oldtype,    \
+                                                newtype),                                          \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_SUBARRAY, .count = ndims,     \
+                  .sizes = _CA(sizes), .subsizes = _CA(subsizes), .starts = _CA(starts),           \
+                  .order = order, .child = oldtype);                                               \
+    }
+BOTH_FORMS(SUBARRAY)
 
-int TJ_WRAPPER(MPI_Type_create_resized)(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                                        MPI_Datatype *newtype)
-{
-    CONSTRUCT(PMPI_Type_create_resized(oldtype, lb, extent, newtype), newtype,
-              .combiner = MPI_COMBINER_RESIZED, .child = oldtype);
-}
+#define DARRAY(_s, _cnt, _byte, _CA, _BA, _large)                                                  \
+    int TJ_WRAPPER(MPI_Type_create_darray##_s)(int size, int rank, int ndims, const _cnt gsizes[], \
+                                               const int distribs[], const int dargs[],            \
+                                               const int psizes[], int order,                      \
+                                               MPI_Datatype oldtype, MPI_Datatype *newtype)        \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_darray##_s(size, rank, ndims, gsizes, distribs, dargs, psizes,  \
+                                              order, oldtype, newtype),                            \
+                  newtype, .large = _large, .combiner = MPI_COMBINER_DARRAY, .count = ndims,       \
+                  .child = oldtype);                                                               \
+    }
+BOTH_FORMS(DARRAY)
+
+#define RESIZED(_s, _cnt, _byte, _CA, _BA, _large)                                                 \
+    int TJ_WRAPPER(MPI_Type_create_resized##_s)(MPI_Datatype oldtype, _byte lb, _byte extent,      \
+                                                MPI_Datatype * newtype)                            \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_create_resized##_s(oldtype, lb, extent, newtype), newtype,             \
+                  .large = _large, .combiner = MPI_COMBINER_RESIZED, .child = oldtype);            \
+    }
+BOTH_FORMS(RESIZED)

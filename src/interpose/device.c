@@ -17,7 +17,7 @@ bool tj_interpose_device_calls(void)
     return !tj_gpu_absent() && tj_interpose_active() && tj_gpu_available();
 }
 
-bool tj_interpose_on_device(const void *buf, int count, MPI_Datatype type)
+bool tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type)
 {
     tj_type_info_t info;
     tj_gpu_ptr_t where;

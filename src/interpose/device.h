@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Whether a call may find a device buffer at all: typejit active and a CUDA device present.
  * Once the driver is known to have no device, one load answers. */
@@ -13,7 +14,7 @@ bool tj_interpose_device_calls(void);
 /* Whether the first byte that `count` objects of @p type at @p buf touch lies in device or
  * managed memory; false for calls that touch no byte (the system MPI answers those). One
  * pointer query. */
-bool tj_interpose_on_device(const void *buf, int count, MPI_Datatype type);
+bool tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type);
 
 /* Refuse a call of @p fn on device memory: one error line (the first time for @p fn) saying
  * @p why, counted in calls_refused; returns MPI_ERR_BUFFER, for the caller to pass through the

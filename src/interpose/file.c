@@ -12,11 +12,12 @@
 #include "send/split.h"
 #include "send/staged.h"
 #include "util/log.h"
+#include "util/mpierr.h"
 
 /* Stage `count` objects of @p type at @p buf for @p fn when they are on the device and the MPI
  * needs it (@p out: the MPI writes them; @p keep: the call completes later). Errors typejit
  * detects go through the file's error handler. */
-static tj_staged_result_t begin(const char *fn, MPI_File fh, const void *buf, int count,
+static tj_staged_result_t begin(const char *fn, MPI_File fh, const void *buf, int64_t count,
                                 MPI_Datatype type, bool out, bool keep, tj_staged_t **s, int *rc)
 {
     tj_type_info_t info;
@@ -27,7 +28,7 @@ static tj_staged_result_t begin(const char *fn, MPI_File fh, const void *buf, in
         return TJ_STAGED_PASS;
     b.info = tj_interpose_lookup(type, &info) ? &info : NULL;
     if ((r = tj_staged_begin(fn, 1, &b, keep, s, rc)) == TJ_STAGED_FAILED)
-        PMPI_File_call_errhandler(fh, *rc);
+        tj_mpi_raise_file(fh, *rc);
     return r;
 }
 
@@ -40,7 +41,7 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
         return rc;
     }
     if ((rc = tj_staged_complete(s, rc, req)) != MPI_SUCCESS)
-        PMPI_File_call_errhandler(fh, rc);
+        tj_mpi_raise_file(fh, rc);
     return rc;
 }
 
@@ -63,182 +64,77 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
         return end(fh, s, _staged, _req);                                                          \
     } while (0)
 
-int TJ_WRAPPER(MPI_File_read)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                              MPI_Status *status)
-{
-    FILE_CALL("MPI_File_read", true, (MPI_Request *)NULL,
-              PMPI_File_read(fh, buf, count, type, status),
-              PMPI_File_read(fh, ARG, count, type, status));
-}
+/* Each wrapper in its int and large-count forms from one definition: (suffix, count type), then
+ * the function's name, whether the MPI writes the buffer (a read) and the buffer's qualifier. */
+#define FORMS(_m, ...) _m(, int, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, __VA_ARGS__))
 
-int TJ_WRAPPER(MPI_File_read_all)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                                  MPI_Status *status)
-{
-    FILE_CALL("MPI_File_read_all", true, (MPI_Request *)NULL,
-              PMPI_File_read_all(fh, buf, count, type, status),
-              PMPI_File_read_all(fh, ARG, count, type, status));
-}
+/* Individual, shared and ordered file pointers: (fh, buf, count, type, status). */
+#define BLOCKING(_s, _cnt, _name, _out, _q)                                                        \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, _q void *buf, _cnt count, MPI_Datatype type, \
+                                         MPI_Status *status)                                       \
+    {                                                                                              \
+        FILE_CALL("MPI_File_" #_name #_s, _out, (MPI_Request *)NULL,                               \
+                  PMPI_File_##_name##_s(fh, buf, count, type, status),                             \
+                  PMPI_File_##_name##_s(fh, ARG, count, type, status));                            \
+    }
+FORMS(BLOCKING, read, true, )
+FORMS(BLOCKING, read_all, true, )
+FORMS(BLOCKING, read_shared, true, )
+FORMS(BLOCKING, read_ordered, true, )
+FORMS(BLOCKING, write, false, const)
+FORMS(BLOCKING, write_all, false, const)
+FORMS(BLOCKING, write_shared, false, const)
+FORMS(BLOCKING, write_ordered, false, const)
 
-int TJ_WRAPPER(MPI_File_read_shared)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                                     MPI_Status *status)
-{
-    FILE_CALL("MPI_File_read_shared", true, (MPI_Request *)NULL,
-              PMPI_File_read_shared(fh, buf, count, type, status),
-              PMPI_File_read_shared(fh, ARG, count, type, status));
-}
+/* Explicit offsets: (fh, offset, buf, count, type, status). */
+#define BLOCKING_AT(_s, _cnt, _name, _out, _q)                                                     \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, MPI_Offset offset, _q void *buf, _cnt count, \
+                                         MPI_Datatype type, MPI_Status *status)                    \
+    {                                                                                              \
+        FILE_CALL("MPI_File_" #_name #_s, _out, (MPI_Request *)NULL,                               \
+                  PMPI_File_##_name##_s(fh, offset, buf, count, type, status),                     \
+                  PMPI_File_##_name##_s(fh, offset, ARG, count, type, status));                    \
+    }
+FORMS(BLOCKING_AT, read_at, true, )
+FORMS(BLOCKING_AT, read_at_all, true, )
+FORMS(BLOCKING_AT, write_at, false, const)
+FORMS(BLOCKING_AT, write_at_all, false, const)
 
-int TJ_WRAPPER(MPI_File_read_ordered)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                                      MPI_Status *status)
-{
-    FILE_CALL("MPI_File_read_ordered", true, (MPI_Request *)NULL,
-              PMPI_File_read_ordered(fh, buf, count, type, status),
-              PMPI_File_read_ordered(fh, ARG, count, type, status));
-}
+/* Non-blocking: (fh, buf, count, type, req), and with an explicit offset. */
+#define NONBLOCKING(_s, _cnt, _name, _out, _q)                                                     \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, _q void *buf, _cnt count, MPI_Datatype type, \
+                                         MPI_Request *req)                                         \
+    {                                                                                              \
+        FILE_CALL("MPI_File_" #_name #_s, _out, req,                                               \
+                  PMPI_File_##_name##_s(fh, buf, count, type, req),                                \
+                  PMPI_File_##_name##_s(fh, ARG, count, type, req));                               \
+    }
+FORMS(NONBLOCKING, iread, true, )
+FORMS(NONBLOCKING, iread_all, true, )
+FORMS(NONBLOCKING, iread_shared, true, )
+FORMS(NONBLOCKING, iwrite, false, const)
+FORMS(NONBLOCKING, iwrite_all, false, const)
+FORMS(NONBLOCKING, iwrite_shared, false, const)
 
-int TJ_WRAPPER(MPI_File_read_at)(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                 MPI_Datatype type, MPI_Status *status)
-{
-    FILE_CALL("MPI_File_read_at", true, (MPI_Request *)NULL,
-              PMPI_File_read_at(fh, offset, buf, count, type, status),
-              PMPI_File_read_at(fh, offset, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_read_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                     MPI_Datatype type, MPI_Status *status)
-{
-    FILE_CALL("MPI_File_read_at_all", true, (MPI_Request *)NULL,
-              PMPI_File_read_at_all(fh, offset, buf, count, type, status),
-              PMPI_File_read_at_all(fh, offset, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_iread)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                               MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iread", true, req, PMPI_File_iread(fh, buf, count, type, req),
-              PMPI_File_iread(fh, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iread_all)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                                   MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iread_all", true, req, PMPI_File_iread_all(fh, buf, count, type, req),
-              PMPI_File_iread_all(fh, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iread_shared)(MPI_File fh, void *buf, int count, MPI_Datatype type,
-                                      MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iread_shared", true, req, PMPI_File_iread_shared(fh, buf, count, type, req),
-              PMPI_File_iread_shared(fh, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iread_at)(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                  MPI_Datatype type, MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iread_at", true, req, PMPI_File_iread_at(fh, offset, buf, count, type, req),
-              PMPI_File_iread_at(fh, offset, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iread_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                      MPI_Datatype type, MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iread_at_all", true, req,
-              PMPI_File_iread_at_all(fh, offset, buf, count, type, req),
-              PMPI_File_iread_at_all(fh, offset, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_write)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                               MPI_Status *status)
-{
-    FILE_CALL("MPI_File_write", false, (MPI_Request *)NULL,
-              PMPI_File_write(fh, buf, count, type, status),
-              PMPI_File_write(fh, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_write_all)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                   MPI_Status *status)
-{
-    FILE_CALL("MPI_File_write_all", false, (MPI_Request *)NULL,
-              PMPI_File_write_all(fh, buf, count, type, status),
-              PMPI_File_write_all(fh, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_write_shared)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                      MPI_Status *status)
-{
-    FILE_CALL("MPI_File_write_shared", false, (MPI_Request *)NULL,
-              PMPI_File_write_shared(fh, buf, count, type, status),
-              PMPI_File_write_shared(fh, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_write_ordered)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                       MPI_Status *status)
-{
-    FILE_CALL("MPI_File_write_ordered", false, (MPI_Request *)NULL,
-              PMPI_File_write_ordered(fh, buf, count, type, status),
-              PMPI_File_write_ordered(fh, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_write_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                  MPI_Datatype type, MPI_Status *status)
-{
-    FILE_CALL("MPI_File_write_at", false, (MPI_Request *)NULL,
-              PMPI_File_write_at(fh, offset, buf, count, type, status),
-              PMPI_File_write_at(fh, offset, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_write_at_all)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                      MPI_Datatype type, MPI_Status *status)
-{
-    FILE_CALL("MPI_File_write_at_all", false, (MPI_Request *)NULL,
-              PMPI_File_write_at_all(fh, offset, buf, count, type, status),
-              PMPI_File_write_at_all(fh, offset, ARG, count, type, status));
-}
-
-int TJ_WRAPPER(MPI_File_iwrite)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iwrite", false, req, PMPI_File_iwrite(fh, buf, count, type, req),
-              PMPI_File_iwrite(fh, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iwrite_all)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                    MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iwrite_all", false, req, PMPI_File_iwrite_all(fh, buf, count, type, req),
-              PMPI_File_iwrite_all(fh, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iwrite_shared)(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                       MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iwrite_shared", false, req,
-              PMPI_File_iwrite_shared(fh, buf, count, type, req),
-              PMPI_File_iwrite_shared(fh, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iwrite_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                   MPI_Datatype type, MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iwrite_at", false, req,
-              PMPI_File_iwrite_at(fh, offset, buf, count, type, req),
-              PMPI_File_iwrite_at(fh, offset, ARG, count, type, req));
-}
-
-int TJ_WRAPPER(MPI_File_iwrite_at_all)(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                       MPI_Datatype type, MPI_Request *req)
-{
-    FILE_CALL("MPI_File_iwrite_at_all", false, req,
-              PMPI_File_iwrite_at_all(fh, offset, buf, count, type, req),
-              PMPI_File_iwrite_at_all(fh, offset, ARG, count, type, req));
-}
+#define NONBLOCKING_AT(_s, _cnt, _name, _out, _q)                                                  \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, MPI_Offset offset, _q void *buf, _cnt count, \
+                                         MPI_Datatype type, MPI_Request *req)                      \
+    {                                                                                              \
+        FILE_CALL("MPI_File_" #_name #_s, _out, req,                                               \
+                  PMPI_File_##_name##_s(fh, offset, buf, count, type, req),                        \
+                  PMPI_File_##_name##_s(fh, offset, ARG, count, type, req));                       \
+    }
+FORMS(NONBLOCKING_AT, iread_at, true, )
+FORMS(NONBLOCKING_AT, iread_at_all, true, )
+FORMS(NONBLOCKING_AT, iwrite_at, false, const)
+FORMS(NONBLOCKING_AT, iwrite_at_all, false, const)
 
 /* ---- split collectives ------------------------------------------------------------------------
  */
 
 /* The _begin of a split collective: staged, the staging kept until the _end. */
-static int split_begin(const char *fn, MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                       bool out, tj_staged_t **s, int *rc)
+static int split_begin(const char *fn, MPI_File fh, const void *buf, int64_t count,
+                       MPI_Datatype type, bool out, tj_staged_t **s, int *rc)
 {
     switch (begin(fn, fh, buf, count, type, out, true, s, rc)) {
     case TJ_STAGED_PASS:
@@ -264,43 +160,54 @@ static int split_started(const char *fn, MPI_File fh, tj_staged_t *s, int rc)
         tj_log_error("%s: out of memory recording a split collective; its bytes will not reach "
                      "the device",
                      fn);
-        PMPI_File_call_errhandler(fh, MPI_ERR_NO_MEM);
+        tj_mpi_raise_file(fh, MPI_ERR_NO_MEM);
         return MPI_ERR_NO_MEM;
     }
     return MPI_SUCCESS;
 }
 
-int TJ_WRAPPER(MPI_File_read_all_begin)(MPI_File fh, void *buf, int count, MPI_Datatype type)
-{
-    tj_staged_t *s;
-    int rc, r = split_begin("MPI_File_read_all_begin", fh, buf, count, type, true, &s, &rc);
-    if (r == 0)
-        return PMPI_File_read_all_begin(fh, buf, count, type);
-    if (r < 0)
-        return rc;
-    return split_started("MPI_File_read_all_begin", fh, s,
-                         PMPI_File_read_all_begin(fh, ARG, count, type));
-}
+/* The _begin of each split collective in its int and large-count forms: (fh, buf, count, type),
+ * and with an explicit offset. */
+#define SPLIT_BEGIN(_s, _cnt, _name, _out, _q)                                                     \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, _q void *buf, _cnt count, MPI_Datatype type) \
+    {                                                                                              \
+        tj_staged_t *s;                                                                            \
+        int rc, r = split_begin("MPI_File_" #_name #_s, fh, buf, count, type, _out, &s, &rc);      \
+        if (r == 0)                                                                                \
+            return PMPI_File_##_name##_s(fh, buf, count, type);                                    \
+        if (r < 0)                                                                                 \
+            return rc;                                                                             \
+        return split_started("MPI_File_" #_name #_s, fh, s,                                        \
+                             PMPI_File_##_name##_s(fh, ARG, count, type));                         \
+    }
+FORMS(SPLIT_BEGIN, read_all_begin, true, )
+FORMS(SPLIT_BEGIN, read_ordered_begin, true, )
+FORMS(SPLIT_BEGIN, write_all_begin, false, const)
+FORMS(SPLIT_BEGIN, write_ordered_begin, false, const)
 
+#define SPLIT_BEGIN_AT(_s, _cnt, _name, _out, _q)                                                  \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, MPI_Offset offset, _q void *buf, _cnt count, \
+                                         MPI_Datatype type)                                        \
+    {                                                                                              \
+        tj_staged_t *s;                                                                            \
+        int rc, r = split_begin("MPI_File_" #_name #_s, fh, buf, count, type, _out, &s, &rc);      \
+        if (r == 0)                                                                                \
+            return PMPI_File_##_name##_s(fh, offset, buf, count, type);                            \
+        if (r < 0)                                                                                 \
+            return rc;                                                                             \
+        return split_started("MPI_File_" #_name #_s, fh, s,                                        \
+                             PMPI_File_##_name##_s(fh, offset, ARG, count, type));                 \
+    }
+FORMS(SPLIT_BEGIN_AT, read_at_all_begin, true, )
+FORMS(SPLIT_BEGIN_AT, write_at_all_begin, false, const)
+
+/* The _end of a split collective (no count: one form) completes the staging of its _begin. */
 int TJ_WRAPPER(MPI_File_read_all_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
     tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_read_all_end(fh, buf, status);
     return end(fh, s, PMPI_File_read_all_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_read_at_all_begin)(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                           MPI_Datatype type)
-{
-    tj_staged_t *s;
-    int rc, r = split_begin("MPI_File_read_at_all_begin", fh, buf, count, type, true, &s, &rc);
-    if (r == 0)
-        return PMPI_File_read_at_all_begin(fh, offset, buf, count, type);
-    if (r < 0)
-        return rc;
-    return split_started("MPI_File_read_at_all_begin", fh, s,
-                         PMPI_File_read_at_all_begin(fh, offset, ARG, count, type));
 }
 
 int TJ_WRAPPER(MPI_File_read_at_all_end)(MPI_File fh, void *buf, MPI_Status *status)
@@ -311,36 +218,12 @@ int TJ_WRAPPER(MPI_File_read_at_all_end)(MPI_File fh, void *buf, MPI_Status *sta
     return end(fh, s, PMPI_File_read_at_all_end(fh, ARG, status), NULL);
 }
 
-int TJ_WRAPPER(MPI_File_read_ordered_begin)(MPI_File fh, void *buf, int count, MPI_Datatype type)
-{
-    tj_staged_t *s;
-    int rc, r = split_begin("MPI_File_read_ordered_begin", fh, buf, count, type, true, &s, &rc);
-    if (r == 0)
-        return PMPI_File_read_ordered_begin(fh, buf, count, type);
-    if (r < 0)
-        return rc;
-    return split_started("MPI_File_read_ordered_begin", fh, s,
-                         PMPI_File_read_ordered_begin(fh, ARG, count, type));
-}
-
 int TJ_WRAPPER(MPI_File_read_ordered_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
     tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_read_ordered_end(fh, buf, status);
     return end(fh, s, PMPI_File_read_ordered_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_write_all_begin)(MPI_File fh, const void *buf, int count, MPI_Datatype type)
-{
-    tj_staged_t *s;
-    int rc, r = split_begin("MPI_File_write_all_begin", fh, buf, count, type, false, &s, &rc);
-    if (r == 0)
-        return PMPI_File_write_all_begin(fh, buf, count, type);
-    if (r < 0)
-        return rc;
-    return split_started("MPI_File_write_all_begin", fh, s,
-                         PMPI_File_write_all_begin(fh, ARG, count, type));
 }
 
 int TJ_WRAPPER(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
@@ -351,38 +234,12 @@ int TJ_WRAPPER(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status 
     return end(fh, s, PMPI_File_write_all_end(fh, ARG, status), NULL);
 }
 
-int TJ_WRAPPER(MPI_File_write_at_all_begin)(MPI_File fh, MPI_Offset offset, const void *buf,
-                                            int count, MPI_Datatype type)
-{
-    tj_staged_t *s;
-    int rc, r = split_begin("MPI_File_write_at_all_begin", fh, buf, count, type, false, &s, &rc);
-    if (r == 0)
-        return PMPI_File_write_at_all_begin(fh, offset, buf, count, type);
-    if (r < 0)
-        return rc;
-    return split_started("MPI_File_write_at_all_begin", fh, s,
-                         PMPI_File_write_at_all_begin(fh, offset, ARG, count, type));
-}
-
 int TJ_WRAPPER(MPI_File_write_at_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
     tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_write_at_all_end(fh, buf, status);
     return end(fh, s, PMPI_File_write_at_all_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_write_ordered_begin)(MPI_File fh, const void *buf, int count,
-                                             MPI_Datatype type)
-{
-    tj_staged_t *s;
-    int rc, r = split_begin("MPI_File_write_ordered_begin", fh, buf, count, type, false, &s, &rc);
-    if (r == 0)
-        return PMPI_File_write_ordered_begin(fh, buf, count, type);
-    if (r < 0)
-        return rc;
-    return split_started("MPI_File_write_ordered_begin", fh, s,
-                         PMPI_File_write_ordered_begin(fh, ARG, count, type));
 }
 
 int TJ_WRAPPER(MPI_File_write_ordered_end)(MPI_File fh, const void *buf, MPI_Status *status)

@@ -7,20 +7,10 @@
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "util/common.h"
+#include "send/count.h"
 #include "send/p2p.h"
 #include "send/request.h"
 #include "util/mpierr.h"
-
-/* On a machine without a device every call goes straight to the system MPI: one load and a
- * tail call, so that interposition costs next to nothing there. */
-#define PASS_IF_NO_DEVICE(_call)                                                                   \
-    do {                                                                                           \
-        if (TJ_LIKELY(tj_gpu_absent()))                                                            \
-            return _call;                                                                          \
-    } while (0)
-
-typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
-typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
 /* Errors typejit itself detects go through the communicator's error handler, as the system
  * MPI's do. */
@@ -36,7 +26,7 @@ static bool device_calls(void)
     return !tj_gpu_absent() && tj_interpose_active() && tj_gpu_available();
 }
 
-static bool send_begin(MPI_Datatype type, const void *buf, int count, int dest, MPI_Comm comm,
+static bool send_begin(MPI_Datatype type, const void *buf, int64_t count, int dest, MPI_Comm comm,
                        tj_xfer_t *x, int *rc)
 {
     tj_type_info_t info;
@@ -44,12 +34,26 @@ static bool send_begin(MPI_Datatype type, const void *buf, int count, int dest, 
     return tj_p2p_send_begin(known ? &info : NULL, type, buf, count, dest, comm, x, rc);
 }
 
-static bool recv_begin(MPI_Datatype type, void *buf, int count, int source, MPI_Comm comm,
+static bool recv_begin(MPI_Datatype type, void *buf, int64_t count, int source, MPI_Comm comm,
                        tj_xfer_t *x, int *rc)
 {
     tj_type_info_t info;
     bool known = tj_interpose_lookup(type, &info);
     return tj_p2p_recv_begin(known ? &info : NULL, type, buf, count, source, comm, x, rc);
+}
+
+/* Whether typejit moves a send or receive (a device buffer it packs); *rc is then the result of
+ * beginning it. False: the wrapper hands the call to the system MPI in the application's form. */
+static bool send_take(const void *buf, int64_t count, MPI_Datatype type, int dest, MPI_Comm comm,
+                      tj_xfer_t *x, int *rc)
+{
+    return device_calls() && send_begin(type, buf, count, dest, comm, x, rc);
+}
+
+static bool recv_take(void *buf, int64_t count, MPI_Datatype type, int source, MPI_Comm comm,
+                      tj_xfer_t *x, int *rc)
+{
+    return device_calls() && recv_begin(type, buf, count, source, comm, x, rc);
 }
 
 /* The status a call hands to the system MPI: the application's own, so that the system MPI
@@ -97,180 +101,196 @@ static int tracked(tj_request_t *r, int rc, MPI_Request *req, tj_xfer_t *x, bool
     return rc;
 }
 
-static int blocking_send(send_fn fn, const void *buf, int count, MPI_Datatype type, int dest,
-                         int tag, MPI_Comm comm)
-{
-    tj_xfer_t x;
-    int rc;
+/* ---- the packed bytes on the wire -----------------------------------------------------------
+ * typejit's own calls of the system MPI move x->bytes of MPI_PACKED: with an int count where it
+ * fits, with the large-count form (where the MPI has it) where it does not, whichever form the
+ * application called. Each pair is the system MPI's two forms of one call. */
+typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*recv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+typedef int (*irecv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+#if TJ_HAVE_LARGE
+typedef int (*send_c_fn)(const void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm);
+typedef int (*isend_c_fn)(const void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*recv_c_fn)(void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+typedef int (*irecv_c_fn)(void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+#define PAIR(_name)                                                                                \
+    {                                                                                              \
+        PMPI_##_name, PMPI_##_name##_c                                                             \
+    }
+#else
+typedef void *send_c_fn, *isend_c_fn, *recv_c_fn, *irecv_c_fn;
+#define PAIR(_name)                                                                                \
+    {                                                                                              \
+        PMPI_##_name, NULL                                                                         \
+    }
+#endif
+typedef struct {
+    send_fn i;
+    send_c_fn c;
+} send_fns_t;
+typedef struct {
+    isend_fn i;
+    isend_c_fn c;
+} isend_fns_t;
+typedef struct {
+    recv_fn i;
+    recv_c_fn c;
+} recv_fns_t;
+typedef struct {
+    irecv_fn i;
+    irecv_c_fn c;
+} irecv_fns_t;
 
-    if (!device_calls() || !send_begin(type, buf, count, dest, comm, &x, &rc))
-        return fn(buf, count, type, dest, tag, comm);
+static const send_fns_t f_send = PAIR(Send), f_ssend = PAIR(Ssend), f_rsend = PAIR(Rsend),
+                        f_bsend = PAIR(Bsend);
+static const isend_fns_t f_isend = PAIR(Isend), f_issend = PAIR(Issend), f_irsend = PAIR(Irsend),
+                         f_ibsend = PAIR(Ibsend), f_send_init = PAIR(Send_init),
+                         f_ssend_init = PAIR(Ssend_init), f_rsend_init = PAIR(Rsend_init),
+                         f_bsend_init = PAIR(Bsend_init);
+static const recv_fns_t f_recv = PAIR(Recv);
+static const irecv_fns_t f_irecv = PAIR(Irecv), f_recv_init = PAIR(Recv_init);
+
+/* The wire's count is int-sized unless the MPI has the large-count forms (tj_p2p_*_begin refuses
+ * a larger message there), so the `_c` branch exists only where its function does. */
+#if TJ_HAVE_LARGE
+#define WIRE(_fns, _x, ...)                                                                        \
+    (tj_count_fits_int((_x)->bytes)                                                                \
+         ? (_fns)->i((_x)->wire, (int)(_x)->bytes, MPI_PACKED, __VA_ARGS__)                        \
+         : (_fns)->c((_x)->wire, (MPI_Count)(_x)->bytes, MPI_PACKED, __VA_ARGS__))
+#else
+#define WIRE(_fns, _x, ...) (_fns)->i((_x)->wire, (int)(_x)->bytes, MPI_PACKED, __VA_ARGS__)
+#endif
+
+/* ---- the shared implementations (64-bit counts) -------------------------------------------- */
+
+static int blocking_send(const send_fns_t *fns, tj_xfer_t *x, int rc, int dest, int tag,
+                         MPI_Comm comm)
+{
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    rc = fn(x.wire, (int)x.bytes, MPI_PACKED, dest, tag, comm);
-    tj_p2p_end(&x);
+    rc = WIRE(fns, x, dest, tag, comm);
+    tj_p2p_end(x);
     return rc;
 }
 
-static int nonblocking_send(isend_fn fn, bool persistent, const void *buf, int count,
-                            MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
-{
-    tj_request_t *r;
-    tj_xfer_t x;
-    int rc;
-
-    if (!device_calls() || !send_begin(type, buf, count, dest, comm, &x, &rc))
-        return fn(buf, count, type, dest, tag, comm, req);
-    /* A persistent send repacks at every Start: it keeps the type, which the application may
-     * free after the init. */
-    if (rc == MPI_SUCCESS && persistent && (rc = tj_p2p_keep_type(&x)) != MPI_SUCCESS)
-        tj_p2p_end(&x);
-    if (rc != MPI_SUCCESS)
-        return fail(comm, rc);
-    if ((r = reserve(&x)) == NULL)
-        return fail(comm, MPI_ERR_NO_MEM);
-    return tracked(r, fn(x.wire, (int)x.bytes, MPI_PACKED, dest, tag, comm, req), req, &x,
-                   persistent);
-}
-
-int TJ_WRAPPER(MPI_Send)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm)
-{
-    PASS_IF_NO_DEVICE(PMPI_Send(buf, count, type, dest, tag, comm));
-    return blocking_send(PMPI_Send, buf, count, type, dest, tag, comm);
-}
-
-int TJ_WRAPPER(MPI_Ssend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm)
-{
-    PASS_IF_NO_DEVICE(PMPI_Ssend(buf, count, type, dest, tag, comm));
-    return blocking_send(PMPI_Ssend, buf, count, type, dest, tag, comm);
-}
-
-int TJ_WRAPPER(MPI_Rsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm)
-{
-    PASS_IF_NO_DEVICE(PMPI_Rsend(buf, count, type, dest, tag, comm));
-    return blocking_send(PMPI_Rsend, buf, count, type, dest, tag, comm);
-}
-
-int TJ_WRAPPER(MPI_Bsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm)
-{
-    PASS_IF_NO_DEVICE(PMPI_Bsend(buf, count, type, dest, tag, comm));
-    return blocking_send(PMPI_Bsend, buf, count, type, dest, tag, comm);
-}
-
-int TJ_WRAPPER(MPI_Isend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Isend(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Isend, false, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Issend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                           MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Issend(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Issend, false, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Irsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                           MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Irsend(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Irsend, false, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Ibsend)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                           MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Ibsend(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Ibsend, false, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Send_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                              MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Send_init(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Send_init, true, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Ssend_init(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Ssend_init, true, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Rsend_init(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Rsend_init, true, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                               MPI_Comm comm, MPI_Request *req)
-{
-    PASS_IF_NO_DEVICE(PMPI_Bsend_init(buf, count, type, dest, tag, comm, req));
-    return nonblocking_send(PMPI_Bsend_init, true, buf, count, type, dest, tag, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Recv)(void *buf, int count, MPI_Datatype type, int source, int tag,
-                         MPI_Comm comm, MPI_Status *status)
-{
-    MPI_Status local, *st = status_for(status, &local);
-    tj_xfer_t x;
-    int rc;
-
-    PASS_IF_NO_DEVICE(PMPI_Recv(buf, count, type, source, tag, comm, status));
-    if (!device_calls() || !recv_begin(type, buf, count, source, comm, &x, &rc))
-        return PMPI_Recv(buf, count, type, source, tag, comm, status);
-    if (rc != MPI_SUCCESS)
-        return fail(comm, rc);
-    rc = PMPI_Recv(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, st);
-    return recv_end(&x, rc, st);
-}
-
-static int nonblocking_recv(bool persistent, void *buf, int count, MPI_Datatype type, int source,
+static int nonblocking_send(const isend_fns_t *fns, bool persistent, tj_xfer_t *x, int rc, int dest,
                             int tag, MPI_Comm comm, MPI_Request *req)
 {
     tj_request_t *r;
-    tj_xfer_t x;
-    int rc;
 
-    if (!device_calls() || !recv_begin(type, buf, count, source, comm, &x, &rc))
-        return persistent ? PMPI_Recv_init(buf, count, type, source, tag, comm, req)
-                          : PMPI_Irecv(buf, count, type, source, tag, comm, req);
+    /* A persistent send repacks at every Start: it keeps the type, which the application may
+     * free after the init. */
+    if (rc == MPI_SUCCESS && persistent && (rc = tj_p2p_keep_type(x)) != MPI_SUCCESS)
+        tj_p2p_end(x);
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    if ((r = reserve(&x)) == NULL)
+    if ((r = reserve(x)) == NULL)
         return fail(comm, MPI_ERR_NO_MEM);
-    return tracked(r,
-                   persistent
-                       ? PMPI_Recv_init(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, req)
-                       : PMPI_Irecv(x.wire, (int)x.bytes, MPI_PACKED, source, tag, comm, req),
-                   req, &x, persistent);
+    return tracked(r, WIRE(fns, x, dest, tag, comm, req), req, x, persistent);
 }
 
-int TJ_WRAPPER(MPI_Irecv)(void *buf, int count, MPI_Datatype type, int source, int tag,
-                          MPI_Comm comm, MPI_Request *req)
+static int blocking_recv(tj_xfer_t *x, int rc, int source, int tag, MPI_Comm comm,
+                         MPI_Status *status)
 {
-    PASS_IF_NO_DEVICE(PMPI_Irecv(buf, count, type, source, tag, comm, req));
-    return nonblocking_recv(false, buf, count, type, source, tag, comm, req);
+    MPI_Status local, *st = status_for(status, &local);
+
+    if (rc != MPI_SUCCESS)
+        return fail(comm, rc);
+    rc = WIRE(&f_recv, x, source, tag, comm, st);
+    return recv_end(x, rc, st);
 }
 
-int TJ_WRAPPER(MPI_Recv_init)(void *buf, int count, MPI_Datatype type, int source, int tag,
-                              MPI_Comm comm, MPI_Request *req)
+static int nonblocking_recv(const irecv_fns_t *fns, bool persistent, tj_xfer_t *x, int rc,
+                            int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    PASS_IF_NO_DEVICE(PMPI_Recv_init(buf, count, type, source, tag, comm, req));
-    return nonblocking_recv(true, buf, count, type, source, tag, comm, req);
+    tj_request_t *r;
+
+    if (rc != MPI_SUCCESS)
+        return fail(comm, rc);
+    if ((r = reserve(x)) == NULL)
+        return fail(comm, MPI_ERR_NO_MEM);
+    return tracked(r, WIRE(fns, x, source, tag, comm, req), req, x, persistent);
 }
 
-int TJ_WRAPPER(MPI_Sendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
-                             void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
-                             MPI_Comm comm, MPI_Status *status)
+/* Each wrapper in its int and large-count forms, from one definition: (suffix, count type).
+ * On a machine without a device every call goes straight to the system MPI: one load and a
+ * tail call, so that interposition costs next to nothing there. */
+#define PASS_IF_NO_DEVICE(_call)                                                                   \
+    do {                                                                                           \
+        if (TJ_LIKELY(tj_gpu_absent()))                                                            \
+            return _call;                                                                          \
+    } while (0)
+#define FORMS(_m, ...) _m(, int, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, __VA_ARGS__))
+
+#define BLOCKING_SEND(_s, _cnt, _name, _fns)                                                       \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *buf, _cnt count, MPI_Datatype type, int dest,      \
+                                    int tag, MPI_Comm comm)                                        \
+    {                                                                                              \
+        tj_xfer_t x;                                                                               \
+        int rc;                                                                                    \
+        PASS_IF_NO_DEVICE(PMPI_##_name##_s(buf, count, type, dest, tag, comm));                    \
+        if (!send_take(buf, count, type, dest, comm, &x, &rc))                                     \
+            return PMPI_##_name##_s(buf, count, type, dest, tag, comm);                            \
+        return blocking_send(&_fns, &x, rc, dest, tag, comm);                                      \
+    }
+FORMS(BLOCKING_SEND, Send, f_send)
+FORMS(BLOCKING_SEND, Ssend, f_ssend)
+FORMS(BLOCKING_SEND, Rsend, f_rsend)
+FORMS(BLOCKING_SEND, Bsend, f_bsend)
+
+#define NONBLOCKING_SEND(_s, _cnt, _name, _fns, _persistent)                                       \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *buf, _cnt count, MPI_Datatype type, int dest,      \
+                                    int tag, MPI_Comm comm, MPI_Request *req)                      \
+    {                                                                                              \
+        tj_xfer_t x;                                                                               \
+        int rc;                                                                                    \
+        PASS_IF_NO_DEVICE(PMPI_##_name##_s(buf, count, type, dest, tag, comm, req));               \
+        if (!send_take(buf, count, type, dest, comm, &x, &rc))                                     \
+            return PMPI_##_name##_s(buf, count, type, dest, tag, comm, req);                       \
+        return nonblocking_send(&_fns, _persistent, &x, rc, dest, tag, comm, req);                 \
+    }
+FORMS(NONBLOCKING_SEND, Isend, f_isend, false)
+FORMS(NONBLOCKING_SEND, Issend, f_issend, false)
+FORMS(NONBLOCKING_SEND, Irsend, f_irsend, false)
+FORMS(NONBLOCKING_SEND, Ibsend, f_ibsend, false)
+FORMS(NONBLOCKING_SEND, Send_init, f_send_init, true)
+FORMS(NONBLOCKING_SEND, Ssend_init, f_ssend_init, true)
+FORMS(NONBLOCKING_SEND, Rsend_init, f_rsend_init, true)
+FORMS(NONBLOCKING_SEND, Bsend_init, f_bsend_init, true)
+
+#define RECV(_s, _cnt, _unused)                                                                    \
+    int TJ_WRAPPER(MPI_Recv##_s)(void *buf, _cnt count, MPI_Datatype type, int source, int tag,    \
+                                 MPI_Comm comm, MPI_Status *status)                                \
+    {                                                                                              \
+        tj_xfer_t x;                                                                               \
+        int rc;                                                                                    \
+        PASS_IF_NO_DEVICE(PMPI_Recv##_s(buf, count, type, source, tag, comm, status));             \
+        if (!recv_take(buf, count, type, source, comm, &x, &rc))                                   \
+            return PMPI_Recv##_s(buf, count, type, source, tag, comm, status);                     \
+        return blocking_recv(&x, rc, source, tag, comm, status);                                   \
+    }
+FORMS(RECV, -)
+
+#define NONBLOCKING_RECV(_s, _cnt, _name, _fns, _persistent)                                       \
+    int TJ_WRAPPER(MPI_##_name##_s)(void *buf, _cnt count, MPI_Datatype type, int source, int tag, \
+                                    MPI_Comm comm, MPI_Request *req)                               \
+    {                                                                                              \
+        tj_xfer_t x;                                                                               \
+        int rc;                                                                                    \
+        PASS_IF_NO_DEVICE(PMPI_##_name##_s(buf, count, type, source, tag, comm, req));             \
+        if (!recv_take(buf, count, type, source, comm, &x, &rc))                                   \
+            return PMPI_##_name##_s(buf, count, type, source, tag, comm, req);                     \
+        return nonblocking_recv(&_fns, _persistent, &x, rc, source, tag, comm, req);               \
+    }
+FORMS(NONBLOCKING_RECV, Irecv, f_irecv, false)
+FORMS(NONBLOCKING_RECV, Recv_init, f_recv_init, true)
+
+/* Sendrecv: either side may be typejit's; a side that is not goes to the system MPI as the
+ * application gave it. False: neither side is typejit's. */
+static bool sendrecv_take(const void *sbuf, int64_t scount, MPI_Datatype stype, int dest, int stag,
+                          void *rbuf, int64_t rcount, MPI_Datatype rtype, int source, int rtag,
+                          MPI_Comm comm, MPI_Status *status, int *result)
 {
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
@@ -278,30 +298,44 @@ int TJ_WRAPPER(MPI_Sendrecv)(const void *sbuf, int scount, MPI_Datatype stype, i
     int rc = MPI_SUCCESS;
 
     if (!device_calls())
-        return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
-                             comm, status);
+        return false;
     s = send_begin(stype, sbuf, scount, dest, comm, &xs, &rc);
     if (s && rc != MPI_SUCCESS)
-        return fail(comm, rc);
+        return *result = fail(comm, rc), true;
     r = recv_begin(rtype, rbuf, rcount, source, comm, &xr, &rc);
     if (r && rc != MPI_SUCCESS) {
         if (s)
             tj_p2p_end(&xs);
-        return fail(comm, rc);
+        return *result = fail(comm, rc), true;
     }
     if (!s && !r)
-        return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
-                             comm, status);
-    rc = PMPI_Sendrecv(s ? xs.wire : sbuf, s ? (int)xs.bytes : scount, s ? MPI_PACKED : stype, dest,
-                       stag, r ? xr.wire : rbuf, r ? (int)xr.bytes : rcount, r ? MPI_PACKED : rtype,
-                       source, rtag, comm, st);
+        return false;
+    rc = tj_count_sendrecv(s ? xs.wire : sbuf, s ? xs.bytes : scount, s ? MPI_PACKED : stype, dest,
+                           stag, r ? xr.wire : rbuf, r ? xr.bytes : rcount, r ? MPI_PACKED : rtype,
+                           source, rtag, comm, st);
     if (s)
         tj_p2p_end(&xs);
-    return r ? recv_end(&xr, rc, st) : rc;
+    *result = r ? recv_end(&xr, rc, st) : rc;
+    return true;
 }
 
-int TJ_WRAPPER(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag,
-                                     int source, int rtag, MPI_Comm comm, MPI_Status *status)
+#define SENDRECV(_s, _cnt, _unused)                                                                \
+    int TJ_WRAPPER(MPI_Sendrecv##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, int dest,  \
+                                     int stag, void *rbuf, _cnt rcount, MPI_Datatype rtype,        \
+                                     int source, int rtag, MPI_Comm comm, MPI_Status *status)      \
+    {                                                                                              \
+        int rc;                                                                                    \
+        if (sendrecv_take(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,      \
+                          comm, status, &rc))                                                      \
+            return rc;                                                                             \
+        return PMPI_Sendrecv##_s(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,     \
+                                 rtag, comm, status);                                              \
+    }
+FORMS(SENDRECV, -)
+
+static bool sendrecv_replace_take(void *buf, int64_t count, MPI_Datatype type, int dest, int stag,
+                                  int source, int rtag, MPI_Comm comm, MPI_Status *status,
+                                  int *result)
 {
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
@@ -309,62 +343,99 @@ int TJ_WRAPPER(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype type, in
     int rc = MPI_SUCCESS;
 
     if (!device_calls())
-        return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
+        return false;
     /* Both directions of the one buffer: packed out first, unpacked after the exchange. */
     s = send_begin(type, buf, count, dest, comm, &xs, &rc);
     if (s && rc != MPI_SUCCESS)
-        return fail(comm, rc);
+        return *result = fail(comm, rc), true;
     r = recv_begin(type, buf, count, source, comm, &xr, &rc);
     if (r && rc != MPI_SUCCESS) {
         if (s)
             tj_p2p_end(&xs);
-        return fail(comm, rc);
+        return *result = fail(comm, rc), true;
     }
     if (!s && !r)
-        return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
+        return false;
     if (!r) {
         /* Nothing arrives into typejit's hands (MPI_PROC_NULL source): the send side alone. */
-        rc = PMPI_Sendrecv(xs.wire, (int)xs.bytes, MPI_PACKED, dest, stag, NULL, 0, MPI_BYTE,
-                           source, rtag, comm, status);
+        rc = tj_count_sendrecv(xs.wire, xs.bytes, MPI_PACKED, dest, stag, NULL, 0, MPI_BYTE, source,
+                               rtag, comm, status);
         tj_p2p_end(&xs);
-        return rc;
+        return *result = rc, true;
     }
-    rc = PMPI_Sendrecv(s ? xs.wire : buf, s ? (int)xs.bytes : 0, s ? MPI_PACKED : MPI_BYTE, dest,
-                       stag, xr.wire, (int)xr.bytes, MPI_PACKED, source, rtag, comm, st);
+    rc = tj_count_sendrecv(s ? xs.wire : buf, s ? xs.bytes : 0, s ? MPI_PACKED : MPI_BYTE, dest,
+                           stag, xr.wire, xr.bytes, MPI_PACKED, source, rtag, comm, st);
     if (s)
         tj_p2p_end(&xs);
-    return recv_end(&xr, rc, st);
+    *result = recv_end(&xr, rc, st);
+    return true;
 }
 
-int TJ_WRAPPER(MPI_Mrecv)(void *buf, int count, MPI_Datatype type, MPI_Message *message,
-                          MPI_Status *status)
+#define SENDRECV_REPLACE(_s, _cnt, _unused)                                                        \
+    int TJ_WRAPPER(MPI_Sendrecv_replace##_s)(void *buf, _cnt count, MPI_Datatype type, int dest,   \
+                                             int stag, int source, int rtag, MPI_Comm comm,        \
+                                             MPI_Status *status)                                   \
+    {                                                                                              \
+        int rc;                                                                                    \
+        if (sendrecv_replace_take(buf, count, type, dest, stag, source, rtag, comm, status, &rc))  \
+            return rc;                                                                             \
+        return PMPI_Sendrecv_replace##_s(buf, count, type, dest, stag, source, rtag, comm,         \
+                                         status);                                                  \
+    }
+FORMS(SENDRECV_REPLACE, -)
+
+/* The matched receives: a message handle that names a real message, on a device buffer. */
+static bool matched_take(void *buf, int64_t count, MPI_Datatype type, const MPI_Message *message,
+                         tj_xfer_t *x, int *rc)
 {
-    MPI_Status local, *st = status_for(status, &local);
-    tj_xfer_t x;
-    int rc;
-
-    if (!device_calls() || message == NULL || *message == MPI_MESSAGE_NO_PROC ||
-        *message == MPI_MESSAGE_NULL || !recv_begin(type, buf, count, 0, MPI_COMM_SELF, &x, &rc))
-        return PMPI_Mrecv(buf, count, type, message, status);
-    if (rc != MPI_SUCCESS)
-        return fail(MPI_COMM_SELF, rc);
-    rc = PMPI_Mrecv(x.wire, (int)x.bytes, MPI_PACKED, message, st);
-    return recv_end(&x, rc, st);
+    return device_calls() && message != NULL && *message != MPI_MESSAGE_NO_PROC &&
+           *message != MPI_MESSAGE_NULL && recv_begin(type, buf, count, 0, MPI_COMM_SELF, x, rc);
 }
 
-int TJ_WRAPPER(MPI_Imrecv)(void *buf, int count, MPI_Datatype type, MPI_Message *message,
-                           MPI_Request *req)
-{
-    tj_request_t *r;
-    tj_xfer_t x;
-    int rc;
+#if TJ_HAVE_LARGE
+typedef int (*mrecv_c_fn)(void *, MPI_Count, MPI_Datatype, MPI_Message *, MPI_Status *);
+typedef int (*imrecv_c_fn)(void *, MPI_Count, MPI_Datatype, MPI_Message *, MPI_Request *);
+#else
+typedef void *mrecv_c_fn, *imrecv_c_fn;
+#endif
+static const struct {
+    int (*i)(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
+    mrecv_c_fn c;
+} f_mrecv = PAIR(Mrecv);
+static const struct {
+    int (*i)(void *, int, MPI_Datatype, MPI_Message *, MPI_Request *);
+    imrecv_c_fn c;
+} f_imrecv = PAIR(Imrecv);
 
-    if (!device_calls() || message == NULL || *message == MPI_MESSAGE_NO_PROC ||
-        *message == MPI_MESSAGE_NULL || !recv_begin(type, buf, count, 0, MPI_COMM_SELF, &x, &rc))
-        return PMPI_Imrecv(buf, count, type, message, req);
-    if (rc != MPI_SUCCESS)
-        return fail(MPI_COMM_SELF, rc);
-    if ((r = reserve(&x)) == NULL)
-        return fail(MPI_COMM_SELF, MPI_ERR_NO_MEM);
-    return tracked(r, PMPI_Imrecv(x.wire, (int)x.bytes, MPI_PACKED, message, req), req, &x, false);
-}
+#define MRECV(_s, _cnt, _unused)                                                                   \
+    int TJ_WRAPPER(MPI_Mrecv##_s)(void *buf, _cnt count, MPI_Datatype type, MPI_Message *message,  \
+                                  MPI_Status *status)                                              \
+    {                                                                                              \
+        MPI_Status local, *st = status_for(status, &local);                                        \
+        tj_xfer_t x;                                                                               \
+        int rc;                                                                                    \
+        if (!matched_take(buf, count, type, message, &x, &rc))                                     \
+            return PMPI_Mrecv##_s(buf, count, type, message, status);                              \
+        if (rc != MPI_SUCCESS)                                                                     \
+            return fail(MPI_COMM_SELF, rc);                                                        \
+        rc = WIRE(&f_mrecv, &x, message, st);                                                      \
+        return recv_end(&x, rc, st);                                                               \
+    }
+FORMS(MRECV, -)
+
+#define IMRECV(_s, _cnt, _unused)                                                                  \
+    int TJ_WRAPPER(MPI_Imrecv##_s)(void *buf, _cnt count, MPI_Datatype type, MPI_Message *message, \
+                                   MPI_Request *req)                                               \
+    {                                                                                              \
+        tj_request_t *r;                                                                           \
+        tj_xfer_t x;                                                                               \
+        int rc;                                                                                    \
+        if (!matched_take(buf, count, type, message, &x, &rc))                                     \
+            return PMPI_Imrecv##_s(buf, count, type, message, req);                                \
+        if (rc != MPI_SUCCESS)                                                                     \
+            return fail(MPI_COMM_SELF, rc);                                                        \
+        if ((r = reserve(&x)) == NULL)                                                             \
+            return fail(MPI_COMM_SELF, MPI_ERR_NO_MEM);                                            \
+        return tracked(r, WIRE(&f_imrecv, &x, message, req), req, &x, false);                      \
+    }
+FORMS(IMRECV, -)

@@ -17,108 +17,169 @@
 
 /* The engine's share: a strided type, a valid communicator, and `count` objects that fit
  * between *position and `bufsize`. Writes the byte count to @p bytes. */
-static bool engine_takes(const tj_type_info_t *info, int count, const int *position, int bufsize,
-                         const void *packed, MPI_Comm comm, int64_t *bytes)
+static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t position,
+                         int64_t bufsize, const void *packed, MPI_Comm comm, int64_t *bytes)
 {
     int64_t n, end;
 
-    if (!info->strided || count <= 0 || position == NULL || packed == NULL ||
-        comm == MPI_COMM_NULL || *position < 0 || bufsize < 0)
+    if (!info->strided || count <= 0 || packed == NULL || comm == MPI_COMM_NULL || position < 0 ||
+        bufsize < 0)
         return false;
-    if (!tj_mul64(count, info->block.size, &n) || !tj_add64(*position, n, &end) || end > bufsize)
+    if (!tj_mul64(count, info->block.size, &n) || !tj_add64(position, n, &end) || end > bufsize)
         return false;
     *bytes = n;
     return true;
 }
 
-int TJ_WRAPPER(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-                         int outsize, int *position, MPI_Comm comm)
+/* MPI_Pack and MPI_Pack_c, in 64-bit counts: whether typejit packs the call (the device paths,
+ * or the engine when TYPEJIT_HOST=engine), with *position advanced and the result in *rc; false
+ * when the caller hands the call to the system MPI unchanged. */
+static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype, void *outbuf,
+                      int64_t outsize, int64_t *position, MPI_Comm comm, int *rc)
 {
     tj_type_info_t info;
-    bool known;
+    bool known = tj_interpose_lookup(datatype, &info);
     int64_t bytes;
-    int rc;
 
-    if (!tj_interpose_active())
-        return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
-    known = tj_interpose_lookup(datatype, &info);
     if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
-                        comm, &rc))
-        return rc;
+                        comm, rc))
+        return true;
     if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known &&
-        engine_takes(&info, incount, position, outsize, outbuf, comm, &bytes)) {
+        engine_takes(&info, incount, *position, outsize, outbuf, comm, &bytes)) {
         tj_cpu_pack(&info.block, inbuf, incount, (char *)outbuf + *position);
-        *position += (int)bytes;
+        *position += bytes;
         tj_stats_inc(TJ_STAT_packs_engine);
-        return MPI_SUCCESS;
+        *rc = MPI_SUCCESS;
+        return true;
     }
     tj_stats_inc(TJ_STAT_packs_system);
-    return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+    return false;
 }
 
-int TJ_WRAPPER(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                           MPI_Datatype datatype, MPI_Comm comm)
+static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, void *outbuf,
+                        int64_t outcount, MPI_Datatype datatype, MPI_Comm comm, int *rc)
 {
     tj_type_info_t info;
-    bool known;
+    bool known = tj_interpose_lookup(datatype, &info);
     int64_t bytes;
-    int rc;
 
-    if (!tj_interpose_active())
-        return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
-    known = tj_interpose_lookup(datatype, &info);
     if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
-                          comm, &rc))
-        return rc;
+                          comm, rc))
+        return true;
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
-        engine_takes(&info, outcount, position, insize, inbuf, comm, &bytes)) {
+        engine_takes(&info, outcount, *position, insize, inbuf, comm, &bytes)) {
         tj_cpu_unpack(&info.block, (const char *)inbuf + *position, outcount, outbuf);
-        *position += (int)bytes;
+        *position += bytes;
         tj_stats_inc(TJ_STAT_unpacks_engine);
-        return MPI_SUCCESS;
+        *rc = MPI_SUCCESS;
+        return true;
     }
     tj_stats_inc(TJ_STAT_unpacks_system);
-    return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+    return false;
 }
 
-int TJ_WRAPPER(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    /* The packed size is the system MPI's: typejit packs the same bytes. */
-    return PMPI_Pack_size(incount, datatype, comm, size);
-}
+/* Each wrapper in its two forms from one definition: (suffix, count type). The position is
+ * handed over in 64 bits and written back only when typejit did the call: otherwise the system
+ * MPI's own form of the call gets the application's arguments as they are. A position that
+ * typejit advanced stays within the buffer size, so it fits the form's type. */
+#define PACK(_s, _cnt)                                                                             \
+    int TJ_WRAPPER(MPI_Pack##_s)(const void *inbuf, _cnt incount, MPI_Datatype datatype,           \
+                                 void *outbuf, _cnt outsize, _cnt *position, MPI_Comm comm)        \
+    {                                                                                              \
+        int64_t pos;                                                                               \
+        int rc;                                                                                    \
+        if (!tj_interpose_active() || position == NULL)                                            \
+            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
+        pos = *position;                                                                           \
+        if (!pack_take(inbuf, incount, datatype, outbuf, outsize, &pos, comm, &rc))                \
+            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *position = (_cnt)pos;                                                                 \
+        return rc;                                                                                 \
+    }
+#define UNPACK(_s, _cnt)                                                                           \
+    int TJ_WRAPPER(MPI_Unpack##_s)(const void *inbuf, _cnt insize, _cnt *position, void *outbuf,   \
+                                   _cnt outcount, MPI_Datatype datatype, MPI_Comm comm)            \
+    {                                                                                              \
+        int64_t pos;                                                                               \
+        int rc;                                                                                    \
+        if (!tj_interpose_active() || position == NULL)                                            \
+            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
+        pos = *position;                                                                           \
+        if (!unpack_take(inbuf, insize, &pos, outbuf, outcount, datatype, comm, &rc))              \
+            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *position = (_cnt)pos;                                                                 \
+        return rc;                                                                                 \
+    }
+/* The packed size is the system MPI's: typejit packs the same bytes. */
+#define PACK_SIZE(_s, _cnt)                                                                        \
+    int TJ_WRAPPER(MPI_Pack_size##_s)(_cnt incount, MPI_Datatype datatype, MPI_Comm comm,          \
+                                      _cnt * size)                                                 \
+    {                                                                                              \
+        return PMPI_Pack_size##_s(incount, datatype, comm, size);                                  \
+    }
 
-int TJ_WRAPPER(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
-                                  MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                                  MPI_Aint *position)
-{
-    tj_type_info_t info;
-    tj_staged_result_t r = TJ_STAGED_PASS;
-    int rc;
+#define FORMS(_m) _m(, int) TJ_IF_LARGE(_m(_c, MPI_Count))
+FORMS(PACK)
+FORMS(UNPACK)
+FORMS(PACK_SIZE)
 
-    if (tj_interpose_device_calls())
-        r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
-                             incount, datatype, outbuf, outsize, position, &rc);
+/* external32, in its int form (int counts, MPI_Aint sizes and positions) and its large-count
+ * form (MPI_Count throughout) from one definition: (suffix, count type, position type). */
+#define EXTERNAL_FORMS(_m) _m(, int, MPI_Aint) TJ_IF_LARGE(_m(_c, MPI_Count, MPI_Count))
+
+/* After tj_external_*: the position typejit advanced, written back only when it did the call;
+ * errors typejit detects go through MPI_COMM_WORLD's handler (the call has no communicator). */
+static int external_end(tj_staged_result_t r, int rc)
+{
     if (r == TJ_STAGED_FAILED)
         tj_mpi_raise(MPI_COMM_WORLD, rc);
-    if (r != TJ_STAGED_PASS)
-        return rc;
-    return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+    return rc;
 }
 
-int TJ_WRAPPER(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint insize,
-                                    MPI_Aint *position, void *outbuf, int outcount,
-                                    MPI_Datatype datatype)
-{
-    tj_type_info_t info;
-    tj_staged_result_t r = TJ_STAGED_PASS;
-    int rc;
+#define PACK_EXTERNAL(_s, _cnt, _pos)                                                              \
+    int TJ_WRAPPER(MPI_Pack_external##_s)(const char datarep[], const void *inbuf, _cnt incount,   \
+                                          MPI_Datatype datatype, void *outbuf, _pos outsize,       \
+                                          _pos *position)                                          \
+    {                                                                                              \
+        tj_type_info_t info;                                                                       \
+        tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
+        int64_t pos = 0;                                                                           \
+        int rc;                                                                                    \
+        if (tj_interpose_device_calls() && position != NULL) {                                     \
+            pos = *position;                                                                       \
+            r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep,     \
+                                 inbuf, incount, datatype, outbuf, outsize, &pos, &rc);            \
+        }                                                                                          \
+        if (r == TJ_STAGED_PASS)                                                                   \
+            return PMPI_Pack_external##_s(datarep, inbuf, incount, datatype, outbuf, outsize,      \
+                                          position);                                               \
+        if (r == TJ_STAGED_OK && rc == MPI_SUCCESS)                                                \
+            *position = (_pos)pos;                                                                 \
+        return external_end(r, rc);                                                                \
+    }
+EXTERNAL_FORMS(PACK_EXTERNAL)
 
-    if (tj_interpose_device_calls())
-        r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep, inbuf,
-                               insize, position, outbuf, outcount, datatype, &rc);
-    if (r == TJ_STAGED_FAILED)
-        tj_mpi_raise(MPI_COMM_WORLD, rc);
-    if (r != TJ_STAGED_PASS)
-        return rc;
-    return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
-}
+#define UNPACK_EXTERNAL(_s, _cnt, _pos)                                                            \
+    int TJ_WRAPPER(MPI_Unpack_external##_s)(const char datarep[], const void *inbuf, _pos insize,  \
+                                            _pos *position, void *outbuf, _cnt outcount,           \
+                                            MPI_Datatype datatype)                                 \
+    {                                                                                              \
+        tj_type_info_t info;                                                                       \
+        tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
+        int64_t pos = 0;                                                                           \
+        int rc;                                                                                    \
+        if (tj_interpose_device_calls() && position != NULL) {                                     \
+            pos = *position;                                                                       \
+            r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep,   \
+                                   inbuf, insize, &pos, outbuf, outcount, datatype, &rc);          \
+        }                                                                                          \
+        if (r == TJ_STAGED_PASS)                                                                   \
+            return PMPI_Unpack_external##_s(datarep, inbuf, insize, position, outbuf, outcount,    \
+                                            datatype);                                             \
+        if (r == TJ_STAGED_OK && rc == MPI_SUCCESS)                                                \
+            *position = (_pos)pos;                                                                 \
+        return external_end(r, rc);                                                                \
+    }
+EXTERNAL_FORMS(UNPACK_EXTERNAL)

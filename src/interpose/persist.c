@@ -3,7 +3,8 @@
  * that is not CUDA-aware would read and write from host code. typejit does not stage them (yet):
  * with a buffer in device memory and such an MPI, the init is refused with MPI_ERR_BUFFER and
  * one error line; a CUDA-aware MPI gets it as it is, and host buffers go to the system MPI after
- * the pointer queries of their sides (none on a machine without a device). */
+ * the pointer queries of their sides (none on a machine without a device). The MPI 4.0 inits
+ * have large-count forms (`_c`) where the MPI has them; every form shares one definition. */
 #include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
@@ -11,6 +12,7 @@
 #include "send/coll.h"
 #include "send/model.h"
 #include "send/reduce.h"
+#include "util/mpierr.h"
 
 #if defined(TJ_HAVE_MPIX_INIT) || defined(TJ_HAVE_MPI4)
 
@@ -27,7 +29,7 @@ static bool refuse_coll(const char *fn, tj_coll_call_t *c, int *rc)
     if (!tj_coll_on_device(c))
         return false;
     *rc = tj_interpose_refuse(fn, why);
-    PMPI_Comm_call_errhandler(c->comm, *rc);
+    tj_mpi_raise(c->comm, *rc);
     return true;
 }
 
@@ -40,625 +42,281 @@ static bool refuse_red(const char *fn, tj_red_call_t *c, int *rc)
     if (!tj_reduce_on_device(c))
         return false;
     *rc = tj_interpose_refuse(fn, why);
-    PMPI_Comm_call_errhandler(c->comm, *rc);
+    tj_mpi_raise(c->comm, *rc);
     return true;
 }
 
-#define ALLTOALLV_CALL(_kind)                                                                      \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .stype = stype,     \
-        .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rtype = rtype, .comm = comm         \
-    }
-#define ALLTOALLW_CALL(_kind)                                                                      \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .stypes = stypes,   \
-        .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rtypes = rtypes, .comm = comm       \
-    }
-#define NEIGHBOR_W_CALL(_kind)                                                                     \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sadispls = sdispls, .stypes = stypes,  \
-        .rbuf = rbuf, .rcounts = rcounts, .radispls = rdispls, .rtypes = rtypes, .comm = comm      \
-    }
-#define ALLGATHER_CALL(_kind)                                                                      \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcount = rcount, .rtype = rtype, .comm = comm                                             \
-    }
-#define ALLGATHERV_CALL(_kind)                                                                     \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .comm = comm                        \
-    }
-#define GATHER_CALL(_kind)                                                                         \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                               \
-    }
-#define GATHERV_CALL(_kind)                                                                        \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scount = scount, .stype = stype, .rbuf = rbuf,             \
-        .rcounts = rcounts, .rdispls = displs, .rtype = rtype, .root = root, .comm = comm          \
-    }
-#define SCATTERV_CALL(_kind)                                                                       \
-    {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .scounts = scounts, .sdispls = displs, .stype = stype,      \
-        .rbuf = rbuf, .rcount = rcount, .rtype = rtype, .root = root, .comm = comm                 \
-    }
-
+/* Each init from one definition, for Open MPI's MPIX_ names (int counts) and MPI 4.0's MPI_ names
+ * in their int and large-count forms: (prefix, suffix, count type, displacement type, large),
+ * then the function's name without prefix, and what the family needs. */
 #if defined(TJ_HAVE_MPIX_INIT)
-
-int TJ_WRAPPER(MPIX_Bcast_init)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
-                        .sbuf = buf,
-                        .scount = count,
-                        .stype = type,
-                        .root = root,
-                        .comm = comm};
-    int rc;
-    if (refuse_coll("MPIX_Bcast_init", &c, &rc))
-        return rc;
-    return PMPIX_Bcast_init(buf, count, type, root, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                 int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
-    int rc;
-    if (refuse_coll("MPIX_Gather_init", &c, &rc))
-        return rc;
-    return PMPIX_Gather_init(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Gatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                  const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
-    int rc;
-    if (refuse_coll("MPIX_Gatherv_init", &c, &rc))
-        return rc;
-    return PMPIX_Gatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, info,
-                              req);
-}
-
-int TJ_WRAPPER(MPIX_Scatter_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                  int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                                  MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
-    int rc;
-    if (refuse_coll("MPIX_Scatter_init", &c, &rc))
-        return rc;
-    return PMPIX_Scatter_init(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Scatterv_init)(const void *sbuf, const int scounts[], const int displs[],
-                                   MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
-    int rc;
-    if (refuse_coll("MPIX_Scatterv_init", &c, &rc))
-        return rc;
-    return PMPIX_Scatterv_init(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, info,
-                               req);
-}
-
-int TJ_WRAPPER(MPIX_Allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                    int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                    MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
-    int rc;
-    if (refuse_coll("MPIX_Allgather_init", &c, &rc))
-        return rc;
-    return PMPIX_Allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                     const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
-    int rc;
-    if (refuse_coll("MPIX_Allgatherv_init", &c, &rc))
-        return rc;
-    return PMPIX_Allgatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, info,
-                                 req);
-}
-
-int TJ_WRAPPER(MPIX_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                   int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
-    int rc;
-    if (refuse_coll("MPIX_Alltoall_init", &c, &rc))
-        return rc;
-    return PMPIX_Alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Alltoallv_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                                    MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                    const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                                    MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
-    int rc;
-    if (refuse_coll("MPIX_Alltoallv_init", &c, &rc))
-        return rc;
-    return PMPIX_Alltoallv_init(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,
-                                info, req);
-}
-
-int TJ_WRAPPER(MPIX_Alltoallw_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                                    const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                                    const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                                    MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
-    int rc;
-    if (refuse_coll("MPIX_Alltoallw_init", &c, &rc))
-        return rc;
-    return PMPIX_Alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,
-                                comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Datatype stype,
-                                             void *rbuf, int rcount, MPI_Datatype rtype,
-                                             MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
-    int rc;
-    if (refuse_coll("MPIX_Neighbor_allgather_init", &c, &rc))
-        return rc;
-    return PMPIX_Neighbor_allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype,
-                                              void *rbuf, const int rcounts[], const int displs[],
-                                              MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                              MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
-    int rc;
-    if (refuse_coll("MPIX_Neighbor_allgatherv_init", &c, &rc))
-        return rc;
-    return PMPIX_Neighbor_allgatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm,
-                                          info, req);
-}
-
-int TJ_WRAPPER(MPIX_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype,
-                                            void *rbuf, int rcount, MPI_Datatype rtype,
-                                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
-    int rc;
-    if (refuse_coll("MPIX_Neighbor_alltoall_init", &c, &rc))
-        return rc;
-    return PMPIX_Neighbor_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[],
-                                             const int sdispls[], MPI_Datatype stype, void *rbuf,
-                                             const int rcounts[], const int rdispls[],
-                                             MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                             MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
-    int rc;
-    if (refuse_coll("MPIX_Neighbor_alltoallv_init", &c, &rc))
-        return rc;
-    return PMPIX_Neighbor_alltoallv_init(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls,
-                                         rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[],
-                                             const MPI_Aint sdispls[], const MPI_Datatype stypes[],
-                                             void *rbuf, const int rcounts[],
-                                             const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
-                                             MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
-    int rc;
-    if (refuse_coll("MPIX_Neighbor_alltoallw_init", &c, &rc))
-        return rc;
-    return PMPIX_Neighbor_alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,
-                                         rtypes, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                 MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_REDUCE,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    c.root = root;
-    if (refuse_red("MPIX_Reduce_init", &c, &rc))
-        return rc;
-    return PMPIX_Reduce_init(sbuf, rbuf, count, type, op, root, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_ALLREDUCE,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPIX_Allreduce_init", &c, &rc))
-        return rc;
-    return PMPIX_Allreduce_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int rcounts[],
-                                         MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                         MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = 0,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    c.rcounts = rcounts;
-    if (refuse_red("MPIX_Reduce_scatter_init", &c, &rc))
-        return rc;
-    return PMPIX_Reduce_scatter_init(sbuf, rbuf, rcounts, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int count,
-                                               MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                               MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER_BLOCK,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPIX_Reduce_scatter_block_init", &c, &rc))
-        return rc;
-    return PMPIX_Reduce_scatter_block_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                               MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_SCAN,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPIX_Scan_init", &c, &rc))
-        return rc;
-    return PMPIX_Scan_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPIX_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                 MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_EXSCAN,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPIX_Exscan_init", &c, &rc))
-        return rc;
-    return PMPIX_Exscan_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-#endif /* TJ_HAVE_MPIX_INIT */
-
+#define MPIX_FORMS(_m, ...) _m(MPIX, , int, int, false, __VA_ARGS__)
+#else
+#define MPIX_FORMS(_m, ...)
+#endif
 #if defined(TJ_HAVE_MPI4)
+#define MPI4_FORMS(_m, ...)                                                                        \
+    _m(MPI, , int, int, false, __VA_ARGS__)                                                        \
+        TJ_IF_LARGE(_m(MPI, _c, MPI_Count, MPI_Aint, true, __VA_ARGS__))
+#else
+#define MPI4_FORMS(_m, ...)
+#endif
+#define FORMS(_m, ...) MPIX_FORMS(_m, __VA_ARGS__) MPI4_FORMS(_m, __VA_ARGS__)
 
-int TJ_WRAPPER(MPI_Bcast_init)(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                               MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = {.kind = TJ_COLL_BCAST,
-                        .sbuf = buf,
-                        .scount = count,
-                        .stype = type,
-                        .root = root,
-                        .comm = comm};
-    int rc;
-    if (refuse_coll("MPI_Bcast_init", &c, &rc))
-        return rc;
-    return PMPI_Bcast_init(buf, count, type, root, comm, info, req);
-}
+/* The refusal or the pass to the system MPI's own init. */
+#define INIT(_refuse, _fn, _c, _pass)                                                              \
+    do {                                                                                           \
+        int rc;                                                                                    \
+        if (_refuse(_fn, _c, &rc))                                                                 \
+            return rc;                                                                             \
+        return _pass;                                                                              \
+    } while (0)
+#define NAME(_p, _name, _s) #_p "_" #_name #_s
 
-int TJ_WRAPPER(MPI_Gather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_GATHER);
-    int rc;
-    if (refuse_coll("MPI_Gather_init", &c, &rc))
-        return rc;
-    return PMPI_Gather_init(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, info, req);
-}
+/* Allgather, Alltoall, Neighbor_allgather, Neighbor_alltoall: one count per side. */
+#define ALLGATHER(_p, _s, _cnt, _disp, _large, _name, _kind)                                       \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype,            \
+                                     void *rbuf, _cnt rcount, MPI_Datatype rtype, MPI_Comm comm,   \
+                                     MPI_Info info, MPI_Request *req)                              \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req));      \
+    }
+FORMS(ALLGATHER, Allgather_init, TJ_COLL_ALLGATHER)
+FORMS(ALLGATHER, Alltoall_init, TJ_COLL_ALLTOALL)
+FORMS(ALLGATHER, Neighbor_allgather_init, TJ_COLL_NEIGHBOR_ALLGATHER)
+FORMS(ALLGATHER, Neighbor_alltoall_init, TJ_COLL_NEIGHBOR_ALLTOALL)
 
-int TJ_WRAPPER(MPI_Gatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                 const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                 int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHERV_CALL(TJ_COLL_GATHERV);
-    int rc;
-    if (refuse_coll("MPI_Gatherv_init", &c, &rc))
-        return rc;
-    return PMPI_Gatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, info,
-                             req);
-}
+/* Allgatherv, Neighbor_allgatherv. */
+#define ALLGATHERV(_p, _s, _cnt, _disp, _large, _name, _kind)                                      \
+    int TJ_WRAPPER(_p##_##_name##_s)(                                                              \
+        const void *sbuf, _cnt scount, MPI_Datatype stype, void *rbuf, const _cnt rcounts[],       \
+        const _disp displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)  \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = displs,                                                     \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, info,    \
+                                 req));                                                            \
+    }
+FORMS(ALLGATHERV, Allgatherv_init, TJ_COLL_ALLGATHERV)
+FORMS(ALLGATHERV, Neighbor_allgatherv_init, TJ_COLL_NEIGHBOR_ALLGATHERV)
 
-int TJ_WRAPPER(MPI_Scatter_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                 int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = GATHER_CALL(TJ_COLL_SCATTER);
-    int rc;
-    if (refuse_coll("MPI_Scatter_init", &c, &rc))
-        return rc;
-    return PMPI_Scatter_init(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, info, req);
-}
+/* Alltoallv, Neighbor_alltoallv. */
+#define ALLTOALLV(_p, _s, _cnt, _disp, _large, _name, _kind)                                       \
+    int TJ_WRAPPER(_p##_##_name##_s)(                                                              \
+        const void *sbuf, const _cnt scounts[], const _disp sdispls[], MPI_Datatype stype,         \
+        void *rbuf, const _cnt rcounts[], const _disp rdispls[], MPI_Datatype rtype,               \
+        MPI_Comm comm, MPI_Info info, MPI_Request *req)                                            \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            .sdispls = sdispls,                                                    \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = rdispls,                                                    \
+                            .rtype = rtype,                                                        \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,     \
+                                 comm, info, req));                                                \
+    }
+FORMS(ALLTOALLV, Alltoallv_init, TJ_COLL_ALLTOALLV)
+FORMS(ALLTOALLV, Neighbor_alltoallv_init, TJ_COLL_NEIGHBOR_ALLTOALLV)
 
-int TJ_WRAPPER(MPI_Scatterv_init)(const void *sbuf, const int scounts[], const int displs[],
-                                  MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = SCATTERV_CALL(TJ_COLL_SCATTERV);
-    int rc;
-    if (refuse_coll("MPI_Scatterv_init", &c, &rc))
-        return rc;
-    return PMPI_Scatterv_init(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, info,
-                              req);
-}
+/* Alltoallw (byte displacements of the form's displacement type, W_DISP) and Neighbor_alltoallw
+ * (MPI_Aint byte displacements in every form, W_AINT): @p _sd, @p _rd the fields that take
+ * them. */
+#define W_DISP(_disp) _disp
+#define W_AINT(_disp) MPI_Aint
+#define ALLTOALLW(_p, _s, _cnt, _disp, _large, _name, _kind, _w, _sd, _rd)                         \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, const _cnt scounts[],                       \
+                                     const W_##_w(_disp) sdispls[], const MPI_Datatype stypes[],   \
+                                     void *rbuf, const _cnt rcounts[],                             \
+                                     const W_##_w(_disp) rdispls[], const MPI_Datatype rtypes[],   \
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *req)               \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            ._sd = sdispls,                                                        \
+                            .stypes = stypes,                                                      \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            ._rd = rdispls,                                                        \
+                            .rtypes = rtypes,                                                      \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,   \
+                                 comm, info, req));                                                \
+    }
+FORMS(ALLTOALLW, Alltoallw_init, TJ_COLL_ALLTOALLW, DISP, sdispls, rdispls)
+FORMS(ALLTOALLW, Neighbor_alltoallw_init, TJ_COLL_NEIGHBOR_ALLTOALLW, AINT, sadispls, radispls)
 
-int TJ_WRAPPER(MPI_Allgather_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                   int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLGATHER);
-    int rc;
-    if (refuse_coll("MPI_Allgather_init", &c, &rc))
-        return rc;
-    return PMPI_Allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
+/* Gather, Scatter: one count per side and a root. */
+#define GATHER(_p, _s, _cnt, _disp, _large, _name, _kind)                                          \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype,            \
+                                     void *rbuf, _cnt rcount, MPI_Datatype rtype, int root,        \
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *req)               \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = _kind,                                                         \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        INIT(                                                                                      \
+            refuse_coll, NAME(_p, _name, _s), &c,                                                  \
+            P##_p##_##_name##_s(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, info, req)); \
+    }
+FORMS(GATHER, Gather_init, TJ_COLL_GATHER)
+FORMS(GATHER, Scatter_init, TJ_COLL_SCATTER)
 
-int TJ_WRAPPER(MPI_Allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                    const int rcounts[], const int displs[], MPI_Datatype rtype,
-                                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_ALLGATHERV);
-    int rc;
-    if (refuse_coll("MPI_Allgatherv_init", &c, &rc))
-        return rc;
-    return PMPI_Allgatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, info, req);
-}
+#define GATHERV_INIT(_p, _s, _cnt, _disp, _large, _name)                                           \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype,            \
+                                     void *rbuf, const _cnt rcounts[], const _disp displs[],       \
+                                     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,   \
+                                     MPI_Request *req)                                             \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_GATHERV,                                               \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scount = scount,                                                      \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcounts = rcounts,                                                    \
+                            .rdispls = displs,                                                     \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,    \
+                                 info, req));                                                      \
+    }
+FORMS(GATHERV_INIT, Gatherv_init)
 
-int TJ_WRAPPER(MPI_Alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                  int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_ALLTOALL);
-    int rc;
-    if (refuse_coll("MPI_Alltoall_init", &c, &rc))
-        return rc;
-    return PMPI_Alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
+#define SCATTERV_INIT(_p, _s, _cnt, _disp, _large, _name)                                          \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, const _cnt scounts[], const _disp displs[], \
+                                     MPI_Datatype stype, void *rbuf, _cnt rcount,                  \
+                                     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,   \
+                                     MPI_Request *req)                                             \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_SCATTERV,                                              \
+                            .large = _large,                                                       \
+                            .sbuf = sbuf,                                                          \
+                            .scounts = scounts,                                                    \
+                            .sdispls = displs,                                                     \
+                            .stype = stype,                                                        \
+                            .rbuf = rbuf,                                                          \
+                            .rcount = rcount,                                                      \
+                            .rtype = rtype,                                                        \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,    \
+                                 info, req));                                                      \
+    }
+FORMS(SCATTERV_INIT, Scatterv_init)
 
-int TJ_WRAPPER(MPI_Alltoallv_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                                   MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                   const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
-                                   MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_ALLTOALLV);
-    int rc;
-    if (refuse_coll("MPI_Alltoallv_init", &c, &rc))
-        return rc;
-    return PMPI_Alltoallv_init(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,
-                               info, req);
-}
+#define BCAST_INIT(_p, _s, _cnt, _disp, _large, _name)                                             \
+    int TJ_WRAPPER(_p##_##_name##_s)(void *buf, _cnt count, MPI_Datatype type, int root,           \
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *req)               \
+    {                                                                                              \
+        tj_coll_call_t c = {.kind = TJ_COLL_BCAST,                                                 \
+                            .large = _large,                                                       \
+                            .sbuf = buf,                                                           \
+                            .scount = count,                                                       \
+                            .stype = type,                                                         \
+                            .root = root,                                                          \
+                            .comm = comm};                                                         \
+        INIT(refuse_coll, NAME(_p, _name, _s), &c,                                                 \
+             P##_p##_##_name##_s(buf, count, type, root, comm, info, req));                        \
+    }
+FORMS(BCAST_INIT, Bcast_init)
 
-int TJ_WRAPPER(MPI_Alltoallw_init)(const void *sbuf, const int scounts[], const int sdispls[],
-                                   const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                                   const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                                   MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLW_CALL(TJ_COLL_ALLTOALLW);
-    int rc;
-    if (refuse_coll("MPI_Alltoallw_init", &c, &rc))
-        return rc;
-    return PMPI_Alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
-                               info, req);
-}
+/* ---- reductions ------------------------------------------------------------------------------ */
 
-int TJ_WRAPPER(MPI_Neighbor_allgather_init)(const void *sbuf, int scount, MPI_Datatype stype,
-                                            void *rbuf, int rcount, MPI_Datatype rtype,
-                                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLGATHER);
-    int rc;
-    if (refuse_coll("MPI_Neighbor_allgather_init", &c, &rc))
-        return rc;
-    return PMPI_Neighbor_allgather_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
+#define REDUCE_INIT(_p, _s, _cnt, _disp, _large, _name)                                            \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,  \
+                                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info,            \
+                                     MPI_Request *req)                                             \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = TJ_RED_REDUCE,                                                  \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .root = root,                                                           \
+                           .comm = comm};                                                          \
+        INIT(refuse_red, NAME(_p, _name, _s), &c,                                                  \
+             P##_p##_##_name##_s(sbuf, rbuf, count, type, op, root, comm, info, req));             \
+    }
+FORMS(REDUCE_INIT, Reduce_init)
 
-int TJ_WRAPPER(MPI_Neighbor_allgatherv_init)(const void *sbuf, int scount, MPI_Datatype stype,
-                                             void *rbuf, const int rcounts[], const int displs[],
-                                             MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                             MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHERV_CALL(TJ_COLL_NEIGHBOR_ALLGATHERV);
-    int rc;
-    if (refuse_coll("MPI_Neighbor_allgatherv_init", &c, &rc))
-        return rc;
-    return PMPI_Neighbor_allgatherv_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm,
-                                         info, req);
-}
+/* Allreduce, Reduce_scatter_block, Scan, Exscan: one count, no root. */
+#define ALLREDUCE(_p, _s, _cnt, _disp, _large, _name, _kind)                                       \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,  \
+                                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)    \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = _kind,                                                          \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = comm};                                                          \
+        INIT(refuse_red, NAME(_p, _name, _s), &c,                                                  \
+             P##_p##_##_name##_s(sbuf, rbuf, count, type, op, comm, info, req));                   \
+    }
+FORMS(ALLREDUCE, Allreduce_init, TJ_RED_ALLREDUCE)
+FORMS(ALLREDUCE, Reduce_scatter_block_init, TJ_RED_REDUCE_SCATTER_BLOCK)
+FORMS(ALLREDUCE, Scan_init, TJ_RED_SCAN)
+FORMS(ALLREDUCE, Exscan_init, TJ_RED_EXSCAN)
 
-int TJ_WRAPPER(MPI_Neighbor_alltoall_init)(const void *sbuf, int scount, MPI_Datatype stype,
-                                           void *rbuf, int rcount, MPI_Datatype rtype,
-                                           MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = ALLGATHER_CALL(TJ_COLL_NEIGHBOR_ALLTOALL);
-    int rc;
-    if (refuse_coll("MPI_Neighbor_alltoall_init", &c, &rc))
-        return rc;
-    return PMPI_Neighbor_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_alltoallv_init)(const void *sbuf, const int scounts[],
-                                            const int sdispls[], MPI_Datatype stype, void *rbuf,
-                                            const int rcounts[], const int rdispls[],
-                                            MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
-                                            MPI_Request *req)
-{
-    tj_coll_call_t c = ALLTOALLV_CALL(TJ_COLL_NEIGHBOR_ALLTOALLV);
-    int rc;
-    if (refuse_coll("MPI_Neighbor_alltoallv_init", &c, &rc))
-        return rc;
-    return PMPI_Neighbor_alltoallv_init(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls,
-                                        rtype, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Neighbor_alltoallw_init)(const void *sbuf, const int scounts[],
-                                            const MPI_Aint sdispls[], const MPI_Datatype stypes[],
-                                            void *rbuf, const int rcounts[],
-                                            const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
-                                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_coll_call_t c = NEIGHBOR_W_CALL(TJ_COLL_NEIGHBOR_ALLTOALLW);
-    int rc;
-    if (refuse_coll("MPI_Neighbor_alltoallw_init", &c, &rc))
-        return rc;
-    return PMPI_Neighbor_alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,
-                                        rtypes, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Reduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_REDUCE,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    c.root = root;
-    if (refuse_red("MPI_Reduce_init", &c, &rc))
-        return rc;
-    return PMPI_Reduce_init(sbuf, rbuf, count, type, op, root, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Allreduce_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_ALLREDUCE,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPI_Allreduce_init", &c, &rc))
-        return rc;
-    return PMPI_Allreduce_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Reduce_scatter_init)(const void *sbuf, void *rbuf, const int rcounts[],
-                                        MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                        MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = 0,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    c.rcounts = rcounts;
-    if (refuse_red("MPI_Reduce_scatter_init", &c, &rc))
-        return rc;
-    return PMPI_Reduce_scatter_init(sbuf, rbuf, rcounts, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Reduce_scatter_block_init)(const void *sbuf, void *rbuf, int count,
-                                              MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                              MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER_BLOCK,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPI_Reduce_scatter_block_init", &c, &rc))
-        return rc;
-    return PMPI_Reduce_scatter_block_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Scan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                              MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_SCAN,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPI_Scan_init", &c, &rc))
-        return rc;
-    return PMPI_Scan_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Exscan_init)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    tj_red_call_t c = {.kind = TJ_RED_EXSCAN,
-                       .sbuf = sbuf,
-                       .rbuf = rbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = comm};
-    int rc;
-    if (refuse_red("MPI_Exscan_init", &c, &rc))
-        return rc;
-    return PMPI_Exscan_init(sbuf, rbuf, count, type, op, comm, info, req);
-}
-
-#endif /* TJ_HAVE_MPI4 */
+#define REDUCE_SCATTER_INIT(_p, _s, _cnt, _disp, _large, _name)                                    \
+    int TJ_WRAPPER(_p##_##_name##_s)(const void *sbuf, void *rbuf, const _cnt rcounts[],           \
+                                     MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info info,   \
+                                     MPI_Request *req)                                             \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,                                          \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .rcounts = rcounts,                                                     \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = comm};                                                          \
+        INIT(refuse_red, NAME(_p, _name, _s), &c,                                                  \
+             P##_p##_##_name##_s(sbuf, rbuf, rcounts, type, op, comm, info, req));                 \
+    }
+FORMS(REDUCE_SCATTER_INIT, Reduce_scatter_init)
 
 #endif

@@ -1,5 +1,6 @@
 /* Reduction wrappers: Reduce, Allreduce, Reduce_scatter, Reduce_scatter_block, Scan, Exscan,
- * their non-blocking forms, and Reduce_local. A call with a device buffer and an MPI that is not
+ * their non-blocking forms, and Reduce_local, each also in its large-count form (`_c`) where the
+ * MPI has them. A call with a device buffer and an MPI that is not
  * CUDA-aware is staged exactly through host memory (src/send/reduce.c); every other call goes
  * to the system MPI, after at most two pointer queries (none on a machine without a device). */
 #include "interpose/device.h"
@@ -7,6 +8,7 @@
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "send/reduce.h"
+#include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go
  * through the communicator's error handler (MPI_COMM_WORLD's for Reduce_local, as Open MPI
@@ -21,155 +23,129 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
     c->info = tj_interpose_lookup(c->type, &info) ? &info : NULL;
     r = tj_reduce_run(c, req, rc);
     if (r == TJ_RED_FAILED)
-        PMPI_Comm_call_errhandler(c->kind == TJ_RED_LOCAL ? MPI_COMM_WORLD : c->comm, *rc);
+        tj_mpi_raise(c->kind == TJ_RED_LOCAL ? MPI_COMM_WORLD : c->comm, *rc);
     return r != TJ_RED_PASS;
 }
 
-#define RED_CALL(_kind)                                                                            \
+/* Each wrapper in its int and large-count forms from one definition: (suffix, count type,
+ * large), then the family's names; the blocking and non-blocking calls of a family share it. */
+#define FORMS(_m, ...)                                                                             \
+    _m(, int, false, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, true, __VA_ARGS__))
+
+#define RUN(_c, _req, _pass)                                                                       \
+    do {                                                                                           \
+        int rc;                                                                                    \
+        if (take(_c, _req, &rc))                                                                   \
+            return rc;                                                                             \
+        return _pass;                                                                              \
+    } while (0)
+
+#define REDUCE(_s, _cnt, _large, _unused)                                                          \
+    int TJ_WRAPPER(MPI_Reduce##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,    \
+                                   MPI_Op op, int root, MPI_Comm comm)                             \
     {                                                                                              \
-        .kind = (_kind), .sbuf = sbuf, .rbuf = rbuf, .count = count, .type = type, .op = op,       \
-        .comm = comm                                                                               \
+        tj_red_call_t c = {.kind = TJ_RED_REDUCE,                                                  \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .root = root,                                                           \
+                           .comm = comm};                                                          \
+        RUN(&c, NULL, PMPI_Reduce##_s(sbuf, rbuf, count, type, op, root, comm));                   \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Ireduce##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,   \
+                                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)          \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = TJ_RED_REDUCE,                                                  \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .root = root,                                                           \
+                           .comm = comm};                                                          \
+        RUN(&c, req, PMPI_Ireduce##_s(sbuf, rbuf, count, type, op, root, comm, req));              \
     }
+FORMS(REDUCE, -)
 
-int TJ_WRAPPER(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                           int root, MPI_Comm comm)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_REDUCE);
-    int rc;
-    c.root = root;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
-}
+/* Allreduce, Reduce_scatter_block, Scan, Exscan: one count, no root. */
+#define ALLREDUCE_FAMILY(_s, _cnt, _large, _name, _iname, _kind)                                   \
+    int TJ_WRAPPER(MPI_##_name##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,   \
+                                    MPI_Op op, MPI_Comm comm)                                      \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = _kind,                                                          \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = comm};                                                          \
+        RUN(&c, NULL, PMPI_##_name##_s(sbuf, rbuf, count, type, op, comm));                        \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,  \
+                                     MPI_Op op, MPI_Comm comm, MPI_Request *req)                   \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = _kind,                                                          \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = comm};                                                          \
+        RUN(&c, req, PMPI_##_iname##_s(sbuf, rbuf, count, type, op, comm, req));                   \
+    }
+FORMS(ALLREDUCE_FAMILY, Allreduce, Iallreduce, TJ_RED_ALLREDUCE)
+FORMS(ALLREDUCE_FAMILY, Reduce_scatter_block, Ireduce_scatter_block, TJ_RED_REDUCE_SCATTER_BLOCK)
+FORMS(ALLREDUCE_FAMILY, Scan, Iscan, TJ_RED_SCAN)
+FORMS(ALLREDUCE_FAMILY, Exscan, Iexscan, TJ_RED_EXSCAN)
 
-int TJ_WRAPPER(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                            int root, MPI_Comm comm, MPI_Request *req)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_REDUCE);
-    int rc;
-    c.root = root;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ireduce(sbuf, rbuf, count, type, op, root, comm, req);
-}
+#define REDUCE_SCATTER(_s, _cnt, _large, _unused)                                                  \
+    int TJ_WRAPPER(MPI_Reduce_scatter##_s)(const void *sbuf, void *rbuf, const _cnt rcounts[],     \
+                                           MPI_Datatype type, MPI_Op op, MPI_Comm comm)            \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,                                          \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .rcounts = rcounts,                                                     \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = comm};                                                          \
+        RUN(&c, NULL, PMPI_Reduce_scatter##_s(sbuf, rbuf, rcounts, type, op, comm));               \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Ireduce_scatter##_s)(const void *sbuf, void *rbuf, const _cnt rcounts[],    \
+                                            MPI_Datatype type, MPI_Op op, MPI_Comm comm,           \
+                                            MPI_Request *req)                                      \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,                                          \
+                           .large = _large,                                                        \
+                           .sbuf = sbuf,                                                           \
+                           .rbuf = rbuf,                                                           \
+                           .rcounts = rcounts,                                                     \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = comm};                                                          \
+        RUN(&c, req, PMPI_Ireduce_scatter##_s(sbuf, rbuf, rcounts, type, op, comm, req));          \
+    }
+FORMS(REDUCE_SCATTER, -)
 
-int TJ_WRAPPER(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                              MPI_Comm comm)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_ALLREDUCE);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
-}
-
-int TJ_WRAPPER(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                               MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_ALLREDUCE);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[],
-                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm)
-{
-    int count = 0;
-    tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER);
-    int rc;
-    c.rcounts = rcounts;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm);
-}
-
-int TJ_WRAPPER(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[],
-                                    MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    int count = 0;
-    tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER);
-    int rc;
-    c.rcounts = rcounts;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                                         MPI_Op op, MPI_Comm comm)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER_BLOCK);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
-}
-
-int TJ_WRAPPER(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int count,
-                                          MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                          MPI_Request *req)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_REDUCE_SCATTER_BLOCK);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Ireduce_scatter_block(sbuf, rbuf, count, type, op, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_SCAN);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Scan(sbuf, rbuf, count, type, op, comm);
-}
-
-int TJ_WRAPPER(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *req)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_SCAN);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iscan(sbuf, rbuf, count, type, op, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                           MPI_Comm comm)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_EXSCAN);
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
-}
-
-int TJ_WRAPPER(MPI_Iexscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, MPI_Request *req)
-{
-    tj_red_call_t c = RED_CALL(TJ_RED_EXSCAN);
-    int rc;
-    if (take(&c, req, &rc))
-        return rc;
-    return PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, req);
-}
-
-int TJ_WRAPPER(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype type,
-                                 MPI_Op op)
-{
-    tj_red_call_t c = {.kind = TJ_RED_LOCAL,
-                       .sbuf = inbuf,
-                       .rbuf = inoutbuf,
-                       .count = count,
-                       .type = type,
-                       .op = op,
-                       .comm = MPI_COMM_NULL};
-    int rc;
-    if (take(&c, NULL, &rc))
-        return rc;
-    return PMPI_Reduce_local(inbuf, inoutbuf, count, type, op);
-}
+#define REDUCE_LOCAL(_s, _cnt, _large, _unused)                                                    \
+    int TJ_WRAPPER(MPI_Reduce_local##_s)(const void *inbuf, void *inoutbuf, _cnt count,            \
+                                         MPI_Datatype type, MPI_Op op)                             \
+    {                                                                                              \
+        tj_red_call_t c = {.kind = TJ_RED_LOCAL,                                                   \
+                           .large = _large,                                                        \
+                           .sbuf = inbuf,                                                          \
+                           .rbuf = inoutbuf,                                                       \
+                           .count = count,                                                         \
+                           .type = type,                                                           \
+                           .op = op,                                                               \
+                           .comm = MPI_COMM_NULL};                                                 \
+        RUN(&c, NULL, PMPI_Reduce_local##_s(inbuf, inoutbuf, count, type, op));                    \
+    }
+FORMS(REDUCE_LOCAL, -)

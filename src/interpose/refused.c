@@ -1,17 +1,20 @@
 /* Calls whose buffer the MPI keeps and reads or writes later from host code, which typejit
  * refuses on device memory (MPI_ERR_BUFFER, one error line) when the MPI is not CUDA-aware: the
  * buffered-send buffer, and the MPI 4 point-to-point forms typejit does not pack yet (Isendrecv,
- * Isendrecv_replace, partitioned). The MPI_T value buffers are read and written by the MPI
+ * Isendrecv_replace, partitioned), each also in its large-count form (`_c`) where the MPI has
+ * them. The MPI_T value buffers are read and written by the MPI
  * library itself whatever its CUDA support: refused on device memory with MPI_T_ERR_INVALID. */
 #include "gpu/cuda.h"
 #include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/wrappers.h"
 #include "send/model.h"
+#include "util/mpierr.h"
 
 /* Whether a call with the buffers (@p b0, @p c0, @p t0) and (@p b1, @p c1, @p t1) must be
  * refused: one in device memory and an MPI that is not CUDA-aware. */
-static bool refuse(const void *b0, int c0, MPI_Datatype t0, const void *b1, int c1, MPI_Datatype t1)
+static bool refuse(const void *b0, int64_t c0, MPI_Datatype t0, const void *b1, int64_t c1,
+                   MPI_Datatype t1)
 {
     return tj_interpose_device_calls() && !tj_model_cuda_aware() &&
            (tj_interpose_on_device(b0, c0, t0) || tj_interpose_on_device(b1, c1, t1));
@@ -21,48 +24,58 @@ static const char kept_why[] =
     "the buffer is in device memory and the system MPI is not CUDA-aware (the MPI keeps it and "
     "reads or writes it from host code later; typejit does not stage this call)";
 
-int TJ_WRAPPER(MPI_Buffer_attach)(void *buffer, int size)
-{
-    if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {
-        int rc = tj_interpose_refuse("MPI_Buffer_attach", kept_why);
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
-        return rc;
+/* Each wrapper in its int and large-count forms from one definition: (suffix, count type). */
+#define FORMS(_m) _m(, int) TJ_IF_LARGE(_m(_c, MPI_Count))
+
+#define BUFFER_ATTACH(_s, _cnt)                                                                    \
+    int TJ_WRAPPER(MPI_Buffer_attach##_s)(void *buffer, _cnt size)                                 \
+    {                                                                                              \
+        if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
+            int rc = tj_interpose_refuse("MPI_Buffer_attach" #_s, kept_why);                       \
+            tj_mpi_raise(MPI_COMM_WORLD, rc);                                                      \
+            return rc;                                                                             \
+        }                                                                                          \
+        return PMPI_Buffer_attach##_s(buffer, size);                                               \
     }
-    return PMPI_Buffer_attach(buffer, size);
-}
+FORMS(BUFFER_ATTACH)
 
 #if defined(TJ_HAVE_MPI4)
-int TJ_WRAPPER(MPI_Isendrecv)(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
-                              void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
-                              MPI_Comm comm, MPI_Request *req)
-{
-    if (refuse(sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype, rbuf,
-               source == MPI_PROC_NULL ? 0 : rcount, rtype)) {
-        int rc = tj_interpose_refuse("MPI_Isendrecv", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
-        return rc;
+#define ISENDRECV(_s, _cnt)                                                                        \
+    int TJ_WRAPPER(MPI_Isendrecv##_s)(const void *sbuf, _cnt scount, MPI_Datatype stype, int dest, \
+                                      int stag, void *rbuf, _cnt rcount, MPI_Datatype rtype,       \
+                                      int source, int rtag, MPI_Comm comm, MPI_Request *req)       \
+    {                                                                                              \
+        if (refuse(sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype, rbuf,                          \
+                   source == MPI_PROC_NULL ? 0 : rcount, rtype)) {                                 \
+            int rc = tj_interpose_refuse("MPI_Isendrecv" #_s, kept_why);                           \
+            tj_mpi_raise(comm, rc);                                                                \
+            return rc;                                                                             \
+        }                                                                                          \
+        return PMPI_Isendrecv##_s(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,    \
+                                  rtag, comm, req);                                                \
     }
-    return PMPI_Isendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
-                          req);
-}
+FORMS(ISENDRECV)
 
-int TJ_WRAPPER(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype type, int dest, int stag,
-                                      int source, int rtag, MPI_Comm comm, MPI_Request *req)
-{
-    if (refuse(buf, count, type, NULL, 0, MPI_BYTE)) {
-        int rc = tj_interpose_refuse("MPI_Isendrecv_replace", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
-        return rc;
+#define ISENDRECV_REPLACE(_s, _cnt)                                                                \
+    int TJ_WRAPPER(MPI_Isendrecv_replace##_s)(void *buf, _cnt count, MPI_Datatype type, int dest,  \
+                                              int stag, int source, int rtag, MPI_Comm comm,       \
+                                              MPI_Request *req)                                    \
+    {                                                                                              \
+        if (refuse(buf, count, type, NULL, 0, MPI_BYTE)) {                                         \
+            int rc = tj_interpose_refuse("MPI_Isendrecv_replace" #_s, kept_why);                   \
+            tj_mpi_raise(comm, rc);                                                                \
+            return rc;                                                                             \
+        }                                                                                          \
+        return PMPI_Isendrecv_replace##_s(buf, count, type, dest, stag, source, rtag, comm, req);  \
     }
-    return PMPI_Isendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, req);
-}
+FORMS(ISENDRECV_REPLACE)
 
 int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type,
                                int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Psend_init", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
+        tj_mpi_raise(comm, rc);
         return rc;
     }
     return PMPI_Psend_init(buf, partitions, count, type, dest, tag, comm, info, req);
@@ -73,7 +86,7 @@ int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_D
 {
     if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
         int rc = tj_interpose_refuse("MPI_Precv_init", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
+        tj_mpi_raise(comm, rc);
         return rc;
     }
     return PMPI_Precv_init(buf, partitions, count, type, source, tag, comm, info, req);
@@ -81,25 +94,29 @@ int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_D
 #endif
 
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
-int TJ_WRAPPER(MPI_Comm_attach_buffer)(MPI_Comm comm, void *buffer, int size)
-{
-    if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {
-        int rc = tj_interpose_refuse("MPI_Comm_attach_buffer", kept_why);
-        PMPI_Comm_call_errhandler(comm, rc);
-        return rc;
+#define COMM_ATTACH_BUFFER(_s, _cnt)                                                               \
+    int TJ_WRAPPER(MPI_Comm_attach_buffer##_s)(MPI_Comm comm, void *buffer, _cnt size)             \
+    {                                                                                              \
+        if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
+            int rc = tj_interpose_refuse("MPI_Comm_attach_buffer" #_s, kept_why);                  \
+            tj_mpi_raise(comm, rc);                                                                \
+            return rc;                                                                             \
+        }                                                                                          \
+        return PMPI_Comm_attach_buffer##_s(comm, buffer, size);                                    \
     }
-    return PMPI_Comm_attach_buffer(comm, buffer, size);
-}
+FORMS(COMM_ATTACH_BUFFER)
 
-int TJ_WRAPPER(MPI_Session_attach_buffer)(MPI_Session session, void *buffer, int size)
-{
-    if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {
-        int rc = tj_interpose_refuse("MPI_Session_attach_buffer", kept_why);
-        PMPI_Session_call_errhandler(session, rc);
-        return rc;
+#define SESSION_ATTACH_BUFFER(_s, _cnt)                                                            \
+    int TJ_WRAPPER(MPI_Session_attach_buffer##_s)(MPI_Session session, void *buffer, _cnt size)    \
+    {                                                                                              \
+        if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
+            int rc = tj_interpose_refuse("MPI_Session_attach_buffer" #_s, kept_why);               \
+            tj_mpi_raise_session(session, rc);                                                     \
+            return rc;                                                                             \
+        }                                                                                          \
+        return PMPI_Session_attach_buffer##_s(session, buffer, size);                              \
     }
-    return PMPI_Session_attach_buffer(session, buffer, size);
-}
+FORMS(SESSION_ATTACH_BUFFER)
 #endif
 
 /* ---- MPI_T values ---------------------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include "interpose/wrappers.h"
 #include "send/request.h"
 #include "util/log.h"
+#include "util/mpierr.h"
 
 static bool ours(void)
 {
@@ -87,7 +88,7 @@ static scratch_rc_t scratch_get(int n, const MPI_Request reqs[], MPI_Status *use
     for (int i = 0; i < n; i++)
         if (tj_request_known(reqs[i])) {
             tj_log_error("out of memory tracking %d requests; MPI_ERR_NO_MEM", n);
-            PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+            tj_mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
             return SCRATCH_REFUSE;
         }
     return SCRATCH_PASS;

@@ -11,6 +11,7 @@
 #include "interpose/wrappers.h"
 #include "send/model.h"
 #include "send/rma.h"
+#include "util/mpierr.h"
 
 /* Stage @p n buffer arguments of @p fn when one is on the device and the MPI needs it; errors
  * typejit detects go through the window's error handler. */
@@ -25,7 +26,7 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
     for (int i = 0; i < n; i++)
         bufs[i].info = tj_interpose_lookup(bufs[i].type, &info[i]) ? &info[i] : NULL;
     if ((r = tj_rma_begin(fn, n, bufs, op, rc)) == TJ_STAGED_FAILED)
-        PMPI_Win_call_errhandler(win, *rc);
+        tj_mpi_raise_win(win, *rc);
     return r;
 }
 
@@ -47,97 +48,110 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
         return tj_rma_issued(op, rc, _win, _target, _req);                                         \
     } while (0)
 
-int TJ_WRAPPER(MPI_Put)(const void *obuf, int ocount, MPI_Datatype otype, int target,
-                        MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
-{
-    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
-    ORIGIN_CALL(
-        "MPI_Put", 1, b, win, target, NULL,
-        PMPI_Put(obuf, ocount, otype, target, tdisp, tcount, ttype, win),
-        PMPI_Put(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win));
-}
+/* Each origin-side wrapper in its int and large-count forms from one definition: (suffix,
+ * count type). */
+#define FORMS(_m) _m(, int) TJ_IF_LARGE(_m(_c, MPI_Count))
 
-int TJ_WRAPPER(MPI_Rput)(const void *obuf, int ocount, MPI_Datatype otype, int target,
-                         MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win,
-                         MPI_Request *req)
-{
-    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
-    ORIGIN_CALL(
-        "MPI_Rput", 1, b, win, target, req,
-        PMPI_Rput(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),
-        PMPI_Rput(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win, req));
-}
+#define PUT(_s, _cnt)                                                                              \
+    int TJ_WRAPPER(MPI_Put##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype, int target,     \
+                                MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win)      \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
+        ORIGIN_CALL("MPI_Put" #_s, 1, b, win, target, NULL,                                        \
+                    PMPI_Put##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win),          \
+                    PMPI_Put##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,    \
+                                 ttype, win));                                                     \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Rput##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype, int target,    \
+                                 MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win,     \
+                                 MPI_Request *req)                                                 \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
+        ORIGIN_CALL("MPI_Rput" #_s, 1, b, win, target, req,                                        \
+                    PMPI_Rput##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),    \
+                    PMPI_Rput##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,   \
+                                  ttype, win, req));                                               \
+    }
+FORMS(PUT)
 
-int TJ_WRAPPER(MPI_Get)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
-                        int tcount, MPI_Datatype ttype, MPI_Win win)
-{
-    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};
-    ORIGIN_CALL(
-        "MPI_Get", 1, b, win, target, NULL,
-        PMPI_Get(obuf, ocount, otype, target, tdisp, tcount, ttype, win),
-        PMPI_Get(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win));
-}
+#define GET(_s, _cnt)                                                                              \
+    int TJ_WRAPPER(MPI_Get##_s)(void *obuf, _cnt ocount, MPI_Datatype otype, int target,           \
+                                MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win)      \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};                                \
+        ORIGIN_CALL("MPI_Get" #_s, 1, b, win, target, NULL,                                        \
+                    PMPI_Get##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win),          \
+                    PMPI_Get##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,    \
+                                 ttype, win));                                                     \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Rget##_s)(void *obuf, _cnt ocount, MPI_Datatype otype, int target,          \
+                                 MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win,     \
+                                 MPI_Request *req)                                                 \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};                                \
+        ORIGIN_CALL("MPI_Rget" #_s, 1, b, win, target, req,                                        \
+                    PMPI_Rget##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),    \
+                    PMPI_Rget##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,   \
+                                  ttype, win, req));                                               \
+    }
+FORMS(GET)
 
-int TJ_WRAPPER(MPI_Rget)(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
-                         int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
-{
-    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};
-    ORIGIN_CALL(
-        "MPI_Rget", 1, b, win, target, req,
-        PMPI_Rget(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),
-        PMPI_Rget(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount, ttype, win, req));
-}
+#define ACCUMULATE(_s, _cnt)                                                                       \
+    int TJ_WRAPPER(MPI_Accumulate##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype,          \
+                                       int target, MPI_Aint tdisp, _cnt tcount,                    \
+                                       MPI_Datatype ttype, MPI_Op mop, MPI_Win win)                \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
+        ORIGIN_CALL(                                                                               \
+            "MPI_Accumulate" #_s, 1, b, win, target, NULL,                                         \
+            PMPI_Accumulate##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, mop, win),      \
+            PMPI_Accumulate##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,     \
+                                ttype, mop, win));                                                 \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Raccumulate##_s)(                                                           \
+        const void *obuf, _cnt ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,             \
+        _cnt tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win, MPI_Request *req)                \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
+        ORIGIN_CALL("MPI_Raccumulate" #_s, 1, b, win, target, req,                                 \
+                    PMPI_Raccumulate##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, mop,   \
+                                         win, req),                                                \
+                    PMPI_Raccumulate##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp,    \
+                                         tcount, ttype, mop, win, req));                           \
+    }
+FORMS(ACCUMULATE)
 
-int TJ_WRAPPER(MPI_Accumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target,
-                               MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
-                               MPI_Win win)
-{
-    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
-    ORIGIN_CALL("MPI_Accumulate", 1, b, win, target, NULL,
-                PMPI_Accumulate(obuf, ocount, otype, target, tdisp, tcount, ttype, mop, win),
-                PMPI_Accumulate(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,
-                                ttype, mop, win));
-}
-
-int TJ_WRAPPER(MPI_Raccumulate)(const void *obuf, int ocount, MPI_Datatype otype, int target,
-                                MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op mop,
-                                MPI_Win win, MPI_Request *req)
-{
-    tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};
-    ORIGIN_CALL("MPI_Raccumulate", 1, b, win, target, req,
-                PMPI_Raccumulate(obuf, ocount, otype, target, tdisp, tcount, ttype, mop, win, req),
-                PMPI_Raccumulate(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,
-                                 ttype, mop, win, req));
-}
-
-int TJ_WRAPPER(MPI_Get_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
-                                   int rcount, MPI_Datatype rtype, int target, MPI_Aint tdisp,
-                                   int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win)
-{
-    /* With MPI_NO_OP the origin buffer is not read (it may be NULL). */
-    tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},
-                            {rbuf, rcount, rtype, NULL, true}};
-    ORIGIN_CALL("MPI_Get_accumulate", 2, b, win, target, NULL,
-                PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, tdisp, tcount,
-                                    ttype, mop, win),
-                PMPI_Get_accumulate(tj_rma_arg(op, 0, obuf), ocount, otype, tj_rma_arg(op, 1, rbuf),
-                                    rcount, rtype, target, tdisp, tcount, ttype, mop, win));
-}
-
-int TJ_WRAPPER(MPI_Rget_accumulate)(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
-                                    int rcount, MPI_Datatype rtype, int target, MPI_Aint tdisp,
-                                    int tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win,
-                                    MPI_Request *req)
-{
-    tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},
-                            {rbuf, rcount, rtype, NULL, true}};
-    ORIGIN_CALL("MPI_Rget_accumulate", 2, b, win, target, req,
-                PMPI_Rget_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, tdisp,
-                                     tcount, ttype, mop, win, req),
-                PMPI_Rget_accumulate(tj_rma_arg(op, 0, obuf), ocount, otype,
-                                     tj_rma_arg(op, 1, rbuf), rcount, rtype, target, tdisp, tcount,
-                                     ttype, mop, win, req));
-}
+/* With MPI_NO_OP the origin buffer is not read (it may be NULL). */
+#define GET_ACCUMULATE(_s, _cnt)                                                                   \
+    int TJ_WRAPPER(MPI_Get_accumulate##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype,      \
+                                           void *rbuf, _cnt rcount, MPI_Datatype rtype,            \
+                                           int target, MPI_Aint tdisp, _cnt tcount,                \
+                                           MPI_Datatype ttype, MPI_Op mop, MPI_Win win)            \
+    {                                                                                              \
+        tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},         \
+                                {rbuf, rcount, rtype, NULL, true}};                                \
+        ORIGIN_CALL("MPI_Get_accumulate" #_s, 2, b, win, target, NULL,                             \
+                    PMPI_Get_accumulate##_s(obuf, ocount, otype, rbuf, rcount, rtype, target,      \
+                                            tdisp, tcount, ttype, mop, win),                       \
+                    PMPI_Get_accumulate##_s(tj_rma_arg(op, 0, obuf), ocount, otype,                \
+                                            tj_rma_arg(op, 1, rbuf), rcount, rtype, target, tdisp, \
+                                            tcount, ttype, mop, win));                             \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Rget_accumulate##_s)(                                                       \
+        const void *obuf, _cnt ocount, MPI_Datatype otype, void *rbuf, _cnt rcount,                \
+        MPI_Datatype rtype, int target, MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype,           \
+        MPI_Op mop, MPI_Win win, MPI_Request *req)                                                 \
+    {                                                                                              \
+        tj_staged_buf_t b[2] = {{obuf, mop == MPI_NO_OP ? 0 : ocount, otype, NULL, false},         \
+                                {rbuf, rcount, rtype, NULL, true}};                                \
+        ORIGIN_CALL("MPI_Rget_accumulate" #_s, 2, b, win, target, req,                             \
+                    PMPI_Rget_accumulate##_s(obuf, ocount, otype, rbuf, rcount, rtype, target,     \
+                                             tdisp, tcount, ttype, mop, win, req),                 \
+                    PMPI_Rget_accumulate##_s(tj_rma_arg(op, 0, obuf), ocount, otype,               \
+                                             tj_rma_arg(op, 1, rbuf), rcount, rtype, target,       \
+                                             tdisp, tcount, ttype, mop, win, req));                \
+    }
+FORMS(GET_ACCUMULATE)
 
 int TJ_WRAPPER(MPI_Fetch_and_op)(const void *obuf, void *rbuf, MPI_Datatype type, int target,
                                  MPI_Aint tdisp, MPI_Op mop, MPI_Win win)
@@ -171,7 +185,7 @@ static int completed(int rc, MPI_Win win, int target)
     if (rc != MPI_SUCCESS || !tj_rma_pending())
         return rc;
     if ((done = tj_rma_completed(win, target)) != MPI_SUCCESS)
-        PMPI_Win_call_errhandler(win, done);
+        tj_mpi_raise_win(win, done);
     return done;
 }
 
@@ -238,22 +252,26 @@ static const char window_why[] =
     "writes a window from host code whenever another process accesses it, so it cannot be "
     "staged)";
 
-int TJ_WRAPPER(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                               MPI_Comm comm, MPI_Win *win)
-{
-    if (device_window(base, size)) {
-        int rc = tj_interpose_refuse("MPI_Win_create", window_why);
-        PMPI_Comm_call_errhandler(comm, rc);
-        return rc;
+/* MPI_Win_create and its large-count form (an MPI_Aint displacement unit). */
+#define WIN_CREATE(_s, _unit)                                                                      \
+    int TJ_WRAPPER(MPI_Win_create##_s)(void *base, MPI_Aint size, _unit disp_unit, MPI_Info info,  \
+                                       MPI_Comm comm, MPI_Win *win)                                \
+    {                                                                                              \
+        if (device_window(base, size)) {                                                           \
+            int rc = tj_interpose_refuse("MPI_Win_create" #_s, window_why);                        \
+            tj_mpi_raise(comm, rc);                                                                \
+            return rc;                                                                             \
+        }                                                                                          \
+        return PMPI_Win_create##_s(base, size, disp_unit, info, comm, win);                        \
     }
-    return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-}
+WIN_CREATE(, int)
+TJ_IF_LARGE(WIN_CREATE(_c, MPI_Aint))
 
 int TJ_WRAPPER(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 {
     if (device_window(base, size)) {
         int rc = tj_interpose_refuse("MPI_Win_attach", window_why);
-        PMPI_Win_call_errhandler(win, rc);
+        tj_mpi_raise_win(win, rc);
         return rc;
     }
     return PMPI_Win_attach(win, base, size);

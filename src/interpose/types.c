@@ -102,14 +102,12 @@ void tj_interpose_record(MPI_Datatype type)
 
 bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
 {
-    int ni, na, nd, combiner;
+    tj_envelope_t env;
 
     if (tj_table_get(type, info))
         return true;
     /* Named types are never committed; record them the first time they are packed. */
-    if (type == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-        combiner != MPI_COMBINER_NAMED)
+    if (!tj_envelope_get(type, &env) || env.combiner != MPI_COMBINER_NAMED)
         return false;
     *info = (tj_type_info_t){0};
     info->why = tj_translate_block(type, &info->block, NULL);

@@ -7,7 +7,9 @@
  * MPI_Init, MPI_Init_thread and MPI_Finalize are not in the list: they take no handle, decide
  * whether typejit takes part at all, and are exported as they are (TJ_EXPORT).
  *
- * A large-count form (MPI_Send_c, ...) is one more entry here with its own wrapper. */
+ * A large-count form (MPI_Send_c, ...) is one more entry here, in TJ_WRAPPERS_LARGE; its
+ * wrapper and the int form's are made from one definition and share one implementation that
+ * takes 64-bit counts. */
 #ifndef TJ_INTERPOSE_WRAPPERS_H
 #define TJ_INTERPOSE_WRAPPERS_H
 
@@ -267,9 +269,180 @@
 #define TJ_WRAPPERS_MPI41(_X)                                                                      \
     /* MPI 4.1 buffer attachment (refused.c) */                                                    \
     _X(MPI_Comm_attach_buffer)                                                                     \
-    _X(MPI_Session_attach_buffer)
+    _X(MPI_Session_attach_buffer)                                                                  \
+    _X(MPI_Comm_attach_buffer_c)                                                                   \
+    _X(MPI_Session_attach_buffer_c)
 #else
 #define TJ_WRAPPERS_MPI41(_X)
+#endif
+
+/* The MPI-4 large-count forms (`_c`: MPI_Count counts, MPI_Aint or MPI_Count displacements) of
+ * every wrapped call that has one, where the MPI has them (MPICH 4 and 5, the standard ABI; not
+ * Open MPI 5.0); those of MPI 4.1's calls are in TJ_WRAPPERS_MPI41. Each is made from its int
+ * form's definition and shares its implementation. */
+#if MPI_VERSION >= 4
+#define TJ_HAVE_LARGE 1
+#define TJ_WRAPPERS_LARGE(_X)                                                                      \
+    /* datatypes (constructors.c) */                                                               \
+    _X(MPI_Type_contiguous_c)                                                                      \
+    _X(MPI_Type_vector_c)                                                                          \
+    _X(MPI_Type_create_hvector_c)                                                                  \
+    _X(MPI_Type_indexed_c)                                                                         \
+    _X(MPI_Type_create_hindexed_c)                                                                 \
+    _X(MPI_Type_create_indexed_block_c)                                                            \
+    _X(MPI_Type_create_hindexed_block_c)                                                           \
+    _X(MPI_Type_create_struct_c)                                                                   \
+    _X(MPI_Type_create_subarray_c)                                                                 \
+    _X(MPI_Type_create_darray_c)                                                                   \
+    _X(MPI_Type_create_resized_c)                                                                  \
+    /* pack and unpack (pack.c) */                                                                 \
+    _X(MPI_Pack_c)                                                                                 \
+    _X(MPI_Unpack_c)                                                                               \
+    _X(MPI_Pack_size_c)                                                                            \
+    /* point to point (p2p.c) */                                                                   \
+    _X(MPI_Send_c)                                                                                 \
+    _X(MPI_Ssend_c)                                                                                \
+    _X(MPI_Rsend_c)                                                                                \
+    _X(MPI_Bsend_c)                                                                                \
+    _X(MPI_Isend_c)                                                                                \
+    _X(MPI_Issend_c)                                                                               \
+    _X(MPI_Irsend_c)                                                                               \
+    _X(MPI_Ibsend_c)                                                                               \
+    _X(MPI_Send_init_c)                                                                            \
+    _X(MPI_Ssend_init_c)                                                                           \
+    _X(MPI_Rsend_init_c)                                                                           \
+    _X(MPI_Bsend_init_c)                                                                           \
+    _X(MPI_Recv_c)                                                                                 \
+    _X(MPI_Irecv_c)                                                                                \
+    _X(MPI_Recv_init_c)                                                                            \
+    _X(MPI_Sendrecv_c)                                                                             \
+    _X(MPI_Sendrecv_replace_c)                                                                     \
+    _X(MPI_Mrecv_c)                                                                                \
+    _X(MPI_Imrecv_c)                                                                               \
+    /* collectives (coll.c) */                                                                     \
+    _X(MPI_Alltoall_c)                                                                             \
+    _X(MPI_Ialltoall_c)                                                                            \
+    _X(MPI_Alltoallv_c)                                                                            \
+    _X(MPI_Ialltoallv_c)                                                                           \
+    _X(MPI_Alltoallw_c)                                                                            \
+    _X(MPI_Ialltoallw_c)                                                                           \
+    _X(MPI_Neighbor_alltoall_c)                                                                    \
+    _X(MPI_Ineighbor_alltoall_c)                                                                   \
+    _X(MPI_Neighbor_alltoallv_c)                                                                   \
+    _X(MPI_Ineighbor_alltoallv_c)                                                                  \
+    _X(MPI_Neighbor_alltoallw_c)                                                                   \
+    _X(MPI_Ineighbor_alltoallw_c)                                                                  \
+    _X(MPI_Neighbor_allgather_c)                                                                   \
+    _X(MPI_Ineighbor_allgather_c)                                                                  \
+    _X(MPI_Neighbor_allgatherv_c)                                                                  \
+    _X(MPI_Ineighbor_allgatherv_c)                                                                 \
+    _X(MPI_Allgather_c)                                                                            \
+    _X(MPI_Iallgather_c)                                                                           \
+    _X(MPI_Allgatherv_c)                                                                           \
+    _X(MPI_Iallgatherv_c)                                                                          \
+    _X(MPI_Gather_c)                                                                               \
+    _X(MPI_Igather_c)                                                                              \
+    _X(MPI_Gatherv_c)                                                                              \
+    _X(MPI_Igatherv_c)                                                                             \
+    _X(MPI_Scatter_c)                                                                              \
+    _X(MPI_Iscatter_c)                                                                             \
+    _X(MPI_Scatterv_c)                                                                             \
+    _X(MPI_Iscatterv_c)                                                                            \
+    _X(MPI_Bcast_c)                                                                                \
+    _X(MPI_Ibcast_c)                                                                               \
+    /* reductions (reduce.c) */                                                                    \
+    _X(MPI_Reduce_c)                                                                               \
+    _X(MPI_Ireduce_c)                                                                              \
+    _X(MPI_Allreduce_c)                                                                            \
+    _X(MPI_Iallreduce_c)                                                                           \
+    _X(MPI_Reduce_scatter_c)                                                                       \
+    _X(MPI_Ireduce_scatter_c)                                                                      \
+    _X(MPI_Reduce_scatter_block_c)                                                                 \
+    _X(MPI_Ireduce_scatter_block_c)                                                                \
+    _X(MPI_Scan_c)                                                                                 \
+    _X(MPI_Iscan_c)                                                                                \
+    _X(MPI_Exscan_c)                                                                               \
+    _X(MPI_Iexscan_c)                                                                              \
+    _X(MPI_Reduce_local_c)                                                                         \
+    /* external32 (pack.c) */                                                                      \
+    _X(MPI_Pack_external_c)                                                                        \
+    _X(MPI_Unpack_external_c)                                                                      \
+    /* one-sided (rma.c) */                                                                        \
+    _X(MPI_Put_c)                                                                                  \
+    _X(MPI_Rput_c)                                                                                 \
+    _X(MPI_Get_c)                                                                                  \
+    _X(MPI_Rget_c)                                                                                 \
+    _X(MPI_Accumulate_c)                                                                           \
+    _X(MPI_Raccumulate_c)                                                                          \
+    _X(MPI_Get_accumulate_c)                                                                       \
+    _X(MPI_Rget_accumulate_c)                                                                      \
+    _X(MPI_Win_create_c)                                                                           \
+    /* MPI-IO (file.c) */                                                                          \
+    _X(MPI_File_read_c)                                                                            \
+    _X(MPI_File_read_all_c)                                                                        \
+    _X(MPI_File_read_shared_c)                                                                     \
+    _X(MPI_File_read_ordered_c)                                                                    \
+    _X(MPI_File_read_at_c)                                                                         \
+    _X(MPI_File_read_at_all_c)                                                                     \
+    _X(MPI_File_iread_c)                                                                           \
+    _X(MPI_File_iread_all_c)                                                                       \
+    _X(MPI_File_iread_shared_c)                                                                    \
+    _X(MPI_File_iread_at_c)                                                                        \
+    _X(MPI_File_iread_at_all_c)                                                                    \
+    _X(MPI_File_write_c)                                                                           \
+    _X(MPI_File_write_all_c)                                                                       \
+    _X(MPI_File_write_shared_c)                                                                    \
+    _X(MPI_File_write_ordered_c)                                                                   \
+    _X(MPI_File_write_at_c)                                                                        \
+    _X(MPI_File_write_at_all_c)                                                                    \
+    _X(MPI_File_iwrite_c)                                                                          \
+    _X(MPI_File_iwrite_all_c)                                                                      \
+    _X(MPI_File_iwrite_shared_c)                                                                   \
+    _X(MPI_File_iwrite_at_c)                                                                       \
+    _X(MPI_File_iwrite_at_all_c)                                                                   \
+    _X(MPI_File_read_all_begin_c)                                                                  \
+    _X(MPI_File_read_at_all_begin_c)                                                               \
+    _X(MPI_File_read_ordered_begin_c)                                                              \
+    _X(MPI_File_write_all_begin_c)                                                                 \
+    _X(MPI_File_write_at_all_begin_c)                                                              \
+    _X(MPI_File_write_ordered_begin_c)                                                             \
+    /* persistent collectives (persist.c) */                                                       \
+    _X(MPI_Bcast_init_c)                                                                           \
+    _X(MPI_Gather_init_c)                                                                          \
+    _X(MPI_Gatherv_init_c)                                                                         \
+    _X(MPI_Scatter_init_c)                                                                         \
+    _X(MPI_Scatterv_init_c)                                                                        \
+    _X(MPI_Allgather_init_c)                                                                       \
+    _X(MPI_Allgatherv_init_c)                                                                      \
+    _X(MPI_Alltoall_init_c)                                                                        \
+    _X(MPI_Alltoallv_init_c)                                                                       \
+    _X(MPI_Alltoallw_init_c)                                                                       \
+    _X(MPI_Neighbor_allgather_init_c)                                                              \
+    _X(MPI_Neighbor_allgatherv_init_c)                                                             \
+    _X(MPI_Neighbor_alltoall_init_c)                                                               \
+    _X(MPI_Neighbor_alltoallv_init_c)                                                              \
+    _X(MPI_Neighbor_alltoallw_init_c)                                                              \
+    _X(MPI_Reduce_init_c)                                                                          \
+    _X(MPI_Allreduce_init_c)                                                                       \
+    _X(MPI_Reduce_scatter_init_c)                                                                  \
+    _X(MPI_Reduce_scatter_block_init_c)                                                            \
+    _X(MPI_Scan_init_c)                                                                            \
+    _X(MPI_Exscan_init_c)                                                                          \
+    /* refused on device memory (refused.c) */                                                     \
+    _X(MPI_Buffer_attach_c)                                                                        \
+    _X(MPI_Isendrecv_c)                                                                            \
+    _X(MPI_Isendrecv_replace_c)
+#else
+#define TJ_HAVE_LARGE 0
+#define TJ_WRAPPERS_LARGE(_X)
+#endif
+
+/* Its arguments where the MPI has the large-count forms, nothing elsewhere: the `_c` half of a
+ * pair of wrappers made from one definition. */
+#if TJ_HAVE_LARGE
+#define TJ_IF_LARGE(...) __VA_ARGS__
+#else
+#define TJ_IF_LARGE(...)
 #endif
 
 /* Every wrapper this build defines. */
@@ -277,7 +450,7 @@
     TJ_WRAPPERS(_X)                                                                                \
     TJ_WRAPPERS_C(_X)                                                                              \
     TJ_WRAPPERS_MPIX_INIT(_X)                                                                      \
-    TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI4_T_EVENTS(_X) TJ_WRAPPERS_MPI41(_X)
+    TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI4_T_EVENTS(_X) TJ_WRAPPERS_MPI41(_X) TJ_WRAPPERS_LARGE(_X)
 
 /* The hidden function that implements the wrapper of MPI function @p _name. */
 #define TJ_WRAPPER(_name) tj_wrap_##_name

@@ -20,7 +20,7 @@ tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec)
         return TJ_ERR_INVALID;
     switch (spec->kind) {
     case TJ_KERNEL_GENERIC:
-        return spec->nblocks == 0 ? TJ_OK : TJ_ERR_INVALID;
+        return spec->nblocks == 0 && valid_word(spec->word) ? TJ_OK : TJ_ERR_INVALID;
     case TJ_KERNEL_SOURCE:
         return spec->nblocks == 0 && spec->source != NULL && spec->name != NULL &&
                        spec->name[0] != '\0' && strlen(spec->name) < TJ_KERNEL_NAME_MAX
@@ -64,7 +64,6 @@ const char *tj_kernel_name(const tj_kernel_spec_t *spec)
 tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
 {
     tj_block_t zero[TJ_FUSED_MAX];
-    const char *text;
     tj_status_t st;
 
     if ((st = tj_kernel_check(spec)) != TJ_OK)
@@ -74,15 +73,8 @@ tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
             return TJ_ERR_NOMEM;
         return TJ_OK;
     }
-    if (spec->kind == TJ_KERNEL_GENERIC) {
-        if ((text = tj_gen_generic_source()) == NULL) {
-            tj_log_error("kernel template generic.cu is missing from the library");
-            return TJ_ERR_INVALID;
-        }
-        if ((*source = strdup(text)) == NULL)
-            return TJ_ERR_NOMEM;
-        return TJ_OK;
-    }
+    if (spec->kind == TJ_KERNEL_GENERIC)
+        return tj_gen_generic_source(spec->word, source);
     for (int i = 0; i < spec->nblocks; i++)
         zero[i] = tj_block_at_zero(&spec->blocks[i]);
     if (spec->kind == TJ_KERNEL_SINGLE)

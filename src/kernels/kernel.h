@@ -49,9 +49,9 @@ static inline tj_kernel_spec_t tj_kernel_fused(const tj_block_t *blocks, int n, 
     return s;
 }
 
-static inline tj_kernel_spec_t tj_kernel_generic(tj_dir_t dir, const char *target)
+static inline tj_kernel_spec_t tj_kernel_generic(int word, tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, 0, dir, target, NULL, NULL};
+    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, word, dir, target, NULL, NULL};
     return s;
 }
 

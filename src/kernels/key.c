@@ -165,7 +165,7 @@ tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
     snprintf(rec.target, sizeof(rec.target), "%s", spec->target);
     rec.kind = (int32_t)spec->kind;
     rec.dir = (int32_t)spec->dir;
-    rec.word = spec->kind == TJ_KERNEL_GENERIC ? 0 : spec->word;
+    rec.word = spec->word;
     rec.n = n;
     /* The start is left out: kernels are built for their blocks moved to start 0. */
     for (int i = 0; i < n; i++) {

@@ -98,7 +98,7 @@ static const char *dir_name(tj_dir_t dir)
 
 /* What a kernel is, for debug lines: "pack sm_90 W=16 start=0 extent=... counts=... strides=..."
  * (the layout its kernel is made for, as the commit lines name it), "fused unpack sm_90 W=8 of 3
- * blocks", "generic pack sm_90". Formatted only when a line at info level or above may show it
+ * blocks", "generic pack sm_90 W=8". Formatted only when a line at info level or above may show it
  * (the path it is used on reads the disk at least). */
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
@@ -108,7 +108,7 @@ static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
     if (tj_log_level < TJ_LOG_INFO)
         return;
     if (spec->kind == TJ_KERNEL_GENERIC) {
-        snprintf(buf, len, "generic %s %s", dir_name(spec->dir), spec->target);
+        snprintf(buf, len, "generic %s %s W=%d", dir_name(spec->dir), spec->target, spec->word);
     } else if (spec->kind == TJ_KERNEL_SOURCE) {
         snprintf(buf, len, "%s %s", spec->name, spec->target);
     } else if (spec->kind == TJ_KERNEL_FUSED) {

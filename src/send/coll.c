@@ -10,8 +10,10 @@
  * byte stream as the application's type, and the same count and object size, so that the
  * system MPI chooses the same algorithm and segments messages at the same object boundaries on
  * every rank, whether a rank packs or passes its typed host buffer. Displacements of packed
- * slices are computed in 64 bits and the call fails with MPI_ERR_COUNT where one does not fit
- * the int the MPI interface takes.
+ * slices are computed in 64 bits; the system MPI gets the form of the call the application
+ * made (an int form, or the large-count `_c` form with MPI_Count counts and MPI_Aint
+ * displacements), and an int form fails with MPI_ERR_COUNT where a packed displacement does not
+ * fit its int.
  *
  * Consecutive slices of one type whose objects follow each other in the typed buffer (the usual
  * displacements) are packed or unpacked by one call, so one kernel launch serves all of them.
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
+#include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
 #include "send/model.h"
@@ -48,7 +51,7 @@ typedef struct {
 
 /* One peer's part of a side. */
 typedef struct {
-    int count;
+    int64_t count;
     int t;        /* index into the side's types */
     int64_t off;  /* byte offset of object 0 from the buffer argument */
     int64_t poff; /* byte offset in the packed buffer */
@@ -68,8 +71,9 @@ typedef struct {
     int64_t bytes; /* packed bytes of all slices */
     tj_gpu_ctx_t ctx;
     tj_stage_t *stage;
-    /* The arguments the system MPI gets for a packed side. */
-    int *wcounts, *wdispls;
+    /* The arguments the system MPI gets for a packed side: counts and displacements as int
+     * arrays, or MPI_Count and MPI_Aint arrays for a large-count call. */
+    void *wcounts, *wdispls;
     MPI_Aint *wadispls;
     MPI_Datatype *wtypes;
 } side_t;
@@ -84,6 +88,21 @@ typedef struct {
 static bool is_gpu(tj_mem_t m)
 {
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
+_Static_assert(sizeof(MPI_Count) == sizeof(int64_t) && sizeof(MPI_Aint) == sizeof(int64_t),
+               "the large-count arrays hold 64-bit values");
+
+/* Element @p i of the application's counts[] or displs[]: ints, or in a large-count call
+ * MPI_Count counts and MPI_Aint displacements. */
+static int64_t count_at(const tj_coll_call_t *c, const void *a, int i)
+{
+    return c->large ? (int64_t)((const MPI_Count *)a)[i] : ((const int *)a)[i];
+}
+
+static int64_t displ_at(const tj_coll_call_t *c, const void *a, int i)
+{
+    return c->large ? (int64_t)((const MPI_Aint *)a)[i] : ((const int *)a)[i];
 }
 
 /* ---- describing a call --------------------------------------------------------------------- */
@@ -128,7 +147,7 @@ static int type_index(side_t *sd, MPI_Datatype type, const tj_coll_call_t *c)
 
 /* Slice @p i: @p count objects of @p type at byte offset @p off. False for arguments the system
  * MPI must judge (a negative count, a null type). */
-static bool set_slice(side_t *sd, int i, int count, MPI_Datatype type, int64_t off,
+static bool set_slice(side_t *sd, int i, int64_t count, MPI_Datatype type, int64_t off,
                       const tj_coll_call_t *c)
 {
     slice_t *sl = &sd->slices[i];
@@ -139,29 +158,31 @@ static bool set_slice(side_t *sd, int i, int count, MPI_Datatype type, int64_t o
     return true;
 }
 
-/* A side of @p n slices from the single-count, v-form or per-peer-type arguments. */
-static bool side_from(side_t *sd, const void *buf, int n, int count, const int *counts,
-                      const int *displs, const int *bdispls, const MPI_Aint *adispls,
-                      MPI_Datatype type, const MPI_Datatype *types, const tj_coll_call_t *c)
+/* A side of @p n slices from the single-count, v-form or per-peer-type arguments: displs[] in
+ * bytes when @p bytes (Alltoallw), else in elements. */
+static bool side_from(side_t *sd, const void *buf, int n, int64_t count, const void *counts,
+                      const void *displs, bool bytes, const MPI_Aint *adispls, MPI_Datatype type,
+                      const MPI_Datatype *types, const tj_coll_call_t *c)
 {
     if (!side_init(sd, buf, n, types != NULL ? n : 1))
         return false;
-    if ((counts != NULL && displs == NULL && bdispls == NULL && adispls == NULL) ||
+    if ((counts != NULL && displs == NULL && adispls == NULL) ||
         (n > 0 && ((counts == NULL && count < 0) || (types != NULL && counts == NULL))))
         return false;
     for (int i = 0; i < n; i++) {
         MPI_Datatype t = types != NULL ? types[i] : type;
-        int k = counts != NULL ? counts[i] : count;
-        int64_t off, ext;
+        int64_t k = counts != NULL ? count_at(c, counts, i) : count;
+        int64_t off, ext, at;
         int ti = type_index(sd, t, c);
         if (ti < 0)
             return false;
         ext = sd->types[ti].info.extent;
-        if (bdispls != NULL)
-            off = bdispls[i];
-        else if (adispls != NULL)
+        if (adispls != NULL)
             off = adispls[i];
-        else if (!tj_mul64(displs != NULL ? displs[i] : (int64_t)i * count, ext, &off))
+        else if (displs != NULL && bytes)
+            off = displ_at(c, displs, i);
+        else if (displs != NULL ? !tj_mul64(displ_at(c, displs, i), ext, &off)
+                                : !tj_mul64(i, count, &at) || !tj_mul64(at, ext, &off))
             return false;
         if (!set_slice(sd, i, k, t, off, c))
             return false;
@@ -173,19 +194,15 @@ static bool side_from(side_t *sd, const void *buf, int n, int count, const int *
 static bool send_side(coll_t *x, int n, bool v)
 {
     const tj_coll_call_t *c = &x->c;
-    bool w = c->kind == TJ_COLL_ALLTOALLW;
-    return side_from(&x->s, c->sbuf, n, c->scount, v ? c->scounts : NULL,
-                     v && !w ? c->sdispls : NULL, w ? c->sdispls : NULL, c->sadispls, c->stype,
-                     c->stypes, c);
+    return side_from(&x->s, c->sbuf, n, c->scount, v ? c->scounts : NULL, v ? c->sdispls : NULL,
+                     c->kind == TJ_COLL_ALLTOALLW, c->sadispls, c->stype, c->stypes, c);
 }
 
 static bool recv_side(coll_t *x, int n, bool v)
 {
     const tj_coll_call_t *c = &x->c;
-    bool w = c->kind == TJ_COLL_ALLTOALLW;
-    return side_from(&x->r, c->rbuf, n, c->rcount, v ? c->rcounts : NULL,
-                     v && !w ? c->rdispls : NULL, w ? c->rdispls : NULL, c->radispls, c->rtype,
-                     c->rtypes, c);
+    return side_from(&x->r, c->rbuf, n, c->rcount, v ? c->rcounts : NULL, v ? c->rdispls : NULL,
+                     c->kind == TJ_COLL_ALLTOALLW, c->radispls, c->rtype, c->rtypes, c);
 }
 
 /* The single send slice of the gather and allgather forms. */
@@ -413,9 +430,10 @@ static void classify(side_t *sd)
     sd->ctx = where.ctx;
 }
 
-static bool fits_int(int64_t v, const char *what)
+/* Whether @p v fits the int of an int-form call (a large-count call takes any). */
+static bool fits_int(const tj_coll_call_t *c, int64_t v, const char *what)
 {
-    if (v <= INT_MAX)
+    if (c->large || v <= INT_MAX)
         return true;
     tj_log_error("a device collective's packed %s is %lld, more than an MPI int can say (%d); "
                  "MPI_ERR_COUNT",
@@ -423,14 +441,31 @@ static bool fits_int(int64_t v, const char *what)
     return false;
 }
 
+/* Element @p i of a packed side's counts or displacements, in the call's form. */
+static void put_count(const tj_coll_call_t *c, void *a, int i, int64_t v)
+{
+    if (c->large)
+        ((MPI_Count *)a)[i] = (MPI_Count)v;
+    else
+        ((int *)a)[i] = (int)v;
+}
+
+static void put_displ(const tj_coll_call_t *c, void *a, int i, int64_t v)
+{
+    if (c->large)
+        ((MPI_Aint *)a)[i] = (MPI_Aint)v;
+    else
+        ((int *)a)[i] = (int)v;
+}
+
 /* Packed offsets, the wire types and the arguments the system MPI gets; MPI result. */
-static int layout(side_t *sd, bool bytes_displs)
+static int layout(const tj_coll_call_t *c, side_t *sd, bool bytes_displs)
 {
     size_t k = sd->n > 0 ? (size_t)sd->n : 1;
     int64_t at = 0;
 
-    sd->wcounts = malloc(k * sizeof(int));
-    sd->wdispls = malloc(k * sizeof(int));
+    sd->wcounts = malloc(k * (c->large ? sizeof(MPI_Count) : sizeof(int)));
+    sd->wdispls = malloc(k * (c->large ? sizeof(MPI_Aint) : sizeof(int)));
     sd->wadispls = malloc(k * sizeof(MPI_Aint));
     sd->wtypes = malloc(k * sizeof(MPI_Datatype));
     if (!sd->wcounts || !sd->wdispls || !sd->wadispls || !sd->wtypes) {
@@ -442,9 +477,9 @@ static int layout(side_t *sd, bool bytes_displs)
         int rc;
         if (ct->info.size == 0)
             continue;
-        if (!fits_int(ct->info.size, "object size"))
+        if (!fits_int(c, ct->info.size, "object size"))
             return MPI_ERR_COUNT;
-        if ((rc = PMPI_Type_contiguous((int)ct->info.size, MPI_BYTE, &ct->wire)) != MPI_SUCCESS)
+        if ((rc = tj_count_contiguous(ct->info.size, MPI_BYTE, &ct->wire)) != MPI_SUCCESS)
             return rc;
         if ((rc = PMPI_Type_commit(&ct->wire)) != MPI_SUCCESS)
             return rc;
@@ -458,19 +493,19 @@ static int layout(side_t *sd, bool bytes_displs)
             return MPI_ERR_COUNT;
         }
         sl->poff = at;
-        sd->wcounts[i] = ct->info.size > 0 ? sl->count : 0;
+        put_count(c, sd->wcounts, i, ct->info.size > 0 ? sl->count : 0);
         sd->wtypes[i] = ct->wire != MPI_DATATYPE_NULL ? ct->wire : MPI_BYTE;
         sd->wadispls[i] = (MPI_Aint)at;
         if (bytes_displs) {
-            if (!fits_int(at, "byte displacement"))
+            if (!fits_int(c, at, "byte displacement"))
                 return MPI_ERR_COUNT;
-            sd->wdispls[i] = (int)at;
+            put_displ(c, sd->wdispls, i, at);
         } else {
             /* In objects of the wire type, whose extent is the type's size. */
             int64_t d = ct->info.size > 0 ? at / ct->info.size : 0;
-            if (!fits_int(d, "displacement"))
+            if (!fits_int(c, d, "displacement"))
                 return MPI_ERR_COUNT;
-            sd->wdispls[i] = (int)d;
+            put_displ(c, sd->wdispls, i, d);
         }
         at = sd->bytes;
     }
@@ -505,9 +540,10 @@ static int run_end(const side_t *sd, int i, bool only_in, int64_t *objs)
         int64_t total, bytes;
         int64_t reach, next;
         if (b->t != a->t || b->skip || (only_in && !b->in) || !tj_add64(n, b->count, &total) ||
-            total > INT_MAX || !tj_mul64(total, ct->info.size, &bytes) || bytes > INT_MAX ||
-            !tj_mul64(n, ct->info.extent, &reach) || !tj_add64(a->off, reach, &next) ||
-            b->off != next || b->poff != a->poff + n * ct->info.size)
+            !tj_count_sayable(total) || !tj_mul64(total, ct->info.size, &bytes) ||
+            !tj_count_sayable(bytes) || !tj_mul64(n, ct->info.extent, &reach) ||
+            !tj_add64(a->off, reach, &next) || b->off != next ||
+            b->poff != a->poff + n * ct->info.size)
             break;
         n = total;
     }
@@ -558,7 +594,8 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
         const slice_t *sl = &sd->slices[i];
         const ctype_t *ct = &sd->types[sl->t];
         int64_t objs;
-        int j, pos = 0, rc = MPI_SUCCESS, len;
+        int j, rc = MPI_SUCCESS;
+        int64_t pos = 0, len;
         char *typed, *packed;
         const tj_type_info_t *info;
 
@@ -567,19 +604,22 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
             continue;
         }
         j = run_end(sd, i, only_in, &objs);
-        if (!fits_int(objs * ct->info.size, "slice size"))
+        if (!tj_count_sayable(objs * ct->info.size)) {
+            tj_log_error("a device collective's slice of %lld packed bytes is more than this MPI "
+                         "can say (%d); MPI_ERR_COUNT",
+                         (long long)(objs * ct->info.size), INT_MAX);
             return MPI_ERR_COUNT;
-        len = (int)(objs * ct->info.size);
+        }
+        len = objs * ct->info.size;
         typed = sd->buf + sl->off;
         packed = sd->stage->host + sl->poff;
         info = ct->known ? &ct->info : NULL;
         if (pack) {
-            if (!tj_devpack_pack(info, ct->type, typed, (int)objs, packed, len, &pos, x->c.comm,
-                                 &rc))
-                rc = PMPI_Pack(typed, (int)objs, ct->type, packed, len, &pos, x->c.comm);
-        } else if (!tj_devpack_unpack(info, ct->type, packed, len, &pos, typed, (int)objs,
-                                      x->c.comm, &rc)) {
-            rc = PMPI_Unpack(packed, len, &pos, typed, (int)objs, ct->type, x->c.comm);
+            if (!tj_devpack_pack(info, ct->type, typed, objs, packed, len, &pos, x->c.comm, &rc))
+                rc = tj_count_pack(typed, objs, ct->type, packed, len, &pos, x->c.comm);
+        } else if (!tj_devpack_unpack(info, ct->type, packed, len, &pos, typed, objs, x->c.comm,
+                                      &rc)) {
+            rc = tj_count_unpack(packed, len, &pos, typed, objs, ct->type, x->c.comm);
         }
         if (rc != MPI_SUCCESS)
             return rc;
@@ -596,66 +636,71 @@ static int call_system(coll_t *x, MPI_Request *req)
     const side_t *s = &x->s, *r = &x->r;
     const void *sb = x->inplace ? MPI_IN_PLACE : s->packed ? (const void *)s->stage->host : c->sbuf;
     void *rb = r->packed ? r->stage->host : c->rbuf;
-    const int *sc = s->packed ? s->wcounts : c->scounts, *rc = r->packed ? r->wcounts : c->rcounts;
-    const int *sd = s->packed ? s->wdispls : c->sdispls, *rd = r->packed ? r->wdispls : c->rdispls;
+    /* Arrays in the call's form: int, or MPI_Count counts and MPI_Aint displacements. */
+    const void *sc = s->packed ? s->wcounts : c->scounts, *rc = r->packed ? r->wcounts : c->rcounts;
+    const void *sd = s->packed ? s->wdispls : c->sdispls, *rd = r->packed ? r->wdispls : c->rdispls;
     const MPI_Aint *sad = s->packed ? s->wadispls : c->sadispls;
     const MPI_Aint *rad = r->packed ? r->wadispls : c->radispls;
     MPI_Datatype st = s->packed ? s->types[0].wire : c->stype;
     MPI_Datatype rt = r->packed ? r->types[0].wire : c->rtype;
     const MPI_Datatype *sts = s->packed ? s->wtypes : c->stypes;
     const MPI_Datatype *rts = r->packed ? r->wtypes : c->rtypes;
+    int64_t sn = c->scount, rn = c->rcount;
     MPI_Comm comm = c->comm;
+    bool l = c->large;
 
     switch (c->kind) {
     case TJ_COLL_ALLTOALL:
-        return req ? PMPI_Ialltoall(sb, c->scount, st, rb, c->rcount, rt, comm, req)
-                   : PMPI_Alltoall(sb, c->scount, st, rb, c->rcount, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Ialltoall, sb, sn, st, rb, rn, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Alltoall, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_ALLTOALLV:
-        return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req)
-                   : PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Ialltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm);
     case TJ_COLL_ALLTOALLW:
-        return req ? PMPI_Ialltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm, req)
-                   : PMPI_Alltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm);
+        return req ? TJ_COUNT_CALL(l, Ialltoallw, sb, sc, sd, sts, rb, rc, rd, rts, comm, req)
+                   : TJ_COUNT_CALL(l, Alltoallw, sb, sc, sd, sts, rb, rc, rd, rts, comm);
     case TJ_COLL_NEIGHBOR_ALLTOALLV:
-        return req ? PMPI_Ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req)
-                   : PMPI_Neighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Ineighbor_alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm,
+                                   req)
+                   : TJ_COUNT_CALL(l, Neighbor_alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm);
     case TJ_COLL_NEIGHBOR_ALLTOALLW:
-        return req ? PMPI_Ineighbor_alltoallw(sb, sc, sad, sts, rb, rc, rad, rts, comm, req)
-                   : PMPI_Neighbor_alltoallw(sb, sc, sad, sts, rb, rc, rad, rts, comm);
+        return req ? TJ_COUNT_CALL(l, Ineighbor_alltoallw, sb, sc, sad, sts, rb, rc, rad, rts, comm,
+                                   req)
+                   : TJ_COUNT_CALL(l, Neighbor_alltoallw, sb, sc, sad, sts, rb, rc, rad, rts, comm);
     case TJ_COLL_NEIGHBOR_ALLTOALL:
-        return req ? PMPI_Ineighbor_alltoall(sb, c->scount, st, rb, c->rcount, rt, comm, req)
-                   : PMPI_Neighbor_alltoall(sb, c->scount, st, rb, c->rcount, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Ineighbor_alltoall, sb, sn, st, rb, rn, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Neighbor_alltoall, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_NEIGHBOR_ALLGATHER:
-        return req ? PMPI_Ineighbor_allgather(sb, c->scount, st, rb, c->rcount, rt, comm, req)
-                   : PMPI_Neighbor_allgather(sb, c->scount, st, rb, c->rcount, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Ineighbor_allgather, sb, sn, st, rb, rn, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Neighbor_allgather, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_NEIGHBOR_ALLGATHERV:
-        return req ? PMPI_Ineighbor_allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm, req)
-                   : PMPI_Neighbor_allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Ineighbor_allgatherv, sb, sn, st, rb, rc, rd, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Neighbor_allgatherv, sb, sn, st, rb, rc, rd, rt, comm);
     case TJ_COLL_ALLGATHER:
-        return req ? PMPI_Iallgather(sb, c->scount, st, rb, c->rcount, rt, comm, req)
-                   : PMPI_Allgather(sb, c->scount, st, rb, c->rcount, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Iallgather, sb, sn, st, rb, rn, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Allgather, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_ALLGATHERV:
-        return req ? PMPI_Iallgatherv(sb, c->scount, st, rb, rc, rd, rt, comm, req)
-                   : PMPI_Allgatherv(sb, c->scount, st, rb, rc, rd, rt, comm);
+        return req ? TJ_COUNT_CALL(l, Iallgatherv, sb, sn, st, rb, rc, rd, rt, comm, req)
+                   : TJ_COUNT_CALL(l, Allgatherv, sb, sn, st, rb, rc, rd, rt, comm);
     case TJ_COLL_GATHER:
-        return req ? PMPI_Igather(sb, c->scount, st, rb, c->rcount, rt, c->root, comm, req)
-                   : PMPI_Gather(sb, c->scount, st, rb, c->rcount, rt, c->root, comm);
+        return req ? TJ_COUNT_CALL(l, Igather, sb, sn, st, rb, rn, rt, c->root, comm, req)
+                   : TJ_COUNT_CALL(l, Gather, sb, sn, st, rb, rn, rt, c->root, comm);
     case TJ_COLL_GATHERV:
-        return req ? PMPI_Igatherv(sb, c->scount, st, rb, rc, rd, rt, c->root, comm, req)
-                   : PMPI_Gatherv(sb, c->scount, st, rb, rc, rd, rt, c->root, comm);
+        return req ? TJ_COUNT_CALL(l, Igatherv, sb, sn, st, rb, rc, rd, rt, c->root, comm, req)
+                   : TJ_COUNT_CALL(l, Gatherv, sb, sn, st, rb, rc, rd, rt, c->root, comm);
     case TJ_COLL_SCATTER:
-        return req ? PMPI_Iscatter(sb, c->scount, st, rb, c->rcount, rt, c->root, comm, req)
-                   : PMPI_Scatter(sb, c->scount, st, rb, c->rcount, rt, c->root, comm);
+        return req ? TJ_COUNT_CALL(l, Iscatter, sb, sn, st, rb, rn, rt, c->root, comm, req)
+                   : TJ_COUNT_CALL(l, Scatter, sb, sn, st, rb, rn, rt, c->root, comm);
     case TJ_COLL_SCATTERV:
-        return req ? PMPI_Iscatterv(sb, sc, sd, st, rb, c->rcount, rt, c->root, comm, req)
-                   : PMPI_Scatterv(sb, sc, sd, st, rb, c->rcount, rt, c->root, comm);
+        return req ? TJ_COUNT_CALL(l, Iscatterv, sb, sc, sd, st, rb, rn, rt, c->root, comm, req)
+                   : TJ_COUNT_CALL(l, Scatterv, sb, sc, sd, st, rb, rn, rt, c->root, comm);
     case TJ_COLL_BCAST: {
         /* One buffer: the root's send side or another rank's receive side. */
         void *buf = (s->present ? s->packed : r->packed) ? (s->present ? s->stage : r->stage)->host
                                                          : (void *)c->sbuf;
         MPI_Datatype t = s->present ? st : rt;
-        return req ? PMPI_Ibcast(buf, c->scount, t, c->root, comm, req)
-                   : PMPI_Bcast(buf, c->scount, t, c->root, comm);
+        return req ? TJ_COUNT_CALL(l, Ibcast, buf, sn, t, c->root, comm, req)
+                   : TJ_COUNT_CALL(l, Bcast, buf, sn, t, c->root, comm);
     }
     }
     return MPI_ERR_INTERN;
@@ -722,7 +767,7 @@ static int prepare(coll_t *x, bool nonblocking)
     side_t *sides[2] = {&x->s, &x->r};
 
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++)
-        if (sides[k]->packed && (rc = layout(sides[k], bytes)) == MPI_SUCCESS)
+        if (sides[k]->packed && (rc = layout(&x->c, sides[k], bytes)) == MPI_SUCCESS)
             rc = get_stage(sides[k]);
     if (rc == MPI_SUCCESS && nonblocking && x->r.packed)
         rc = keep_types(&x->r);

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "type/table.h"
 
@@ -29,20 +30,23 @@ typedef enum {
 } tj_coll_kind_t;
 
 /* The arguments of one collective call, as the application passed them. Per side: a single
- * count (the forms without v), or counts[] with element displacements displs[] (v forms), or
- * byte displacements (bdispls[] for Alltoallw, adispls[] for Neighbor_alltoallw) with one type
- * per peer (types[]). MPI_Bcast's buffer, count and type are the send side's. */
+ * count (the forms without v), or counts[] with displacements displs[] (in elements for the v
+ * forms, in bytes for Alltoallw), or byte displacements adispls[] (Neighbor_alltoallw), with one
+ * type per peer (types[]) for the w forms. counts[] and displs[] are int arrays, or, in the
+ * large-count forms (`large`), MPI_Count and MPI_Aint arrays. MPI_Bcast's buffer, count and type
+ * are the send side's. */
 typedef struct {
     tj_coll_kind_t kind;
+    bool large; /* the large-count form (MPI_Alltoallv_c, ...): the system MPI gets that form */
     const void *sbuf;
-    int scount;
-    const int *scounts, *sdispls;
+    int64_t scount;
+    const void *scounts, *sdispls;
     const MPI_Aint *sadispls;
     MPI_Datatype stype;
     const MPI_Datatype *stypes;
     void *rbuf;
-    int rcount;
-    const int *rcounts, *rdispls;
+    int64_t rcount;
+    const void *rcounts, *rdispls;
     const MPI_Aint *radispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;

@@ -20,6 +20,7 @@
 #include "kernels/compiler.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "send/count.h"
 #include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
@@ -40,10 +41,10 @@ typedef struct {
     const tj_type_info_t *info; /* with extents; strided or not */
     MPI_Datatype type;
     const char *typed; /* the user's typed buffer argument (may be MPI_BOTTOM) */
-    int count;
+    int64_t count;
     char *packed; /* the packed buffer argument */
-    int bufsize;
-    int *position;
+    int64_t bufsize;
+    int64_t *position;
     MPI_Comm comm;
     int64_t bytes;                           /* packed bytes of the call */
     tj_gpu_ptr_t tp;                         /* the typed side, queried at its first touched byte */
@@ -181,9 +182,9 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
             return st;
         tj_gen_launch(&b, word, c->count, &geo);
     } else {
-        tj_kernel_spec_t generic = tj_kernel_generic(dir, target);
-        if (!tj_gen_generic_usable(&b))
-            return TJ_ERR_UNSUPPORTED; /* 2^32 rows or more: staged meanwhile */
+        tj_kernel_spec_t generic = tj_kernel_generic(word, dir, target);
+        if (!tj_gen_generic_usable(&b, word))
+            return TJ_ERR_UNSUPPORTED; /* 2^31 words per object or more: staged meanwhile */
         if (tj_config()->jit != TJ_JIT_OFF)
             tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
         if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK ||
@@ -365,7 +366,7 @@ static tj_status_t staged(const call_t *c, int *mpi_rc)
         goto out_free;
     }
     while (done < c->count && st == TJ_OK && *mpi_rc == MPI_SUCCESS) {
-        int n = (int)TJ_MIN(per, c->count - done), pos = 0;
+        int64_t n = TJ_MIN(per, c->count - done), pos = 0;
         char *at = c->packed + *c->position + done * info->size;
         char *packed = packed_dev ? p : at;
         size_t len = (size_t)(n * info->size);
@@ -379,13 +380,13 @@ static tj_status_t staged(const call_t *c, int *mpi_rc)
             typed = t - lo + done * info->extent;
         }
         if (c->pack) {
-            *mpi_rc = PMPI_Pack(typed, n, c->type, packed, (int)len, &pos, c->comm);
+            *mpi_rc = tj_count_pack(typed, n, c->type, packed, (int64_t)len, &pos, c->comm);
             if (*mpi_rc == MPI_SUCCESS && packed_dev)
                 st = copy_user(&c->pp, true, at, p, len);
         } else {
             if (packed_dev && (st = copy_user(&c->pp, false, at, p, len)) != TJ_OK)
                 break;
-            *mpi_rc = PMPI_Unpack(packed, (int)len, &pos, typed, n, c->type, c->comm);
+            *mpi_rc = tj_count_unpack(packed, (int64_t)len, &pos, typed, n, c->type, c->comm);
             if (*mpi_rc == MPI_SUCCESS && typed_dev)
                 st = copy_user(&c->tp, true, (char *)c->typed + lo, t, (size_t)(hi - lo));
         }
@@ -419,10 +420,10 @@ static bool fits(const call_t *c, int64_t *bytes)
 
 static int system_call(const call_t *c)
 {
-    return c->pack
-               ? PMPI_Pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position, c->comm)
-               : PMPI_Unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
-                             c->type, c->comm);
+    return c->pack ? tj_count_pack(c->typed, c->count, c->type, c->packed, c->bufsize, c->position,
+                                   c->comm)
+                   : tj_count_unpack(c->packed, c->bufsize, c->position, (void *)c->typed, c->count,
+                                     c->type, c->comm);
 }
 
 /* Both sides' bytes lie inside their allocations: a kernel or copy past the end of one would
@@ -452,8 +453,8 @@ static void log_staged(const call_t *c, tj_status_t st, const char *why)
                                                     : tj_status_string(c->info->why));
     else
         snprintf(reason, sizeof(reason), "%s", why != NULL ? why : "no kernel");
-    tj_log_debug("device %s of %d objects of %s: staged through host memory: %s",
-                 c->pack ? "pack" : "unpack", c->count, label, reason);
+    tj_log_debug("device %s of %lld objects of %s: staged through host memory: %s",
+                 c->pack ? "pack" : "unpack", (long long)c->count, label, reason);
 }
 
 static bool run(call_t *c, int *rc)
@@ -508,7 +509,7 @@ static bool run(call_t *c, int *rc)
     }
     st = kernel_path(c, &why);
     if (st == TJ_OK) {
-        *c->position += (int)c->bytes;
+        *c->position += c->bytes;
         tj_stats_inc(c->pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
         *rc = MPI_SUCCESS;
         return true;
@@ -524,15 +525,15 @@ static bool run(call_t *c, int *rc)
         st = staged(c, rc);
     }
     if (st == TJ_OK && *rc == MPI_SUCCESS)
-        *c->position += (int)c->bytes;
+        *c->position += c->bytes;
     else if (st != TJ_OK)
         *rc = MPI_ERR_INTERN; /* the driver call that failed said why */
     return true;
 }
 
 bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                        int incount, const tj_gpu_ptr_t *in_at, void *outbuf, int outsize,
-                        const tj_gpu_ptr_t *out_at, int *position, MPI_Comm comm, int *rc)
+                        int64_t incount, const tj_gpu_ptr_t *in_at, void *outbuf, int64_t outsize,
+                        const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm, int *rc)
 {
     call_t c = {.pack = true,
                 .info = info,
@@ -549,8 +550,9 @@ bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const voi
 }
 
 bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                          int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
-                          int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc)
+                          int64_t insize, const tj_gpu_ptr_t *in_at, int64_t *position,
+                          void *outbuf, int64_t outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm,
+                          int *rc)
 {
     call_t c = {.pack = false,
                 .info = info,
@@ -566,15 +568,17 @@ bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const v
     return run(&c, rc);
 }
 
-bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
-                     void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc)
+bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                     int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
+                     MPI_Comm comm, int *rc)
 {
     return tj_devpack_pack_at(info, type, inbuf, incount, NULL, outbuf, outsize, NULL, position,
                               comm, rc);
 }
 
-bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
-                       int *position, void *outbuf, int outcount, MPI_Comm comm, int *rc)
+bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                       int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
+                       MPI_Comm comm, int *rc)
 {
     return tj_devpack_unpack_at(info, type, inbuf, insize, NULL, position, outbuf, outcount, NULL,
                                 comm, rc);

@@ -23,21 +23,24 @@ const char *tj_devpack_kernels(const tj_type_info_t *info);
  * the system MPI's result, position update and error code in @p rc. False (nothing done) for
  * host buffers and calls that move no bytes: the caller passes those on. @p info may be NULL
  * for a type typejit has no record of. One pointer query per side, none without a device. */
-bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int incount,
-                     void *outbuf, int outsize, int *position, MPI_Comm comm, int *rc);
-bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf, int insize,
-                       int *position, void *outbuf, int outcount, MPI_Comm comm, int *rc);
+bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                     int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
+                     MPI_Comm comm, int *rc);
+bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                       int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
+                       MPI_Comm comm, int *rc);
 
 /* The same, with what tj_gpu_query says of the first byte each side touches (the typed
  * buffer plus the type's true lower bound; the packed buffer at *position) already known to
  * the caller, which then saves a driver call: the send paths know their own staging, and a
  * buffer they have just queried. NULL: query that side. */
 bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                        int incount, const tj_gpu_ptr_t *in_at, void *outbuf, int outsize,
-                        const tj_gpu_ptr_t *out_at, int *position, MPI_Comm comm, int *rc);
+                        int64_t incount, const tj_gpu_ptr_t *in_at, void *outbuf, int64_t outsize,
+                        const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm, int *rc);
 bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                          int insize, const tj_gpu_ptr_t *in_at, int *position, void *outbuf,
-                          int outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm, int *rc);
+                          int64_t insize, const tj_gpu_ptr_t *in_at, int64_t *position,
+                          void *outbuf, int64_t outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm,
+                          int *rc);
 
 /* [lo, hi): the bytes @p count objects of @p info touch, relative to a buffer argument @p off
  * bytes before object 0. False when that overflows 64 bits: no allocation holds such a

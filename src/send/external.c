@@ -15,6 +15,7 @@
 #include "jit/gen.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "send/count.h"
 #include "type/element.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -29,15 +30,15 @@ static bool is_gpu(tj_mem_t m)
 /* The packed side: its bytes from *position, at most @p want of them within @p size. */
 typedef struct {
     char *user;      /* the buffer argument */
-    MPI_Aint from;   /* *position when the call began */
-    MPI_Aint len;    /* bytes of the host copy */
+    int64_t from;    /* *position when the call began */
+    int64_t len;     /* bytes of the host copy */
     tj_gpu_ptr_t at; /* where user + from lies */
     char *host;
 } packed_t;
 
 /* Whether the packed side is on the device; sets it up. */
-static bool packed_find(packed_t *p, const void *buf, MPI_Aint size, const MPI_Aint *position,
-                        MPI_Aint want)
+static bool packed_find(packed_t *p, const void *buf, int64_t size, const int64_t *position,
+                        int64_t want)
 {
     p->user = (char *)buf;
     p->host = NULL;
@@ -49,7 +50,7 @@ static bool packed_find(packed_t *p, const void *buf, MPI_Aint size, const MPI_A
     return is_gpu(p->at.kind);
 }
 
-static int packed_copy(packed_t *p, bool to_device, MPI_Aint len)
+static int packed_copy(packed_t *p, bool to_device, int64_t len)
 {
     tj_gpu_scope_t scope;
     tj_status_t st;
@@ -79,17 +80,17 @@ static void *packed_arg(const packed_t *p)
 /* Stage the typed side and, on the device, the packed one. MPI result; *typed is NULL when the
  * typed side is in host memory. False: nothing on the device. */
 static bool begin(const char *fn, const tj_type_info_t *info, const char *datarep,
-                  const void *typed, int count, MPI_Datatype type, bool unpack, packed_t *p,
-                  const void *pbuf, MPI_Aint psize, const MPI_Aint *position, tj_staged_t **st,
+                  const void *typed, int64_t count, MPI_Datatype type, bool unpack, packed_t *p,
+                  const void *pbuf, int64_t psize, const int64_t *position, tj_staged_t **st,
                   bool *on_p, int *rc)
 {
-    MPI_Aint want = 0;
+    int64_t want = 0;
     tj_staged_buf_t b = {typed, count, type, info, unpack};
 
     *st = NULL;
     *rc = MPI_SUCCESS;
     if (!tj_gpu_available() || count <= 0 || datarep == NULL ||
-        PMPI_Pack_external_size(datarep, count, type, &want) != MPI_SUCCESS)
+        tj_count_pack_external_size(datarep, count, type, &want) != MPI_SUCCESS)
         return false;
     *on_p = packed_find(p, pbuf, psize, position, want);
     switch (tj_staged_begin(fn, 1, &b, false, st, rc)) {
@@ -122,8 +123,8 @@ static bool begin(const char *fn, const tj_type_info_t *info, const char *datare
 
 /* The kernel path: true when it did the whole call (*rc its result), false to stage instead. */
 static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datarep,
-                        const void *typed, int count, MPI_Datatype type, void *pbuf, MPI_Aint psize,
-                        MPI_Aint *position, int *rc)
+                        const void *typed, int64_t count, MPI_Datatype type, void *pbuf,
+                        int64_t psize, int64_t *position, int *rc)
 {
     int esize = 0, kind;
     MPI_Aint xsize = 0;
@@ -195,7 +196,7 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
     }
     tj_stats_inc(TJ_STAT_kernel_launches);
     tj_stats_inc(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
-    *position += (MPI_Aint)bytes;
+    *position += bytes;
     *rc = MPI_SUCCESS;
     return true;
 }
@@ -208,8 +209,8 @@ static void end(tj_staged_t *st, packed_t *p)
 }
 
 tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
-                                    const void *inbuf, int incount, MPI_Datatype type, void *outbuf,
-                                    MPI_Aint outsize, MPI_Aint *position, int *rc)
+                                    const void *inbuf, int64_t incount, MPI_Datatype type,
+                                    void *outbuf, int64_t outsize, int64_t *position, int *rc)
 {
     packed_t p;
     tj_staged_t *st;
@@ -223,10 +224,11 @@ tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *data
                position, &st, &on_p, rc))
         return TJ_STAGED_PASS;
     if (*rc == MPI_SUCCESS) {
-        MPI_Aint before = *position;
+        int64_t before = *position;
         r = TJ_STAGED_OK;
-        *rc = PMPI_Pack_external(datarep, st != NULL ? tj_staged_arg(st, 0, inbuf) : inbuf, incount,
-                                 type, on_p ? packed_arg(&p) : outbuf, outsize, position);
+        *rc = tj_count_pack_external(datarep, st != NULL ? tj_staged_arg(st, 0, inbuf) : inbuf,
+                                     incount, type, on_p ? packed_arg(&p) : outbuf, outsize,
+                                     position);
         if (*rc == MPI_SUCCESS && on_p &&
             (*rc = packed_copy(&p, true, *position - before)) != MPI_SUCCESS)
             r = TJ_STAGED_FAILED;
@@ -236,8 +238,8 @@ tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *data
 }
 
 tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
-                                      const void *inbuf, MPI_Aint insize, MPI_Aint *position,
-                                      void *outbuf, int outcount, MPI_Datatype type, int *rc)
+                                      const void *inbuf, int64_t insize, int64_t *position,
+                                      void *outbuf, int64_t outcount, MPI_Datatype type, int *rc)
 {
     packed_t p;
     tj_staged_t *st;
@@ -252,9 +254,9 @@ tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *da
         return TJ_STAGED_PASS;
     if (*rc == MPI_SUCCESS) {
         r = TJ_STAGED_OK;
-        *rc = PMPI_Unpack_external(datarep, on_p ? packed_arg(&p) : inbuf, insize, position,
-                                   st != NULL ? tj_staged_arg(st, 0, outbuf) : outbuf, outcount,
-                                   type);
+        *rc = tj_count_unpack_external(datarep, on_p ? packed_arg(&p) : inbuf, insize, position,
+                                       st != NULL ? tj_staged_arg(st, 0, outbuf) : outbuf, outcount,
+                                       type);
         if (*rc == MPI_SUCCESS && st != NULL && (*rc = tj_staged_finish(st)) != MPI_SUCCESS)
             r = TJ_STAGED_FAILED;
     }

@@ -3,12 +3,15 @@
  * bytes the call moves, and the system MPI converts to or from the external data representation
  * on the host, with the application's own arguments (so errors are the system MPI's), except a
  * packed buffer too short for the call: MPI_ERR_TRUNCATE, nothing written, as Open MPI answers
- * (the MPICH family would write past its end). With either kind of MPI. */
+ * (the MPICH family would write past its end). With either kind of MPI. Counts, sizes and
+ * positions are 64-bit: the int and the large-count forms (MPI_Pack_external_c, ...) share this;
+ * typejit's own calls of the system MPI use the form the values fit (src/send/count.c). */
 #ifndef TJ_SEND_EXTERNAL_H
 #define TJ_SEND_EXTERNAL_H
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "send/staged.h"
 #include "type/table.h"
@@ -18,10 +21,10 @@
  * TJ_STAGED_FAILED: typejit's staging failed or the packed buffer is too short, *rc is the error
  * class to report. @p info may be NULL. */
 tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
-                                    const void *inbuf, int incount, MPI_Datatype type, void *outbuf,
-                                    MPI_Aint outsize, MPI_Aint *position, int *rc);
+                                    const void *inbuf, int64_t incount, MPI_Datatype type,
+                                    void *outbuf, int64_t outsize, int64_t *position, int *rc);
 tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
-                                      const void *inbuf, MPI_Aint insize, MPI_Aint *position,
-                                      void *outbuf, int outcount, MPI_Datatype type, int *rc);
+                                      const void *inbuf, int64_t insize, int64_t *position,
+                                      void *outbuf, int64_t outcount, MPI_Datatype type, int *rc);
 
 #endif /* TJ_SEND_EXTERNAL_H */

@@ -20,7 +20,7 @@ static bool is_gpu(tj_mem_t m)
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                     const char *fn, tj_mirror_t *m)
 {
     int64_t reach;
@@ -115,7 +115,7 @@ static bool write_typed(tj_mirror_t *m, int *rc)
     tj_gpu_scope_t scope;
     tj_stage_t *stage = NULL;
     tj_gpu_ptr_t pinned;
-    int pos = 0;
+    int64_t pos = 0;
     bool done;
 
     if (!m->info.strided || !tj_mul64(m->count, m->info.size, &bytes) || bytes > INT_MAX)
@@ -130,7 +130,7 @@ static bool write_typed(tj_mirror_t *m, int *rc)
     tj_cpu_pack(&m->info.block, tj_mirror_arg(m), m->count, stage->host);
     pinned =
         (tj_gpu_ptr_t){TJ_MEM_PINNED, m->at.device, stage->ctx, (uintptr_t)stage->host, stage->len};
-    done = tj_devpack_unpack_at(&m->info, m->type, stage->host, (int)bytes, &pinned, &pos, m->user,
+    done = tj_devpack_unpack_at(&m->info, m->type, stage->host, bytes, &pinned, &pos, m->user,
                                 m->count, &m->at, MPI_COMM_SELF, rc);
     tj_staging_put(stage);
     return done;

@@ -16,7 +16,7 @@
 
 typedef struct {
     char *user; /* the application's buffer argument */
-    int count;
+    int64_t count;
     MPI_Datatype type;   /* for the write-back: the application's, or a kept duplicate */
     bool own_type;       /* `type` is typejit's duplicate */
     tj_type_info_t info; /* extents always; the block when strided */
@@ -33,7 +33,7 @@ typedef struct {
  * a type typejit has no record of. One pointer query, none without a device. A wide type whose
  * bytes lie in more than one allocation or memory kind is found too, with `split` set (one error
  * line naming @p fn said so), for tj_mirror_fetch to refuse. */
-bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                     const char *fn, tj_mirror_t *m);
 
 /* Copy the footprint to host memory. MPI result: MPI_ERR_BUFFER (one error line, naming @p fn)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
 #include "send/span.h"
@@ -55,7 +56,7 @@ static bool contiguous(const tj_type_info_t *info)
 }
 
 /* The common part of both directions: is the call typejit's, and with what. */
-static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                   int peer, MPI_Comm comm, bool recv, tj_xfer_t *x)
 {
     tj_gpu_ptr_t where;
@@ -92,8 +93,8 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     if (tj_log_level >= TJ_LOG_DEBUG) {
         char label[MPI_MAX_OBJECT_NAME + 32];
         tj_table_label(type, label, sizeof(label));
-        tj_log_debug("device %s of %d objects of %s (%lld packed bytes) %s rank %d: method %s%s",
-                     recv ? "receive" : "send", count, label, (long long)bytes,
+        tj_log_debug("device %s of %lld objects of %s (%lld packed bytes) %s rank %d: method %s%s",
+                     recv ? "receive" : "send", (long long)count, label, (long long)bytes,
                      recv ? "from" : "to", peer, tj_method_name(x->method),
                      tj_config()->method != TJ_FORCE_AUTO ? " (TYPEJIT_METHOD)" : "");
     }
@@ -154,7 +155,8 @@ static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
 static int send_pack(tj_xfer_t *x, bool fresh)
 {
     tj_gpu_ptr_t out = kernel_side_at(x), in = x->at;
-    int pos = 0, rc = MPI_SUCCESS;
+    int64_t pos = 0;
+    int rc = MPI_SUCCESS;
 
     /* A buffer that stopped being device memory was freed meanwhile (an erroneous program):
      * nothing may read it, not even the host side of a staged pack. */
@@ -163,7 +165,7 @@ static int send_pack(tj_xfer_t *x, bool fresh)
         if (!is_gpu(in.kind))
             return MPI_ERR_BUFFER;
     }
-    if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, &in, kernel_side(x), (int)x->bytes,
+    if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, &in, kernel_side(x), x->bytes,
                             &out, &pos, x->comm, &rc))
         rc = MPI_ERR_INTERN;
     if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
@@ -244,10 +246,11 @@ static bool inside(const tj_xfer_t *x)
     return false;
 }
 
-/* Messages travel as int counts of bytes. */
+/* Messages travel as counts of bytes: int ones, or MPI_Count ones where the MPI has the
+ * large-count calls. */
 static bool fits_int(const tj_xfer_t *x)
 {
-    if (x->bytes <= INT_MAX)
+    if (tj_count_sayable(x->bytes))
         return true;
     tj_log_error("a device message of %lld packed bytes is larger than an MPI count of bytes can "
                  "say (%d); MPI_ERR_COUNT",
@@ -257,7 +260,7 @@ static bool fits_int(const tj_xfer_t *x)
 
 /* A wide type whose bytes lie in more than one allocation or memory kind: neither the system MPI
  * nor typejit can move it. */
-static bool split(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+static bool split(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                   int peer, const char *fn)
 {
     tj_type_info_t own;
@@ -270,8 +273,8 @@ static bool split(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     return info->extents && !tj_span_together(info, type, buf, count, fn);
 }
 
-bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
-                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
+bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
+                       int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
     if (split(info, type, buf, count, peer, "a send")) {
         *rc = MPI_ERR_BUFFER;
@@ -295,7 +298,7 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
     return true;
 }
 
-bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int count,
+bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int64_t count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
     if (split(info, type, buf, count, peer, "a receive")) {
@@ -351,7 +354,7 @@ static void self_give(self_comm_t *s)
 
 /* The last, partial object of a short message: the system MPI unpacks @p len bytes at @p wire
  * (host memory) into a host copy of object @p k's footprint, which is then written back. */
-static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int len)
+static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int64_t len)
 {
     const tj_type_info_t *info = &x->info;
     char *obj = (char *)x->buf + k * info->extent + info->true_lb;
@@ -366,8 +369,8 @@ static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int len)
         goto out_free;
     }
     if (tj_gpu_copy_dtoh(mirror, (tj_devptr_t)(uintptr_t)obj, span) == TJ_OK) {
-        rc = PMPI_Sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1, x->type, 0, 0,
-                           self->comm, MPI_STATUS_IGNORE);
+        rc = tj_count_sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1, x->type, 0,
+                               0, self->comm, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS &&
             tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)obj, mirror, span) != TJ_OK)
             rc = MPI_ERR_INTERN;
@@ -393,16 +396,15 @@ int tj_p2p_keep_type(tj_xfer_t *x)
 
 int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
 {
-    int received = 0, cancelled = 0, pos = 0, rc = MPI_SUCCESS;
-    int64_t whole, rest;
+    int cancelled = 0, rc = MPI_SUCCESS;
+    int64_t whole, rest, received = 0, pos = 0;
 
     if (PMPI_Test_cancelled(status, &cancelled) != MPI_SUCCESS || cancelled)
         return MPI_SUCCESS;
-    if (PMPI_Get_count(status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0 ||
-        received == MPI_UNDEFINED)
+    if (!tj_count_received(status, &received) || received <= 0)
         return MPI_SUCCESS;
     if (received > x->bytes)
-        received = (int)x->bytes; /* truncated: the system MPI reported it and stored this much */
+        received = x->bytes; /* truncated: the system MPI reported it and stored this much */
     whole = received / x->info.size;
     rest = received - whole * x->info.size;
     if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received) != TJ_OK)
@@ -411,8 +413,8 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
      * the init. */
     if (whole > 0) {
         tj_gpu_ptr_t in = kernel_side_at(x);
-        if (!tj_devpack_unpack_at(&x->info, x->type, kernel_side(x), (int)(whole * x->info.size),
-                                  &in, &pos, x->buf, (int)whole, NULL, x->comm, &rc))
+        if (!tj_devpack_unpack_at(&x->info, x->type, kernel_side(x), whole * x->info.size, &in,
+                                  &pos, x->buf, whole, NULL, x->comm, &rc))
             rc = MPI_ERR_INTERN;
     }
     if (rc == MPI_SUCCESS && rest > 0) {
@@ -435,7 +437,7 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
             wire += whole * x->info.size;
         }
         if (rc == MPI_SUCCESS)
-            rc = partial_object(x, whole, wire, (int)rest);
+            rc = partial_object(x, whole, wire, rest);
         free(copy);
     }
     return rc;

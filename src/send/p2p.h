@@ -24,7 +24,7 @@ typedef struct {
     MPI_Datatype user_type; /* the application's handle, which it may free meanwhile */
     bool own_type;          /* `type` is typejit's duplicate, freed by tj_p2p_end */
     void *buf;              /* the user's buffer argument */
-    int count;
+    int64_t count;
     MPI_Comm comm;
     int64_t bytes;    /* packed bytes of `count` objects */
     tj_gpu_ctx_t ctx; /* the context that owns the buffer */
@@ -39,8 +39,8 @@ typedef struct {
  * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
  * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->wire
  * and then calls tj_p2p_end. @p info may be NULL for a type typejit has no record of. */
-bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
-                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
+bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
+                       int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
 
 /* Use a duplicate of the user's type from now on (receives, persistent sends: the application
  * may free its type while the transfer is still to be finished). Returns the MPI result. */
@@ -56,7 +56,7 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n);
 
 /* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
  * of MPI_PACKED into x->wire, then calls tj_p2p_recv_finish with the receive's status. */
-bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int count,
+bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int64_t count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
 
 /* Unpack what a completed receive brought (its byte count from @p status; a message shorter

@@ -12,6 +12,7 @@
 
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "send/count.h"
 #include "send/model.h"
 #include "send/mirror.h"
 #include "send/staged.h"
@@ -34,7 +35,12 @@ static const char *const names[] = {
 /* How many elements of the type this rank's input vector (*nsend) and receive buffer (*nrecv)
  * hold; -1 when the buffer is not used here. False: arguments the system MPI must judge, or an
  * intercommunicator form typejit refuses (*refuse). */
-static bool describe(red_t *x, int *nsend, int *nrecv, bool *refuse)
+static int64_t rcount_at(const tj_red_call_t *c, int i)
+{
+    return c->large ? (int64_t)((const MPI_Count *)c->rcounts)[i] : ((const int *)c->rcounts)[i];
+}
+
+static bool describe(red_t *x, int64_t *nsend, int64_t *nrecv, bool *refuse)
 {
     const tj_red_call_t *c = &x->c;
     int inter = 0, rank = 0, size = 1;
@@ -76,22 +82,20 @@ static bool describe(red_t *x, int *nsend, int *nrecv, bool *refuse)
         if (c->rcounts == NULL)
             return false;
         for (int i = 0; i < size; i++) {
-            if (c->rcounts[i] < 0)
+            int64_t n = rcount_at(c, i);
+            if (n < 0 || !tj_add64(total, n, &total))
                 return false;
-            total += c->rcounts[i];
         }
-        if (total > INT_MAX)
-            return false;
         *refuse = inter;
-        *nsend = x->inplace ? -1 : (int)total;
-        *nrecv = x->inplace ? (int)total : c->rcounts[rank];
+        *nsend = x->inplace ? -1 : total;
+        *nrecv = x->inplace ? total : rcount_at(c, rank);
         return true;
     case TJ_RED_REDUCE_SCATTER_BLOCK:
-        if (!tj_mul64(c->count, size, &total) || total > INT_MAX)
+        if (!tj_mul64(c->count, size, &total))
             return false;
         *refuse = inter;
-        *nsend = x->inplace ? -1 : (int)total;
-        *nrecv = x->inplace ? (int)total : c->count;
+        *nsend = x->inplace ? -1 : total;
+        *nrecv = x->inplace ? total : c->count;
         return true;
     }
     return false;
@@ -105,28 +109,31 @@ static int call_system(const red_t *x, const tj_staged_t *st, MPI_Request *req)
     MPI_Datatype t = c->type;
     MPI_Op op = c->op;
     MPI_Comm comm = c->comm;
+    int64_t n = c->count;
+    bool l = c->large;
 
+    /* The form the application called: its counts fit it. */
     switch (c->kind) {
     case TJ_RED_REDUCE:
-        return req ? PMPI_Ireduce(sb, rb, c->count, t, op, c->root, comm, req)
-                   : PMPI_Reduce(sb, rb, c->count, t, op, c->root, comm);
+        return req ? TJ_COUNT_CALL(l, Ireduce, sb, rb, n, t, op, c->root, comm, req)
+                   : TJ_COUNT_CALL(l, Reduce, sb, rb, n, t, op, c->root, comm);
     case TJ_RED_ALLREDUCE:
-        return req ? PMPI_Iallreduce(sb, rb, c->count, t, op, comm, req)
-                   : PMPI_Allreduce(sb, rb, c->count, t, op, comm);
+        return req ? TJ_COUNT_CALL(l, Iallreduce, sb, rb, n, t, op, comm, req)
+                   : TJ_COUNT_CALL(l, Allreduce, sb, rb, n, t, op, comm);
     case TJ_RED_REDUCE_SCATTER:
-        return req ? PMPI_Ireduce_scatter(sb, rb, c->rcounts, t, op, comm, req)
-                   : PMPI_Reduce_scatter(sb, rb, c->rcounts, t, op, comm);
+        return req ? TJ_COUNT_CALL(l, Ireduce_scatter, sb, rb, c->rcounts, t, op, comm, req)
+                   : TJ_COUNT_CALL(l, Reduce_scatter, sb, rb, c->rcounts, t, op, comm);
     case TJ_RED_REDUCE_SCATTER_BLOCK:
-        return req ? PMPI_Ireduce_scatter_block(sb, rb, c->count, t, op, comm, req)
-                   : PMPI_Reduce_scatter_block(sb, rb, c->count, t, op, comm);
+        return req ? TJ_COUNT_CALL(l, Ireduce_scatter_block, sb, rb, n, t, op, comm, req)
+                   : TJ_COUNT_CALL(l, Reduce_scatter_block, sb, rb, n, t, op, comm);
     case TJ_RED_SCAN:
-        return req ? PMPI_Iscan(sb, rb, c->count, t, op, comm, req)
-                   : PMPI_Scan(sb, rb, c->count, t, op, comm);
+        return req ? TJ_COUNT_CALL(l, Iscan, sb, rb, n, t, op, comm, req)
+                   : TJ_COUNT_CALL(l, Scan, sb, rb, n, t, op, comm);
     case TJ_RED_EXSCAN:
-        return req ? PMPI_Iexscan(sb, rb, c->count, t, op, comm, req)
-                   : PMPI_Exscan(sb, rb, c->count, t, op, comm);
+        return req ? TJ_COUNT_CALL(l, Iexscan, sb, rb, n, t, op, comm, req)
+                   : TJ_COUNT_CALL(l, Exscan, sb, rb, n, t, op, comm);
     case TJ_RED_LOCAL:
-        return PMPI_Reduce_local(sb, rb, c->count, t, op);
+        return TJ_COUNT_CALL(l, Reduce_local, sb, rb, n, t, op);
     }
     return MPI_ERR_INTERN;
 }
@@ -165,7 +172,7 @@ static bool touches_device(const tj_red_call_t *c)
 bool tj_reduce_on_device(const tj_red_call_t *c)
 {
     red_t x = {.c = *c};
-    int nsend, nrecv;
+    int64_t nsend, nrecv;
     bool refuse;
     tj_mirror_t m;
 
@@ -254,7 +261,8 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
         return TJ_RED_PASS;
     /* Whether the system MPI takes this type with this operation (Open MPI 4.1 refuses most
      * derived types with a predefined operation): its own checks, on no element. */
-    if ((*rc = PMPI_Reduce_local(c->sbuf, c->rbuf, 0, c->type, c->op)) != MPI_SUCCESS)
+    if ((*rc = TJ_COUNT_CALL(c->large, Reduce_local, c->sbuf, c->rbuf, 0, c->type, c->op)) !=
+        MPI_SUCCESS)
         return TJ_RED_DONE;
     b = tj_block_at_zero(&info->block);
     snprintf(what, sizeof(what), "MPI_Reduce_local %s on %s", opname, ctype);
@@ -293,7 +301,7 @@ tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
 {
     const char *fn = names[c->kind];
     red_t x = {.c = *c};
-    int nsend, nrecv;
+    int64_t nsend, nrecv;
     bool refuse;
     tj_staged_t *st;
     tj_red_result_t r;

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "type/table.h"
 
@@ -21,13 +22,15 @@ typedef enum {
 } tj_red_kind_t;
 
 /* The arguments of one reduction, as the application passed them: `count` elements, or
- * MPI_Reduce_scatter's rcounts[], or MPI_Reduce_scatter_block's count per process. */
+ * MPI_Reduce_scatter's rcounts[] (int, or MPI_Count in the large-count form), or
+ * MPI_Reduce_scatter_block's count per process. */
 typedef struct {
     tj_red_kind_t kind;
+    bool large; /* the large-count form (MPI_Reduce_c, ...): the system MPI gets that form */
     const void *sbuf;
     void *rbuf;
-    int count;
-    const int *rcounts;
+    int64_t count;
+    const void *rcounts;
     MPI_Datatype type;
     MPI_Op op;
     int root;

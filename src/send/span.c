@@ -42,7 +42,7 @@ static bool piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu, tj_gpu
     return true;
 }
 
-bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                       const char *fn)
 {
     tj_piece_t pieces[SPAN_PIECES];
@@ -55,7 +55,7 @@ bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void 
     n = tj_pieces(type, count, pieces, SPAN_PIECES);
     if (n < 0) {
         /* Too many pieces to ask: the first and the last byte, at least. */
-        int64_t reach = (int64_t)(count - 1) * info->extent;
+        int64_t reach = (count - 1) * info->extent;
         pieces[0].lo = info->true_lb + (reach < 0 ? reach : 0);
         pieces[0].hi = pieces[0].lo + 1;
         pieces[1].hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);

@@ -15,7 +15,7 @@
  * memory (pageable or pinned), or all in one device (or managed) allocation. Always true for a
  * type that is not wide, at no cost. False, after one error line naming @p fn, when they are
  * split: the caller returns MPI_ERR_BUFFER. */
-bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int count,
+bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                       const char *fn);
 
 #endif /* TJ_SEND_SPAN_H */

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "send/mirror.h"
 #include "send/request.h"
@@ -20,7 +21,7 @@
 /* One buffer argument of a call: `count` objects of `type` at `buf`. */
 typedef struct {
     const void *buf;
-    int count;
+    int64_t count;
     MPI_Datatype type;
     const tj_type_info_t *info; /* the type table's record, NULL when there is none */
     bool out;                   /* the MPI writes it: written back at completion */

@@ -4,47 +4,36 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "type/contents.h"
+
 /* Nesting followed at most. */
 #define ELEMENT_DEPTH 16
 
 static MPI_Datatype element(MPI_Datatype type, int depth)
 {
-    int ni, na, nd, combiner, *ints;
-    MPI_Aint *aints;
-    MPI_Datatype *types, found = MPI_DATATYPE_NULL;
+    tj_contents_t *c;
+    MPI_Datatype found = MPI_DATATYPE_NULL;
     bool ok = true;
 
-    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+    if ((c = malloc(sizeof(*c))) == NULL)
         return MPI_DATATYPE_NULL;
-    if (combiner == MPI_COMBINER_NAMED)
-        return type;
-    if (depth >= ELEMENT_DEPTH || nd < 1)
-        return MPI_DATATYPE_NULL;
-    ints = malloc((size_t)(ni > 0 ? ni : 1) * sizeof(int));
-    aints = malloc((size_t)(na > 0 ? na : 1) * sizeof(MPI_Aint));
-    types = malloc((size_t)nd * sizeof(MPI_Datatype));
-    if (ints == NULL || aints == NULL || types == NULL ||
-        PMPI_Type_get_contents(type, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
-        free(ints);
-        free(aints);
-        free(types);
+    if (tj_contents_get(type, c) != TJ_OK) {
+        free(c);
         return MPI_DATATYPE_NULL;
     }
-    for (int i = 0; i < nd; i++) {
-        MPI_Datatype e = ok ? element(types[i], depth + 1) : MPI_DATATYPE_NULL;
-        int ci, ca, cd, cc;
+    if (c->env.combiner == MPI_COMBINER_NAMED)
+        found = type;
+    else if (depth >= ELEMENT_DEPTH || c->env.nd < 1 || tj_combiner_named(c->env.combiner))
+        ok = false;
+    for (MPI_Count i = 0; i < c->env.nd && ok; i++) {
+        MPI_Datatype e = element(c->types[i], depth + 1);
         if (e == MPI_DATATYPE_NULL || (found != MPI_DATATYPE_NULL && e != found))
             ok = false;
         else
             found = e;
-        /* The derived types get_contents returned are the caller's to free. */
-        if (PMPI_Type_get_envelope(types[i], &ci, &ca, &cd, &cc) == MPI_SUCCESS &&
-            cc != MPI_COMBINER_NAMED)
-            PMPI_Type_free(&types[i]);
     }
-    free(ints);
-    free(aints);
-    free(types);
+    tj_contents_free(c);
+    free(c);
     return ok ? found : MPI_DATATYPE_NULL;
 }
 

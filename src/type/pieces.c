@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "type/contents.h"
 #include "type/table.h"
 #include "util/common.h"
 
@@ -33,80 +34,63 @@ static void walk(acc_t *a, MPI_Datatype type, int64_t disp, int64_t n, int depth
 /* One object of @p type, whose span is wide, at @p disp: its constructor's blocks. */
 static void take_apart(acc_t *a, MPI_Datatype type, int64_t disp, int depth)
 {
-    int ni, na, nd, combiner, *ints = NULL;
-    MPI_Aint *aints = NULL;
-    MPI_Datatype *types = NULL;
+    tj_contents_t *c;
+    const tj_type_args_t *g;
     MPI_Aint clb, cext = 0;
 
-    if (depth >= PIECES_DEPTH ||
-        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-        combiner == MPI_COMBINER_NAMED) {
+    if (depth >= PIECES_DEPTH || (c = malloc(sizeof(*c))) == NULL) {
         a->failed = true;
         return;
     }
-    ints = malloc((size_t)(ni > 0 ? ni : 1) * sizeof(int));
-    aints = malloc((size_t)(na > 0 ? na : 1) * sizeof(MPI_Aint));
-    types = malloc((size_t)(nd > 0 ? nd : 1) * sizeof(MPI_Datatype));
-    if (ints == NULL || aints == NULL || types == NULL ||
-        PMPI_Type_get_contents(type, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
+    if (tj_contents_get(type, c) != TJ_OK) {
+        free(c);
         a->failed = true;
-        free(ints);
-        free(aints);
-        free(types);
         return;
     }
-    if (nd > 0 && PMPI_Type_get_extent(types[0], &clb, &cext) != MPI_SUCCESS)
+    g = &c->args;
+    if (tj_combiner_named(c->env.combiner) ||
+        (c->env.nd > 0 && PMPI_Type_get_extent(c->types[0], &clb, &cext) != MPI_SUCCESS))
         a->failed = true;
-    switch (a->failed ? -1 : combiner) {
+    switch (a->failed ? -1 : g->combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED: /* object 0's bytes are the child's */
-        walk(a, types[0], disp, 1, depth + 1);
+        walk(a, g->child, disp, 1, depth + 1);
         break;
     case MPI_COMBINER_CONTIGUOUS:
-        walk(a, types[0], disp, ints[0], depth + 1);
+        walk(a, g->child, disp, g->count, depth + 1);
         break;
     case MPI_COMBINER_VECTOR:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[0], disp + (int64_t)b * ints[2] * cext, ints[1], depth + 1);
+    case MPI_COMBINER_HVECTOR: {
+        int64_t step = g->combiner == MPI_COMBINER_VECTOR ? g->stride * cext : g->stride;
+        for (int64_t b = 0; b < g->count && !a->failed; b++)
+            walk(a, g->child, disp + b * step, g->blocklen, depth + 1);
         break;
-    case MPI_COMBINER_HVECTOR:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[0], disp + (int64_t)b * aints[0], ints[1], depth + 1);
-        break;
+    }
     case MPI_COMBINER_INDEXED:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[0], disp + (int64_t)ints[1 + ints[0] + b] * cext, ints[1 + b], depth + 1);
+    case MPI_COMBINER_INDEXED_BLOCK:
+        for (int64_t b = 0; b < g->count && !a->failed; b++)
+            walk(a, g->child, disp + tj_array_at(g->displs, b) * cext,
+                 g->combiner == MPI_COMBINER_INDEXED ? tj_array_at(g->blocklens, b) : g->blocklen,
+                 depth + 1);
         break;
     case MPI_COMBINER_HINDEXED:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[0], disp + aints[b], ints[1 + b], depth + 1);
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[0], disp + (int64_t)ints[2 + b] * cext, ints[1], depth + 1);
-        break;
     case MPI_COMBINER_HINDEXED_BLOCK:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[0], disp + aints[b], ints[1], depth + 1);
+        for (int64_t b = 0; b < g->count && !a->failed; b++)
+            walk(a, g->child, disp + tj_array_at(g->bdispls, b),
+                 g->combiner == MPI_COMBINER_HINDEXED ? tj_array_at(g->blocklens, b) : g->blocklen,
+                 depth + 1);
         break;
     case MPI_COMBINER_STRUCT:
-        for (int b = 0; b < ints[0] && !a->failed; b++)
-            walk(a, types[b], disp + aints[b], ints[1 + b], depth + 1);
+        for (int64_t b = 0; b < g->count && !a->failed; b++)
+            walk(a, g->types[b], disp + tj_array_at(g->bdispls, b), tj_array_at(g->blocklens, b),
+                 depth + 1);
         break;
     default: /* subarray, darray, ...: not taken apart */
         a->failed = true;
         break;
     }
-    /* The derived types get_contents returned are the caller's to free. */
-    for (int i = 0; i < nd; i++) {
-        int ci, ca, cd, cc;
-        if (PMPI_Type_get_envelope(types[i], &ci, &ca, &cd, &cc) == MPI_SUCCESS &&
-            cc != MPI_COMBINER_NAMED)
-            PMPI_Type_free(&types[i]);
-    }
-    free(ints);
-    free(aints);
-    free(types);
+    tj_contents_free(c);
+    free(c);
 }
 
 /* `n` objects of @p type, object 0 at @p disp. */
@@ -139,7 +123,7 @@ static void walk(acc_t *a, MPI_Datatype type, int64_t disp, int64_t n, int depth
     take_apart(a, type, disp, depth);
 }
 
-int tj_pieces(MPI_Datatype type, int count, tj_piece_t *out, int max)
+int tj_pieces(MPI_Datatype type, int64_t count, tj_piece_t *out, int max)
 {
     acc_t a = {out, 0, max, false};
     walk(&a, type, 0, count, 0);

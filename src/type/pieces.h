@@ -16,6 +16,6 @@ typedef struct {
 /* The pieces of `count` objects of @p type, at most @p max of them, into @p out. Returns their
  * number, or -1 when there would be more than @p max or a constructor cannot be taken apart
  * (darray, subarray, a system MPI that does not answer): the caller then knows nothing. */
-int tj_pieces(MPI_Datatype type, int count, tj_piece_t *out, int max);
+int tj_pieces(MPI_Datatype type, int64_t count, tj_piece_t *out, int max);
 
 #endif /* TJ_TYPE_PIECES_H */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "type/block.h"
+#include "type/contents.h"
 
 /* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
  * practice, and less than the distance between a heap address and a device address. */
@@ -33,7 +34,7 @@ typedef struct {
 typedef struct {
     tj_status_t st;
     int reason; /* tj_reason_t when st is TJ_ERR_NOT_STRIDED */
-    int combiner, ni, na, nd;
+    tj_envelope_t env;
 } tj_type_known_t;
 
 /* Whether MPI may be called from several threads at once (MPI_THREAD_MULTIPLE): the table locks

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "type/canon.h"
+#include "type/contents.h"
 #include "type/table.h"
 #include "util/common.h"
 
@@ -35,79 +36,6 @@ const char *tj_reason_string(tj_reason_t reason)
 tj_reason_t tj_translate_reason(void)
 {
     return last_reason;
-}
-
-/* Arguments of one constructor level. Small argument lists (the common case) live on the stack;
- * larger ones are allocated. */
-#define SMALL_ARGS 32
-
-typedef struct {
-    int combiner;
-    int ni, na, nd;
-    int *ints;
-    MPI_Aint *addrs;
-    MPI_Datatype *types;
-    int ints_small[SMALL_ARGS];
-    MPI_Aint addrs_small[SMALL_ARGS];
-    MPI_Datatype types_small[SMALL_ARGS];
-} contents_t;
-
-static bool is_named(int combiner)
-{
-    /* Open MPI declares the combiners as enum values, not macros: no #ifdef can test them. */
-    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
-           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
-}
-
-static void contents_free(contents_t *c)
-{
-    /* get_contents returns new handles for derived children; named ones must not be freed.
-     * A struct of a million members usually repeats one type: ask about each handle once. */
-    MPI_Datatype last = MPI_DATATYPE_NULL;
-    bool last_named = true;
-    for (int i = 0; i < c->nd; i++) {
-        int ni, na, nd, combiner;
-        MPI_Datatype t = c->types[i];
-        if (t != last || i == 0) {
-            last = t;
-            last_named = PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-                         is_named(combiner);
-        }
-        if (!last_named)
-            PMPI_Type_free(&c->types[i]);
-    }
-    if (c->ints != c->ints_small)
-        free(c->ints);
-    if (c->addrs != c->addrs_small)
-        free(c->addrs);
-    if (c->types != c->types_small)
-        free(c->types);
-}
-
-static tj_status_t contents_get(MPI_Datatype type, contents_t *c)
-{
-    if (PMPI_Type_get_envelope(type, &c->ni, &c->na, &c->nd, &c->combiner) != MPI_SUCCESS)
-        return TJ_ERR_MPI;
-    c->ints = c->ni <= SMALL_ARGS ? c->ints_small : malloc((size_t)c->ni * sizeof(int));
-    c->addrs = c->na <= SMALL_ARGS ? c->addrs_small : malloc((size_t)c->na * sizeof(MPI_Aint));
-    c->types = c->nd <= SMALL_ARGS ? c->types_small : malloc((size_t)c->nd * sizeof(MPI_Datatype));
-    if (c->ints == NULL || c->addrs == NULL || c->types == NULL) {
-        int nd = c->nd;
-        c->nd = 0; /* nothing to free yet */
-        contents_free(c);
-        return nd >= 0 ? TJ_ERR_NOMEM : TJ_ERR_MPI;
-    }
-    if (is_named(c->combiner)) {
-        c->nd = 0;
-        return TJ_OK;
-    }
-    if (PMPI_Type_get_contents(type, c->ni, c->na, c->nd, c->ints, c->addrs, c->types) !=
-        MPI_SUCCESS) {
-        c->nd = 0;
-        contents_free(c);
-        return TJ_ERR_MPI;
-    }
-    return TJ_OK;
 }
 
 static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
@@ -184,7 +112,7 @@ static tj_status_t translate_vector(const tj_type_args_t *a, bool bytes, int dep
 
 static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir)
 {
-    int ndims = a->count;
+    int ndims = (int)a->count;
     bool fortran = a->order == MPI_ORDER_FORTRAN;
     int64_t stride;
     tj_status_t st;
@@ -197,11 +125,11 @@ static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool r
     for (int k = 0; k < ndims; k++) {
         int d = fortran ? k : ndims - 1 - k;
         int64_t offset;
-        if (!tj_mul64(a->starts[d], stride, &offset))
+        if (!tj_mul64(tj_array_at(a->starts, d), stride, &offset))
             return TJ_ERR_OVERFLOW;
-        if ((st = wrap(ir, offset, a->subsizes[d], stride)) != TJ_OK)
+        if ((st = wrap(ir, offset, tj_array_at(a->subsizes, d), stride)) != TJ_OK)
             return st;
-        if (!tj_mul64(stride, a->sizes[d], &stride))
+        if (!tj_mul64(stride, tj_array_at(a->sizes, d), &stride))
             return TJ_ERR_OVERFLOW;
     }
     return TJ_OK;
@@ -219,15 +147,20 @@ static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool r
  * Merging only ever extends the member just before, so the streamed decision is the one a
  * pass over all member shapes would make. */
 typedef struct {
-    const int *blocklens;
-    int bl_stride; /* 0: one blocklen for all members (the _block forms), 1: one each */
-    const MPI_Aint *byte_displs;
-    const int *displs; /* element displacements, when byte_displs is NULL */
+    tj_array_t blocklens;
+    int bl_stride;          /* 0: one blocklen for all members (the _block forms), 1: one each */
+    tj_array_t byte_displs; /* byte displacements; p NULL when they are element ones */
+    tj_array_t displs;      /* element displacements, when byte_displs has none */
     const MPI_Datatype *types;
-    int ntypes; /* 1: every member has types[0]; n: struct */
-    int n;
+    int64_t ntypes; /* 1: every member has types[0]; n: struct */
+    int64_t n;
     bool records; /* children may come from their records (see child_ir) */
 } members_t;
+
+static int64_t member_blocklen(const members_t *ms, int64_t i)
+{
+    return tj_array_at(ms->blocklens, i * ms->bl_stride);
+}
 
 /* One member, reduced to what the strided decision needs. Two members have equal shapes when
  * both are dense runs of the same size, or both are not dense and have the same key. */
@@ -306,11 +239,11 @@ static tj_status_t scan_end(scan_t *s)
     return st;
 }
 
-static tj_status_t member_displacement(const members_t *ms, int i, int64_t ext, int64_t *disp)
+static tj_status_t member_displacement(const members_t *ms, int64_t i, int64_t ext, int64_t *disp)
 {
-    if (ms->byte_displs != NULL)
-        *disp = ms->byte_displs[i];
-    else if (!tj_mul64(ms->displs[i], ext, disp))
+    if (ms->byte_displs.p != NULL)
+        *disp = tj_array_at(ms->byte_displs, i);
+    else if (!tj_mul64(tj_array_at(ms->displs, i), ext, disp))
         return TJ_ERR_OVERFLOW;
     return TJ_OK;
 }
@@ -393,9 +326,9 @@ static tj_status_t child_translate(child_t *c, bool records, int depth)
  * in full with the first non-dense shape. */
 static tj_status_t scan_generic(const members_t *ms, int depth, members_work_t *w, scan_t *s)
 {
-    for (int i = 0; i < ms->n; i++) {
+    for (int64_t i = 0; i < ms->n; i++) {
         child_t *c = child_get(w, ms->types[ms->ntypes > 1 ? i : 0]);
-        int64_t disp, bl = ms->blocklens[i * ms->bl_stride];
+        int64_t disp, bl = member_blocklen(ms, i);
         member_t m;
         tj_status_t st;
 
@@ -445,20 +378,20 @@ static bool offsets_bound(const tj_ir_t *ir, int64_t *bound)
 /* From member @p i on, accept the members with the pending member's blocklen at one step
  * beyond it: each makes the pending member final and replaces it. Returns the first member
  * not accepted; the caller has checked that such members do not merge. */
-static int steady_run(const members_t *ms, int i, int64_t bl, int64_t ext, int64_t csum,
-                      int64_t limit, scan_t *s)
+static int64_t steady_run(const members_t *ms, int64_t i, int64_t bl, int64_t ext, int64_t csum,
+                          int64_t limit, scan_t *s)
 {
     const int64_t step = s->step;
     int64_t off = s->pending.offset, next;
-    int j = i;
+    int64_t j = i;
 
     for (; j < ms->n; j++) {
         int64_t disp;
-        if (ms->blocklens[j * ms->bl_stride] != bl)
+        if (member_blocklen(ms, j) != bl)
             break;
-        if (ms->byte_displs != NULL)
-            disp = ms->byte_displs[j];
-        else if (__builtin_mul_overflow((int64_t)ms->displs[j], ext, &disp))
+        if (ms->byte_displs.p != NULL)
+            disp = tj_array_at(ms->byte_displs, j);
+        else if (__builtin_mul_overflow(tj_array_at(ms->displs, j), ext, &disp))
             break;
         if (disp > limit || disp < -limit || __builtin_add_overflow(off, step, &next) ||
             disp + csum != next)
@@ -489,8 +422,8 @@ static tj_status_t scan_one_type(const members_t *ms, int depth, members_work_t 
     if (c->type == MPI_DATATYPE_NULL)
         return TJ_ERR_MPI;
     ext = c->ext;
-    for (int i = 0; i < ms->n; i++) {
-        int64_t disp, bl = ms->blocklens[i * ms->bl_stride], d;
+    for (int64_t i = 0; i < ms->n; i++) {
+        int64_t disp, bl = member_blocklen(ms, i), d;
         member_t m;
 
         if ((st = member_displacement(ms, i, ext, &disp)) != TJ_OK)
@@ -557,7 +490,7 @@ static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir
         return TJ_ERR_NOMEM;
     w->nchild = w->next = 0;
     w->has_ref = false;
-    for (int i = 1; i < ms->ntypes && one_type; i++)
+    for (int64_t i = 1; i < ms->ntypes && one_type; i++)
         one_type = ms->types[i] == ms->types[0];
     /* By the combiner, not by the handles: MPI_Type_get_contents returns a new handle for each
      * derived member of a struct, so handle equality differs between the two paths. */
@@ -615,21 +548,37 @@ static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool recor
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
         bool bytes = a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
-        members_t ms = {
-            &a->blocklen, 0,      bytes ? a->bdispls : NULL, bytes ? NULL : a->displs, &a->child, 1,
-            a->count,     records};
+        members_t ms = {.blocklens = TJ_ARRAY_OF_INT64(&a->blocklen),
+                        .bl_stride = 0,
+                        .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
+                        .displs = a->displs,
+                        .types = &a->child,
+                        .ntypes = 1,
+                        .n = a->count,
+                        .records = records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED: {
         bool bytes = a->combiner == MPI_COMBINER_HINDEXED;
-        members_t ms = {
-            a->blocklens, 1,      bytes ? a->bdispls : NULL, bytes ? NULL : a->displs, &a->child, 1,
-            a->count,     records};
+        members_t ms = {.blocklens = a->blocklens,
+                        .bl_stride = 1,
+                        .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
+                        .displs = a->displs,
+                        .types = &a->child,
+                        .ntypes = 1,
+                        .n = a->count,
+                        .records = records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_STRUCT: {
-        members_t ms = {a->blocklens, 1, a->bdispls, NULL, a->types, a->count, a->count, records};
+        members_t ms = {.blocklens = a->blocklens,
+                        .bl_stride = 1,
+                        .byte_displs = a->bdispls,
+                        .types = a->types,
+                        .ntypes = a->count,
+                        .n = a->count,
+                        .records = records};
         return translate_members(&ms, depth, ir);
     }
     case MPI_COMBINER_DARRAY:
@@ -638,45 +587,6 @@ static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool recor
         /* Anything newer: the system MPI handles it. */
         return not_strided(TJ_REASON_COMBINER);
     }
-}
-
-/* The arguments of a constructor, as MPI_Type_get_contents lays them out. */
-static tj_status_t translate_derived(const contents_t *c, int depth, tj_ir_t *ir)
-{
-    const int *in = c->ints;
-    tj_type_args_t a = {.combiner = c->combiner};
-
-    if (c->nd > 0)
-        a.child = c->types[0];
-    switch (c->combiner) {
-    case MPI_COMBINER_CONTIGUOUS:
-        a.count = in[0];
-        break;
-    case MPI_COMBINER_VECTOR:
-        a.count = in[0], a.blocklen = in[1], a.stride = in[2];
-        break;
-    case MPI_COMBINER_HVECTOR:
-        a.count = in[0], a.blocklen = in[1], a.stride = c->addrs[0];
-        break;
-    case MPI_COMBINER_SUBARRAY:
-        a.count = in[0];
-        a.sizes = &in[1], a.subsizes = &in[1 + a.count], a.starts = &in[1 + 2 * a.count];
-        a.order = in[1 + 3 * a.count];
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK:
-        a.count = in[0], a.blocklen = in[1], a.displs = &in[2], a.bdispls = c->addrs;
-        break;
-    case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED:
-    case MPI_COMBINER_STRUCT:
-        a.count = in[0], a.blocklens = &in[1], a.displs = &in[1 + a.count];
-        a.bdispls = c->addrs, a.types = c->types;
-        break;
-    default:
-        break;
-    }
-    return translate_args(&a, depth, false, ir);
 }
 
 /* The last few named types translated on this thread. Nearly every constructor's child chain
@@ -727,21 +637,27 @@ static void named_remember(MPI_Datatype type, tj_status_t st, const tj_ir_t *ir)
 
 static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
 {
-    contents_t c;
+    tj_contents_t *c;
     tj_status_t st;
 
     if (depth > TJ_IR_MAX_NODES)
         return not_strided(TJ_REASON_DEPTH);
     if (named_lookup(type, ir, &st))
         return st;
-    if ((st = contents_get(type, &c)) != TJ_OK)
+    /* On the heap: its small arrays are too large for a deep recursion's stack frames. */
+    if ((c = malloc(sizeof(*c))) == NULL)
+        return TJ_ERR_NOMEM;
+    if ((st = tj_contents_get(type, c)) != TJ_OK) {
+        free(c);
         return st;
-    if (is_named(c.combiner)) {
+    }
+    if (tj_combiner_named(c->env.combiner)) {
         st = translate_named(type, ir);
         named_remember(type, st, ir);
     } else
-        st = translate_derived(&c, depth, ir);
-    contents_free(&c);
+        st = translate_args(&c->args, depth, false, ir);
+    tj_contents_free(c);
+    free(c);
     return st;
 }
 
@@ -758,14 +674,15 @@ tj_status_t tj_translate_args(const tj_type_args_t *args, tj_ir_t *ir)
 bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir)
 {
     tj_type_known_t k;
-    int ni, na, nd, combiner;
+    tj_envelope_t e;
 
     if (!tj_table_get_known(type, &k, ir))
         return false;
     /* A handle freed behind typejit's back (a PMPI_Type_free it did not see) may have been
-     * reused by MPI for a type typejit did not see created: its envelope tells them apart. */
-    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-        combiner != k.combiner || ni != k.ni || na != k.na || nd != k.nd)
+     * reused by MPI for a type typejit did not see created: its envelope tells them apart. An
+     * MPI without the large-count calls reports no large counts. */
+    if (!tj_envelope_get(type, &e) || e.combiner != k.env.combiner || e.ni != k.env.ni ||
+        e.na != k.env.na || e.nd != k.env.nd || (tj_contents_large() && e.nc != k.env.nc))
         return false;
     *st = k.st;
     if (k.st == TJ_ERR_NOT_STRIDED)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "type/block.h"
+#include "type/contents.h"
 #include "type/ir.h"
 
 /* Why a datatype is not strided: one reason per decision, shown in the debug log and by
@@ -37,22 +38,6 @@ const char *tj_reason_string(tj_reason_t reason);
 
 /* Why the last translation on the calling thread returned TJ_ERR_NOT_STRIDED. */
 tj_reason_t tj_translate_reason(void);
-
-/* One constructor call by its arguments: what MPI_Type_get_contents would give, with the member
- * arrays by pointer (the caller's own), so that a constructor wrapper copies nothing. */
-typedef struct {
-    int combiner;                         /* MPI_COMBINER_* */
-    int count;                            /* count; subarray: ndims */
-    int blocklen;                         /* vector, hvector, indexed_block, hindexed_block */
-    MPI_Aint stride;                      /* vector: elements; hvector: bytes */
-    const int *blocklens;                 /* indexed, hindexed, struct */
-    const int *displs;                    /* indexed, indexed_block: elements */
-    const MPI_Aint *bdispls;              /* hindexed, hindexed_block, struct: bytes */
-    const MPI_Datatype *types;            /* struct: one per member */
-    const int *sizes, *subsizes, *starts; /* subarray */
-    int order;                            /* subarray: MPI_ORDER_C or MPI_ORDER_FORTRAN */
-    MPI_Datatype child;                   /* every combiner but struct */
-} tj_type_args_t;
 
 /* The IR of one instance of @p type, one constructor level at a time, each level simplified as
  * soon as it is built (members of indexed and struct types are compared by their canonical

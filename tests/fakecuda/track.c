@@ -9,7 +9,8 @@
  *     no byte twice, and exactly as many bytes as it reads;
  *   - nothing else in device memory.
  * What a kernel must write comes from its name (tj_pack, tj_unpack, tj_fused_*, tj_generic_*),
- * its launch arguments and the constants of its source (word_t, WORDS); a pack or unpack kernel
+ * its launch arguments and the constants of its source (word_t, WORDS; a generic kernel's
+ * arguments must agree with its word_t); a pack or unpack kernel
  * whose source the double does not understand is refused, never run unchecked. */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,14 +25,15 @@
 #define SMALL_SHADOW ((size_t)1 << 20)
 
 /* Layouts of the arguments (templates/generic.cu and templates/fused.cu). */
-#define GENERIC_NDIMS  16
-#define GENERIC_COUNTS 24
-#define FUSED_ENTRY    40
-#define FUSED_TYPED    0
-#define FUSED_PACKED   8
-#define FUSED_COUNT    16
-#define FUSED_SHAPE    36
-#define FUSED_N        (FUSED_ENTRY * FC_MAX_SHAPES)
+#define GENERIC_SIZE  16
+#define GENERIC_WORDS 24
+#define GENERIC_WORD  32
+#define FUSED_ENTRY   40
+#define FUSED_TYPED   0
+#define FUSED_PACKED  8
+#define FUSED_COUNT   16
+#define FUSED_SHAPE   36
+#define FUSED_N       (FUSED_ENTRY * FC_MAX_SHAPES)
 
 typedef enum { V_NONE, V_TWICE, V_OUTSIDE } violation_t;
 
@@ -96,16 +98,18 @@ void fc_track_describe(const char *name, const char *source, size_t len, fc_kinf
     else
         return;
     info->pack = strstr(name, "unpack") == NULL;
-    if (info->kind == FC_KIND_GENERIC) {
-        info->understood = true; /* the layout travels in its arguments */
-        return;
-    }
     if ((text = fc_strip_comments(source, len)) == NULL)
         return;
-    /* `typedef <type> word_t;` once; `const index_t WORDS = <n>` once per block, in order. */
+    /* `typedef <type> word_t;` once; `const index_t WORDS = <n>` once per block, in order (a
+     * generic kernel's layout travels in its arguments). */
     for (p = strstr(text, "typedef "); p != NULL; p = strstr(p + 1, "typedef "))
         if ((info->word = word_of(p + 8)) != 0)
             break;
+    if (info->kind == FC_KIND_GENERIC) {
+        info->understood = info->word != 0;
+        free(text);
+        return;
+    }
     for (p = strstr(text, "const index_t WORDS = "); p != NULL && info->nshapes < FC_MAX_SHAPES;
          p = strstr(p + 1, "const index_t WORDS = "))
         info->words[info->nshapes++] = strtoll(p + 22, NULL, 10);
@@ -182,17 +186,13 @@ static bool expect(const struct CUfunc_st *f, void *const *params)
             return false;
         return add_output(t.dst, t.expected);
     case FC_KIND_GENERIC: {
-        int ndims = arg_int(params[3], GENERIC_NDIMS);
+        /* Words of the kernel's own word_t per object; the packed size must agree. */
+        unsigned words;
+        memcpy(&words, (const char *)params[3] + GENERIC_WORDS, sizeof words);
         count = arg_ll(params[2], 0);
-        if (count < 0 || ndims < 1 || ndims > 16)
-            return false;
-        per = 1;
-        for (int d = 0; d < ndims; d++) {
-            long long c = arg_ll(params[3], GENERIC_COUNTS + 8 * (size_t)d);
-            if (c < 0 || __builtin_mul_overflow(per, (unsigned long long)c, &per))
-                return false;
-        }
-        if (__builtin_mul_overflow(per, (unsigned long long)count, &t.expected))
+        per = (unsigned long long)words * (unsigned long long)k->word;
+        if (count < 0 || arg_ll(params[3], GENERIC_SIZE) != (long long)per ||
+            __builtin_mul_overflow(per, (unsigned long long)count, &t.expected))
             return false;
         return add_output(t.dst, t.expected);
     }
@@ -235,6 +235,13 @@ bool fc_track_begin(const fc_op_t *op, char *why, size_t len)
                  "and `const index_t WORDS = N` per block): tests/fakecuda/track.c no longer "
                  "understands the generator's output",
                  f->name);
+        return false;
+    }
+    if (f->info.kind == FC_KIND_GENERIC &&
+        arg_int(op->u.kernel.params[3], GENERIC_WORD) != f->info.word) {
+        /* The image moves words of its word_t whatever its arguments say. */
+        snprintf(why, len, "was launched with the arguments of W = %d on its image of W = %d",
+                 arg_int(op->u.kernel.params[3], GENERIC_WORD), f->info.word);
         return false;
     }
     memcpy(&t.dst, op->u.kernel.params[0], sizeof t.dst);
