@@ -2,8 +2,9 @@
 # entry points its source defines, its Fortran names, and the tj_* API of include/typejit.h.
 # Inputs: LIB (the library), READELF, SRC (the source tree), FORTRAN: "openmpi" (every C entry point
 # also under the five Fortran names of Open MPI's bindings), "mpich-f08" (the entry points without
-# a buffer also under their mpi_f08 name, mpi_x_f08_: the MPICH family's mpi_f08 calls PMPI_* for
-# those) or "none" (the standard ABI: the MPI's own Fortran bindings call the C functions).
+# a buffer, the window synchronisations and MPI_Win_free among them, also under their mpi_f08 name,
+# mpi_x_f08_: the MPICH family's mpi_f08 calls PMPI_* for those) or "none" (the standard ABI: the
+# MPI's own Fortran bindings call the C functions).
 
 # The entry points the source defines: TJ_WRAPPER(MPI_X)(...) and TJ_EXPORT int MPI_X(...).
 file(GLOB sources ${SRC}/src/interpose/*.c)
@@ -119,7 +120,7 @@ if(FORTRAN STREQUAL "openmpi")
   endforeach()
 elseif(FORTRAN STREQUAL "mpich-f08")
   foreach(name IN LISTS fortran_names)
-    if(name MATCHES "^MPI_(Init|Init_thread|Finalize|Type_.*|Pack_size|Wait.*|Test.*|Start.*|Request_.*)$")
+    if(name MATCHES "^MPI_(Init|Init_thread|Finalize|Type_.*|Pack_size|Wait.*|Test.*|Start.*|Request_.*|Win_(fence|complete|unlock|unlock_all|flush|flush_all|flush_local|flush_local_all|free))$")
       string(REGEX REPLACE "^MPI_" "" rest ${name})
       string(TOLOWER ${rest} lower)
       list(APPEND expected mpi_${lower}_f08_)

@@ -68,3 +68,39 @@ if(MPI_Fortran_HAVE_F08_MODULE)
             -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
             $<TARGET_FILE:test_fortran_halo_f08>)
 endif()
+
+# The Fortran entry points of the calls typejit stages or packs beyond point to point (reductions,
+# Reduce_local, Alltoall, external32, Put and Get with fences, MPI-IO at offsets), through `use
+# mpi` and `use mpi_f08`: on host buffers (label portable: results exact), and on device buffers
+# of the CPU-only test driver (label emu), where each call reached typejit's wrapper exactly when
+# calls_staged counts it. Without these entry points, Open MPI's bindings hand the device buffers
+# to the system MPI, which reads them from host code (a crash).
+set(tj_fortran_apis mpi)
+if(MPI_Fortran_HAVE_F08_MODULE)
+  list(APPEND tj_fortran_apis f08)
+endif()
+# The C helper apart: MPI::MPI_Fortran carries Fortran-only options (MPICH's mpifort:
+# -fallow-argument-mismatch) to every source of a target that links it.
+add_library(tj_fortran_buffers OBJECT fortran/buffers.c cudrv.c)
+target_include_directories(tj_fortran_buffers PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(tj_fortran_buffers SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+foreach(api IN LISTS tj_fortran_apis)
+  set(prog test_fortran_calls_${api})
+  add_executable(${prog} fortran/calls.F90)
+  set_property(TARGET ${prog} PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+  if(api STREQUAL f08)
+    target_compile_definitions(${prog} PRIVATE TJ_F08)
+  endif()
+  target_link_libraries(${prog} PRIVATE tj_fortran_buffers MPI::MPI_Fortran ${CMAKE_DL_LIBS})
+  tj_add_test(fortran_calls_${api} LABELS "mpi;portable" TIMEOUT 120
+    COMMAND ${TJ_CHECKED} --stdout "^PASS$" --expect "^typejit\\[0\\]: stats commits="
+            -- ${TJ_MPIEXEC} -x TYPEJIT_STATS=1 -np 2
+            $<TARGET_FILE:${prog}> host ${CMAKE_CURRENT_BINARY_DIR}/fortran_calls_${api}.dat)
+  add_test(NAME emu_fortran_calls_${api} COMMAND ${TJ_CHECKED} --stdout "^PASS$"
+           --expect "^typejit\\[0\\]: stats .* kernel_launches=2 .* calls_staged=9( |$)"
+           --expect "^typejit\\[1\\]: stats .* kernel_launches=2 .* calls_staged=9( |$)"
+           -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-fortran -np 2
+           $<TARGET_FILE:${prog}> device ${CMAKE_CURRENT_BINARY_DIR}/emu_fortran_calls_${api}.dat)
+  set_tests_properties(emu_fortran_calls_${api} PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+endforeach()

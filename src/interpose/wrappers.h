@@ -15,6 +15,8 @@
 
 #include <mpi.h>
 
+/* The wrappers that have Fortran entry points too (fortran.c, fortran_coll.c, fortran_rma.c,
+ * fortran_io.c; in the MPICH family only those its bindings do not route to the C function). */
 #define TJ_WRAPPERS(_X)                                                                            \
     /* datatypes (types.c, constructors.c) */                                                      \
     _X(MPI_Type_commit)                                                                            \
@@ -90,11 +92,7 @@
     _X(MPI_Scatterv)                                                                               \
     _X(MPI_Iscatterv)                                                                              \
     _X(MPI_Bcast)                                                                                  \
-    _X(MPI_Ibcast)
-
-/* Wrappers without Fortran entry points yet: a Fortran program reaches the system MPI's own
- * binding for these (docs/device-calls.md, "Fortran"). */
-#define TJ_WRAPPERS_C(_X)                                                                          \
+    _X(MPI_Ibcast)                                                                                 \
     /* collectives packed like the others (coll.c) */                                              \
     _X(MPI_Alltoall)                                                                               \
     _X(MPI_Ialltoall)                                                                              \
@@ -179,7 +177,11 @@
     _X(MPI_File_write_ordered_begin)                                                               \
     _X(MPI_File_write_ordered_end)                                                                 \
     /* refused on device memory (refused.c) */                                                     \
-    _X(MPI_Buffer_attach)                                                                          \
+    _X(MPI_Buffer_attach)
+
+/* Wrappers of C-only functions: the MPI_T tool interface has no Fortran binding. */
+#define TJ_WRAPPERS_C(_X)                                                                          \
+    /* the tool interface, refused on device memory (refused.c) */                                 \
     _X(MPI_T_cvar_read)                                                                            \
     _X(MPI_T_cvar_write)                                                                           \
     _X(MPI_T_pvar_read)                                                                            \
