@@ -1,7 +1,8 @@
 /* GPU pack/unpack sweep (issues 3 and 4): for the paper's 2-D objects and the 26 halo regions
  * of a 512^3 float grid, the JIT kernel against the generic run-time-parameter kernel,
  * cuMemcpy2DAsync (2-D only) and the device-to-device copy of the same bytes (the ceiling), all
- * in one run, plus MPI_Pack call-to-return times for small objects. Prints CSV on stdout.
+ * in one run, plus MPI_Pack call-to-return times for small objects and for types that are not
+ * one strided block (issue 19), against staging them. Prints CSV on stdout.
  *
  *   LD_PRELOAD=libtypejit.so bench_gpu_pack [--quick] [--small-only] [--smoke]
  *
@@ -357,6 +358,176 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
     }
 }
 
+/* The types that are not one strided block (issue 19; docs/layouts.md): an irregular indexed
+ * gather whose part table is baked into its kernel, one whose table is in device memory (an
+ * unstructured mesh's face gather), a struct of mixed members, a block-cyclic darray and a
+ * subarray of 17 dimensions, built through the MPI constructors so that typejit commits them as
+ * an application's. For each: MPI_Pack and MPI_Unpack call-to-return on device buffers (the
+ * parts kernel), and the same call staged through host memory as typejit did before (copy the
+ * footprint to the host, PMPI_Pack or PMPI_Unpack there, copy back), median of the reps. */
+typedef struct {
+    const char *name;
+    MPI_Datatype type;
+    int count;
+} layout_shape_t;
+
+/* The mesh-like gather: @p blocks blocks of 1 to 8 elements of @p elem at irregular gaps. */
+static MPI_Datatype irregular_indexed(int blocks, MPI_Datatype elem)
+{
+    int *bl = malloc(sizeof(int) * (size_t)blocks), *dp = malloc(sizeof(int) * (size_t)blocks);
+    uint64_t x = 88172645463325252ull;
+    int at = 0;
+    MPI_Datatype t;
+
+    if (bl == NULL || dp == NULL) {
+        fprintf(stderr, "bench_gpu_pack: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < blocks; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        bl[i] = 1 + (int)(x % 8);
+        dp[i] = at + (int)((x >> 8) % 5);
+        at = dp[i] + bl[i] + (int)((x >> 16) % 9);
+    }
+    MPI_Type_indexed(blocks, bl, dp, elem, &t);
+    free(bl);
+    free(dp);
+    return t;
+}
+
+static int layout_shapes(bool smoke, layout_shape_t *out)
+{
+    int n = 0;
+    /* A record of an int, 3 strided doubles and 6 chars. */
+    {
+        MPI_Datatype vec, members[3] = {MPI_INT, MPI_DATATYPE_NULL, MPI_CHAR};
+        int bl[3] = {1, 1, 6};
+        MPI_Aint dp[3] = {0, 8, 80};
+        MPI_Type_vector(3, 1, 3, MPI_DOUBLE, &vec);
+        members[1] = vec;
+        MPI_Type_create_struct(3, bl, dp, members, &out[n].type);
+        MPI_Type_free(&vec);
+        out[n].name = "struct-int-vec3double-6char";
+        out[n++].count = smoke ? 64 : 100000;
+    }
+    out[n].type = irregular_indexed(200, MPI_DOUBLE);
+    out[n].name = "indexed-200-irregular-double-baked";
+    out[n++].count = smoke ? 4 : 1000;
+    out[n].type = irregular_indexed(smoke ? 2000 : 1000000, MPI_FLOAT);
+    out[n].name = smoke ? "indexed-2000-irregular-float-table" : "indexed-1M-irregular-float-table";
+    out[n++].count = 1;
+    {
+        /* Rank 1 of a 2 x 2 grid, rows in blocks, columns cyclic by 4; the columns end in a
+         * partial block of this rank's, so that it is not one strided block. */
+        int g = smoke ? 64 : 4096, gs[2] = {g, g + 6},
+            ds[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
+        int da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 4}, ps[2] = {2, 2};
+        MPI_Type_create_darray(4, 1, 2, gs, ds, da, ps, MPI_ORDER_C, MPI_DOUBLE, &out[n].type);
+        out[n].name = "darray-block-cyclic4-double";
+        out[n++].count = 1;
+    }
+    if (!smoke) {
+        /* 17 dimensions of 3 floats, 2 of each taken: 2^17 floats in 3^17. */
+        int sz[17], sub[17], st[17];
+        for (int d = 0; d < 17; d++)
+            sz[d] = 3, sub[d] = 2, st[d] = d % 2;
+        MPI_Type_create_subarray(17, sz, sub, st, MPI_ORDER_C, MPI_FLOAT, &out[n].type);
+        out[n].name = "subarray-17d-float";
+        out[n++].count = 1;
+    }
+    for (int i = 0; i < n; i++)
+        MPI_Type_commit(&out[i].type);
+    return n;
+}
+
+/* Wait until typejit has @p t's kernels (they compile in the background), at most 60 s. */
+static void await_kernels(MPI_Datatype t, char *text, size_t len)
+{
+    tj_status_t (*describe)(const void *, char *, size_t);
+    *(void **)&describe = dlsym(RTLD_DEFAULT, "tj_type_describe");
+    text[0] = '\0';
+    if (describe == NULL)
+        return;
+    for (int i = 0; i < 600; i++) {
+        if (describe(&t, text, len) != TJ_OK ||
+            (strstr(text, "kernels=queued") == NULL && strstr(text, "kernels=compiling") == NULL))
+            return;
+        tj_clock_sleep_ms(100);
+    }
+}
+
+static void layout_objects(bool smoke, tj_devptr_t typed, size_t typed_bytes, tj_devptr_t packed,
+                           size_t packed_bytes)
+{
+    layout_shape_t shapes[8];
+    int n = layout_shapes(smoke, shapes), reps = smoke ? 2 : 20;
+
+    printf("\n# layouts (not one strided block), device -> device, call to return, median of %d; "
+           "staged: the footprint copied to the host, PMPI_Pack/PMPI_Unpack there, copied back\n",
+           reps);
+    printf("layout,count,bytes,direction,typejit_us,staged_us,speedup,typejit_GBps\n");
+    for (int i = 0; i < n; i++) {
+        MPI_Datatype t = shapes[i].type;
+        MPI_Aint lb, ext, tlb, text_;
+        int size, count = shapes[i].count;
+        char desc[512];
+        MPI_Type_get_extent(t, &lb, &ext);
+        MPI_Type_get_true_extent(t, &tlb, &text_);
+        MPI_Type_size(t, &size);
+        int64_t foot = (int64_t)ext * (count - 1) + tlb + text_; /* from the buffer argument */
+        int64_t bytes = (int64_t)size * count;
+        if (tlb < 0 || lb < 0 || foot > (int64_t)typed_bytes || bytes > (int64_t)packed_bytes ||
+            bytes > INT32_MAX) {
+            printf("# %s: does not fit the buffers, skipped\n", shapes[i].name);
+            MPI_Type_free(&t);
+            continue;
+        }
+        await_kernels(t, desc, sizeof(desc));
+        printf("# %s: %s\n", shapes[i].name, desc);
+        char *host = malloc((size_t)foot), *hpacked = malloc((size_t)bytes);
+        double *tj = calloc((size_t)reps, sizeof(double)),
+               *st = calloc((size_t)reps, sizeof(double));
+        if (host == NULL || hpacked == NULL || tj == NULL || st == NULL) {
+            fprintf(stderr, "bench_gpu_pack: out of memory\n");
+            exit(1);
+        }
+        for (int dir = 0; dir < 2; dir++) {
+            void *tp = (void *)(uintptr_t)typed, *pp = (void *)(uintptr_t)packed;
+            for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+                int pos = 0;
+                double t0 = tj_clock_seconds();
+                if (dir == 0)
+                    MPI_Pack(tp, count, t, pp, (int)bytes, &pos, MPI_COMM_SELF);
+                else
+                    MPI_Unpack(pp, (int)bytes, &pos, tp, count, t, MPI_COMM_SELF);
+                double t1 = tj_clock_seconds();
+                pos = 0;
+                tj_gpu_copy_dtoh(host, typed, (size_t)foot);
+                if (dir == 0) {
+                    PMPI_Pack(host, count, t, hpacked, (int)bytes, &pos, MPI_COMM_SELF);
+                    tj_gpu_copy_htod(packed, hpacked, (size_t)bytes);
+                } else {
+                    tj_gpu_copy_dtoh(hpacked, packed, (size_t)bytes);
+                    PMPI_Unpack(hpacked, (int)bytes, &pos, host, count, t, MPI_COMM_SELF);
+                    tj_gpu_copy_htod(typed, host, (size_t)foot);
+                }
+                double t2 = tj_clock_seconds();
+                if (r >= 0)
+                    tj[r] = t1 - t0, st[r] = t2 - t1;
+            }
+            double mt = tj_median(tj, reps), ms = tj_median(st, reps);
+            printf("%s,%d,%lld,%s,%.2f,%.2f,%.2f,%.2f\n", shapes[i].name, count, (long long)bytes,
+                   dir == 0 ? "pack" : "unpack", mt * 1e6, ms * 1e6, mt > 0 ? ms / mt : 0,
+                   mt > 0 ? (double)bytes / mt / 1e9 : 0);
+        }
+        free(host);
+        free(hpacked);
+        free(tj);
+        free(st);
+        MPI_Type_free(&t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     bool quick = false, small_only = false, smoke = false;
@@ -416,8 +587,11 @@ int main(int argc, char **argv)
     printf("# device %s, ceiling (device-to-device copy) %.1f GB/s read+write\n", target,
            ceiling_bw / 1e9);
 
-    if (dlsym(RTLD_DEFAULT, "tj_version") != NULL)
+    if (dlsym(RTLD_DEFAULT, "tj_version") != NULL) {
         small_objects(typed, packed);
+        if (!small_only)
+            layout_objects(smoke, typed, typed_bytes, packed, packed_bytes);
+    }
     if (small_only)
         goto out;
 

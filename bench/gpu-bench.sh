@@ -3,7 +3,7 @@
 #   bash bench/gpu-bench.sh [--quick] [--kit DIR]
 # Builds the project in Release (using the Open MPI kit in DIR, default .device/ or
 # ../shared/device/, when there is no mpicc), runs the tests labelled gpu, then the pack/unpack
-# sweep and the small-object MPI_Pack timings (then ping-pong, collectives and halo3d per method), writes CSV and PNG plots to bench/results/gpu/
+# sweep, the small-object MPI_Pack timings and the layout types' (then ping-pong, collectives and halo3d per method), writes CSV and PNG plots to bench/results/gpu/
 # (or $OUT when set) and prints a short table. Without a GPU it says so and stops after the
 # build and the (skipped) gpu tests.
 set -uo pipefail
@@ -53,10 +53,14 @@ tail -6 "$out/gpu-ctest.log"
 export TYPEJIT_CACHE_DIR="$build/bench-cache"
 LD_PRELOAD="$build/libtypejit.so" "$build/bench/bench_gpu_pack" $quick >"$out/gpu_pack.txt"
 bench_rc=$?
-# Split the small-object table and the sweep into two CSV files.
-awk '/^small_bytes/{s=1} /^kind,/{s=2} s==1 && NF{print > "'"$out"'/gpu_small.csv"}
+# Split the small-object table, the layouts (types that are not one strided block: irregular
+# indexed with a baked and a device part table, a mixed struct, a darray, 17 dimensions; parts
+# kernel against staging, docs/layouts.md) and the sweep into three CSV files.
+awk '/^#/{next} /^small_bytes/{s=1} /^layout,/{s=3} /^kind,/{s=2}
+     s==1 && NF{print > "'"$out"'/gpu_small.csv"} s==3 && NF{print > "'"$out"'/gpu_layouts.csv"}
      s==2 && NF{print > "'"$out"'/gpu_pack.csv"}' "$out/gpu_pack.txt"
 grep '^#' "$out/gpu_pack.txt"
+column -s, -t "$out/gpu_layouts.csv" 2>/dev/null || cat "$out/gpu_layouts.csv"
 python3=/usr/bin/python3
 [ -x "$python3" ] || python3=python3
 $python3 bench/plot_gpu.py "$out/gpu_pack.csv" "$out" || echo "gpu-bench: plotting failed (matplotlib missing?)"

@@ -26,8 +26,10 @@
 
 #include "gpu/cuda.h"
 #include "jit/gen.h"
+#include "jit/parts.h"
 #include "kernels/supply.h"
 #include "type/block.h"
+#include "type/layout.h"
 #include "util/common.h"
 
 #define TARGET "sm_90"
@@ -47,6 +49,7 @@ typedef struct {
     int nmembers;
     int word;
     int64_t count;
+    tj_layout_t *layout; /* a parts kernel's (finished, start 0) */
 } item_t;
 
 /* Which member holds packed word `w`, for the ideal mapping: words in packed order. */
@@ -132,6 +135,37 @@ static int64_t sectors_of(const int64_t *addr, int n, int word)
     return ns;
 }
 
+/* A layout's words in packed order, 32 to a request (the ideal of a parts kernel). */
+typedef struct {
+    const item_t *it;
+    int64_t ta[32], pa[32], packed, obj;
+    int n;
+    int64_t requests, typed_sectors, packed_sectors;
+} runs_ideal_t;
+
+static void ideal_flush(runs_ideal_t *r)
+{
+    if (r->n == 0)
+        return;
+    r->requests++;
+    r->typed_sectors += sectors_of(r->ta, r->n, r->it->word);
+    r->packed_sectors += sectors_of(r->pa, r->n, r->it->word);
+    r->n = 0;
+}
+
+static void ideal_run(int64_t disp, int64_t len, void *arg)
+{
+    runs_ideal_t *r = arg;
+    const tj_layout_t *l = r->it->layout;
+    for (int64_t b = 0; b < len; b += r->it->word) {
+        r->ta[r->n] = l->start + r->obj * l->extent + disp + b;
+        r->pa[r->n] = r->packed;
+        r->packed += r->it->word;
+        if (++r->n == 32)
+            ideal_flush(r);
+    }
+}
+
 /* The ideal mapping's requests and sectors, typed and packed sides (addresses relative to
  * buffers aligned to 256 bytes). */
 static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
@@ -140,6 +174,16 @@ static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
     walk_t w = {.it = it};
     int64_t ta[32], pa[32];
 
+    if (it->kind == TJ_KERNEL_PARTS) {
+        runs_ideal_t r = {.it = it};
+        for (r.obj = 0; r.obj < it->count; r.obj++)
+            tj_layout_each_run(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &r);
+        ideal_flush(&r);
+        *requests = r.requests;
+        *typed_sectors = r.typed_sectors;
+        *packed_sectors = r.packed_sectors;
+        return;
+    }
     *requests = *typed_sectors = *packed_sectors = 0;
     walk_member(&w);
     while (!w.done) {
@@ -156,10 +200,25 @@ static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
 }
 
 /* [lo, hi) of the typed bytes the launch touches, relative to the typed base. */
+static void span_run(int64_t disp, int64_t len, void *arg)
+{
+    int64_t *lh = arg;
+    lh[0] = TJ_MIN(lh[0], disp);
+    lh[1] = TJ_MAX(lh[1], disp + len);
+}
+
 static void typed_span(const item_t *it, int64_t *lo, int64_t *hi)
 {
     *lo = INT64_MAX;
     *hi = INT64_MIN;
+    if (it->kind == TJ_KERNEL_PARTS) {
+        const tj_layout_t *l = it->layout;
+        int64_t lh[2] = {INT64_MAX, INT64_MIN}, reach = (it->count - 1) * l->extent;
+        tj_layout_each_run(l, TJ_LAYOUT_MAX_PARTS, span_run, lh);
+        *lo = l->start + lh[0] + TJ_MIN(reach, 0);
+        *hi = l->start + lh[1] + TJ_MAX(reach, 0);
+        return;
+    }
     for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++) {
         const tj_block_t *b = &it->blocks[it->kind == TJ_KERNEL_FUSED ? it->members[m].shape : 0];
         int64_t off = it->kind == TJ_KERNEL_FUSED ? it->members[m].typed : 0;
@@ -172,6 +231,8 @@ static void typed_span(const item_t *it, int64_t *lo, int64_t *hi)
 static int64_t packed_bytes(const item_t *it)
 {
     int64_t n = 0;
+    if (it->kind == TJ_KERNEL_PARTS)
+        return it->count * it->layout->size;
     for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++)
         n += member_count(it, m) *
              it->blocks[it->kind == TJ_KERNEL_FUSED ? it->members[m].shape : 0].size;
@@ -219,6 +280,10 @@ static int run_item(item_t *it, tj_dir_t dir)
     tj_launch_t geo;
     tj_fused_args_t fargs;
     tj_generic_params_t params;
+    tj_parts_args_t pargs;
+    tj_devptr_t table = 0;
+    void *pinned = NULL;
+    unsigned long long table_sectors = 0;
     int64_t lo, hi, bytes = packed_bytes(it), ireq, its, ips;
     tj_devptr_t tbuf, pbuf, typed, dst, src;
     long long count = it->count;
@@ -234,6 +299,9 @@ static int run_item(item_t *it, tj_dir_t dir)
         break;
     case TJ_KERNEL_GENERIC:
         spec = tj_kernel_generic(it->word, dir, TARGET);
+        break;
+    case TJ_KERNEL_PARTS:
+        spec = tj_kernel_parts(it->layout, it->word, dir, false, TARGET);
         break;
     default:
         spec = tj_kernel_single(it->blocks, it->word, dir, TARGET);
@@ -271,7 +339,34 @@ static int run_item(item_t *it, tj_dir_t dir)
     src = dir == TJ_DIR_PACK ? typed : pbuf;
     args[0] = &dst;
     args[1] = &src;
-    if (it->kind == TJ_KERNEL_FUSED) {
+    if (it->kind == TJ_KERNEL_PARTS) {
+        /* The part table: in device memory, as the runtime keeps it, for a first launch that
+         * counts its loads; then in mapped host memory, which the trace leaves out, for the
+         * launch reported: the data's sectors alone, the table's the difference. */
+        size_t tb = tj_gen_parts_table_bytes(it->layout);
+        void *image = malloc(tb > 0 ? tb : 1);
+        args[2] = &count;
+        args[3] = &pargs;
+        tj_gen_parts_launch(it->layout, it->word, it->count, false, &geo);
+        if (!it->layout->baked) {
+            tj_devptr_t mapped;
+            if (image == NULL || tj_gpu_alloc(tb, &table) != TJ_OK ||
+                tj_gpu_alloc_host(tb, &pinned) != TJ_OK ||
+                tj_gpu_host_devptr(pinned, &mapped) != TJ_OK)
+                return 1;
+            tj_gen_parts_table(it->layout, image);
+            tj_gpu_copy_htod(table, image, tb);
+            memcpy(pinned, image, tb);
+            tj_gen_parts_args(it->layout, table, &pargs);
+            if (tj_gpu_launch(fn, geo.grid, geo.block, args) != TJ_OK || tj_gpu_sync() != TJ_OK ||
+                !last_trace(line, sizeof(line)))
+                return 1;
+            table_sectors = field(line, "load_sectors");
+            table = mapped;
+        }
+        free(image);
+        tj_gen_parts_args(it->layout, table, &pargs);
+    } else if (it->kind == TJ_KERNEL_FUSED) {
         if (tj_gen_fused_launch(it->blocks, it->nblocks, it->word, it->members, it->nmembers,
                                 &fargs, &geo) != TJ_OK)
             return 1;
@@ -294,12 +389,17 @@ static int run_item(item_t *it, tj_dir_t dir)
     }
     tj_gpu_free(tbuf);
     tj_gpu_free(pbuf);
+    if (table_sectors > 0)
+        table_sectors -= field(line, "load_sectors");
+    if (pinned != NULL)
+        tj_gpu_free_host(pinned);
     ideal(it, &ireq, &its, &ips);
     printf("%s,%s,%s,%s,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,"
-           "%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s\n",
+           "%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu\n",
            kname, it->family, dname,
            it->kind == TJ_KERNEL_FUSED     ? "fused"
            : it->kind == TJ_KERNEL_GENERIC ? "generic"
+           : it->kind == TJ_KERNEL_PARTS   ? "parts"
                                            : "single",
            it->word,
            it->kind == TJ_KERNEL_SINGLE    ? tj_gen_words_per_thread(&it->blocks[0], it->word)
@@ -311,7 +411,8 @@ static int run_item(item_t *it, tj_dir_t dir)
            geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
            field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
            field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
-           ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident);
+           ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident,
+           table_sectors);
     fflush(stdout);
     return 0;
 }
@@ -463,6 +564,90 @@ static int elements(void)
     return rc;
 }
 
+/* A parts item of the finished layout @p l (its reference is the item's). */
+static int run_parts(const char *name, tj_layout_t *l, int64_t extent, int64_t count)
+{
+    item_t it;
+    int rc;
+
+    memset(&it, 0, sizeof(it));
+    it.family = "parts";
+    snprintf(it.name, sizeof(it.name), "%s", name);
+    it.kind = TJ_KERNEL_PARTS;
+    it.count = count;
+    if (tj_layout_finish(&l, extent, l->pre[l->nparts] * tj_layout_elements(l)) != TJ_OK) {
+        fprintf(stderr, "kernel_quality: bad layout %s\n", name);
+        tj_layout_release(l);
+        return 1;
+    }
+    l->start = 0; /* launched at the typed buffer's start */
+    it.layout = l;
+    it.word = l->word;
+    rc = run_both(&it);
+    tj_layout_release(l);
+    return rc;
+}
+
+/* Layouts (issue 19): an irregular indexed type of doubles (20000 blocks of 1 to 3, gaps of 0
+ * to 2: a table in device memory; its first 200 blocks: baked), a struct {int; 3 doubles 16
+ * bytes apart; MPI_SHORT_INT} of 4096 objects, 4096 MPI_SHORT_INT (a hole in each), and 17
+ * strided dimensions (past a block's 16). */
+static int parts(void)
+{
+    tj_layout_builder_t b;
+    tj_layout_t *l;
+    tj_ir_t *ir = calloc(1, sizeof(*ir));
+    uint64_t x = 12345;
+    int rc = 0;
+
+    if (ir == NULL)
+        return 1;
+    for (int n = 0; n < 2; n++) {
+        int64_t at = 0, blocks = n == 0 ? 20000 : 200;
+        tj_layout_builder_init(&b);
+        for (int64_t i = 0; i < blocks; i++) {
+            int64_t bl = 1 + (int64_t)((x = x * 6364136223846793005ull + 1) >> 62) % 3;
+            tj_layout_add_run(&b, at * 8, bl * 8);
+            at += bl + (int64_t)((x = x * 6364136223846793005ull + 1) >> 62) % 3;
+        }
+        if (tj_layout_builder_end(&b, &l) != TJ_OK)
+            return 1;
+        rc |= run_parts(n == 0 ? "parts-indexed-20000x8B-table" : "parts-indexed-200x8B-baked", l,
+                        at * 8, 1);
+    }
+    /* struct {int; vector(3, 1, 2, double); MPI_SHORT_INT} at 0, 8, 80; extent 88. */
+    tj_layout_builder_init(&b);
+    tj_layout_add_run(&b, 0, 4);
+    tj_ir_init_dense(ir, 0, 8);
+    tj_ir_push_stream(ir, 0, 3, 16);
+    tj_layout_add_chain(&b, 8, 1, ir, 40);
+    tj_layout_add_run(&b, 80, 2);
+    tj_layout_add_run(&b, 84, 4);
+    if (tj_layout_builder_end(&b, &l) != TJ_OK)
+        return 1;
+    rc |= run_parts("parts-struct-mixed-x4096", l, 88, 4096);
+    /* contiguous(4096, MPI_SHORT_INT): two runs a pair, a frame of 4096. */
+    tj_layout_builder_init(&b);
+    tj_layout_add_run(&b, 0, 2);
+    tj_layout_add_run(&b, 4, 4);
+    if (tj_layout_builder_end(&b, &l) != TJ_OK || tj_layout_stream(&l, 0, 4096, 8) != TJ_OK)
+        return 1;
+    rc |= run_parts("parts-short-int-x4096", l, 4096 * 8, 1);
+    /* 17 dimensions of 2 elements, each stride one byte more than twice the last: no two of
+     * them merge, and a block holds 16. */
+    {
+        int64_t stride = 3;
+        tj_ir_init_dense(ir, 0, 2);
+        for (int d = 1; d < 17; d++, stride = 2 * stride + 1)
+            tj_ir_push_stream(ir, 0, 2, stride);
+        if (tj_layout_from_chain(ir, &l) != TJ_OK)
+            return 1;
+        rc |= run_parts("parts-17-dimensions", l, stride, 1);
+    }
+    free(ir);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     char cache[4200];
@@ -485,10 +670,11 @@ int main(int argc, char **argv)
            "threads,grid_x,grid_y,"
            "load_requests,load_sectors,load_distinct,load_bytes,store_requests,store_sectors,"
            "store_distinct,store_bytes,ideal_requests,ideal_load_sectors,ideal_store_sectors,"
-           "ident\n");
+           "ident,table_load_sectors\n");
     rc = fig8();
     rc |= halo();
     rc |= elements();
+    rc |= parts();
     tj_supply_finalize();
     tj_gpu_finalize();
     return rc;

@@ -52,7 +52,7 @@ echo "== bench_commit --huge (indexed, hindexed, struct types of 65536 to 1,000,
 LD_PRELOAD="$lib" "$build/bench/bench_commit" --huge $quick >"$out/cpu_commit_huge.txt"
 huge_rc=$?
 # The peak memory of one create + commit needs a fresh process per shape and mode.
-for shape in indexed_1M_int_stride3 indexed_1M_int_last_off dtp_struct_262144int; do
+for shape in indexed_1M_int_stride3 indexed_1M_int_last_off indexed_1M_int_irregular dtp_struct_262144int; do
     for mode in native typejit; do
         LD_PRELOAD="$lib" "$build/bench/bench_commit" --huge --rounds 1 --shape "$shape" \
             --mode "$mode" | grep -v '^#' | tail -1 | sed "s/^/$mode,/"

@@ -7,7 +7,7 @@
 typedef struct tj_store tj_store_t;
 
 /* Longest manifest line, without its newline; longer lines are refused and skipped. */
-#define TJ_STORE_LINE_MAX 4096
+#define TJ_STORE_LINE_MAX 16384
 
 /* Append @p line (printable, no newline, at most TJ_STORE_LINE_MAX bytes) to DIR/manifest.txt
  * with one O_APPEND write, unless it is in the file already: the store remembers the lines it

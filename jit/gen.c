@@ -14,6 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "jit/gen_internal.h"
 #include "jit/templates.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -883,4 +884,50 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
     launch->block[1] = launch->block[2] = 1;
     *args = a;
     return TJ_OK;
+}
+
+/* ---- shared with the generators of other templates (jit/gen_internal.h) --------------------- */
+
+tj_status_t tj_gen_fill(const char *template_name, const tj_gen_subst_t *subst, size_t n,
+                        char **source)
+{
+    const tj_template_t *tmpl = find_template(template_name);
+    subst_t *s = calloc(n > 0 ? n : 1, sizeof(*s));
+    text_t t = {0};
+    tj_status_t status;
+
+    if (tmpl == NULL) {
+        free(s);
+        tj_log_error("kernel template %s is missing from the library", template_name);
+        return TJ_ERR_INVALID;
+    }
+    if (s == NULL)
+        return TJ_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        s[i].key = subst[i].key;
+        s[i].value = subst[i].value;
+    }
+    status = fill(&t, tmpl->text, s, n);
+    free(s);
+    if (status != TJ_OK) {
+        free(t.buf);
+        return status;
+    }
+    *source = t.buf;
+    return TJ_OK;
+}
+
+const char *tj_gen_word_type(int word)
+{
+    return word_type(word);
+}
+
+void tj_gen_literal(char *buf, size_t len, int64_t v)
+{
+    format_i64(buf, len, v);
+}
+
+bool tj_gen_valid_name(const char *name)
+{
+    return valid_name(name);
 }

@@ -34,7 +34,7 @@ tj_add_test(interpose_threads LABELS "mpi;portable" TIMEOUT 300
           $<TARGET_FILE:test_interpose> threads)
 tj_add_test(interpose_stats LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED}
-          --expect "^typejit\\[0\\]: stats commits=[0-9]+ strided=[0-9]+ fallback=[0-9]+ packs_engine=[1-9][0-9]* "
+          --expect "^typejit\\[0\\]: stats commits=[0-9]+ strided=[0-9]+ layouts=[0-9]+ fallback=[0-9]+ packs_engine=[1-9][0-9]* "
           --expect "^typejit\\[1\\]: stats .*unpacks_engine=[1-9]"
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
           $<TARGET_FILE:test_interpose> engine --types 100)

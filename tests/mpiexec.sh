@@ -12,8 +12,11 @@ shift
 case "$($launcher --version 2>&1 | head -n 5)" in
 *"Open MPI) 5."* | *PRRTE* | *prterun*)
     # Open MPI 5.0's one-sided UCX component, with no UCX device to use, prints an error at
-    # every window creation and is never chosen: leave it out.
-    args=("$launcher" --allow-run-as-root --oversubscribe --bind-to none --mca osc ^ucx) ;;
+    # every window creation and is never chosen: leave it out. Its single-copy component (cma)
+    # writes the whole of a truncated message past the receive buffer when the message is over
+    # the eager limit (without typejit too; docs/mpis.md): leave it out, so that the tests'
+    # truncated receives check typejit, not that heap corruption.
+    args=("$launcher" --allow-run-as-root --oversubscribe --bind-to none --mca osc ^ucx --mca smsc ^cma) ;;
 *"Open MPI"* | *OpenRTE*)
     args=("$launcher" --allow-run-as-root --oversubscribe --bind-to none) ;;
 *)

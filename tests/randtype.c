@@ -1,6 +1,7 @@
 /* Random datatype generator. Most draws are built to be strided (uniform displacements, one
- * member shape) so that the engine is exercised; a share are deliberately irregular so that the
- * "not strided" answer is exercised too. */
+ * member shape) so that the engine is exercised; a share are deliberately irregular (members at
+ * uneven places, of several block lengths or several types, darrays) so that layouts are
+ * exercised too. */
 #include "randtype.h"
 #include "sysmpi.h"
 
@@ -166,7 +167,7 @@ static void member_displs(rt_rng_t *rng, int n, int64_t unit, bool bytes, const 
 static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int depth, text_t *t)
 {
     MPI_Datatype child, out = MPI_DATATYPE_NULL;
-    int kind = (int)rt_range(rng, 0, 11);
+    int kind = (int)rt_range(rng, 0, 13);
     int count = (int)rt_range(rng, 1, 4), bl = (int)rt_range(rng, 1, 4);
     int64_t ext;
 
@@ -323,6 +324,112 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             else
                 MPI_Type_indexed(n, bls, idispl, child, &out);
         }
+        break;
+    }
+    case 12: {
+        /* Many irregular members: blocks of 0 to 5 children at uneven places, now and then out
+         * of order or overlapping. */
+        int n = (int)rt_range(rng, 8, 60), bls[60];
+        int64_t displs[60], bls64[60], at = rt_range(rng, -4, 4);
+        bool bytes = rt_range(rng, 0, 1), shuffle = rt_range(rng, 0, 7) == 0;
+        size_t start = t->used;
+        child = build(rng, opt, depth + 1, t);
+        ext = extent_of(child);
+        char inner[4096];
+        snprintf(inner, sizeof(inner), "%s", t->buf + start);
+        t->used = start;
+        for (int i = 0; i < n; i++) {
+            bls64[i] = bls[i] = (int)rt_range(rng, 0, 5);
+            displs[i] = at * (bytes ? (ext > 0 ? ext : 1) : 1);
+            at += bls[i] + rt_range(rng, rt_range(rng, 0, 9) == 0 ? -2 : 0, 3);
+        }
+        if (shuffle)
+            for (int i = n - 1; i > 0; i--) {
+                int j = (int)rt_range(rng, 0, i);
+                int64_t d = displs[i];
+                displs[i] = displs[j];
+                displs[j] = d;
+            }
+        put(t, "%s(", bytes ? "hindexed" : "indexed");
+        put_list(t, bls64, n);
+        put(t, ",");
+        put_list(t, displs, n);
+        put(t, ",%s", inner);
+        if (bytes) {
+            MPI_Aint adispl[60];
+            for (int i = 0; i < n; i++)
+                adispl[i] = displs[i];
+            MPI_Type_create_hindexed(n, bls, adispl, child, &out);
+        } else {
+            int idispl[60];
+            for (int i = 0; i < n; i++)
+                idispl[i] = (int)displs[i];
+            MPI_Type_indexed(n, bls, idispl, child, &out);
+        }
+        break;
+    }
+    case 13: {
+        /* A darray: 1 to 3 dimensions, each block, cyclic or not distributed. */
+        int nd = (int)rt_range(rng, 1, 3), size = 1, gs[3], ds[3], da[3], ps[3];
+        int64_t v[3];
+        bool fortran = rt_range(rng, 0, 1);
+        static const char *const dn[] = {"block", "cyclic", "none"};
+        int dist_code[3];
+        for (int d = 0; d < nd; d++) {
+            gs[d] = (int)rt_range(rng, 1, 9);
+            dist_code[d] = (int)rt_range(rng, 0, 2);
+            ps[d] = dist_code[d] == 2 ? 1 : (int)rt_range(rng, 1, 3);
+            size *= ps[d];
+            if (dist_code[d] == 0) {
+                ds[d] = MPI_DISTRIBUTE_BLOCK;
+                /* A block length that covers the dimension, or the default. */
+                da[d] = rt_range(rng, 0, 1)
+                            ? 0
+                            : (gs[d] + ps[d] - 1) / ps[d] + (int)rt_range(rng, 0, 2);
+            } else if (dist_code[d] == 1) {
+                ds[d] = MPI_DISTRIBUTE_CYCLIC;
+                da[d] = (int)rt_range(rng, 0, 3);
+            } else {
+                ds[d] = MPI_DISTRIBUTE_NONE;
+                da[d] = 0;
+            }
+        }
+        int rank = (int)rt_range(rng, 0, size - 1);
+        size_t start = t->used;
+        child = build(rng, opt, depth + 1, t);
+        ext = extent_of(child);
+        char inner[4096];
+        snprintf(inner, sizeof(inner), "%s", t->buf + start);
+        t->used = start;
+        int csize = 0;
+        MPI_Type_size(child, &csize);
+        if (ext <= 0 || csize == 0) {
+            /* Open MPI refuses a darray of a type without extent or data. */
+            put(t, "contiguous(1,%s", inner);
+            MPI_Type_contiguous(1, child, &out);
+            break;
+        }
+        put(t, "darray(%d,%d,", size, rank);
+        for (int d = 0; d < nd; d++)
+            v[d] = gs[d];
+        put_list(t, v, nd);
+        put(t, ",{");
+        for (int d = 0; d < nd; d++)
+            put(t, "%s%s", d ? "," : "", dn[dist_code[d]]);
+        put(t, "},");
+        for (int d = 0; d < nd; d++)
+            v[d] = da[d];
+        put_list(t, v, nd);
+        put(t, ",");
+        for (int d = 0; d < nd; d++)
+            v[d] = ps[d];
+        put_list(t, v, nd);
+        put(t, ",%s,%s", fortran ? "F" : "C", inner);
+        for (int d = 0; d < nd; d++)
+            if (da[d] == 0)
+                da[d] = MPI_DISTRIBUTE_DFLT_DARG;
+        MPI_Type_create_darray(size, rank, nd, gs, ds, da, ps,
+                               fortran ? MPI_ORDER_FORTRAN : MPI_ORDER_C, child, &out);
         break;
     }
     default: {

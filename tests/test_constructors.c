@@ -14,8 +14,36 @@
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "randtype.h"
+#include "type/flatten.h"
 #include "type/translate.h"
 #include "util/stats.h"
+
+/* What a commit makes of @p t afresh, through envelope and contents: its strided block, else
+ * its layout (*lay, finished), else why neither. */
+static tj_status_t afresh(MPI_Datatype t, tj_block_t *fresh, tj_layout_t **lay, tj_reason_t *reason)
+{
+    tj_status_t st = tj_flatten_form(t, fresh, lay, reason);
+    /* The commit record keeps the strided translation's reason for a layout. */
+    if (st == TJ_OK && *lay != NULL) {
+        tj_ir_t ir;
+        st = tj_translate_ir(t, &ir);
+        *reason = tj_translate_reason();
+        if (st == TJ_OK) { /* a chain too long for a block */
+            st = TJ_ERR_NOT_STRIDED;
+            *reason = TJ_REASON_DIMS;
+        }
+    }
+    return st;
+}
+
+/* The same layout: parts, frame, shapes and placement. */
+static bool same_layout(const tj_layout_t *a, const tj_layout_t *b)
+{
+    return a->hash[0] == b->hash[0] && a->hash[1] == b->hash[1] && a->start == b->start &&
+           a->extent == b->extent && a->nparts == b->nparts && a->word == b->word &&
+           memcmp(a->disp, b->disp, (size_t)a->nparts * sizeof(int64_t)) == 0 &&
+           memcmp(a->pre, b->pre, (size_t)(a->nparts + 1) * sizeof(int64_t)) == 0;
+}
 
 /* @p t is committed: its record must exist, come from its creation, and agree with a fresh
  * translation of the same handle. */
@@ -23,6 +51,7 @@ static void compare(MPI_Datatype t, const char *what)
 {
     tj_type_info_t info;
     tj_block_t fresh;
+    tj_layout_t *lay;
     tj_status_t st, kst;
     tj_reason_t reason;
     tj_ir_t ir;
@@ -36,18 +65,21 @@ static void compare(MPI_Datatype t, const char *what)
         fprintf(stderr, "%s: no creation record\n", what);
         check_failures++;
     }
-    st = tj_translate_block(t, &fresh, NULL);
-    reason = st == TJ_ERR_NOT_STRIDED ? tj_translate_reason() : TJ_REASON_NONE;
+    st = afresh(t, &fresh, &lay, &reason);
     if (st != info.why || (st == TJ_OK && !tj_block_equal(&fresh, &info.block)) ||
-        (st == TJ_ERR_NOT_STRIDED && (int)reason != info.reason)) {
+        (st == TJ_ERR_NOT_STRIDED && (int)reason != info.reason) ||
+        ((lay == NULL) != (info.layout == NULL)) ||
+        (lay != NULL && !same_layout(lay, info.layout))) {
         char a[640], b[512] = "";
         tj_interpose_describe(&info, a, sizeof(a));
         if (st == TJ_OK)
             tj_block_format(&fresh, b, sizeof(b));
         fprintf(stderr, "%s: recorded \"%s\", afresh %s (%s) %s\n", what, a, tj_status_string(st),
-                st == TJ_ERR_NOT_STRIDED ? tj_reason_string(reason) : "", b);
+                st == TJ_ERR_NOT_STRIDED ? tj_reason_string(reason) : "",
+                lay != NULL ? "with a layout" : b);
         check_failures++;
     }
+    tj_layout_release(lay);
 }
 
 static void commit_compare_free(MPI_Datatype t, const char *what)
@@ -57,19 +89,26 @@ static void commit_compare_free(MPI_Datatype t, const char *what)
     MPI_Type_free(&t);
 }
 
-static void expect_reason(MPI_Datatype t, tj_reason_t reason, const char *what)
+/* @p t is not strided for @p reason; it has a layout or not as @p layout says. */
+static void expect_reason_layout(MPI_Datatype t, tj_reason_t reason, bool layout, const char *what)
 {
     tj_type_info_t info;
 
     REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
     REQUIRE(tj_table_get(t, &info));
-    if (info.strided || info.reason != (int)reason) {
-        fprintf(stderr, "%s: reason \"%s\", expected \"%s\"\n", what,
-                tj_reason_string((tj_reason_t)info.reason), tj_reason_string(reason));
+    if (info.strided || info.reason != (int)reason || (info.layout != NULL) != layout) {
+        fprintf(stderr, "%s: reason \"%s\"%s, expected \"%s\"%s\n", what,
+                tj_reason_string((tj_reason_t)info.reason), info.layout ? " with a layout" : "",
+                tj_reason_string(reason), layout ? " with a layout" : "");
         check_failures++;
     }
     compare(t, what);
     MPI_Type_free(&t);
+}
+
+static void expect_reason(MPI_Datatype t, tj_reason_t reason, const char *what)
+{
+    expect_reason_layout(t, reason, true, what);
 }
 
 /* @p levels nested hvectors of doubles whose strides (3 times the child's extent) never fold:
@@ -102,6 +141,7 @@ static void deep_chain(int levels, bool strided)
 static void each_constructor(void)
 {
     MPI_Datatype v, t, types[3];
+    tj_type_info_t info;
     int bl[3] = {2, 2, 2}, dis[3] = {0, 5, 10}, bl_irr[3] = {1, 2, 1};
     MPI_Aint bdis[3] = {0, 40, 80};
     int sizes[3] = {8, 9, 10}, subs[3] = {2, 3, 4}, starts[3] = {1, 2, 3};
@@ -142,8 +182,29 @@ static void each_constructor(void)
     types[1] = MPI_INT;
     MPI_Type_create_struct(3, bl, bdis, types, &t);
     expect_reason(t, TJ_REASON_MIXED_MEMBERS, "mixed struct");
+    /* A darray of blocks is a subarray: strided. */
     MPI_Type_create_darray(1, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
-    expect_reason(t, TJ_REASON_DARRAY, "darray");
+    REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+    compare(t, "darray of blocks");
+    CHECK(tj_table_get(t, &info) && info.strided && info.block.ndims == 1);
+    MPI_Type_free(&t);
+    /* Blocks of 3 rows dealt to 2 processes: rank 0 has rows 0-2 and 6-7, a shorter last
+     * block: a layout. */
+    distribs[0] = MPI_DISTRIBUTE_CYCLIC;
+    dargs[0] = 3;
+    psizes[0] = 2;
+    MPI_Type_create_darray(2, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
+    REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+    compare(t, "cyclic darray");
+    CHECK(tj_table_get(t, &info) && info.layout != NULL);
+    MPI_Type_free(&t);
+    /* A block-cyclic dimension over a distributed block one. */
+    distribs[0] = MPI_DISTRIBUTE_CYCLIC;
+    distribs[1] = MPI_DISTRIBUTE_BLOCK;
+    psizes[0] = 1;
+    psizes[1] = 3;
+    MPI_Type_create_darray(3, 1, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
+    expect_reason(t, TJ_REASON_DARRAY, "block-cyclic darray over a block");
     MPI_Type_contiguous(2, MPI_SHORT_INT, &t);
     expect_reason(t, TJ_REASON_NAMED_HOLES, "contiguous of MPI_SHORT_INT");
     MPI_Type_free(&v);

@@ -44,15 +44,24 @@
 
 static int mismatches;
 static long kernel_calls; /* calls that must have launched a kernel */
+static long device_calls; /* packs and unpacks of bytes with a device buffer */
+static long typed_kernel; /* those of a type typejit gives a kernel */
 static CUcontext app_ctx;
 
-static bool strided(MPI_Datatype type)
+/* typejit's description of @p type (tj_type_describe); false without one. */
+static bool type_describe(MPI_Datatype type, char *text, size_t len)
 {
     int (*describe)(const void *, char *, size_t) =
         (int (*)(const void *, char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
+    return describe != NULL && describe(&type, text, len) == 0;
+}
+
+/* Whether typejit gives @p type a kernel: it is strided, or it has a layout. */
+static bool has_kernel(MPI_Datatype type)
+{
     char text[1024];
-    return describe != NULL && describe(&type, text, sizeof(text)) == 0 &&
-           strncmp(text, "strided", 7) == 0;
+    return type_describe(type, text, sizeof(text)) &&
+           (strncmp(text, "strided", 7) == 0 || strncmp(text, "layout", 6) == 0);
 }
 
 static void report(const char *what, const char *desc, kind_t tk, kind_t pk, int count, int pos,
@@ -131,8 +140,12 @@ static void check_case(MPI_Datatype type, const char *desc, int count, int pos, 
     buf_get(&packed, pgot);
     if (rc != MPI_SUCCESS || p_got != p_ref || memcmp(pgot, pref, (size_t)outsize) != 0)
         report("pack", desc, tk, pk, count, pos, shift);
-    if (on_device(tk) && count > 0 && size > 0 && strided(type) && !bottom)
+    if (on_device(tk) && count > 0 && size > 0 && has_kernel(type) && !bottom)
         kernel_calls++;
+    if (count > 0 && size > 0) {
+        device_calls += 2; /* the pack and the unpack */
+        typed_kernel += has_kernel(type) ? 2 : 0;
+    }
 
     /* Unpack a pattern into a poisoned typed buffer. */
     for (int i = 0; i < outsize; i++)
@@ -170,6 +183,141 @@ static void check_case(MPI_Datatype type, const char *desc, int count, int pos, 
     free(pin);
     free(pref);
     free(pgot);
+}
+
+/* Writes "{v0,v1,...}" of @p n ints to @p f. */
+static void put_ints(FILE *f, const int *v, int n)
+{
+    fputc('{', f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%d", i ? "," : "", v[i]);
+    fputc('}', f);
+}
+
+/* Shapes the random types rarely reach, each a layout: a part table in device memory (an
+ * irregular indexed type of thousands of blocks, one of a vector child), a struct of differently
+ * shaped members, pair types with a hole, a darray of block-cyclic rows, a subarray of 17 and
+ * of 20 dimensions, indexed blocks that overlap (unpacked serially). Each goes through
+ * check_case in a few memory combinations and counts; with @p describe their descriptions go
+ * there instead (for `typejit warm`). */
+static int check_shapes(FILE *describe)
+{
+    enum { NSHAPES = 9 };
+    MPI_Datatype t[NSHAPES], v, members[3];
+    const char *names[NSHAPES] = {"indexed of 3000 irregular blocks of doubles",
+                                  "hindexed of 700 blocks of a vector of floats",
+                                  "struct {int; 3 strided doubles; MPI_SHORT_INT}",
+                                  "contiguous(5, MPI_SHORT_INT)",
+                                  "darray of 10x9 ints, rows cyclic(2) over 3, columns block",
+                                  "subarray of 17 dimensions of bytes",
+                                  "subarray of 20 dimensions of shorts",
+                                  "indexed blocks of ints that overlap",
+                                  "hvector of 3 irregular indexed types"};
+    static int bl[3000], dis[3000], bdis_i[700];
+    static MPI_Aint bdis[3000];
+    int sizes[20], subs[20], starts[20], sizes20[20], subs20[20], n = 0;
+    int obl[4] = {3, 3, 2, 4}, odis[4] = {0, 2, 1, 6};
+    int gs[2] = {10, 9}, ds[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, da[2] = {2, 3},
+        ps[2] = {3, 3};
+    rt_rng_t rng;
+
+    rt_seed(&rng, 77);
+    for (int i = 0, at = 0; i < 3000; i++) {
+        bl[i] = (int)rt_range(&rng, 1, 3);
+        dis[i] = at;
+        at += bl[i] + (int)rt_range(&rng, 0, 2);
+    }
+    for (int i = 0; i < 700; i++)
+        bdis_i[i] = dis[i] * 64;
+    for (int d = 0; d < 20; d++) {
+        sizes[d] = 3;
+        subs[d] = 2;
+        starts[d] = d % 2;
+        /* 2^6 elements, 20 dimensions of which 14 are of one element */
+        subs20[d] = d < 14 ? 1 : 2;
+        sizes20[d] = d < 14 ? 2 : 3;
+    }
+    if (describe != NULL) {
+        char *first = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&first, &len);
+        REQUIRE(f != NULL);
+        fputs("indexed(", f);
+        put_ints(f, bl, 3000);
+        fputc(',', f);
+        put_ints(f, dis, 3000);
+        fputs(",MPI_DOUBLE)", f);
+        REQUIRE(fclose(f) == 0);
+        fprintf(describe, "%s\n", first);
+        fputs("hindexed(", describe);
+        put_ints(describe, bl, 700);
+        fputc(',', describe);
+        put_ints(describe, bdis_i, 700);
+        fputs(",vector(3,2,5,MPI_FLOAT))\n", describe);
+        fputs("struct({1,1,1},{0,8,80},{MPI_INT,vector(3,1,2,MPI_DOUBLE),MPI_SHORT_INT})\n",
+              describe);
+        fputs("contiguous(5,MPI_SHORT_INT)\n", describe);
+        fputs("darray(9,4,{10,9},{cyclic,block},{2,3},{3,3},C,MPI_INT)\n", describe);
+        fputs("subarray(", describe);
+        put_ints(describe, sizes, 17);
+        fputc(',', describe);
+        put_ints(describe, subs, 17);
+        fputc(',', describe);
+        put_ints(describe, starts, 17);
+        fputs(",C,MPI_BYTE)\nsubarray(", describe);
+        put_ints(describe, sizes20, 20);
+        fputc(',', describe);
+        put_ints(describe, subs20, 20);
+        fputc(',', describe);
+        put_ints(describe, starts, 20);
+        fputs(",F,MPI_SHORT)\nindexed(", describe);
+        put_ints(describe, obl, 4);
+        fputc(',', describe);
+        put_ints(describe, odis, 4);
+        fprintf(describe, ",MPI_INT)\nhvector(3,1,%d,%s)\n", 3000 * 8 * 4, first);
+        free(first);
+        return NSHAPES;
+    }
+    MPI_Type_indexed(3000, bl, dis, MPI_DOUBLE, &t[n++]);
+    MPI_Type_vector(3, 2, 5, MPI_FLOAT, &v);
+    for (int i = 0; i < 700; i++)
+        bdis[i] = bdis_i[i];
+    MPI_Type_create_hindexed(700, bl, bdis, v, &t[n++]);
+    {
+        int mbl[3] = {1, 1, 1};
+        MPI_Aint mdis[3] = {0, 8, 80};
+        MPI_Datatype col;
+        MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &col);
+        members[0] = MPI_INT, members[1] = col, members[2] = MPI_SHORT_INT;
+        MPI_Type_create_struct(3, mbl, mdis, members, &t[n++]);
+        MPI_Type_free(&col);
+    }
+    MPI_Type_contiguous(5, MPI_SHORT_INT, &t[n++]);
+    MPI_Type_create_darray(9, 4, 2, gs, ds, da, ps, MPI_ORDER_C, MPI_INT, &t[n++]);
+    MPI_Type_create_subarray(17, sizes, subs, starts, MPI_ORDER_C, MPI_BYTE, &t[n++]);
+    MPI_Type_create_subarray(20, sizes20, subs20, starts, MPI_ORDER_FORTRAN, MPI_SHORT, &t[n++]);
+    MPI_Type_indexed(4, obl, odis, MPI_INT, &t[n++]);
+    MPI_Type_create_hvector(3, 1, 3000 * 8 * 4, t[0], &t[n++]);
+    /* A part table in device memory is built at the first device call, never at the commit
+     * (the first shape has 3000 parts: its table is not baked). */
+    long tables = tj_counter("layout_tables");
+    for (int i = 0; i < n; i++)
+        MPI_Type_commit(&t[i]);
+    CHECK(tj_counter("layout_tables") == tables);
+    for (int i = 0; i < n; i++) {
+        if (!has_kernel(t[i]) && mismatches++ < 10)
+            fprintf(stderr, "MISMATCH: %s gets no kernel\n", names[i]);
+        check_case(t[i], names[i], 1, 0, K_DEVICE, K_DEVICE, 0, false, 11);
+        if (i == 0)
+            CHECK(tj_counter("layout_tables") > tables);
+        check_case(t[i], names[i], 2, 12, K_DEVICE, K_PINNED, 0, false, 12);
+        check_case(t[i], names[i], 3, 3, K_HOST, K_DEVICE, 0, false, 13);
+        check_case(t[i], names[i], 1, 8, K_MANAGED, K_HOST, 2, false, 14);
+    }
+    MPI_Type_free(&v);
+    for (int i = 0; i < n; i++)
+        MPI_Type_free(&t[i]);
+    return n;
 }
 
 /* Types of no bytes on device buffers: MPI_SUCCESS and no movement, as the system MPI says. */
@@ -280,7 +428,7 @@ int main(int argc, char **argv)
     };
     const int ncombos = (int)(sizeof(combos) / sizeof(combos[0]));
     uint64_t seed = 1;
-    long types = 150;
+    long types = 150, ntypes = 0, nkernel = 0, nlayout = 0;
     bool expect_no_compiles = false, expect_compiles = false, expect_staged = false,
          expect_generic = false, expect_disk_hits = false;
     int families = 0;
@@ -324,9 +472,14 @@ int main(int argc, char **argv)
         CUDRV(cuCtxGetCurrent(&app_ctx));
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
         check_empty();
+        if (!expect_staged)
+            check_shapes(NULL);
+    } else {
+        check_shapes(describe);
     }
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
+        char text[1024];
         MPI_Datatype type = families > 0
                                 ? rt_family_type(&rng, &opt, families, seed, desc, sizeof(desc))
                                 : rt_random_type(&rng, &opt, desc, sizeof(desc));
@@ -336,6 +489,14 @@ int main(int argc, char **argv)
         }
         if (describe != NULL)
             fprintf(describe, "%s\n", desc);
+        ntypes++;
+        if (describe == NULL && type_describe(type, text, sizeof(text))) {
+            bool kernel = strncmp(text, "strided", 7) == 0 || strncmp(text, "layout", 6) == 0;
+            nkernel += kernel;
+            nlayout += strncmp(text, "layout", 6) == 0;
+            if (!kernel)
+                printf("no kernel: %s: %s\n", text, desc);
+        }
         for (int c = 0; c < 2; c++) {
             const kind_t *k = combos[(t * 2 + c) % ncombos];
             int count = (int)rt_range(&rng, 0, 9);
@@ -362,7 +523,16 @@ int main(int argc, char **argv)
         types, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"), tj_counter("gpu_fallbacks"),
         launches, kernel_calls, compiles, tj_counter("cache_hits_disk"),
         tj_counter("packs_generic_while_compiling"), mismatches);
+    printf("kernels: %ld of %ld random types get one (%ld strided, %ld layouts); %ld of %ld device "
+           "calls of bytes are of such types; serial unpacks=%ld, part tables copied=%ld\n",
+           nkernel, ntypes, nkernel - nlayout, nlayout, typed_kernel, device_calls,
+           tj_counter("unpacks_serial"), tj_counter("layout_tables"));
     CHECK(mismatches == 0);
+    /* Every device call had a kernel (or the CPU engine and a copy): none was staged through
+     * host memory (the types a kernel cannot take, byte stride -1 on Open MPI, are drawn rarely
+     * enough that none is in these runs). */
+    if (!expect_staged)
+        CHECK_EQ_INT(tj_counter("gpu_fallbacks"), 0);
     if (expect_staged) {
         CHECK(launches == 0);
         CHECK(tj_counter("gpu_fallbacks") > 0);

@@ -18,6 +18,7 @@
 #include "randtype.h"
 #include "region.h"
 #include "type/cpu.h"
+#include "type/flatten.h"
 #include "type/translate.h"
 
 static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
@@ -35,9 +36,10 @@ static void report(const char *what, const char *desc, int count, int pos, int64
                 what, desc, count, pos, (long long)where);
 }
 
-/* One type: pack and unpack `count` objects at packed position `pos`. */
-static void check_type(MPI_Datatype type, const tj_block_t *block, const char *desc, int count,
-                       int pos, uint64_t salt)
+/* One type, by its strided block or else by its layout: pack and unpack `count` objects at
+ * packed position `pos`. */
+static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layout_t *layout,
+                       const char *desc, int count, int pos, uint64_t salt)
 {
     MPI_Aint tlb, text, lb, ext;
     MPI_Count size;
@@ -76,7 +78,10 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const char *d
     memset(p2, POISON, (size_t)outsize);
     REQUIRE(PMPI_Pack(src.origin, count, type, p1, outsize, &pos1, MPI_COMM_SELF) == MPI_SUCCESS);
     CHECK_EQ_INT(pos1, pos + n);
-    tj_cpu_pack(block, src.origin, count, p2 + pos);
+    if (layout != NULL)
+        tj_cpu_pack_layout(layout, src.origin, count, p2 + pos);
+    else
+        tj_cpu_pack(block, src.origin, count, p2 + pos);
     if (memcmp(p1, p2, (size_t)outsize) != 0) {
         for (int i = 0; i < outsize; i++)
             if (p1[i] != p2[i]) {
@@ -94,7 +99,10 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const char *d
     REQUIRE(PMPI_Unpack(pattern, outsize, &pos1, a.origin, count, type, MPI_COMM_SELF) ==
             MPI_SUCCESS);
     CHECK_EQ_INT(pos1, pos + n);
-    tj_cpu_unpack(block, pattern + pos, count, b.origin);
+    if (layout != NULL)
+        tj_cpu_unpack_layout(layout, pattern + pos, count, b.origin);
+    else
+        tj_cpu_unpack(block, pattern + pos, count, b.origin);
     if (!region_equal(&a, &b, &where))
         report("unpack", desc, count, pos, where);
     region_close(&a);
@@ -107,7 +115,8 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const char *d
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
-    long types = 2000, strided = 0, drawn = 0, huge = 0;
+    long types = 2000, strided = 0, layouts = 0, probed = 0, drawn = 0, huge = 0, empty = 0;
+    long reasons[64] = {0};
     bool verbose = false;
     rt_options_t opt = {
         .max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34, .huge_percent = 5};
@@ -150,20 +159,52 @@ int main(int argc, char **argv)
             continue;
         }
         drawn++;
-        if (tj_translate_block(type, &block, NULL) == TJ_OK) {
+        int count = (int)rt_range(&rng, 1, 4),
+            pos = (int)rt_range(&rng, 0, 3) * 8 + (int)rt_range(&rng, 0, 1) * 3;
+        uint64_t salt = rt_next(&rng);
+        tj_layout_t *layout = NULL;
+        tj_status_t st = tj_translate_block(type, &block, NULL);
+        if (st == TJ_OK) {
             strided++;
             if (block.hi - block.lo > DENSE_LIMIT || block.extent > DENSE_LIMIT)
                 huge++;
             if (verbose)
                 printf("%s\n", desc);
-            int count = (int)rt_range(&rng, 1, 4),
-                pos = (int)rt_range(&rng, 0, 3) * 8 + (int)rt_range(&rng, 0, 1) * 3;
-            check_type(type, &block, desc, count, pos, rt_next(&rng));
+            check_type(type, &block, NULL, desc, count, pos, salt);
+        } else if (st == TJ_ERR_NOT_STRIDED) {
+            /* Not one block: its layout, as a commit makes it (through the contents here, or
+             * probed from the system MPI). */
+            MPI_Aint lb, ext;
+            MPI_Count size;
+            tj_reason_t why = tj_translate_reason();
+            MPI_Type_get_extent(type, &lb, &ext);
+            MPI_Type_size_x(type, &size);
+            st = tj_flatten_commit(type, ext, size, why, &layout, &why);
+            if (st == TJ_OK) {
+                layouts++;
+                probed += layout->probed;
+                if (verbose)
+                    printf("layout %s\n", desc);
+                check_type(type, NULL, layout, desc, count, pos, salt);
+                tj_layout_release(layout);
+            } else if (size == 0) {
+                empty++;
+            } else {
+                reasons[why]++;
+                if (verbose || why == TJ_REASON_SIZE || why == TJ_REASON_BLOCK)
+                    printf("no layout (%s, %s): %s\n", tj_reason_string(why), tj_status_string(st),
+                           desc);
+            }
         }
         MPI_Type_free(&type);
     }
-    printf("seed %llu: %ld types, %ld strided (%ld with footprints beyond 16 MiB), %d mismatches\n",
-           (unsigned long long)seed, drawn, strided, huge, mismatches);
+    printf("seed %llu: %ld types, %ld strided (%ld with footprints beyond 16 MiB), %ld layouts "
+           "(%ld probed), %ld empty, %d mismatches\n",
+           (unsigned long long)seed, drawn, strided, huge, layouts, probed, empty, mismatches);
+    for (int r = 0; r < 64; r++)
+        if (reasons[r] > 0)
+            printf("  neither strided nor a layout (%s): %ld\n", tj_reason_string((tj_reason_t)r),
+                   reasons[r]);
     CHECK(mismatches == 0);
     /* The generator leans towards strided types; a collapse of this share means the engine
      * stopped recognising them. */

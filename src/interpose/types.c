@@ -9,6 +9,7 @@
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
 #include "send/devpack.h"
+#include "type/flatten.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -39,6 +40,14 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
 {
     char block[512];
 
+    if (info->layout != NULL) {
+        tj_layout_format(info->layout, block, sizeof(block));
+        snprintf(buf, len, "layout (%s): %s kernels=%s",
+                 info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)info->reason)
+                                                 : tj_status_string(info->why),
+                 block, tj_devpack_kernels(info));
+        return;
+    }
     if (!info->strided) {
         snprintf(buf, len, "not strided (%s): system MPI",
                  info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)info->reason)
@@ -66,6 +75,34 @@ static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
     return tj_translate_block(type, &info->block, NULL);
 }
 
+/* A type that is not strided: its layout, or why it has none (in info->reason). A layout that is
+ * one strided block after all (a darray of blocks) makes the type strided. */
+static void layout_of(MPI_Datatype type, tj_type_info_t *info)
+{
+    tj_layout_t *l;
+    tj_reason_t why;
+    tj_status_t st;
+
+    if (info->why != TJ_ERR_NOT_STRIDED || !info->extents)
+        return;
+    st = tj_flatten_commit(type, info->extent, info->size, (tj_reason_t)info->reason, &l, &why);
+    if (st != TJ_OK) {
+        if (st == TJ_ERR_NOT_STRIDED)
+            info->reason = (int)why;
+        else
+            tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
+        return;
+    }
+    if (tj_layout_as_block(l, &info->block)) {
+        info->strided = true;
+        info->why = TJ_OK;
+        info->reason = TJ_REASON_NONE;
+        tj_layout_release(l);
+        return;
+    }
+    info->layout = l;
+}
+
 void tj_interpose_record(MPI_Datatype type)
 {
     tj_type_info_t info = {0};
@@ -77,13 +114,17 @@ void tj_interpose_record(MPI_Datatype type)
     info.strided = st == TJ_OK;
     info.why = st;
     info.reason = st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
+    layout_of(type, &info);
     tj_stats_inc(TJ_STAT_commits);
-    tj_stats_inc(info.strided ? TJ_STAT_strided : TJ_STAT_fallback);
+    tj_stats_inc(info.strided          ? TJ_STAT_strided
+                 : info.layout != NULL ? TJ_STAT_layouts
+                                       : TJ_STAT_fallback);
     if (!info.strided && st != TJ_ERR_NOT_STRIDED)
         tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
     tj_devpack_prepare(&info);
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
+    tj_type_info_release(&info); /* the table holds its own reference */
     if (tj_log_level >= TJ_LOG_DEBUG) {
         char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";
         tj_interpose_describe(&info, text, sizeof(text));
@@ -114,7 +155,12 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
     info->strided = info->why == TJ_OK;
     info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     tj_table_read_extents(type, info);
+    layout_of(type, info); /* a pair type with a hole */
     tj_table_put(type, info);
+    /* The copy returned holds no reference: the record has it, and named types stay. */
+    tj_type_info_release(info);
+    if (!tj_table_get(type, info))
+        return false;
     return true;
 }
 

@@ -34,6 +34,8 @@ typedef struct {
     tj_block_t block;
     int32_t word, dir;
     char target[32];
+    tj_layout_t *layout; /* a parts kernel's (a reference held while queued), else NULL */
+    bool serial;
 } job_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,6 +54,22 @@ static bool stopping;
 
 static tj_hash_t job_key(const job_t *j)
 {
+    if (j->layout != NULL) {
+        /* By what the kernel depends on, not by the layout's address. */
+        struct {
+            uint64_t hash[2];
+            int32_t word, dir, serial;
+            char target[32];
+        } r;
+        memset(&r, 0, sizeof(r));
+        r.hash[0] = j->layout->hash[0];
+        r.hash[1] = j->layout->hash[1];
+        r.word = j->word;
+        r.dir = j->dir;
+        r.serial = j->serial;
+        memcpy(r.target, j->target, sizeof(r.target));
+        return tj_hash_bytes(&r, sizeof(r));
+    }
     return tj_hash_bytes(j, sizeof(*j));
 }
 
@@ -147,11 +165,15 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&lock);
         /* Failures are logged where they happen and remembered by the kernel table. */
         if (resolve_target(&j)) {
-            tj_kernel_spec_t spec = tj_kernel_single(&j.block, j.word, (tj_dir_t)j.dir, j.target);
+            tj_kernel_spec_t spec =
+                j.layout != NULL
+                    ? tj_kernel_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
+                    : tj_kernel_single(&j.block, j.word, (tj_dir_t)j.dir, j.target);
             if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
                 from == TJ_FROM_COMPILE)
                 tj_stats_inc(TJ_STAT_jit_background);
         }
+        tj_layout_release(j.layout);
         pthread_mutex_lock(&lock);
         running--;
         drop_key(pending, &npending, key);
@@ -195,10 +217,56 @@ static bool start_worker(pthread_t *thread)
     return true;
 }
 
+static void request(job_t *j);
+
 void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
 {
-    int want = tj_config()->jit_threads;
     job_t j = job_of(block, word, dir, target);
+    request(&j);
+}
+
+/* The job of a parts kernel's request. */
+static job_t job_of_layout(const tj_layout_t *l, int word, tj_dir_t dir, bool serial,
+                           const char *target)
+{
+    job_t j;
+    memset(&j, 0, sizeof(j));
+    j.layout = (tj_layout_t *)l;
+    j.word = word;
+    j.dir = (int32_t)dir;
+    j.serial = serial;
+    snprintf(j.target, sizeof(j.target), "%s", target != NULL ? target : "");
+    return j;
+}
+
+void tj_compiler_request_parts(const tj_layout_t *layout, int word, tj_dir_t dir, bool serial,
+                               const char *target)
+{
+    job_t j = job_of_layout(layout, word, dir, serial, target);
+    request(&j);
+}
+
+tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
+                                           bool serial)
+{
+    job_t j = job_of_layout(layout, word, dir, serial, NULL);
+    tj_hash_t key = job_key(&j);
+    tj_compile_state_t state = TJ_COMPILE_IDLE;
+
+    pthread_mutex_lock(&lock);
+    if (has_key(active, nactive, key))
+        state = TJ_COMPILE_RUNNING;
+    else if (has_key(pending, npending, key))
+        state = TJ_COMPILE_QUEUED;
+    pthread_mutex_unlock(&lock);
+    return state;
+}
+
+/* Queue job @p jp (its layout, if any, gets a reference of the queue's). */
+static void request(job_t *jp)
+{
+    int want = tj_config()->jit_threads;
+    job_t j = *jp;
     tj_hash_t key = job_key(&j);
 
     pthread_mutex_lock(&lock);
@@ -208,6 +276,7 @@ void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const 
         tj_log_debug("background compile queue full; a kernel is asked for again later");
         goto out_unlock;
     }
+    j.layout = tj_layout_hold(j.layout);
     queue[(head + queued) % QUEUE_MAX] = j;
     queued++;
     pending[npending++] = key;
@@ -281,6 +350,7 @@ static void stop_workers(void)
     pthread_mutex_lock(&lock);
     while (queued > 0) {
         drop_key(pending, &npending, job_key(&queue[head]));
+        tj_layout_release(queue[head].layout);
         head = (head + 1) % QUEUE_MAX;
         queued--;
     }

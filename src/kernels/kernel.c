@@ -26,6 +26,12 @@ tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec)
                        spec->name[0] != '\0' && strlen(spec->name) < TJ_KERNEL_NAME_MAX
                    ? TJ_OK
                    : TJ_ERR_INVALID;
+    case TJ_KERNEL_PARTS:
+        return spec->nblocks == 0 && spec->layout != NULL && spec->layout->finished &&
+                       valid_word(spec->word) && spec->layout->word % spec->word == 0 &&
+                       (!spec->serial || spec->dir == TJ_DIR_UNPACK)
+                   ? TJ_OK
+                   : TJ_ERR_INVALID;
     case TJ_KERNEL_SINGLE:
         if (spec->nblocks != 1)
             return TJ_ERR_INVALID;
@@ -56,6 +62,8 @@ const char *tj_kernel_name(const tj_kernel_spec_t *spec)
         return pack ? "tj_fused_pack" : "tj_fused_unpack";
     case TJ_KERNEL_SOURCE:
         return spec->name;
+    case TJ_KERNEL_PARTS:
+        return pack ? "tj_parts_pack" : spec->serial ? "tj_parts_unpack_serial" : "tj_parts_unpack";
     default:
         return pack ? "tj_pack" : "tj_unpack";
     }
@@ -75,6 +83,9 @@ tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
     }
     if (spec->kind == TJ_KERNEL_GENERIC)
         return tj_gen_generic_source(spec->word, source);
+    if (spec->kind == TJ_KERNEL_PARTS)
+        return tj_gen_parts_source(spec->layout, spec->word, spec->dir, tj_kernel_name(spec),
+                                   source);
     for (int i = 0; i < spec->nblocks; i++)
         zero[i] = tj_block_at_zero(&spec->blocks[i]);
     if (spec->kind == TJ_KERNEL_SINGLE)
@@ -94,6 +105,12 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
         free(k);
         return TJ_ERR_NOMEM;
     }
+    if (spec->kind == TJ_KERNEL_PARTS && tj_layout_signature(spec->layout, &k->layout) != TJ_OK) {
+        free(k->blocks);
+        free(k);
+        return TJ_ERR_NOMEM;
+    }
+    k->serial = spec->serial;
     k->kind = spec->kind;
     k->nblocks = spec->nblocks;
     for (int i = 0; i < spec->nblocks; i++)
@@ -110,9 +127,9 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
 
 tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel)
 {
-    tj_kernel_spec_t s = {kernel->kind, kernel->blocks, kernel->nblocks,
-                          kernel->word, kernel->dir,    kernel->target,
-                          NULL,         kernel->name};
+    tj_kernel_spec_t s = {
+        kernel->kind,   kernel->blocks, kernel->nblocks, kernel->word,   kernel->dir,
+        kernel->target, NULL,           kernel->name,    kernel->layout, kernel->serial};
     return s;
 }
 
@@ -121,6 +138,7 @@ void tj_kernel_free(tj_kernel_t *kernel)
     if (kernel == NULL)
         return;
     tj_modules_release(&kernel->modules);
+    tj_layout_release(kernel->layout);
     free(kernel->blocks);
     free(kernel->image);
     free(kernel);

@@ -9,6 +9,7 @@
 
 #include "gpu/cuda.h"
 #include "jit/gen.h"
+#include "jit/parts.h"
 #include "kernels/module.h"
 #include "type/block.h"
 
@@ -19,6 +20,7 @@ typedef enum {
     TJ_KERNEL_SOURCE,  /* a kernel its caller generated itself (MPI_Reduce_local's with the
                           operation baked in, external32's with the byte swap): given by its
                           exact source and function name */
+    TJ_KERNEL_PARTS,   /* every part of a layout (tj_gen_parts_source) */
 } tj_kernel_kind_t;
 
 /* What a kernel is built for. A kernel serves every placement of its shapes: it is built for
@@ -30,28 +32,30 @@ typedef struct {
     int nblocks;
     int word; /* W, dividing every block's word; unused by GENERIC */
     tj_dir_t dir;
-    const char *target; /* "sm_90" (CUBIN) or "compute_90" (PTX) */
-    const char *source; /* SOURCE: the exact CUDA source (NULL in a kernel's own spec) */
-    const char *name;   /* SOURCE: the kernel function's name in it */
+    const char *target;        /* "sm_90" (CUBIN) or "compute_90" (PTX) */
+    const char *source;        /* SOURCE: the exact CUDA source (NULL in a kernel's own spec) */
+    const char *name;          /* SOURCE: the kernel function's name in it */
+    const tj_layout_t *layout; /* PARTS: the finished layout (its table only when baked) */
+    bool serial;               /* PARTS, UNPACK: launched as one thread (an overlapping layout) */
 } tj_kernel_spec_t;
 
 static inline tj_kernel_spec_t tj_kernel_single(const tj_block_t *block, int word, tj_dir_t dir,
                                                 const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_SINGLE, block, 1, word, dir, target, NULL, NULL};
+    tj_kernel_spec_t s = {TJ_KERNEL_SINGLE, block, 1, word, dir, target, NULL, NULL, NULL, false};
     return s;
 }
 
 static inline tj_kernel_spec_t tj_kernel_fused(const tj_block_t *blocks, int n, int word,
                                                tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_FUSED, blocks, n, word, dir, target, NULL, NULL};
+    tj_kernel_spec_t s = {TJ_KERNEL_FUSED, blocks, n, word, dir, target, NULL, NULL, NULL, false};
     return s;
 }
 
 static inline tj_kernel_spec_t tj_kernel_generic(int word, tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, word, dir, target, NULL, NULL};
+    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, word, dir, target, NULL, NULL, NULL, false};
     return s;
 }
 
@@ -60,7 +64,16 @@ static inline tj_kernel_spec_t tj_kernel_generic(int word, tj_dir_t dir, const c
 static inline tj_kernel_spec_t tj_kernel_from_source(const char *source, const char *name,
                                                      tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_SOURCE, NULL, 0, 0, dir, target, source, name};
+    tj_kernel_spec_t s = {TJ_KERNEL_SOURCE, NULL, 0, 0, dir, target, source, name, NULL, false};
+    return s;
+}
+
+/* The kernel of every part of the finished layout @p layout; @p serial for the one-thread
+ * unpack of a layout whose bytes overlap (a kernel of its own name). */
+static inline tj_kernel_spec_t tj_kernel_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
+                                               bool serial, const char *target)
+{
+    tj_kernel_spec_t s = {TJ_KERNEL_PARTS, NULL, 0, word, dir, target, NULL, NULL, layout, serial};
     return s;
 }
 
@@ -80,6 +93,8 @@ typedef struct tj_kernel {
     tj_dir_t dir;
     char target[TJ_TARGET_MAX];
     char name[TJ_KERNEL_NAME_MAX]; /* SOURCE: its function */
+    tj_layout_t *layout;           /* PARTS: what the source depends on (tj_layout_signature) */
+    bool serial;
     tj_status_t failed; /* a compile that failed, remembered so that it is neither retried nor
                            logged again; TJ_OK for a usable image */
     void *image;

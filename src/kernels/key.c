@@ -117,6 +117,26 @@ void tj_key_describe(const char *key, char *buf, size_t len)
         }
         rest++;
         mlen -= (size_t)(rest - manifest);
+        {
+            /* "DIR W=N parts [serial] table=..." : "parts pack W=8 serial, table=baked, 3 shapes"
+             */
+            const char *parts = strstr(rest, " parts ");
+            if (parts != NULL && (size_t)(parts - rest) < mlen) {
+                const char *table = parts + 7;
+                int shapes = 0;
+                bool serial = strncmp(table, "serial ", 7) == 0;
+                for (const char *q = table; (q = strstr(q, " | ")) != NULL &&
+                                            (size_t)(q - rest) < mlen && strncmp(q, " | parts=", 9);
+                     q += 3)
+                    shapes++;
+                snprintf(buf, len, "parts %.*s%s, %s, %d shape%s", (int)(parts - rest), rest,
+                         serial ? " serial" : "",
+                         strncmp(table + (serial ? 7 : 0), "table=baked", 11) == 0 ? "baked table"
+                                                                                   : "device table",
+                         shapes, shapes == 1 ? "" : "s");
+                return;
+            }
+        }
         fused = strstr(rest, " fused ");
         if (fused == NULL || (size_t)(fused - rest) > mlen) {
             snprintf(buf, len, "%.*s", (int)mlen, rest);
@@ -161,6 +181,24 @@ tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
         memcpy(head + len, &h, sizeof(h));
         return tj_hash_bytes(head, len + sizeof(h));
     }
+    if (spec->kind == TJ_KERNEL_PARTS) {
+        /* Its identity is the layout's kernel hash (frame, shapes, element sizes, a baked
+         * table), with the word, direction, serial launch and target. */
+        struct {
+            char target[TJ_TARGET_MAX];
+            int32_t kind, dir, word, serial;
+            uint64_t hash[2];
+        } r;
+        memset(&r, 0, sizeof(r));
+        snprintf(r.target, sizeof(r.target), "%s", spec->target);
+        r.kind = (int32_t)spec->kind;
+        r.dir = (int32_t)spec->dir;
+        r.word = spec->word;
+        r.serial = spec->serial;
+        r.hash[0] = spec->layout->hash[0];
+        r.hash[1] = spec->layout->hash[1];
+        return tj_hash_bytes(&r, sizeof(r));
+    }
     memset(&rec, 0, sizeof(rec));
     snprintf(rec.target, sizeof(rec.target), "%s", spec->target);
     rec.kind = (int32_t)spec->kind;
@@ -188,6 +226,17 @@ int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
 
     if (spec->kind == TJ_KERNEL_GENERIC || spec->kind == TJ_KERNEL_SOURCE)
         return -1;
+    if (spec->kind == TJ_KERNEL_PARTS) {
+        char *lay;
+        int m = tj_layout_kernel_format(spec->layout, NULL, 0);
+        if (m < 0 || (lay = malloc((size_t)m + 1)) == NULL)
+            return -1;
+        tj_layout_kernel_format(spec->layout, lay, (size_t)m + 1);
+        n = snprintf(buf, len, "%s %s W=%d parts%s %s", spec->target, dir_name(spec->dir),
+                     spec->word, spec->serial ? " serial" : "", lay);
+        free(lay);
+        return n;
+    }
     text_printf(&t, "%s %s W=%d%s", spec->target, dir_name(spec->dir), spec->word,
                 spec->kind == TJ_KERNEL_FUSED ? " fused" : "");
     for (int i = 0; i < spec->nblocks; i++) {
@@ -216,6 +265,26 @@ tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
         return TJ_ERR_PARSE;
     memset(parsed, 0, sizeof(*parsed));
     p = line + used;
+    if (strncmp(p, "parts ", 6) == 0) {
+        p += 6;
+        parsed->kind = TJ_KERNEL_PARTS;
+        if (strncmp(p, "serial ", 7) == 0) {
+            if (strcmp(d, "unpack") != 0)
+                return TJ_ERR_PARSE;
+            parsed->serial = true;
+            p += 7;
+        }
+        if (tj_layout_kernel_parse(p, w, &parsed->layout) != TJ_OK)
+            return TJ_ERR_PARSE;
+        if (parsed->layout->word % w != 0) {
+            tj_key_line_release(parsed);
+            return TJ_ERR_PARSE;
+        }
+        parsed->word = w;
+        parsed->dir = strcmp(d, "pack") == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+        snprintf(parsed->target, sizeof(parsed->target), "%s", tgt);
+        return TJ_OK;
+    }
     parsed->kind = TJ_KERNEL_SINGLE;
     if (strncmp(p, "fused ", 6) == 0) {
         parsed->kind = TJ_KERNEL_FUSED;
@@ -248,12 +317,20 @@ tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
 tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed)
 {
     tj_kernel_spec_t s = {parsed->kind,
-                          parsed->blocks,
+                          parsed->kind == TJ_KERNEL_PARTS ? NULL : parsed->blocks,
                           parsed->nblocks,
                           parsed->word,
                           parsed->dir,
                           parsed->target,
                           NULL,
-                          NULL};
+                          NULL,
+                          parsed->layout,
+                          parsed->serial};
     return s;
+}
+
+void tj_key_line_release(tj_key_line_t *parsed)
+{
+    tj_layout_release(parsed->layout);
+    parsed->layout = NULL;
 }

@@ -36,7 +36,8 @@ tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec);
 
 /* The manifest line of @p spec: "TARGET DIRECTION W=WORD BLOCK" for one block, "TARGET
  * DIRECTION W=WORD fused BLOCK | BLOCK | ..." for a fused kernel (its blocks in order), each
- * BLOCK moved to start 0 as tj_block_format writes it. Returns the length needed, as snprintf;
+ * BLOCK moved to start 0 as tj_block_format writes it, "TARGET DIRECTION W=WORD parts [serial]
+ * LAYOUT" for a parts kernel (tj_layout_kernel_format). Returns the length needed, as snprintf;
  * -1 for the generic kernels, which the manifest does not record. */
 int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len);
 
@@ -48,10 +49,16 @@ typedef struct {
     int word;
     tj_dir_t dir;
     char target[TJ_TARGET_MAX];
+    tj_layout_t *layout; /* PARTS: the layout the line names (tj_key_line_release) */
+    bool serial;
 } tj_key_line_t;
 
-/* Parse a manifest line (for `typejit warm`): TJ_ERR_PARSE for anything malformed. */
+/* Parse a manifest line (for `typejit warm`): TJ_ERR_PARSE for anything malformed. A parts
+ * kernel's line holds its layout (tj_layout_kernel_format): released by tj_key_line_release. */
 tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed);
+
+/* Release what a parsed line holds. */
+void tj_key_line_release(tj_key_line_t *parsed);
 
 /* The spec of a parsed line (pointing into it). */
 tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed);

@@ -111,6 +111,11 @@ static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
         snprintf(buf, len, "generic %s %s W=%d", dir_name(spec->dir), spec->target, spec->word);
     } else if (spec->kind == TJ_KERNEL_SOURCE) {
         snprintf(buf, len, "%s %s", spec->name, spec->target);
+    } else if (spec->kind == TJ_KERNEL_PARTS) {
+        snprintf(buf, len, "parts %s%s %s W=%d of %lld parts, %d shapes, %s table",
+                 dir_name(spec->dir), spec->serial ? " serial" : "", spec->target, spec->word,
+                 (long long)spec->layout->nparts, spec->layout->nshapes,
+                 spec->layout->baked ? "baked" : "device");
     } else if (spec->kind == TJ_KERNEL_FUSED) {
         snprintf(buf, len, "fused %s %s W=%d of %d blocks", dir_name(spec->dir), spec->target,
                  spec->word, spec->nblocks);

@@ -140,6 +140,8 @@ static int type_index(side_t *sd, MPI_Datatype type, const tj_coll_call_t *c)
         memset(&ct->info, 0, sizeof(ct->info));
         tj_table_read_extents(type, &ct->info);
     }
+    /* The record may outlive the call (a non-blocking collective), and the type with it. */
+    tj_type_info_hold(&ct->info);
     if (!ct->info.extents)
         return -1;
     return sd->ntypes++;
@@ -394,7 +396,7 @@ static bool wants(const ctype_t *ct)
         return true;
     if (ct->info.strided && b->ndims == 1 && b->extent == b->size)
         return tj_model_stage_contiguous();
-    return ct->info.strided;
+    return tj_type_info_kernel(&ct->info);
 }
 
 /* A side is packed when its first byte is on a GPU and a type it moves bytes of needs it. */
@@ -712,6 +714,7 @@ static void side_free(side_t *sd)
 {
     tj_staging_put(sd->stage);
     for (int t = 0; t < sd->ntypes; t++) {
+        tj_type_info_release(&sd->types[t].info);
         if (sd->types[t].wire != MPI_DATATYPE_NULL)
             PMPI_Type_free(&sd->types[t].wire);
         if (sd->types[t].dup)

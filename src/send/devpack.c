@@ -17,10 +17,12 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
+#include "jit/parts.h"
 #include "kernels/compiler.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/count.h"
+#include "send/parttable.h"
 #include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
@@ -51,6 +53,8 @@ typedef struct {
     tj_gpu_ptr_t pp;                         /* the packed side, queried at *position */
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
     tj_type_info_t own;                      /* the extents of a type typejit has no record of */
+    tj_layout_t *lay; /* the layout the kernel path moves (the type's, or its block's), or NULL */
+    bool serial;      /* the unpack runs as one thread, in typemap order (overlapping bytes) */
 } call_t;
 
 static bool is_gpu(tj_mem_t m)
@@ -66,6 +70,50 @@ static tj_status_t kernel_get(const tj_block_t *block, int word, tj_dir_t dir, c
     return tj_supply_get(&spec, mode, k, NULL);
 }
 
+/* The parts kernel of @p l for (word, dir) from the supply, as far as @p mode goes. */
+static tj_status_t parts_get(const tj_layout_t *l, int word, tj_dir_t dir, bool serial,
+                             const char *target, tj_supply_mode_t mode, tj_kernel_t **k)
+{
+    tj_kernel_spec_t spec = tj_kernel_parts(l, word, dir, serial, target);
+    return tj_supply_get(&spec, mode, k, NULL);
+}
+
+/* The kernels of a layout, as tj_devpack_prepare makes those of a block. Its part table is not
+ * copied to the device here: the first device call does that. The serial unpack of an
+ * overlapping layout is asked for by the first unpack that needs it. */
+static void prepare_layout(const tj_layout_t *l)
+{
+    const tj_config_t *cfg = tj_config();
+    char target[32];
+    tj_kernel_t *k;
+    int device;
+
+    if (!cfg->jit_sync) {
+        if (tj_target_known(0, target, sizeof(target)) &&
+            parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
+            parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
+            return;
+        tj_compiler_request_parts(l, l->word, TJ_DIR_PACK, false, NULL);
+        tj_compiler_request_parts(l, l->word, TJ_DIR_UNPACK, false, NULL);
+        return;
+    }
+    if (tj_gpu_available()) {
+        if (tj_target_loadable() != TJ_OK)
+            return;
+        device = tj_gpu_current_device();
+        if (device < 0)
+            device = 0;
+    } else if (cfg->jit != TJ_JIT_ALWAYS) {
+        return;
+    } else {
+        device = -1;
+    }
+    if (tj_target_of_device(device, target, sizeof(target)) != TJ_OK)
+        return;
+    if (parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_COMPILE, &k) == TJ_OK)
+        parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_COMPILE, &k);
+}
+
 void tj_devpack_prepare(const tj_type_info_t *info)
 {
     const tj_config_t *cfg = tj_config();
@@ -74,10 +122,14 @@ void tj_devpack_prepare(const tj_type_info_t *info)
     tj_kernel_t *k;
     int device = -1;
 
-    if (!info->strided || cfg->jit == TJ_JIT_OFF)
+    if (!tj_type_info_kernel(info) || cfg->jit == TJ_JIT_OFF)
         return;
     if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
         return; /* known: no device to run kernels on */
+    if (info->layout != NULL) {
+        prepare_layout(info->layout);
+        return;
+    }
     if (!cfg->jit_sync) {
         /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
          * reading the disk cache: kernels this process already has (a layout committed
@@ -113,12 +165,26 @@ void tj_devpack_prepare(const tj_type_info_t *info)
 const char *tj_devpack_kernels(const tj_type_info_t *info)
 {
     const tj_block_t *block = &info->block;
+    const tj_layout_t *l = info->layout;
     tj_compile_state_t pack, unpack;
     char target[32];
     tj_kernel_t *k;
 
-    if (!info->strided || tj_config()->jit == TJ_JIT_OFF)
+    if (!tj_type_info_kernel(info) || tj_config()->jit == TJ_JIT_OFF)
         return "none";
+    if (l != NULL) {
+        if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
+            parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
+            parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
+            return "jit";
+        pack = tj_compiler_state_parts(l, l->word, TJ_DIR_PACK, false);
+        unpack = tj_compiler_state_parts(l, l->word, TJ_DIR_UNPACK, false);
+        if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
+            return "compiling";
+        if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
+            return "queued";
+        return "none";
+    }
     /* Device 0's, as prepare asks for them; without a device (TYPEJIT_JIT=always), the target
      * without one. */
     if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
@@ -154,9 +220,76 @@ static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word
     return st;
 }
 
+/* The parts kernel of the call's layout for @p word: from the supply as kernel_for gets a
+ * block's (TJ_ERR_NOT_FOUND while it is compiled in the background, or with TYPEJIT_JIT=off). */
+static tj_status_t parts_for(const call_t *c, const tj_layout_t *l, int word, const char *target,
+                             tj_kernel_t **k)
+{
+    tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+    tj_status_t st;
+
+    if (tj_config()->jit == TJ_JIT_OFF)
+        return TJ_ERR_NOT_FOUND;
+    if (tj_config()->jit_sync)
+        return parts_get(l, word, dir, c->serial, target, TJ_SUPPLY_COMPILE, k);
+    if ((st = parts_get(l, word, dir, c->serial, target, TJ_SUPPLY_CACHED, k)) == TJ_ERR_NOT_FOUND)
+        tj_compiler_request_parts(l, word, dir, c->serial, target);
+    return st;
+}
+
+/* The call's layout moved by its parts kernel, or, while that is not there, by the generic one:
+ * the parts kernel of the layout's runs (one compiled image per word for every layout). A
+ * layout of too many runs for that compiles its own kernel now. */
+static tj_status_t launch_parts(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
+{
+    tj_layout_t *l = c->lay, *runs;
+    tj_devptr_t at = typed + (tj_devptr_t)l->start; /* frame element 0 of object 0 */
+    int word = tj_block_word_at(tj_block_word_at(l->word, (uintptr_t)at), (uintptr_t)packed);
+    tj_devptr_t dst = c->pack ? packed : at;
+    tj_devptr_t src = c->pack ? at : packed;
+    long long n = c->count;
+    tj_parts_args_t args;
+    void *argv[4] = {&dst, &src, &n, &args};
+    char target[32];
+    tj_kernel_t *k;
+    tj_gpu_function_t fn;
+    tj_launch_t geo;
+    tj_devptr_t table = 0;
+    tj_status_t st;
+
+    if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK)
+        return st;
+    if ((st = parts_for(c, l, word, target, &k)) != TJ_OK && st != TJ_ERR_NOT_FOUND)
+        return st;
+    if (st == TJ_ERR_NOT_FOUND) {
+        tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+        if (tj_config()->jit != TJ_JIT_OFF)
+            tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
+        if (tj_parttable_runs(l, &runs) == TJ_OK) {
+            l = runs;
+            word = tj_block_word_at(tj_block_word_at(l->word, (uintptr_t)at), (uintptr_t)packed);
+        }
+        if ((st = parts_get(l, word, dir, c->serial, target, TJ_SUPPLY_COMPILE, &k)) != TJ_OK)
+            return st;
+    }
+    if ((st = tj_kernel_function(k, &fn)) != TJ_OK ||
+        (!l->baked && (st = tj_parttable_get(l, &table)) != TJ_OK))
+        return st;
+    tj_gen_parts_args(l, table, &args);
+    tj_gen_parts_launch(l, word, c->count, c->serial, &geo);
+    st = tj_gpu_launch(fn, geo.grid, geo.block, argv);
+    if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK) {
+        tj_stats_inc(TJ_STAT_kernel_launches);
+        if (c->serial)
+            tj_stats_inc(TJ_STAT_unpacks_serial);
+    }
+    return st;
+}
+
 /* Run the call's kernel between two device addresses, in the current scope, and wait: the JIT
  * kernel of the block, or the generic kernel (the layout as run-time arguments) with
- * TYPEJIT_JIT=off or while the JIT kernel is being compiled in the background. */
+ * TYPEJIT_JIT=off or while the JIT kernel is being compiled in the background; the parts kernel
+ * of a layout (launch_parts). */
 static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
 {
     tj_block_t b = tj_block_at_zero(&c->info->block);
@@ -174,6 +307,8 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
     tj_launch_t geo;
     tj_status_t st = TJ_ERR_NOT_FOUND;
 
+    if (c->lay != NULL)
+        return launch_parts(c, device, typed, packed);
     if (tj_config()->jit != TJ_JIT_OFF && (st = kernel_for(c, &b, word, device, &k)) != TJ_OK &&
         st != TJ_ERR_NOT_FOUND)
         return st;
@@ -237,10 +372,17 @@ static tj_status_t from_host(const call_t *c)
     if ((st = tj_staging_get(TJ_STAGE_PINNED, (size_t)c->bytes, &stage)) != TJ_OK)
         return st;
     if (c->pack) {
-        tj_cpu_pack(&c->info->block, c->typed, c->count, stage->host);
+        if (c->info->layout != NULL)
+            tj_cpu_pack_layout(c->info->layout, c->typed, c->count, stage->host);
+        else
+            tj_cpu_pack(&c->info->block, c->typed, c->count, stage->host);
         st = tj_gpu_copy_htod(at, stage->host, (size_t)c->bytes);
     } else if ((st = tj_gpu_copy_dtoh(stage->host, at, (size_t)c->bytes)) == TJ_OK) {
-        tj_cpu_unpack(&c->info->block, stage->host, c->count, (void *)c->typed);
+        /* In typemap order: where the layout overlaps itself the last write wins. */
+        if (c->info->layout != NULL)
+            tj_cpu_unpack_layout(c->info->layout, stage->host, c->count, (void *)c->typed);
+        else
+            tj_cpu_unpack(&c->info->block, stage->host, c->count, (void *)c->typed);
     }
     tj_staging_put(stage);
     return st;
@@ -290,17 +432,14 @@ static void typed_span(const tj_type_info_t *info, int64_t first, int64_t n, int
 
 /* The kernel path: TJ_ERR_UNSUPPORTED when the call must be staged instead, with why in words
  * in @p why (for the debug log). */
-static tj_status_t kernel_path(const call_t *c, const char **why)
+static tj_status_t kernel_path(call_t *c, const char **why)
 {
     tj_gpu_scope_t scope;
+    tj_layout_t *own = NULL;
     tj_status_t st;
 
-    if (!c->info->strided)
+    if (!tj_type_info_kernel(c->info))
         return TJ_ERR_UNSUPPORTED; /* log_staged says why */
-    if (!c->pack && !tj_block_disjoint(&c->info->block, c->count)) {
-        *why = "an unpack into a layout that overlaps itself";
-        return TJ_ERR_UNSUPPORTED; /* a parallel unpack into an overlapping layout would race */
-    }
     if (is_gpu(c->tp.kind) && is_gpu(c->pp.kind) && c->tp.ctx != c->pp.ctx) {
         *why = "its two buffers are in different contexts";
         return TJ_ERR_UNSUPPORTED; /* two devices (or contexts): one kernel cannot see both */
@@ -310,9 +449,25 @@ static tj_status_t kernel_path(const call_t *c, const char **why)
             *why = "the CUDA driver cannot load what this NVRTC compiles";
             return TJ_ERR_UNSUPPORTED;
         }
-        if ((st = tj_gpu_enter(c->tp.ctx, &scope)) != TJ_OK)
+        c->lay = c->info->layout;
+        /* A parallel unpack into bytes addressed twice would race: a layout whose objects
+         * overlap is unpacked by one thread, in typemap order, the last write winning as in
+         * MPI_Unpack; a strided type's block becomes such a layout of one part. */
+        if (!c->pack && c->lay != NULL)
+            c->serial = !tj_layout_disjoint(c->lay, c->count);
+        else if (!c->pack && !tj_block_disjoint(&c->info->block, c->count)) {
+            if ((st = tj_layout_from_block(&c->info->block, c->info->size, &own)) != TJ_OK)
+                return st;
+            c->lay = own;
+            c->serial = true;
+        }
+        if ((st = tj_gpu_enter(c->tp.ctx, &scope)) != TJ_OK) {
+            tj_layout_release(own);
             return st;
+        }
         st = from_device(c);
+        tj_layout_release(own);
+        c->lay = NULL;
     } else {
         if ((st = tj_gpu_enter(c->pp.ctx, &scope)) != TJ_OK)
             return st;
@@ -447,8 +602,8 @@ static void log_staged(const call_t *c, tj_status_t st, const char *why)
         snprintf(reason, sizeof(reason), "no kernel could run (%s)", tj_status_string(st));
     else if (c->info == &c->own)
         snprintf(reason, sizeof(reason), "typejit has no record of the type");
-    else if (!c->info->strided)
-        snprintf(reason, sizeof(reason), "not strided (%s)",
+    else if (!tj_type_info_kernel(c->info))
+        snprintf(reason, sizeof(reason), "neither strided nor a layout (%s)",
                  c->info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)c->info->reason)
                                                     : tj_status_string(c->info->why));
     else
@@ -588,6 +743,7 @@ void tj_devpack_finalize(void)
 {
     tj_compiler_finalize();
     tj_staging_finalize();
+    tj_parttable_finalize();
     tj_supply_finalize();
     tj_gpu_finalize();
 }

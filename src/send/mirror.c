@@ -44,6 +44,7 @@ bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *b
     m->user = (char *)buf;
     m->count = count;
     m->type = type;
+    tj_type_info_hold(&m->info); /* until tj_mirror_free */
     return true;
 }
 
@@ -106,8 +107,8 @@ static bool contiguous(const tj_mirror_t *m)
     return i->size == i->true_extent && (m->count == 1 || i->extent == i->size);
 }
 
-/* The typed bytes of a strided type through its unpack kernel: the CPU engine packs the mirror
- * into page-locked staging of the buffer's context and the kernel reads it there. False when
+/* The typed bytes of a type with a kernel through its unpack kernel: the CPU engine packs the
+ * mirror into page-locked staging of the buffer's context and the kernel reads it there. False when
  * this way cannot serve the call (nothing written then). */
 static bool write_typed(tj_mirror_t *m, int *rc)
 {
@@ -118,7 +119,8 @@ static bool write_typed(tj_mirror_t *m, int *rc)
     int64_t pos = 0;
     bool done;
 
-    if (!m->info.strided || !tj_mul64(m->count, m->info.size, &bytes) || bytes > INT_MAX)
+    if (!tj_type_info_kernel(&m->info) || !tj_mul64(m->count, m->info.size, &bytes) ||
+        bytes > INT_MAX)
         return false;
     if (tj_gpu_enter(m->at.ctx, &scope) != TJ_OK)
         return false;
@@ -127,7 +129,10 @@ static bool write_typed(tj_mirror_t *m, int *rc)
     tj_gpu_leave(&scope);
     if (stage == NULL)
         return false;
-    tj_cpu_pack(&m->info.block, tj_mirror_arg(m), m->count, stage->host);
+    if (m->info.layout != NULL)
+        tj_cpu_pack_layout(m->info.layout, tj_mirror_arg(m), m->count, stage->host);
+    else
+        tj_cpu_pack(&m->info.block, tj_mirror_arg(m), m->count, stage->host);
     pinned =
         (tj_gpu_ptr_t){TJ_MEM_PINNED, m->at.device, stage->ctx, (uintptr_t)stage->host, stage->len};
     done = tj_devpack_unpack_at(&m->info, m->type, stage->host, bytes, &pinned, &pos, m->user,
@@ -152,6 +157,7 @@ void tj_mirror_free(tj_mirror_t *m)
 {
     free(m->host);
     m->host = NULL;
+    tj_type_info_release(&m->info);
     if (m->own_type)
         PMPI_Type_free(&m->type);
     m->own_type = false;

@@ -390,6 +390,7 @@ int tj_p2p_keep_type(tj_xfer_t *x)
     if (rc == MPI_SUCCESS) {
         x->type = own;
         x->own_type = true;
+        tj_type_info_hold(&x->info); /* the layout, as the type, outlives the user's handle */
     }
     return rc;
 }
@@ -449,8 +450,10 @@ void tj_p2p_end(tj_xfer_t *x)
     tj_staging_put(x->host);
     x->dev = x->host = NULL;
     x->wire = NULL;
-    if (x->own_type && x->type != MPI_DATATYPE_NULL)
+    if (x->own_type && x->type != MPI_DATATYPE_NULL) {
         PMPI_Type_free(&x->type);
+        tj_type_info_release(&x->info);
+    }
     x->own_type = false;
     x->type = MPI_DATATYPE_NULL;
 }

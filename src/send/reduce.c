@@ -176,10 +176,15 @@ bool tj_reduce_on_device(const tj_red_call_t *c)
     bool refuse;
     tj_mirror_t m;
 
+    bool found;
+
     if (!tj_gpu_available() || !touches_device(c) || !describe(&x, &nsend, &nrecv, &refuse))
         return false;
-    return (nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, names[c->kind], &m)) ||
-           (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, names[c->kind], &m));
+    found = (nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, names[c->kind], &m)) ||
+            (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, names[c->kind], &m));
+    if (found)
+        tj_mirror_free(&m); /* only asked where the bytes are */
+    return found;
 }
 
 /* ---- MPI_Reduce_local by a kernel --------------------------------------------------------- */

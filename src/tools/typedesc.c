@@ -73,12 +73,13 @@ typedef enum {
     CT_INDEXED,
     CT_HINDEXED,
     CT_STRUCT,
+    CT_DARRAY,
     CT_COUNT
 } ctor_t;
 
 static const char *const ctor_names[CT_COUNT] = {
     "contiguous",    "vector",         "hvector", "subarray", "resized", "dup",
-    "indexed_block", "hindexed_block", "indexed", "hindexed", "struct",
+    "indexed_block", "hindexed_block", "indexed", "hindexed", "struct",  "darray",
 };
 
 /* The arguments of one constructor as parsed, before they are handed to MPI. */
@@ -86,7 +87,7 @@ typedef struct {
     ctor_t kind;
     const char *at; /* the constructor's name */
     int64_t a, b, c;
-    list_t l[3];
+    list_t l[4]; /* darray: gsizes, distributions, dargs, psizes */
     int order;
     node_t child;
     nodes_t members;
@@ -481,6 +482,59 @@ static tj_status_t parse_order(parser_t *ps, int *order)
     return TJ_OK;
 }
 
+/* A darray's distributions, `{block, cyclic, none, ...}` (or MPI_DISTRIBUTE_BLOCK, ...), as
+ * the MPI constants. */
+static tj_status_t parse_distribs(parser_t *ps, list_t *l)
+{
+    char word[MAX_WORD], buf[48];
+    tj_status_t status;
+
+    skip_space(ps);
+    l->at = ps->p;
+    if ((status = expect(ps, '{', "to open the list of distributions")) != TJ_OK)
+        return status;
+    for (;;) {
+        const char *at, *w;
+        int n;
+        skip_space(ps);
+        at = ps->p;
+        if (!is_word_char(*ps->p))
+            return fail(ps, at, TJ_ERR_PARSE, "expected block, cyclic or none, found %s",
+                        found(at, buf, sizeof(buf)));
+        n = read_word(ps, word);
+        w = strip_prefix(strip_prefix(word, "MPI_"), "DISTRIBUTE_");
+        if (l->n == MAX_LIST)
+            return fail(ps, at, TJ_ERR_PARSE, "list of distributions longer than %d", MAX_LIST);
+        if (l->n == l->cap) {
+            int cap = l->cap ? 2 * l->cap : 16;
+            int64_t *grown = realloc(l->v, sizeof(*grown) * (size_t)cap);
+            if (grown == NULL)
+                return fail(ps, at, TJ_ERR_NOMEM, "out of memory for the distributions");
+            l->v = grown;
+            l->cap = cap;
+        }
+        if (strcmp(w, "BLOCK") == 0)
+            l->v[l->n++] = MPI_DISTRIBUTE_BLOCK;
+        else if (strcmp(w, "CYCLIC") == 0)
+            l->v[l->n++] = MPI_DISTRIBUTE_CYCLIC;
+        else if (strcmp(w, "NONE") == 0)
+            l->v[l->n++] = MPI_DISTRIBUTE_NONE;
+        else
+            return fail(ps, at, TJ_ERR_PARSE,
+                        "unknown distribution '%.*s' (expected block, cyclic or none)", n, at);
+        skip_space(ps);
+        if (*ps->p == '}') {
+            ps->p++;
+            return TJ_OK;
+        }
+        if (*ps->p != ',')
+            return fail(ps, ps->p, TJ_ERR_PARSE,
+                        "expected ',' or '}' in the list of distributions, found %s",
+                        found(ps->p, buf, sizeof(buf)));
+        ps->p++;
+    }
+}
+
 /* The constructor's arguments, between its parentheses. */
 static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
 {
@@ -542,6 +596,22 @@ static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
         TRY(expect(ps, ',', "after block lengths"));
         TRY(parse_list(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
         TRY(expect(ps, ',', "after displacements"));
+        break;
+    case CT_DARRAY:
+        TRY(parse_int(ps, "size", -1, &r_size, &args->a));
+        TRY(expect(ps, ',', "after size"));
+        TRY(parse_int(ps, "rank", -1, &r_count, &args->b));
+        TRY(expect(ps, ',', "after rank"));
+        TRY(parse_list(ps, "global sizes", &r_size, &args->l[0]));
+        TRY(expect(ps, ',', "after global sizes"));
+        TRY(parse_distribs(ps, &args->l[1]));
+        TRY(expect(ps, ',', "after distributions"));
+        TRY(parse_list(ps, "distribution arguments", &r_count, &args->l[2]));
+        TRY(expect(ps, ',', "after distribution arguments"));
+        TRY(parse_list(ps, "process grid sizes", &r_size, &args->l[3]));
+        TRY(expect(ps, ',', "after process grid sizes"));
+        TRY(parse_order(ps, &args->order));
+        TRY(expect(ps, ',', "after order"));
         break;
     case CT_COUNT:
         break;
@@ -636,6 +706,12 @@ static tj_status_t check_limits(parser_t *ps, const args_t *args)
         size = c.size;
         ok = add_product(&reach, args->a, 1) && add_product(&reach, args->b, 1);
         break;
+    case CT_DARRAY:
+        /* At most the whole global array, every byte of it. */
+        for (int d = 0; d < args->l[0].n && ok; d++)
+            ok = tj_mul64(elems, args->l[0].v[d], &elems);
+        ok = ok && tj_mul64(elems, c.size, &size) && add_product(&reach, elems, c.extent);
+        break;
     case CT_DUP:
         size = c.size;
         break;
@@ -711,6 +787,39 @@ static tj_status_t check_args(parser_t *ps, const args_t *args)
             return fail(ps, l[1].at, TJ_ERR_PARSE, "%s has %d block lengths but %d displacements",
                         ctor_names[args->kind], l[0].n, l[1].n);
         break;
+    case CT_DARRAY: {
+        int64_t procs = 1;
+        if (l[0].n == 0)
+            return fail(ps, l[0].at, TJ_ERR_PARSE, "darray needs at least one dimension");
+        for (int i = 1; i < 4; i++)
+            if (l[i].n != l[0].n)
+                return fail(ps, l[i].at, TJ_ERR_PARSE, "darray has %d global sizes but %d %s",
+                            l[0].n, l[i].n,
+                            i == 1   ? "distributions"
+                            : i == 2 ? "distribution arguments"
+                                     : "process grid sizes");
+        if (args->b >= args->a)
+            return fail(ps, args->at, TJ_ERR_PARSE, "darray rank %lld is not below size %lld",
+                        (long long)args->b, (long long)args->a);
+        for (int d = 0; d < l[0].n; d++) {
+            int64_t g = l[0].v[d], darg = l[2].v[d], p = l[3].v[d];
+            if (!tj_mul64(procs, p, &procs))
+                procs = INT64_MAX;
+            if (l[1].v[d] == MPI_DISTRIBUTE_NONE && p != 1)
+                return fail(ps, l[3].at, TJ_ERR_PARSE,
+                            "dimension %d is not distributed but has %lld processes", d,
+                            (long long)p);
+            if (l[1].v[d] == MPI_DISTRIBUTE_BLOCK && darg > 0 && darg * p < g)
+                return fail(ps, l[2].at, TJ_ERR_PARSE,
+                            "blocks of %lld on %lld processes do not cover dimension %d of %lld",
+                            (long long)darg, (long long)p, d, (long long)g);
+        }
+        if (procs != args->a)
+            return fail(ps, l[3].at, TJ_ERR_PARSE,
+                        "the process grid has %lld processes, not size %lld", (long long)procs,
+                        (long long)args->a);
+        break;
+    }
     case CT_STRUCT:
         if (l[1].n != l[0].n)
             return fail(ps, l[1].at, TJ_ERR_PARSE,
@@ -748,7 +857,7 @@ static tj_status_t build(parser_t *ps, const args_t *args, MPI_Datatype *out)
 {
     const list_t *l = args->l;
     MPI_Datatype child = args->child.type, *types = NULL;
-    int *i0 = NULL, *i1 = NULL, *i2 = NULL, rc = MPI_SUCCESS;
+    int *i0 = NULL, *i1 = NULL, *i2 = NULL, *i3 = NULL, rc = MPI_SUCCESS;
     MPI_Aint *a1 = NULL;
     const char *call = "";
     tj_status_t status = TJ_OK;
@@ -757,9 +866,10 @@ static tj_status_t build(parser_t *ps, const args_t *args, MPI_Datatype *out)
     i0 = to_int(&l[0]);
     i1 = to_int(&l[1]);
     i2 = to_int(&l[2]);
+    i3 = to_int(&l[3]);
     a1 = to_aint(&l[1]);
     types = malloc(sizeof(*types) * (size_t)(args->members.n > 0 ? args->members.n : 1));
-    if (i0 == NULL || i1 == NULL || i2 == NULL || a1 == NULL || types == NULL) {
+    if (i0 == NULL || i1 == NULL || i2 == NULL || i3 == NULL || a1 == NULL || types == NULL) {
         status = fail(ps, args->at, TJ_ERR_NOMEM, "out of memory for the arguments of %s",
                       ctor_names[args->kind]);
         goto cleanup;
@@ -812,12 +922,22 @@ static tj_status_t build(parser_t *ps, const args_t *args, MPI_Datatype *out)
         call = "MPI_Type_create_struct";
         rc = PMPI_Type_create_struct(l[0].n, i0, a1, types, out);
         break;
+    case CT_DARRAY:
+        /* A distribution argument of 0 is the default. */
+        for (int d = 0; d < l[2].n; d++)
+            if (i2[d] == 0)
+                i2[d] = MPI_DISTRIBUTE_DFLT_DARG;
+        call = "MPI_Type_create_darray";
+        rc = PMPI_Type_create_darray((int)args->a, (int)args->b, l[0].n, i0, i1, i2, i3,
+                                     args->order, child, out);
+        break;
     case CT_COUNT:
         break;
     }
     if (rc != MPI_SUCCESS)
         status = fail_mpi(ps, args->at, rc, call);
 cleanup:
+    free(i3);
     free(types);
     free(a1);
     free(i2);
@@ -851,7 +971,7 @@ cleanup:
         release(&args.members.v[i]);
     free(args.members.v);
     release(&args.child);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         free(args.l[i].v);
     return status;
 }

@@ -24,6 +24,7 @@
 #include "kernels/supply.h"
 #include "measure.h"
 #include "options.h"
+#include "type/flatten.h"
 #include "type/translate.h"
 #include "typedesc.h"
 #include "util/clock.h"
@@ -154,7 +155,7 @@ static const char *cache_dir(const char *given)
 
 /* --- warm ---------------------------------------------------------------------------------- */
 
-/* One kernel to warm: a spec with its own copy of the blocks. */
+/* One kernel to warm: a spec with its own copy of the blocks, or a reference to its layout. */
 typedef struct {
     tj_kernel_kind_t kind;
     tj_block_t *blocks;
@@ -162,6 +163,8 @@ typedef struct {
     int word;
     tj_dir_t dir;
     char target[32];
+    tj_layout_t *layout;
+    bool serial;
 } item_t;
 
 typedef struct {
@@ -178,6 +181,9 @@ static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
     if (it->kind != spec->kind || it->word != spec->word || it->dir != spec->dir ||
         it->nblocks != spec->nblocks || strcmp(it->target, spec->target) != 0)
         return false;
+    if (it->kind == TJ_KERNEL_PARTS)
+        return it->serial == spec->serial && it->layout->hash[0] == spec->layout->hash[0] &&
+               it->layout->hash[1] == spec->layout->hash[1];
     for (int i = 0; i < it->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
         if (!tj_block_equal(&it->blocks[i], &b))
@@ -204,8 +210,11 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
         w->cap = cap;
     }
     it = &w->items[w->n];
-    if ((it->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL)
+    if ((it->blocks =
+             malloc((size_t)(spec->nblocks > 0 ? spec->nblocks : 1) * sizeof(tj_block_t))) == NULL)
         return -1;
+    it->layout = spec->kind == TJ_KERNEL_PARTS ? tj_layout_hold(spec->layout) : NULL;
+    it->serial = spec->serial;
     for (int i = 0; i < spec->nblocks; i++)
         it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
     it->kind = spec->kind;
@@ -218,17 +227,21 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
 }
 
 /* The pack and unpack kernels of @p spec for each of @p narchs targets, at its word and, with
- * @p all_words, every narrower one. */
+ * @p all_words, every narrower one; for a layout whose bytes overlap also the serial unpack
+ * kernel the runtime unpacks it with. */
 static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
                        bool all_words)
 {
     int natural = spec.word;
+    bool serial =
+        spec.kind == TJ_KERNEL_PARTS && !tj_layout_disjoint((tj_layout_t *)spec.layout, 1);
 
     for (int a = 0; a < narchs; a++)
         for (int word = natural; word >= 1; word /= 2) {
-            for (int d = 0; d < 2; d++) {
+            for (int d = 0; d < 2 + serial; d++) {
                 spec.word = word;
                 spec.dir = d == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+                spec.serial = d == 2;
                 spec.target = archs[a];
                 if (add_item(w, &spec) != 0)
                     return -1;
@@ -241,8 +254,10 @@ static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int 
 
 static void free_items(work_t *w)
 {
-    for (int i = 0; i < w->n; i++)
+    for (int i = 0; i < w->n; i++) {
         free(w->items[i].blocks);
+        tj_layout_release(w->items[i].layout);
+    }
     free(w->items);
 }
 
@@ -264,6 +279,27 @@ static void line_error(file_ctx_t *ctx, int line, const char *what)
         fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, what);
 }
 
+/* The kernels the runtime launches for a type: its block's or its layout's (@p layout, whose
+ * reference this takes), and for a block whose objects may overlap the serial unpack of the
+ * block as a layout of one part. */
+static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_t *layout)
+{
+    int rc;
+
+    if (layout == NULL) {
+        rc = add_kernels(ctx->work, tj_kernel_single(block, block->word, TJ_DIR_PACK, ""),
+                         ctx->archs, ctx->narchs, ctx->all_words);
+        if (rc != 0 || tj_block_disjoint(block, 2))
+            return rc;
+        if (tj_layout_from_block(block, block->size, &layout) != TJ_OK)
+            return -1;
+    }
+    rc = add_kernels(ctx->work, tj_kernel_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
+                     ctx->archs, ctx->narchs, ctx->all_words);
+    tj_layout_release(layout);
+    return rc;
+}
+
 /* A fused set: the single kernels of its strided members, and the fused kernel the runtime
  * builds for them all (their distinct blocks in order of first appearance, the narrowest of
  * their words), when every member is strided. */
@@ -275,18 +311,30 @@ static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
 
     for (int m = 0; m < n && rc == 0; m++) {
         tj_block_t b;
-        tj_status_t st = tj_translate_block(types[m], &b, NULL);
+        tj_layout_t *layout;
+        tj_reason_t why;
+        tj_status_t st = tj_flatten_form(types[m], &b, &layout, &why);
         int s = 0;
         if (st != TJ_OK) {
             fprintf(stderr,
                     "typejit warm: %s:%d: member %d: %s: no kernel needed, and the runtime moves "
                     "this set member by member\n",
-                    ctx->file, line, m + 1, tj_status_string(st));
+                    ctx->file, line, m + 1,
+                    st == TJ_ERR_NOT_STRIDED ? tj_reason_string(why) : tj_status_string(st));
             all_strided = false;
             continue;
         }
-        rc = add_kernels(ctx->work, tj_kernel_single(&b, b.word, TJ_DIR_PACK, ""), ctx->archs,
-                         ctx->narchs, ctx->all_words);
+        if (layout != NULL) {
+            /* Moved member by member, each by its parts kernel. */
+            fprintf(stderr,
+                    "typejit warm: %s:%d: member %d is not strided: the runtime moves this set "
+                    "member by member\n",
+                    ctx->file, line, m + 1);
+            rc = add_type_kernels(ctx, &b, layout);
+            all_strided = false;
+            continue;
+        }
+        rc = add_type_kernels(ctx, &b, NULL);
         b = tj_block_at_zero(&b);
         while (s < nshapes && !tj_block_equal(&blocks[s], &b))
             s++;
@@ -305,6 +353,8 @@ static int warm_line(int line, const char *text, void *arg)
     file_ctx_t *ctx = arg;
     MPI_Datatype type, members[TJ_FUSED_MAX];
     tj_block_t block;
+    tj_layout_t *layout;
+    tj_reason_t why;
     char err[256];
     int n = 0, rc;
     tj_status_t st;
@@ -328,15 +378,17 @@ static int warm_line(int line, const char *text, void *arg)
         line_error(ctx, line, err);
         return 0;
     }
-    st = tj_translate_block(type, &block, NULL);
+    st = tj_flatten_form(type, &block, &layout, &why);
     PMPI_Type_free(&type);
     if (st != TJ_OK) {
-        fprintf(stderr, "typejit warm: %s:%d: not strided (%s): no kernel needed (system MPI)\n",
-                ctx->file, line, why_not(st));
+        fprintf(stderr,
+                "typejit warm: %s:%d: neither strided nor a layout (%s): no kernel needed (system "
+                "MPI)\n",
+                ctx->file, line,
+                st == TJ_ERR_NOT_STRIDED ? tj_reason_string(why) : tj_status_string(st));
         return 0;
     }
-    return add_kernels(ctx->work, tj_kernel_single(&block, block.word, TJ_DIR_PACK, ""), ctx->archs,
-                       ctx->narchs, ctx->all_words);
+    return add_type_kernels(ctx, &block, layout);
 }
 
 typedef struct {
@@ -363,6 +415,7 @@ static void manifest_line(const char *line, void *arg)
         spec.target = ctx->archs[a];
         add_item(ctx->work, &spec);
     }
+    tj_key_line_release(&parsed);
 }
 
 static void draw_progress(work_t *w)
@@ -389,8 +442,8 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
-        tj_kernel_spec_t spec = {it->kind, it->blocks, it->nblocks, it->word,
-                                 it->dir,  it->target, NULL,        NULL};
+        tj_kernel_spec_t spec = {it->kind,   it->blocks, it->nblocks, it->word,   it->dir,
+                                 it->target, NULL,       NULL,        it->layout, it->serial};
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
@@ -646,7 +699,10 @@ static int cmd_inspect(int argc, char **argv)
     MPI_Aint lb, extent, tlb, textent;
     MPI_Count size;
     const char *why;
-    tj_status_t st, st_ir;
+    tj_layout_t *layout = NULL;
+    tj_reason_t fwhy = TJ_REASON_NONE;
+    bool from_layout = false;
+    tj_status_t st, st_ir, fst = TJ_ERR_NOT_STRIDED;
 
     if (wants_help(argc, argv)) {
         fputs(usage_inspect, stdout);
@@ -702,21 +758,37 @@ static int cmd_inspect(int argc, char **argv)
     st_ir = tj_translate_ir(type, &ir);
     st = tj_translate_block(type, &block, &canon);
     why = why_not(st);
+    /* Not one strided block: what a commit makes of it, its layout (or its block, found
+     * through its layout). */
+    if (st == TJ_ERR_NOT_STRIDED &&
+        (fst = tj_flatten_form(type, &block, &layout, &fwhy)) == TJ_OK && layout == NULL)
+        from_layout = true;
     PMPI_Type_free(&type);
     /* Every usage error before the first line of output. */
-    if (st == TJ_OK && word == 0)
+    if ((st == TJ_OK || from_layout) && word == 0)
         word = block.word;
-    if (st == TJ_OK && block.word % word) {
+    if (layout != NULL && word == 0)
+        word = layout->word;
+    if ((st == TJ_OK || from_layout) && block.word % word) {
         fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
                 block.word);
+        return 2;
+    }
+    if (layout != NULL && layout->word % word) {
+        fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
+                layout->word);
+        tj_layout_release(layout);
         return 2;
     }
     snprintf(target, sizeof(target), "%s",
              arch                   ? arch
              : tj_config()->arch[0] ? tj_config()->arch
                                     : "sm_90");
-    if (st == TJ_OK && arch == NULL && !target_ok("inspect", target))
+    if ((st == TJ_OK || from_layout || layout != NULL) && arch == NULL &&
+        !target_ok("inspect", target)) {
+        tj_layout_release(layout);
         return 2;
+    }
 
     printf("type:       %s\n", text);
     printf("mpi:        size=%lld lb=%lld extent=%lld true_lb=%lld true_extent=%lld\n",
@@ -725,21 +797,60 @@ static int cmd_inspect(int argc, char **argv)
         tj_ir_format(&ir, buf, sizeof(buf));
         printf("ir:         %s\n", buf);
     }
-    if (st != TJ_OK) {
-        printf("strided:    no (%s): the system MPI packs this type\n", why);
-        return 0;
-    }
-    tj_ir_format(&canon, buf, sizeof(buf));
-    printf("canonical:  %s\n", buf);
-    tj_block_format(&block, buf, sizeof(buf));
-    printf("block:      %s\n", buf);
-    printf("dimensions: %d\nword:       W=%d\nfootprint:  [%lld, %lld) per object, %s\n",
-           block.ndims, block.word, (long long)block.lo, (long long)block.hi,
-           block.disjoint ? "no byte addressed twice" : "overlapping (unpack is staged)");
     tj_dir_t dir = unpack ? TJ_DIR_UNPACK : TJ_DIR_PACK;
-    spec = tj_kernel_single(&block, word, dir, target);
-    if (tj_kernel_source(&spec, &src) != TJ_OK)
+    if (layout != NULL) {
+        bool disjoint = tj_layout_disjoint(layout, 1), many = tj_layout_disjoint(layout, 2);
+        printf("strided:    no (%s): a layout of strided parts\n", why);
+        tj_layout_format(layout, buf, sizeof(buf));
+        printf("layout:     %s\n", buf);
+        for (int d = 0; d < layout->nframe; d++)
+            printf("frame %-4d %lld elements, %lld bytes apart\n", d, (long long)layout->fcounts[d],
+                   (long long)layout->fstrides[d]);
+        for (int sh = 0; sh < layout->nshapes; sh++) {
+            if (tj_layout_is_run(&layout->shapes[sh]))
+                snprintf(buf, sizeof(buf), "contiguous runs");
+            else
+                tj_block_format(&layout->shapes[sh], buf, sizeof(buf));
+            printf("shape %-4d %s\n", sh, buf);
+        }
+        for (int64_t p = 0; p < layout->nparts && p < 8; p++)
+            printf("part %-5lld at %lld, %lld bytes, shape %d\n", (long long)p,
+                   (long long)layout->disp[p], (long long)(layout->pre[p + 1] - layout->pre[p]),
+                   layout->shape != NULL ? layout->shape[p] : 0);
+        if (layout->nparts > 8)
+            printf("(%lld more parts)\n", (long long)(layout->nparts - 8));
+        printf("word:       W=%d\nfootprint:  %s\n", layout->word,
+               disjoint && many ? "no byte addressed twice"
+               : disjoint       ? "objects overlap (an unpack of several runs serially, in "
+                                  "typemap order)"
+                                : "overlapping (unpack runs serially, in typemap order)");
+        spec = tj_kernel_parts(layout, word, dir, unpack && !disjoint, target);
+    } else if (st != TJ_OK && !from_layout) {
+        if (st == TJ_ERR_NOT_STRIDED && fst == TJ_ERR_NOT_STRIDED)
+            printf("strided:    no (%s): the system MPI packs this type (%s)\n", why,
+                   tj_reason_string(fwhy));
+        else
+            printf("strided:    no (%s): the system MPI packs this type\n", why);
+        return 0;
+    } else {
+        if (from_layout) {
+            printf("strided:    yes, through its layout (%s)\n", why);
+        } else {
+            tj_ir_format(&canon, buf, sizeof(buf));
+            printf("canonical:  %s\n", buf);
+        }
+        tj_block_format(&block, buf, sizeof(buf));
+        printf("block:      %s\n", buf);
+        printf("dimensions: %d\nword:       W=%d\nfootprint:  [%lld, %lld) per object, %s\n",
+               block.ndims, block.word, (long long)block.lo, (long long)block.hi,
+               block.disjoint ? "no byte addressed twice"
+                              : "overlapping (unpack runs serially, in typemap order)");
+        spec = tj_kernel_single(&block, word, dir, target);
+    }
+    if (tj_kernel_source(&spec, &src) != TJ_OK) {
+        tj_layout_release(layout);
         return 1;
+    }
     if (tj_nvrtc_load() == TJ_OK && (key = tj_key_text(&spec, src)) != NULL) {
         char hex[33], *end = strstr(key, "\n\n");
         tj_hash_hex(tj_hash_bytes(key, strlen(key)), hex);
@@ -750,6 +861,7 @@ static int cmd_inspect(int argc, char **argv)
     } else {
         printf("key:        (NVRTC not available)\n");
     }
+    tj_layout_release(layout);
     if (source)
         printf("source:\n%s", src);
     free(src);

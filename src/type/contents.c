@@ -197,6 +197,18 @@ static tj_status_t decode(tj_contents_t *c)
         a->order = l ? in[1] : in[1 + 3 * a->count];
         break;
     }
+    case MPI_COMBINER_DARRAY: {
+        /* size, rank, ndims, then gsizes (in the counts for the `_c` form), distribs, dargs,
+         * psizes, order. */
+        const int *d = l ? &in[3] : &in[3 + a->count];
+        a->nprocs = in[0], a->rank = in[1];
+        a->sizes = l ? TJ_ARRAY_OF_COUNT(cn) : TJ_ARRAY_OF_INT(&in[3]);
+        a->distribs = TJ_ARRAY_OF_INT(d);
+        a->dargs = TJ_ARRAY_OF_INT(d + a->count);
+        a->psizes = TJ_ARRAY_OF_INT(d + 2 * a->count);
+        a->order = d[3 * a->count];
+        break;
+    }
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK:
         a->blocklen = l ? cn[1] : in[1];

@@ -53,8 +53,10 @@ typedef struct {
     tj_array_t displs;         /* indexed, indexed_block: elements */
     tj_array_t bdispls;        /* hindexed, hindexed_block, struct: bytes */
     const MPI_Datatype *types; /* struct: one per member */
-    tj_array_t sizes, subsizes, starts; /* subarray */
-    int order;                          /* subarray: MPI_ORDER_C or MPI_ORDER_FORTRAN */
+    tj_array_t sizes, subsizes, starts; /* subarray; darray: its gsizes are `sizes` */
+    int order;                          /* subarray, darray: MPI_ORDER_C or MPI_ORDER_FORTRAN */
+    int64_t nprocs, rank;               /* darray: the group's size and the rank */
+    tj_array_t distribs, dargs, psizes; /* darray (int arrays in either form) */
     MPI_Datatype child;                 /* every combiner but struct */
 } tj_type_args_t;
 

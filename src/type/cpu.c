@@ -108,3 +108,41 @@ void tj_cpu_unpack(const tj_block_t *block, const void *packed, int64_t count, v
 {
     walk(block, typed, (char *)packed, count, 1);
 }
+
+/* Every part of `count` objects of a layout, in typemap order: runs copied whole, the other
+ * parts by the block walk of their shape. */
+static void walk_layout(const tj_layout_t *l, char *typed, char *packed, int64_t count, int unpack)
+{
+    int64_t elems = tj_layout_elements(l);
+
+    for (int64_t k = 0; k < count; k++) {
+        char *obj = typed + l->start + k * l->extent;
+        for (int64_t e = 0; e < elems; e++) {
+            char *el = obj + tj_layout_frame_offset(l, e);
+            for (int64_t p = 0; p < l->nparts; p++) {
+                const tj_block_t *sh = &l->shapes[l->shape != NULL ? l->shape[p] : 0];
+                int64_t len = l->pre[p + 1] - l->pre[p];
+                char *at = el + l->disp[p];
+                if (tj_layout_is_run(sh)) {
+                    if (unpack)
+                        memmove(at, packed, (size_t)len);
+                    else
+                        memcpy(packed, at, (size_t)len);
+                } else {
+                    walk(sh, at, packed, len / sh->size, unpack);
+                }
+                packed += len;
+            }
+        }
+    }
+}
+
+void tj_cpu_pack_layout(const tj_layout_t *l, const void *typed, int64_t count, void *packed)
+{
+    walk_layout(l, (char *)typed, packed, count, 0);
+}
+
+void tj_cpu_unpack_layout(const tj_layout_t *l, const void *packed, int64_t count, void *typed)
+{
+    walk_layout(l, typed, (char *)packed, count, 1);
+}

@@ -32,6 +32,7 @@ typedef struct {
     int nnodes;
     tj_type_known_t kn;
     tj_type_info_t *info; /* the commit record; NULL when not committed */
+    tj_layout_t *layout;  /* the creation record's layout, or NULL */
     tj_ir_node_t *nodes;  /* small, or allocated */
     tj_ir_node_t small[KNOWN_SMALL];
 } entry_t;
@@ -157,12 +158,31 @@ static tj_slab_t entry_pool = TJ_SLAB_INIT(sizeof(entry_t));
 static tj_slab_t info_pool = TJ_SLAB_INIT(sizeof(tj_type_info_t));
 
 /* Release what @p e owns and @p e itself. Called with the write lock held. */
+static void info_free(tj_type_info_t *info)
+{
+    if (info != NULL)
+        tj_layout_release(info->layout);
+    tj_slab_free(&info_pool, info);
+}
+
 static void entry_release(entry_t *e)
 {
     if (e->nodes != e->small)
         free(e->nodes);
-    tj_slab_free(&info_pool, e->info);
+    tj_layout_release(e->layout);
+    info_free(e->info);
     tj_slab_free(&entry_pool, e);
+}
+
+void tj_type_info_hold(const tj_type_info_t *info)
+{
+    tj_layout_hold(info->layout);
+}
+
+void tj_type_info_release(tj_type_info_t *info)
+{
+    tj_layout_release(info->layout);
+    info->layout = NULL;
 }
 
 /* The entry of @p type, created empty when there is none; NULL when out of memory. Called with
@@ -181,6 +201,7 @@ static entry_t *entry_get(MPI_Datatype type)
     e->known = false;
     e->nnodes = 0;
     e->info = NULL;
+    e->layout = NULL;
     e->nodes = e->small;
     i = slot_find(type);
     slots[i].type = type;
@@ -193,13 +214,23 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
 {
     entry_t *e;
 
+    tj_layout_t *old = NULL;
+
     write_lock();
     e = entry_get(type);
-    if (e != NULL && e->info == NULL && (e->info = tj_slab_alloc(&info_pool)) == NULL)
-        e = NULL;
-    if (e != NULL)
+    if (e != NULL && e->info == NULL) {
+        if ((e->info = tj_slab_alloc(&info_pool)) == NULL)
+            e = NULL;
+        else
+            e->info->layout = NULL;
+    }
+    if (e != NULL) {
+        old = e->info->layout;
         *e->info = *info;
+        tj_layout_hold(info->layout);
+    }
     unlock();
+    tj_layout_release(old);
     return e != NULL ? TJ_OK : TJ_ERR_NOMEM;
 }
 
@@ -217,10 +248,13 @@ bool tj_table_get(MPI_Datatype type, tj_type_info_t *info)
     return found;
 }
 
-tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir)
+tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir,
+                               tj_layout_t *layout)
 {
     int n = known->st == TJ_OK && ir != NULL ? ir->n : 0;
     tj_ir_node_t *nodes = NULL;
+    tj_layout_t *old_layout = NULL;
+    tj_type_info_t *old_info = NULL;
     entry_t *e;
 
     if (n > KNOWN_SMALL && (nodes = malloc((size_t)n * sizeof(*nodes))) == NULL) {
@@ -238,11 +272,15 @@ tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, 
         e->nnodes = n;
         e->kn = *known;
         e->known = true;
+        old_layout = e->layout;
+        e->layout = tj_layout_hold(layout);
         /* A new type at this handle: an old commit record is stale. */
-        tj_slab_free(&info_pool, e->info);
+        old_info = e->info;
         e->info = NULL;
     }
+    info_free(old_info);
     unlock();
+    tj_layout_release(old_layout);
     if (e == NULL) {
         free(nodes);
         return TJ_ERR_NOMEM;
@@ -265,6 +303,19 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir)
     }
     unlock();
     return found;
+}
+
+tj_layout_t *tj_table_known_layout(MPI_Datatype type)
+{
+    entry_t *e;
+    tj_layout_t *l = NULL;
+
+    read_lock();
+    e = entry_find(type);
+    if (e != NULL && e->known)
+        l = tj_layout_hold(e->layout);
+    unlock();
+    return l;
 }
 
 void tj_table_drop(MPI_Datatype type)

@@ -7,6 +7,7 @@
 
 #include "type/block.h"
 #include "type/contents.h"
+#include "type/layout.h"
 
 /* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
  * practice, and less than the distance between a heap address and a device address. */
@@ -22,11 +23,27 @@ typedef struct {
      * TJ_WIDE bytes or more (a type over MPI_BOTTOM built from addresses, a huge stride). Decided
      * with the extents, so that every other type pays nothing for it at each call. */
     bool wide;
-    bool strided;     /* false: the system MPI handles this type */
+    bool strided;     /* one strided block: `block` */
     tj_status_t why;  /* TJ_OK, or why the type is not strided */
     int reason;       /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */
     tj_block_t block; /* valid when strided */
+    /* A type that is not strided but has a layout (type/layout.h), finished; NULL otherwise.
+     * Neither strided nor with a layout: the system MPI handles the type. The table's record
+     * holds a reference; a copy made by tj_table_get does not: a copy kept beyond the MPI call
+     * that made it (a request's) takes one of its own with tj_type_info_hold. */
+    tj_layout_t *layout;
 } tj_type_info_t;
+
+/* Whether a kernel can move the type: it is strided or has a layout. */
+static inline bool tj_type_info_kernel(const tj_type_info_t *info)
+{
+    return info->strided || info->layout != NULL;
+}
+
+/* Take a reference to what @p info points to, for a copy kept beyond the current call; undone
+ * by tj_type_info_release. */
+void tj_type_info_hold(const tj_type_info_t *info);
+void tj_type_info_release(tj_type_info_t *info);
 
 /* What typejit learnt of a type when it was created (the constructor wrappers), kept until the
  * type is freed, committed or not: the status of its translation (with the chain, when TJ_OK),
@@ -42,8 +59,15 @@ typedef struct {
 void tj_table_set_threaded(bool multiple);
 
 /* Record what @p type was made of, replacing any earlier record of the handle, committed or
- * not (a constructor returned it, so it is a new type). @p ir may be NULL unless st is TJ_OK. */
-tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir);
+ * not (a constructor returned it, so it is a new type). @p ir may be NULL unless st is TJ_OK;
+ * @p layout (may be NULL) is the layout of a type that is not strided, not yet finished: the
+ * record takes a reference to it. */
+tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir,
+                               tj_layout_t *layout);
+
+/* The layout recorded with @p type's creation, with a reference the caller releases; NULL when
+ * there is none. */
+tj_layout_t *tj_table_known_layout(MPI_Datatype type);
 
 /* Copy the creation record of @p type; false when there is none. */
 bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir);
@@ -52,7 +76,8 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir);
  * the system MPI answered): once per type at commit, so that device calls need not ask. */
 void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info);
 
-/* Record @p info for @p type, replacing any earlier record (handles are reused after free). */
+/* Record @p info for @p type, replacing any earlier record (handles are reused after free); the
+ * record takes a reference to info->layout. */
 tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);
 
 /* Copy the commit record of @p type into @p info; false when there is none. */

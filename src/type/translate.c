@@ -38,6 +38,23 @@ tj_reason_t tj_translate_reason(void)
     return last_reason;
 }
 
+bool tj_reason_layout(tj_reason_t reason)
+{
+    switch (reason) {
+    case TJ_REASON_CHAIN:
+    case TJ_REASON_DIMS:
+    case TJ_REASON_NAMED_HOLES:
+    case TJ_REASON_IRREGULAR_BLOCKS:
+    case TJ_REASON_IRREGULAR_DISPLS:
+    case TJ_REASON_MIXED_MEMBERS:
+    case TJ_REASON_DARRAY:
+    case TJ_REASON_BLOCK:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
 {
     MPI_Aint lb, ext;

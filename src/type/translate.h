@@ -22,6 +22,7 @@
     _X(MIXED_MEMBERS, "mixed struct members")                                                      \
     _X(STRIDE_M1, "byte stride -1, which Open MPI reads as contiguous")                            \
     _X(DARRAY, "darray")                                                                           \
+    _X(PARTS, "more than 4194304 pieces")                                                          \
     _X(COMBINER, "constructor not handled")                                                        \
     _X(EMPTY, "packs no bytes")                                                                    \
     _X(BLOCK, "no strided block of this shape")                                                    \
@@ -38,6 +39,10 @@ const char *tj_reason_string(tj_reason_t reason);
 
 /* Why the last translation on the calling thread returned TJ_ERR_NOT_STRIDED. */
 tj_reason_t tj_translate_reason(void);
+
+/* Whether a type left out for @p reason may still have a layout (type/flatten.h): its typemap
+ * is some list of strided pieces, not something typejit cannot or may not move. */
+bool tj_reason_layout(tj_reason_t reason);
 
 /* The IR of one instance of @p type, one constructor level at a time, each level simplified as
  * soon as it is built (members of indexed and struct types are compared by their canonical

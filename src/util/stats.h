@@ -9,6 +9,7 @@
 #define TJ_STATS_LIST(_X)                                                                          \
     _X(commits)                                                                                    \
     _X(strided)                                                                                    \
+    _X(layouts)                                                                                    \
     _X(fallback)                                                                                   \
     _X(packs_engine)                                                                               \
     _X(packs_system)                                                                               \
@@ -28,6 +29,8 @@
     _X(jit_failures)                                                                               \
     _X(jit_background)                                                                             \
     _X(packs_generic_while_compiling)                                                              \
+    _X(unpacks_serial)                                                                             \
+    _X(layout_tables)                                                                              \
     _X(cache_hits_memory)                                                                          \
     _X(cache_hits_disk)                                                                            \
     _X(cache_misses)                                                                               \

@@ -228,7 +228,13 @@ typedef void (*fc_store_hook_fn)(const void *address, size_t bytes);
 typedef void (*fc_set_hook_fn)(fc_store_hook_fn hook);
 
 /* What the double knows of one of typejit's kernels, from its name and source (track.c). */
-typedef enum { FC_KIND_OTHER, FC_KIND_STRIDED, FC_KIND_FUSED, FC_KIND_GENERIC } fc_kind_t;
+typedef enum {
+    FC_KIND_OTHER,
+    FC_KIND_STRIDED,
+    FC_KIND_FUSED,
+    FC_KIND_GENERIC,
+    FC_KIND_PARTS
+} fc_kind_t;
 
 #define FC_MAX_SHAPES 32
 
@@ -239,6 +245,9 @@ typedef struct {
     int word;        /* bytes per load and store */
     int nshapes;
     long long words[FC_MAX_SHAPES]; /* words per object of each block (one for strided) */
+    long long obytes; /* parts: packed bytes of one object baked into the source; 0: from the
+                         launch's arguments (a table kernel) */
+    bool serial;      /* parts: the one-thread unpack of a layout that overlaps itself */
 } fc_kinfo_t;
 
 struct CUmod_st {

@@ -646,6 +646,52 @@ static const char pack_unknown_src[] =
     "        ((char *)dst)[threadIdx.x] = ((const char *)src)[threadIdx.x];\n"
     "}\n";
 
+/* A parts kernel as typejit's generator writes them (tj_parts_*: `word_t`, a baked
+ * `OBJECT_BYTES`, or the object size in its fourth argument), 8 words per object; MODE 1: two
+ * threads write word 4 (word 5 stays unwritten); MODE 2: the source bakes no object size and
+ * moves 7 words an object where the launch says 8 (32 bytes). */
+static const char parts_src[] =
+    "struct tj_parts_args_t {\n"
+    "    const void *table;\n"
+    "    long long parts, fbytes, obytes, extent;\n"
+    "};\n"
+    "extern \"C\" __global__ void tj_parts_pack(void *__restrict__ dst,\n"
+    "                                           const void *__restrict__ src, long long count,\n"
+    "                                           const tj_parts_args_t args)\n"
+    "{\n"
+    "    typedef unsigned int word_t;\n"
+    "#if MODE != 2\n"
+    "    const long long OBJECT_BYTES = 32LL;\n"
+    "    const long long words = OBJECT_BYTES / 4;\n"
+    "#else\n"
+    "    const long long words = args.obytes / 4 - 1;\n"
+    "#endif\n"
+    "    for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count * words;\n"
+    "         i += (long long)gridDim.x * blockDim.x) {\n"
+    "        long long j = MODE == 1 && i == 5 ? 4 : i;\n"
+    "        ((word_t *)dst)[j] = ((const word_t *)src)[i];\n"
+    "    }\n"
+    "}\n";
+
+/* The serial unpack of an overlapping layout: one thread writes the 8 packed words of each
+ * object over its 4 typed words, in order (the last write wins). */
+static const char serial_src[] =
+    "struct tj_parts_args_t {\n"
+    "    const void *table;\n"
+    "    long long parts, fbytes, obytes, extent;\n"
+    "};\n"
+    "extern \"C\" __global__ void tj_parts_unpack_serial(void *__restrict__ dst,\n"
+    "                                                    const void *__restrict__ src,\n"
+    "                                                    long long count,\n"
+    "                                                    const tj_parts_args_t args)\n"
+    "{\n"
+    "    typedef unsigned int word_t;\n"
+    "    const long long OBJECT_BYTES = 32LL;\n"
+    "    for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count * 8;\n"
+    "         i += (long long)gridDim.x * blockDim.x)\n"
+    "        ((word_t *)dst)[i / 8 * 4 + i % 4] = ((const word_t *)src)[i];\n"
+    "}\n";
+
 /* Each thread writes where in its block's run it ran (the blocks' counters are the threads'
  * only shared state, and a block's threads run one after another on one host thread when there
  * are more blocks than host threads). */
@@ -696,6 +742,39 @@ static CUresult run_pack(const char *src, int mode, const char *name, unsigned *
     return rc;
 }
 
+/* Moves 3 objects with parts kernel @p name of @p src (MODE @p mode) on a grid of @p blocks
+ * thread blocks of @p threads, in a context of its own: the synchronisation's result, and the
+ * first 24 words of the destination in @p out. */
+static CUresult run_parts(const char *src, int mode, const char *name, unsigned blocks,
+                          unsigned threads, unsigned *out)
+{
+    CUcontext ctx = new_context(0);
+    CUmodule mod;
+    CUfunction f = load_kernel(src, mode, name, &mod);
+    CUdeviceptr in, dst;
+    long long count = 3;
+    struct {
+        const void *table;
+        long long parts, fbytes, obytes, extent;
+    } args = {NULL, 1, 32, 32, 32};
+    unsigned host[24];
+    void *params[] = {&dst, &in, &count, &args};
+    CUresult rc;
+
+    for (unsigned i = 0; i < 24; i++)
+        host[i] = 1000 + i;
+    REQUIRE(cuMemAlloc(&in, sizeof host) == CUDA_SUCCESS);
+    REQUIRE(cuMemAlloc(&dst, 4096) == CUDA_SUCCESS);
+    REQUIRE(cuMemcpyHtoD(in, host, sizeof host) == CUDA_SUCCESS);
+    REQUIRE(cuMemsetD8(dst, 0, 4096) == CUDA_SUCCESS);
+    launch1(f, blocks, threads, NULL, params, CUDA_SUCCESS);
+    rc = cuCtxSynchronize();
+    if (rc == CUDA_SUCCESS && out != NULL)
+        CHECK_EQ_INT(cuMemcpyDtoH(out, dst, 24 * sizeof(unsigned)), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return rc;
+}
+
 /* A correct pack kernel passes and is counted; a block's threads run in a shuffled order; the
  * blocks of a launch run on several host threads. */
 static void check_rules_kept(void)
@@ -713,6 +792,15 @@ static void check_rules_kept(void)
     for (unsigned i = 0; i < 24; i++)
         CHECK_EQ_INT(out[i], 1000 + i);
     CHECK_EQ_INT(stats("launches_tracked"), tracked + 1);
+    CHECK_EQ_INT(stats("write_violations"), 0);
+    /* A parts kernel; its serial unpack, one thread, may write a byte again. */
+    CHECK_EQ_INT(run_parts(parts_src, 0, "tj_parts_pack", 2, 32, out), CUDA_SUCCESS);
+    for (unsigned i = 0; i < 24; i++)
+        CHECK_EQ_INT(out[i], 1000 + i);
+    CHECK_EQ_INT(run_parts(serial_src, 0, "tj_parts_unpack_serial", 1, 1, out), CUDA_SUCCESS);
+    for (unsigned i = 0; i < 12; i++)
+        CHECK_EQ_INT(out[i], 1000 + i / 4 * 8 + 4 + i % 4);
+    CHECK_EQ_INT(stats("launches_tracked"), tracked + 3);
     CHECK_EQ_INT(stats("write_violations"), 0);
 
     ctx = new_context(0);
@@ -758,7 +846,13 @@ static int rules_child(void)
     launch1(f, 1, 32, NULL, params, CUDA_SUCCESS);
     CHECK_EQ_INT(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
     CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
-    CHECK_EQ_INT(stats("write_violations"), 5);
+    /* Parts kernels: a word written twice, a word left unwritten of the size the launch gives,
+     * a serial unpack launched as several threads. */
+    CHECK_EQ_INT(run_parts(parts_src, 1, "tj_parts_pack", 2, 32, NULL), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(run_parts(parts_src, 2, "tj_parts_pack", 2, 32, NULL), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(run_parts(serial_src, 0, "tj_parts_unpack_serial", 1, 2, NULL),
+                 CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_EQ_INT(stats("write_violations"), 8);
     return check_failures ? 1 : 0;
 }
 
@@ -899,8 +993,14 @@ static void check_rules_broken(const char *self)
     CHECK(file_has(log, "cannot tell from its source what kernel tj_pack writes"));
     CHECK(file_has(log, "kernel tj_unpack (launch 4, grid 1x1x1, block 32x1x1) wrote byte 0 of "
                         "its typed output (from its destination pointer) twice"));
+    CHECK(file_has(log, "kernel tj_parts_pack (launch 5, grid 2x1x1, block 32x1x1) wrote byte 16 "
+                        "of its packed output (from its destination pointer) twice"));
+    CHECK(file_has(log, "kernel tj_parts_pack (launch 6, grid 2x1x1, block 32x1x1) left byte 84 "
+                        "of its packed output unwritten (84 of 96 bytes written)"));
+    CHECK(file_has(log, "kernel tj_parts_unpack_serial (launch 0, grid 1x1x1, block 2x1x1) is a "
+                        "serial unpack launched with more than one thread"));
     CHECK(file_has(log, "(FAKECUDA_SEED=12345 replays this process's thread orders)"));
-    CHECK(file_has(log, "5 kernel launch(es) broke the rules of the device (see above); exiting "
+    CHECK(file_has(log, "8 kernel launch(es) broke the rules of the device (see above); exiting "
                         "with status 70"));
     if (check_failures)
         fprintf(stderr, "the rules child's stderr is in %s\n", log);

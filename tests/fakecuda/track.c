@@ -7,11 +7,14 @@
  *     allocation), each byte of them exactly once;
  *   - an unpack writes only the allocations its typed side is in (a fused unpack's members'),
  *     no byte twice, and exactly as many bytes as it reads;
+ *   - the serial unpack of a layout that overlaps itself (tj_parts_unpack_serial) runs as one
+ *     thread, which may write a byte again (the last write wins, in typemap order), and writes
+ *     exactly as many bytes as it reads;
  *   - nothing else in device memory.
- * What a kernel must write comes from its name (tj_pack, tj_unpack, tj_fused_*, tj_generic_*),
- * its launch arguments and the constants of its source (word_t, WORDS; a generic kernel's
- * arguments must agree with its word_t); a pack or unpack kernel
- * whose source the double does not understand is refused, never run unchecked. */
+ * What a kernel must write comes from its name (tj_pack, tj_unpack, tj_fused_*, tj_generic_*,
+ * tj_parts_*), its launch arguments and the constants of its source (word_t, WORDS,
+ * OBJECT_BYTES; a generic kernel's arguments must agree with its word_t); a pack or unpack
+ * kernel whose source the double does not understand is refused, never run unchecked. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 #define FUSED_COUNT   16
 #define FUSED_SHAPE   36
 #define FUSED_N       (FUSED_ENTRY * FC_MAX_SHAPES)
+#define PARTS_OBYTES  24 /* tj_parts_args_t: table, parts, fbytes, obytes, extent */
 
 typedef enum { V_NONE, V_TWICE, V_OUTSIDE } violation_t;
 
@@ -48,6 +52,7 @@ typedef struct {
  * threads see these fields set before they start. */
 static struct {
     bool active, pack;
+    bool serial;        /* overwrites are the kernel's semantics (one thread, in order) */
     const char *output; /* "packed output" or "typed output", for messages */
     uintptr_t dst;      /* the destination argument */
     window_t windows[MAX_WINDOWS];
@@ -95,9 +100,13 @@ void fc_track_describe(const char *name, const char *source, size_t len, fc_kinf
         info->kind = FC_KIND_FUSED;
     else if (strcmp(name, "tj_generic_pack") == 0 || strcmp(name, "tj_generic_unpack") == 0)
         info->kind = FC_KIND_GENERIC;
+    else if (strcmp(name, "tj_parts_pack") == 0 || strcmp(name, "tj_parts_unpack") == 0 ||
+             strcmp(name, "tj_parts_unpack_serial") == 0)
+        info->kind = FC_KIND_PARTS;
     else
         return;
     info->pack = strstr(name, "unpack") == NULL;
+    info->serial = strstr(name, "_serial") != NULL;
     if ((text = fc_strip_comments(source, len)) == NULL)
         return;
     /* `typedef <type> word_t;` once; `const index_t WORDS = <n>` once per block, in order (a
@@ -107,6 +116,14 @@ void fc_track_describe(const char *name, const char *source, size_t len, fc_kinf
             break;
     if (info->kind == FC_KIND_GENERIC) {
         info->understood = info->word != 0;
+        free(text);
+        return;
+    }
+    if (info->kind == FC_KIND_PARTS) {
+        /* A baked layout's object size is in its source; a table kernel's in its arguments. */
+        if ((p = strstr(text, "const long long OBJECT_BYTES = ")) != NULL)
+            info->obytes = strtoll(p + 31, NULL, 10);
+        info->understood = info->word != 0 && (p == NULL || info->obytes > 0);
         free(text);
         return;
     }
@@ -196,6 +213,15 @@ static bool expect(const struct CUfunc_st *f, void *const *params)
             return false;
         return add_output(t.dst, t.expected);
     }
+    case FC_KIND_PARTS: {
+        long long obytes = k->obytes > 0 ? k->obytes : arg_ll(params[3], PARTS_OBYTES);
+        count = arg_ll(params[2], 0);
+        if (count < 0 || obytes <= 0 || obytes % k->word != 0 ||
+            __builtin_mul_overflow((unsigned long long)obytes, (unsigned long long)count,
+                                   &t.expected))
+            return false;
+        return add_output(t.dst, t.expected);
+    }
     case FC_KIND_FUSED: {
         const void *args = params[2];
         int n = arg_int(args, FUSED_N);
@@ -237,6 +263,12 @@ bool fc_track_begin(const fc_op_t *op, char *why, size_t len)
                  f->name);
         return false;
     }
+    if (f->info.serial &&
+        (op->u.kernel.grid[0] * op->u.kernel.grid[1] * op->u.kernel.grid[2] != 1 ||
+         op->u.kernel.block[0] * op->u.kernel.block[1] * op->u.kernel.block[2] != 1)) {
+        snprintf(why, len, "is a serial unpack launched with more than one thread");
+        return false;
+    }
     if (f->info.kind == FC_KIND_GENERIC &&
         arg_int(op->u.kernel.params[3], GENERIC_WORD) != f->info.word) {
         /* The image moves words of its word_t whatever its arguments say. */
@@ -246,6 +278,7 @@ bool fc_track_begin(const fc_op_t *op, char *why, size_t len)
     }
     memcpy(&t.dst, op->u.kernel.params[0], sizeof t.dst);
     t.pack = f->info.pack;
+    t.serial = f->info.serial;
     t.output = t.pack ? "packed output" : "typed output";
     t.nwindows = 0;
     if (!expect(f, op->u.kernel.params))
@@ -329,7 +362,7 @@ void fc_track_store(const void *address, size_t n)
         uint64_t mask = (k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << bit;
         uint64_t old = atomic_fetch_or_explicit(&t.bits[w->bit0 + ((off + done) >> 6)], mask,
                                                 memory_order_relaxed);
-        if (old & mask)
+        if ((old & mask) && !t.serial)
             note(V_TWICE,
                  w->lo + ((off + done) & ~(size_t)63) + (uintptr_t)__builtin_ctzll(old & mask));
         done += k;

@@ -1,0 +1,350 @@
+/* Kernel generation for layouts: fills templates/parts.cu with a layout's frame, shapes and, when
+ * small, its part table; builds the part table a larger layout's kernel reads from device
+ * memory. */
+#include "jit/parts.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/gen_internal.h"
+#include "util/common.h"
+#include "util/log.h"
+
+#define BLOCK_THREADS 256
+#define ITEMS         4 /* words per thread per thread block's chunk: templates/parts.cu */
+#define GRID_X_MAX    2147483647LL
+
+static bool valid_word(int word)
+{
+    return word == 1 || word == 2 || word == 4 || word == 8 || word == 16;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* A list of values as C++ initialisers, eight a line. */
+static void put_list(FILE *f, const char *type, const char *name, const char *what, int64_t n,
+                     const int64_t *v64, const uint8_t *v8)
+{
+    fprintf(f, "/* %s */\nstatic __device__ const %s %s[] = {", what, type, name);
+    for (int64_t i = 0; i < n; i++) {
+        char lit[48];
+        if (v8 != NULL)
+            snprintf(lit, sizeof(lit), "%u", (unsigned)v8[i]);
+        else
+            tj_gen_literal(lit, sizeof(lit), v64[i]);
+        fprintf(f, "%s%s%s", i % 8 == 0 ? "\n    " : " ", lit, i + 1 < n ? "," : "");
+    }
+    fprintf(f, "\n};\n");
+}
+
+/* The statements that add shape @p s's offset of byte q of a part to `off`. */
+static void put_shape(FILE *f, const tj_block_t *sh, const char *ind)
+{
+    char lit[48];
+
+    if (tj_layout_is_run(sh)) {
+        fprintf(f, "%soff += q; /* a run */\n", ind);
+        return;
+    }
+    fprintf(
+        f, "%s/* %" PRId64 " bytes a repetition, %" PRId64 " apart; runs of %" PRId64 " bytes */\n",
+        ind, sh->size, sh->extent, sh->counts[0]);
+    fprintf(f, "%sconst long long rep = q / %" PRId64 "LL;\n", ind, sh->size);
+    tj_gen_literal(lit, sizeof(lit), sh->extent);
+    fprintf(f, "%sconst long long r = q - rep * %" PRId64 "LL;\n", ind, sh->size);
+    if (sh->ndims == 1) {
+        fprintf(f, "%soff += rep * %s + r;\n", ind, lit);
+        return;
+    }
+    fprintf(f, "%slong long row = r / %" PRId64 "LL;\n", ind, sh->counts[0]);
+    fprintf(f, "%soff += rep * %s + (r - row * %" PRId64 "LL);\n", ind, lit, sh->counts[0]);
+    for (int d = 1; d < sh->ndims; d++) {
+        tj_gen_literal(lit, sizeof(lit), sh->strides[d]);
+        if (d + 1 < sh->ndims) {
+            fprintf(f, "%soff += (row %% %" PRId64 "LL) * %s;\n", ind, sh->counts[d], lit);
+            fprintf(f, "%srow /= %" PRId64 "LL;\n", ind, sh->counts[d]);
+        } else {
+            fprintf(f, "%soff += row * %s;\n", ind, lit);
+        }
+    }
+}
+
+/* Every substitution text of the template, written into the caller's buffers. */
+typedef struct {
+    char *table, *constants, *pointers, *frame, *shapes, *layout;
+    size_t len[6];
+} texts_t;
+
+static void texts_free(texts_t *t)
+{
+    free(t->table);
+    free(t->constants);
+    free(t->pointers);
+    free(t->frame);
+    free(t->shapes);
+    free(t->layout);
+}
+
+static bool put_texts(const tj_layout_t *l, int word, tj_dir_t dir, const char *name, texts_t *t)
+{
+    FILE *f[6];
+    char **out[6] = {&t->table, &t->constants, &t->pointers, &t->frame, &t->shapes, &t->layout};
+    bool pack = dir == TJ_DIR_PACK, ok = true;
+    int64_t elems = tj_layout_elements(l);
+    char lit[48], arr[256];
+
+    for (int i = 0; i < 6; i++)
+        if ((f[i] = open_memstream(out[i], &t->len[i])) == NULL)
+            ok = false;
+    if (!ok) {
+        for (int i = 0; i < 6; i++)
+            if (f[i] != NULL)
+                fclose(f[i]);
+        return false;
+    }
+    /* The part table, in the source or from device memory. */
+    if (l->baked) {
+        snprintf(arr, sizeof(arr), "%s_pre", name);
+        put_list(f[0], "long long", arr, "packed byte offset of each part in its frame element",
+                 l->nparts + 1, l->pre, NULL);
+        snprintf(arr, sizeof(arr), "%s_disp", name);
+        put_list(f[0], "long long", arr, "byte displacement of each part in its frame element",
+                 l->nparts, l->disp, NULL);
+        if (l->nshapes > 1) {
+            snprintf(arr, sizeof(arr), "%s_shape", name);
+            put_list(f[0], "unsigned char", arr, "shape of each part", l->nparts, NULL, l->shape);
+        }
+        tj_gen_literal(lit, sizeof(lit), l->extent);
+        fprintf(
+            f[1],
+            "    /* Packed bytes of one object and of one frame element; frame elements of one\n"
+            "     * object; parts of one frame element; bytes from one object to the next. */\n"
+            "    const long long OBJECT_BYTES = %" PRId64 "LL;\n"
+            "    const unsigned long long OWORDS = (unsigned long long)OBJECT_BYTES / "
+            "sizeof(word_t);\n"
+            "    const unsigned long long FWORDS = %" PRId64 "ull;\n"
+            "    const unsigned long long ELEMS = %" PRId64 "ull;\n"
+            "    const long long PARTS = %" PRId64 "LL;\n"
+            "    const long long EXTENT = %s;",
+            l->size, l->pre[l->nparts] / word, elems, l->nparts, lit);
+        fprintf(f[2],
+                "    const long long *pre = %s_pre;\n"
+                "    const long long *disp = %s_disp;\n",
+                name, name);
+        if (l->nshapes > 1)
+            fprintf(f[2], "    const unsigned char *shape = %s_shape;\n", name);
+    } else {
+        fprintf(
+            f[1],
+            "    /* Packed words of one frame element and of one object; frame elements of one\n"
+            "     * object; parts of one frame element; bytes from one object to the next. */\n"
+            "    const unsigned long long FWORDS = (unsigned long long)args.fbytes / "
+            "sizeof(word_t);\n"
+            "    const unsigned long long ELEMS = %" PRId64 "ull;\n"
+            "    const unsigned long long OWORDS = FWORDS * ELEMS;\n"
+            "    const long long PARTS = args.parts;\n"
+            "    const long long EXTENT = args.extent;",
+            elems);
+        /* The displacements start at the next multiple of 8 after the offsets. */
+        fprintf(f[2],
+                "    const pre_t *pre = (const pre_t *)args.table;\n"
+                "    const disp_t *disp =\n"
+                "        (const disp_t *)((const char *)args.table +\n"
+                "                         ((args.parts + 1) * (long long)sizeof(pre_t) + 7) / 8 "
+                "* 8);\n");
+        if (l->nshapes > 1)
+            fprintf(f[2], "    const unsigned char *shape = (const unsigned char *)(disp + "
+                          "args.parts);\n");
+    }
+    fprintf(f[2], "%s",
+            pack ? "    const char *typed = (const char *)src;\n"
+                   "    word_t *packed = (word_t *)dst;"
+                 : "    char *typed = (char *)dst;\n"
+                   "    const word_t *packed = (const word_t *)src;");
+    /* The frame element's offset: digits of its index, dimension 0 fastest. */
+    if (l->nframe > 0) {
+        const char *ind = "            ";
+        fprintf(f[3], "%s/* The frame element's offset, dimension 0 fastest. */\n", ind);
+        fprintf(f[3], "%sunsigned long long fe = e - k * ELEMS;\n", ind);
+        for (int d = 0; d < l->nframe; d++) {
+            tj_gen_literal(lit, sizeof(lit), l->fstrides[d]);
+            if (d + 1 < l->nframe) {
+                fprintf(f[3], "%soff += (long long)(fe %% %" PRId64 "ull) * %s;\n", ind,
+                        l->fcounts[d], lit);
+                fprintf(f[3], "%sfe /= %" PRId64 "ull;\n", ind, l->fcounts[d]);
+            } else {
+                fprintf(f[3], "%soff += (long long)fe * %s;", ind, lit);
+            }
+        }
+    }
+    /* The place of byte q in the part's shape. */
+    if (l->nshapes == 1) {
+        fprintf(f[4], "            {\n");
+        put_shape(f[4], &l->shapes[0], "                ");
+        fprintf(f[4], "            }");
+    } else {
+        fprintf(f[4], "            switch (shape[p]) {\n");
+        for (int s = 0; s < l->nshapes; s++) {
+            fprintf(f[4], "            case %d: {\n", s);
+            put_shape(f[4], &l->shapes[s], "                ");
+            fprintf(f[4], "                break;\n            }\n");
+        }
+        fprintf(f[4], "            default:\n                break;\n            }");
+    }
+    /* The comment's description of the layout. */
+    fprintf(f[5], "%" PRId64 " parts of %d shapes", l->nparts, l->nshapes);
+    if (l->nframe > 0) {
+        fprintf(f[5], ", frame");
+        for (int d = 0; d < l->nframe; d++)
+            fprintf(f[5], " %" PRId64 "x%" PRId64, l->fcounts[d], l->fstrides[d]);
+    }
+    for (int s = 0; s < l->nshapes; s++) {
+        char block[1024];
+        if (tj_layout_is_run(&l->shapes[s])) {
+            fprintf(f[5], "\n *   shape %d: runs", s);
+            continue;
+        }
+        tj_block_format(&l->shapes[s], block, sizeof(block));
+        fprintf(f[5], "\n *   shape %d: %s", s, block);
+    }
+    for (int i = 0; i < 6; i++)
+        if (f[i] != NULL && fclose(f[i]) != 0)
+            ok = false;
+    return ok;
+}
+
+tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, tj_dir_t dir, const char *name,
+                                char **source)
+{
+    texts_t t = {0};
+    char word_s[8], note[128];
+    tj_status_t st;
+
+    if (l == NULL || !l->finished || (l->baked && l->nparts < 1) || !valid_word(word) ||
+        l->word % word != 0 || (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK) ||
+        !tj_gen_valid_name(name)) {
+        tj_log_error("cannot generate parts kernel %s: invalid layout, word %d or name",
+                     name != NULL && tj_gen_valid_name(name) ? name : "(bad name)", word);
+        return TJ_ERR_INVALID;
+    }
+    if (!put_texts(l, word, dir, name, &t)) {
+        texts_free(&t);
+        tj_log_error("out of memory generating kernel %s", name);
+        return TJ_ERR_NOMEM;
+    }
+    snprintf(word_s, sizeof(word_s), "%d", word);
+    if (l->baked)
+        snprintf(note, sizeof(note), "the part table is baked in below.");
+    else
+        snprintf(note, sizeof(note), "the part table is read from device memory (args.table).");
+    const tj_gen_subst_t subst[] = {
+        {"NAME", name},
+        {"DIRECTION", dir == TJ_DIR_PACK ? "pack" : "unpack"},
+        {"LAYOUT", t.layout},
+        {"WORD", word_s},
+        {"TABLE_NOTE", note},
+        {"TABLE", t.table},
+        {"WORD_TYPE", tj_gen_word_type(word)},
+        {"PRE_TYPE", l->baked            ? "long long"
+                     : l->pre_bytes == 4 ? "unsigned int"
+                                         : "long long"},
+        {"DISP_TYPE", l->baked             ? "long long"
+                      : l->disp_bytes == 4 ? "int"
+                                           : "long long"},
+        {"CONSTANTS", t.constants},
+        {"POINTERS", t.pointers},
+        {"FRAME", t.frame},
+        {"SHAPES", t.shapes},
+        {"ELEMENT",
+         l->baked ? "            /* The word's frame element and its word in it (constant "
+                    "divisors). */\n"
+                    "            const unsigned long long e = g / FWORDS;\n"
+                    "            const unsigned long long jw = g - e * FWORDS;"
+                  : "            /* The word's frame element and its word in it: from the chunk's\n"
+                    "             * first word's when an element is longer than a chunk (at most\n"
+                    "             * one step), else by a division. */\n"
+                    "            unsigned long long e, jw;\n"
+                    "            if (FWORDS >= chunk) {\n"
+                    "                jw = r0 + (g - c0);\n"
+                    "                e = e0;\n"
+                    "                if (jw >= FWORDS) {\n"
+                    "                    jw -= FWORDS;\n"
+                    "                    e++;\n"
+                    "                }\n"
+                    "            } else {\n"
+                    "                e = g / FWORDS;\n"
+                    "                jw = g - e * FWORDS;\n"
+                    "            }"},
+        {"COPY", dir == TJ_DIR_PACK ? "            packed[g] = *(const word_t *)(typed + off);"
+                                    : "            *(word_t *)(typed + off) = packed[g];"},
+    };
+    st = tj_gen_fill("parts.cu", subst, TJ_ARRAY_SIZE(subst), source);
+    texts_free(&t);
+    return st;
+}
+
+void tj_gen_parts_launch(const tj_layout_t *l, int word, int64_t count, bool serial,
+                         tj_launch_t *launch)
+{
+    int64_t total = 0;
+    tj_launch_t g = {{1, 1, 1}, {1, 1, 1}};
+
+    if (!serial && l != NULL && valid_word(word) && l->size > 0 &&
+        !__builtin_mul_overflow(TJ_MAX(count, 1), l->size / word, &total)) {
+        g.block[0] = BLOCK_THREADS;
+        g.grid[0] = (unsigned)TJ_MIN(ceil_div(total, (int64_t)BLOCK_THREADS * ITEMS), GRID_X_MAX);
+    }
+    *launch = g;
+}
+
+void tj_gen_parts_args(const tj_layout_t *l, uint64_t table, tj_parts_args_t *args)
+{
+    memset(args, 0, sizeof(*args));
+    args->table = l->baked ? 0 : table;
+    args->parts = l->nparts;
+    args->fbytes = l->pre[l->nparts];
+    args->obytes = l->size;
+    args->extent = l->extent;
+}
+
+static size_t disp_at(const tj_layout_t *l)
+{
+    return ((size_t)(l->nparts + 1) * (size_t)l->pre_bytes + 7) / 8 * 8;
+}
+
+size_t tj_gen_parts_table_bytes(const tj_layout_t *l)
+{
+    return disp_at(l) + (size_t)l->nparts * (size_t)l->disp_bytes +
+           (l->nshapes > 1 ? (size_t)l->nparts : 0);
+}
+
+void tj_gen_parts_table(const tj_layout_t *l, void *buf)
+{
+    char *b = buf, *d = b + disp_at(l);
+
+    for (int64_t p = 0; p <= l->nparts; p++) {
+        if (l->pre_bytes == 4) {
+            uint32_t v = (uint32_t)l->pre[p];
+            memcpy(b + 4 * p, &v, 4);
+        } else {
+            memcpy(b + 8 * p, &l->pre[p], 8);
+        }
+    }
+    memset(b + (size_t)(l->nparts + 1) * (size_t)l->pre_bytes, 0,
+           disp_at(l) - (size_t)(l->nparts + 1) * (size_t)l->pre_bytes);
+    for (int64_t p = 0; p < l->nparts; p++) {
+        if (l->disp_bytes == 4) {
+            int32_t v = (int32_t)l->disp[p];
+            memcpy(d + 4 * p, &v, 4);
+        } else {
+            memcpy(d + 8 * p, &l->disp[p], 8);
+        }
+    }
+    if (l->nshapes > 1)
+        memcpy(d + (size_t)l->nparts * (size_t)l->disp_bytes, l->shape, (size_t)l->nparts);
+}

@@ -1,0 +1,213 @@
+/* Device part tables (see parttable.h). A layout's record of its tables hangs from the layout
+ * (tj_layout_t.device); a process-wide list of the records lets MPI_Finalize free them while the
+ * layouts themselves live on (types not freed before MPI_Finalize). The layout's release hook
+ * and MPI_Finalize take the list's lock, so a record is freed exactly once. */
+#include "send/parttable.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "jit/parts.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* A table in one context. */
+typedef struct table {
+    tj_gpu_ctx_t ctx;
+    unsigned gen; /* the context's instance (tj_gpu_generation) it was copied into */
+    tj_devptr_t dev;
+    struct table *next;
+} table_t;
+
+typedef struct record {
+    pthread_mutex_t lock; /* the tables and the runs layout */
+    tj_layout_t *owner;   /* the layout whose record this is (no reference: it points here) */
+    table_t *tables;
+    tj_layout_t *runs;
+    bool runs_failed;
+    struct record *prev, *next; /* the list of every record */
+} record_t;
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static record_t *records;
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+
+static void free_tables(record_t *r)
+{
+    while (r->tables != NULL) {
+        table_t *t = r->tables;
+        tj_gpu_scope_t scope;
+        r->tables = t->next;
+        /* A table of a dead, destroyed or reset context went with it. */
+        if (tj_gpu_enter_to_release(t->ctx, &scope) == TJ_OK) {
+            if (tj_gpu_generation() == t->gen)
+                tj_gpu_free(t->dev);
+            tj_gpu_leave(&scope);
+        }
+        free(t);
+    }
+}
+
+/* Free a record taken off the list. */
+static void record_free(record_t *r)
+{
+    free_tables(r);
+    tj_layout_release(r->runs);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+static void unlink_record(record_t *r)
+{
+    if (r->prev != NULL)
+        r->prev->next = r->next;
+    else
+        records = r->next;
+    if (r->next != NULL)
+        r->next->prev = r->prev;
+}
+
+/* The layout's last reference went: its record goes too, unless MPI_Finalize took it. */
+static void on_release(tj_layout_t *l)
+{
+    record_t *r;
+
+    pthread_mutex_lock(&list_lock);
+    r = atomic_exchange(&l->device, NULL);
+    if (r != NULL)
+        unlink_record(r);
+    pthread_mutex_unlock(&list_lock);
+    if (r != NULL)
+        record_free(r);
+}
+
+static void set_hook(void)
+{
+    tj_layout_set_release_hook(on_release);
+}
+
+/* The record of @p l, made on first use. */
+static record_t *record_of(tj_layout_t *l)
+{
+    record_t *r = atomic_load(&l->device), *mine;
+    void *none = NULL;
+
+    if (r != NULL)
+        return r;
+    pthread_once(&hook_once, set_hook);
+    if ((mine = calloc(1, sizeof(*mine))) == NULL)
+        return NULL;
+    pthread_mutex_init(&mine->lock, NULL);
+    mine->owner = l;
+    pthread_mutex_lock(&list_lock);
+    if (atomic_compare_exchange_strong(&l->device, &none, mine)) {
+        mine->next = records;
+        if (records != NULL)
+            records->prev = mine;
+        records = mine;
+        r = mine;
+        mine = NULL;
+    } else {
+        r = none; /* another thread's, made meanwhile */
+    }
+    pthread_mutex_unlock(&list_lock);
+    if (mine != NULL) {
+        pthread_mutex_destroy(&mine->lock);
+        free(mine);
+    }
+    return r;
+}
+
+tj_status_t tj_parttable_get(tj_layout_t *l, tj_devptr_t *table)
+{
+    tj_gpu_ctx_t ctx = tj_gpu_current();
+    unsigned gen = tj_gpu_generation();
+    record_t *r = record_of(l);
+    table_t *t, **at;
+    size_t bytes = tj_gen_parts_table_bytes(l);
+    void *image = NULL;
+    tj_status_t st = TJ_OK;
+
+    if (r == NULL)
+        return TJ_ERR_NOMEM;
+    if (ctx == NULL)
+        return TJ_ERR_INVALID;
+    pthread_mutex_lock(&r->lock);
+    for (at = &r->tables; (t = *at) != NULL;) {
+        if (t->ctx == ctx && t->gen == gen) {
+            *table = t->dev;
+            pthread_mutex_unlock(&r->lock);
+            return TJ_OK;
+        }
+        if (t->ctx == ctx) { /* of an earlier instance of this context: gone with it */
+            *at = t->next;
+            free(t);
+            continue;
+        }
+        at = &t->next;
+    }
+    /* First use in this context: copy the table there. Under the record's lock, so that
+     * threads of one layout copy it once. */
+    if ((t = calloc(1, sizeof(*t))) == NULL || (image = malloc(bytes)) == NULL) {
+        st = TJ_ERR_NOMEM;
+        goto out_unlock;
+    }
+    tj_gen_parts_table(l, image);
+    if ((st = tj_gpu_alloc(bytes, &t->dev)) != TJ_OK)
+        goto out_unlock;
+    if ((st = tj_gpu_copy_htod(t->dev, image, bytes)) != TJ_OK) {
+        tj_gpu_free(t->dev);
+        goto out_unlock;
+    }
+    t->ctx = ctx;
+    t->gen = gen;
+    t->next = r->tables;
+    r->tables = t;
+    *table = t->dev;
+    t = NULL;
+    tj_stats_inc(TJ_STAT_layout_tables);
+    tj_log_debug("part table of %lld parts (%zu bytes) copied to the device", (long long)l->nparts,
+                 bytes);
+out_unlock:
+    pthread_mutex_unlock(&r->lock);
+    free(image);
+    free(t);
+    return st;
+}
+
+tj_status_t tj_parttable_runs(tj_layout_t *l, tj_layout_t **runs)
+{
+    record_t *r = record_of(l);
+    tj_status_t st = TJ_OK;
+
+    if (r == NULL)
+        return TJ_ERR_NOMEM;
+    pthread_mutex_lock(&r->lock);
+    if (r->runs == NULL && !r->runs_failed) {
+        st = tj_layout_runs(l, &r->runs);
+        r->runs_failed = st != TJ_OK;
+    } else if (r->runs_failed) {
+        st = TJ_ERR_NOT_STRIDED;
+    }
+    *runs = r->runs;
+    pthread_mutex_unlock(&r->lock);
+    return st;
+}
+
+void tj_parttable_finalize(void)
+{
+    record_t *list;
+
+    pthread_mutex_lock(&list_lock);
+    list = records;
+    records = NULL;
+    /* Detached from their layouts, which may live on: their release then finds no record. */
+    for (record_t *r = list; r != NULL; r = r->next)
+        atomic_store(&r->owner->device, NULL);
+    pthread_mutex_unlock(&list_lock);
+    while (list != NULL) {
+        record_t *next = list->next;
+        record_free(list);
+        list = next;
+    }
+}

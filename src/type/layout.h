@@ -1,0 +1,190 @@
+/* Layouts: the typemap of one object of a datatype that is not one strided block (an irregular
+ * indexed type, a struct of differently shaped members, a named type with a hole, a darray, a
+ * subarray of more than 16 dimensions), as a frame of strided dimensions over a list of parts,
+ * each part some repetitions of one of a few strided shapes. The packed order is the typemap's:
+ * frame elements in turn (frame dimension 0 fastest), the parts of one element in order, the
+ * repetitions of one part in order, and each repetition as its shape's block packs it. */
+#ifndef TJ_TYPE_LAYOUT_H
+#define TJ_TYPE_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "type/block.h"
+#include "type/ir.h"
+
+/* Frame dimensions a layout may have (after those, the type is left to the system MPI). */
+#define TJ_LAYOUT_MAX_FRAME 32
+/* Distinct shapes of one layout; the parts of any further shape become runs. */
+#define TJ_LAYOUT_MAX_SHAPES 16
+/* Layouts of at most this many parts have their part table baked into the kernel's source;
+ * larger ones read it from a table in device memory. */
+#define TJ_LAYOUT_BAKED_MAX 256
+/* Most parts a layout may have (16 bytes each on the host and at most as much on the device). */
+#define TJ_LAYOUT_MAX_PARTS ((int64_t)1 << 22)
+
+/* The parts of a layout, shared by every layout made from it by adding frame dimensions. */
+typedef struct tj_layout_store tj_layout_store_t;
+
+typedef struct tj_layout {
+    atomic_int refs;
+    /* Byte offset of frame element 0 of object 0 from the buffer argument; a kernel is built
+     * for the layout at 0 and launched at the buffer plus the start (its word divides it). */
+    int64_t start;
+    int64_t extent; /* MPI extent: the step between objects */
+    int64_t size;   /* packed bytes of one object */
+    /* Frame dimension d has fcounts[d] elements fstrides[d] bytes apart; dimension 0 fastest. */
+    int nframe;
+    int64_t *fcounts, *fstrides;
+    /* Shapes, each a block at start 0 whose extent is the step between its repetitions. The
+     * run shape (one byte, extent one: tj_layout_is_run) stands for contiguous runs, whatever
+     * their length. */
+    int nshapes;
+    tj_block_t *shapes;
+    /* Part p: its first repetition at byte disp[p] from the frame element, its packed bytes
+     * [pre[p], pre[p + 1]) within the frame element, of shape shape[p] (shape 0 when shape is
+     * NULL). Owned by the store. */
+    int64_t nparts;
+    const int64_t *disp, *pre;
+    const uint8_t *shape;
+    tj_layout_store_t *store;
+    /* Set by tj_layout_finish. */
+    bool finished;
+    int word;         /* W: divides the start, the extent, every stride, offset and length */
+    int disp_bytes;   /* 4 or 8: the element size of the displacements in a device table */
+    int pre_bytes;    /* 4 or 8: the element size of the packed offsets in a device table */
+    bool baked;       /* the part table goes into the kernel's source */
+    bool probed;      /* learnt from the system MPI's packing (type/probe.h) */
+    uint64_t hash[2]; /* of what a kernel's source depends on: frame, shapes, element sizes,
+                         and a baked table with the extent */
+    /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
+    atomic_int disjoint_parts;
+    int64_t elo, ehi; /* the bytes one frame element touches, when disjoint_parts is 1 */
+    /* The device tables of the layout: the send layer's, released through the hook of
+     * tj_layout_set_release_hook when the last reference goes. */
+    _Atomic(void *) device;
+} tj_layout_t;
+
+/* True for the run shape. */
+static inline bool tj_layout_is_run(const tj_block_t *shape)
+{
+    return shape->ndims == 1 && shape->counts[0] == 1 && shape->extent == 1;
+}
+
+/* Another reference to @p l (NULL is ignored); returns it. */
+tj_layout_t *tj_layout_hold(const tj_layout_t *l);
+
+/* Drop a reference (NULL is ignored); the last one frees the layout, its device tables first. */
+void tj_layout_release(tj_layout_t *l);
+
+/* The send layer's release of a layout's device tables, called with the layout before it is
+ * freed (set once, before any device table exists). */
+void tj_layout_set_release_hook(void (*hook)(tj_layout_t *l));
+
+/* A one-part layout of the simplified chain @p ir (offsets not hoisted): its dimensions past
+ * the 16 a block has become the frame. */
+tj_status_t tj_layout_from_chain(const tj_ir_t *ir, tj_layout_t **out);
+
+/* The layout of a strided block (one part, no frame), finished: for the serial unpack of a
+ * strided type whose objects overlap. */
+tj_status_t tj_layout_from_block(const tj_block_t *block, int64_t size, tj_layout_t **out);
+
+/* Wrap @p *l in a stream: @p count copies @p stride bytes apart at @p offset, as a new outermost
+ * frame dimension. *l is replaced by a layout of its own when it is shared. TJ_ERR_NOT_STRIDED
+ * when the frame is full. */
+tj_status_t tj_layout_stream(tj_layout_t **l, int64_t offset, int64_t count, int64_t stride);
+
+/* Builds a layout part by part, merging parts that continue one another. */
+typedef struct {
+    tj_layout_store_t *store;
+    int nshapes;
+    tj_block_t shapes[TJ_LAYOUT_MAX_SHAPES];
+    tj_status_t st; /* the first failure; every call after it does nothing */
+} tj_layout_builder_t;
+
+void tj_layout_builder_init(tj_layout_builder_t *b);
+
+/* Room for @p n more parts (a hint: the member count). */
+void tj_layout_builder_reserve(tj_layout_builder_t *b, int64_t n);
+
+/* @p len contiguous bytes at @p disp. */
+void tj_layout_add_run(tj_layout_builder_t *b, int64_t disp, int64_t len);
+
+/* @p bl copies, @p ext bytes apart, of the simplified chain @p ir (offsets not hoisted) at
+ * @p disp. */
+void tj_layout_add_chain(tj_layout_builder_t *b, int64_t disp, int64_t bl, const tj_ir_t *ir,
+                         int64_t ext);
+
+/* @p bl copies, @p ext bytes apart, of the layout @p child at @p disp: its parts, for each of
+ * its frame elements. */
+void tj_layout_add_layout(tj_layout_builder_t *b, int64_t disp, int64_t bl,
+                          const tj_layout_t *child, int64_t ext);
+
+/* The layout built (no frame, start 0), or the first failure: TJ_ERR_NOT_STRIDED when there
+ * would be more than TJ_LAYOUT_MAX_PARTS parts (tj_layout_builder_too_many), TJ_ERR_NOMEM,
+ * TJ_ERR_OVERFLOW. The builder is reset either way. */
+tj_status_t tj_layout_builder_end(tj_layout_builder_t *b, tj_layout_t **out);
+
+/* Whether the builder failed for having too many parts. */
+bool tj_layout_builder_too_many(const tj_layout_builder_t *b);
+
+/* Finish @p *l for a type of MPI extent @p extent and size @p size: its word, device table
+ * element sizes and hash. TJ_ERR_NOT_STRIDED when its size disagrees (a translation bug; the
+ * type stays with the system MPI). *l is replaced by a layout of its own when it is shared. */
+tj_status_t tj_layout_finish(tj_layout_t **l, int64_t extent, int64_t size);
+
+/* The strided block a finished layout equals (one part whose frame, repetitions and shape make
+ * at most 16 dimensions): true with *block set, else false. */
+bool tj_layout_as_block(const tj_layout_t *l, tj_block_t *block);
+
+/* What a kernel of the finished layout @p l depends on: @p l itself when its table is baked into
+ * the source, else a copy of it without its parts (a kernel outlives its type, and a table
+ * kernel serves every layout of its frame and shapes). A reference the caller releases. */
+tj_status_t tj_layout_signature(const tj_layout_t *l, tj_layout_t **out);
+
+/* The strided chain a layout of one part equals (simplified, its offset on the outermost node),
+ * finished or not: true with *ir set, else false (several parts, or a chain too long). */
+bool tj_layout_as_chain(const tj_layout_t *l, tj_ir_t *ir);
+
+/* Frame elements of one object (the product of the frame counts). */
+int64_t tj_layout_elements(const tj_layout_t *l);
+
+/* Byte offset of frame element @p e (0 <= e < tj_layout_elements) from frame element 0. */
+int64_t tj_layout_frame_offset(const tj_layout_t *l, int64_t e);
+
+/* Whether @p count objects of the finished layout address no byte twice (a parallel unpack
+ * cannot race). Conservative: parts whose footprints interleave count as overlapping. */
+bool tj_layout_disjoint(tj_layout_t *l, int64_t count);
+
+/* The contiguous runs of one object in packed order, each (disp, len) with disp from frame
+ * element 0 (the start excluded, as the kernels are built), adjacent runs merged: calls @p fn
+ * for each. False, after at most @p max calls, when there are more than @p max runs. */
+bool tj_layout_each_run(const tj_layout_t *l, int64_t max,
+                        void (*fn)(int64_t disp, int64_t len, void *arg), void *arg);
+
+/* The layout of the contiguous runs of the finished layout @p l (tj_layout_each_run): no
+ * frame, the same start, extent and size, its table never baked, so that one kernel per word
+ * serves every such layout (the generic parts kernel). TJ_ERR_NOT_STRIDED past
+ * TJ_LAYOUT_MAX_PARTS runs. */
+tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out);
+
+/* Number of runs tj_layout_each_run calls back for; -1 when more than @p max. */
+int64_t tj_layout_count_runs(const tj_layout_t *l, int64_t max);
+
+/* What a kernel of the finished layout @p l depends on, as one line (the manifest's): "table=baked
+ * extent=E" or "table=device pre=4 disp=8", then "frame=C:S,..." (or "frame=-"), then each shape
+ * after " | " ("runs", or the block as tj_block_format writes it), then for a baked table
+ * " | parts=DISP:LEN:SHAPE,...". Returns the length needed, as snprintf. */
+int tj_layout_kernel_format(const tj_layout_t *l, char *buf, size_t len);
+
+/* The layout a line of tj_layout_kernel_format names, finished, with @p word (the kernel's) as
+ * its word when its table is not baked. TJ_ERR_PARSE for anything malformed. */
+tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out);
+
+/* One-line text: "parts=N shapes=S frame=C1xC2 table=baked|device W=8 size=... extent=...".
+ * Returns the length needed, as snprintf. */
+int tj_layout_format(const tj_layout_t *l, char *buf, size_t len);
+
+#endif /* TJ_TYPE_LAYOUT_H */
