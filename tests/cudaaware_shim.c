@@ -105,9 +105,12 @@ static void reach_of(int64_t off, int count, MPI_Datatype type, int64_t *lo, int
 {
     MPI_Aint tlb, text, lb, ext;
     int64_t reach, a, b;
+    int size;
 
-    if (count <= 0 || type == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
+    /* An empty type touches nothing, whatever its true bounds say (Open MPI can give a lower
+     * bound of 2^63 - 1). */
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+        size == 0 || PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
         PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || text <= 0)
         return;
     reach = (int64_t)(count - 1) * ext;

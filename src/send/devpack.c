@@ -496,7 +496,9 @@ static tj_status_t staged(const call_t *c, int *mpi_rc)
             if ((st = copy_user(&c->tp, false, (char *)c->typed + lo, t, (size_t)(hi - lo))) !=
                 TJ_OK)
                 break;
-            typed = t - lo + done * info->extent;
+            /* In integers: with MPI_BOTTOM, lo is an absolute address, and t - lo would leave
+             * the address space as a pointer expression. */
+            typed = (char *)((uintptr_t)t - (uintptr_t)lo + (uintptr_t)(done * info->extent));
         }
         if (c->pack) {
             *mpi_rc = tj_count_pack(typed, n, c->type, packed, (int64_t)len, &pos, c->comm);

@@ -2,6 +2,7 @@
  * allocation of the one before needs no query; a host piece is asked at both ends (host memory
  * has no bounds the driver reports). */
 #include "send/span.h"
+#include "util/common.h"
 
 #include <stdint.h>
 
@@ -54,11 +55,15 @@ bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void 
         return true;
     n = tj_pieces(type, count, pieces, SPAN_PIECES);
     if (n < 0) {
-        /* Too many pieces to ask: the first and the last byte, at least. */
-        int64_t reach = (count - 1) * info->extent;
-        pieces[0].lo = info->true_lb + (reach < 0 ? reach : 0);
+        /* Too many pieces to ask: the first and the last byte, at least (none of an empty
+         * type, or of bounds past 64 bits, which the system MPI refuses). */
+        int64_t reach, far;
+        if (info->size == 0 || !tj_mul64(count - 1, info->extent, &reach) ||
+            !tj_add64(info->true_lb, reach < 0 ? reach : 0, &pieces[0].lo) ||
+            !tj_add64(info->true_extent, reach > 0 ? reach : 0, &far) ||
+            !tj_add64(info->true_lb, far, &pieces[1].hi))
+            return true;
         pieces[0].hi = pieces[0].lo + 1;
-        pieces[1].hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
         pieces[1].lo = pieces[1].hi - 1;
         n = 2;
     }

@@ -4,11 +4,13 @@
  * members (indexed, struct, a darray's partial blocks) are added to a builder part by part. */
 #include "type/flatten.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "type/canon.h"
 #include "type/contents.h"
+#include "type/cpu.h"
 #include "type/probe.h"
 #include "type/table.h"
 #include "util/common.h"
@@ -20,6 +22,7 @@ typedef struct {
 
 typedef struct {
     tj_reason_t why;
+    bool checking; /* flattening darray_check's reference types */
 } ctx_t;
 
 static tj_status_t refuse(ctx_t *cx, tj_reason_t why)
@@ -280,6 +283,73 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, int depth, node_t
 
 /* ---- darray -------------------------------------------------------------------------------- */
 
+static tj_status_t flatten_type(ctx_t *cx, MPI_Datatype type, int depth, node_t *out);
+static tj_status_t result(node_t *n, tj_layout_t **out);
+
+/* Whether one reference darray packs the same bytes by its decoding here and by the system MPI
+ * (its layout probed through PMPI_Pack). */
+static bool darray_case_agrees(int nprocs, int rank, int ndims, const int *gsizes,
+                               const int *distribs, const int *dargs, const int *psizes, int order,
+                               MPI_Datatype old)
+{
+    MPI_Datatype t;
+    MPI_Count size, lb, ext, tlb, text;
+    ctx_t cx = {TJ_REASON_NONE, true};
+    node_t n;
+    tj_layout_t *mine = NULL, *theirs = NULL;
+    unsigned char *typed = NULL, *a = NULL, *b = NULL;
+    bool same = false;
+
+    if (PMPI_Type_create_darray(nprocs, rank, ndims, gsizes, distribs, dargs, psizes, order, old,
+                                &t) != MPI_SUCCESS)
+        return false;
+    if (PMPI_Type_commit(&t) == MPI_SUCCESS && PMPI_Type_size_x(t, &size) == MPI_SUCCESS &&
+        PMPI_Type_get_extent_x(t, &lb, &ext) == MPI_SUCCESS &&
+        PMPI_Type_get_true_extent_x(t, &tlb, &text) == MPI_SUCCESS && size > 0 && tlb >= 0 &&
+        flatten_type(&cx, t, 0, &n) == TJ_OK && result(&n, &mine) == TJ_OK &&
+        tj_layout_finish(&mine, (int64_t)ext, (int64_t)size) == TJ_OK &&
+        tj_probe_layout(t, (int64_t)tlb, (int64_t)text, (int64_t)ext, (int64_t)size, &theirs) ==
+            TJ_OK &&
+        (typed = malloc((size_t)(tlb + text))) != NULL && (a = malloc((size_t)size)) != NULL &&
+        (b = malloc((size_t)size)) != NULL) {
+        /* Bytes that differ within each element and between elements. */
+        for (MPI_Count i = 0; i < tlb + text; i++)
+            typed[i] = (unsigned char)(i * 7 + (i >> 8) * 13 + (i >> 16));
+        tj_cpu_pack_layout(mine, typed, 1, a);
+        tj_cpu_pack_layout(theirs, typed, 1, b);
+        same = memcmp(a, b, (size_t)size) == 0;
+    }
+    free(typed);
+    free(a);
+    free(b);
+    tj_layout_release(mine);
+    tj_layout_release(theirs);
+    PMPI_Type_free(&t);
+    return same;
+}
+
+/* Whether the system MPI builds distributed arrays as MPI defines them, decided once: Intel MPI
+ * 2021.19 places a cyclic(k) dimension's blocks otherwise (elements 30-35 of the Fortran case
+ * below, where the definition and Open MPI and MPICH give 30, 31, 38, 39, 46, 47). Where it does
+ * not, darrays are left to the probe, which packs as the system MPI does. */
+static pthread_once_t darray_once = PTHREAD_ONCE_INIT;
+static bool darray_standard;
+
+static void darray_check(void)
+{
+    static const int f_sizes[3] = {8, 8, 8}, f_psizes[3] = {3, 2, 2}, c_sizes[3] = {9, 6, 3},
+                     c_psizes[3] = {3, 2, 3};
+    const int f_distribs[3] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
+              f_dargs[3] = {MPI_DISTRIBUTE_DFLT_DARG, 3, MPI_DISTRIBUTE_DFLT_DARG},
+              c_distribs[3] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+              c_dargs[3] = {2, MPI_DISTRIBUTE_DFLT_DARG, 2};
+
+    darray_standard =
+        darray_case_agrees(12, 10, 3, f_sizes, f_distribs, f_dargs, f_psizes, MPI_ORDER_FORTRAN,
+                           MPI_DOUBLE) &&
+        darray_case_agrees(18, 4, 3, c_sizes, c_distribs, c_dargs, c_psizes, MPI_ORDER_C, MPI_BYTE);
+}
+
 /* The typemap of a distributed array, from its definition (MPI 4.1, section 5.1.4): the
  * elements this rank owns in each dimension (a block, or blocks dealt round-robin with a shorter
  * last one), in the order of the local array (the fastest dimension first), each at its place in
@@ -294,6 +364,8 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, int depth, node_t 
 
     if (ndims < 1 || ndims > 64)
         return refuse(cx, TJ_REASON_DARRAY);
+    if (!cx->checking && (pthread_once(&darray_once, darray_check) != 0 || !darray_standard))
+        return refuse(cx, TJ_REASON_DARRAY_MPI);
     {
         int64_t procs = a->nprocs, r = a->rank;
         for (int i = 0; i < ndims; i++) {

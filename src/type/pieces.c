@@ -96,21 +96,29 @@ static void take_apart(acc_t *a, MPI_Datatype type, int64_t disp, int depth)
 /* `n` objects of @p type, object 0 at @p disp. */
 static void walk(acc_t *a, MPI_Datatype type, int64_t disp, int64_t n, int depth)
 {
-    MPI_Count lb, ext, tlb, text;
-    int64_t reach, lo, hi;
+    MPI_Count lb, ext, tlb, text, size;
+    int64_t reach, first, far, lo, hi;
 
     if (a->failed || n <= 0)
         return;
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS) {
+        a->failed = true;
+        return;
+    }
+    /* An empty type touches no byte, whatever its true bounds (Open MPI gives a struct of empty
+     * members a true lower bound of 2^63 - 1). */
+    if (size == 0)
+        return;
     if (PMPI_Type_get_extent_x(type, &lb, &ext) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent_x(type, &tlb, &text) != MPI_SUCCESS ||
-        !tj_mul64(n - 1, (int64_t)ext, &reach)) {
+        !tj_mul64(n - 1, (int64_t)ext, &reach) || !tj_add64(disp, (int64_t)tlb, &first) ||
+        !tj_add64(first, reach < 0 ? reach : 0, &lo) ||
+        !tj_add64((int64_t)text, reach > 0 ? reach : 0, &far) || !tj_add64(first, far, &hi)) {
         a->failed = true;
         return;
     }
     if (text <= 0)
         return; /* touches no byte */
-    lo = disp + (int64_t)tlb + (reach < 0 ? reach : 0);
-    hi = disp + (int64_t)tlb + (int64_t)text + (reach > 0 ? reach : 0);
     if (hi - lo < TJ_WIDE) {
         add(a, lo, hi);
         return;

@@ -355,8 +355,10 @@ void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)
         return;
     info->size = (int64_t)size;
     info->extent = (int64_t)extent;
-    info->true_lb = (int64_t)tlb;
-    info->true_extent = (int64_t)textent;
+    /* An empty type touches no byte, whatever the MPI says its true bounds are (Open MPI: a
+     * lower bound of 2^63 - 1 for a struct of empty members, which no address may be offset by). */
+    info->true_lb = size == 0 ? 0 : (int64_t)tlb;
+    info->true_extent = size == 0 ? 0 : (int64_t)textent;
     info->wide = info->true_lb >= TJ_WIDE || info->true_lb <= -TJ_WIDE ||
                  info->true_extent >= TJ_WIDE || info->extent >= TJ_WIDE ||
                  info->extent <= -TJ_WIDE;

@@ -42,8 +42,12 @@ static const char *const cxx_flags[] = {
     "-fsanitize=alignment", "-w",  "-Wl,--as-needed"};
 /* Unless FAKECUDA_CXXFLAGS brings a sanitizer runtime of its own. */
 static const char *const trap_flags[] = {"-fsanitize-undefined-trap-on-error"};
-/* Every store calls the hook of tests/emu/tj_emu.h (the count of track.c). */
+/* Every store calls the hook of tests/emu/tj_emu.h (the count of track.c). The unit defines the
+ * hooks itself and binds its calls to them (-Bsymbolic): in a process with the AddressSanitizer
+ * runtime loaded (typejit's sanitized build), the runtime's functions of the same names would
+ * take them, and no store would be counted. */
 static const char *const track_flags[] = {"-DTJ_EMU_TRACK_STORES",
+                                          "-Wl,-Bsymbolic",
                                           "-fsanitize=kernel-address",
                                           "-fsanitize-recover=kernel-address",
                                           "--param=asan-instrumentation-with-call-threshold=0",
@@ -232,13 +236,22 @@ static int mkdirs(const char *dir)
     return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Runs the compiler; its output goes to @p log_path. */
+/* Runs the compiler, without the libraries preloaded into the test (a sanitized typejit would
+ * take the compiler down); its output goes to @p log_path. */
 static int run_compiler(const char *src, const char *out, const char *log_path)
 {
-    char *argv[80];
-    int argc = 0, status = -1;
+    char *argv[80], **env;
+    int argc = 0, status = -1, n = 0, kept = 0;
     posix_spawn_file_actions_t fa;
     pid_t pid;
+
+    while (environ[n] != NULL)
+        n++;
+    if ((env = calloc((size_t)n + 1, sizeof(*env))) == NULL)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+            env[kept++] = environ[i];
 
     argv[argc++] = (char *)FAKECUDA_CXX;
     for (int i = 0; i < flags.argc; i++)
@@ -252,10 +265,11 @@ static int run_compiler(const char *src, const char *out, const char *log_path)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid, FAKECUDA_CXX, &fa, NULL, argv, environ) == 0)
+    if (posix_spawn(&pid, FAKECUDA_CXX, &fa, NULL, argv, env) == 0)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
     posix_spawn_file_actions_destroy(&fa);
+    free(env);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
