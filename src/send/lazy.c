@@ -67,21 +67,18 @@ void tj_lazy_build(MPI_Datatype type, tj_type_info_t *info)
     pthread_mutex_lock(&build_lock);
     if (!tj_table_get(type, &rec)) {
         /* No record any more (freed by another thread meanwhile): the system MPI's. */
-        info->pending = false;
-        pthread_mutex_unlock(&build_lock);
-        return;
-    }
-    if (rec.pending) {
+        rec = *info;
+        rec.pending = false;
+    } else if (rec.pending) {
+        bool kept;
         build(type, &rec);
         built = true;
-        /* The table's reference keeps the layout for the copies; this one is dropped. Only a
-         * type freed meanwhile leaves no record to settle: then the call has no layout. */
-        if (tj_table_settle(type, &rec) != TJ_OK) {
-            tj_layout_release(rec.layout);
+        /* The table's reference keeps the layout for the copies; this one is dropped. A type
+         * freed meanwhile leaves no record to settle: then the call has no layout. */
+        kept = tj_table_settle(type, &rec) == TJ_OK;
+        tj_layout_release(rec.layout);
+        if (!kept)
             rec.layout = NULL;
-        } else {
-            tj_layout_release(rec.layout);
-        }
     }
     *info = rec;
     pthread_mutex_unlock(&build_lock);
