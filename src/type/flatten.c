@@ -365,7 +365,7 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, int depth, node_t 
     if (ndims < 1 || ndims > 64)
         return refuse(cx, TJ_REASON_DARRAY);
     if (!cx->checking && (pthread_once(&darray_once, darray_check) != 0 || !darray_standard))
-        return refuse(cx, TJ_REASON_DARRAY_MPI);
+        return TJ_ERR_UNSUPPORTED; /* for the probe (tj_flatten_commit), the reason kept */
     {
         int64_t procs = a->nprocs, r = a->rank;
         for (int i = 0; i < ndims; i++) {
@@ -579,11 +579,11 @@ tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, t
             *out = l;
             return TJ_OK;
         }
-        if (st != TJ_ERR_NOT_STRIDED)
+        if (st != TJ_ERR_NOT_STRIDED && st != TJ_ERR_UNSUPPORTED)
             return st;
     }
-    /* What typejit cannot take apart, or took apart wrongly: the system MPI's own packing says
-     * where each byte comes from. */
+    /* What typejit cannot take apart, or took apart wrongly, or builds otherwise than the system
+     * MPI: the system MPI's own packing says where each byte comes from. */
     if (PMPI_Type_get_true_extent_x(type, &tlb, &text) != MPI_SUCCESS)
         return TJ_ERR_MPI;
     if (tj_probe_layout(type, (int64_t)tlb, (int64_t)text, extent, size, &l) != TJ_OK)

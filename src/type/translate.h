@@ -22,7 +22,6 @@
     _X(MIXED_MEMBERS, "mixed struct members")                                                      \
     _X(STRIDE_M1, "byte stride -1, which Open MPI reads as contiguous")                            \
     _X(DARRAY, "darray")                                                                           \
-    _X(DARRAY_MPI, "darray built otherwise by the system MPI")                                     \
     _X(PARTS, "more than 4194304 pieces")                                                          \
     _X(COMBINER, "constructor not handled")                                                        \
     _X(EMPTY, "packs no bytes")                                                                    \
