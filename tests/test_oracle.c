@@ -116,7 +116,7 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layo
 /* ---- evenly spaced members, folded into strided parts -----------------------------------------
  */
 
-#define FOLD_M     1000000
+#define FOLD_M     100000
 #define FOLD_CASES 13
 
 /* Hand-made case @p c: members that are evenly spaced runs or blocks, with a member elsewhere
@@ -145,9 +145,9 @@ static MPI_Datatype fold_case(int c, const char **name, int64_t *parts, int64_t 
             d[0] = -5;
         if (c == 2)
             *parts = n;
-        *name = c == 0   ? "indexed: 999,999 ints 3 ints apart, the last one int further"
-                : c == 1 ? "indexed: one int before 999,999 ints 3 ints apart"
-                         : "indexed: 1,000,000 ints 3 ints apart, every odd one an int further";
+        *name = c == 0   ? "indexed: 99,999 ints 3 ints apart, the last one int further"
+                : c == 1 ? "indexed: one int before 99,999 ints 3 ints apart"
+                         : "indexed: 100,000 ints 3 ints apart, every odd one an int further";
         MPI_Type_indexed(n, bl, d, MPI_INT, &t);
         break;
     case 3:
