@@ -4,6 +4,7 @@
  *                                         [--mode both|native|typejit]
  *   LD_PRELOAD=libtypejit.so bench_commit --huge [--quick] [--rounds N] [--shape TEXT]
  *                                         [--mode both|native|typejit]
+ *   LD_PRELOAD=libtypejit.so bench_commit --many [--quick] [--rounds N] [--iters N]
  *
  * The 3-D objects of the paper's figure 7 are built four ways (subarray; hvector of vector;
  * hvector of hvector of vector; subarray of vector) for a few cuboids. With the library
@@ -19,7 +20,11 @@
  * --huge times instead the commit of types with hundreds of thousands of members (indexed,
  * hindexed, indexed_block, struct; strided and not), the shapes of MPICH's DTPools tests, one
  * type at a time. With one shape and one mode selected it also reports the growth of the peak
- * resident set over that one commit (ru_maxrss), which is only meaningful in a fresh process. */
+ * resident set over that one commit (ru_maxrss), which is only meaningful in a fresh process.
+ *
+ * --many times batches of `iters` small irregular indexed types (8 to 64 blocks each, as an
+ * unstructured mesh code makes per neighbour and field) created, committed and freed, host only:
+ * what typejit adds to a program whose types it cannot speed up. */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <mpi.h>
@@ -388,10 +393,82 @@ static int run_huge(const bmode_t *modes, const bool *use, int rounds, const cha
     return 0;
 }
 
+/* --- thousands of small irregular types (--many) --------------------------------------------- */
+
+/* Type @p i of a batch: an indexed type of 8 to 64 blocks of 1 to 3 ints at uneven places (the
+ * per-neighbour gathers of an unstructured mesh code), never one strided block. */
+static MPI_Datatype many_create(int i, bool native)
+{
+    int n = 8 + (i * 7) % 57, bl[64], d[64], at = 0;
+    MPI_Datatype t;
+
+    for (int k = 0; k < n; k++) {
+        bl[k] = 1 + (i + k) % 3;
+        d[k] = at;
+        at += bl[k] + 1 + (i * k) % 4;
+    }
+    check((native ? PMPI_Type_indexed : MPI_Type_indexed)(n, bl, d, MPI_INT, &t),
+          "MPI_Type_indexed");
+    return t;
+}
+
+/* Batches of @p types small irregular types: create all, commit all, free all, per mode,
+ * alternating which goes first; medians over the rounds of the mean per type. */
+static int run_many(const bmode_t *modes, const bool *use, int rounds, int types)
+{
+    int (*fmt)(char *, size_t) =
+        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
+    MPI_Datatype *t = malloc((size_t)types * sizeof(MPI_Datatype));
+    double v[2][3][MAX_ROUNDS], med[2][3] = {{0}};
+    char stats[4096] = "";
+
+    if (t == NULL) {
+        fprintf(stderr, "bench_commit: out of memory\n");
+        return 1;
+    }
+    printf("# many small types: %d indexed types of 8 to 64 irregular blocks of ints per batch, "
+           "created, committed and freed as batches, median of %d rounds (modes alternate); "
+           "microseconds per type\n",
+           types, rounds);
+    printf("shape,types,native_create_us,typejit_create_us,native_commit_us,typejit_commit_us,"
+           "commit_ratio,create_commit_ratio,native_free_us,typejit_free_us\n");
+    for (int round = 0; round < rounds; round++)
+        for (int j = 0; j < 2; j++) {
+            int k = (round + j) % 2;
+            double t0, t1, t2, t3;
+            if (!use[k])
+                continue;
+            t0 = tj_clock_seconds();
+            for (int i = 0; i < types; i++)
+                t[i] = many_create(i, k == 0);
+            t1 = tj_clock_seconds();
+            for (int i = 0; i < types; i++)
+                check(modes[k].commit(&t[i]), "commit");
+            t2 = tj_clock_seconds();
+            for (int i = 0; i < types; i++)
+                check(modes[k].release(&t[i]), "free");
+            t3 = tj_clock_seconds();
+            v[k][0][round] = (t1 - t0) * 1e6 / types;
+            v[k][1][round] = (t2 - t1) * 1e6 / types;
+            v[k][2][round] = (t3 - t2) * 1e6 / types;
+        }
+    for (int k = 0; k < 2; k++)
+        for (int q = 0; q < 3 && use[k]; q++)
+            med[k][q] = tj_median(v[k][q], rounds);
+    printf("indexed_irregular_8to64,%d,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.4f,%.4f\n", types, med[0][0],
+           med[1][0], med[0][1], med[1][1], ratio(med[1][1], med[0][1]),
+           ratio(med[1][0] + med[1][1], med[0][0] + med[0][1]), med[0][2], med[1][2]);
+    /* Host calls only: typejit deferred every layout and built none. */
+    if (fmt != NULL && fmt(stats, sizeof(stats)) > 0)
+        printf("# typejit counters: %s\n", stats);
+    free(t);
+    return 0;
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--huge] [--quick] [--rounds N] [--iters N] [--shape TEXT] "
+            "usage: %s [--huge | --many] [--quick] [--rounds N] [--iters N] [--shape TEXT] "
             "[--mode both|native|typejit]\n",
             argv0);
 }
@@ -407,7 +484,7 @@ int main(int argc, char **argv)
                          MPI_Type_create_hvector, MPI_Type_create_subarray}};
     MPI_Datatype(*h)[MAX_PARTS];
     int *nparts;
-    bool use[2], huge = false, quick = false, rounds_set = false;
+    bool use[2], huge = false, many = false, quick = false, rounds_set = false;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -416,6 +493,8 @@ int main(int argc, char **argv)
             quick = true;
         } else if (strcmp(argv[i], "--huge") == 0) {
             huge = true;
+        } else if (strcmp(argv[i], "--many") == 0) {
+            many = true;
         } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             rounds = atoi(argv[++i]);
             rounds_set = true;
@@ -453,6 +532,14 @@ int main(int argc, char **argv)
         run_huge(modes, use, hr, filter);
         MPI_Finalize();
         return 0;
+    }
+    if (many) {
+        int rc;
+        version = (const char *(*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_version");
+        printf("# typejit %s\n", version != NULL ? version() : "NOT preloaded (ratios ~1)");
+        rc = run_many(modes, use, rounds, iters);
+        MPI_Finalize();
+        return rc;
     }
     h = malloc((size_t)iters * sizeof(*h));
     nparts = malloc((size_t)iters * sizeof(*nparts));

@@ -7,7 +7,8 @@
 # PMPI_Pack/PMPI_Unpack), writes CSV files and PNG plots to bench/results/ (or $OUT when set) and
 # prints the tables. bench_commit --huge times the commit of types with up to a million members
 # (cpu_commit_huge.{txt,csv}) and, one fresh process per shape and mode, their peak memory
-# (cpu_commit_huge_mem.csv).
+# (cpu_commit_huge_mem.csv); bench_commit --many times batches of small irregular types
+# (cpu_commit_many.{txt,csv}).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 quick=""
@@ -63,6 +64,11 @@ sed -i '1i mode,shape,members,create_ms,native_commit_ms,typejit_commit_ms,commi
 grep -v '^#' "$out/cpu_commit_huge.txt" >"$out/cpu_commit_huge.csv"
 column -s, -t "$out/cpu_commit_huge.csv" 2>/dev/null || cat "$out/cpu_commit_huge.csv"
 cut -d, -f1,2,9 "$out/cpu_commit_huge_mem.csv"
+
+echo "== bench_commit --many (batches of small irregular indexed types, host only)"
+LD_PRELOAD="$lib" "$build/bench/bench_commit" --many $quick >"$out/cpu_commit_many.txt" || huge_rc=1
+grep -v '^#' "$out/cpu_commit_many.txt" >"$out/cpu_commit_many.csv"
+column -s, -t "$out/cpu_commit_many.csv" 2>/dev/null || cat "$out/cpu_commit_many.csv"
 
 echo "== bench_pack_cpu"
 "$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack.txt"

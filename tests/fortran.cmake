@@ -2,9 +2,9 @@
 # pass only through the Fortran entry points in src/interpose/fortran.c. Built only when CMake
 # finds a Fortran compiler and MPI's Fortran bindings; the stats line is the proof that the
 # calls reached typejit (commits, strided types, and host packs done by the engine; halo.f90's
-# darray over one process is the whole array, strided through its layout, so nothing falls back
-# to the system MPI), and that every type was recorded by the Fortran constructors (none
-# translated through contents).
+# darray over one process is the whole array, strided through its layout, which its first engine
+# pack builds, so nothing falls back to the system MPI), and that every type was recorded by the
+# Fortran constructors (none translated through contents).
 include(CheckLanguage)
 check_language(Fortran)
 if(NOT CMAKE_Fortran_COMPILER)
@@ -51,7 +51,7 @@ set_property(TARGET test_fortran_halo PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTI
 target_link_libraries(test_fortran_halo PRIVATE MPI::MPI_Fortran)
 tj_add_test(fortran_halo LABELS "mpi;portable" TIMEOUT 120
   COMMAND ${TJ_CHECKED}
-          --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]+ strided=[1-9][0-9]* layouts=0 fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
+          --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]+ strided=[1-9][0-9]* deferred=[0-9]+ fallback=0 layouts=[0-9]+ packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
           --expect "^typejit\\[1\\]: stats commits=[1-9][0-9]+ "
           --expect "^typejit\\[0\\]: stats .* commits_via_contents=0( |$)"
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
@@ -63,7 +63,7 @@ if(MPI_Fortran_HAVE_F08_MODULE)
   target_link_libraries(test_fortran_halo_f08 PRIVATE MPI::MPI_Fortran)
   tj_add_test(fortran_halo_f08 LABELS "mpi;portable" TIMEOUT 120
     COMMAND ${TJ_CHECKED}
-            --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* layouts=0 fallback=0 packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
+            --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* deferred=[0-9]+ fallback=0 layouts=[0-9]+ packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
             --expect "^typejit\\[0\\]: stats .* commits_via_contents=0( |$)"
             -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
             $<TARGET_FILE:test_fortran_halo_f08>)

@@ -34,7 +34,7 @@ tj_add_test(interpose_threads LABELS "mpi;portable" TIMEOUT 300
           $<TARGET_FILE:test_interpose> threads)
 tj_add_test(interpose_stats LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED}
-          --expect "^typejit\\[0\\]: stats commits=[0-9]+ strided=[0-9]+ layouts=[0-9]+ fallback=[0-9]+ packs_engine=[1-9][0-9]* "
+          --expect "^typejit\\[0\\]: stats commits=[0-9]+ strided=[0-9]+ deferred=[0-9]+ fallback=[0-9]+ layouts=[0-9]+ packs_engine=[1-9][0-9]* "
           --expect "^typejit\\[1\\]: stats .*unpacks_engine=[1-9]"
           -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -x TYPEJIT_STATS=1 -np 2
           $<TARGET_FILE:test_interpose> engine --types 100)
@@ -50,12 +50,14 @@ tj_add_test(interpose_bad_setting LABELS "mpi;portable" TIMEOUT 300
           --types 50)
 
 # Commit of a 1,000,000-member indexed type: typejit's translation may add only a bounded amount
-# of memory over the system MPI's own commit (it took 1.9 KB a member before issue 11).
+# of memory over the system MPI's own commit (it took 1.9 KB a member before issue 11, and an
+# irregular type's layout 16 bytes a part before its build waited for a device call); no commit
+# of a host-only program builds a layout.
 add_executable(test_huge_commit test_huge_commit.c)
 target_link_libraries(test_huge_commit PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
 target_include_directories(test_huge_commit PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 tj_add_test(huge_commit_memory LABELS mpi TIMEOUT 120
-  COMMAND ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_huge_commit> --members 1000000 --bound-mb 32)
+  COMMAND ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_huge_commit> --members 1000000 --bound-mb 8)
 
 # No test may have a PASS_REGULAR_EXPRESSION (see TJ_CHECKED above).
 tj_add_test(tests_checked LABELS unit TIMEOUT 60

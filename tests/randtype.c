@@ -328,10 +328,13 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     }
     case 12: {
         /* Many irregular members: blocks of 0 to 5 children at uneven places, now and then out
-         * of order or overlapping. */
-        int n = (int)rt_range(rng, 8, 60), bls[60];
-        int64_t displs[60], bls64[60], at = rt_range(rng, -4, 4);
+         * of order or overlapping; or, one time in three, stretches of 6 to 20 blocks of one
+         * length evenly spaced (the step may be smaller than the block, or negative), now and
+         * then one block out of place, which the layouts fold into strided parts. */
+        int n = (int)rt_range(rng, 8, 60), bls[60], left = 0, sbl = 0;
+        int64_t displs[60], bls64[60], at = rt_range(rng, -4, 4), step = 0;
         bool bytes = rt_range(rng, 0, 1), shuffle = rt_range(rng, 0, 7) == 0;
+        bool stretches = rt_range(rng, 0, 2) == 0;
         size_t start = t->used;
         child = build(rng, opt, depth + 1, t);
         ext = extent_of(child);
@@ -339,6 +342,19 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         snprintf(inner, sizeof(inner), "%s", t->buf + start);
         t->used = start;
         for (int i = 0; i < n; i++) {
+            if (stretches) {
+                if (left-- == 0) {
+                    left = (int)rt_range(rng, 6, 20);
+                    sbl = (int)rt_range(rng, 1, 4);
+                    step = sbl + rt_range(rng, rt_range(rng, 0, 5) == 0 ? -6 : 0, 4);
+                    at += sbl + rt_range(rng, 1, 9);
+                }
+                bls64[i] = bls[i] = sbl;
+                displs[i] =
+                    (at + (rt_range(rng, 0, 24) == 0 ? 1 : 0)) * (bytes ? (ext > 0 ? ext : 1) : 1);
+                at += step;
+                continue;
+            }
             bls64[i] = bls[i] = (int)rt_range(rng, 0, 5);
             displs[i] = at * (bytes ? (ext > 0 ? ext : 1) : 1);
             at += bls[i] + rt_range(rng, rt_range(rng, 0, 9) == 0 ? -2 : 0, 3);

@@ -1,7 +1,8 @@
 /* Contexts and devices as applications use them, through the preloaded library: packs from a
  * thread that never touched CUDA, buffers on device 1 (another arch), an application-owned
- * cuCtxCreate context, buffers on two devices in one call, four threads packing at once, a type
- * reaching past its allocation, a reset of the primary context (cudaDeviceReset), and
+ * cuCtxCreate context, buffers on two devices in one call, four threads packing at once (and
+ * making the first device calls of types whose layouts are built then), a type reaching past its
+ * allocation, a reset of the primary context (cudaDeviceReset), and
  * MPI_Finalize. After every call the caller's current context
  * is exactly what it was; every byte is checked against PMPI_Pack / PMPI_Unpack on host copies.
  * Needs two devices (FAKECUDA_DEVICES=2 on the test driver); exits 77 without a device.
@@ -213,6 +214,73 @@ static void build_types(void)
         MPI_Type_commit(&types[i]);
 }
 
+/* Types that are not one strided block, committed and never moved yet: their layouts are
+ * built at their first device call (docs/layouts.md#built-at-the-first-device-call). */
+#define FIRST_TYPES   6
+#define FIRST_THREADS 4
+static MPI_Datatype first_types[FIRST_TYPES];
+static pthread_barrier_t first_barrier;
+
+/* Each thread's buffers are made before the threads meet, so that their first calls of each
+ * type come as close together as the threads can make them. */
+static void *first_calls(void *arg)
+{
+    job_t *jobs = arg;
+    pthread_barrier_wait(&first_barrier);
+    for (int i = 0; i < FIRST_TYPES; i++)
+        job_run(&jobs[i]);
+    return NULL;
+}
+
+/* Threads making the first device call of the same types at once: each type's layout is built
+ * once (the `layouts` counter), and every call is exact. */
+static void first_device_calls(CUcontext ctx)
+{
+    int bl[600], d[600], sbl[3] = {1, 1, 1}, gsizes[2] = {8, 12}, distribs[2], dargs[2],
+                         psizes[2] = {1, 1};
+    MPI_Aint bd[600], sd[3] = {0, 8, 24};
+    MPI_Datatype members[3] = {MPI_INT, MPI_DOUBLE, MPI_SHORT_INT}, v;
+    pthread_t th[FIRST_THREADS];
+    job_t *jobs;
+    long layouts, deferred = tj_counter("deferred");
+
+    for (int i = 0; i < 600; i++) {
+        bl[i] = 1 + i % 3;
+        d[i] = 5 * i + i % 4;
+        bd[i] = 48 * i + 8 * (i % 3);
+    }
+    distribs[0] = distribs[1] = MPI_DISTRIBUTE_BLOCK;
+    dargs[0] = dargs[1] = MPI_DISTRIBUTE_DFLT_DARG;
+    MPI_Type_indexed(3, bl, d, MPI_DOUBLE, &first_types[0]);
+    MPI_Type_indexed(600, bl, d, MPI_DOUBLE, &first_types[1]); /* a table in device memory */
+    MPI_Type_create_struct(3, sbl, sd, members, &first_types[2]);
+    MPI_Type_contiguous(7, MPI_SHORT_INT, &first_types[3]);
+    MPI_Type_create_darray(1, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_FLOAT,
+                           &first_types[4]); /* one strided block, through its layout */
+    MPI_Type_vector(3, 2, 5, MPI_FLOAT, &v);
+    MPI_Type_create_hindexed(300, bl, bd, v, &first_types[5]);
+    MPI_Type_free(&v);
+    for (int i = 0; i < FIRST_TYPES; i++)
+        MPI_Type_commit(&first_types[i]);
+    CHECK_EQ_INT(tj_counter("deferred") - deferred, FIRST_TYPES);
+    layouts = tj_counter("layouts");
+    REQUIRE((jobs = calloc(FIRST_THREADS * FIRST_TYPES, sizeof(job_t))) != NULL);
+    for (int k = 0; k < FIRST_THREADS * FIRST_TYPES; k++)
+        job_setup(&jobs[k], first_types[k % FIRST_TYPES], 1 + k % 2, ctx, ctx, (unsigned)k);
+    REQUIRE(pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS) == 0);
+    for (int i = 0; i < FIRST_THREADS; i++)
+        REQUIRE(pthread_create(&th[i], NULL, first_calls, &jobs[i * FIRST_TYPES]) == 0);
+    for (int i = 0; i < FIRST_THREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&first_barrier);
+    CHECK_EQ_INT(tj_counter("layouts") - layouts, FIRST_TYPES);
+    for (int k = 0; k < FIRST_THREADS * FIRST_TYPES; k++)
+        job_check(&jobs[k], "first device calls");
+    free(jobs);
+    for (int i = 0; i < FIRST_TYPES; i++)
+        MPI_Type_free(&first_types[i]);
+}
+
 /* Calls under injected driver failures (see the top of the file). Half the jobs pack into
  * pageable host memory, which needs typejit's device staging buffer and copies. */
 static int faults(bool expect_errors, bool sticky)
@@ -319,6 +387,9 @@ int main(int argc, char **argv)
         REQUIRE(pthread_create(&th[i], NULL, threaded, dev0) == 0);
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
+
+    /* Four threads making the first device calls of types whose layouts are not built yet. */
+    first_device_calls(dev0);
 
     /* A type reaching past the end of its allocation: an MPI error, nothing touched, and the
      * context stays usable. */

@@ -204,24 +204,34 @@ static void put_ints(FILE *f, const int *v, int n)
 /* Shapes the random types rarely reach, each a layout: a part table in device memory (an
  * irregular indexed type of thousands of blocks, one of a vector child), a struct of differently
  * shaped members, pair types with a hole, a darray of block-cyclic rows, a subarray of 17 and
- * of 20 dimensions, indexed blocks that overlap (unpacked serially). Each goes through
+ * of 20 dimensions, indexed blocks that overlap (unpacked serially), evenly spaced members with
+ * one elsewhere (folded into a strided part: of runs, of a vector's repetitions, overlapping,
+ * at decreasing places; docs/layouts.md#the-form). Each goes through
  * check_case in a few memory combinations and counts; with @p describe their descriptions go
  * there instead (for `typejit warm`). */
 static int check_shapes(FILE *describe)
 {
-    enum { NSHAPES = 9 };
+    enum { NSHAPES = 13 };
     MPI_Datatype t[NSHAPES], v, members[3];
-    const char *names[NSHAPES] = {"indexed of 3000 irregular blocks of doubles",
-                                  "hindexed of 700 blocks of a vector of floats",
-                                  "struct {int; 3 strided doubles; MPI_SHORT_INT}",
-                                  "contiguous(5, MPI_SHORT_INT)",
-                                  "darray of 10x9 ints, rows cyclic(2) over 3, columns block",
-                                  "subarray of 17 dimensions of bytes",
-                                  "subarray of 20 dimensions of shorts",
-                                  "indexed blocks of ints that overlap",
-                                  "hvector of 3 irregular indexed types"};
-    static int bl[3000], dis[3000], bdis_i[700];
+    const char *names[NSHAPES] = {
+        "indexed of 3000 irregular blocks of doubles",
+        "hindexed of 700 blocks of a vector of floats",
+        "struct {int; 3 strided doubles; MPI_SHORT_INT}",
+        "contiguous(5, MPI_SHORT_INT)",
+        "darray of 10x9 ints, rows cyclic(2) over 3, columns block",
+        "subarray of 17 dimensions of bytes",
+        "subarray of 20 dimensions of shorts",
+        "indexed blocks of ints that overlap",
+        "hvector of 3 irregular indexed types",
+        "indexed of 19999 ints 3 apart, then one elsewhere (folded)",
+        "hindexed of 40 pairs of vectors of floats 512 bytes apart, then one elsewhere (folded)",
+        "indexed of 20 blocks of 4 ints 2 apart, then one elsewhere (folded, overlapping)",
+        "indexed of 30 doubles at decreasing places, then one further (folded)"};
+    static int bl[3000], dis[3000], bdis_i[700], fbl[20000], fdis[20000];
     static MPI_Aint bdis[3000];
+    /* The folded shapes: evenly spaced members, one of them elsewhere. */
+    int pbl[41], pdis_i[41], obl4[21], odis4[21], dbl[31], ddis[31];
+    MPI_Aint pdis[41];
     int sizes[20], subs[20], starts[20], sizes20[20], subs20[20], n = 0;
     int obl[4] = {3, 3, 2, 4}, odis[4] = {0, 2, 1, 6};
     int gs[2] = {10, 9}, ds[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, da[2] = {2, 3},
@@ -236,6 +246,23 @@ static int check_shapes(FILE *describe)
     }
     for (int i = 0; i < 700; i++)
         bdis_i[i] = dis[i] * 64;
+    for (int i = 0; i < 20000; i++) {
+        fbl[i] = 1;
+        fdis[i] = 3 * i + (i == 19999);
+    }
+    for (int i = 0; i < 41; i++) {
+        pbl[i] = 2;
+        pdis_i[i] = i < 40 ? 512 * i : 512 * 39 + 8;
+        pdis[i] = pdis_i[i];
+    }
+    for (int i = 0; i < 21; i++) {
+        obl4[i] = 4;
+        odis4[i] = i < 20 ? 2 * i : 100;
+    }
+    for (int i = 0; i < 31; i++) {
+        dbl[i] = 1;
+        ddis[i] = i < 30 ? 100 - 3 * i : 200;
+    }
     for (int d = 0; d < 20; d++) {
         sizes[d] = 3;
         subs[d] = 2;
@@ -283,6 +310,23 @@ static int check_shapes(FILE *describe)
         put_ints(describe, odis, 4);
         fprintf(describe, ",MPI_INT)\nhvector(3,1,%d,%s)\n", 3000 * 8 * 4, first);
         free(first);
+        fputs("indexed(", describe);
+        put_ints(describe, fbl, 20000);
+        fputc(',', describe);
+        put_ints(describe, fdis, 20000);
+        fputs(",MPI_INT)\nhindexed(", describe);
+        put_ints(describe, pbl, 41);
+        fputc(',', describe);
+        put_ints(describe, pdis_i, 41);
+        fputs(",vector(3,2,5,MPI_FLOAT))\nindexed(", describe);
+        put_ints(describe, obl4, 21);
+        fputc(',', describe);
+        put_ints(describe, odis4, 21);
+        fputs(",MPI_INT)\nindexed(", describe);
+        put_ints(describe, dbl, 31);
+        fputc(',', describe);
+        put_ints(describe, ddis, 31);
+        fputs(",MPI_DOUBLE)\n", describe);
         return NSHAPES;
     }
     MPI_Type_indexed(3000, bl, dis, MPI_DOUBLE, &t[n++]);
@@ -305,22 +349,32 @@ static int check_shapes(FILE *describe)
     MPI_Type_create_subarray(20, sizes20, subs20, starts, MPI_ORDER_FORTRAN, MPI_SHORT, &t[n++]);
     MPI_Type_indexed(4, obl, odis, MPI_INT, &t[n++]);
     MPI_Type_create_hvector(3, 1, 3000 * 8 * 4, t[0], &t[n++]);
+    MPI_Type_indexed(20000, fbl, fdis, MPI_INT, &t[n++]);
+    MPI_Type_create_hindexed(41, pbl, pdis, v, &t[n++]);
+    MPI_Type_indexed(21, obl4, odis4, MPI_INT, &t[n++]);
+    MPI_Type_indexed(31, dbl, ddis, MPI_DOUBLE, &t[n++]);
     /* A part table in device memory is built at the first device call, never at the commit
-     * (the first shape has 3000 parts: its table is not baked). */
-    long tables = tj_counter("layout_tables");
+     * (the first shape has 3000 parts: its table is not baked); and so is the layout itself,
+     * once per type (docs/layouts.md#built-at-the-first-device-call). */
+    long tables = tj_counter("layout_tables"), layouts = tj_counter("layouts"),
+         deferred = tj_counter("deferred");
     for (int i = 0; i < n; i++)
         MPI_Type_commit(&t[i]);
     CHECK(tj_counter("layout_tables") == tables);
+    CHECK(tj_counter("layouts") == layouts);
+    deferred = tj_counter("deferred") - deferred;
+    CHECK(deferred >= n - 1); /* the 20-dimension subarray may be strided */
     for (int i = 0; i < n; i++) {
+        check_case(t[i], names[i], 1, 0, K_DEVICE, K_DEVICE, 0, false, 11);
         if (!has_kernel(t[i]) && mismatches++ < 10)
             fprintf(stderr, "MISMATCH: %s gets no kernel\n", names[i]);
-        check_case(t[i], names[i], 1, 0, K_DEVICE, K_DEVICE, 0, false, 11);
         if (i == 0)
             CHECK(tj_counter("layout_tables") > tables);
         check_case(t[i], names[i], 2, 12, K_DEVICE, K_PINNED, 0, false, 12);
         check_case(t[i], names[i], 3, 3, K_HOST, K_DEVICE, 0, false, 13);
         check_case(t[i], names[i], 1, 8, K_MANAGED, K_HOST, 2, false, 14);
     }
+    CHECK(tj_counter("layouts") - layouts == deferred);
     MPI_Type_free(&v);
     for (int i = 0; i < n; i++)
         MPI_Type_free(&t[i]);

@@ -1,6 +1,8 @@
 /* Commit of huge indexed types under typejit: the translation's memory must not grow with the
  * number of members beyond what the type needs (issue 11: 1,000,000 one-int blocks took 1.97 GB,
- * about 1.9 KB a member); an irregular one keeps its layout, 16 bytes a block (issue 19).
+ * about 1.9 KB a member); an irregular one gets no layout at its commit, only at its first
+ * device call or description (issue 19: a host-only program pays nothing for it), and so do
+ * thousands of small irregular types.
  *
  *   mpirun -np 1 -x LD_PRELOAD=libtypejit.so test_huge_commit [--members N] [--bound-mb M]
  *
@@ -9,8 +11,9 @@
  * and MPI_Type_commit (through typejit, which translates the type in its constructor wrapper),
  * and the growth of the peak resident set over each create + commit is measured from a reset
  * peak (/proc/self/clear_refs "5"). What typejit adds over the system MPI must stay under the
- * bound: its translation holds a few IR chains per nesting level, whatever the member count. It
- * links only MPI: the typejit functions come from the preloaded library. */
+ * bound: its translation holds a few IR chains per nesting level, whatever the member count, and
+ * no layout (the `layouts` counter, read through tj_stats_format). It links only MPI: the
+ * typejit functions come from the preloaded library. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "counters.h"
 
 typedef int (*describe_fn_t)(const void *, char *, size_t);
 
@@ -53,8 +57,10 @@ static int reset_peak(void)
     return fclose(f) == 0 && ok;
 }
 
-/* n one-int blocks at stride 3 ints; `last` moves the last block (an irregular type whose
- * mismatch is found only at the end, so the whole member list is scanned). */
+/* n one-int blocks at stride 3 ints; `last` > 0 moves the last block by that many ints (an
+ * irregular type whose mismatch is found only at the end, so the whole member list is scanned;
+ * its layout folds the evenly spaced blocks into one part), `last` < 0 every odd block by one
+ * int (a layout of n parts). */
 typedef int (*indexed_fn_t)(int, const int[], const int[], MPI_Datatype, MPI_Datatype *);
 
 static MPI_Datatype build(indexed_fn_t indexed, int n, int last)
@@ -67,7 +73,10 @@ static MPI_Datatype build(indexed_fn_t indexed, int n, int last)
         bl[i] = 1;
         d[i] = 3 * i;
     }
-    d[n - 1] += last;
+    for (int i = 1; i < n && last < 0; i += 2)
+        d[i] += 1;
+    if (last > 0)
+        d[n - 1] += last;
     REQUIRE(indexed(n, bl, d, MPI_INT, &t) == MPI_SUCCESS);
     free(bl);
     free(d);
@@ -87,17 +96,47 @@ static long commit_growth(indexed_fn_t indexed, int (*commit)(MPI_Datatype *), i
     return status_kb("VmHWM") - before;
 }
 
+/* Thousands of small irregular types, as a mesh code makes one per neighbour and field, each
+ * committed and used on the host only: none gets a layout, every one is deferred. */
+static void small_types(void)
+{
+    enum { TYPES = 5000 };
+    long deferred = tj_counter("deferred");
+    MPI_Datatype *t = malloc(TYPES * sizeof(MPI_Datatype));
+    int bl[8], d[8], in[64] = {0}, pos;
+    char out[64 * sizeof(int)];
+
+    REQUIRE(t != NULL);
+    for (int i = 0; i < TYPES; i++) {
+        for (int k = 0; k < 8; k++) {
+            bl[k] = 1 + (i + k) % 3;
+            d[k] = 7 * k + (i * k) % 5;
+        }
+        REQUIRE(MPI_Type_indexed(8, bl, d, MPI_INT, &t[i]) == MPI_SUCCESS);
+        REQUIRE(MPI_Type_commit(&t[i]) == MPI_SUCCESS);
+        pos = 0;
+        REQUIRE(MPI_Pack(in, 1, t[i], out, sizeof(out), &pos, MPI_COMM_SELF) == MPI_SUCCESS);
+    }
+    CHECK_EQ_INT(tj_counter("deferred") - deferred, TYPES);
+    for (int i = 0; i < TYPES; i++)
+        MPI_Type_free(&t[i]);
+    free(t);
+}
+
 int main(int argc, char **argv)
 {
     int n = 1000000;
-    long bound_mb = 32;
+    long bound_mb = 8, built = 0;
     describe_fn_t describe;
     static const struct {
         const char *name;
         int last;
         const char *expect; /* prefix of typejit's description */
-    } shapes[] = {{"strided", 0, "strided W=4"},
-                  {"irregular at the end", 1, "layout (irregular displacements): parts=1000000 "}};
+    } shapes[] = {
+        {"strided", 0, "strided W=4"},
+        {"irregular at the end", 1,
+         "layout (irregular displacements): parts=2 shapes=2 table=baked "},
+        {"every odd block moved", -1, "layout (irregular displacements): parts=1000000 "}};
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--members") == 0 && i + 1 < argc)
@@ -125,7 +164,11 @@ int main(int argc, char **argv)
             commit_growth(MPI_Type_indexed, MPI_Type_commit, n, shapes[s].last, &typejit);
         char text[256];
 
+        /* The commit built no layout; the description builds the irregular one's. */
+        CHECK_EQ_INT(tj_counter("layouts"), built);
         REQUIRE(describe(&typejit, text, sizeof(text)) == 0);
+        built += shapes[s].last != 0;
+        CHECK_EQ_INT(tj_counter("layouts"), built);
         printf(
             "%s, %d members: peak growth over create + commit: system MPI %ld kB, typejit %ld kB "
             "(+%ld kB, bound %ld MB); typejit: %s\n",
@@ -139,6 +182,8 @@ int main(int argc, char **argv)
         MPI_Type_free(&native);
         MPI_Type_free(&typejit);
     }
+    small_types();
+    CHECK_EQ_INT(tj_counter("layouts"), built);
     MPI_Finalize();
     CHECK_DONE();
 }

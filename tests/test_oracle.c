@@ -5,7 +5,8 @@
  *
  * Objects whose footprint is small are poisoned and compared whole. Objects with strides beyond
  * 2^31 live in sparse mappings (MAP_NORESERVE): untouched pages read as zero in both buffers, so
- * only the pages either side touched (mincore) are compared. */
+ * only the pages either side touched (mincore) are compared. Hand-made types of evenly spaced
+ * members come first: their layouts must have the parts folding gives them. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,6 +113,173 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layo
     free(p2);
 }
 
+/* ---- evenly spaced members, folded into strided parts -----------------------------------------
+ */
+
+#define FOLD_M     100000
+#define FOLD_CASES 13
+
+/* Hand-made case @p c: members that are evenly spaced runs or blocks, with a member elsewhere
+ * or a second stretch. Its type (not committed), name, the parts its layout must have, and its
+ * members: the parts it had before folding (none of them continue one another). */
+static MPI_Datatype fold_case(int c, const char **name, int64_t *parts, int64_t *members)
+{
+    static int bl[FOLD_M], d[FOLD_M];
+    static MPI_Aint bd[FOLD_M];
+    MPI_Datatype t = MPI_DATATYPE_NULL, v, ty[24];
+    int n = 0;
+
+    *parts = 2;
+    switch (c) {
+    case 0:
+    case 1:
+    case 2:
+        n = FOLD_M;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 1;
+            d[i] = 3 * i + (c == 2 ? i % 2 : 0);
+        }
+        if (c == 0)
+            d[n - 1] += 1;
+        if (c == 1)
+            d[0] = -5;
+        if (c == 2)
+            *parts = n;
+        *name = c == 0   ? "indexed: 99,999 ints 3 ints apart, the last one int further"
+                : c == 1 ? "indexed: one int before 99,999 ints 3 ints apart"
+                         : "indexed: 100,000 ints 3 ints apart, every odd one an int further";
+        MPI_Type_indexed(n, bl, d, MPI_INT, &t);
+        break;
+    case 3:
+    case 4:
+        n = c == 3 ? 8 : 9;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 2;
+            d[i] = 5 * i;
+        }
+        d[n - 1] = 100;
+        *parts = c == 3 ? 8 : 2;
+        *name = c == 3 ? "indexed: 7 pairs of ints evenly spaced, then one elsewhere (not folded)"
+                       : "indexed: 8 pairs of ints evenly spaced, then one elsewhere";
+        MPI_Type_indexed(n, bl, d, MPI_INT, &t);
+        break;
+    case 5:
+        n = 100;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 3;
+            d[i] = i < 50 ? 5 * i : 300 + 7 * (i - 50);
+        }
+        *name = "indexed: 50 blocks of 3 ints 5 apart, then 50 7 apart";
+        MPI_Type_indexed(n, bl, d, MPI_INT, &t);
+        break;
+    case 6:
+    case 7:
+        n = 41;
+        MPI_Type_vector(3, 2, 5, MPI_FLOAT, &v);
+        for (int i = 0; i < n; i++) {
+            bl[i] = c == 6 ? 1 : 2;
+            bd[i] = (c == 6 ? 256 : 512) * (MPI_Aint)i;
+        }
+        bd[n - 1] = bd[n - 2] + 8;
+        *name = c == 6 ? "hindexed: 40 vectors of floats 256 bytes apart, then one elsewhere"
+                       : "hindexed: 40 pairs of vectors 512 bytes apart, then one elsewhere";
+        MPI_Type_create_hindexed(n, bl, bd, v, &t);
+        MPI_Type_free(&v);
+        break;
+    case 8:
+        n = 21;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 4;
+            d[i] = 2 * i;
+        }
+        d[n - 1] = 100;
+        *name = "indexed: 20 blocks of 4 ints 2 ints apart (overlapping), then one elsewhere";
+        MPI_Type_indexed(n, bl, d, MPI_INT, &t);
+        break;
+    case 9:
+        n = 11;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 2;
+            d[i] = i < 10 ? 4 : 0;
+        }
+        *name = "indexed: 10 times the same 2 ints, then 2 others";
+        MPI_Type_indexed(n, bl, d, MPI_INT, &t);
+        break;
+    case 10:
+        n = 31;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 1;
+            d[i] = i < 30 ? 100 - 3 * i : 200;
+        }
+        *name = "indexed: 30 doubles at decreasing places 3 doubles apart, then one further";
+        MPI_Type_indexed(n, bl, d, MPI_DOUBLE, &t);
+        break;
+    case 11:
+        n = 24;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 1;
+            bd[i] = i < 12 ? 16 * i : 200 + 24 * (i - 12);
+            ty[i] = i < 12 ? MPI_INT : MPI_DOUBLE;
+        }
+        *name = "struct: 12 ints 16 bytes apart, then 12 doubles 24 bytes apart";
+        MPI_Type_create_struct(n, bl, bd, ty, &t);
+        break;
+    case 12:
+        n = 9;
+        for (int i = 0; i < n; i++) {
+            bl[i] = 1;
+            d[i] = 3 * i;
+        }
+        d[n - 1] = 40;
+        MPI_Type_indexed(n, bl, d, MPI_FLOAT, &v);
+        *name = "contiguous: 3 of 8 floats 3 apart and one elsewhere (a frame)";
+        MPI_Type_contiguous(3, v, &t);
+        MPI_Type_free(&v);
+        break;
+    }
+    *members = n;
+    return t;
+}
+
+/* The hand-made cases through the engine's layout packer: the part counts the folds must give,
+ * and the bytes against the system MPI, for several counts and positions. */
+static void fold_cases(void)
+{
+    for (int c = 0; c < FOLD_CASES; c++) {
+        const char *name;
+        int64_t parts, members;
+        MPI_Datatype t = fold_case(c, &name, &parts, &members);
+        MPI_Aint lb, ext;
+        MPI_Count size;
+        tj_block_t block;
+        tj_layout_t *l = NULL;
+        tj_reason_t why;
+        char text[256] = "";
+
+        REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+        MPI_Type_get_extent(t, &lb, &ext);
+        MPI_Type_size_x(t, &size);
+        CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
+        why = tj_translate_reason();
+        CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
+        if (l == NULL) {
+            MPI_Type_free(&t);
+            continue;
+        }
+        tj_layout_format(l, text, sizeof(text));
+        printf("fold: %s: %lld members, %s\n", name, (long long)members, text);
+        if (l->nparts != parts) {
+            fprintf(stderr, "fold: %s: %lld parts, expected %lld\n", name, (long long)l->nparts,
+                    (long long)parts);
+            check_failures++;
+        }
+        for (int count = 1; count <= 3; count++)
+            check_type(t, NULL, l, name, count, (count - 1) * 13, (uint64_t)(c * 3 + count));
+        tj_layout_release(l);
+        MPI_Type_free(&t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -150,6 +318,7 @@ int main(int argc, char **argv)
         return 77;
     }
 #endif
+    fold_cases();
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
         MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));

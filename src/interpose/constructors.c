@@ -5,33 +5,21 @@
 #include "interpose/constructors.h"
 #include "interpose/init.h"
 #include "interpose/wrappers.h"
-#include "type/flatten.h"
 #include "type/table.h"
 #include "util/log.h"
 
 void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
 {
     tj_type_known_t k;
-    tj_layout_t *layout = NULL;
     tj_ir_t ir;
 
     tj_envelope_of(args, &k.env);
     k.st = tj_translate_args(args, &ir);
     k.reason = k.st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
-    /* Not one strided block: its layout, from the arguments and the children's records, while
-     * the member arrays are at hand (at commit only MPI_Type_get_contents has them, a copy). A
-     * type whose layout cannot be made keeps the reason why. */
-    if (k.st == TJ_ERR_NOT_STRIDED && tj_reason_layout((tj_reason_t)k.reason)) {
-        tj_reason_t why;
-        tj_status_t st = tj_flatten_args(args, &layout, &why);
-        if (st == TJ_ERR_NOT_STRIDED)
-            k.reason = (int)why;
-        else if (st != TJ_OK)
-            layout = NULL; /* found again at commit, through the contents */
-    }
-    if (tj_table_put_known(type, &k, k.st == TJ_OK ? &ir : NULL, layout) != TJ_OK)
+    /* A type that is not one strided block gets no layout here: that waits for its first device
+     * call (send/lazy.h), through MPI_Type_get_contents. */
+    if (tj_table_put_known(type, &k, k.st == TJ_OK ? &ir : NULL) != TJ_OK)
         tj_log_warn_once("out of memory recording a new datatype; it is translated at commit");
-    tj_layout_release(layout);
 }
 
 /* Call the system MPI's constructor; on success record the new type from @p _args. */

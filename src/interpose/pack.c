@@ -10,6 +10,7 @@
 #include "interpose/wrappers.h"
 #include "send/devpack.h"
 #include "send/external.h"
+#include "send/lazy.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/mpierr.h"
@@ -44,6 +45,9 @@ static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype,
     if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
                         comm, rc))
         return true;
+    /* The engine packs host calls of strided types: a pending type may be one (send/lazy.h). */
+    if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known)
+        tj_lazy_resolve(datatype, &info);
     if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known &&
         engine_takes(&info, incount, *position, outsize, outbuf, comm, &bytes)) {
         tj_cpu_pack(&info.block, inbuf, incount, (char *)outbuf + *position);
@@ -66,6 +70,9 @@ static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, vo
     if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
                           comm, rc))
         return true;
+    /* The engine packs host calls of strided types: a pending type may be one (send/lazy.h). */
+    if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known)
+        tj_lazy_resolve(datatype, &info);
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
         engine_takes(&info, outcount, *position, insize, inbuf, comm, &bytes)) {
         tj_cpu_unpack(&info.block, (const char *)inbuf + *position, outcount, outbuf);

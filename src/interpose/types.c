@@ -9,7 +9,7 @@
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
 #include "send/devpack.h"
-#include "type/flatten.h"
+#include "send/lazy.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -48,6 +48,11 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
                  block, tj_devpack_kernels(info));
         return;
     }
+    if (info->pending) {
+        snprintf(buf, len, "not strided (%s): layout at its first device call",
+                 tj_reason_string((tj_reason_t)info->reason));
+        return;
+    }
     if (!info->strided) {
         snprintf(buf, len, "not strided (%s): system MPI",
                  info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)info->reason)
@@ -75,32 +80,16 @@ static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
     return tj_translate_block(type, &info->block, NULL);
 }
 
-/* A type that is not strided: its layout, or why it has none (in info->reason). A layout that is
- * one strided block after all (a darray of blocks) makes the type strided. */
-static void layout_of(MPI_Datatype type, tj_type_info_t *info)
+/* A type that is not strided waits for its layout until its first device call (send/lazy.h):
+ * pending, unless it packs no bytes (nothing to move) or MPI did not answer. */
+static void defer_layout(tj_type_info_t *info)
 {
-    tj_layout_t *l;
-    tj_reason_t why;
-    tj_status_t st;
-
     if (info->why != TJ_ERR_NOT_STRIDED || !info->extents)
         return;
-    st = tj_flatten_commit(type, info->extent, info->size, (tj_reason_t)info->reason, &l, &why);
-    if (st != TJ_OK) {
-        if (st == TJ_ERR_NOT_STRIDED)
-            info->reason = (int)why;
-        else
-            tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
-        return;
-    }
-    if (tj_layout_as_block(l, &info->block)) {
-        info->strided = true;
-        info->why = TJ_OK;
-        info->reason = TJ_REASON_NONE;
-        tj_layout_release(l);
-        return;
-    }
-    info->layout = l;
+    if (info->size <= 0)
+        info->reason = TJ_REASON_EMPTY;
+    else
+        info->pending = true;
 }
 
 void tj_interpose_record(MPI_Datatype type)
@@ -114,11 +103,11 @@ void tj_interpose_record(MPI_Datatype type)
     info.strided = st == TJ_OK;
     info.why = st;
     info.reason = st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
-    layout_of(type, &info);
+    defer_layout(&info);
     tj_stats_inc(TJ_STAT_commits);
-    tj_stats_inc(info.strided          ? TJ_STAT_strided
-                 : info.layout != NULL ? TJ_STAT_layouts
-                                       : TJ_STAT_fallback);
+    tj_stats_inc(info.strided   ? TJ_STAT_strided
+                 : info.pending ? TJ_STAT_deferred
+                                : TJ_STAT_fallback);
     if (!info.strided && st != TJ_ERR_NOT_STRIDED)
         tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
     tj_devpack_prepare(&info);
@@ -155,7 +144,7 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
     info->strided = info->why == TJ_OK;
     info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     tj_table_read_extents(type, info);
-    layout_of(type, info); /* a pair type with a hole */
+    defer_layout(info); /* a pair type with a hole */
     tj_table_put(type, info);
     /* The copy returned holds no reference: the record has it, and named types stay. */
     tj_type_info_release(info);
@@ -216,6 +205,8 @@ tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
         return TJ_ERR_INVALID;
     if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
         return TJ_ERR_NOT_FOUND;
+    /* The form the type takes: a pending layout is built now, as its first device call would. */
+    tj_lazy_resolve(*(const MPI_Datatype *)datatype, &info);
     tj_interpose_describe(&info, buf, len);
     return TJ_OK;
 }

@@ -31,6 +31,7 @@
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
+#include "send/lazy.h"
 #include "send/model.h"
 #include "send/request.h"
 #include "send/span.h"
@@ -388,7 +389,8 @@ static bool describe(coll_t *x)
 
 /* ---- deciding and laying out ---------------------------------------------------------------- */
 
-/* Whether a device-resident type needs typejit (see tj_coll_run). */
+/* Whether a device-resident type needs typejit (see tj_coll_run); a type whose layout is pending
+ * (send/lazy.h) may. */
 static bool wants(const ctype_t *ct)
 {
     const tj_block_t *b = &ct->info.block;
@@ -396,14 +398,27 @@ static bool wants(const ctype_t *ct)
         return true;
     if (ct->info.strided && b->ndims == 1 && b->extent == b->size)
         return tj_model_stage_contiguous();
-    return tj_type_info_kernel(&ct->info);
+    return tj_type_info_kernel(&ct->info) || ct->info.pending;
+}
+
+/* Whether a type of the side's slices that move bytes wants typejit. */
+static bool side_wants(const side_t *sd)
+{
+    bool want = false;
+
+    for (int i = 0; i < sd->n && !want; i++) {
+        const slice_t *sl = &sd->slices[i];
+        if (sl->count != 0 && !sl->skip && sd->types[sl->t].info.size != 0)
+            want = wants(&sd->types[sl->t]);
+    }
+    return want;
 }
 
 /* A side is packed when its first byte is on a GPU and a type it moves bytes of needs it. */
 static void classify(side_t *sd)
 {
     const slice_t *first = NULL;
-    bool want = false;
+    bool want = false, pending = false;
     tj_gpu_ptr_t where;
 
     if (!sd->present)
@@ -416,6 +431,7 @@ static void classify(side_t *sd)
         if (first == NULL)
             first = sl;
         want |= wants(ct);
+        pending |= ct->info.pending;
         /* A type at absolute addresses may have bytes in host and device memory at once. */
         if (ct->info.wide && !sd->split &&
             !tj_span_together(&ct->info, ct->type, sd->buf + sl->off, sl->count, "a collective"))
@@ -428,6 +444,16 @@ static void classify(side_t *sd)
     tj_gpu_query(sd->buf + first->off + sd->types[first->t].info.true_lb, &where);
     if (!is_gpu(where.kind))
         return;
+    /* On the device: the layouts of pending types are built now (held as the records are). */
+    if (pending) {
+        for (int t = 0; t < sd->ntypes; t++)
+            if (sd->types[t].info.pending) {
+                tj_lazy_resolve(sd->types[t].type, &sd->types[t].info);
+                tj_type_info_hold(&sd->types[t].info);
+            }
+        if (!side_wants(sd))
+            return;
+    }
     sd->packed = true;
     sd->ctx = where.ctx;
 }

@@ -22,6 +22,7 @@
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/count.h"
+#include "send/lazy.h"
 #include "send/parttable.h"
 #include "send/span.h"
 #include "send/staging.h"
@@ -53,6 +54,7 @@ typedef struct {
     tj_gpu_ptr_t pp;                         /* the packed side, queried at *position */
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
     tj_type_info_t own;                      /* the extents of a type typejit has no record of */
+    tj_type_info_t built;                    /* a pending record, its layout built (send/lazy.h) */
     tj_layout_t *lay; /* the layout the kernel path moves (the type's, or its block's), or NULL */
     bool serial;      /* the unpack runs as one thread, in typemap order (overlapping bytes) */
 } call_t;
@@ -78,42 +80,6 @@ static tj_status_t parts_get(const tj_layout_t *l, int word, tj_dir_t dir, bool 
     return tj_supply_get(&spec, mode, k, NULL);
 }
 
-/* The kernels of a layout, as tj_devpack_prepare makes those of a block. Its part table is not
- * copied to the device here: the first device call does that. The serial unpack of an
- * overlapping layout is asked for by the first unpack that needs it. */
-static void prepare_layout(const tj_layout_t *l)
-{
-    const tj_config_t *cfg = tj_config();
-    char target[32];
-    tj_kernel_t *k;
-    int device;
-
-    if (!cfg->jit_sync) {
-        if (tj_target_known(0, target, sizeof(target)) &&
-            parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
-            parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
-            return;
-        tj_compiler_request_parts(l, l->word, TJ_DIR_PACK, false, NULL);
-        tj_compiler_request_parts(l, l->word, TJ_DIR_UNPACK, false, NULL);
-        return;
-    }
-    if (tj_gpu_available()) {
-        if (tj_target_loadable() != TJ_OK)
-            return;
-        device = tj_gpu_current_device();
-        if (device < 0)
-            device = 0;
-    } else if (cfg->jit != TJ_JIT_ALWAYS) {
-        return;
-    } else {
-        device = -1;
-    }
-    if (tj_target_of_device(device, target, sizeof(target)) != TJ_OK)
-        return;
-    if (parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_COMPILE, &k) == TJ_OK)
-        parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_COMPILE, &k);
-}
-
 void tj_devpack_prepare(const tj_type_info_t *info)
 {
     const tj_config_t *cfg = tj_config();
@@ -122,14 +88,12 @@ void tj_devpack_prepare(const tj_type_info_t *info)
     tj_kernel_t *k;
     int device = -1;
 
-    if (!tj_type_info_kernel(info) || cfg->jit == TJ_JIT_OFF)
+    /* A layout's kernels are asked for by its device calls: it is built at the first of them
+     * (send/lazy.h). */
+    if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
     if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
         return; /* known: no device to run kernels on */
-    if (info->layout != NULL) {
-        prepare_layout(info->layout);
-        return;
-    }
     if (!cfg->jit_sync) {
         /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
          * reading the disk cache: kernels this process already has (a layout committed
@@ -648,6 +612,7 @@ static bool run(call_t *c, int *rc)
                      &c->pp);
     if (!is_gpu(c->tp.kind) && !is_gpu(c->pp.kind))
         return false;
+    c->info = tj_lazy_info(c->type, c->info, &c->built);
     if (invalid_call(c)) {
         *rc = system_call(c);
         return true;

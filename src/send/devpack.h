@@ -9,9 +9,9 @@
 #include "gpu/cuda.h"
 #include "type/table.h"
 
-/* Kernels for a freshly committed type, when a device is present or TYPEJIT_JIT=always: asked
- * of the background compiler, or (TYPEJIT_JIT_SYNC=1) compiled now into the memory table of the
- * kernel supply, where the device calls find them. */
+/* Kernels for a freshly committed strided type, when a device is present or TYPEJIT_JIT=always:
+ * asked of the background compiler, or (TYPEJIT_JIT_SYNC=1) compiled now into the memory table
+ * of the kernel supply, where the device calls find them. */
 void tj_devpack_prepare(const tj_type_info_t *info);
 
 /* Where the kernels of a type stand, for tj_type_describe: "jit" (both directions in this

@@ -16,6 +16,7 @@
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/count.h"
+#include "send/lazy.h"
 #include "type/element.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -130,6 +131,7 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
     MPI_Aint xsize = 0;
     int64_t bytes, lo, hi, reach;
     tj_gpu_ptr_t tp, pp;
+    tj_type_info_t own;
     tj_devptr_t pdev, tdev;
     char target[32], *source = NULL;
     const char *name = pack ? "tj_external32_pack" : "tj_external32_unpack";
@@ -142,6 +144,13 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
     tj_status_t st;
     MPI_Datatype e;
 
+    if (info != NULL && info->pending) {
+        /* A type whose layout is pending may be one strided block: found out when the call is
+         * on the device (send/lazy.h). */
+        tj_gpu_query((const char *)typed + info->true_lb, &tp);
+        if (is_gpu(tp.kind))
+            info = tj_lazy_info(type, info, &own);
+    }
     if (info == NULL || !info->strided || info->wide || count <= 0 || position == NULL ||
         pbuf == NULL || datarep == NULL || strcmp(datarep, "external32") != 0 ||
         tj_config()->jit == TJ_JIT_OFF || (e = tj_type_element(type)) == MPI_DATATYPE_NULL ||

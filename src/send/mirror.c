@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "send/devpack.h"
+#include "send/lazy.h"
 #include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
@@ -41,6 +42,7 @@ bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *b
     tj_gpu_query((const char *)buf + m->info.true_lb, &m->at);
     if (!is_gpu(m->at.kind) && !m->split)
         return false;
+    tj_lazy_resolve(type, &m->info);
     m->user = (char *)buf;
     m->count = count;
     m->type = type;

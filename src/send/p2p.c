@@ -18,6 +18,7 @@
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
+#include "send/lazy.h"
 #include "send/span.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -74,6 +75,7 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     tj_gpu_query((const char *)buf + x->info.true_lb, &where);
     if (!is_gpu(where.kind))
         return false;
+    tj_lazy_resolve(type, &x->info);
     if (contiguous(&x->info) && !tj_model_stage_contiguous())
         return false;
     x->recv = recv;

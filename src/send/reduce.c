@@ -13,6 +13,7 @@
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/count.h"
+#include "send/lazy.h"
 #include "send/model.h"
 #include "send/mirror.h"
 #include "send/staged.h"
@@ -232,6 +233,7 @@ static bool is_gpu_kind(tj_mem_t m)
 static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
 {
     const tj_type_info_t *info = c->info;
+    tj_type_info_t own;
     const char *ctype, *expr, *opname;
     char target[32], what[96], *source = NULL;
     int esize = 0, kind;
@@ -245,6 +247,13 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     tj_launch_t geo;
     tj_status_t st;
 
+    if (info != NULL && info->pending) {
+        /* A type whose layout is pending may be one strided block: found out when the call is
+         * on the device (send/lazy.h). */
+        tj_gpu_query((const char *)c->rbuf + info->true_lb, &io);
+        if (is_gpu_kind(io.kind))
+            info = tj_lazy_info(c->type, info, &own);
+    }
     if (info == NULL || !info->strided || c->count <= 0 || info->wide ||
         tj_config()->jit == TJ_JIT_OFF || !tj_mul64(c->count - 1, info->extent, &reach))
         return TJ_RED_PASS;

@@ -106,8 +106,7 @@ static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
     return TJ_OK;
 }
 
-static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records, int depth,
-                                node_t *out);
+static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, int depth, node_t *out);
 
 /* The pair types of MPI: a value and an int, as the C struct { T value; int index; } lays them
  * out. Those with padding between the two have a hole; they are two runs. */
@@ -155,16 +154,14 @@ static tj_status_t flatten_type(ctx_t *cx, MPI_Datatype type, int depth, node_t 
     if (tj_combiner_named(c->env.combiner))
         st = named_node(cx, type, out);
     else
-        st = flatten_args(cx, &c->args, false, depth, out);
+        st = flatten_args(cx, &c->args, depth, out);
     tj_contents_free(c);
     free(c);
     return st;
 }
 
-/* The node of a child type: its creation record when @p records allows (a constructor
- * wrapper's children are the application's live handles), else its strided chain, else its
- * layout through its contents. */
-static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, bool records, int depth, node_t *out)
+/* The node of a child type: its strided chain, else its layout through its contents. */
+static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, int depth, node_t *out)
 {
     tj_ir_t *ir;
     tj_status_t st;
@@ -173,29 +170,6 @@ static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, bool records, int de
     out->lay = NULL;
     if ((ir = malloc(sizeof(*ir))) == NULL)
         return TJ_ERR_NOMEM;
-    if (records && tj_translate_known(type, &st, ir)) {
-        if (st == TJ_OK) {
-            out->ir = ir;
-            return TJ_OK;
-        }
-        if ((out->lay = tj_table_known_layout(type)) != NULL) {
-            /* A layout of one part is a chain after all (a darray of blocks, a chain of more
-             * than 16 dimensions): as a chain, as the translation through the contents takes
-             * it, parents keep it one shape rather than taking it apart. */
-            if (tj_layout_as_chain(out->lay, ir)) {
-                tj_layout_release(out->lay);
-                out->lay = NULL;
-                out->ir = ir;
-                return TJ_OK;
-            }
-            free(ir);
-            return TJ_OK;
-        }
-        if (st == TJ_ERR_NOT_STRIDED && !tj_reason_layout(tj_translate_reason())) {
-            free(ir);
-            return refuse(cx, tj_translate_reason());
-        }
-    }
     st = tj_translate_ir(type, ir);
     if (st == TJ_OK) {
         out->ir = ir;
@@ -206,7 +180,22 @@ static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, bool records, int de
         return st;
     if (!tj_reason_layout(tj_translate_reason()))
         return refuse(cx, tj_translate_reason());
-    return flatten_type(cx, type, depth + 1, out);
+    if ((st = flatten_type(cx, type, depth + 1, out)) != TJ_OK || out->lay == NULL)
+        return st;
+    /* A layout of one part is a chain after all (a darray of blocks, a chain of more than 16
+     * dimensions): as a chain, parents keep it one shape rather than taking it apart. */
+    if ((ir = malloc(sizeof(*ir))) == NULL) {
+        node_free(out);
+        return TJ_ERR_NOMEM;
+    }
+    if (!tj_layout_as_chain(out->lay, ir)) {
+        free(ir);
+        return TJ_OK;
+    }
+    tj_layout_release(out->lay);
+    out->lay = NULL;
+    out->ir = ir;
+    return TJ_OK;
 }
 
 /* ---- members: indexed, hindexed, their _block forms, struct ---------------------------------- */
@@ -221,7 +210,7 @@ typedef struct {
     int64_t off, len; /* of a run node */
 } child_t;
 
-static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, bool records, int depth, node_t *out)
+static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, int depth, node_t *out)
 {
     bool h = a->combiner == MPI_COMBINER_HINDEXED || a->combiner == MPI_COMBINER_HINDEXED_BLOCK ||
              a->combiner == MPI_COMBINER_STRUCT;
@@ -256,7 +245,7 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, bool records, int
             c->node.ir = NULL;
             c->node.lay = NULL;
             if ((st = extent_of(t, &c->ext)) != TJ_OK ||
-                (st = child_node(cx, t, records, depth, &c->node)) != TJ_OK)
+                (st = child_node(cx, t, depth, &c->node)) != TJ_OK)
                 break;
             c->type = t;
             c->run = c->node.ir != NULL && c->node.ir->n == 1;
@@ -366,7 +355,7 @@ static void darray_check(void)
  * last one), in the order of the local array (the fastest dimension first), each at its place in
  * the global array. The MPIs build it from contiguous, hvector, struct and resized types; the
  * oracle compares the two on Open MPI and MPICH. */
-static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int depth, node_t *out)
+static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, int depth, node_t *out)
 {
     int ndims = a->count >= 1 && a->count <= 64 ? (int)a->count : 0, coords[64];
     int64_t es, oext;
@@ -389,7 +378,7 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, bool records, int 
         }
     }
     if ((st = extent_of(a->child, &oext)) != TJ_OK ||
-        (st = child_node(cx, a->child, records, depth, &n)) != TJ_OK)
+        (st = child_node(cx, a->child, depth, &n)) != TJ_OK)
         return st;
     es = oext;
     for (int k = 0; k < ndims && st == TJ_OK; k++) {
@@ -475,8 +464,7 @@ empty:
 
 /* ---- one constructor level ----------------------------------------------------------------- */
 
-static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records, int depth,
-                                node_t *out)
+static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, int depth, node_t *out)
 {
     int64_t ext, stride;
     tj_status_t st;
@@ -488,10 +476,10 @@ static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records
     switch (a->combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:
-        return child_node(cx, a->child, records, depth, out);
+        return child_node(cx, a->child, depth, out);
     case MPI_COMBINER_CONTIGUOUS:
         if ((st = extent_of(a->child, &ext)) != TJ_OK ||
-            (st = child_node(cx, a->child, records, depth, out)) != TJ_OK)
+            (st = child_node(cx, a->child, depth, out)) != TJ_OK)
             return st;
         st = node_stream(cx, out, 0, a->count, ext);
         break;
@@ -506,7 +494,7 @@ static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records
         /* As the strided translation: Open MPI reads this stride as contiguous. */
         if (stride == -1 && a->count > 1)
             return refuse(cx, TJ_REASON_STRIDE_M1);
-        if ((st = child_node(cx, a->child, records, depth, out)) != TJ_OK)
+        if ((st = child_node(cx, a->child, depth, out)) != TJ_OK)
             return st;
         if ((st = node_stream(cx, out, 0, a->blocklen, ext)) == TJ_OK)
             st = node_stream(cx, out, 0, a->count, stride);
@@ -514,7 +502,7 @@ static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records
     case MPI_COMBINER_SUBARRAY: {
         bool fortran = a->order == MPI_ORDER_FORTRAN;
         if ((st = extent_of(a->child, &stride)) != TJ_OK ||
-            (st = child_node(cx, a->child, records, depth, out)) != TJ_OK)
+            (st = child_node(cx, a->child, depth, out)) != TJ_OK)
             return st;
         for (int k = 0; k < a->count && st == TJ_OK; k++) {
             int d = fortran ? k : (int)a->count - 1 - k;
@@ -535,9 +523,9 @@ static tj_status_t flatten_args(ctx_t *cx, const tj_type_args_t *a, bool records
     case MPI_COMBINER_STRUCT:
         if (a->count <= 0)
             return refuse(cx, TJ_REASON_EMPTY);
-        return members(cx, a, records, depth, out);
+        return members(cx, a, depth, out);
     case MPI_COMBINER_DARRAY:
-        return darray(cx, a, records, depth, out);
+        return darray(cx, a, depth, out);
     default:
         return refuse(cx, TJ_REASON_COMBINER);
     }
@@ -558,16 +546,6 @@ static tj_status_t result(node_t *n, tj_layout_t **out)
     return TJ_OK;
 }
 
-tj_status_t tj_flatten_args(const tj_type_args_t *args, tj_layout_t **out, tj_reason_t *why)
-{
-    ctx_t cx = {TJ_REASON_NONE};
-    node_t n;
-    tj_status_t st = flatten_args(&cx, args, true, 0, &n);
-
-    *why = cx.why;
-    return st == TJ_OK ? result(&n, out) : st;
-}
-
 tj_status_t tj_flatten_type(MPI_Datatype type, tj_layout_t **out, tj_reason_t *why)
 {
     ctx_t cx = {TJ_REASON_NONE};
@@ -582,7 +560,7 @@ tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, t
                               tj_layout_t **out, tj_reason_t *why)
 {
     tj_layout_t *l = NULL;
-    tj_status_t st = TJ_ERR_NOT_STRIDED, kst;
+    tj_status_t st = TJ_ERR_NOT_STRIDED;
     MPI_Count tlb, text;
 
     *why = reason;
@@ -591,14 +569,7 @@ tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, t
         return TJ_ERR_NOT_STRIDED;
     }
     if (tj_reason_layout(reason)) {
-        tj_ir_t *ir = malloc(sizeof(*ir));
-        if (ir == NULL)
-            return TJ_ERR_NOMEM;
-        /* The creation record, if it is still this handle's (tj_translate_known checks that). */
-        if (tj_translate_known(type, &kst, ir))
-            l = tj_table_known_layout(type);
-        free(ir);
-        st = l != NULL ? TJ_OK : tj_flatten_type(type, &l, why);
+        st = tj_flatten_type(type, &l, why);
         if (st == TJ_OK && (st = tj_layout_finish(&l, extent, size)) != TJ_OK) {
             tj_layout_release(l);
             if (st == TJ_ERR_NOT_STRIDED)

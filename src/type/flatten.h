@@ -9,26 +9,22 @@
 #include "type/layout.h"
 #include "type/translate.h"
 
-/* The layout of the type one constructor call makes, from its arguments; children with a
- * record of their creation (tj_table_put_known) are taken from it. Not finished: its extent and
- * size are the caller's to give (tj_layout_finish). On TJ_ERR_NOT_STRIDED *why says why;
+/* The layout of @p type through envelope and contents, not finished: its extent and size are
+ * the caller's to give (tj_layout_finish). On TJ_ERR_NOT_STRIDED *why says why;
  * TJ_ERR_UNSUPPORTED: a darray, where the system MPI builds them otherwise than MPI defines
  * (tj_flatten_commit probes it). */
-tj_status_t tj_flatten_args(const tj_type_args_t *args, tj_layout_t **out, tj_reason_t *why);
-
-/* The layout of @p type through envelope and contents, not finished (statuses as above). */
 tj_status_t tj_flatten_type(MPI_Datatype type, tj_layout_t **out, tj_reason_t *why);
 
 /* The finished layout of a committed @p type of MPI extent @p extent and size @p size that the
- * strided translation left out for @p reason: the one recorded at its creation, else through
- * envelope and contents; where typejit cannot take the type apart (any other reason, or a
- * translation that fails or is unsupported), probed from the system MPI (type/probe.h).
- * TJ_ERR_NOT_STRIDED with *why when it has none. */
+ * strided translation left out for @p reason, through envelope and contents (at the type's first
+ * device call, send/lazy.h, or in the tools); where typejit cannot take the type apart (any
+ * other reason, or a translation that fails or is unsupported), probed from the system MPI
+ * (type/probe.h). TJ_ERR_NOT_STRIDED with *why when it has none. */
 tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_reason_t reason,
                               tj_layout_t **out, tj_reason_t *why);
 
-/* What a commit makes of @p type, through its contents (the tools', which see no creation
- * records): TJ_OK with its strided block in *block and *layout NULL, or TJ_OK with its finished
+/* What a commit and the type's first device call make of @p type, through its contents (the
+ * tools'): TJ_OK with its strided block in *block and *layout NULL, or TJ_OK with its finished
  * layout in *layout (a reference the caller releases); TJ_ERR_NOT_STRIDED with *why when it has
  * neither (the system MPI handles it), another status when MPI or memory failed. */
 tj_status_t tj_flatten_form(MPI_Datatype type, tj_block_t *block, tj_layout_t **layout,

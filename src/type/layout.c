@@ -137,6 +137,9 @@ void tj_layout_builder_init(tj_layout_builder_t *b)
     b->store = NULL;
     b->nshapes = 0;
     b->st = TJ_OK;
+    b->fold = true;
+    b->streak = 0;
+    b->step = 0;
 }
 
 static void fail(tj_layout_builder_t *b, tj_status_t st)
@@ -226,6 +229,106 @@ static int run_index(tj_layout_builder_t *b)
     return shape_index(b, &run);
 }
 
+/* ---- folding evenly spaced parts ----------------------------------------------------------- */
+
+/* The block that a part of shape @p s and @p len packed bytes is, repeated once (its extent
+ * left for the caller): a run of len bytes, one repetition of the shape, or several as one more
+ * dimension. False when that would take more dimensions than a block has. */
+static bool unit_block(const tj_layout_builder_t *b, int s, int64_t len, tj_block_t *u)
+{
+    const tj_block_t *sh = &b->shapes[s];
+    int64_t reps;
+
+    if (tj_layout_is_run(sh)) {
+        memset(u, 0, sizeof(*u));
+        u->ndims = 1;
+        u->counts[0] = len;
+        u->strides[0] = 1;
+        return true;
+    }
+    *u = *sh;
+    reps = len / sh->size;
+    if (reps == 1)
+        return true;
+    if (sh->ndims == TJ_BLOCK_MAX_DIMS)
+        return false;
+    u->counts[u->ndims] = reps;
+    u->strides[u->ndims++] = sh->extent;
+    return true;
+}
+
+/* Whether the blocks are the same but for their extents. */
+static bool same_unit(const tj_block_t *a, const tj_block_t *u)
+{
+    if (a->ndims != u->ndims)
+        return false;
+    for (int d = 0; d < a->ndims; d++)
+        if (a->counts[d] != u->counts[d] || a->strides[d] != u->strides[d])
+            return false;
+    return true;
+}
+
+/* Whether the last part, of a shape other than @p s, takes part (disp, len, s) as its next
+ * repetition: the part is one repetition of the last part's shape, at its next step (a part
+ * folded before, or repetitions of a child type's block followed by one more). */
+static bool extends_last(const tj_layout_builder_t *b, int64_t disp, int64_t len, int s)
+{
+    const tj_layout_store_t *st = b->store;
+    int64_t last = st->n - 1, plen = st->pre[st->n] - st->pre[last], end;
+    const tj_block_t *sh = &b->shapes[st->shape[last]];
+    tj_block_t u;
+
+    if (tj_layout_is_run(sh) || len != sh->size ||
+        __builtin_mul_overflow(plen / sh->size, sh->extent, &end) ||
+        __builtin_add_overflow(st->disp[last], end, &end) || end != disp)
+        return false;
+    if (tj_layout_is_run(&b->shapes[s])) /* a run is a one-row shape's repetition */
+        return sh->ndims == 1;
+    return unit_block(b, s, len, &u) && same_unit(sh, &u);
+}
+
+/* Fold the streak of equal, evenly spaced parts that ends the builder's parts into one part of
+ * the shape repeating their unit b->step bytes apart, when the shape table has room. */
+static void fold_streak(tj_layout_builder_t *b)
+{
+    tj_layout_store_t *st = b->store;
+    int64_t first = st->n - b->streak, len = st->pre[first + 1] - st->pre[first];
+    tj_block_t u, f;
+    int s;
+
+    b->streak = 1;
+    if (!unit_block(b, st->shape[first], len, &u) ||
+        tj_block_make(0, b->step, u.ndims, u.counts, u.strides, &f) != TJ_OK ||
+        (s = shape_index(b, &f)) < 0)
+        return;
+    st->shape[first] = (uint8_t)s;
+    st->pre[first + 1] = st->pre[st->n];
+    st->n = first + 1;
+}
+
+/* The part just appended: does it continue the streak of equal, evenly spaced parts before it,
+ * and does that make a streak long enough to fold? */
+static void note_streak(tj_layout_builder_t *b)
+{
+    const tj_layout_store_t *st = b->store;
+    int64_t p = st->n - 1, step;
+
+    if (!b->fold || p == 0 || st->shape[p] != st->shape[p - 1] ||
+        st->pre[p + 1] - st->pre[p] != st->pre[p] - st->pre[p - 1] ||
+        __builtin_sub_overflow(st->disp[p], st->disp[p - 1], &step)) {
+        b->streak = 1;
+        return;
+    }
+    if (b->streak >= 2 && step == b->step) {
+        b->streak++;
+    } else {
+        b->streak = 2;
+        b->step = step;
+    }
+    if (b->streak >= TJ_LAYOUT_FOLD_MIN)
+        fold_streak(b);
+}
+
 /* Append part (disp, len bytes, shape s), or extend the last part when it continues it. */
 static void add_part(tj_layout_builder_t *b, int64_t disp, int64_t len, int s)
 {
@@ -247,8 +350,14 @@ static void add_part(tj_layout_builder_t *b, int64_t disp, int64_t len, int s)
         if (cont) {
             if (__builtin_add_overflow(st->pre[st->n], len, &st->pre[st->n]))
                 fail(b, TJ_ERR_OVERFLOW);
+            b->streak = 1; /* the last part grew: it equals none before it */
             return;
         }
+    } else if (b->fold && st != NULL && st->n > 0 && extends_last(b, disp, len, s)) {
+        if (__builtin_add_overflow(st->pre[st->n], len, &st->pre[st->n]))
+            fail(b, TJ_ERR_OVERFLOW);
+        b->streak = 1;
+        return;
     }
     if (!grow(b, 1))
         return;
@@ -258,6 +367,7 @@ static void add_part(tj_layout_builder_t *b, int64_t disp, int64_t len, int s)
     if (__builtin_add_overflow(st->pre[st->n], len, &st->pre[st->n + 1]))
         fail(b, TJ_ERR_OVERFLOW);
     st->n++;
+    note_streak(b);
 }
 
 void tj_layout_add_run(tj_layout_builder_t *b, int64_t disp, int64_t len)
@@ -434,6 +544,49 @@ void tj_layout_add_layout(tj_layout_builder_t *b, int64_t disp, int64_t bl,
     }
 }
 
+/* Drop the builder's shapes no part has (a fold leaves the shape of the parts it folded, or the
+ * run shape, without any), renumbering the parts': each shape is a case in the kernel, and a
+ * layout of one shape needs no shape column. */
+static void drop_unused_shapes(tj_layout_builder_t *b)
+{
+    tj_layout_store_t *st = b->store;
+    bool used[TJ_LAYOUT_MAX_SHAPES] = {false};
+    uint8_t map[TJ_LAYOUT_MAX_SHAPES];
+    int n = 0;
+
+    for (int64_t p = 0; p < st->n; p++)
+        used[st->shape[p]] = true;
+    for (int s = 0; s < b->nshapes; s++)
+        if (used[s]) {
+            map[s] = (uint8_t)n;
+            b->shapes[n++] = b->shapes[s];
+        }
+    if (n == b->nshapes)
+        return;
+    for (int64_t p = 0; p < st->n; p++)
+        st->shape[p] = map[st->shape[p]];
+    b->nshapes = n;
+}
+
+/* The store's arrays cut to its parts, when far fewer than reserved (the member count a
+ * builder reserves for, which folds and merges reduce). */
+static void shrink(tj_layout_store_t *s)
+{
+    int64_t want = s->n > 0 ? s->n : 1;
+    int64_t *disp, *pre;
+    uint8_t *shape;
+
+    if (s->cap <= 2 * want + 16)
+        return;
+    if ((disp = realloc(s->disp, (size_t)want * sizeof(int64_t))) != NULL)
+        s->disp = disp;
+    if ((pre = realloc(s->pre, (size_t)(want + 1) * sizeof(int64_t))) != NULL)
+        s->pre = pre;
+    if ((shape = realloc(s->shape, (size_t)want)) != NULL)
+        s->shape = shape;
+    s->cap = want; /* an array realloc could not cut is larger still */
+}
+
 /* A new layout of no frame over the builder's parts. */
 static tj_status_t layout_new(tj_layout_builder_t *b, tj_layout_t **out)
 {
@@ -446,6 +599,8 @@ static tj_status_t layout_new(tj_layout_builder_t *b, tj_layout_t **out)
         free(l);
         return b->st;
     }
+    drop_unused_shapes(b);
+    shrink(b->store);
     if (b->nshapes > 0 && (l->shapes = malloc((size_t)b->nshapes * sizeof(tj_block_t))) == NULL) {
         free(l);
         return TJ_ERR_NOMEM;
@@ -1193,6 +1348,7 @@ tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out)
     tj_status_t st;
 
     tj_layout_builder_init(&b);
+    b.fold = false; /* runs only: one kernel per word serves every such layout */
     if (!tj_layout_each_run(l, TJ_LAYOUT_MAX_PARTS, add_one_run, &b)) {
         if (tj_layout_builder_end(&b, &r) == TJ_OK)
             tj_layout_release(r);

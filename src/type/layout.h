@@ -24,6 +24,11 @@
 #define TJ_LAYOUT_BAKED_MAX 256
 /* Most parts a layout may have (16 bytes each on the host and at most as much on the device). */
 #define TJ_LAYOUT_MAX_PARTS ((int64_t)1 << 22)
+/* Fewest consecutive parts of one shape and length, evenly spaced, that are folded into one
+ * part of a strided shape (tj_layout_builder_t.fold). Fewer save little (at most 7 parts, 112
+ * bytes), and each fold takes one of the TJ_LAYOUT_MAX_SHAPES shapes and makes the layout's
+ * kernel its own where a table kernel would serve other layouts of runs too. */
+#define TJ_LAYOUT_FOLD_MIN 8
 
 /* The parts of a layout, shared by every layout made from it by adding frame dimensions. */
 typedef struct tj_layout_store tj_layout_store_t;
@@ -96,12 +101,19 @@ tj_status_t tj_layout_from_block(const tj_block_t *block, int64_t size, tj_layou
  * when the frame is full. */
 tj_status_t tj_layout_stream(tj_layout_t **l, int64_t offset, int64_t count, int64_t stride);
 
-/* Builds a layout part by part, merging parts that continue one another. */
+/* Builds a layout part by part, merging parts that continue one another, and folding evenly
+ * spaced ones: TJ_LAYOUT_FOLD_MIN or more consecutive parts of the same shape and length (runs of
+ * L bytes, or single repetitions of a shape), each the same distance D after the one before,
+ * become one part of a shape that repeats that unit D bytes apart, and later such parts at the
+ * next step extend it. Parts are never reordered: the packed bytes stay the typemap's. */
 typedef struct {
     tj_layout_store_t *store;
     int nshapes;
     tj_block_t shapes[TJ_LAYOUT_MAX_SHAPES];
     tj_status_t st; /* the first failure; every call after it does nothing */
+    bool fold;      /* fold evenly spaced parts (set by tj_layout_builder_init) */
+    int64_t streak; /* the last parts that are equal and evenly spaced: how many, */
+    int64_t step;   /* and the distance between them */
 } tj_layout_builder_t;
 
 void tj_layout_builder_init(tj_layout_builder_t *b);

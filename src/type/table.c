@@ -32,7 +32,6 @@ typedef struct {
     int nnodes;
     tj_type_known_t kn;
     tj_type_info_t *info; /* the commit record; NULL when not committed */
-    tj_layout_t *layout;  /* the creation record's layout, or NULL */
     tj_ir_node_t *nodes;  /* small, or allocated */
     tj_ir_node_t small[KNOWN_SMALL];
 } entry_t;
@@ -169,7 +168,6 @@ static void entry_release(entry_t *e)
 {
     if (e->nodes != e->small)
         free(e->nodes);
-    tj_layout_release(e->layout);
     info_free(e->info);
     tj_slab_free(&entry_pool, e);
 }
@@ -201,7 +199,6 @@ static entry_t *entry_get(MPI_Datatype type)
     e->known = false;
     e->nnodes = 0;
     e->info = NULL;
-    e->layout = NULL;
     e->nodes = e->small;
     i = slot_find(type);
     slots[i].type = type;
@@ -248,12 +245,29 @@ bool tj_table_get(MPI_Datatype type, tj_type_info_t *info)
     return found;
 }
 
-tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir,
-                               tj_layout_t *layout)
+tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info)
+{
+    tj_layout_t *old = NULL;
+    entry_t *e;
+    bool done = false;
+
+    write_lock();
+    e = entry_find(type);
+    if (e != NULL && e->info != NULL && e->info->pending) {
+        old = e->info->layout;
+        *e->info = *info;
+        tj_layout_hold(info->layout);
+        done = true;
+    }
+    unlock();
+    tj_layout_release(old);
+    return done ? TJ_OK : TJ_ERR_NOT_FOUND;
+}
+
+tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir)
 {
     int n = known->st == TJ_OK && ir != NULL ? ir->n : 0;
     tj_ir_node_t *nodes = NULL;
-    tj_layout_t *old_layout = NULL;
     tj_type_info_t *old_info = NULL;
     entry_t *e;
 
@@ -272,15 +286,12 @@ tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, 
         e->nnodes = n;
         e->kn = *known;
         e->known = true;
-        old_layout = e->layout;
-        e->layout = tj_layout_hold(layout);
         /* A new type at this handle: an old commit record is stale. */
         old_info = e->info;
         e->info = NULL;
     }
     info_free(old_info);
     unlock();
-    tj_layout_release(old_layout);
     if (e == NULL) {
         free(nodes);
         return TJ_ERR_NOMEM;
@@ -303,19 +314,6 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir)
     }
     unlock();
     return found;
-}
-
-tj_layout_t *tj_table_known_layout(MPI_Datatype type)
-{
-    entry_t *e;
-    tj_layout_t *l = NULL;
-
-    read_lock();
-    e = entry_find(type);
-    if (e != NULL && e->known)
-        l = tj_layout_hold(e->layout);
-    unlock();
-    return l;
 }
 
 void tj_table_drop(MPI_Datatype type)

@@ -32,9 +32,14 @@ typedef struct {
      * holds a reference; a copy made by tj_table_get does not: a copy kept beyond the MPI call
      * that made it (a request's) takes one of its own with tj_type_info_hold. */
     tj_layout_t *layout;
+    /* Not strided, and whether it has a layout is not known yet: it is built at the type's first
+     * device call (send/lazy.h), so that a program that never moves the type on a device pays
+     * nothing for it. Until then the type is neither strided nor with a layout. */
+    bool pending;
 } tj_type_info_t;
 
-/* Whether a kernel can move the type: it is strided or has a layout. */
+/* Whether a kernel can move the type: it is strided or has a layout (a pending type has
+ * neither yet). */
 static inline bool tj_type_info_kernel(const tj_type_info_t *info)
 {
     return info->strided || info->layout != NULL;
@@ -59,15 +64,8 @@ typedef struct {
 void tj_table_set_threaded(bool multiple);
 
 /* Record what @p type was made of, replacing any earlier record of the handle, committed or
- * not (a constructor returned it, so it is a new type). @p ir may be NULL unless st is TJ_OK;
- * @p layout (may be NULL) is the layout of a type that is not strided, not yet finished: the
- * record takes a reference to it. */
-tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir,
-                               tj_layout_t *layout);
-
-/* The layout recorded with @p type's creation, with a reference the caller releases; NULL when
- * there is none. */
-tj_layout_t *tj_table_known_layout(MPI_Datatype type);
+ * not (a constructor returned it, so it is a new type). @p ir may be NULL unless st is TJ_OK. */
+tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir);
 
 /* Copy the creation record of @p type; false when there is none. */
 bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir);
@@ -82,6 +80,11 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);
 
 /* Copy the commit record of @p type into @p info; false when there is none. */
 bool tj_table_get(MPI_Datatype type, tj_type_info_t *info);
+
+/* Replace the commit record of @p type by @p info (its layout built) if that record is still
+ * pending; the record takes a reference to info->layout. TJ_ERR_NOT_FOUND when there is no
+ * pending record (the type was freed, or another thread settled it first). */
+tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info);
 
 /* Forget @p type, both its commit and its creation record (MPI_Type_free). */
 void tj_table_drop(MPI_Datatype type);

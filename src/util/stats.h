@@ -9,8 +9,9 @@
 #define TJ_STATS_LIST(_X)                                                                          \
     _X(commits)                                                                                    \
     _X(strided)                                                                                    \
-    _X(layouts)                                                                                    \
+    _X(deferred)                                                                                   \
     _X(fallback)                                                                                   \
+    _X(layouts)                                                                                    \
     _X(packs_engine)                                                                               \
     _X(packs_system)                                                                               \
     _X(unpacks_engine)                                                                             \

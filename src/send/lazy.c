@@ -1,0 +1,88 @@
+/* Layouts built at a type's first device call (see lazy.h). */
+#include "send/lazy.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "type/flatten.h"
+#include "type/translate.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* One build at a time: builds are rare (once per type), and a thread that asks for a layout
+ * another thread is building must wait for it rather than build it a second time. */
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The layout of the pending record @p info, or the block it is, or why it has neither (in
+ * info->reason), as the commit made them before layouts were deferred. */
+static void build(MPI_Datatype type, tj_type_info_t *info)
+{
+    tj_layout_t *l;
+    tj_reason_t why;
+    tj_status_t st;
+
+    info->pending = false;
+    st = tj_flatten_commit(type, info->extent, info->size, (tj_reason_t)info->reason, &l, &why);
+    if (st != TJ_OK) {
+        if (st == TJ_ERR_NOT_STRIDED)
+            info->reason = (int)why;
+        else
+            tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
+        return;
+    }
+    tj_stats_inc(TJ_STAT_layouts);
+    if (tj_layout_as_block(l, &info->block)) {
+        info->strided = true;
+        info->why = TJ_OK;
+        info->reason = TJ_REASON_NONE;
+        tj_layout_release(l);
+        return;
+    }
+    info->layout = l;
+}
+
+static void log_built(MPI_Datatype type, const tj_type_info_t *info)
+{
+    char label[MPI_MAX_OBJECT_NAME + 32], text[512];
+
+    tj_table_label(type, label, sizeof(label));
+    if (info->layout != NULL) {
+        tj_layout_format(info->layout, text, sizeof(text));
+        tj_log_debug("layout of %s built: %s", label, text);
+    } else if (info->strided) {
+        tj_block_format(&info->block, text, sizeof(text));
+        tj_log_debug("layout of %s built: one strided block, W=%d %s", label, info->block.word,
+                     text);
+    } else {
+        tj_log_debug("layout of %s not built (%s): system MPI", label,
+                     tj_reason_string((tj_reason_t)info->reason));
+    }
+}
+
+void tj_lazy_build(MPI_Datatype type, tj_type_info_t *info)
+{
+    tj_type_info_t rec;
+    bool built = false;
+
+    pthread_mutex_lock(&build_lock);
+    if (!tj_table_get(type, &rec)) {
+        /* No record any more (freed by another thread meanwhile): the system MPI's. */
+        rec = *info;
+        rec.pending = false;
+    } else if (rec.pending) {
+        bool kept;
+        build(type, &rec);
+        built = true;
+        /* The table's reference keeps the layout for the copies; this one is dropped. A type
+         * freed meanwhile leaves no record to settle: then the call has no layout. */
+        kept = tj_table_settle(type, &rec) == TJ_OK;
+        tj_layout_release(rec.layout);
+        if (!kept)
+            rec.layout = NULL;
+    }
+    *info = rec;
+    pthread_mutex_unlock(&build_lock);
+    /* Its kernels are asked for by the calls that launch them (each its direction and word). */
+    if (built && tj_log_level >= TJ_LOG_DEBUG)
+        log_built(type, info);
+}
