@@ -265,12 +265,6 @@ static unsigned long long field(const char *line, const char *name)
     return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-/* Words a thread of the generic kernels moves per trip (templates/generic.cu). */
-static int generic_words_per_thread(int word)
-{
-    return word == 1 ? 8 : word == 2 ? 4 : 1;
-}
-
 /* Compile, write the CUBIN, launch once, print the row. */
 static int run_item(item_t *it, tj_dir_t dir)
 {
@@ -403,7 +397,7 @@ static int run_item(item_t *it, tj_dir_t dir)
                                            : "single",
            it->word,
            it->kind == TJ_KERNEL_SINGLE    ? tj_gen_words_per_thread(&it->blocks[0], it->word)
-           : it->kind == TJ_KERNEL_GENERIC ? generic_words_per_thread(it->word)
+           : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
                                            : 1,
            it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
            it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
@@ -554,7 +548,7 @@ static int elements(void)
         snprintf(name, sizeof(name), "element-%" PRId64 "B-stride%" PRId64, e, 3 * e);
         rc |= make(&it, "element", name, 2, counts, strides, 3 * e * 4096, 1);
         rc = rc ? rc : run_both(&it);
-        if (rc == 0 && (e == 1 || e == 8)) {
+        if (rc == 0 && (e == 1 || e == 2 || e == 8)) {
             snprintf(it.name, sizeof(it.name), "generic-%s", name);
             it.family = "generic";
             it.kind = TJ_KERNEL_GENERIC;

@@ -525,22 +525,30 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
 }
 
 /* templates/generic.cu declares the argument with the same layout: no padding may differ. */
-_Static_assert(sizeof(tj_generic_params_t) == 360,
-               "tj_generic_params_t is 360 bytes in generic.cu");
+_Static_assert(sizeof(tj_generic_params_t) == 296,
+               "tj_generic_params_t is 296 bytes in generic.cu");
 _Static_assert(offsetof(tj_generic_params_t, words) == 24 &&
                    offsetof(tj_generic_params_t, ndims) == 28 &&
                    offsetof(tj_generic_params_t, word) == 32 &&
-                   offsetof(tj_generic_params_t, strides) == 40 &&
-                   offsetof(tj_generic_params_t, counts) == 168 &&
-                   offsetof(tj_generic_params_t, magic) == 232 &&
-                   offsetof(tj_generic_params_t, shift) == 296,
+                   offsetof(tj_generic_params_t, wide) == 36 &&
+                   offsetof(tj_generic_params_t, bias) == 40 &&
+                   offsetof(tj_generic_params_t, stride) == 48 &&
+                   offsetof(tj_generic_params_t, dims) == 56 &&
+                   sizeof(((tj_generic_params_t *)0)->dims[0]) == 16,
                "tj_generic_params_t has the layout of generic.cu");
+
+int tj_gen_generic_words_per_thread(int word)
+{
+    /* The JIT kernels' reason holds here too: a narrow word costs as many instructions as a wide
+     * one, so the trip's setup is shared by several. */
+    return (int)unroll_of(word);
+}
 
 tj_status_t tj_gen_generic_source(int word, char **source)
 {
     const tj_template_t *tmpl = find_template("generic.cu");
     text_t t = {0};
-    char word_s[8];
+    char word_s[8], trip_s[16];
     tj_status_t status;
 
     if (!valid_word(word))
@@ -550,7 +558,9 @@ tj_status_t tj_gen_generic_source(int word, char **source)
         return TJ_ERR_INVALID;
     }
     snprintf(word_s, sizeof(word_s), "%d", word);
-    const subst_t subst[] = {{"WORD", word_s}, {"WORD_TYPE", word_type(word)}};
+    snprintf(trip_s, sizeof(trip_s), "%du", tj_gen_generic_words_per_thread(word));
+    const subst_t subst[] = {
+        {"WORD", word_s}, {"WORD_TYPE", word_type(word)}, {"TRIP_WORDS", trip_s}};
     if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK) {
         free(t.buf);
         return status;
@@ -580,33 +590,53 @@ static void divider(uint64_t c, unsigned *magic, unsigned *shift)
     *shift = l - 1;
 }
 
+/* Bytes from the lowest to the highest word of an object of the merged dimensions @p dims, and
+ * from the lowest to word 0 (@p below); false when they do not fit 64 bits. */
+static bool generic_reach(const dim_t *dims, int n, int64_t *span, int64_t *below)
+{
+    int64_t lo = 0, hi = 0, reach;
+
+    for (int d = 0; d < n; d++) {
+        if (!tj_mul64(dims[d].count - 1, dims[d].stride, &reach) ||
+            !tj_add64(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
+            return false;
+    }
+    *below = -lo;
+    return tj_add64(hi, -lo, span);
+}
+
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params)
 {
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     tj_generic_params_t p;
+    int64_t span = 0, below = 0;
+    uint64_t below_count = 1;
     int n;
 
     memset(&p, 0, sizeof(p));
     p.ndims = 1;
-    p.counts[0] = 1;
     if (!tj_gen_generic_usable(block, word)) {
         *params = p; /* no words: the kernels do nothing */
         return;
     }
     word = effective_word(block, word);
-    p.start = block->start;
+    n = merge_dims(block, word, dims);
+    p.wide = !generic_reach(dims, n, &span, &below) || span > (int64_t)UINT32_MAX;
+    /* Wrapping arithmetic: the kernels' sums are exact modulo 2^64 (or 2^32) either way. */
+    p.start = (long long)((uint64_t)block->start - (uint64_t)below);
     p.extent = block->extent;
     p.size = block->size;
     p.words = (unsigned)(block->size / word);
     p.word = word;
-    p.strides[0] = word;
-    /* Every merged count divides the words of an object: each is below 2^31. */
-    n = merge_dims(block, word, dims);
-    for (int d = 0; d < n; d++) {
-        p.counts[d] = (unsigned)dims[d].count;
-        p.strides[d] = dims[d].stride;
-        if (d < n - 1)
-            divider((uint64_t)dims[d].count, &p.magic[d], &p.shift[d]);
+    p.bias = below;
+    p.stride = n > 0 ? dims[0].stride : word;
+    /* Each product of counts divides the words of an object: each is below 2^31. */
+    for (int d = 1; d < n; d++) {
+        below_count *= (uint64_t)dims[d - 1].count;
+        divider(below_count, &p.dims[d - 1].magic, &p.dims[d - 1].shift);
+        p.dims[d - 1].weight =
+            (long long)((uint64_t)dims[d].stride -
+                        (uint64_t)dims[d - 1].count * (uint64_t)dims[d - 1].stride);
     }
     p.ndims = n > 0 ? n : 1;
     *params = p;
@@ -625,7 +655,7 @@ void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_
     word = effective_word(block, word);
     /* Threads one object needs; x is a power of two up to the whole thread block, y holds as
      * many objects as fit beside it. */
-    threads = ceil_div(block->size / word, unroll_of(word));
+    threads = ceil_div(block->size / word, tj_gen_generic_words_per_thread(word));
     while (bx < BLOCK_THREADS && bx < threads)
         bx *= 2;
     l.block[0] = bx;

@@ -55,22 +55,32 @@ int tj_gen_words_per_thread(const tj_block_t *block, int word);
  * (the kernels stride over the grid, so any count works). */
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 
-/* The generic kernels' layout argument (the TEMPI approach), passed by value: the block's
- * dimensions merged as the JIT kernels merge them (dimension 0 the run's words, stride W, unless
- * a run is a single word; dimensions of one element left out; an object of one word has one
- * dimension of count 1), fastest first, and per dimension but the last the numbers that divide
- * a word index q < 2^31 by counts[d]: q / counts[d] = umulhi(q, magic[d]) >> shift[d].
- * templates/generic.cu declares the same layout. */
+/* The generic kernels' layout argument (the TEMPI approach), passed by value. The block's
+ * dimensions are merged as the JIT kernels merge them (dimension 0 the run's words, stride W,
+ * unless a run is a single word; dimensions of one element left out), fastest first; with P_d
+ * the product of the counts of the merged dimensions below d, word i of an object lies at
+ *   bias + i * stride + sum over 1 <= d < ndims of (i / P_d) * dims[d - 1].weight
+ * bytes from the object's lowest byte, weight_d = stride_d - count_{d-1} * stride_{d-1}, and
+ * i / P_d = umulhi(i, magic) >> shift for every i < 2^31. An object of one word has one dimension.
+ * The sum is exact modulo 2^64, and modulo 2^32 where every word lies within 4 GiB of the
+ * object's lowest byte (wide == 0): the kernels then use 32-bit offsets. templates/generic.cu
+ * declares the same layout. */
 typedef struct {
-    long long start, extent, size; /* size: packed bytes of one object */
-    unsigned words;                /* words per object */
-    int ndims, word, pad;          /* merged dimensions (1 to 16), W */
-    long long strides[16];         /* bytes */
-    unsigned counts[16], magic[16], shift[16];
+    long long start;       /* object 0's lowest byte, from the typed pointer */
+    long long extent;      /* bytes from one object to the next */
+    long long size;        /* packed bytes of one object */
+    unsigned words;        /* words per object */
+    int ndims, word, wide; /* merged dimensions (1 to 16), W, 64-bit offsets */
+    long long bias;        /* offset of word 0 from the object's lowest byte */
+    long long stride;      /* bytes between the words of merged dimension 0 */
+    struct {
+        unsigned magic, shift;
+        long long weight;
+    } dims[TJ_BLOCK_MAX_DIMS - 1];
 } tj_generic_params_t;
 
 /* Whether the generic kernels serve @p block with @p word: fewer than 2^31 words per object, so
- * that a word index and its digits fit 32 bits. */
+ * that a word index and its quotients fit 32 bits. */
 bool tj_gen_generic_usable(const tj_block_t *block, int word);
 
 /* CUDA source of the generic kernels for @p word (1, 2, 4, 8 or 16): two kernels,
@@ -84,8 +94,12 @@ tj_status_t tj_gen_generic_source(int word, char **source);
  * tj_gen_generic_usable. */
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params);
 
+/* Words of one object each thread of the generic kernels moves per trip of its loops with
+ * @p word: 8 for W = 1, 4 for W = 2, else 1. */
+int tj_gen_generic_words_per_thread(int word);
+
 /* Launch geometry of the generic kernels for `count` objects: x covers the words of one object
- * (8 or 4 words per thread for W = 1 or 2), y the objects, several per thread block when an
+ * (tj_gen_generic_words_per_thread per thread), y the objects, several per thread block when an
  * object needs fewer threads than a thread block has. */
 void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
 

@@ -258,7 +258,7 @@ static void batch_compile(batch_t *b)
                 word, word, word);
         append(f, src);
         fprintf(f, "\n#undef tj_generic_pack\n#undef tj_generic_unpack\n"
-                   "static_assert(sizeof(tj_generic_params_t) == 360, \"params layout\");\n}\n\n");
+                   "static_assert(sizeof(tj_generic_params_t) == 296, \"params layout\");\n}\n\n");
         free(src);
     }
     append(f, "extern \"C\" void emu_generic(int pack, const unsigned *g, const unsigned *b, "

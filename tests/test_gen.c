@@ -197,33 +197,35 @@ static void check_geometry(void)
     CHECK_EQ_INT(l.grid[1], 65535);
 }
 
-/* Byte offset of word @p i of an object by the generic kernels' arguments, as the kernel
- * computes it (its divisions by multiply-high and shift). */
+/* Byte offset of word @p i of an object from the typed pointer by the generic kernels'
+ * arguments, as the kernels compute it: 32-bit offsets from the object's lowest byte unless
+ * p->wide, each quotient a multiply-high and a shift. */
 static int64_t generic_offset(const tj_generic_params_t *p, uint32_t i)
 {
-    uint32_t q = i;
-    int64_t off = 0;
+    uint64_t off = (uint64_t)p->bias + (uint64_t)i * (uint64_t)p->stride;
     for (int d = 0; d < p->ndims - 1; d++) {
-        uint32_t next = (uint32_t)(((uint64_t)q * p->magic[d]) >> 32) >> p->shift[d];
-        off += (int64_t)(q - next * p->counts[d]) * p->strides[d];
-        q = next;
+        uint32_t q = (uint32_t)(((uint64_t)i * p->dims[d].magic) >> 32) >> p->dims[d].shift;
+        off += (uint64_t)q * (uint64_t)p->dims[d].weight;
     }
-    return off + (int64_t)q * p->strides[p->ndims - 1];
+    if (!p->wide)
+        off = (uint32_t)off;
+    return (int64_t)((uint64_t)p->start + off);
 }
 
 /* The arguments reach every word of the block where it lies, in packed order. */
 static void check_generic_walk(const tj_block_t *b, int word)
 {
-    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, typed = 0, bad = 0;
+    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, typed = b->start, bad = 0;
     tj_generic_params_t p;
 
     tj_gen_generic_params(b, word, &p);
-    CHECK_EQ_INT(p.start, b->start);
     CHECK_EQ_INT(p.extent, b->extent);
     CHECK_EQ_INT(p.size, b->size);
     CHECK_EQ_INT(p.word, word);
     CHECK_EQ_INT(p.words, b->size / word);
     CHECK(p.ndims >= 1 && p.ndims <= b->ndims);
+    /* Object 0's lowest byte, which the 32-bit offsets count from. */
+    CHECK_EQ_INT(p.start, b->lo);
     for (uint32_t i = 0; i < p.words; i++) {
         bad += generic_offset(&p, i) != typed;
         /* The next word: the run first, then the block's dimensions, innermost first. */
@@ -249,31 +251,51 @@ static void check_generic(void)
     const int64_t c2[] = {8, 3, 4, 2}, s2[] = {1, 8, 24, 1000};
     const int64_t c3[] = {3, 4096}, s3[] = {1, 9};
     const int64_t c4[] = {16}, s4[] = {1};
+    const int64_t c5[] = {2, 3, 5}, s5[] = {1, -7, 1000};
     tj_block_t b = make(-77 * 8, 5008, 3, counts, strides);
     tj_generic_params_t p;
     char *src = NULL;
 
-    CHECK_EQ_INT(sizeof(tj_generic_params_t), 360);
+    CHECK_EQ_INT(sizeof(tj_generic_params_t), 296);
     for (int word = 1; word <= 8; word *= 2)
         check_generic_walk(&b, word);
     tj_gen_generic_params(&b, 4, &p);
-    /* The run's 6 words, then the two outer dimensions: nothing merges. */
+    /* The run's 6 words, then the two outer dimensions: nothing merges. Word 0 is 600 bytes
+     * above the lowest (the negative stride), and the object spans 12 GiB: 64-bit offsets. */
     CHECK_EQ_INT(p.ndims, 3);
-    CHECK(p.counts[0] == 6 && p.strides[0] == 4 && p.counts[1] == 7 && p.strides[1] == -100 &&
-          p.counts[2] == 5 && p.strides[2] == (int64_t)3 << 32);
+    CHECK(p.stride == 4 && p.dims[0].weight == -100 - 6 * 4 &&
+          p.dims[1].weight == ((int64_t)3 << 32) + 7 * 100);
+    CHECK(p.bias == 600 && p.start == -77 * 8 - 600 && p.wide);
     /* Rows 8 bytes apart after a run of 8 bytes are one run; words of one element drop out. */
     tj_block_t merged = make(0, 2000, 4, c2, s2);
     for (int word = 1; word <= 8; word *= 2)
         check_generic_walk(&merged, word);
     tj_gen_generic_params(&merged, 8, &p);
     CHECK_EQ_INT(p.ndims, 2);
-    CHECK(p.counts[0] == 12 && p.strides[0] == 8 && p.counts[1] == 2 && p.strides[1] == 1000);
+    CHECK(p.stride == 8 && p.dims[0].weight == 1000 - 12 * 8 && p.bias == 0 && !p.wide);
     tj_block_t odd = make(5, 3 * 4096 * 3, 2, c3, s3);
     check_generic_walk(&odd, 1);
     tj_block_t one = make(0, 16, 1, c4, s4);
     check_generic_walk(&one, 16);
     tj_gen_generic_params(&one, 16, &p);
-    CHECK(p.ndims == 1 && p.counts[0] == 1 && p.words == 1);
+    CHECK(p.ndims == 1 && p.words == 1 && p.bias == 0 && p.start == 0);
+    /* A negative stride inside: the 32-bit offsets count from the lowest byte. */
+    tj_block_t down = make(40, 5000, 3, c5, s5);
+    for (int word = 1; word <= 2; word *= 2)
+        check_generic_walk(&down, word);
+    tj_gen_generic_params(&down, 1, &p);
+    CHECK(p.ndims == 3 && p.bias == 14 && p.start == 26 && !p.wide);
+    /* 32-bit offsets up to 4 GiB from the lowest byte, 64-bit ones beyond. */
+    {
+        const int64_t cw[] = {1, 2}, sw[] = {1, (int64_t)UINT32_MAX}, sx[] = {1, (int64_t)1 << 32};
+        tj_block_t in = make(0, 1, 2, cw, sw), out = make(0, 1, 2, cw, sx);
+        tj_gen_generic_params(&in, 1, &p);
+        CHECK(!p.wide);
+        check_generic_walk(&in, 1);
+        tj_gen_generic_params(&out, 1, &p);
+        CHECK(p.wide);
+        check_generic_walk(&out, 1);
+    }
 
     /* Fewer than 2^31 words per object: W counts. */
     {
@@ -287,8 +309,8 @@ static void check_generic(void)
     }
 
     /* The magic numbers divide every word index below 2^31 exactly, for divisors of every size
-     * a dimension that is not the outermost can have (below 2^30: an outer dimension has at
-     * least two elements). */
+     * the counts below a dimension can multiply to (below 2^30: that dimension has at least two
+     * elements). */
     {
         const uint32_t divisors[] = {2,           3,
                                      5,           7,
@@ -318,15 +340,15 @@ static void check_generic(void)
             int64_t cd[2] = {c, 2}, sd[2] = {1, (int64_t)c + 1};
             tj_block_t d = make(0, 2 * (int64_t)c + 2, 2, cd, sd);
             tj_gen_generic_params(&d, 1, &p);
-            CHECK(p.ndims == 2 && p.counts[0] == c);
+            CHECK(p.ndims == 2 && p.dims[0].weight == 1);
             for (size_t j = 0; j < sizeof(qs) / sizeof(qs[0]); j++) {
                 uint32_t q = qs[j];
-                uint32_t got = (uint32_t)(((uint64_t)q * p.magic[0]) >> 32) >> p.shift[0];
+                uint32_t got = (uint32_t)(((uint64_t)q * p.dims[0].magic) >> 32) >> p.dims[0].shift;
                 bad += got != q / c;
             }
             /* ... and every index near the top. */
             for (uint64_t q = 0x7fffffffu - 8192; q <= 0x7fffffffu; q++)
-                bad += ((uint32_t)((q * p.magic[0]) >> 32) >> p.shift[0]) != q / c;
+                bad += ((uint32_t)((q * p.dims[0].magic) >> 32) >> p.dims[0].shift) != q / c;
         }
         CHECK_EQ_INT(bad, 0);
     }
