@@ -140,7 +140,12 @@ if(TJ_HEAVY_TESTS)
   tj_device_test(bigcount EMU_ONLY TIMEOUT 300
     CHECK --expect "a device pack reaches outside its allocation" --expect "${TJ_BIG_MESSAGE}"
     COMMAND $<TARGET_FILE:test_bigcount>)
-  tj_heavy(emu_bigcount)
+  # The same on the generic kernel (TYPEJIT_JIT=off): 64-bit offsets for objects spanning 4 GiB
+  # and more, 32-bit ones from the lowest byte below.
+  tj_device_test(bigcount_generic EMU_ONLY TIMEOUT 300 ENV TYPEJIT_JIT=off
+    CHECK --expect "a device pack reaches outside its allocation" --expect "${TJ_BIG_MESSAGE}"
+    COMMAND $<TARGET_FILE:test_bigcount>)
+  tj_heavy(emu_bigcount emu_bigcount_generic)
 endif()
 
 # Out of memory in typejit's own allocations (tests/failmalloc_shim.c fails the N-th, for each

@@ -400,6 +400,30 @@ int main(int argc, char **argv)
          2,
          {0, 2 * GiB},
          8},
+        /* 1- and 2-byte words (several per thread of a kernel) past 2^32 bytes apart: the
+         * generic kernel's 64-bit offsets, and below it, 32-bit ones from an object's lowest byte
+         * past 2^31. */
+        {"bytes 2^32+1 apart",
+         hvector(2, 1, 4 * GiB + 1, MPI_BYTE),
+         1,
+         4 * GiB + 2,
+         2,
+         {0, 4 * GiB + 1},
+         1},
+        {"shorts 2^32+2 bytes apart, objects 4 bytes apart",
+         resized(hvector(2, 1, 4 * GiB + 2, MPI_SHORT), 4),
+         2,
+         4,
+         2,
+         {0, 4 * GiB + 2},
+         2},
+        {"bytes 1.5 GiB apart, backwards",
+         hvector(3, 1, -(3 * GiB / 2), MPI_BYTE),
+         1,
+         3 * GiB + 1,
+         3,
+         {0, -(3 * GiB / 2), -3 * GiB},
+         1},
         /* More objects than a grid dimension holds thread blocks (65535). */
         {"70000 ints 8 bytes apart", resized(MPI_INT, 8), 70000, 8, 1, {0}, 4},
     };
