@@ -590,26 +590,10 @@ static void divider(uint64_t c, unsigned *magic, unsigned *shift)
     *shift = l - 1;
 }
 
-/* Bytes from the lowest to the highest word of an object of the merged dimensions @p dims, and
- * from the lowest to word 0 (@p below); false when they do not fit 64 bits. */
-static bool generic_reach(const dim_t *dims, int n, int64_t *span, int64_t *below)
-{
-    int64_t lo = 0, hi = 0, reach;
-
-    for (int d = 0; d < n; d++) {
-        if (!tj_mul64(dims[d].count - 1, dims[d].stride, &reach) ||
-            !tj_add64(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
-            return false;
-    }
-    *below = -lo;
-    return tj_add64(hi, -lo, span);
-}
-
 void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_t *params)
 {
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     tj_generic_params_t p;
-    int64_t span = 0, below = 0;
     uint64_t below_count = 1;
     int n;
 
@@ -621,14 +605,15 @@ void tj_gen_generic_params(const tj_block_t *block, int word, tj_generic_params_
     }
     word = effective_word(block, word);
     n = merge_dims(block, word, dims);
-    p.wide = !generic_reach(dims, n, &span, &below) || span > (int64_t)UINT32_MAX;
-    /* Wrapping arithmetic: the kernels' sums are exact modulo 2^64 (or 2^32) either way. */
-    p.start = (long long)((uint64_t)block->start - (uint64_t)below);
+    /* Offsets count from the object's lowest byte: 32 bits hold them where its highest word
+     * starts within 4 GiB of it. The differences are exact in unsigned arithmetic. */
+    p.wide = (uint64_t)block->hi - (uint64_t)block->lo - (uint64_t)word > UINT32_MAX;
+    p.start = block->lo;
     p.extent = block->extent;
     p.size = block->size;
     p.words = (unsigned)(block->size / word);
     p.word = word;
-    p.bias = below;
+    p.bias = (long long)((uint64_t)block->start - (uint64_t)block->lo);
     p.stride = n > 0 ? dims[0].stride : word;
     /* Each product of counts divides the words of an object: each is below 2^31. */
     for (int d = 1; d < n; d++) {
