@@ -15,19 +15,20 @@
  * offset(i) comes from the layout's dimensions as the host merged them (jit/gen.h), without a
  * chain of digits: with P_d the product of the counts of the dimensions below d,
  *   offset(i) = bias + i * stride + sum over d >= 1 of (i / P_d) * weight_d,
- * weight_d = stride_d - count_{d-1} * stride_{d-1} (the digit of d counts i / P_d, less what the
- * digit below it has counted already). Each quotient is a multiply-high and a shift of the word
- * index alone (fewer than 2^31 words per object), so the words of a trip walk the dimensions once
- * together, four at a time (more would hold more registers). An object whose words lie within
- * 4 GiB of its lowest byte has 32-bit offsets: the sum is exact modulo 2^32 and the result fits.
- * Larger objects (params.wide) take the same sum in 64 bits, one word at a time. */
+ * weight_d = stride_d - count_{d-1} * stride_{d-1}: the lower terms take each of the i / P_d
+ * wraps of dimension d - 1 for its count_{d-1}-th step, where the word moves one step of d.
+ * Each quotient is a multiply-high and a shift of the word index alone (fewer than 2^31 words
+ * per object), so the words of a trip walk the dimensions once together, four at a time (more
+ * would hold more registers). An object whose words start within 4 GiB of its lowest byte has
+ * 32-bit offsets: the sum is exact modulo 2^32 and the result fits. Larger objects
+ * (params.wide) take the same sum in 64 bits, one word at a time. */
 
 /* Must match tj_generic_params_t of jit/gen.h byte for byte: it is passed by value. */
 typedef struct {
     long long start, extent, size; /* start: object 0's lowest byte; size: packed bytes of one */
     unsigned words;                /* words per object */
     int ndims, word, wide;         /* merged dimensions (1 to 16), W, 64-bit offsets */
-    long long bias, stride;        /* offset of word 0; bytes from one word of the run to the next */
+    long long bias, stride;        /* offset of word 0; step of merged dimension 0 */
     struct {
         unsigned magic, shift; /* i / P_d = umulhi(i, magic) >> shift */
         long long weight;
