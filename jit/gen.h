@@ -62,7 +62,7 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
  *   bias + i * stride + sum over 1 <= d < ndims of (i / P_d) * dims[d - 1].weight
  * bytes from the object's lowest byte, weight_d = stride_d - count_{d-1} * stride_{d-1}, and
  * i / P_d = umulhi(i, magic) >> shift for every i < 2^31. An object of one word has one dimension.
- * The sum is exact modulo 2^64, and modulo 2^32 where every word lies within 4 GiB of the
+ * The sum is exact modulo 2^64, and modulo 2^32 where every word starts within 4 GiB of the
  * object's lowest byte (wide == 0): the kernels then use 32-bit offsets. templates/generic.cu
  * declares the same layout. */
 typedef struct {
