@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "util/log.h"
+#include "util/stats.h"
 
 /* Field, whether the library needs it, and the exported names to try in order: the versioned
  * name cuda.h maps to first, then older ones a driver of the supported range may have instead.
@@ -585,6 +586,8 @@ tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const un
 
 tj_status_t tj_gpu_sync(void)
 {
+    /* The one place typejit waits for the device: every wait is counted. */
+    tj_stats_inc(TJ_STAT_gpu_waits);
     return CU_CHECK(cuStreamSynchronize(stream()));
 }
 

@@ -109,7 +109,8 @@ void tj_gpu_module_unload(tj_gpu_module_t *module);
 tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const unsigned block[3],
                           void **args);
 
-/* Wait for everything launched on the current context's stream. */
+/* Wait for everything launched on the current context's stream: the one place typejit waits for
+ * the device, counted (gpu_waits in the stats line). */
 tj_status_t tj_gpu_sync(void);
 
 /* Copies on the current context's stream, waiting for completion. */
