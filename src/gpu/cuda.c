@@ -591,15 +591,25 @@ tj_status_t tj_gpu_sync(void)
     return CU_CHECK(cuStreamSynchronize(stream()));
 }
 
+tj_status_t tj_gpu_copy_dtoh_async(void *dst, tj_devptr_t src, size_t len)
+{
+    return CU_CHECK(cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, len, stream()));
+}
+
+tj_status_t tj_gpu_copy_htod_async(tj_devptr_t dst, const void *src, size_t len)
+{
+    return CU_CHECK(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
+}
+
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len)
 {
-    tj_status_t st = CU_CHECK(cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, len, stream()));
+    tj_status_t st = tj_gpu_copy_dtoh_async(dst, src, len);
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len)
 {
-    tj_status_t st = CU_CHECK(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
+    tj_status_t st = tj_gpu_copy_htod_async(dst, src, len);
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 

@@ -117,6 +117,13 @@ tj_status_t tj_gpu_sync(void);
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len);
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len);
 
+/* The same copies queued on the stream, after the work launched there before, without waiting:
+ * a later tj_gpu_sync completes them. The host side of a copy to the host must be page-locked
+ * (a copy into pageable memory returns only when done); a copy from pageable memory reads it
+ * before it returns. */
+tj_status_t tj_gpu_copy_dtoh_async(void *dst, tj_devptr_t src, size_t len);
+tj_status_t tj_gpu_copy_htod_async(tj_devptr_t dst, const void *src, size_t len);
+
 /* Device memory and page-locked mapped host memory of the current context. */
 tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr);
 void tj_gpu_free(tj_devptr_t ptr);
