@@ -31,12 +31,14 @@ add_test(NAME emu_batch_faults COMMAND ${TJ_CHECKED}
          -np 3 $<TARGET_FILE:test_batch> --faults --threads 3 --iters 4)
 # A wait that finds the context dead (a sticky error: a kernel that faulted), in a Waitall of 24
 # requests and in a blocking collective's unpacks: the call reports an MPI error, never a success,
-# and the bytes before it are exact.
+# and the bytes before it are exact. Which wait fails is counted: an iteration of the
+# point-to-point part waits 31 times, so the 44th is the second iteration's Waitall, after its 12
+# Isends; one of the collectives 6 times, so the 8th is the second Alltoallw's unpacks.
 add_test(NAME emu_batch_sticky COMMAND ${TJ_CHECKED}
          --expect "the cuda context of device 0 is unusable"
          --stdout "^rank 0: the first MPI error, from MPI_Waitall$"
          -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_BATCH_CACHE}
-         -x FAKECUDA_FAIL=cuStreamSynchronize:42=700
+         -x FAKECUDA_FAIL=cuStreamSynchronize:44=700
          -np 3 $<TARGET_FILE:test_batch> --sticky)
 add_test(NAME emu_batch_sticky_coll COMMAND ${TJ_CHECKED}
          --expect "the cuda context of device 0 is unusable"

@@ -1,6 +1,7 @@
 /* One wait per call (docs/send-paths.md#when-typejit-waits), through the preloaded library on
  * device buffers: non-blocking sends of several regions and their Waitall, persistent sends with
- * Startall and Start, a single receive's Wait, MPI_Alltoallw, MPI_Ialltoallw with its Wait and
+ * Startall and Start, a single receive's Wait, MPI_Pack and MPI_Unpack through pageable host
+ * memory, MPI_Alltoallw, MPI_Ialltoallw with its Wait and
  * MPI_Neighbor_alltoallw of eight slots. Every received byte is compared with what the system MPI
  * delivers for the same types on host copies (PMPI calls), and the waits for the device each
  * call makes are read from the gpu_waits counter.
@@ -60,6 +61,8 @@ enum {
     W_WAITALL_PERSISTENT,
     W_START,
     W_WAIT,
+    W_PACK,
+    W_UNPACK,
     W_ALLTOALLW,
     W_IALLTOALLW,
     W_IALLTOALLW_WAIT,
@@ -75,13 +78,16 @@ static const char *const wait_names[W_COUNT] = {"isend",
                                                 "waitall_persistent",
                                                 "start",
                                                 "wait",
+                                                "pack_pageable",
+                                                "unpack_pageable",
                                                 "alltoallw",
                                                 "ialltoallw",
                                                 "ialltoallw_wait",
                                                 "neighbor_alltoallw"};
-/* One wait per non-blocking send, Start, Startall of sends, completion call that unpacks and
- * collective side; none where nothing moves on the device. */
-static const long one_wait_per_call[W_COUNT] = {1, 0, 1, 1, 1, 0, 1, 1, 1, 2, 1, 1, 2};
+/* One wait per non-blocking send, Start, Startall of sends, completion call that unpacks,
+ * MPI_Pack and MPI_Unpack (through typejit's device staging too) and collective side; none where
+ * nothing moves on the device. */
+static const long one_wait_per_call[W_COUNT] = {1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 2, 1, 1, 2};
 static long measured[W_COUNT];
 
 static void fill(unsigned char *p, size_t len, unsigned salt)
@@ -323,6 +329,33 @@ static void persistent(p2p_t *p, CUdeviceptr sbuf, CUdeviceptr rbuf, const unsig
     }
 }
 
+/* MPI_Pack of region 0 into pageable host memory and MPI_Unpack from there: through typejit's
+ * device staging, whose copy's wait is the call's one wait. */
+static void pack_pageable(p2p_t *p, CUdeviceptr sbuf, CUdeviceptr rbuf, const unsigned char *src,
+                          unsigned char *got)
+{
+    unsigned char packed[SLOT];
+    long mark = tj_counter("gpu_waits");
+    int pos = 0, rc;
+
+    rc =
+        MPI_Pack((void *)(uintptr_t)sbuf, reg_counts[0], reg_types[0], packed, SLOT, &pos, p->comm);
+    record(W_PACK, waits_since(&mark), p->measure);
+    after_call("MPI_Pack", rc);
+    if (rc != MPI_SUCCESS || atomic_load(&dead))
+        return;
+    memset(host_view(rbuf), POISON, SLOT);
+    pos = 0;
+    rc = MPI_Unpack(packed, SLOT, &pos, (void *)(uintptr_t)rbuf, reg_counts[0], reg_types[0],
+                    p->comm);
+    record(W_UNPACK, waits_since(&mark), p->measure);
+    after_call("MPI_Unpack", rc);
+    if (rc == MPI_SUCCESS && !atomic_load(&dead)) {
+        memcpy(got, host_view(rbuf), SLOT);
+        check_region(got, src, 0, "pack/unpack");
+    }
+}
+
 /* The point-to-point part, on one thread's own communicator. */
 static void *p2p_run(void *arg)
 {
@@ -347,6 +380,8 @@ static void *p2p_run(void *arg)
             break;
         memcpy(host_view(rbuf), poison, rlen);
         persistent(&one, sbuf, rbuf, src, got);
+        if (!atomic_load(&dead))
+            pack_pageable(&one, sbuf, rbuf, src, got);
     }
     dev_free(sbuf);
     dev_free(rbuf);
