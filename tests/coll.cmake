@@ -25,11 +25,17 @@ foreach(ranks 2 3)
 endforeach()
 
 # The main job with its fields in device memory, each way of exchanging halos, 2 and 4 ranks.
+# Exchanging by isend waits for the device once per MPI_Isend of a region (26) and once for the
+# MPI_Waitall that unpacks them all: 27 waits a step, 54 for the run (src/send/batch.c).
 foreach(ranks 2 4)
   foreach(how alltoallv neighbor isend)
+    set(waits "")
+    if(how STREQUAL "isend")
+      set(waits --expect "^typejit\\[0\\]: stats .* gpu_waits=54 ")
+    endif()
     add_test(NAME emu_halo3d_${how}_${ranks} COMMAND ${TJ_CHECKED}
              --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*kernel_launches=[1-9]"
-             --stdout "PASS: 0 wrong ghost cells"
+             ${waits} --stdout "PASS: 0 wrong ghost cells"
              -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1
              -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np ${ranks}
              $<TARGET_FILE:halo3d> --device --collective ${how} --n 8 --radius 3 --iters 2 --quiet)

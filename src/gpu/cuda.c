@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "util/log.h"
+#include "util/stats.h"
 
 /* Field, whether the library needs it, and the exported names to try in order: the versioned
  * name cuda.h maps to first, then older ones a driver of the supported range may have instead.
@@ -585,18 +586,30 @@ tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const un
 
 tj_status_t tj_gpu_sync(void)
 {
+    /* The one place typejit waits for the device: every wait is counted. */
+    tj_stats_inc(TJ_STAT_gpu_waits);
     return CU_CHECK(cuStreamSynchronize(stream()));
+}
+
+tj_status_t tj_gpu_copy_dtoh_async(void *dst, tj_devptr_t src, size_t len)
+{
+    return CU_CHECK(cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, len, stream()));
+}
+
+tj_status_t tj_gpu_copy_htod_async(tj_devptr_t dst, const void *src, size_t len)
+{
+    return CU_CHECK(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
 }
 
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len)
 {
-    tj_status_t st = CU_CHECK(cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, len, stream()));
+    tj_status_t st = tj_gpu_copy_dtoh_async(dst, src, len);
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len)
 {
-    tj_status_t st = CU_CHECK(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
+    tj_status_t st = tj_gpu_copy_htod_async(dst, src, len);
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 

@@ -109,12 +109,20 @@ void tj_gpu_module_unload(tj_gpu_module_t *module);
 tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const unsigned block[3],
                           void **args);
 
-/* Wait for everything launched on the current context's stream. */
+/* Wait for everything launched on the current context's stream: the one place typejit waits for
+ * the device, counted (gpu_waits in the stats line). */
 tj_status_t tj_gpu_sync(void);
 
 /* Copies on the current context's stream, waiting for completion. */
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len);
 tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len);
+
+/* The same copies queued on the stream, after the work launched there before, without waiting:
+ * a later tj_gpu_sync completes them. The host side of a copy to the host must be page-locked
+ * (a copy into pageable memory returns only when done); a copy from pageable memory reads it
+ * before it returns. */
+tj_status_t tj_gpu_copy_dtoh_async(void *dst, tj_devptr_t src, size_t len);
+tj_status_t tj_gpu_copy_htod_async(tj_devptr_t dst, const void *src, size_t len);
 
 /* Device memory and page-locked mapped host memory of the current context. */
 tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr);

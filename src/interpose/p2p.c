@@ -69,7 +69,7 @@ static MPI_Status *status_for(MPI_Status *status, MPI_Status *local)
 static int recv_end(tj_xfer_t *x, int rc, const MPI_Status *st)
 {
     if (rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE) {
-        int done = tj_p2p_recv_finish(x, st);
+        int done = tj_p2p_recv_finish(x, st, NULL);
         if (done != MPI_SUCCESS && rc == MPI_SUCCESS)
             rc = fail(x->comm, done);
     }

@@ -41,14 +41,17 @@ static bool take_all(int n, const MPI_Request reqs[], MPI_Request *saved, tj_req
 /* Calls over this many requests or fewer keep their scratch arrays on the stack. */
 #define SCRATCH_SMALL 32
 
-/* Scratch arrays for one call over @p n requests: handles, records and statuses. */
+/* Scratch arrays for one call over @p n requests: handles, records, statuses and the results of
+ * finishing the completed ones. */
 typedef struct {
     MPI_Request *saved;
     tj_request_t **recs;
     MPI_Status *statuses; /* the caller's, when it wants them */
+    int *results;
     MPI_Request saved_small[SCRATCH_SMALL];
     tj_request_t *recs_small[SCRATCH_SMALL];
     MPI_Status statuses_small[SCRATCH_SMALL];
+    int results_small[SCRATCH_SMALL];
 } scratch_t;
 
 typedef enum {
@@ -65,12 +68,14 @@ static void scratch_put(scratch_t *s, MPI_Status *user)
         free(s->recs);
     if (s->statuses != user && s->statuses != s->statuses_small)
         free(s->statuses);
+    if (s->results != s->results_small)
+        free(s->results);
 }
 
 /* Scratch for a call over @p reqs; @p statuses: whether it needs statuses (in @p user's array
- * when there is one). Out of memory nothing is held, and a call with a request of typejit's is
- * refused: without the scratch typejit could not finish it, and the system MPI alone would
- * complete it without its unpack. */
+ * when there is one) and results. Out of memory nothing is held, and a call with a request of
+ * typejit's is refused: without the scratch typejit could not finish it, and the system MPI alone
+ * would complete it without its unpack. */
 static scratch_rc_t scratch_get(int n, const MPI_Request reqs[], MPI_Status *user, bool statuses,
                                 scratch_t *s)
 {
@@ -82,7 +87,9 @@ static scratch_rc_t scratch_get(int n, const MPI_Request reqs[], MPI_Status *use
     s->statuses = user != MPI_STATUSES_IGNORE || !statuses ? user
                   : small                                  ? s->statuses_small
                                                            : malloc(k * sizeof(MPI_Status));
-    if (s->saved != NULL && s->recs != NULL && (!statuses || s->statuses != NULL))
+    s->results = small || !statuses ? s->results_small : malloc(k * sizeof(int));
+    if (s->saved != NULL && s->recs != NULL && (!statuses || s->statuses != NULL) &&
+        s->results != NULL)
         return SCRATCH_OK;
     scratch_put(s, user);
     for (int i = 0; i < n; i++)
@@ -140,27 +147,32 @@ int TJ_WRAPPER(MPI_Test)(MPI_Request *req, int *flag, MPI_Status *status)
     return done;
 }
 
-/* After a Waitall or Testall that completed everything (or reported per-request errors). */
+/* The call's result @p rc with a completed request's result of finishing, @p done, in its status
+ * @p st when the application has statuses (@p user). */
+static int report(int rc, int done, MPI_Status *st, MPI_Status *user)
+{
+    if (done == MPI_SUCCESS)
+        return rc;
+    if (user != MPI_STATUSES_IGNORE) {
+        st->MPI_ERROR = done;
+        return MPI_ERR_IN_STATUS;
+    }
+    return rc == MPI_SUCCESS ? done : rc;
+}
+
+/* After a Waitall or Testall that completed everything (or reported per-request errors): the
+ * completed requests finished together (one wait for all their unpacks). */
 static int finish_all(int n, scratch_t *s, MPI_Status *user, int rc)
 {
-    for (int i = 0; i < n; i++) {
-        int done;
-        if (s->recs[i] == NULL)
-            continue;
-        if (rc == MPI_ERR_IN_STATUS && s->statuses[i].MPI_ERROR == MPI_ERR_PENDING) {
+    for (int i = 0; i < n; i++)
+        if (s->recs[i] != NULL && rc == MPI_ERR_IN_STATUS &&
+            s->statuses[i].MPI_ERROR == MPI_ERR_PENDING) {
             tj_request_put(s->recs[i], s->saved[i]);
-            continue;
+            s->recs[i] = NULL;
         }
-        done = tj_request_done(s->recs[i], s->saved[i], &s->statuses[i]);
-        if (done != MPI_SUCCESS) {
-            if (user != MPI_STATUSES_IGNORE) {
-                s->statuses[i].MPI_ERROR = done;
-                rc = MPI_ERR_IN_STATUS;
-            } else if (rc == MPI_SUCCESS) {
-                rc = done;
-            }
-        }
-    }
+    tj_request_done_all(n, s->recs, s->saved, NULL, s->statuses, s->results);
+    for (int i = 0; i < n; i++)
+        rc = report(rc, s->results[i], &s->statuses[i], user);
     return rc;
 }
 
@@ -270,20 +282,10 @@ static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices
     }
     rc = wait ? PMPI_Waitsome(n, reqs, outcount, indices, s.statuses)
               : PMPI_Testsome(n, reqs, outcount, indices, s.statuses);
-    for (int j = 0; *outcount != MPI_UNDEFINED && j < *outcount; j++) {
-        int i = indices[j], done;
-        if (s.recs[i] == NULL)
-            continue;
-        done = tj_request_done(s.recs[i], s.saved[i], &s.statuses[j]);
-        s.recs[i] = NULL;
-        if (done != MPI_SUCCESS) {
-            if (statuses != MPI_STATUSES_IGNORE) {
-                s.statuses[j].MPI_ERROR = done;
-                rc = MPI_ERR_IN_STATUS;
-            } else if (rc == MPI_SUCCESS) {
-                rc = done;
-            }
-        }
+    if (*outcount != MPI_UNDEFINED && *outcount > 0) {
+        tj_request_done_all(*outcount, s.recs, s.saved, indices, s.statuses, s.results);
+        for (int j = 0; j < *outcount; j++)
+            rc = report(rc, s.results[j], &s.statuses[j], statuses);
     }
     put_back(n, &s);
     scratch_put(&s, statuses);

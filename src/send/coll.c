@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
+#include "send/batch.h"
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
@@ -581,11 +582,11 @@ static int run_end(const side_t *sd, int i, bool only_in, int64_t *objs)
 
 /* ---- the fused path ------------------------------------------------------------------------- */
 
-/* Pack (or unpack) every run of a packed side with one fused kernel launch (send/fused.c).
- * False, with nothing moved, when the side does not fit: fewer than two runs or more than
+/* Pack (or unpack) every run of a packed side with one fused kernel launch (send/fused.c), into
+ * @p b. False, with nothing moved, when the side does not fit: fewer than two runs or more than
  * TJ_FUSED_MAX, a type with no record, or what tj_fused_move refuses; the caller then goes run
  * by run. */
-static bool fused_move(side_t *sd, bool pack)
+static bool fused_move(side_t *sd, bool pack, tj_batch_t *b)
 {
     tj_fused_item_t items[TJ_FUSED_MAX];
     int n = 0;
@@ -607,16 +608,16 @@ static bool fused_move(side_t *sd, bool pack)
         items[n++] = (tj_fused_item_t){&ct->info, sl->off, sl->poff, objs};
     }
     return tj_fused_move(sd->buf, sd->ctx, sd->stage->dev, items, n,
-                         pack ? TJ_DIR_PACK : TJ_DIR_UNPACK);
+                         pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, b);
 }
 
-/* Pack (or unpack) every slice of a packed side that moves bytes; @p only_in: the MPI_IN_PLACE
- * slices. Returns the MPI result. */
-static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
+/* Pack (or unpack) every slice of a packed side that moves bytes, into @p b; @p only_in: the
+ * MPI_IN_PLACE slices. Returns the MPI result. */
+static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in, tj_batch_t *b)
 {
     int i = 0;
 
-    if (!only_in && fused_move(sd, pack))
+    if (!only_in && fused_move(sd, pack, b))
         return MPI_SUCCESS;
     while (i < sd->n) {
         const slice_t *sl = &sd->slices[i];
@@ -643,10 +644,11 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in)
         packed = sd->stage->host + sl->poff;
         info = ct->known ? &ct->info : NULL;
         if (pack) {
-            if (!tj_devpack_pack(info, ct->type, typed, objs, packed, len, &pos, x->c.comm, &rc))
+            if (!tj_devpack_pack_at(info, ct->type, typed, objs, NULL, packed, len, NULL, &pos,
+                                    x->c.comm, b, &rc))
                 rc = tj_count_pack(typed, objs, ct->type, packed, len, &pos, x->c.comm);
-        } else if (!tj_devpack_unpack(info, ct->type, packed, len, &pos, typed, objs, x->c.comm,
-                                      &rc)) {
+        } else if (!tj_devpack_unpack_at(info, ct->type, packed, len, NULL, &pos, typed, objs, NULL,
+                                         x->c.comm, b, &rc)) {
             rc = tj_count_unpack(packed, len, &pos, typed, objs, ct->type, x->c.comm);
         }
         if (rc != MPI_SUCCESS)
@@ -762,10 +764,30 @@ static void release(void *arg)
     free(x);
 }
 
-static int finish(void *arg, const MPI_Status *status)
+/* The receive side's unpacks, into @p b (tj_batch_work_t). */
+static int unpack_side(void *arg, tj_batch_t *b)
 {
     coll_t *x = arg;
-    int rc = x->r.packed ? side_move(x, &x->r, false, false) : MPI_SUCCESS;
+    return x->r.packed ? side_move(x, &x->r, false, false, b) : MPI_SUCCESS;
+}
+
+/* The sends' packs, and those of the receive side's MPI_IN_PLACE slices, into @p b. */
+static int pack_sides(void *arg, tj_batch_t *b)
+{
+    coll_t *x = arg;
+    int rc = MPI_SUCCESS;
+
+    if (x->s.packed)
+        rc = side_move(x, &x->s, true, false, b);
+    if (rc == MPI_SUCCESS && x->r.packed && x->inplace)
+        rc = side_move(x, &x->r, true, true, b);
+    return rc;
+}
+
+static int finish(void *arg, const MPI_Status *status, tj_batch_t *b)
+{
+    coll_t *x = arg;
+    int rc = b != NULL ? unpack_side(x, b) : tj_batch_run(unpack_side, x);
     (void)status;
     return x->failed != MPI_SUCCESS ? x->failed : rc;
 }
@@ -802,10 +824,8 @@ static int prepare(coll_t *x, bool nonblocking)
         rc = keep_types(&x->r);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (x->s.packed)
-        x->failed = side_move(x, &x->s, true, false);
-    if (x->failed == MPI_SUCCESS && x->r.packed && x->inplace)
-        x->failed = side_move(x, &x->r, true, true);
+    /* Every pack launched, then one wait, before the system MPI reads the bytes. */
+    x->failed = tj_batch_run(pack_sides, x);
     return MPI_SUCCESS;
 }
 
@@ -875,7 +895,7 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
         tj_request_add_completion(r, *req, &done);
         return TJ_COLL_DONE;
     }
-    *rc = finish(x, MPI_STATUS_IGNORE);
+    *rc = finish(x, MPI_STATUS_IGNORE, NULL);
     release(x);
     return *rc == MPI_SUCCESS ? TJ_COLL_DONE : TJ_COLL_FAILED;
 }

@@ -21,6 +21,7 @@
 #include "kernels/compiler.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "send/batch.h"
 #include "send/count.h"
 #include "send/lazy.h"
 #include "send/parttable.h"
@@ -55,8 +56,9 @@ typedef struct {
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
     tj_type_info_t own;                      /* the extents of a type typejit has no record of */
     tj_type_info_t built;                    /* a pending record, its layout built (send/lazy.h) */
-    tj_layout_t *lay; /* the layout the kernel path moves (the type's, or its block's), or NULL */
-    bool serial;      /* the unpack runs as one thread, in typemap order (overlapping bytes) */
+    tj_layout_t *lay;  /* the layout the kernel path moves (the type's, or its block's), or NULL */
+    bool serial;       /* the unpack runs as one thread, in typemap order (overlapping bytes) */
+    tj_batch_t *batch; /* where the kernel's wait goes; NULL: the call waits itself */
 } call_t;
 
 static bool is_gpu(tj_mem_t m)
@@ -203,7 +205,7 @@ static tj_status_t parts_for(const call_t *c, const tj_layout_t *l, int word, co
 
 /* The call's layout moved by its parts kernel, or, while that is not there, by the generic one:
  * the parts kernel of the layout's runs (one compiled image per word for every layout). A
- * layout of too many runs for that compiles its own kernel now. */
+ * layout of too many runs for that compiles its own kernel now. Launched, not waited for. */
 static tj_status_t launch_parts(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
 {
     tj_layout_t *l = c->lay, *runs;
@@ -242,7 +244,7 @@ static tj_status_t launch_parts(const call_t *c, int device, tj_devptr_t typed, 
     tj_gen_parts_args(l, table, &args);
     tj_gen_parts_launch(l, word, c->count, c->serial, &geo);
     st = tj_gpu_launch(fn, geo.grid, geo.block, argv);
-    if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK) {
+    if (st == TJ_OK) {
         tj_stats_inc(TJ_STAT_kernel_launches);
         if (c->serial)
             tj_stats_inc(TJ_STAT_unpacks_serial);
@@ -250,10 +252,10 @@ static tj_status_t launch_parts(const call_t *c, int device, tj_devptr_t typed, 
     return st;
 }
 
-/* Run the call's kernel between two device addresses, in the current scope, and wait: the JIT
- * kernel of the block, or the generic kernel (the layout as run-time arguments) with
- * TYPEJIT_JIT=off or while the JIT kernel is being compiled in the background; the parts kernel
- * of a layout (launch_parts). */
+/* Launch the call's kernel between two device addresses, in the current scope, without waiting
+ * for it (from_device waits, or leaves the wait to the call's batch): the JIT kernel of the block,
+ * or the generic kernel (the layout as run-time arguments) with TYPEJIT_JIT=off or while the JIT
+ * kernel is being compiled in the background; the parts kernel of a layout (launch_parts). */
 static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
 {
     tj_block_t b = tj_block_at_zero(&c->info->block);
@@ -294,32 +296,36 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
         tj_gen_generic_launch(&b, word, c->count, &geo);
     }
     st = tj_gpu_launch(fn, geo.grid, geo.block, args);
-    if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK)
+    if (st == TJ_OK)
         tj_stats_inc(TJ_STAT_kernel_launches);
     return st;
 }
 
 /* Typed side on the device (or managed); packed side on the same context's device, in pinned
- * mapped host memory, or pageable (through a device staging buffer). In the typed context. */
+ * mapped host memory, or pageable (through a device staging buffer). In the typed context. The
+ * kernel's wait is the call's batch's when it has one, except through device staging, which
+ * goes back to the pool before the call returns: then the call waits, once (the copy's). */
 static tj_status_t from_device(const call_t *c)
 {
     tj_devptr_t typed = (tj_devptr_t)(uintptr_t)c->typed;
     char *at = c->packed + *c->position;
-    tj_devptr_t pdev;
+    tj_devptr_t pdev = (tj_devptr_t)(uintptr_t)at; /* the packed side as the kernel sees it */
     tj_stage_t *stage;
     tj_status_t st;
 
-    if (is_gpu(c->pp.kind))
-        return launch(c, c->tp.device, typed, (tj_devptr_t)(uintptr_t)at);
-    if (c->pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr(at, &pdev) == TJ_OK)
-        return launch(c, c->tp.device, typed, pdev);
+    if (is_gpu(c->pp.kind) ||
+        (c->pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr(at, &pdev) == TJ_OK)) {
+        st = launch(c, c->tp.device, typed, pdev);
+        return st == TJ_OK ? tj_batch_settle(c->batch) : st;
+    }
     if ((st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)c->bytes, &stage)) != TJ_OK)
         return st;
     if (c->pack) {
         if ((st = launch(c, c->tp.device, typed, stage->dev)) == TJ_OK)
             st = tj_gpu_copy_dtoh(at, stage->dev, (size_t)c->bytes);
-    } else if ((st = tj_gpu_copy_htod(stage->dev, at, (size_t)c->bytes)) == TJ_OK) {
-        st = launch(c, c->tp.device, typed, stage->dev);
+    } else if ((st = tj_gpu_copy_htod_async(stage->dev, at, (size_t)c->bytes)) == TJ_OK &&
+               (st = launch(c, c->tp.device, typed, stage->dev)) == TJ_OK) {
+        st = tj_gpu_sync();
     }
     tj_staging_put(stage);
     return st;
@@ -429,6 +435,10 @@ static tj_status_t kernel_path(call_t *c, const char **why)
             tj_layout_release(own);
             return st;
         }
+        /* A layout made for this call alone is released when it returns: its kernel is waited
+         * for here. */
+        if (own != NULL)
+            c->batch = NULL;
         st = from_device(c);
         tj_layout_release(own);
         c->lay = NULL;
@@ -655,7 +665,8 @@ static bool run(call_t *c, int *rc)
 
 bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                         int64_t incount, const tj_gpu_ptr_t *in_at, void *outbuf, int64_t outsize,
-                        const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm, int *rc)
+                        const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm,
+                        tj_batch_t *batch, int *rc)
 {
     call_t c = {.pack = true,
                 .info = info,
@@ -667,14 +678,15 @@ bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const voi
                 .position = position,
                 .comm = comm,
                 .tp_known = in_at,
-                .pp_known = out_at};
+                .pp_known = out_at,
+                .batch = batch};
     return run(&c, rc);
 }
 
 bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                           int64_t insize, const tj_gpu_ptr_t *in_at, int64_t *position,
                           void *outbuf, int64_t outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm,
-                          int *rc)
+                          tj_batch_t *batch, int *rc)
 {
     call_t c = {.pack = false,
                 .info = info,
@@ -686,7 +698,8 @@ bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const v
                 .position = position,
                 .comm = comm,
                 .tp_known = out_at,
-                .pp_known = in_at};
+                .pp_known = in_at,
+                .batch = batch};
     return run(&c, rc);
 }
 
@@ -695,7 +708,7 @@ bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *
                      MPI_Comm comm, int *rc)
 {
     return tj_devpack_pack_at(info, type, inbuf, incount, NULL, outbuf, outsize, NULL, position,
-                              comm, rc);
+                              comm, NULL, rc);
 }
 
 bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
@@ -703,7 +716,7 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
                        MPI_Comm comm, int *rc)
 {
     return tj_devpack_unpack_at(info, type, inbuf, insize, NULL, position, outbuf, outcount, NULL,
-                                comm, rc);
+                                comm, NULL, rc);
 }
 
 void tj_devpack_finalize(void)

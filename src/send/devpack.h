@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "gpu/cuda.h"
+#include "send/batch.h"
 #include "type/table.h"
 
 /* Kernels for a freshly committed strided type, when a device is present or TYPEJIT_JIT=always:
@@ -20,7 +21,8 @@ void tj_devpack_prepare(const tj_type_info_t *info);
 const char *tj_devpack_kernels(const tj_type_info_t *info);
 
 /* MPI_Pack / MPI_Unpack when a byte the call touches is in device or managed memory: true, with
- * the system MPI's result, position update and error code in @p rc. False (nothing done) for
+ * the system MPI's result, position update and error code in @p rc; the bytes are in place when
+ * it returns (one wait, or none when nothing ran on the device). False (nothing done) for
  * host buffers and calls that move no bytes: the caller passes those on. @p info may be NULL
  * for a type typejit has no record of. One pointer query per side, none without a device. */
 bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
@@ -33,14 +35,19 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
 /* The same, with what tj_gpu_query says of the first byte each side touches (the typed
  * buffer plus the type's true lower bound; the packed buffer at *position) already known to
  * the caller, which then saves a driver call: the send paths know their own staging, and a
- * buffer they have just queried. NULL: query that side. */
+ * buffer they have just queried. NULL: query that side. With @p batch, a kernel between the
+ * typed side and a packed side in device or mapped pinned memory is launched and its wait left
+ * to the batch (a call staged through host memory, or through typejit's device staging, still
+ * waits itself): the bytes are in place once tj_batch_wait succeeds, and when it fails the
+ * caller does the call again without a batch. */
 bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                         int64_t incount, const tj_gpu_ptr_t *in_at, void *outbuf, int64_t outsize,
-                        const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm, int *rc);
+                        const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm,
+                        tj_batch_t *batch, int *rc);
 bool tj_devpack_unpack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                           int64_t insize, const tj_gpu_ptr_t *in_at, int64_t *position,
                           void *outbuf, int64_t outcount, const tj_gpu_ptr_t *out_at, MPI_Comm comm,
-                          int *rc);
+                          tj_batch_t *batch, int *rc);
 
 /* [lo, hi): the bytes @p count objects of @p info touch, relative to a buffer argument @p off
  * bytes before object 0. False when that overflows 64 bits: no allocation holds such a

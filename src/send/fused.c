@@ -134,7 +134,7 @@ static bool is_gpu(tj_mem_t m)
 }
 
 bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
-                   const tj_fused_item_t *items, int n, tj_dir_t dir)
+                   const tj_fused_item_t *items, int n, tj_dir_t dir, tj_batch_t *batch)
 {
     tj_block_t blocks[TJ_FUSED_MAX];
     tj_fused_member_t members[TJ_FUSED_MAX];
@@ -208,7 +208,7 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
         return false;
     if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
         (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
-        st = tj_gpu_sync();
+        st = tj_batch_settle(batch);
     tj_gpu_leave(&scope);
     if (st != TJ_OK) {
         tj_log_warn_once("a fused device %s of %d members failed (%s); moving them one by one",

@@ -138,7 +138,7 @@ static bool write_typed(tj_mirror_t *m, int *rc)
     pinned =
         (tj_gpu_ptr_t){TJ_MEM_PINNED, m->at.device, stage->ctx, (uintptr_t)stage->host, stage->len};
     done = tj_devpack_unpack_at(&m->info, m->type, stage->host, bytes, &pinned, &pos, m->user,
-                                m->count, &m->at, MPI_COMM_SELF, rc);
+                                m->count, &m->at, MPI_COMM_SELF, NULL, rc);
     tj_staging_put(stage);
     return done;
 }

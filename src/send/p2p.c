@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "send/batch.h"
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
@@ -122,16 +123,19 @@ static tj_status_t get_staging(tj_xfer_t *x)
     return TJ_OK;
 }
 
-/* Copy between the device and the host staging (the staged method), in the buffer's context. */
-static tj_status_t move(tj_xfer_t *x, bool to_host, size_t len)
+/* Copy between the device and the host staging (the staged method), in the buffer's context,
+ * after the work queued there before; waited for now, or by @p b. */
+static tj_status_t move(tj_xfer_t *x, bool to_host, size_t len, tj_batch_t *b)
 {
     tj_gpu_scope_t scope;
     tj_status_t st;
 
     if ((st = tj_gpu_enter(x->ctx, &scope)) != TJ_OK)
         return st;
-    st = to_host ? tj_gpu_copy_dtoh(x->host->host, x->dev->dev, len)
-                 : tj_gpu_copy_htod(x->dev->dev, x->host->host, len);
+    st = to_host ? tj_gpu_copy_dtoh_async(x->host->host, x->dev->dev, len)
+                 : tj_gpu_copy_htod_async(x->dev->dev, x->host->host, len);
+    if (st == TJ_OK)
+        st = tj_batch_settle(b);
     tj_gpu_leave(&scope);
     return st;
 }
@@ -151,10 +155,10 @@ static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
                           dev ? (uintptr_t)s->dev : (uintptr_t)s->host, s->len};
 }
 
-/* Pack the send into its staging. @p fresh: x->at still describes the buffer (the pack right
- * after begin); a persistent send's later Start queries again, since the application may have
- * replaced the allocation meanwhile. */
-static int send_pack(tj_xfer_t *x, bool fresh)
+/* Pack the send into its staging, into @p b (tj_batch_work_t). @p fresh: x->at still describes
+ * the buffer (the pack right after begin); a persistent send's later Start queries again, since
+ * the application may have replaced the allocation meanwhile. */
+static int send_pack(tj_xfer_t *x, bool fresh, tj_batch_t *b)
 {
     tj_gpu_ptr_t out = kernel_side_at(x), in = x->at;
     int64_t pos = 0;
@@ -168,17 +172,27 @@ static int send_pack(tj_xfer_t *x, bool fresh)
             return MPI_ERR_BUFFER;
     }
     if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, &in, kernel_side(x), x->bytes,
-                            &out, &pos, x->comm, &rc))
+                            &out, &pos, x->comm, b, &rc))
         rc = MPI_ERR_INTERN;
     if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
-        move(x, true, (size_t)x->bytes) != TJ_OK)
+        move(x, true, (size_t)x->bytes, b) != TJ_OK)
         rc = MPI_ERR_INTERN;
     return rc;
 }
 
+static int first_pack(void *arg, tj_batch_t *b)
+{
+    return send_pack(arg, true, b);
+}
+
+static int repack(void *arg, tj_batch_t *b)
+{
+    return send_pack(arg, false, b);
+}
+
 int tj_p2p_send_repack(tj_xfer_t *x)
 {
-    return send_pack(x, false);
+    return tj_batch_run(repack, x);
 }
 
 /* The device address of the staging a kernel writes a send into. */
@@ -188,10 +202,10 @@ static tj_devptr_t kernel_dev(const tj_xfer_t *x)
 }
 
 /* One fused launch packing the sends @p g (same buffer and context, strided types) into their
- * staging buffers (send/fused.c): members' packed offsets are relative to the first one's
- * staging. False when anything does not fit; nothing was sent yet, so the caller packs them one
- * by one instead. */
-static bool fused_repack(tj_xfer_t *const *g, int n)
+ * staging buffers (send/fused.c), into @p b: members' packed offsets are relative to the first
+ * one's staging. False when anything does not fit; nothing was sent yet, so the caller packs
+ * them one by one instead. */
+static bool fused_repack(tj_xfer_t *const *g, int n, tj_batch_t *b)
 {
     tj_fused_item_t items[TJ_FUSED_MAX];
     tj_devptr_t base = kernel_dev(g[0]);
@@ -201,11 +215,19 @@ static bool fused_repack(tj_xfer_t *const *g, int n)
     for (int m = 0; m < n; m++)
         items[m] =
             (tj_fused_item_t){&g[m]->info, 0, (int64_t)(kernel_dev(g[m]) - base), g[m]->count};
-    return tj_fused_move(g[0]->buf, g[0]->ctx, base, items, n, TJ_DIR_PACK);
+    return tj_fused_move(g[0]->buf, g[0]->ctx, base, items, n, TJ_DIR_PACK, b);
 }
 
-int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
+typedef struct {
+    tj_xfer_t *const *xs;
+    int n;
+} send_set_t;
+
+/* The packs of one Startall, into @p b (tj_batch_work_t). */
+static int repack_set(void *arg, tj_batch_t *b)
 {
+    tj_xfer_t *const *xs = ((send_set_t *)arg)->xs;
+    int n = ((send_set_t *)arg)->n;
     tj_xfer_t *group[TJ_FUSED_MAX];
     bool *done = calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
     int rc = MPI_SUCCESS;
@@ -218,7 +240,7 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
             if (!done[j] && xs[j]->info.strided && xs[j]->buf == xs[i]->buf &&
                 xs[j]->ctx == xs[i]->ctx)
                 group[ng++] = xs[j];
-        if (ng < 2 || !fused_repack(group, ng))
+        if (ng < 2 || !fused_repack(group, ng, b))
             continue;
         for (int j = i; j < n; j++)
             for (int m = 0; m < ng; m++)
@@ -226,14 +248,20 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
         /* The staged method copies each packed send to its host staging. */
         for (int m = 0; m < ng && rc == MPI_SUCCESS; m++)
             if (group[m]->method == TJ_METHOD_STAGED &&
-                move(group[m], true, (size_t)group[m]->bytes) != TJ_OK)
+                move(group[m], true, (size_t)group[m]->bytes, b) != TJ_OK)
                 rc = MPI_ERR_INTERN;
     }
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
         if (done == NULL || !done[i])
-            rc = tj_p2p_send_repack(xs[i]);
+            rc = send_pack(xs[i], false, b);
     free(done);
     return rc;
+}
+
+int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
+{
+    send_set_t set = {xs, n};
+    return tj_batch_run(repack_set, &set);
 }
 
 /* The bytes the transfer's objects touch lie in the buffer's allocation: a kernel or copy past
@@ -293,7 +321,7 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
     } else if (get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     } else {
-        *rc = send_pack(x, true);
+        *rc = tj_batch_run(first_pack, x);
     }
     if (*rc != MPI_SUCCESS)
         tj_p2p_end(x);
@@ -397,7 +425,8 @@ int tj_p2p_keep_type(tj_xfer_t *x)
     return rc;
 }
 
-int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
+/* tj_p2p_recv_finish's work, into @p b (tj_batch_work_t). */
+static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
 {
     int cancelled = 0, rc = MPI_SUCCESS;
     int64_t whole, rest, received = 0, pos = 0;
@@ -410,14 +439,18 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
         received = x->bytes; /* truncated: the system MPI reported it and stored this much */
     whole = received / x->info.size;
     rest = received - whole * x->info.size;
-    if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received) != TJ_OK)
+    /* The partial object's host copy is read after the whole objects are unpacked: they are
+     * waited for first. */
+    if (rest > 0)
+        b = NULL;
+    if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received, b) != TJ_OK)
         return MPI_ERR_INTERN;
     /* The receive buffer is queried again: a persistent receive's may have been replaced since
      * the init. */
     if (whole > 0) {
         tj_gpu_ptr_t in = kernel_side_at(x);
         if (!tj_devpack_unpack_at(&x->info, x->type, kernel_side(x), whole * x->info.size, &in,
-                                  &pos, x->buf, whole, NULL, x->comm, &rc))
+                                  &pos, x->buf, whole, NULL, x->comm, b, &rc))
             rc = MPI_ERR_INTERN;
     }
     if (rc == MPI_SUCCESS && rest > 0) {
@@ -444,6 +477,23 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status)
         free(copy);
     }
     return rc;
+}
+
+typedef struct {
+    tj_xfer_t *x;
+    const MPI_Status *status;
+} recv_t;
+
+static int recv_work(void *arg, tj_batch_t *b)
+{
+    recv_t *r = arg;
+    return recv_unpack(r->x, r->status, b);
+}
+
+int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch)
+{
+    recv_t r = {x, status};
+    return batch != NULL ? recv_unpack(x, status, batch) : tj_batch_run(recv_work, &r);
 }
 
 void tj_p2p_end(tj_xfer_t *x)

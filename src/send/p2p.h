@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "gpu/cuda.h"
+#include "send/batch.h"
 #include "send/model.h"
 #include "send/staging.h"
 #include "type/table.h"
@@ -46,12 +47,14 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
  * may free its type while the transfer is still to be finished). Returns the MPI result. */
 int tj_p2p_keep_type(tj_xfer_t *x);
 
-/* Repack the send of a persistent request (MPI_Start) into its staging. */
+/* Repack the send of a persistent request (MPI_Start) into its staging: packed (and copied) on
+ * the device, then one wait. */
 int tj_p2p_send_repack(tj_xfer_t *x);
 
 /* Repack the sends of one MPI_Startall: those of strided types from one device buffer (2 to
  * TJ_FUSED_MAX of them) by one fused kernel launch, into each one's staging; every other one,
- * and any set the fused path cannot serve, as tj_p2p_send_repack. Returns the MPI result. */
+ * and any set the fused path cannot serve, as tj_p2p_send_repack; all of them waited for once.
+ * Returns the MPI result. */
 int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n);
 
 /* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
@@ -61,8 +64,11 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
 
 /* Unpack what a completed receive brought (its byte count from @p status; a message shorter
  * than the buffer fills the leading part of the typemap, a partial object included, as the
- * system MPI does). A cancelled receive unpacks nothing. Returns the MPI result. */
-int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status);
+ * system MPI does). A cancelled receive unpacks nothing. With @p batch, the unpack (and the
+ * staged method's copy) is launched and its wait left to the batch (as tj_devpack_unpack_at
+ * says: when tj_batch_wait fails, call this again without one); without, it is waited for
+ * before this returns. Returns the MPI result. */
+int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch);
 
 /* Release the staging buffers and the type duplicate of @p x. */
 void tj_p2p_end(tj_xfer_t *x);

@@ -19,6 +19,7 @@ struct tj_request {
     tj_completion_t completion;
     bool persistent;
     bool finished;            /* unpacked by MPI_Request_get_status; Wait/Test only report it */
+    bool redo;                /* its finish left work to a batch (tj_request_done_all) */
     struct tj_request *next;  /* detached list */
     struct tj_request *chain; /* the table's bucket */
 };
@@ -135,10 +136,10 @@ typedef struct {
     void *arg;
 } chained_t;
 
-static int chained_finish(void *arg, const MPI_Status *status)
+static int chained_finish(void *arg, const MPI_Status *status, tj_batch_t *b)
 {
     chained_t *c = arg;
-    return c->inner.finish != NULL ? c->inner.finish(c->inner.arg, status) : MPI_SUCCESS;
+    return c->inner.finish != NULL ? c->inner.finish(c->inner.arg, status, b) : MPI_SUCCESS;
 }
 
 static void chained_release(void *arg)
@@ -188,12 +189,13 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
  * receive's finish asks). A custom completion belongs to a collective (which cannot be
  * cancelled), a one-sided or a file access (whose staged mirror holds the buffer's bytes, so
  * writing it back is right whether the access happened or not); it is not asked, as Open MPI 4.1
- * leaves the cancelled flag of a file request's status uninitialised. */
-static int finish(tj_request_t *r, const MPI_Status *status)
+ * leaves the cancelled flag of a file request's status uninitialised. Device work goes into @p b
+ * (NULL: waited for before this returns). */
+static int finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
 {
     if (r->custom)
-        return r->completion.finish(r->completion.arg, status);
-    return r->xfer.recv ? tj_p2p_recv_finish(&r->xfer, status) : MPI_SUCCESS;
+        return r->completion.finish(r->completion.arg, status, b);
+    return r->xfer.recv ? tj_p2p_recv_finish(&r->xfer, status, b) : MPI_SUCCESS;
 }
 
 tj_request_t *tj_request_take(MPI_Request handle)
@@ -236,17 +238,57 @@ static void release(tj_request_t *r)
     atomic_fetch_sub(&tj_request_count, 1);
 }
 
-int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status)
+/* A completed request's record after its finish: put back inactive, or released. */
+static void retire(tj_request_t *r, MPI_Request handle)
 {
-    int rc = MPI_SUCCESS;
-    if (!r->finished)
-        rc = finish(r, status);
     r->finished = false;
     if (r->persistent)
         tj_request_put(r, handle);
     else
         release(r);
+}
+
+int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (!r->finished)
+        rc = finish(r, status, NULL);
+    retire(r, handle);
     return rc;
+}
+
+void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[], const int *which,
+                         const MPI_Status statuses[], int results[])
+{
+    tj_batch_t b;
+
+    tj_batch_init(&b);
+    for (int k = 0; k < n; k++) {
+        tj_request_t *r = recs[which != NULL ? which[k] : k];
+        int before = b.deferred;
+        results[k] = MPI_SUCCESS;
+        if (r == NULL || r->finished)
+            continue;
+        results[k] = finish(r, &statuses[k], &b);
+        r->redo = b.deferred > before;
+    }
+    /* The records are released only after the wait: their staging and types are in use until
+     * then. A wait that failed leaves every batched unpack to be done again, each waiting for
+     * itself. */
+    if (tj_batch_wait(&b) != TJ_OK)
+        for (int k = 0; k < n; k++) {
+            tj_request_t *r = recs[which != NULL ? which[k] : k];
+            if (r != NULL && r->redo)
+                results[k] = finish(r, &statuses[k], NULL);
+        }
+    for (int k = 0; k < n; k++) {
+        int i = which != NULL ? which[k] : k;
+        if (recs[i] == NULL)
+            continue;
+        recs[i]->redo = false;
+        retire(recs[i], handles[i]);
+        recs[i] = NULL;
+    }
 }
 
 int tj_request_finish_early(MPI_Request handle, const MPI_Status *status)
@@ -256,7 +298,7 @@ int tj_request_finish_early(MPI_Request handle, const MPI_Status *status)
     if (r == NULL)
         return MPI_SUCCESS;
     if (!r->finished)
-        rc = finish(r, status);
+        rc = finish(r, status, NULL);
     r->finished = true;
     tj_request_put(r, handle);
     return rc;
@@ -318,7 +360,7 @@ int tj_request_free(MPI_Request *handle)
     rc = PMPI_Request_get_status(*handle, &flag, &status);
     if (rc == MPI_SUCCESS && flag) {
         if (!r->finished && !r->persistent)
-            finish(r, &status);
+            finish(r, &status, NULL);
         rc = PMPI_Request_free(handle);
         release(r);
         return rc;
@@ -356,7 +398,7 @@ void tj_request_progress(bool wait)
             continue;
         }
         if (!r->finished)
-            finish(r, &status);
+            finish(r, &status, NULL);
         /* A persistent request stays allocated after completing: free it now. */
         if (r->handle != MPI_REQUEST_NULL)
             PMPI_Request_free(&r->handle);

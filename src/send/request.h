@@ -35,9 +35,11 @@ void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, boo
 
 /* What typejit does when a request it made for something other than one transfer completes (a
  * non-blocking collective): finish (unpack; returns the MPI result) unless the request was
- * cancelled, then release. */
+ * cancelled, then release. finish launches its device work into the batch it is given, whose
+ * wait follows before release, and is called again without one when that wait fails (so it must
+ * be idempotent until release); given none, it waits before it returns. */
 typedef struct {
-    int (*finish)(void *arg, const MPI_Status *status);
+    int (*finish)(void *arg, const MPI_Status *status, tj_batch_t *batch);
     void (*release)(void *arg);
     void *arg;
 } tj_completion_t;
@@ -66,6 +68,14 @@ void tj_request_put(tj_request_t *r, MPI_Request handle);
  * unless cancelled or already finished by MPI_Request_get_status; a persistent request is put
  * back under @p handle, inactive, any other is released. Returns the MPI result of finishing. */
 int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status);
+
+/* tj_request_done for the @p n requests one call completed (Waitall, Testall, Waitsome,
+ * Testsome), their unpacks all launched, then waited for once: completed request k is recs[i]
+ * under handles[i] with statuses[k], i = which[k] (or k when @p which is NULL); recs[i] NULL: not
+ * typejit's. Each record is put back or released and its entry set to NULL; results[k] is its
+ * MPI result of finishing. */
+void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[], const int *which,
+                         const MPI_Status statuses[], int results[]);
 
 /* MPI_Request_get_status found @p handle complete: finish it now (unpack), once, so that the
  * application may read its buffer; Wait or Test will still report and release it. */

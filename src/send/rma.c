@@ -68,12 +68,14 @@ static bool writes_back(const tj_rma_op_t *op)
     return false;
 }
 
-static int request_finish(void *arg, const MPI_Status *status)
+/* The write-back waits for itself: no batch. */
+static int request_finish(void *arg, const MPI_Status *status, tj_batch_t *b)
 {
     tj_rma_op_t *op = arg;
     bool flush;
     int rc;
     (void)status;
+    (void)b;
     pthread_mutex_lock(&lock);
     flush = writes_back(op);
     pthread_mutex_unlock(&lock);
