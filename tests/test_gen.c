@@ -173,7 +173,7 @@ static void check_geometry(void)
             for (size_t c = 0; c < sizeof(counts_list) / sizeof(counts_list[0]); c++) {
                 int64_t count = counts_list[c];
                 double words = (double)(blocks[b].size / word) * (double)(count ? count : 1);
-                int per = tj_gen_words_per_thread(&blocks[b], word);
+                int per = tj_gen_words_per_thread(&blocks[b], word, 0);
                 tj_gen_launch(&blocks[b], word, count, &l);
                 check_launch_limits(&l);
                 /* Without the caps, the grid holds a thread for every `per` words (narrow
