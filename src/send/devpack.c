@@ -295,13 +295,14 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
     tj_gpu_function_t fn;
     tj_launch_t geo;
     tj_status_t st = TJ_ERR_NOT_FOUND;
+    bool fn_is_jit;
 
     if (c->lay != NULL)
         return launch_parts(c, device, typed, packed);
     if (tj_config()->jit != TJ_JIT_OFF && (st = kernel_for(c, &b, words, device, &k)) != TJ_OK &&
         st != TJ_ERR_NOT_FOUND)
         return st;
-    if (st == TJ_OK) {
+    if ((fn_is_jit = st == TJ_OK)) {
         if ((st = tj_kernel_function(k, &fn)) != TJ_OK)
             return st;
         tj_gen_edges_launch(&b, words.word, words.edge, c->count, &geo);
@@ -319,8 +320,11 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
         tj_gen_generic_launch(&b, word, c->count, &geo);
     }
     st = tj_gpu_launch(fn, geo.grid, geo.block, args);
-    if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK)
+    if (st == TJ_OK && (st = tj_gpu_sync()) == TJ_OK) {
         tj_stats_inc(TJ_STAT_kernel_launches);
+        if (words.edge != 0 && fn_is_jit)
+            tj_stats_inc(TJ_STAT_edge_launches);
+    }
     return st;
 }
 
