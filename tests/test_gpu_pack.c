@@ -207,12 +207,13 @@ static void put_ints(FILE *f, const int *v, int n)
  * shaped members, pair types with a hole, a darray of block-cyclic rows, a subarray of 17 and
  * of 20 dimensions, indexed blocks that overlap (unpacked serially), evenly spaced members with
  * one elsewhere (folded into a strided part: of runs, of a vector's repetitions, overlapping,
- * at decreasing places; docs/layouts.md#the-form). Each goes through
+ * at decreasing places; docs/layouts.md#the-form), a darray of a struct (also over
+ * MPI_BOTTOM, where it keeps its layout). Each goes through
  * check_case in a few memory combinations and counts; with @p describe their descriptions go
  * there instead (for `typejit warm`). */
 static int check_shapes(FILE *describe)
 {
-    enum { NSHAPES = 13 };
+    enum { NSHAPES = 14 };
     MPI_Datatype t[NSHAPES], v, members[3];
     const char *names[NSHAPES] = {
         "indexed of 3000 irregular blocks of doubles",
@@ -227,7 +228,8 @@ static int check_shapes(FILE *describe)
         "indexed of 19999 ints 3 apart, then one elsewhere (folded)",
         "hindexed of 40 pairs of vectors of floats 512 bytes apart, then one elsewhere (folded)",
         "indexed of 20 blocks of 4 ints 2 apart, then one elsewhere (folded, overlapping)",
-        "indexed of 30 doubles at decreasing places, then one further (folded)"};
+        "indexed of 30 doubles at decreasing places, then one further (folded)",
+        "darray of 10x9 struct {int; double}, over MPI_BOTTOM too"};
     static int bl[3000], dis[3000], bdis_i[700], fbl[20000], fdis[20000];
     static MPI_Aint bdis[3000];
     /* The folded shapes: evenly spaced members, one of them elsewhere. */
@@ -328,6 +330,9 @@ static int check_shapes(FILE *describe)
         fputc(',', describe);
         put_ints(describe, ddis, 31);
         fputs(",MPI_DOUBLE)\n", describe);
+        fputs("darray(9,4,{10,9},{cyclic,block},{2,3},{3,3},C,"
+              "struct({1,1},{0,8},{MPI_INT,MPI_DOUBLE}))\n",
+              describe);
         return NSHAPES;
     }
     MPI_Type_indexed(3000, bl, dis, MPI_DOUBLE, &t[n++]);
@@ -354,6 +359,13 @@ static int check_shapes(FILE *describe)
     MPI_Type_create_hindexed(41, pbl, pdis, v, &t[n++]);
     MPI_Type_indexed(21, obl4, odis4, MPI_INT, &t[n++]);
     MPI_Type_indexed(31, dbl, ddis, MPI_DOUBLE, &t[n++]);
+    {
+        MPI_Aint pdisp[2] = {0, 8};
+        MPI_Datatype pair, ptypes[2] = {MPI_INT, MPI_DOUBLE};
+        MPI_Type_create_struct(2, (int[]){1, 1}, pdisp, ptypes, &pair);
+        MPI_Type_create_darray(9, 4, 2, gs, ds, da, ps, MPI_ORDER_C, pair, &t[n++]);
+        MPI_Type_free(&pair);
+    }
     /* A part table in device memory is built at the first device call, never at the commit
      * (the first shape has 3000 parts: its table is not baked); and so is the layout itself,
      * once per type (docs/layouts.md#built-at-the-first-device-call). */
@@ -376,6 +388,9 @@ static int check_shapes(FILE *describe)
         check_case(t[i], names[i], 1, 8, K_MANAGED, K_HOST, 2, false, 14);
     }
     CHECK(tj_counter("layouts") - layouts == deferred);
+    /* Over MPI_BOTTOM, a struct of one member: the darray's own layout and kernel, moved
+     * (typejit warm of the darray alone has compiled it). */
+    check_case(t[NSHAPES - 1], names[NSHAPES - 1], 1, 0, K_DEVICE, K_DEVICE, 0, true, 15);
     MPI_Type_free(&v);
     for (int i = 0; i < n; i++)
         MPI_Type_free(&t[i]);
