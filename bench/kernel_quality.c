@@ -5,8 +5,9 @@
  * touch. Per kernel one CSV row on stdout (columns in `header` below), with the layout's own
  * numbers beside the trace's:
  *   ideal_*: the sectors and requests of the ideal mapping: the launch's words in packed order,
- *            32 consecutive ones per request (one word of W bytes per thread), as if every
- *            request were a full warp;
+ *            32 consecutive ones per request (one word of W bytes per thread; a kernel with
+ *            edges: its W-byte words and the pieces of each run's head and tail, as it cuts
+ *            them), as if every request were a full warp;
  *   *_distinct: every sector the launch's bytes occupy, once (no kernel can touch fewer).
  * Timings are not measured: the driver is a CPU emulation.
  *
@@ -15,7 +16,8 @@
  * The shapes: TEMPI's figure-8 objects (2-D and 3-D, runs of 1 to 512 bytes at a pitch of 512,
  * 1 KiB to 4 MiB); the 26 halo regions of a 64^3 grid of 8 doubles per point with radius 3,
  * per shape and fused (send side); vectors of elements of 1 to 16 bytes with a stride of three
- * elements; the generic kernel on some of them. */
+ * elements; the generic kernel on some of them; shapes of the word size per dimension (words()),
+ * each kernel at the words the runtime gives its launch on aligned buffers. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
