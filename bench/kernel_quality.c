@@ -153,6 +153,20 @@ static void ideal_run(int64_t disp, int64_t len, void *arg)
     x->packed += len;
 }
 
+/* One block's runs in packed order (the ideal of a single or fused kernel). */
+typedef struct {
+    ideal_t *r;
+    int64_t base, packed, len;
+    int word, edge;
+} block_ideal_t;
+
+static void ideal_block_run(int64_t disp, void *arg)
+{
+    block_ideal_t *x = arg;
+    ideal_run_words(x->r, x->base + disp, x->packed, x->len, x->word, x->edge);
+    x->packed += x->len;
+}
+
 /* The ideal mapping's requests and sectors, typed and packed sides. */
 static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
                   int64_t *packed_sectors)
@@ -172,23 +186,11 @@ static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
             if (it->kind == TJ_KERNEL_FUSED)
                 packed = it->members[m].packed;
             for (int64_t k = 0; k < member_count(it, m); k++) {
-                int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = base + k * b->extent;
-                for (;;) {
-                    int d = 1;
-                    ideal_run_words(&r, at, packed, b->counts[0], item_word(it, s),
-                                    it->kind == TJ_KERNEL_FUSED ? 0 : it->edge);
-                    packed += b->counts[0];
-                    /* The next run: an odometer over dimensions 1 and up. */
-                    for (; d < b->ndims; d++) {
-                        at += b->strides[d];
-                        if (++idx[d] < b->counts[d])
-                            break;
-                        at -= b->strides[d] * b->counts[d];
-                        idx[d] = 0;
-                    }
-                    if (d == b->ndims)
-                        break;
-                }
+                block_ideal_t x = {
+                    &r,           base + k * b->extent, packed,
+                    b->counts[0], item_word(it, s),     it->kind == TJ_KERNEL_FUSED ? 0 : it->edge};
+                tj_block_each_run(b, ideal_block_run, &x);
+                packed = x.packed;
             }
         }
     }

@@ -722,6 +722,25 @@ static void fused_sets(rt_rng_t *rng)
     }
 }
 
+/* The next case of the filling batch (flushed first when it holds @p batch_size): the hand-made
+ * @p block described by @p desc, its choices drawn (choose) for the caller to adjust. */
+static case_t *handmade_case(const char *desc, const tj_block_t *block, rt_rng_t *rng,
+                             int batch_size)
+{
+    case_t *c;
+    long ignored = 0;
+
+    if (filling->n == batch_size)
+        flush();
+    c = &filling->cases[filling->n++];
+    c->type = MPI_DATATYPE_NULL;
+    c->block = *block;
+    c->desc = strdup(desc);
+    REQUIRE(c->desc != NULL);
+    choose(c, rng, &ignored);
+    return c;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -769,15 +788,7 @@ int main(int argc, char **argv)
         tj_block_t block;
         REQUIRE(tj_block_parse(extremes[e], &block) == TJ_OK);
         for (int w = 1; w <= block.word; w *= 2) {
-            if (filling->n == batch_size)
-                flush();
-            case_t *c = &filling->cases[filling->n++];
-            c->type = MPI_DATATYPE_NULL;
-            c->block = block;
-            c->desc = strdup(extremes[e]);
-            REQUIRE(c->desc != NULL);
-            long ignored = 0;
-            choose(c, &rng, &ignored);
+            case_t *c = handmade_case(extremes[e], &block, &rng, batch_size);
             c->pos = w * (int)rt_range(&rng, 1, 3);
             c->edge = 0;
             /* At most what the start and the extent allow this launch. */
@@ -797,15 +808,7 @@ int main(int argc, char **argv)
         REQUIRE(tj_block_parse(edge_blocks[e], &block) == TJ_OK);
         for (int i = 0; i < 6; i++) {
             tj_words_t w;
-            if (filling->n == batch_size)
-                flush();
-            case_t *c = &filling->cases[filling->n++];
-            long ignored = 0;
-            c->type = MPI_DATATYPE_NULL;
-            c->block = block;
-            c->desc = strdup(edge_blocks[e]);
-            REQUIRE(c->desc != NULL);
-            choose(c, &rng, &ignored);
+            case_t *c = handmade_case(edge_blocks[e], &block, &rng, batch_size);
             c->count = i % 3 + 1;
             c->pos = (int)(((block.start % 16) + 16) % 16) + 16 * (i / 3) +
                      (i == 5 ? (int)rt_range(&rng, 1, 15) : 0);
@@ -822,15 +825,7 @@ int main(int argc, char **argv)
         REQUIRE(tj_block_parse(short_edge_blocks[e], &block) == TJ_OK);
         REQUIRE(block.edges_word == 16 && block.word < 16);
         for (int i = 0; i < 3; i++) {
-            if (filling->n == batch_size)
-                flush();
-            case_t *c = &filling->cases[filling->n++];
-            long ignored = 0;
-            c->type = MPI_DATATYPE_NULL;
-            c->block = block;
-            c->desc = strdup(short_edge_blocks[e]);
-            REQUIRE(c->desc != NULL);
-            choose(c, &rng, &ignored);
+            case_t *c = handmade_case(short_edge_blocks[e], &block, &rng, batch_size);
             c->count = i + 1; /* each extent is 16 past a multiple of the size */
             c->pos = (int)(((block.start % 16) + 16) % 16) + 16 * i;
             c->word = 16;

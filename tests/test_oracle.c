@@ -241,6 +241,23 @@ static MPI_Datatype fold_case(int c, const char **name, int64_t *parts, int64_t 
     return t;
 }
 
+/* The layout of the committed type @p t, which is not one strided block (NULL: none). */
+static tj_layout_t *layout_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Count size;
+    tj_block_t block;
+    tj_layout_t *l = NULL;
+    tj_reason_t why;
+
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_size_x(t, &size);
+    CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
+    why = tj_translate_reason();
+    CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
+    return l;
+}
+
 /* The hand-made cases through the engine's layout packer: the part counts the folds must give,
  * and the bytes against the system MPI, for several counts and positions. */
 static void fold_cases(void)
@@ -249,20 +266,11 @@ static void fold_cases(void)
         const char *name;
         int64_t parts, members;
         MPI_Datatype t = fold_case(c, &name, &parts, &members);
-        MPI_Aint lb, ext;
-        MPI_Count size;
-        tj_block_t block;
-        tj_layout_t *l = NULL;
-        tj_reason_t why;
+        tj_layout_t *l;
         char text[256] = "";
 
         REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
-        MPI_Type_get_extent(t, &lb, &ext);
-        MPI_Type_size_x(t, &size);
-        CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
-        why = tj_translate_reason();
-        CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
-        if (l == NULL) {
+        if ((l = layout_of(t)) == NULL) {
             MPI_Type_free(&t);
             continue;
         }
@@ -305,20 +313,11 @@ static void wrap_cases(void)
     MPI_Type_commit(&inner);
     for (int i = -1; i < 4; i++) {
         MPI_Datatype t = i < 0 ? inner : w[i];
-        MPI_Aint lb, ext;
-        MPI_Count size;
-        tj_block_t block;
-        tj_layout_t *l = NULL;
-        tj_reason_t why;
+        tj_layout_t *l;
 
         if (i >= 0)
             REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
-        MPI_Type_get_extent(t, &lb, &ext);
-        MPI_Type_size_x(t, &size);
-        CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
-        why = tj_translate_reason();
-        CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
-        REQUIRE(l != NULL);
+        REQUIRE((l = layout_of(t)) != NULL);
         if (i < 0) {
             base = l;
         } else {

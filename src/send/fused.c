@@ -32,6 +32,20 @@ static int span_cmp(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The runs being listed: spans[n] and on, each `len` bytes at `base` plus its offset. */
+typedef struct {
+    span_t *spans;
+    int64_t n, base, len;
+} listing_t;
+
+static void list_run(int64_t disp, void *arg)
+{
+    listing_t *l = arg;
+    l->spans[l->n].lo = l->base + disp;
+    l->spans[l->n].hi = l->base + disp + l->len;
+    l->n++;
+}
+
 /* Whether no typed byte is written twice by the members (@p blocks[m] with start, @p shift[m]
  * being the byte offset of object 0 relative to the buffer minus the block's start, @p count[m]
  * objects), computed by listing every contiguous run; false when there are too many runs. */
@@ -51,26 +65,12 @@ static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
     if ((spans = malloc((size_t)total * sizeof(span_t))) == NULL)
         return false;
     for (int m = 0; m < nm; m++) {
-        const tj_block_t *b = blocks[m];
+        listing_t l = {spans, n, 0, blocks[m]->counts[0]};
         for (int64_t k = 0; k < counts[m]; k++) {
-            int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = offs[m] + b->start + k * b->extent;
-            for (;;) {
-                int d = 1;
-                spans[n].lo = at;
-                spans[n].hi = at + b->counts[0];
-                n++;
-                /* The next row: an odometer over dimensions 1 and up. */
-                for (; d < b->ndims; d++) {
-                    at += b->strides[d];
-                    if (++idx[d] < b->counts[d])
-                        break;
-                    at -= b->strides[d] * b->counts[d];
-                    idx[d] = 0;
-                }
-                if (d == b->ndims)
-                    break;
-            }
+            l.base = offs[m] + blocks[m]->start + k * blocks[m]->extent;
+            tj_block_each_run(blocks[m], list_run, &l);
         }
+        n = l.n;
     }
     qsort(spans, (size_t)n, sizeof(span_t), span_cmp);
     for (int64_t i = 0; i < n && ok; i++) {

@@ -225,6 +225,26 @@ int tj_block_word_at(int word, uintptr_t addr)
     return word;
 }
 
+void tj_block_each_run(const tj_block_t *block, void (*fn)(int64_t disp, void *arg), void *arg)
+{
+    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = 0;
+
+    for (;;) {
+        int d = 1;
+        fn(at, arg);
+        /* The next run: an odometer over dimensions 1 and up. */
+        for (; d < block->ndims; d++) {
+            at += block->strides[d];
+            if (++idx[d] < block->counts[d])
+                break;
+            at -= block->strides[d] * block->counts[d];
+            idx[d] = 0;
+        }
+        if (d == block->ndims)
+            return;
+    }
+}
+
 int64_t tj_block_run(const tj_block_t *block)
 {
     int64_t run = block->counts[0];
