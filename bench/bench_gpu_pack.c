@@ -214,9 +214,12 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     int64_t bytes = b->size * count;
     double floor_t = (double)(sector_bytes(b, count) + bytes) / ceiling_bw;
     int reps = reps_for(bytes);
-    tj_kernel_spec_t jit = tj_kernel_single(b, b->word, dir, target);
-    tj_kernel_spec_t generic = tj_kernel_generic(b->word, dir, target);
     tj_devptr_t at = typed + (tj_devptr_t)b->start; /* where the JIT kernel's object 0 starts */
+    /* The runtime's words for this launch; the generic kernel has no edges. */
+    tj_words_t w = tj_block_words(b, count, (uintptr_t)at, (uintptr_t)packed);
+    int plain = w.edge != 0 ? w.edge : w.word;
+    tj_kernel_spec_t jit = tj_kernel_words(b, w, dir, target);
+    tj_kernel_spec_t generic = tj_kernel_generic(plain, dir, target);
     tj_kernel_t *k;
     launch_t l = {0};
 
@@ -233,7 +236,7 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
         tj_kernel_function(k, &l.fn) == TJ_OK) {
         l.dst = dir == TJ_DIR_PACK ? packed : at;
         l.src = dir == TJ_DIR_PACK ? at : packed;
-        tj_gen_launch(b, b->word, count, &l.geo);
+        tj_gen_edges_launch(b, w.word, w.edge, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "jit", time_fn(do_launch, &l, reps), floor_t);
     }
     /* generic kernel: the start is one of its run-time arguments */
@@ -241,8 +244,8 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     l.src = dir == TJ_DIR_PACK ? typed : packed;
     if (tj_supply_get(&generic, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
         tj_kernel_function(k, &l.fn) == TJ_OK) {
-        tj_gen_generic_params(b, b->word, &l.params);
-        tj_gen_generic_launch(b, b->word, count, &l.geo);
+        tj_gen_generic_params(b, plain, &l.params);
+        tj_gen_generic_launch(b, plain, count, &l.geo);
         row(kind, name, run, count, bytes, dirname, "generic", time_fn(do_launch, &l, reps),
             floor_t);
     }
@@ -331,7 +334,9 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
                      MPI_COMM_SELF);
             s[i] = tj_clock_seconds() - t0;
         }
-        tj_kernel_spec_t spec = tj_kernel_single(&b, b.word, TJ_DIR_PACK, target);
+        tj_words_t w =
+            tj_block_words(&b, 1, (uintptr_t)(typed + (tj_devptr_t)b.start), (uintptr_t)packed);
+        tj_kernel_spec_t spec = tj_kernel_words(&b, w, TJ_DIR_PACK, target);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
             tj_kernel_function(k, &l.fn) == TJ_OK) {
             l.dst = packed;
@@ -340,7 +345,7 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
             l.args[0] = &l.dst;
             l.args[1] = &l.src;
             l.args[2] = &l.count;
-            tj_gen_launch(&b, b.word, 1, &l.geo);
+            tj_gen_edges_launch(&b, w.word, w.edge, 1, &l.geo);
             for (int i = 0; i < small_reps; i++) {
                 double t0 = tj_clock_seconds();
                 do_launch(&l);

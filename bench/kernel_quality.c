@@ -5,8 +5,9 @@
  * touch. Per kernel one CSV row on stdout (columns in `header` below), with the layout's own
  * numbers beside the trace's:
  *   ideal_*: the sectors and requests of the ideal mapping: the launch's words in packed order,
- *            32 consecutive ones per request (one word of W bytes per thread), as if every
- *            request were a full warp;
+ *            32 consecutive ones per request (one word of W bytes per thread; a kernel with
+ *            edges: its W-byte words and the pieces of each run's head and tail, as it cuts
+ *            them), as if every request were a full warp;
  *   *_distinct: every sector the launch's bytes occupy, once (no kernel can touch fewer).
  * Timings are not measured: the driver is a CPU emulation.
  *
@@ -15,7 +16,8 @@
  * The shapes: TEMPI's figure-8 objects (2-D and 3-D, runs of 1 to 512 bytes at a pitch of 512,
  * 1 KiB to 4 MiB); the 26 halo regions of a 64^3 grid of 8 doubles per point with radius 3,
  * per shape and fused (send side); vectors of elements of 1 to 16 bytes with a stride of three
- * elements; the generic kernel on some of them. */
+ * elements; the generic kernel on some of them; shapes of the word size per dimension (words()),
+ * each kernel at the words the runtime gives its launch on aligned buffers. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,85 +49,29 @@ typedef struct {
     int nblocks;
     tj_fused_member_t members[TJ_FUSED_MAX];
     int nmembers;
-    int word;
+    int word;                /* W; a fused kernel's widest */
+    int edge;                /* a single kernel's edge word, or 0 */
+    int words[TJ_FUSED_MAX]; /* a fused kernel's word of each block */
     int64_t count;
     tj_layout_t *layout; /* a parts kernel's (finished, start 0) */
 } item_t;
 
-/* Which member holds packed word `w`, for the ideal mapping: words in packed order. */
+/* The ideal mapping's requests: the launch's words in packed order, 32 to a request, each
+ * word's typed and packed offsets (relative to buffers aligned to 256 bytes) and size. */
 typedef struct {
-    const item_t *it;
-    int m;     /* member (0 for a single kernel) */
-    int64_t k; /* object */
-    int64_t idx[TJ_BLOCK_MAX_DIMS];
-    int64_t w0;     /* word within the run */
-    int64_t typed;  /* byte offset of the current word in the typed buffer */
-    int64_t packed; /* byte offset of the current word in the packed buffer */
-    bool done;
-} walk_t;
-
-static const tj_block_t *walk_block(const walk_t *w)
-{
-    return &w->it->blocks[w->it->kind == TJ_KERNEL_FUSED ? w->it->members[w->m].shape : 0];
-}
-
-static int64_t member_count(const item_t *it, int m)
-{
-    return it->kind == TJ_KERNEL_FUSED ? it->members[m].count : it->count;
-}
-
-static void walk_member(walk_t *w)
-{
-    const item_t *it = w->it;
-    const tj_block_t *b;
-
-    while (w->m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1) && member_count(it, w->m) < 1)
-        w->m++;
-    if (w->m >= (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1)) {
-        w->done = true;
-        return;
-    }
-    b = walk_block(w);
-    w->k = 0;
-    w->w0 = 0;
-    memset(w->idx, 0, sizeof(w->idx));
-    w->typed = (it->kind == TJ_KERNEL_FUSED ? it->members[w->m].typed : 0) + b->start;
-    w->packed = it->kind == TJ_KERNEL_FUSED ? it->members[w->m].packed : w->packed;
-}
-
-static void walk_next(walk_t *w)
-{
-    const tj_block_t *b = walk_block(w);
-    int word = w->it->word;
-    int d;
-
-    w->packed += word;
-    w->typed += word;
-    if (++w->w0 < b->counts[0] / word)
-        return;
-    w->typed -= b->counts[0];
-    w->w0 = 0;
-    for (d = 1; d < b->ndims; d++) {
-        w->typed += b->strides[d];
-        if (++w->idx[d] < b->counts[d])
-            return;
-        w->typed -= b->strides[d] * b->counts[d];
-        w->idx[d] = 0;
-    }
-    w->typed += b->extent;
-    if (++w->k < member_count(w->it, w->m))
-        return;
-    w->m++;
-    walk_member(w);
-}
+    int64_t ta[32], pa[32];
+    int size[32];
+    int n;
+    int64_t requests, typed_sectors, packed_sectors;
+} ideal_t;
 
 /* Distinct sectors of up to 32 accesses. */
-static int64_t sectors_of(const int64_t *addr, int n, int word)
+static int64_t sectors_of(const int64_t *addr, const int *size, int n)
 {
     int64_t s[64];
     int ns = 0;
     for (int i = 0; i < n; i++)
-        for (int64_t x = addr[i] / SECTOR; x <= (addr[i] + word - 1) / SECTOR; x++) {
+        for (int64_t x = addr[i] / SECTOR; x <= (addr[i] + size[i] - 1) / SECTOR; x++) {
             int j = 0;
             while (j < ns && s[j] != x)
                 j++;
@@ -135,68 +81,123 @@ static int64_t sectors_of(const int64_t *addr, int n, int word)
     return ns;
 }
 
-/* A layout's words in packed order, 32 to a request (the ideal of a parts kernel). */
-typedef struct {
-    const item_t *it;
-    int64_t ta[32], pa[32], packed, obj;
-    int n;
-    int64_t requests, typed_sectors, packed_sectors;
-} runs_ideal_t;
-
-static void ideal_flush(runs_ideal_t *r)
+static void ideal_flush(ideal_t *r)
 {
     if (r->n == 0)
         return;
     r->requests++;
-    r->typed_sectors += sectors_of(r->ta, r->n, r->it->word);
-    r->packed_sectors += sectors_of(r->pa, r->n, r->it->word);
+    r->typed_sectors += sectors_of(r->ta, r->size, r->n);
+    r->packed_sectors += sectors_of(r->pa, r->size, r->n);
     r->n = 0;
 }
 
-static void ideal_run(int64_t disp, int64_t len, void *arg)
+static void ideal_word(ideal_t *r, int64_t typed, int64_t packed, int size)
 {
-    runs_ideal_t *r = arg;
-    const tj_layout_t *l = r->it->layout;
-    for (int64_t b = 0; b < len; b += r->it->word) {
-        r->ta[r->n] = l->start + r->obj * l->extent + disp + b;
-        r->pa[r->n] = r->packed;
-        r->packed += r->it->word;
-        if (++r->n == 32)
-            ideal_flush(r);
-    }
+    r->ta[r->n] = typed;
+    r->pa[r->n] = packed;
+    r->size[r->n] = size;
+    if (++r->n == 32)
+        ideal_flush(r);
 }
 
-/* The ideal mapping's requests and sectors, typed and packed sides (addresses relative to
- * buffers aligned to 256 bytes). */
+/* A run of @p len bytes at typed offset @p typed and packed offset @p packed, in the words of a
+ * kernel of (@p word, @p edge): W-byte words, or with edges the pieces of its head (growing to W
+ * alignment), W-byte words, and the pieces of its tail, as templates/edges.cu cuts them. */
+static void ideal_run_words(ideal_t *r, int64_t typed, int64_t packed, int64_t len, int word,
+                            int edge)
+{
+    int64_t x = packed, end = packed + len;
+
+    if (edge == 0) {
+        for (int64_t b = 0; b < len; b += word)
+            ideal_word(r, typed + b, packed + b, word);
+        return;
+    }
+    for (int w = edge; w < word; w *= 2)
+        if ((x & w) != 0 && x + w <= end) {
+            ideal_word(r, typed + (x - packed), x, w);
+            x += w;
+        }
+    for (; x + word <= end; x += word)
+        ideal_word(r, typed + (x - packed), x, word);
+    for (int w = word / 2; w >= edge; w /= 2)
+        if (x + w <= end) {
+            ideal_word(r, typed + (x - packed), x, w);
+            x += w;
+        }
+}
+
+static int64_t member_count(const item_t *it, int m)
+{
+    return it->kind == TJ_KERNEL_FUSED ? it->members[m].count : it->count;
+}
+
+/* The word of block @p s of the item's kernel. */
+static int item_word(const item_t *it, int s)
+{
+    return it->kind == TJ_KERNEL_FUSED ? it->words[s] : it->word;
+}
+
+/* A layout's runs in packed order (the ideal of a parts kernel). */
+typedef struct {
+    const item_t *it;
+    ideal_t *r;
+    int64_t packed, obj;
+} runs_ideal_t;
+
+static void ideal_run(int64_t disp, int64_t len, void *arg)
+{
+    runs_ideal_t *x = arg;
+    const tj_layout_t *l = x->it->layout;
+    ideal_run_words(x->r, l->start + x->obj * l->extent + disp, x->packed, len, x->it->word, 0);
+    x->packed += len;
+}
+
+/* One block's runs in packed order (the ideal of a single or fused kernel). */
+typedef struct {
+    ideal_t *r;
+    int64_t base, packed, len;
+    int word, edge;
+} block_ideal_t;
+
+static void ideal_block_run(int64_t disp, void *arg)
+{
+    block_ideal_t *x = arg;
+    ideal_run_words(x->r, x->base + disp, x->packed, x->len, x->word, x->edge);
+    x->packed += x->len;
+}
+
+/* The ideal mapping's requests and sectors, typed and packed sides. */
 static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
                   int64_t *packed_sectors)
 {
-    walk_t w = {.it = it};
-    int64_t ta[32], pa[32];
+    ideal_t r = {.n = 0};
 
     if (it->kind == TJ_KERNEL_PARTS) {
-        runs_ideal_t r = {.it = it};
-        for (r.obj = 0; r.obj < it->count; r.obj++)
-            tj_layout_each_run(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &r);
-        ideal_flush(&r);
-        *requests = r.requests;
-        *typed_sectors = r.typed_sectors;
-        *packed_sectors = r.packed_sectors;
-        return;
-    }
-    *requests = *typed_sectors = *packed_sectors = 0;
-    walk_member(&w);
-    while (!w.done) {
-        int n = 0;
-        for (; n < 32 && !w.done; n++) {
-            ta[n] = w.typed;
-            pa[n] = w.packed;
-            walk_next(&w);
+        runs_ideal_t x = {.it = it, .r = &r};
+        for (x.obj = 0; x.obj < it->count; x.obj++)
+            tj_layout_each_run(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &x);
+    } else {
+        int64_t packed = 0;
+        for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++) {
+            int s = it->kind == TJ_KERNEL_FUSED ? it->members[m].shape : 0;
+            const tj_block_t *b = &it->blocks[s];
+            int64_t base = (it->kind == TJ_KERNEL_FUSED ? it->members[m].typed : 0) + b->start;
+            if (it->kind == TJ_KERNEL_FUSED)
+                packed = it->members[m].packed;
+            for (int64_t k = 0; k < member_count(it, m); k++) {
+                block_ideal_t x = {
+                    &r,           base + k * b->extent, packed,
+                    b->counts[0], item_word(it, s),     it->kind == TJ_KERNEL_FUSED ? 0 : it->edge};
+                tj_block_each_run(b, ideal_block_run, &x);
+                packed = x.packed;
+            }
         }
-        ++*requests;
-        *typed_sectors += sectors_of(ta, n, it->word);
-        *packed_sectors += sectors_of(pa, n, it->word);
     }
+    ideal_flush(&r);
+    *requests = r.requests;
+    *typed_sectors = r.typed_sectors;
+    *packed_sectors = r.packed_sectors;
 }
 
 /* [lo, hi) of the typed bytes the launch touches, relative to the typed base. */
@@ -289,7 +290,7 @@ static int run_item(item_t *it, tj_dir_t dir)
 
     switch (it->kind) {
     case TJ_KERNEL_FUSED:
-        spec = tj_kernel_fused(it->blocks, it->nblocks, it->word, dir, TARGET);
+        spec = tj_kernel_fused(it->blocks, it->words, it->nblocks, dir, TARGET);
         break;
     case TJ_KERNEL_GENERIC:
         spec = tj_kernel_generic(it->word, dir, TARGET);
@@ -298,7 +299,7 @@ static int run_item(item_t *it, tj_dir_t dir)
         spec = tj_kernel_parts(it->layout, it->word, dir, false, TARGET);
         break;
     default:
-        spec = tj_kernel_single(it->blocks, it->word, dir, TARGET);
+        spec = tj_kernel_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
         break;
     }
     if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
@@ -361,7 +362,7 @@ static int run_item(item_t *it, tj_dir_t dir)
         free(image);
         tj_gen_parts_args(it->layout, table, &pargs);
     } else if (it->kind == TJ_KERNEL_FUSED) {
-        if (tj_gen_fused_launch(it->blocks, it->nblocks, it->word, it->members, it->nmembers,
+        if (tj_gen_fused_launch(it->blocks, it->words, it->nblocks, it->members, it->nmembers,
                                 &fargs, &geo) != TJ_OK)
             return 1;
         args[2] = &fargs;
@@ -372,7 +373,7 @@ static int run_item(item_t *it, tj_dir_t dir)
             tj_gen_generic_launch(&it->blocks[0], it->word, it->count, &geo);
             args[3] = &params;
         } else {
-            tj_gen_launch(&it->blocks[0], it->word, it->count, &geo);
+            tj_gen_edges_launch(&it->blocks[0], it->word, it->edge, it->count, &geo);
         }
     }
     if (tj_gpu_launch(fn, geo.grid, geo.block, args) != TJ_OK || tj_gpu_sync() != TJ_OK ||
@@ -388,25 +389,25 @@ static int run_item(item_t *it, tj_dir_t dir)
     if (pinned != NULL)
         tj_gpu_free_host(pinned);
     ideal(it, &ireq, &its, &ips);
-    printf("%s,%s,%s,%s,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,"
-           "%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu\n",
-           kname, it->family, dname,
-           it->kind == TJ_KERNEL_FUSED     ? "fused"
-           : it->kind == TJ_KERNEL_GENERIC ? "generic"
-           : it->kind == TJ_KERNEL_PARTS   ? "parts"
-                                           : "single",
-           it->word,
-           it->kind == TJ_KERNEL_SINGLE    ? tj_gen_words_per_thread(&it->blocks[0], it->word)
-           : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
-                                           : 1,
-           it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
-           it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
-           geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
-           geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
-           field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
-           field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
-           ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident,
-           table_sectors);
+    printf(
+        "%s,%s,%s,%s,%d,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,"
+        "%llu,%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu\n",
+        kname, it->family, dname,
+        it->kind == TJ_KERNEL_FUSED     ? "fused"
+        : it->kind == TJ_KERNEL_GENERIC ? "generic"
+        : it->kind == TJ_KERNEL_PARTS   ? "parts"
+                                        : "single",
+        it->word, it->kind == TJ_KERNEL_SINGLE ? it->edge : 0,
+        it->kind == TJ_KERNEL_SINGLE ? tj_gen_words_per_thread(&it->blocks[0], it->word, it->edge)
+        : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
+                                        : 1,
+        it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
+        it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
+        geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
+        geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
+        field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
+        field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
+        ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident, table_sectors);
     fflush(stdout);
     return 0;
 }
@@ -431,8 +432,36 @@ static int make(item_t *it, const char *family, const char *name, int ndims, con
         return 1;
     }
     it->blocks[0] = b;
-    it->word = b.word;
+    /* The words of the runtime's launch: buffers aligned, object 0 at start 0. */
+    it->word = tj_block_words(&b, count, 0, 0).word;
+    it->edge = tj_block_words(&b, count, 0, 0).edge;
     return 0;
+}
+
+/* The words of a fused item's blocks, as the runtime gives them (send/fused.c): each member's
+ * own launch word at its addresses (buffers aligned), without edges; the item's word the widest.
+ * False when two members of one block would want different words (the runtime would give them
+ * shapes of their own). */
+static bool fused_words(item_t *f)
+{
+    bool set[TJ_FUSED_MAX] = {false};
+
+    f->word = 1;
+    for (int m = 0; m < f->nmembers; m++) {
+        const tj_fused_member_t *mb = &f->members[m];
+        tj_words_t w = tj_block_words(&f->blocks[mb->shape], mb->count,
+                                      (uintptr_t)(mb->typed + f->blocks[mb->shape].start),
+                                      (uintptr_t)mb->packed);
+        int word = w.edge != 0 ? w.edge : w.word;
+        if (set[mb->shape] && f->words[mb->shape] != word) {
+            fprintf(stderr, "kernel_quality: %s: one block, two words\n", f->name);
+            return false;
+        }
+        set[mb->shape] = true;
+        f->words[mb->shape] = word;
+        f->word = TJ_MAX(f->word, word);
+    }
+    return true;
 }
 
 /* TEMPI figure 8: runs of `run` bytes at a pitch of 512, `size` bytes of footprint; 3-D objects
@@ -483,7 +512,7 @@ static int fig8(void)
 /* The halo of a 64^3 grid, radius 3, 8 doubles (64 bytes) per point, in a padded array of
  * 70^3 points: the 26 ghost regions (disjoint, so that the fused unpack is one), per shape and
  * fused. */
-static int halo(void)
+static int halo(item_t *out)
 {
     const int64_t n = 64, r = 3, p = n + 2 * r, point = 64;
     item_t fused, it;
@@ -529,10 +558,8 @@ static int halo(void)
                 fused.members[fused.nmembers++] = (tj_fused_member_t){s, off, packed, 1};
                 packed += b.size;
             }
-    fused.word = 16;
-    for (int s = 0; s < fused.nblocks; s++)
-        fused.word = TJ_MIN(fused.word, fused.blocks[s].word);
-    return rc ? rc : run_both(&fused);
+    *out = fused;
+    return rc ? rc : fused_words(&fused) ? run_both(&fused) : 1;
 }
 
 /* Vectors of 4096 elements of `e` bytes, a stride of three elements. */
@@ -556,6 +583,46 @@ static int elements(void)
         }
     }
     return rc;
+}
+
+/* Word size per dimension (issue 17 item 4): 64 runs of 64 bytes whose object's extent (32769)
+ * is odd, moved once; one run of 4099 bytes; rows of 1001 floats padded by 16 bytes, as one
+ * object of 64 rows and as 16 objects of 4 rows; and the 26 halo regions fused with a member of
+ * 12 bytes (3 ints) packed after them. */
+static int words(const item_t *halo_fused)
+{
+    static const struct {
+        const char *name;
+        int ndims;
+        int64_t counts[2], strides[2], extent, count;
+    } shapes[] = {
+        {"words-64x64B-extent32769", 2, {64, 64}, {1, 512}, 32769, 1},
+        {"words-run4099B", 1, {4099, 1}, {1, 0}, 4099, 1},
+        {"words-1001float-rows-pad16", 2, {4004, 64}, {1, 4020}, 64 * 4020, 1},
+        {"words-1001float-4rows-pad16-x16", 2, {4004, 4}, {1, 4020}, 4 * 4020, 16},
+    };
+    int64_t twelve[1] = {12}, one[1] = {1};
+    item_t it, fused = *halo_fused;
+    int64_t packed = 0;
+    tj_block_t b;
+    int rc = 0, s;
+
+    for (size_t i = 0; i < TJ_ARRAY_SIZE(shapes) && rc == 0; i++) {
+        rc = make(&it, "words", shapes[i].name, shapes[i].ndims, shapes[i].counts,
+                  shapes[i].strides, shapes[i].extent, shapes[i].count);
+        rc = rc ? rc : run_both(&it);
+    }
+    if (rc != 0 || tj_block_make(0, 12, 1, twelve, one, &b) != TJ_OK)
+        return 1;
+    fused.family = "halo-fused";
+    snprintf(fused.name, sizeof(fused.name), "halo-fused-26-and-12B");
+    for (int m = 0; m < fused.nmembers; m++)
+        packed += fused.blocks[fused.members[m].shape].size * fused.members[m].count;
+    s = fused.nblocks++;
+    fused.blocks[s] = b;
+    /* In the typed buffer past every halo region. */
+    fused.members[fused.nmembers++] = (tj_fused_member_t){s, 70 * 70 * 70 * 64, packed, 1};
+    return fused_words(&fused) ? run_both(&fused) : 1;
 }
 
 /* A parts item of the finished layout @p l (its reference is the item's). */
@@ -644,6 +711,7 @@ static int parts(void)
 
 int main(int argc, char **argv)
 {
+    static item_t halo_fused;
     char cache[4200];
     int rc;
 
@@ -660,15 +728,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "kernel_quality: no (test) CUDA driver\n");
         return 1;
     }
-    printf("kernel,family,dir,kind,word,words_per_thread,shapes,packed_bytes,objects,blocks,"
+    printf("kernel,family,dir,kind,word,edge,words_per_thread,shapes,packed_bytes,objects,blocks,"
            "threads,grid_x,grid_y,"
            "load_requests,load_sectors,load_distinct,load_bytes,store_requests,store_sectors,"
            "store_distinct,store_bytes,ideal_requests,ideal_load_sectors,ideal_store_sectors,"
            "ident,table_load_sectors\n");
     rc = fig8();
-    rc |= halo();
+    rc |= halo(&halo_fused);
     rc |= elements();
     rc |= parts();
+    rc |= words(&halo_fused);
     tj_supply_finalize();
     tj_gpu_finalize();
     return rc;

@@ -154,10 +154,30 @@ static int effective_word(const tj_block_t *block, int word)
     return valid_word(word) && block->counts[0] % word == 0 ? word : 1;
 }
 
-static void shape_of(const tj_block_t *block, int word, shape_t *shape)
-{
-    int64_t words = block->size / word;
+/* The merged dimensions of a kernel with edges: dims[0] the contiguous run in bytes (stride 1),
+ * then the runs' dimensions; 0 when the block has no run of more than one byte. */
+static int edge_dims(const tj_block_t *block, dim_t *dims);
 
+/* Slots of one run of @p run bytes in a kernel with edges of (@p word, @p edge): the W-aligned
+ * windows of the packed buffer the run meets at most (its packed position is a multiple of
+ * @p edge). */
+static int64_t edge_slots(int64_t run, int word, int edge)
+{
+    return (run - edge + word - 1) / word + 1;
+}
+
+/* What one thread of a kernel handles at a time, per object: words, or with edges slots. */
+static int64_t words_of(const tj_block_t *block, int word, int edge)
+{
+    dim_t dims[TJ_BLOCK_MAX_DIMS];
+
+    if (edge == 0 || edge_dims(block, dims) == 0)
+        return block->size / word;
+    return block->size / dims[0].count * edge_slots(dims[0].count, word, edge);
+}
+
+static void shape_of(int64_t words, int word, shape_t *shape)
+{
     shape->words = words;
     if (words <= SMALL_WORDS) {
         shape->objects = (unsigned)(BLOCK_THREADS / words);
@@ -213,19 +233,12 @@ static const char *word_type(int word)
     }
 }
 
-/* The constants of the merged dimensions, as declarations at the top of the kernel. */
-static void emit_dimensions(text_t *t, const dim_t *dims, int n, const char *isuffix)
+/* The constants of the merged dimensions, as declarations at the top of the kernel: each
+ * dimension's count (but the outermost's) and stride. */
+static void emit_counts(text_t *t, const dim_t *dims, int n, const char *isuffix)
 {
     char lit[48];
 
-    if (n == 0) {
-        text_printf(t, "    /* Each object is a single word. */\n");
-        return;
-    }
-    text_printf(t,
-                "    /* Dimension d has COUNT_d elements STRIDE_d bytes apart; dimension 0 counts "
-                "words.\n     * Dimensions of one element are left out, and a dimension "
-                "nested without a gap in\n     * the next inner one is merged into it. */\n");
     for (int d = 0; d < n; d++) {
         /* The outermost digit is the quotient left over: it needs no count. */
         if (d < n - 1)
@@ -238,8 +251,23 @@ static void emit_dimensions(text_t *t, const dim_t *dims, int n, const char *isu
     }
 }
 
-/* The statements that turn the word index i into the byte offset `off` within the object. */
-static void emit_offset(text_t *t, const dim_t *dims, int n)
+/* The same with their comment. */
+static void emit_dimensions(text_t *t, const dim_t *dims, int n, const char *isuffix)
+{
+    if (n == 0) {
+        text_printf(t, "    /* Each object is a single word. */\n");
+        return;
+    }
+    text_printf(t,
+                "    /* Dimension d has COUNT_d elements STRIDE_d bytes apart; dimension 0 counts "
+                "words.\n     * Dimensions of one element are left out, and a dimension "
+                "nested without a gap in\n     * the next inner one is merged into it. */\n");
+    emit_counts(t, dims, n, isuffix);
+}
+
+/* The statements that turn the index @p var (the word index i, or a kernel with edges' run)
+ * into the byte offset `off` within the object. */
+static void emit_offset(text_t *t, const dim_t *dims, int n, const char *var)
 {
     const char *ind = "            ";
 
@@ -248,10 +276,11 @@ static void emit_offset(text_t *t, const dim_t *dims, int n)
         return;
     }
     if (n == 1) {
-        text_printf(t, "%sconst long long off = (long long)i * STRIDE_%d;", ind, dims[0].index);
+        text_printf(t, "%sconst long long off = (long long)%s * STRIDE_%d;", ind, var,
+                    dims[0].index);
         return;
     }
-    text_printf(t, "%sindex_t q = i;\n", ind);
+    text_printf(t, "%sindex_t q = %s;\n", ind, var);
     text_printf(t, "%slong long off = (long long)(q %% COUNT_%d) * STRIDE_%d;\n", ind,
                 dims[0].index, dims[0].index);
     for (int d = 1; d < n; d++) {
@@ -323,7 +352,7 @@ static bool valid_block(const tj_block_t *block)
 /* The kernel of templates/strided.cu for (block, word): the text of what it does with each word
  * (@p what, for its comment), the word's type, the pointer declarations and the statement run
  * for each word at byte (base + off) of the typed buffer (word k * WORDS + i of the packed one). */
-static tj_status_t gen_strided(const tj_block_t *block, int word, const char *what,
+static tj_status_t gen_strided(const tj_block_t *block, int word, int edge, const char *what,
                                const char *wtype, const char *pointers, const char *copy,
                                const char *name, char **source);
 
@@ -337,7 +366,7 @@ tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const
         return TJ_ERR_INVALID;
     }
     return gen_strided(
-        block, word, pack ? "pack" : "unpack", word_type(word),
+        block, word, 0, pack ? "pack" : "unpack", word_type(word),
         pack ? "    const char *typed = (const char *)src;\n"
                "    word_t *packed = (word_t *)dst;"
              : "    char *typed = (char *)dst;\n"
@@ -364,7 +393,7 @@ tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char 
                  expr);
     if (n < 0 || (size_t)n >= sizeof(copy))
         return TJ_ERR_INVALID;
-    return gen_strided(block, esize, what, ctype,
+    return gen_strided(block, esize, 0, what, ctype,
                        "    char *inout = (char *)dst;\n"
                        "    const char *in = (const char *)src;",
                        copy, name, source);
@@ -378,7 +407,7 @@ tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir,
     if (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)
         return TJ_ERR_INVALID;
     return gen_strided(
-        block, esize,
+        block, esize, 0,
         pack ? "pack (external32: each element's bytes reversed)"
              : "unpack (external32: each element's bytes reversed)",
         word_type(esize),
@@ -399,25 +428,46 @@ tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir,
         name, source);
 }
 
-static tj_status_t gen_strided(const tj_block_t *block, int word, const char *what,
+/* Whether (word, edge) is a kernel of @p block: a word dividing the block's word; with edges, an
+ * edge word dividing the block's word, a W above it dividing its edges_word, and runs of more
+ * than one byte. */
+static bool valid_form(const tj_block_t *block, int word, int edge)
+{
+    dim_t dims[TJ_BLOCK_MAX_DIMS];
+
+    if (!valid_block(block) || !valid_word(word))
+        return false;
+    if (edge == 0)
+        return block->word % word == 0 && block->counts[0] % word == 0;
+    return valid_word(edge) && edge < word && block->word % edge == 0 &&
+           block->edges_word % word == 0 && edge_dims(block, dims) > 0;
+}
+
+static int edge_dims(const tj_block_t *block, dim_t *dims)
+{
+    int n = merge_dims(block, 1, dims);
+    return n > 0 && dims[0].stride == 1 && dims[0].count > 1 ? n : 0;
+}
+
+static tj_status_t gen_strided(const tj_block_t *block, int word, int edge, const char *what,
                                const char *wtype, const char *pointers, const char *copy,
                                const char *name, char **source)
 {
-    text_t t = {0}, dims_text = {0}, offset_text = {0};
+    text_t t = {0}, dims_text = {0}, offset_text = {0}, note = {0};
     char *block_text = NULL;
     char start[48], extent[48], words[48], words_literal[48], word_s[8], objects[16], span[16];
     char kstep[16], istep[16];
     const tj_template_t *tmpl = find_template("strided.cu");
+    const char *isuffix;
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     shape_t shape;
     bool index32;
     tj_status_t status;
     int n, blen;
 
-    if (!valid_block(block) || !valid_word(word) || block->word % word != 0 ||
-        block->counts[0] % word != 0 || !valid_name(name)) {
-        tj_log_error("cannot generate kernel %s: invalid block, word %d or name",
-                     valid_name(name) ? name : "(bad name)", word);
+    if (!valid_form(block, word, edge) || !valid_name(name)) {
+        tj_log_error("cannot generate kernel %s: invalid block, word %d, edge %d or name",
+                     valid_name(name) ? name : "(bad name)", word, edge);
         return TJ_ERR_INVALID;
     }
     if (tmpl == NULL) {
@@ -432,20 +482,46 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
     }
     tj_block_format(block, block_text, (size_t)blen + 1);
 
-    shape_of(block, word, &shape);
+    shape_of(words_of(block, word, edge), word, &shape);
     index32 = shape.words <= INDEX32_LIMIT;
-    n = merge_dims(block, word, dims);
-    emit_dimensions(&dims_text, dims, n, index32 ? "u" : "ull");
-    emit_offset(&offset_text, dims, n);
-    if (dims_text.failed || offset_text.failed) {
+    isuffix = index32 ? "u" : "ull";
+    if (edge == 0) {
+        n = merge_dims(block, word, dims);
+        emit_dimensions(&dims_text, dims, n, isuffix);
+        emit_offset(&offset_text, dims, n, "i");
+    } else {
+        char lit[48];
+        n = edge_dims(block, dims);
+        text_printf(&note,
+                    "\n * Edges: a \"word\" is a slot, one of the SLOTS W-aligned windows of the "
+                    "packed buffer\n * that one run of RUN bytes meets; the head and the tail of "
+                    "the run are moved\n * %d bytes or more at a time (templates/edges.cu).",
+                    edge);
+        text_printf(
+            &dims_text,
+            "    /* Runs of RUN bytes, OBJECT_BYTES packed bytes per object, SLOTS slots per "
+            "run; the\n     * runs of one object: dimension d has COUNT_d runs STRIDE_d "
+            "bytes apart (merged as\n     * the dimensions of the kernels without edges). "
+            "*/\n");
+        format_i64(lit, sizeof(lit), dims[0].count);
+        text_printf(&dims_text, "    const long long RUN = %s;\n", lit);
+        format_i64(lit, sizeof(lit), block->size);
+        text_printf(&dims_text, "    const long long OBJECT_BYTES = %s;\n", lit);
+        text_printf(&dims_text, "    const index_t SLOTS = %" PRId64 "%s;\n",
+                    edge_slots(dims[0].count, word, edge), isuffix);
+        emit_counts(&dims_text, dims + 1, n - 1, isuffix);
+        text_printf(&offset_text, "            const index_t j = i %% SLOTS;\n"
+                                  "            const index_t run = i / SLOTS;\n");
+        emit_offset(&offset_text, dims + 1, n - 1, "run");
+    }
+    if (dims_text.failed || offset_text.failed || note.failed) {
         status = TJ_ERR_NOMEM;
         goto out;
     }
     format_i64(start, sizeof(start), block->start);
     format_i64(extent, sizeof(extent), block->extent);
     snprintf(words, sizeof(words), "%" PRId64, shape.words);
-    snprintf(words_literal, sizeof(words_literal), "%" PRId64 "%s", shape.words,
-             index32 ? "u" : "ull");
+    snprintf(words_literal, sizeof(words_literal), "%" PRId64 "%s", shape.words, isuffix);
     snprintf(word_s, sizeof(word_s), "%d", word);
     snprintf(objects, sizeof(objects), "%uu", shape.objects);
     snprintf(span, sizeof(span), "%uu", shape.span);
@@ -458,6 +534,7 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
         {"BLOCK", block_text},
         {"WORD", word_s},
         {"WORDS", words},
+        {"EDGES", note.buf != NULL ? note.buf : ""},
         {"WORDS_LITERAL", words_literal},
         {"WORD_TYPE", wtype},
         {"INDEX_TYPE", index32 ? "unsigned int" : "unsigned long long"},
@@ -478,10 +555,104 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, const char *wh
     t.buf = NULL;
 
 out:
+    free(note.buf);
     free(offset_text.buf);
     free(dims_text.buf);
     free(block_text);
     free(t.buf);
+    if (status == TJ_ERR_NOMEM)
+        tj_log_error("out of memory generating kernel %s", name);
+    return status;
+}
+
+/* One piece of a partial window: @p w bytes at x, when @p cond holds. */
+static void emit_piece(text_t *t, const char *ind, const char *cond, int w)
+{
+    text_printf(t,
+                "%sif (%s) {\n%s    *(%s *)(to + x) = *(const %s *)(from + x);\n"
+                "%s    x += %du;\n%s}\n",
+                ind, cond, ind, word_type(w), word_type(w), ind, w, ind);
+}
+
+tj_status_t tj_gen_edges_source(const tj_block_t *block, int word, int edge, tj_dir_t dir,
+                                const char *name, char **source)
+{
+    text_t pieces = {0};
+    char *copy = NULL, cond[64], full[128];
+    const char *ind;
+    dim_t dims[TJ_BLOCK_MAX_DIMS];
+    bool pack = dir == TJ_DIR_PACK, run_long, rel32;
+    tj_status_t status;
+
+    if (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK) {
+        tj_log_error("cannot generate kernel %s: invalid direction", valid_name(name) ? name : "");
+        return TJ_ERR_INVALID;
+    }
+    if (edge == 0)
+        return tj_gen_source(block, word, dir, name, source);
+    if (!valid_form(block, word, edge))
+        return gen_strided(block, word, edge, "", "", "", "", name, source); /* refused there */
+    /* A head grows its alignment from x up to the window's end, a tail shrinks from its start
+     * to its end: each piece aligned, none past the run's bytes [x, end). When every run is a
+     * window long or more, a partial window is a head (x > 0, end = W) or a tail (x = 0): a
+     * piece of a head is there when its bit of x is, one of a tail when its bit of end is. */
+    run_long = edge_dims(block, dims) > 0 && dims[0].count >= word;
+    ind = run_long ? "                        " : "                    ";
+    if (run_long)
+        text_printf(&pieces, "                    if (x != 0u) { /* the run's head */\n");
+    for (int w = edge; w < word; w *= 2) {
+        if (run_long)
+            snprintf(cond, sizeof(cond), "(x & %du) != 0u", w);
+        else
+            snprintf(cond, sizeof(cond), "(x & %du) != 0u && x + %du <= end", w, w);
+        emit_piece(&pieces, ind, cond, w);
+    }
+    if (run_long)
+        text_printf(&pieces, "                    } else { /* its tail */\n");
+    for (int w = word / 2; w >= edge; w /= 2) {
+        if (run_long)
+            snprintf(cond, sizeof(cond), "(end & %du) != 0u", w);
+        else
+            snprintf(cond, sizeof(cond), "x + %du <= end", w);
+        emit_piece(&pieces, ind, cond, w);
+    }
+    if (run_long)
+        text_printf(&pieces, "                    }\n");
+    if (pieces.failed) {
+        status = TJ_ERR_NOMEM;
+        goto out;
+    }
+    pieces.buf[pieces.len - 1] = '\0'; /* the template's line ends the last */
+    /* Offsets in a run fit 32 bits when the run does (with a window to spare). A window is
+     * whole when 0 <= o <= RUN - W: one unsigned comparison, none at all when no run is a
+     * window long. */
+    rel32 = dims[0].count <= INT32_MAX - 2 * word;
+    if (!run_long)
+        snprintf(full, sizeof(full), "false");
+    else
+        snprintf(full, sizeof(full), "(%s)o <= (%s)(RUN - (long long)sizeof(word_t))",
+                 rel32 ? "unsigned" : "unsigned long long",
+                 rel32 ? "unsigned" : "unsigned long long");
+    const tj_gen_subst_t subst[] = {
+        {"REL", rel32 ? "int" : "long long"},
+        {"FULL", full},
+        {"TO",
+         pack ? "char *const to = packed + (at + o)" : "char *const to = typed + (base + off + o)"},
+        {"FROM", pack ? "const char *const from = typed + (base + off + o)"
+                      : "const char *const from = packed + (at + o)"},
+        {"PIECES", pieces.buf},
+    };
+    if ((status = tj_gen_fill("edges.cu", subst, TJ_ARRAY_SIZE(subst), &copy)) != TJ_OK)
+        goto out;
+    status = gen_strided(block, word, edge, pack ? "pack" : "unpack", word_type(word),
+                         pack ? "    const char *typed = (const char *)src;\n"
+                                "    char *packed = (char *)dst;"
+                              : "    char *typed = (char *)dst;\n"
+                                "    const char *packed = (const char *)src;",
+                         copy, name, source);
+out:
+    free(copy);
+    free(pieces.buf);
     if (status == TJ_ERR_NOMEM)
         tj_log_error("out of memory generating kernel %s", name);
     return status;
@@ -494,16 +665,33 @@ static void launch_one(tj_launch_t *launch)
     *launch = l;
 }
 
-int tj_gen_words_per_thread(const tj_block_t *block, int word)
+/* The shape of the kernel (block, word, edge), for a form the generator would have made; the
+ * void geometry functions take a refused one as W = 1 without edges. */
+static void form_shape(const tj_block_t *block, int word, int edge, shape_t *shape)
+{
+    if (edge == 0 || !valid_form(block, word, edge)) {
+        word = effective_word(block, word);
+        edge = 0;
+    }
+    shape_of(words_of(block, word, edge), word, shape);
+}
+
+int tj_gen_words_per_thread(const tj_block_t *block, int word, int edge)
 {
     shape_t shape;
     if (!valid_block(block))
         return 1;
-    shape_of(block, effective_word(block, word), &shape);
+    form_shape(block, word, edge, &shape);
     return (int)(shape.kstep * shape.istep);
 }
 
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch)
+{
+    tj_gen_edges_launch(block, word, 0, count, launch);
+}
+
+void tj_gen_edges_launch(const tj_block_t *block, int word, int edge, int64_t count,
+                         tj_launch_t *launch)
 {
     shape_t shape;
     tj_launch_t l;
@@ -512,7 +700,7 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
         launch_one(launch);
         return;
     }
-    shape_of(block, effective_word(block, word), &shape);
+    form_shape(block, word, edge, &shape);
     l.block[0] = shape.threads;
     l.block[1] = 1;
     l.block[2] = 1;
@@ -696,7 +884,8 @@ static unsigned fused_gx(const shape_t *shape)
     return (unsigned)TJ_MIN(ceil_div(shape->words, shape->span), FUSED_GX_MAX);
 }
 
-/* One leaf of the fused kernel's tree: the body of templates/strided.cu for block @p s. */
+/* One leaf of the fused kernel's tree: the body of templates/strided.cu for block @p s and its
+ * word. */
 static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool pack)
 {
     text_t dims_text = {0}, offset_text = {0};
@@ -706,18 +895,21 @@ static void emit_case(text_t *t, int s, const tj_block_t *block, int word, bool 
     bool index32;
     int n;
 
-    shape_of(block, word, &shape);
+    shape_of(block->size / word, word, &shape);
     index32 = shape.words <= INDEX32_LIMIT;
     n = merge_dims(block, word, dims);
     emit_dimensions(&dims_text, dims, n, index32 ? "u" : "ull");
-    emit_offset(&offset_text, dims, n);
+    emit_offset(&offset_text, dims, n, "i");
     format_i64(start, sizeof(start), block->start);
     format_i64(extent, sizeof(extent), block->extent);
     if (dims_text.failed || offset_text.failed) {
         t->failed = true;
         goto out;
     }
-    text_printf(t, "    { /* block %d */\n", s);
+    text_printf(t, "    { /* block %d, W = %d */\n", s, word);
+    text_printf(t, "    typedef %s word_t;\n", word_type(word));
+    text_printf(t, "    %sword_t *packed = (%sword_t *)packed_bytes;\n", pack ? "" : "const ",
+                pack ? "" : "const ");
     text_printf(t, "    typedef %s index_t;\n", index32 ? "unsigned int" : "unsigned long long");
     text_printf(t, "    const long long START = %s;\n    const long long EXTENT = %s;\n", start,
                 extent);
@@ -767,57 +959,65 @@ out:
 }
 
 /* The tree of tests that leads each member to its block's code: blocks [lo, hi), in order. */
-static void emit_tree(text_t *t, int lo, int hi, const tj_block_t *blocks, int word, bool pack)
+static void emit_tree(text_t *t, int lo, int hi, const tj_block_t *blocks, const int *words,
+                      bool pack)
 {
     int mid = lo + (hi - lo) / 2;
 
     if (hi - lo == 1) {
-        emit_case(t, lo, &blocks[lo], word, pack);
+        emit_case(t, lo, &blocks[lo], words[lo], pack);
         return;
     }
     text_printf(t, "    if (shape < %d) {\n", mid);
-    emit_tree(t, lo, mid, blocks, word, pack);
+    emit_tree(t, lo, mid, blocks, words, pack);
     text_printf(t, "    } else {\n");
-    emit_tree(t, mid, hi, blocks, word, pack);
+    emit_tree(t, mid, hi, blocks, words, pack);
     text_printf(t, "    }\n");
 }
 
-tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+/* Whether @p words[s] is a word of blocks[s], for each of the @p n blocks. */
+static bool valid_fused(const tj_block_t *blocks, const int *words, int n)
+{
+    for (int s = 0; s < n; s++)
+        if (!valid_block(&blocks[s]) || !valid_word(words[s]) || blocks[s].word % words[s] != 0 ||
+            blocks[s].counts[0] % words[s] != 0)
+            return false;
+    return true;
+}
+
+tj_status_t tj_gen_fused_source(const tj_block_t *blocks, const int *words, int n, tj_dir_t dir,
                                 const char *name, char **source)
 {
     text_t t = {0}, cases = {0}, comment = {0};
     const tj_template_t *tmpl = find_template("fused.cu");
-    char word_s[8], shapes[16], max[16], block_text[1024];
+    char shapes[16], max[16], block_text[1024];
     bool pack = dir == TJ_DIR_PACK;
     tj_status_t status;
 
-    if (blocks == NULL || n < 1 || n > TJ_FUSED_MAX || !valid_word(word) || !valid_name(name) ||
+    if (blocks == NULL || words == NULL || n < 1 || n > TJ_FUSED_MAX || !valid_name(name) ||
         (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK)) {
-        tj_log_error("cannot generate fused kernel %s: invalid block count %d, word %d or name",
-                     valid_name(name) ? name : "(bad name)", n, word);
+        tj_log_error("cannot generate fused kernel %s: invalid block count %d or name",
+                     valid_name(name) ? name : "(bad name)", n);
         return TJ_ERR_INVALID;
     }
-    for (int s = 0; s < n; s++)
-        if (!valid_block(&blocks[s]) || blocks[s].word % word != 0 ||
-            blocks[s].counts[0] % word != 0) {
-            tj_log_error("cannot generate fused kernel %s: block %d is invalid for word %d", name,
-                         s, word);
-            return TJ_ERR_INVALID;
-        }
+    if (!valid_fused(blocks, words, n)) {
+        tj_log_error("cannot generate fused kernel %s: a block is invalid for its word", name);
+        return TJ_ERR_INVALID;
+    }
     if (tmpl == NULL) {
         tj_log_error("kernel template fused.cu is missing from the library");
         return TJ_ERR_INVALID;
     }
     for (int s = 0; s < n; s++) {
         tj_block_format(&blocks[s], block_text, sizeof(block_text));
-        text_printf(&comment, " *   block %d: %s%s", s, block_text, s + 1 < n ? "\n" : "");
+        text_printf(&comment, " *   block %d: W=%d %s%s", s, words[s], block_text,
+                    s + 1 < n ? "\n" : "");
     }
-    emit_tree(&cases, 0, n, blocks, word, pack);
+    emit_tree(&cases, 0, n, blocks, words, pack);
     if (cases.failed || comment.failed) {
         status = TJ_ERR_NOMEM;
         goto out;
     }
-    snprintf(word_s, sizeof(word_s), "%d", word);
     snprintf(shapes, sizeof(shapes), "%d", n);
     snprintf(max, sizeof(max), "%d", TJ_FUSED_MAX);
 
@@ -826,14 +1026,11 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_di
         {"DIRECTION", pack ? "pack" : "unpack"},
         {"SHAPES", shapes},
         {"BLOCKS", comment.buf},
-        {"WORD", word_s},
         {"MAX", max},
-        {"WORD_TYPE", word_type(word)},
         {"POINTERS", pack ? "    const char *typed = (const char *)src + e->typed;\n"
-                            "    word_t *packed = (word_t *)((char *)dst + e->packed);"
+                            "    char *packed_bytes = (char *)dst + e->packed;"
                           : "    char *typed = (char *)dst + e->typed;\n"
-                            "    const word_t *packed = (const word_t *)((const char *)src + "
-                            "e->packed);"},
+                            "    const char *packed_bytes = (const char *)src + e->packed;"},
         {"CASES", cases.buf},
     };
     if ((status = fill(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
@@ -850,7 +1047,7 @@ out:
     return status;
 }
 
-tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
+tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, const int *words, int nblocks,
                                 const tj_fused_member_t *members, int nmembers,
                                 tj_fused_args_t *args, tj_launch_t *launch)
 {
@@ -858,14 +1055,13 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
     unsigned threads = 32;
     int64_t first = 0;
 
-    if (blocks == NULL || members == NULL || nblocks < 1 || nblocks > TJ_FUSED_MAX ||
-        nmembers < 1 || nmembers > TJ_FUSED_MAX || !valid_word(word))
+    if (blocks == NULL || words == NULL || members == NULL || nblocks < 1 ||
+        nblocks > TJ_FUSED_MAX || nmembers < 1 || nmembers > TJ_FUSED_MAX ||
+        !valid_fused(blocks, words, nblocks))
         return TJ_ERR_INVALID;
     for (int s = 0; s < nblocks; s++) {
         shape_t shape;
-        if (!valid_block(&blocks[s]) || blocks[s].counts[0] % word != 0)
-            return TJ_ERR_INVALID;
-        shape_of(&blocks[s], word, &shape);
+        shape_of(blocks[s].size / words[s], words[s], &shape);
         threads = TJ_MAX(threads, shape.threads);
     }
     memset(&a, 0, sizeof(a));
@@ -875,7 +1071,7 @@ tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
         int64_t gx, gy;
         if (mb->shape < 0 || mb->shape >= nblocks || mb->count < 0)
             return TJ_ERR_INVALID;
-        shape_of(&blocks[mb->shape], word, &shape);
+        shape_of(blocks[mb->shape].size / words[mb->shape], words[mb->shape], &shape);
         gx = fused_gx(&shape);
         gy = TJ_MIN(ceil_div(TJ_MAX(mb->count, 1), shape.objects), GRID_YZ_MAX);
         gy = TJ_MAX(1, TJ_MIN(gy, FUSED_MEMBER_BLOCKS / gx));

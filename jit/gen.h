@@ -29,6 +29,17 @@ typedef struct {
 tj_status_t tj_gen_source(const tj_block_t *block, int word, tj_dir_t dir, const char *name,
                           char **source);
 
+/* CUDA source of the kernel @p name for (block, word) with edges of @p edge bytes (0: exactly
+ * tj_gen_source's kernel): the same signature, pointers and launch (tj_gen_edges_launch), for
+ * launches whose every run has its typed bytes and its packed position agree modulo @p word
+ * (tj_block_words): each run's bytes are cut at the @p word-aligned addresses of the packed
+ * buffer, the windows inside the run moved with one @p word-byte load and store, the run's head
+ * and tail with aligned pieces of @p edge bytes or more (templates/edges.cu). Both pointers must
+ * be aligned to @p edge; @p edge divides block->word, @p word > @p edge divides
+ * block->edges_word. TJ_ERR_INVALID otherwise. */
+tj_status_t tj_gen_edges_source(const tj_block_t *block, int word, int edge, tj_dir_t dir,
+                                const char *name, char **source);
+
 /* CUDA source of the kernel @p name of MPI_Reduce_local on a strided type whose every element is
  * of the C type @p ctype, @p esize bytes (which divides the block's word): for each element,
  * in the order of the typemap, inout = EXPR, where @p expr reads the inout element as `o` and the
@@ -48,12 +59,17 @@ tj_status_t tj_gen_reduce_source(const tj_block_t *block, int esize, const char 
 tj_status_t tj_gen_swap_source(const tj_block_t *block, int esize, tj_dir_t dir, const char *name,
                                char **source);
 
-/* Words each thread of tj_gen_source's kernel for (block, word) moves per trip of its loops. */
-int tj_gen_words_per_thread(const tj_block_t *block, int word);
+/* Words (with edges, slots) each thread of the kernel for (block, word, edge) moves per trip
+ * of its loops; @p edge 0 for tj_gen_source's kernel. */
+int tj_gen_words_per_thread(const tj_block_t *block, int word, int edge);
 
 /* Launch geometry for `count` objects: grid by ceiling division, x < 2^31, y and z <= 65535
  * (the kernels stride over the grid, so any count works). */
 void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t *launch);
+
+/* The same for the kernel with edges of (block, word, edge) (tj_gen_launch when @p edge is 0). */
+void tj_gen_edges_launch(const tj_block_t *block, int word, int edge, int64_t count,
+                         tj_launch_t *launch);
 
 /* The generic kernels' layout argument (the TEMPI approach), passed by value. The block's
  * dimensions are merged as the JIT kernels merge them (dimension 0 the run's words, stride W,
@@ -111,7 +127,7 @@ void tj_gen_generic_launch(const tj_block_t *block, int word, int64_t count, tj_
 /* One member of a fused launch as the caller describes it: `count` objects of blocks[shape],
  * object 0 at byte `typed` from the typed pointer (the block's start is added on top), the
  * packed bytes at byte `packed` from the packed pointer. Both addresses must be aligned to the
- * kernel's word. */
+ * word of its block in the kernel. */
 typedef struct {
     int shape;
     int64_t typed, packed, count;
@@ -136,20 +152,21 @@ typedef struct {
 /* CUDA source of one kernel called @p name moving every member of a set in one launch:
  *   extern "C" __global__ void NAME(void *dst, const void *src, const tj_fused_args_t args)
  * with the constants of each of the @p n blocks (1 to TJ_FUSED_MAX) baked in as in
- * tj_gen_source, a member selected by its thread block. PACK: src is the typed pointer, dst the
- * packed one; UNPACK the other way round (members' typed bytes must then be disjoint, within and
- * between members). @p word divides every block's word. Launch it with the geometry and
- * arguments of tj_gen_fused_launch. On success *source is malloc'd text the caller frees;
- * TJ_ERR_INVALID for a bad block, word, count or name, TJ_ERR_NOMEM. */
-tj_status_t tj_gen_fused_source(const tj_block_t *blocks, int n, int word, tj_dir_t dir,
+ * tj_gen_source, block s moved @p words[s] bytes at a time (dividing its word), a member selected
+ * by its thread block. PACK: src is the typed pointer, dst the packed one; UNPACK the other way
+ * round (members' typed bytes must then be disjoint, within and between members). A member's
+ * addresses must be aligned to its block's word. Launch it with the geometry and arguments of
+ * tj_gen_fused_launch. On success *source is malloc'd text the caller frees; TJ_ERR_INVALID for
+ * a bad block, word, count or name, TJ_ERR_NOMEM. */
+tj_status_t tj_gen_fused_source(const tj_block_t *blocks, const int *words, int n, tj_dir_t dir,
                                 const char *name, char **source);
 
-/* The arguments and launch geometry of the fused kernel of (@p blocks, @p nblocks, @p word) for
+/* The arguments and launch geometry of the fused kernel of (@p blocks, @p words, @p nblocks) for
  * @p nmembers members (1 to TJ_FUSED_MAX; counts >= 0, shapes in range): TJ_ERR_INVALID
  * otherwise. The grid is one-dimensional, every member's thread blocks in turn; the kernels
  * stride over each member's own grid, so any member may be given fewer rows of thread blocks
  * (gy) than it has work. */
-tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, int nblocks, int word,
+tj_status_t tj_gen_fused_launch(const tj_block_t *blocks, const int *words, int nblocks,
                                 const tj_fused_member_t *members, int nmembers,
                                 tj_fused_args_t *args, tj_launch_t *launch);
 

@@ -1,8 +1,9 @@
 /* typejit fused @DIRECTION@ kernel @NAME@, generated from templates/fused.cu.
- *   @SHAPES@ blocks, W = @WORD@ bytes per load and store.
+ *   @SHAPES@ blocks, each moved W bytes per load and store, its own W:
 @BLOCKS@
  * One launch moves several members, each `count` objects of one of the blocks above (a halo
- * exchange's faces, one collective's slices); members of equal blocks share one case. The grid
+ * exchange's faces, one collective's slices) with the words its addresses allow; members of equal
+ * blocks and words share one case. The grid
  * is one-dimensional: member m owns thread blocks [first, first + GX * gy), which it treats as a
  * GX by gy grid exactly as the kernel of its block alone (templates/strided.cu) treats
  * blockIdx.x and blockIdx.y; both loops stride over that grid, so any gy is correct. GX depends
@@ -26,9 +27,6 @@ struct tj_fused_args_t {
 extern "C" __global__ void @NAME@(void *__restrict__ dst, const void *__restrict__ src,
                                   const tj_fused_args_t args)
 {
-    /* The W-byte word moved by one load and one store. */
-    typedef @WORD_TYPE@ word_t;
-
     /* The member whose range holds this thread block: the last one starting at or before it. */
     const tj_fused_entry_t *e = args.m;
 #pragma unroll
@@ -41,7 +39,8 @@ extern "C" __global__ void @NAME@(void *__restrict__ dst, const void *__restrict
 @POINTERS@
 
     /* The member's block: a binary tree of tests on its index (tj_gen_fused_launch gives every
-     * member a block of this kernel), each block's code once at a leaf. */
+     * member a block of this kernel), each block's code once at a leaf, with the W-byte word
+     * that block's loads and stores move. */
     const int shape = e->shape;
 @CASES@
 }

@@ -1,6 +1,6 @@
 /* typejit @DIRECTION@ kernel @NAME@, generated from templates/strided.cu.
  *   block: @BLOCK@
- *   W = @WORD@ bytes per load and store, @WORDS@ words per object.
+ *   W = @WORD@ bytes per load and store, @WORDS@ words per object.@EDGES@
  * Word i of object k lives at byte START + k * EXTENT + offset(i) of the typed buffer and is word
  * k * WORDS + i of the packed buffer; offset(i) splits i into the block's digits, dimension 0
  * (the contiguous run) fastest. Consecutive threads take consecutive words, so the packed side

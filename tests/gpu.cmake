@@ -46,10 +46,10 @@ add_test(NAME emu_cache_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
          ${CMAKE_CURRENT_BINARY_DIR}/emu-cache)
 set_tests_properties(emu_cache_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_cold)
 tj_device_test(pack_jit TIMEOUT 900 ENV TYPEJIT_JIT_SYNC=1
-  COMMAND $<TARGET_FILE:test_gpu_pack> --types 150)
+  COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-edges)
 set_tests_properties(emu_pack_jit PROPERTIES FIXTURES_REQUIRED emu_cold FIXTURES_SETUP emu_warm)
 tj_device_test(pack_jit_warm EMU_ONLY TIMEOUT 600 ENV TYPEJIT_JIT_SYNC=1
-  COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-no-compiles)
+  COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-no-compiles --expect-edges)
 set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
 
 if(TJ_HEAVY_TESTS)

@@ -149,7 +149,8 @@ if(TARGET fakecuda_nvrtc)
   endforeach()
   tj_heavy(emu_warm_halo_setup)
 
-  # The oracle's types at every word (it packs misaligned buffers and positions too).
+  # The oracle's types at every word (it packs misaligned buffers and positions too), kernels
+  # with edges included.
   set(TJ_WARM_ORACLE ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-warm-oracle)
   set(warm_oracle $<TARGET_FILE:test_gpu_pack> --types 40 --seed 31)
   add_test(NAME emu_warm_oracle_setup COMMAND sh -c
@@ -159,7 +160,7 @@ if(TARGET fakecuda_nvrtc)
                        FIXTURES_SETUP emu_warm_oracle)
   add_test(NAME emu_warm_oracle COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_NVRTC_REFUSE=1
-           TYPEJIT_CACHE_DIR=${TJ_WARM_ORACLE} ${warm_oracle} --expect-no-compiles)
+           TYPEJIT_CACHE_DIR=${TJ_WARM_ORACLE} ${warm_oracle} --expect-no-compiles --expect-edges)
   set_tests_properties(emu_warm_oracle PROPERTIES TIMEOUT 600 LABELS emu
                        FIXTURES_REQUIRED emu_warm_oracle)
   tj_heavy(emu_warm_oracle_setup emu_warm_oracle)

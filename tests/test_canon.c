@@ -495,20 +495,20 @@ static void test_word(void)
 {
     const int64_t c2[] = {16, 4}, s2[] = {1, 64};
 
-    /* The largest of 16, 8, 4, 2, 1 dividing the run, the start, every stride and the extent. */
+    /* The largest of 16, 8, 4, 2, 1 dividing the run and every stride of a dimension of more
+     * than one element; the start and the extent narrow a launch's word, not the object's. */
     CHECK_EQ_INT(word_of(0, 256, 2, c2, s2), 16);
     CHECK_EQ_INT(word_of(0, 256, 2, (const int64_t[]){24, 4}, s2), 8);
     CHECK_EQ_INT(word_of(0, 256, 2, (const int64_t[]){12, 4}, s2), 4);
     CHECK_EQ_INT(word_of(0, 256, 2, (const int64_t[]){6, 4}, s2), 2);
     CHECK_EQ_INT(word_of(0, 256, 2, (const int64_t[]){7, 4}, s2), 1);
-    CHECK_EQ_INT(word_of(8, 256, 2, c2, s2), 8);
-    CHECK_EQ_INT(word_of(-4, 256, 2, c2, s2), 4);
-    CHECK_EQ_INT(word_of(-32, 256, 2, c2, s2), 16);
-    CHECK_EQ_INT(word_of(3, 256, 2, c2, s2), 1);
-    CHECK_EQ_INT(word_of(0, 264, 2, c2, s2), 8);
-    CHECK_EQ_INT(word_of(0, 258, 2, c2, s2), 2);
-    CHECK_EQ_INT(word_of(0, 255, 2, c2, s2), 1);
+    CHECK_EQ_INT(word_of(8, 256, 2, c2, s2), 16);
+    CHECK_EQ_INT(word_of(3, 256, 2, c2, s2), 16);
+    CHECK_EQ_INT(word_of(0, 255, 2, c2, s2), 16);
     CHECK_EQ_INT(word_of(0, 256, 2, c2, (const int64_t[]){1, 68}), 4);
+    /* A dimension of one element never steps: its stride does not count. */
+    CHECK_EQ_INT(word_of(0, 256, 3, (const int64_t[]){16, 1, 4}, (const int64_t[]){1, 3, 64}), 16);
+    CHECK_EQ_INT(word_of(0, 256, 3, (const int64_t[]){16, 2, 4}, (const int64_t[]){1, 3, 64}), 1);
     CHECK_EQ_INT(word_of(0, 256, 2, c2, (const int64_t[]){1, -72}), 8);
     CHECK_EQ_INT(word_of(0, 256, 3, (const int64_t[]){16, 4, 2}, (const int64_t[]){1, 64, 1026}),
                  2);
@@ -527,6 +527,96 @@ static void test_word(void)
     CHECK_EQ_INT(tj_block_word_for((const int64_t[]){-24, 64}, 2, 16), 8);
     CHECK_EQ_INT(tj_block_word_for((const int64_t[]){INT64_MIN, 1}, 2, 16), 1);
     CHECK_EQ_INT(tj_block_word_for((const int64_t[]){INT64_MIN}, 1, 16), 16);
+}
+
+static tj_words_t words_of(const tj_block_t *b, int64_t count, uintptr_t typed, uintptr_t packed)
+{
+    return tj_block_words(b, count, typed, packed);
+}
+
+#define CHECK_WORDS(_w, _word, _edge)                                                              \
+    do {                                                                                           \
+        tj_words_t w_ = (_w);                                                                      \
+        CHECK_EQ_INT(w_.word, _word);                                                              \
+        CHECK_EQ_INT(w_.edge, _edge);                                                              \
+    } while (0)
+
+/* The words of a launch: the object's word narrowed by object 0's address (the typed pointer plus
+ * the start), the packed address, and the extent only when more than one object moves; edges
+ * where the runs are long and their typed bytes agree with their packed position modulo a wider
+ * word. */
+static void test_launch_words(void)
+{
+    tj_block_t b, e, r;
+    tj_words_t all[TJ_BLOCK_WORDS_MAX], aligned[2];
+    int n;
+
+    /* 64 runs of 64 bytes, 512 apart, an odd extent: W 16 for one object, 1 for several. */
+    REQUIRE(tj_block_make(0, 32769, 2, (const int64_t[]){64, 64}, (const int64_t[]){1, 512}, &b) ==
+            TJ_OK);
+    CHECK_EQ_INT(b.word, 16);
+    CHECK_WORDS(words_of(&b, 1, 0, 0), 16, 0);
+    CHECK_WORDS(words_of(&b, 0, 0, 0), 16, 0);
+    CHECK_WORDS(words_of(&b, 2, 0, 0), 1, 0);
+    CHECK_WORDS(words_of(&b, 1, 8, 0), 8, 0);
+    CHECK_WORDS(words_of(&b, 1, 0, 4), 4, 0);
+    CHECK_WORDS(words_of(&b, 1, 256 + 2, 16), 2, 0);
+    REQUIRE(tj_block_make(0, 32776, 2, (const int64_t[]){64, 64}, (const int64_t[]){1, 512}, &b) ==
+            TJ_OK);
+    CHECK_WORDS(words_of(&b, 3, 0, 0), 8, 0);
+    CHECK_EQ_INT(tj_block_words_aligned(&b, aligned), 2);
+    CHECK_WORDS(aligned[0], 16, 0);
+    CHECK_WORDS(aligned[1], 8, 0);
+    /* Runs of 64 bytes are too short for edges: the word of the misaligned start alone. */
+    CHECK_WORDS(words_of(&b, 1, 4, 4), 4, 0);
+
+    /* Rows of 1001 floats padded by 16 bytes: W 4, every row's typed bytes agree with their
+     * packed position modulo 16. */
+    REQUIRE(tj_block_make(0, 64 * 4020, 2, (const int64_t[]){4004, 64}, (const int64_t[]){1, 4020},
+                          &e) == TJ_OK);
+    CHECK_EQ_INT(e.word, 4);
+    CHECK_EQ_INT(e.edges_word, 16);
+    CHECK_EQ_INT(tj_block_run(&e), 4004);
+    CHECK_WORDS(words_of(&e, 1, 0, 0), 16, 4);
+    CHECK_WORDS(words_of(&e, 1, 4, 4), 16, 4); /* both misaligned alike */
+    CHECK_WORDS(words_of(&e, 1, 4, 12), 8, 4); /* they agree modulo 8 only */
+    CHECK_WORDS(words_of(&e, 1, 4, 8), 4, 0);  /* not even modulo 8: no edges */
+    CHECK_WORDS(words_of(&e, 1, 2, 2), 16, 2); /* the edges of a word of 2 */
+    CHECK_WORDS(words_of(&e, 2, 0, 0), 16, 4); /* the extent minus the size: 1024 */
+    CHECK_EQ_INT(tj_block_words_aligned(&e, aligned), 1);
+    n = tj_block_words_all(&e, all);
+    CHECK(n >= 5 && n <= TJ_BLOCK_WORDS_MAX);
+    for (int i = 0; i < n; i++)
+        CHECK(all[i].edge == 0 ? e.word % all[i].word == 0
+                               : all[i].edge < all[i].word && e.word % all[i].edge == 0 &&
+                                     e.edges_word % all[i].word == 0);
+    /* One row as the object, 4020 bytes apart: several objects agree modulo 16 too (the extent
+     * is 16 past the size), but an object's packed bytes begin at 4004 * k: no edges, which
+     * would move the window two objects share with two threads. Four rows as the object (16016
+     * packed bytes): edges for several objects too. */
+    REQUIRE(tj_block_make(0, 4020, 1, (const int64_t[]){4004}, (const int64_t[]){1}, &r) == TJ_OK);
+    CHECK_EQ_INT(r.edges_word, 16);
+    CHECK_WORDS(words_of(&r, 1, 0, 0), 16, 4);
+    CHECK_WORDS(words_of(&r, 5, 0, 0), 4, 0);
+    REQUIRE(tj_block_make(0, 4 * 4020, 2, (const int64_t[]){4004, 4}, (const int64_t[]){1, 4020},
+                          &r) == TJ_OK);
+    CHECK_WORDS(words_of(&r, 5, 0, 0), 16, 4);
+    CHECK_WORDS(words_of(&r, 5, 0, 8), 8, 4);
+    REQUIRE(tj_block_make(0, 4024, 1, (const int64_t[]){4004}, (const int64_t[]){1}, &r) == TJ_OK);
+    CHECK_WORDS(words_of(&r, 5, 0, 0), 4, 0); /* 20 past the size: only modulo 4 */
+    /* A run of 4099 bytes: W 1, the middle in words of 16. */
+    REQUIRE(tj_block_make(0, 4099, 1, (const int64_t[]){4099}, (const int64_t[]){1}, &r) == TJ_OK);
+    CHECK_WORDS(words_of(&r, 1, 0, 0), 16, 1);
+    CHECK_WORDS(words_of(&r, 7, 3, 3), 1, 0);
+    CHECK_WORDS(words_of(&r, 1, 3, 4), 1, 0);
+    CHECK_WORDS(words_of(&r, 1, 3, 3), 16, 1);
+    /* Contiguous dimensions continue the run; one of one element is skipped. */
+    REQUIRE(tj_block_make(0, 0, 4, (const int64_t[]){100, 1, 10, 3},
+                          (const int64_t[]){1, 7, 100, 1024}, &r) == TJ_OK);
+    CHECK_EQ_INT(tj_block_run(&r), 1000);
+    CHECK_EQ_INT(r.edges_word, 8); /* 1024 - 1000 */
+    CHECK_EQ_INT(r.word, 4);
+    CHECK_WORDS(words_of(&r, 1, 0, 0), 8, 4); /* runs of 1000 bytes, over 32 words of 8 */
 }
 
 static void test_footprint(void)
@@ -798,6 +888,7 @@ int main(void)
     test_block_from_ir();
     test_block_make();
     test_word();
+    test_launch_words();
     test_footprint();
     test_disjoint();
     test_block_equal();

@@ -604,11 +604,14 @@ static void one(long t, int kind, bool nonblocking)
 
 /* The fused path (one kernel launch for every strided slice of a side): an Alltoallw with a
  * different vector type per peer and an Alltoallv with one vector type at displacements that
- * leave gaps, both on device buffers at offsets that are not 16-byte aligned. Each side must
- * take exactly one launch, and the receive buffer must match PMPI's on host copies byte for
- * byte. */
-static void fused_check(bool w)
+ * leave gaps, both on device buffers at offsets that are not 16-byte aligned; and an Alltoallw
+ * whose members move words of different sizes (@p words: slices of 3 ints, W 4, or of a vector
+ * of 16-byte runs, W 16 or 8 where its packed bytes lie after 24 others, in turn; each member
+ * with its own word). Each side must take exactly one launch, and the receive buffer must match
+ * PMPI's on host copies byte for byte. */
+static void fused_check(bool w, bool words)
 {
+    const char *what = words ? "alltoallw of two words" : w ? "alltoallw" : "alltoallv";
     const int per = 2; /* objects per peer */
     size_t slot = 4096, len = slot * (size_t)nranks + 64;
     MPI_Datatype *st = calloc((size_t)nranks, sizeof(MPI_Datatype));
@@ -628,7 +631,18 @@ static void fused_check(bool w)
     MPI_Type_commit(&vr);
     for (int j = 0; j < nranks; j++) {
         sc[j] = rc[j] = per;
-        if (w) {
+        if (words) {
+            /* The pair (rank, j) exchanges one kind both ways, at 16-byte aligned offsets. */
+            for (int side = 0; side < 2; side++) {
+                MPI_Datatype *t = side == 0 ? &st[j] : &rt[j];
+                if ((rank + j) % 2 == 0)
+                    MPI_Type_contiguous(3, MPI_INT, t);
+                else
+                    MPI_Type_vector(8, 4, 8, MPI_INT, t);
+                MPI_Type_commit(t);
+            }
+            sd[j] = rd[j] = (int)(slot * (size_t)j) + 16;
+        } else if (w) {
             /* Per-peer layouts of 32 bytes each, at byte offsets 4 (mod 16). */
             MPI_Type_vector(4, 2, 3 + j, MPI_INT, &st[j]);
             MPI_Type_vector(2, 4, 5 + j, MPI_INT, &rt[j]);
@@ -656,16 +670,15 @@ static void fused_check(bool w)
               : MPI_Alltoallv(sb.ptr, sc, sd, vs, rb.ptr, rc, rd, vr, MPI_COMM_WORLD);
     CHECK(rcode == MPI_SUCCESS);
     if (tj_counter("kernel_launches") - before != 2)
-        FAIL("fused %s: %ld kernel launches, expected 2 (one per side)",
-             w ? "alltoallw" : "alltoallv", tj_counter("kernel_launches") - before);
+        FAIL("fused %s: %ld kernel launches, expected 2 (one per side)", what,
+             tj_counter("kernel_launches") - before);
     rcode = w ? PMPI_Alltoallw(shost, sc, sd, st, ref, rc, rd, rt, MPI_COMM_WORLD)
               : PMPI_Alltoallv(shost, sc, sd, vs, ref, rc, rd, vr, MPI_COMM_WORLD);
     CHECK(rcode == MPI_SUCCESS);
     buf_get(&rb, rhost);
     for (size_t i = 0; i < len; i++)
         if (rhost[i] != ref[i]) {
-            FAIL("fused %s: received byte %zu is %d, PMPI gives %d", w ? "alltoallw" : "alltoallv",
-                 i, rhost[i], ref[i]);
+            FAIL("fused %s: received byte %zu is %d, PMPI gives %d", what, i, rhost[i], ref[i]);
             break;
         }
     checked++;
@@ -888,8 +901,9 @@ int main(int argc, char **argv)
     }
 
     if (!host_only) {
-        fused_check(true);
-        fused_check(false);
+        fused_check(true, false);
+        fused_check(false, false);
+        fused_check(true, true);
     }
     if (nranks >= 2)
         intercomm_check();

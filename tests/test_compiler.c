@@ -62,7 +62,7 @@ static void request_all(void)
         for (int i = first; i < first + BATCH; i++) {
             tj_block_t b;
             block_of(i, &b);
-            tj_compiler_request(&b, b.word, TJ_DIR_PACK, NULL);
+            tj_compiler_request(&b, (tj_words_t){b.word, 0}, TJ_DIR_PACK, NULL);
         }
         wait_idle();
     }
@@ -122,9 +122,10 @@ static void lock(void)
     int status = 0;
 
     block_of(0, &b);
-    tj_compiler_request(&b, b.word, TJ_DIR_PACK, NULL);
-    for (int i = 0;
-         i < 60 * 1000 && tj_compiler_state(&b, b.word, TJ_DIR_PACK) != TJ_COMPILE_RUNNING; i++)
+    tj_compiler_request(&b, (tj_words_t){b.word, 0}, TJ_DIR_PACK, NULL);
+    for (int i = 0; i < 60 * 1000 && tj_compiler_state(&b, (tj_words_t){b.word, 0}, TJ_DIR_PACK) !=
+                                         TJ_COMPILE_RUNNING;
+         i++)
         tj_clock_sleep_ms(1);
     /* As MPI_Finalize with TYPEJIT_JIT_DRAIN=1: the worker waits for the other process at most
      * that long, then gives up without compiling, while the other process still holds the
@@ -166,7 +167,7 @@ static void signals(void)
     tj_block_t b;
 
     block_of(0, &b);
-    tj_compiler_request(&b, b.word, TJ_DIR_PACK, NULL);
+    tj_compiler_request(&b, (tj_words_t){b.word, 0}, TJ_DIR_PACK, NULL);
     wait_idle(); /* the worker lives on, waiting for work, until tj_compiler_finalize */
     snprintf(self, sizeof(self), "%d", (int)getpid());
     REQUIRE((d = opendir("/proc/self/task")) != NULL);
@@ -195,7 +196,7 @@ static void exit_while_compiling(void)
 
     for (int i = 0; i < 4; i++) {
         block_of(i, &b);
-        tj_compiler_request(&b, b.word, TJ_DIR_PACK, NULL);
+        tj_compiler_request(&b, (tj_words_t){b.word, 0}, TJ_DIR_PACK, NULL);
     }
     /* The shim is loaded (privately) by the first worker: wait for it, then for a compile
      * inside it. */

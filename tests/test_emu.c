@@ -52,10 +52,10 @@ typedef struct {
     MPI_Datatype type; /* MPI_DATATYPE_NULL: a hand-made block, checked against the CPU packer */
     tj_block_t block;
     char *desc;
-    int word, count, pos;
-    bool unpack;  /* the count objects are disjoint */
-    bool generic; /* also run the generic kernels */
-    bool shrink;  /* run on a smaller grid than tj_gen_launch gives */
+    int word, edge, count, pos; /* edge: a kernel with edges of that many bytes (0: none) */
+    bool unpack;                /* the count objects are disjoint */
+    bool generic;               /* also run the generic kernels */
+    bool shrink;                /* run on a smaller grid than tj_gen_launch gives */
     uint64_t salt;
 } case_t;
 
@@ -87,10 +87,10 @@ static void report(const char *what, const case_t *c, int64_t where)
     tj_block_format(&c->block, text, sizeof(text));
     if (mismatches++ < 10)
         fprintf(stderr,
-                "MISMATCH %s: type %s\n  block %s W=%d count=%d position=%d%s: first difference "
-                "at %lld\n",
-                what, c->desc, text, c->word, c->count, c->pos, c->shrink ? " (small grid)" : "",
-                (long long)where);
+                "MISMATCH %s: type %s\n  block %s W=%d edge=%d count=%d position=%d%s: first "
+                "difference at %lld\n",
+                what, c->desc, text, c->word, c->edge, c->count, c->pos,
+                c->shrink ? " (small grid)" : "", (long long)where);
 }
 
 /* Footprint of `count` objects: the union of the block's and the system MPI's, 16-aligned so
@@ -152,14 +152,16 @@ static void run_kernel(const case_t *c, const kernel_t *k, tj_dir_t dir, void *d
 {
     tj_launch_t l;
     if (k->generic) {
+        /* The generic kernels have no edges: the launch's narrower word. */
+        int word = c->edge != 0 ? c->edge : c->word;
         tj_generic_params_t params;
-        tj_gen_generic_params(&c->block, c->word, &params);
-        tj_gen_generic_launch(&c->block, c->word, c->count, &l);
+        tj_gen_generic_params(&c->block, word, &params);
+        tj_gen_generic_launch(&c->block, word, c->count, &l);
         if (c->shrink)
             shrink_grid(&l);
         k->generic(dir == TJ_DIR_PACK, l.grid, l.block, dst, src, c->count, &params);
     } else {
-        tj_gen_launch(&c->block, c->word, c->count, &l);
+        tj_gen_edges_launch(&c->block, c->word, c->edge, c->count, &l);
         if (c->shrink)
             shrink_grid(&l);
         k->jit(l.grid, l.block, dst, src, c->count);
@@ -283,7 +285,8 @@ static void batch_compile(batch_t *b)
         for (int dir = 0; dir < (c->unpack ? 2 : 1); dir++) {
             char name[32];
             snprintf(name, sizeof(name), "tj_%s%d", dir ? "u" : "p", i);
-            REQUIRE(tj_gen_source(&c->block, c->word, (tj_dir_t)dir, name, &src) == TJ_OK);
+            REQUIRE(tj_gen_edges_source(&c->block, c->word, c->edge, (tj_dir_t)dir, name, &src) ==
+                    TJ_OK);
             append(f, src);
             fprintf(f,
                     "extern \"C\" void emu_%s(const unsigned *g, const unsigned *b, void *dst, "
@@ -333,7 +336,8 @@ static void batch_run(batch_t *b)
         kernel_t pack = {NULL, NULL}, unpack = {NULL, NULL};
 
         if (verbose)
-            printf("%s W=%d count=%d pos=%d\n", c->desc, c->word, c->count, c->pos);
+            printf("%s W=%d edge=%d count=%d pos=%d\n", c->desc, c->word, c->edge, c->count,
+                   c->pos);
         snprintf(sym, sizeof(sym), "emu_tj_p%d", i);
         *(void **)&pack.jit = dlsym(so, sym);
         REQUIRE(pack.jit != NULL);
@@ -383,19 +387,43 @@ static void flush(void)
     filling = filling == &batches[0] ? &batches[1] : &batches[0];
 }
 
-/* Draws the per-case choices: count, W, position, grid. */
+/* A packed position: a multiple of 16, plus sometimes the start's misalignment (so that every
+ * run's typed and packed bytes may agree modulo a wide word: edges), sometimes any bytes. */
+static int draw_position(const tj_block_t *block, rt_rng_t *rng)
+{
+    int pos = 16 * (int)rt_range(rng, 0, 2);
+    switch (rt_range(rng, 0, 3)) {
+    case 0:
+        return pos + (int)(((block->start % 16) + 16) % 16);
+    case 1:
+        return pos + (int)rt_range(rng, 1, 15);
+    default:
+        return pos;
+    }
+}
+
+/* Draws the per-case choices: count, position, the words the runtime launches with for them
+ * (tj_block_words: the typed buffer is 16-aligned, object 0 at the block's start), grid. */
 static void choose(case_t *c, rt_rng_t *rng, long *narrow)
 {
+    tj_words_t w;
+    int plain;
+
     c->count = (int)rt_range(rng, 1, 4);
-    c->word = c->block.word;
-    /* A narrower W, as the runtime uses when a buffer or position is misaligned. */
-    if (c->word > 1 && rt_range(rng, 0, 3) == 0) {
-        c->word = 1 << rt_range(rng, 0, __builtin_ctz((unsigned)c->word) - 1);
+    c->pos = draw_position(&c->block, rng);
+    w = tj_block_words(&c->block, c->count, (uintptr_t)c->block.start, (uintptr_t)c->pos);
+    c->word = w.word;
+    c->edge = w.edge;
+    plain = w.edge != 0 ? w.edge : w.word;
+    /* A narrower W without edges, as the runtime uses for the generic kernel. */
+    if (rt_range(rng, 0, 3) == 0) {
+        c->word = plain > 1 ? 1 << rt_range(rng, 0, __builtin_ctz((unsigned)plain) - 1) : 1;
+        c->edge = 0;
         (*narrow)++;
     }
-    c->pos = c->word * (int)rt_range(rng, 0, 5);
     c->unpack = tj_block_disjoint(&c->block, c->count);
-    c->generic = rt_range(rng, 0, 7) == 0 && tj_gen_generic_usable(&c->block, c->word);
+    c->generic = rt_range(rng, 0, 7) == 0 &&
+                 tj_gen_generic_usable(&c->block, c->edge != 0 ? c->edge : c->word);
     c->shrink = rt_range(rng, 0, 3) == 0;
     c->salt = rt_next(rng);
 }
@@ -422,12 +450,37 @@ static const char *const extremes[] = {
     "start=-16 extent=48 counts=16 strides=1",
 };
 
+/* Blocks whose runs are long and misaligned for a wide word, while every run's typed bytes
+ * agree with their packed position modulo one (tj_block_words gives them edges): a run of 4099
+ * bytes (W 1, edges 16/1); rows of 1001 floats padded by 16 bytes (4/16) at a start of 4; rows
+ * of 1001 bytes 1017 apart (1/16) at an odd start; three dimensions (8/16); a negative stride
+ * (8/16); one row of 4004 bytes whose objects are 4020 apart (4/16). Several objects get edges
+ * where an object's packed bytes are a multiple of 16 (the second, fourth and fifth). */
+static const char *const edge_blocks[] = {
+    "start=0 extent=4099 counts=4099 strides=1",
+    "start=4 extent=257280 counts=4004,64 strides=1,4020",
+    "start=3 extent=5085 counts=1001,5 strides=1,1017",
+    "start=8 extent=13008 counts=1000,3,2 strides=1,1016,3064",
+    "start=2464 extent=4096 counts=600,4 strides=1,-616",
+    "start=12 extent=4020 counts=4004 strides=1",
+};
+
+/* Kernels with edges whose runs are shorter than the launch would give edges to (and than one
+ * window), forced: the generator's kernel is correct for any run. Runs of 5 bytes 21 apart
+ * (edges 16/1), runs of 12 bytes 28 apart (16/4), runs of 24 bytes 40 apart (16/8). */
+static const char *const short_edge_blocks[] = {
+    "start=3 extent=163 counts=5,7 strides=1,21",
+    "start=4 extent=140 counts=12,5 strides=1,28",
+    "start=8 extent=136 counts=24,3 strides=1,40",
+};
+
 /* ---- fused kernels ----------------------------------------------------------------------------
  * Sets of 2 to 8 random strided types (some used by two members), each member `count` objects in
- * its own region of one typed buffer at an offset that is W-aligned but rarely 16-aligned, its
- * packed bytes after the previous member's (sometimes with a gap): one fused kernel per set and
- * direction, against PMPI_Pack / PMPI_Unpack of each member; sometimes every member on a smaller
- * grid than tj_gen_fused_launch gives. */
+ * its own region of one typed buffer at an offset that is often not 16-aligned, its packed bytes
+ * after the previous member's (sometimes with a gap): one fused kernel per set and direction,
+ * each member moved with the word of its own launch (tj_block_words; sometimes a narrower one),
+ * members of one type but other words in shapes of their own, against PMPI_Pack / PMPI_Unpack
+ * of each member; sometimes every member on a smaller grid than tj_gen_fused_launch gives. */
 
 #define FUSED_SETS    24
 #define FUSED_MEMBERS 8
@@ -436,12 +489,13 @@ typedef void (*emu_fused_fn_t)(const unsigned *grid, const unsigned *block, void
                                const void *src, const void *args);
 
 typedef struct {
-    int n, nshapes, word;
+    int n, nshapes;
     bool unpack, shrink;
     case_t m[FUSED_MEMBERS];
     int shape[FUSED_MEMBERS];
     bool owner[FUSED_MEMBERS]; /* frees the member's type */
     tj_block_t blocks[FUSED_MEMBERS];
+    int words[FUSED_MEMBERS]; /* each shape's */
     tj_fused_member_t members[FUSED_MEMBERS];
     int64_t typed_len, packed_len;
     uint64_t salt;
@@ -456,7 +510,6 @@ static void fused_draw(fset_t *f, rt_rng_t *rng, const rt_options_t *opt)
 
     memset(f, 0, sizeof(*f));
     f->n = (int)rt_range(rng, 2, FUSED_MEMBERS);
-    f->word = 16;
     f->unpack = true;
     for (int i = 0; i < f->n; i++) {
         case_t *c = &f->m[i];
@@ -464,7 +517,6 @@ static void fused_draw(fset_t *f, rt_rng_t *rng, const rt_options_t *opt)
             c->type = f->m[i - 1].type;
             c->block = f->m[i - 1].block;
             c->desc = f->m[i - 1].desc;
-            f->shape[i] = f->shape[i - 1];
         } else {
             for (;;) {
                 c->type = rt_random_type(rng, opt, desc, sizeof(desc));
@@ -477,28 +529,39 @@ static void fused_draw(fset_t *f, rt_rng_t *rng, const rt_options_t *opt)
             c->desc = strdup(desc);
             REQUIRE(c->desc != NULL);
             f->owner[i] = true;
-            f->shape[i] = f->nshapes;
-            f->blocks[f->nshapes] = c->block;
-            f->blocks[f->nshapes].lo -= c->block.start;
-            f->blocks[f->nshapes].hi -= c->block.start;
-            f->blocks[f->nshapes].start = 0;
-            f->nshapes++;
         }
         c->count = (int)rt_range(rng, 1, 3);
-        f->word = f->word < c->block.word ? f->word : c->block.word;
         f->unpack = f->unpack && tj_block_disjoint(&c->block, c->count);
     }
-    if (f->word > 1 && rt_range(rng, 0, 3) == 0)
-        f->word = 1 << rt_range(rng, 0, __builtin_ctz((unsigned)f->word) - 1);
     for (int i = 0; i < f->n; i++) {
         case_t *c = &f->m[i];
+        tj_block_t b = c->block;
+        tj_words_t w;
         int64_t lo, hi, base;
+        int s = 0;
         footprint(c, &lo, &hi);
-        base = (cursor - lo + 15) / 16 * 16 + f->word * rt_range(rng, 0, 3);
+        base = (cursor - lo + 15) / 16 * 16 + (rt_range(rng, 0, 1) ? rt_range(rng, 0, 15) : 0);
         cursor = base + hi + 16;
-        pcur = (pcur + f->word - 1) / f->word * f->word + f->word * rt_range(rng, 0, 2);
+        pcur += rt_range(rng, 0, 2) == 0 ? rt_range(rng, 1, 9) : 0;
         c->pos = (int)pcur;
-        f->members[i].shape = f->shape[i];
+        /* The typed buffer is 16-aligned: object 0 at base + start. */
+        w = tj_block_words(&c->block, c->count, (uintptr_t)(base + c->block.start),
+                           (uintptr_t)pcur);
+        c->word = w.edge != 0 ? w.edge : w.word;
+        if (c->word > 1 && rt_range(rng, 0, 3) == 0)
+            c->word = 1 << rt_range(rng, 0, __builtin_ctz((unsigned)c->word) - 1);
+        b.lo -= b.start;
+        b.hi -= b.start;
+        b.start = 0;
+        while (s < f->nshapes && !(tj_block_equal(&f->blocks[s], &b) && f->words[s] == c->word))
+            s++;
+        if (s == f->nshapes) {
+            f->blocks[s] = b;
+            f->words[s] = c->word;
+            f->nshapes++;
+        }
+        f->shape[i] = s;
+        f->members[i].shape = s;
         f->members[i].typed = base + c->block.start;
         f->members[i].packed = pcur;
         f->members[i].count = c->count;
@@ -515,7 +578,7 @@ static void fused_run(const fset_t *f, emu_fused_fn_t fn, void *dst, const void 
 {
     tj_fused_args_t args;
     tj_launch_t l;
-    REQUIRE(tj_gen_fused_launch(f->blocks, f->nshapes, f->word, f->members, f->n, &args, &l) ==
+    REQUIRE(tj_gen_fused_launch(f->blocks, f->words, f->nshapes, f->members, f->n, &args, &l) ==
             TJ_OK);
     if (f->shrink) {
         unsigned first = 0;
@@ -533,11 +596,11 @@ static void fused_run(const fset_t *f, emu_fused_fn_t fn, void *dst, const void 
 static void fused_report(const fset_t *f, const char *what, size_t where)
 {
     if (mismatches++ < 10) {
-        fprintf(stderr, "MISMATCH fused %s: W=%d%s, first difference at %zu; members:\n", what,
-                f->word, f->shrink ? " (small grid)" : "", where);
+        fprintf(stderr, "MISMATCH fused %s%s, first difference at %zu; members:\n", what,
+                f->shrink ? " (small grid)" : "", where);
         for (int i = 0; i < f->n; i++)
-            fprintf(stderr, "  %s count=%d typed=%lld packed=%d\n", f->m[i].desc, f->m[i].count,
-                    (long long)f->members[i].typed, f->m[i].pos);
+            fprintf(stderr, "  %s count=%d typed=%lld packed=%d W=%d\n", f->m[i].desc,
+                    f->m[i].count, (long long)f->members[i].typed, f->m[i].pos, f->m[i].word);
     }
 }
 
@@ -606,7 +669,7 @@ static void fused_sets(rt_rng_t *rng)
         for (int dir = 0; dir < 2; dir++) {
             char *src;
             snprintf(name, sizeof(name), "tj_f%s%d", dir ? "u" : "p", k);
-            REQUIRE(tj_gen_fused_source(sets[k].blocks, sets[k].nshapes, sets[k].word,
+            REQUIRE(tj_gen_fused_source(sets[k].blocks, sets[k].words, sets[k].nshapes,
                                         (tj_dir_t)dir, name, &src) == TJ_OK);
             append(fp, src);
             fprintf(fp,
@@ -659,10 +722,29 @@ static void fused_sets(rt_rng_t *rng)
     }
 }
 
+/* The next case of the filling batch (flushed first when it holds @p batch_size): the hand-made
+ * @p block described by @p desc, its choices drawn (choose) for the caller to adjust. */
+static case_t *handmade_case(const char *desc, const tj_block_t *block, rt_rng_t *rng,
+                             int batch_size)
+{
+    case_t *c;
+    long ignored = 0;
+
+    if (filling->n == batch_size)
+        flush();
+    c = &filling->cases[filling->n++];
+    c->type = MPI_DATATYPE_NULL;
+    c->block = *block;
+    c->desc = strdup(desc);
+    REQUIRE(c->desc != NULL);
+    choose(c, rng, &ignored);
+    return c;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
-    long types = 2000, strided = 0, drawn = 0, narrow = 0, handmade = 0;
+    long types = 2000, strided = 0, drawn = 0, narrow = 0, handmade = 0, edged = 0;
     int batch_size = 250;
     rt_options_t opt = {
         .max_depth = 4, .max_size = 1 << 20, .max_span = (int64_t)1 << 34, .huge_percent = 5};
@@ -706,19 +788,51 @@ int main(int argc, char **argv)
         tj_block_t block;
         REQUIRE(tj_block_parse(extremes[e], &block) == TJ_OK);
         for (int w = 1; w <= block.word; w *= 2) {
-            if (filling->n == batch_size)
-                flush();
-            case_t *c = &filling->cases[filling->n++];
-            c->type = MPI_DATATYPE_NULL;
-            c->block = block;
-            c->desc = strdup(extremes[e]);
-            REQUIRE(c->desc != NULL);
-            long ignored = 0;
-            choose(c, &rng, &ignored);
-            c->word = w;
+            case_t *c = handmade_case(extremes[e], &block, &rng, batch_size);
             c->pos = w * (int)rt_range(&rng, 1, 3);
-            c->generic = tj_gen_generic_usable(&block, w);
-            narrow += w < block.word;
+            c->edge = 0;
+            /* At most what the start and the extent allow this launch. */
+            tj_words_t lw =
+                tj_block_words(&block, c->count, (uintptr_t)block.start, (uintptr_t)c->pos);
+            c->word = lw.edge != 0 ? lw.edge : lw.word;
+            c->word = c->word < w ? c->word : w;
+            c->generic = tj_gen_generic_usable(&block, c->word);
+            narrow += c->word < block.word;
+            handmade++;
+        }
+    }
+    /* Kernels with edges: runs long enough, at positions that agree with the start modulo 16
+     * (and at any, for the words a misaligned position leaves). */
+    for (size_t e = 0; e < sizeof(edge_blocks) / sizeof(edge_blocks[0]); e++) {
+        tj_block_t block;
+        REQUIRE(tj_block_parse(edge_blocks[e], &block) == TJ_OK);
+        for (int i = 0; i < 6; i++) {
+            tj_words_t w;
+            case_t *c = handmade_case(edge_blocks[e], &block, &rng, batch_size);
+            c->count = i % 3 + 1;
+            c->pos = (int)(((block.start % 16) + 16) % 16) + 16 * (i / 3) +
+                     (i == 5 ? (int)rt_range(&rng, 1, 15) : 0);
+            w = tj_block_words(&block, c->count, (uintptr_t)block.start, (uintptr_t)c->pos);
+            c->word = w.word;
+            c->edge = w.edge;
+            c->unpack = tj_block_disjoint(&block, c->count);
+            edged += c->edge != 0;
+            handmade++;
+        }
+    }
+    for (size_t e = 0; e < sizeof(short_edge_blocks) / sizeof(short_edge_blocks[0]); e++) {
+        tj_block_t block;
+        REQUIRE(tj_block_parse(short_edge_blocks[e], &block) == TJ_OK);
+        REQUIRE(block.edges_word == 16 && block.word < 16);
+        for (int i = 0; i < 3; i++) {
+            case_t *c = handmade_case(short_edge_blocks[e], &block, &rng, batch_size);
+            c->count = i + 1; /* each extent is 16 past a multiple of the size */
+            c->pos = (int)(((block.start % 16) + 16) % 16) + 16 * i;
+            c->word = 16;
+            c->edge = block.word;
+            c->unpack = tj_block_disjoint(&block, c->count);
+            c->generic = false;
+            edged++;
             handmade++;
         }
     }
@@ -748,12 +862,14 @@ int main(int argc, char **argv)
     if (!keep)
         rmdir(workdir);
 
-    printf("seed %llu: %ld types drawn, %ld strided, %ld hand-made blocks (%ld with a narrower W); "
-           "%ld packs, %ld unpacks, %ld generic, %ld on a small grid; %d mismatches\n",
-           (unsigned long long)seed, drawn, strided, handmade, narrow, packs, unpacks, generic_runs,
-           shrunk, mismatches);
+    printf("seed %llu: %ld types drawn, %ld strided, %ld hand-made blocks (%ld with a narrower W, "
+           "%ld with edges); %ld packs, %ld unpacks, %ld generic, %ld on a small grid; %d "
+           "mismatches\n",
+           (unsigned long long)seed, drawn, strided, handmade, narrow, edged, packs, unpacks,
+           generic_runs, shrunk, mismatches);
     printf("fused: %d sets, %ld packs, %ld unpacks\n", FUSED_SETS, fused_packs, fused_unpacks);
     CHECK(mismatches == 0);
+    CHECK(edged >= 20); /* the hand-made blocks of edge_blocks run with edges */
     CHECK(fused_unpacks > 0);
     CHECK(unpacks * 4 >= packs); /* most random layouts are disjoint: unpack is really tested */
     MPI_Finalize();

@@ -173,7 +173,7 @@ static void check_geometry(void)
             for (size_t c = 0; c < sizeof(counts_list) / sizeof(counts_list[0]); c++) {
                 int64_t count = counts_list[c];
                 double words = (double)(blocks[b].size / word) * (double)(count ? count : 1);
-                int per = tj_gen_words_per_thread(&blocks[b], word);
+                int per = tj_gen_words_per_thread(&blocks[b], word, 0);
                 tj_gen_launch(&blocks[b], word, count, &l);
                 check_launch_limits(&l);
                 /* Without the caps, the grid holds a thread for every `per` words (narrow
@@ -369,6 +369,97 @@ static void check_hash(void)
     CHECK(h == tj_gen_template_hash());
 }
 
+/* Kernels with edges: the run, the object's bytes and the slots baked in; pieces of each word
+ * from the edge word up to half of W; the same as tj_gen_source without edges; refused forms. */
+static void check_edges(void)
+{
+    const int64_t counts[] = {4004, 64}, strides[] = {1, 4020};
+    const int64_t short_counts[] = {12, 5}, short_strides[] = {1, 28};
+    tj_block_t b = make(0, 64 * 4020, 2, counts, strides);
+    tj_block_t sb = make(0, 140, 2, short_counts, short_strides);
+    char *pack = NULL, *unpack = NULL, *plain = NULL, *same = NULL, *short_run = NULL;
+    char *src = (char *)0x1;
+    tj_launch_t l;
+
+    CHECK_EQ_INT(b.word, 4);
+    CHECK_EQ_INT(b.edges_word, 16);
+    REQUIRE(tj_gen_edges_source(&b, 16, 4, TJ_DIR_PACK, "tj_pack", &pack) == TJ_OK);
+    REQUIRE(tj_gen_edges_source(&b, 16, 4, TJ_DIR_UNPACK, "tj_unpack", &unpack) == TJ_OK);
+    check_contains(pack, "typedef uint4 word_t");
+    check_contains(pack, "RUN = 4004LL");
+    check_contains(pack, "OBJECT_BYTES = 256256LL");
+    check_contains(pack, "SLOTS = 251u"); /* (12 + 4004) / 16 windows at the most */
+    check_contains(pack, "WORDS = 16064u");
+    check_contains(pack, "*(unsigned int *)(to + x)");
+    check_contains(pack, "*(unsigned long long *)(to + x)");
+    check_contains(pack, "if (x != 0u)");
+    check_contains(pack, "W = 16 bytes");
+    check_contains(pack, "Edges:");
+    CHECK(strstr(pack, "unsigned short *") == NULL); /* no piece below the edge word */
+    CHECK(strstr(pack, "@") == NULL);
+    CHECK(strcmp(pack, unpack) != 0);
+    CHECK_EQ_INT(tj_gen_words_per_thread(&b, 16, 4), 1);
+    tj_gen_edges_launch(&b, 16, 4, 3, &l);
+    check_launch_limits(&l);
+    CHECK(grid_threads(&l) >= 64.0 * 251 * 3);
+    /* Without edges: exactly the kernel of tj_gen_source. */
+    REQUIRE(tj_gen_edges_source(&b, 4, 0, TJ_DIR_PACK, "tj_pack", &same) == TJ_OK);
+    plain = source(&b, 4, TJ_DIR_PACK, "tj_pack");
+    CHECK(strcmp(same, plain) == 0);
+    /* Runs shorter than a word: a window may hold a whole run, and none is whole. */
+    REQUIRE(tj_gen_edges_source(&sb, 16, 4, TJ_DIR_PACK, "tj_pack", &short_run) == TJ_OK);
+    check_contains(short_run, "if (false)");
+    CHECK(strstr(short_run, "if (x != 0u)") == NULL);
+    /* Refused: an edge word not below W, one not dividing the block's word, a W not dividing
+     * its edges_word, a word that is none. */
+    CHECK_EQ_INT(tj_gen_edges_source(&b, 16, 16, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_edges_source(&b, 16, 8, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_edges_source(&sb, 16, 8, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_edges_source(&b, 16, 3, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    CHECK_EQ_INT(tj_gen_edges_source(&b, 32, 4, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    {
+        const int64_t c8[] = {1000, 3}, s8[] = {1, 1016 + 8};
+        tj_block_t b8 = make(0, 4000, 2, c8, s8); /* edges_word 8 */
+        CHECK_EQ_INT(b8.edges_word, 8);
+        CHECK_EQ_INT(tj_gen_edges_source(&b8, 16, 4, TJ_DIR_PACK, "k", &src), TJ_ERR_INVALID);
+    }
+    CHECK(src == (char *)0x1);
+    free(pack);
+    free(unpack);
+    free(plain);
+    free(same);
+    free(short_run);
+}
+
+/* A fused kernel moves each block with its own word. */
+static void check_fused_words(void)
+{
+    const int64_t c1[] = {64, 16}, s1[] = {1, 512}, c2[] = {12}, s2[] = {1};
+    tj_block_t blocks[2] = {make(0, 8192, 2, c1, s1), make(0, 12, 1, c2, s2)};
+    int words[2] = {16, 4}, bad[2] = {16, 8};
+    tj_fused_member_t members[3] = {{0, 0, 0, 1}, {1, 8192, 1024, 2}, {0, 16384, 1040, 1}};
+    tj_fused_args_t args;
+    tj_launch_t l;
+    char *src = NULL, *none = (char *)0x1;
+
+    REQUIRE(tj_gen_fused_source(blocks, words, 2, TJ_DIR_PACK, "tj_fused_pack", &src) == TJ_OK);
+    check_contains(src, "block 0: W=16 start=0");
+    check_contains(src, "block 1: W=4 start=0");
+    check_contains(src, "typedef uint4 word_t");
+    check_contains(src, "typedef unsigned int word_t");
+    check_contains(src, "WORDS = 64u");
+    check_contains(src, "WORDS = 3u");
+    CHECK(strstr(src, "@") == NULL);
+    CHECK_EQ_INT(tj_gen_fused_source(blocks, bad, 2, TJ_DIR_PACK, "k", &none), TJ_ERR_INVALID);
+    CHECK(none == (char *)0x1);
+    REQUIRE(tj_gen_fused_launch(blocks, words, 2, members, 3, &args, &l) == TJ_OK);
+    CHECK_EQ_INT(args.n, 3);
+    CHECK_EQ_INT(args.m[0].gx, 1); /* 64 words of 16 bytes: one thread block */
+    CHECK_EQ_INT(args.m[1].shape, 1);
+    CHECK_EQ_INT(tj_gen_fused_launch(blocks, bad, 2, members, 3, &args, &l), TJ_ERR_INVALID);
+    free(src);
+}
+
 int main(void)
 {
     check_source();
@@ -377,6 +468,8 @@ int main(void)
     check_invalid();
     check_geometry();
     check_generic();
+    check_edges();
+    check_fused_words();
     check_hash();
     CHECK_DONE();
 }

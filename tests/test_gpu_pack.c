@@ -8,7 +8,7 @@
  *
  *   test_gpu_pack [--seed N] [--types N] [--families F] [--expect-no-compiles]
  *                 [--expect-compiles] [--expect-staged] [--expect-generic] [--expect-disk-hits]
- *                 [--describe FILE]
+ *                 [--expect-edges] [--describe FILE]
  *
  * --families F: the types are constructions of F random layouts (rt_family_type), so that a
  * volume run has many types and a bounded number of kernels. --expect-disk-hits: kernels must
@@ -16,6 +16,7 @@
  * --describe FILE: write the descriptions of the types the run would test, one a line, to FILE
  * (for `typejit warm`) and test nothing.
  * --expect-no-compiles: a second run over a cache the first one filled must compile nothing.
+ * --expect-edges: some launches must have been of kernels with edges (check_words' types).
  * --expect-compiles: a run over a cache that another build filled must compile its own kernels.
  * --expect-staged: the driver cannot load this NVRTC's kernels, so every call must be staged
  * (and still exact). --expect-generic: kernels are compiled in the background from an empty
@@ -206,12 +207,13 @@ static void put_ints(FILE *f, const int *v, int n)
  * shaped members, pair types with a hole, a darray of block-cyclic rows, a subarray of 17 and
  * of 20 dimensions, indexed blocks that overlap (unpacked serially), evenly spaced members with
  * one elsewhere (folded into a strided part: of runs, of a vector's repetitions, overlapping,
- * at decreasing places; docs/layouts.md#the-form). Each goes through
+ * at decreasing places; docs/layouts.md#the-form), a darray of a struct (also over
+ * MPI_BOTTOM, where it keeps its layout). Each goes through
  * check_case in a few memory combinations and counts; with @p describe their descriptions go
  * there instead (for `typejit warm`). */
 static int check_shapes(FILE *describe)
 {
-    enum { NSHAPES = 13 };
+    enum { NSHAPES = 14 };
     MPI_Datatype t[NSHAPES], v, members[3];
     const char *names[NSHAPES] = {
         "indexed of 3000 irregular blocks of doubles",
@@ -226,7 +228,8 @@ static int check_shapes(FILE *describe)
         "indexed of 19999 ints 3 apart, then one elsewhere (folded)",
         "hindexed of 40 pairs of vectors of floats 512 bytes apart, then one elsewhere (folded)",
         "indexed of 20 blocks of 4 ints 2 apart, then one elsewhere (folded, overlapping)",
-        "indexed of 30 doubles at decreasing places, then one further (folded)"};
+        "indexed of 30 doubles at decreasing places, then one further (folded)",
+        "darray of 10x9 struct {int; double}, over MPI_BOTTOM too"};
     static int bl[3000], dis[3000], bdis_i[700], fbl[20000], fdis[20000];
     static MPI_Aint bdis[3000];
     /* The folded shapes: evenly spaced members, one of them elsewhere. */
@@ -327,6 +330,9 @@ static int check_shapes(FILE *describe)
         fputc(',', describe);
         put_ints(describe, ddis, 31);
         fputs(",MPI_DOUBLE)\n", describe);
+        fputs("darray(9,4,{10,9},{cyclic,block},{2,3},{3,3},C,"
+              "struct({1,1},{0,8},{MPI_INT,MPI_DOUBLE}))\n",
+              describe);
         return NSHAPES;
     }
     MPI_Type_indexed(3000, bl, dis, MPI_DOUBLE, &t[n++]);
@@ -353,6 +359,13 @@ static int check_shapes(FILE *describe)
     MPI_Type_create_hindexed(41, pbl, pdis, v, &t[n++]);
     MPI_Type_indexed(21, obl4, odis4, MPI_INT, &t[n++]);
     MPI_Type_indexed(31, dbl, ddis, MPI_DOUBLE, &t[n++]);
+    {
+        MPI_Aint pdisp[2] = {0, 8};
+        MPI_Datatype pair, ptypes[2] = {MPI_INT, MPI_DOUBLE};
+        MPI_Type_create_struct(2, (int[]){1, 1}, pdisp, ptypes, &pair);
+        MPI_Type_create_darray(9, 4, 2, gs, ds, da, ps, MPI_ORDER_C, pair, &t[n++]);
+        MPI_Type_free(&pair);
+    }
     /* A part table in device memory is built at the first device call, never at the commit
      * (the first shape has 3000 parts: its table is not baked); and so is the layout itself,
      * once per type (docs/layouts.md#built-at-the-first-device-call). */
@@ -375,10 +388,88 @@ static int check_shapes(FILE *describe)
         check_case(t[i], names[i], 1, 8, K_MANAGED, K_HOST, 2, false, 14);
     }
     CHECK(tj_counter("layouts") - layouts == deferred);
+    /* Over MPI_BOTTOM, a struct of one member: the darray's own layout and kernel, moved
+     * (typejit warm of the darray alone has compiled it). */
+    check_case(t[NSHAPES - 1], names[NSHAPES - 1], 1, 0, K_DEVICE, K_DEVICE, 0, true, 15);
     MPI_Type_free(&v);
     for (int i = 0; i < n; i++)
         MPI_Type_free(&t[i]);
     return n;
+}
+
+/* Word size per dimension (issue 17 item 4): types whose launches' words depend on the count,
+ * the buffers and the position (docs/datatypes.md#3-strided-block), each in a few memory
+ * combinations, counts, positions and misaligned buffers. 64 runs of 64 bytes with an odd
+ * extent (W 16 for one object, 1 for several); a run of 4099 bytes (W 1, edges of a kernel of
+ * 16-byte words); rows of 1001 floats padded by 16 bytes, 64 of them and 4 of them (edges of 4,
+ * for several objects too); 4 runs of 600 bytes at a negative stride (edges of 8); runs of 1001
+ * bytes 1017 apart at an odd start (edges of 1 for a position of the same misalignment); a 3-D
+ * subarray of such rows (edges of 4 in a kernel of 8-byte words). With @p describe their
+ * descriptions go there instead (for `typejit warm`). Returns the number of types. */
+static int check_words(FILE *describe)
+{
+    static const char *const descs[] = {
+        "resized(0, 32769, vector(64, 8, 64, MPI_DOUBLE))",
+        "contiguous(4099, MPI_BYTE)",
+        "vector(64, 1001, 1005, MPI_FLOAT)",
+        "vector(4, 1001, 1005, MPI_FLOAT)",
+        "hvector(4, 600, -616, MPI_BYTE)",
+        "hindexed_block(1001, {3, 1020, 2037, 3054, 4071}, MPI_BYTE)",
+        "subarray({6, 8, 1005}, {4, 6, 1001}, {1, 1, 2}, C, MPI_FLOAT)",
+    };
+    enum { N = sizeof(descs) / sizeof(descs[0]) };
+    static const struct {
+        int count, pos, shift;
+        kind_t tk, pk;
+    } runs[] = {
+        {1, 0, 0, K_DEVICE, K_DEVICE},  {2, 0, 0, K_DEVICE, K_DEVICE},
+        {3, 16, 0, K_DEVICE, K_PINNED}, {1, 3, 3, K_DEVICE, K_DEVICE},
+        {1, 4, 4, K_MANAGED, K_HOST},   {2, 8, 8, K_DEVICE, K_DEVICE},
+        {1, 5, 0, K_HOST, K_DEVICE},    {4, 12, 4, K_DEVICE, K_MANAGED},
+    };
+
+    for (int i = 0; i < N; i++) {
+        MPI_Datatype t, inner;
+        if (describe != NULL) {
+            fprintf(describe, "%s\n", descs[i]);
+            continue;
+        }
+        /* The types of descs, in order. */
+        switch (i) {
+        case 0:
+            MPI_Type_vector(64, 8, 64, MPI_DOUBLE, &inner);
+            MPI_Type_create_resized(inner, 0, 32769, &t);
+            MPI_Type_free(&inner);
+            break;
+        case 1:
+            MPI_Type_contiguous(4099, MPI_BYTE, &t);
+            break;
+        case 2:
+        case 3:
+            MPI_Type_vector(i == 2 ? 64 : 4, 1001, 1005, MPI_FLOAT, &t);
+            break;
+        case 4:
+            MPI_Type_create_hvector(4, 600, -616, MPI_BYTE, &t);
+            break;
+        case 5: {
+            MPI_Aint d[5] = {3, 1020, 2037, 3054, 4071};
+            MPI_Type_create_hindexed_block(5, 1001, d, MPI_BYTE, &t);
+            break;
+        }
+        default: {
+            int sizes[3] = {6, 8, 1005}, subs[3] = {4, 6, 1001}, starts[3] = {1, 1, 2};
+            MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_FLOAT, &t);
+            break;
+        }
+        }
+        MPI_Type_commit(&t);
+        for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++)
+            check_case(t, descs[i], runs[r].count, runs[r].pos, runs[r].tk, runs[r].pk,
+                       runs[r].shift, false, 40 + r);
+        check_case(t, descs[i], 1, 0, K_DEVICE, K_DEVICE, 0, true, 50);
+        MPI_Type_free(&t);
+    }
+    return N;
 }
 
 /* Types of no bytes on device buffers: MPI_SUCCESS and no movement, as the system MPI says. */
@@ -491,7 +582,7 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     long types = 150, ntypes = 0, nkernel = 0, nlayout = 0;
     bool expect_no_compiles = false, expect_compiles = false, expect_staged = false,
-         expect_generic = false, expect_disk_hits = false;
+         expect_generic = false, expect_disk_hits = false, expect_edges = false;
     int families = 0;
     FILE *describe = NULL;
     rt_options_t opt = {
@@ -519,10 +610,13 @@ int main(int argc, char **argv)
             expect_disk_hits = true;
         else if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
             families = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--expect-edges") == 0)
+            expect_edges = true;
         else
             REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--families F] "
                      "[--expect-no-compiles] [--expect-compiles] [--expect-staged] "
-                     "[--expect-generic] [--expect-disk-hits] [--describe FILE]");
+                     "[--expect-generic] [--expect-disk-hits] [--expect-edges] "
+                     "[--describe FILE]");
     }
     if (describe == NULL) {
         if (!cudrv_open()) {
@@ -533,10 +627,13 @@ int main(int argc, char **argv)
         CUDRV(cuCtxGetCurrent(&app_ctx));
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
         check_empty();
-        if (!expect_staged)
+        if (!expect_staged) {
             check_shapes(NULL);
+            check_words(NULL);
+        }
     } else {
         check_shapes(describe);
+        check_words(describe);
     }
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
@@ -610,6 +707,8 @@ int main(int argc, char **argv)
     }
     if (expect_disk_hits)
         CHECK(tj_counter("cache_hits_disk") > 0);
+    if (expect_edges)
+        CHECK(tj_counter("edge_launches") > 0);
     if (expect_compiles)
         CHECK(compiles > 0);
     if (expect_no_compiles) {

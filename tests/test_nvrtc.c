@@ -84,17 +84,22 @@ static void batch_flush(batch_t *b)
     b->kernels = 0;
 }
 
-/* Adds the pack and unpack kernels of `block` for W = block->word and one narrower W. */
+/* Adds the pack and unpack kernels of `block` for W = block->word and one narrower W, and the
+ * kernel with edges of W = edges_word when that is wider (runs of more than one byte). */
 static void add_block(batch_t *b, const tj_block_t *block, int id, uint64_t r)
 {
-    int words[2] = {block->word, 1 << (r % 5)};
-    for (int w = 0; w < 2; w++) {
-        if (words[w] > block->word || (w == 1 && words[1] == words[0]))
+    int words[3] = {block->word, 1 << (r % 5), block->edges_word};
+    for (int w = 0; w < 3; w++) {
+        int edge = w == 2 ? block->word : 0;
+        if ((w < 2 && words[w] > block->word) || (w == 1 && words[1] == words[0]) ||
+            (w == 2 && (words[2] == words[0] || tj_block_run(block) < 2)))
             continue;
         for (int dir = 0; dir < 2; dir++) {
             char name[48], *src = NULL;
-            snprintf(name, sizeof(name), "tj_%s_%d_w%d", dir ? "unpack" : "pack", id, words[w]);
-            CHECK_EQ_INT(tj_gen_source(block, words[w], (tj_dir_t)dir, name, &src), TJ_OK);
+            snprintf(name, sizeof(name), "tj_%s_%d_w%d%s", dir ? "unpack" : "pack", id, words[w],
+                     edge ? "e" : "");
+            CHECK_EQ_INT(tj_gen_edges_source(block, words[w], edge, (tj_dir_t)dir, name, &src),
+                         TJ_OK);
             if (src == NULL)
                 continue;
             if (b->kernels == BATCH_KERNELS)

@@ -241,6 +241,23 @@ static MPI_Datatype fold_case(int c, const char **name, int64_t *parts, int64_t 
     return t;
 }
 
+/* The layout of the committed type @p t, which is not one strided block (NULL: none). */
+static tj_layout_t *layout_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Count size;
+    tj_block_t block;
+    tj_layout_t *l = NULL;
+    tj_reason_t why;
+
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_size_x(t, &size);
+    CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
+    why = tj_translate_reason();
+    CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
+    return l;
+}
+
 /* The hand-made cases through the engine's layout packer: the part counts the folds must give,
  * and the bytes against the system MPI, for several counts and positions. */
 static void fold_cases(void)
@@ -249,20 +266,11 @@ static void fold_cases(void)
         const char *name;
         int64_t parts, members;
         MPI_Datatype t = fold_case(c, &name, &parts, &members);
-        MPI_Aint lb, ext;
-        MPI_Count size;
-        tj_block_t block;
-        tj_layout_t *l = NULL;
-        tj_reason_t why;
+        tj_layout_t *l;
         char text[256] = "";
 
         REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
-        MPI_Type_get_extent(t, &lb, &ext);
-        MPI_Type_size_x(t, &size);
-        CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
-        why = tj_translate_reason();
-        CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
-        if (l == NULL) {
+        if ((l = layout_of(t)) == NULL) {
             MPI_Type_free(&t);
             continue;
         }
@@ -278,6 +286,60 @@ static void fold_cases(void)
         tj_layout_release(l);
         MPI_Type_free(&t);
     }
+}
+
+/* A type wrapped in a struct, hindexed or indexed of one member (a type at an absolute address
+ * over MPI_BOTTOM, a shifted copy): the layout of the type it wraps, moved, its frame kept (one
+ * copy), and one more frame dimension (several copies), not its frame taken apart into parts:
+ * the kernel is the same. A darray of a struct {int; double} (a frame of 3 x 2 x 2 over two
+ * runs). */
+static void wrap_cases(void)
+{
+    int gs[2] = {10, 9}, ds[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, da[2] = {2, 3},
+        ps[2] = {3, 3}, one = 1, two = 2, bl[2] = {0, 1}, dis[2] = {7, 3};
+    MPI_Aint mdis[2] = {0, 8}, at = 4096, hdis[2] = {64, 8192};
+    MPI_Datatype mt[2] = {MPI_INT, MPI_DOUBLE}, pair, inner, w[4];
+    const char *names[4] = {"struct of one darray at 4096", "struct of two darrays at 4096",
+                            "hindexed of one darray (an empty member first)",
+                            "indexed of one darray at 3 extents"};
+    tj_layout_t *base = NULL;
+
+    MPI_Type_create_struct(2, (int[]){1, 1}, mdis, mt, &pair);
+    MPI_Type_create_darray(9, 4, 2, gs, ds, da, ps, MPI_ORDER_C, pair, &inner);
+    MPI_Type_create_struct(1, &one, &at, &inner, &w[0]);
+    MPI_Type_create_struct(1, &two, &at, &inner, &w[1]);
+    MPI_Type_create_hindexed(2, bl, hdis, inner, &w[2]);
+    MPI_Type_indexed(2, bl, dis, inner, &w[3]);
+    MPI_Type_commit(&inner);
+    for (int i = -1; i < 4; i++) {
+        MPI_Datatype t = i < 0 ? inner : w[i];
+        tj_layout_t *l;
+
+        if (i >= 0)
+            REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+        REQUIRE((l = layout_of(t)) != NULL);
+        if (i < 0) {
+            base = l;
+        } else {
+            /* A probed darray (an MPI that builds them otherwise) has no frame to keep. */
+            if (!base->probed &&
+                (l->nparts != base->nparts || l->nframe != base->nframe + (i == 1) ||
+                 l->nshapes != base->nshapes)) {
+                char a[256], b[256];
+                tj_layout_format(base, a, sizeof(a));
+                tj_layout_format(l, b, sizeof(b));
+                fprintf(stderr, "wrap: %s: %s, the darray's %s\n", names[i], b, a);
+                check_failures++;
+            }
+            for (int count = 1; count <= 2; count++)
+                check_type(t, NULL, l, names[i], count, count * 5, (uint64_t)(i * 2 + count));
+            tj_layout_release(l);
+            MPI_Type_free(&w[i]);
+        }
+    }
+    tj_layout_release(base);
+    MPI_Type_free(&inner);
+    MPI_Type_free(&pair);
 }
 
 int main(int argc, char **argv)
@@ -319,6 +381,7 @@ int main(int argc, char **argv)
     }
 #endif
     fold_cases();
+    wrap_cases();
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {
         MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));

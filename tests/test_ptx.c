@@ -1,7 +1,7 @@
-/* The machine code of representative JIT kernels: NVRTC's PTX for compute_90 moves W-byte words
- * with single global loads and stores (v4 for W = 16), holds no division or remainder
- * instruction, and ptxas for sm_90 reports no stack frame and no spills. Prints the register
- * counts. Exit 77 without NVRTC or ptxas. */
+/* The machine code of representative JIT kernels, two with edges: NVRTC's PTX for compute_90
+ * moves W-byte words with single global loads and stores (v4 for W = 16), holds no division or
+ * remainder instruction, and ptxas for sm_90 reports no stack frame and no spills. Prints the
+ * register counts. Exit 77 without NVRTC or ptxas. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,25 +20,31 @@ typedef struct {
     const char *block;
     int word;
     const char *load, *store; /* the PTX of the word's global load and store */
+    int edge;                 /* a kernel with edges of this word (0: none) */
 } case_t;
 
 static const case_t cases[] = {
     {"2-D pitch 512, 64-byte runs", "start=0 extent=262144 counts=64,512 strides=1,512", 16,
-     "ld.global.nc.v4.u32", "st.global.v4.u32"},
+     "ld.global.nc.v4.u32", "st.global.v4.u32", 0},
     {"3-D face of 64^3 doubles", "start=0 extent=2097152 counts=8,64,64 strides=1,512,32768", 8,
-     "ld.global.nc.u64", "st.global.u64"},
+     "ld.global.nc.u64", "st.global.u64", 0},
     {"3-D box of floats", "start=4 extent=262144 counts=128,32,16 strides=1,512,16384", 4,
-     "ld.global.nc.u32", "st.global.u32"},
+     "ld.global.nc.u32", "st.global.u32", 0},
     {"1-byte runs", "start=0 extent=3000 counts=1,1000 strides=1,3", 1, "ld.global.nc.u8",
-     "st.global.u8"},
+     "st.global.u8", 0},
     {"16 dimensions, negative and 2^32 strides",
      "start=-25769803776 extent=1099511627776 counts=16,2,2,2,2,2,2,2,2,2,2,2,2,2,2,3 "
      "strides=1,-32,64,-128,256,-512,1024,-2048,4096,-8192,16384,-32768,65536,-131072,262144,"
      "4294967296",
-     16, "ld.global.nc.v4.u32", "st.global.v4.u32"},
+     16, "ld.global.nc.v4.u32", "st.global.v4.u32", 0},
     {"2^31 words per object (64-bit word index)",
      "start=0 extent=34359738368 counts=1048576,16384 strides=1,2097152", 8, "ld.global.nc.u64",
-     "st.global.u64"},
+     "st.global.u64", 0},
+    {"edges: rows of 1001 floats padded by 16 bytes",
+     "start=0 extent=257280 counts=4004,64 strides=1,4020", 16, "ld.global.nc.v4.u32",
+     "st.global.v4.u32", 4},
+    {"edges: one run of 4099 bytes", "start=0 extent=4099 counts=4099 strides=1", 16,
+     "ld.global.nc.v4.u32", "st.global.v4.u32", 1},
 };
 
 /* The PTX of one entry: from ".entry NAME(" to the next entry or the end. Malloc'd. */
@@ -119,8 +125,9 @@ static void check_case(const case_t *c)
     size_t len;
 
     REQUIRE(tj_block_parse(c->block, &block) == TJ_OK);
-    REQUIRE(tj_gen_source(&block, c->word, TJ_DIR_PACK, "tj_pack", &pack) == TJ_OK);
-    REQUIRE(tj_gen_source(&block, c->word, TJ_DIR_UNPACK, "tj_unpack", &unpack) == TJ_OK);
+    REQUIRE(tj_gen_edges_source(&block, c->word, c->edge, TJ_DIR_PACK, "tj_pack", &pack) == TJ_OK);
+    REQUIRE(tj_gen_edges_source(&block, c->word, c->edge, TJ_DIR_UNPACK, "tj_unpack", &unpack) ==
+            TJ_OK);
     source = malloc(strlen(pack) + strlen(unpack) + 2);
     REQUIRE(source != NULL);
     sprintf(source, "%s\n%s", pack, unpack);

@@ -32,6 +32,30 @@ echo "$out" | grep -q "12 kernels: 0 compiled, 12 already cached" || fail "manif
 "$tool" cache stats --cache-dir "$dir/c" | grep -q ": 12 entries, [0-9]* bytes, 0 invalid, 0 sources, 12 manifest lines" ||
     fail "stats"
 
+# Word size per dimension (issue 17 item 4): rows of 1001 floats padded by 16 bytes get a kernel
+# with edges; a fused set moves each member with its own word (packed one after the other, each
+# apart, several objects each), and the manifest's lines name them so that warming from it finds
+# the same kernels.
+cat >"$dir/words.txt" <<'TYPES'
+vector(64, 1001, 1005, MPI_FLOAT)
+fused(vector(8, 4, 8, MPI_INT), contiguous(3, MPI_INT), vector(8, 4, 8, MPI_INT))
+TYPES
+out=$("$tool" warm --cache-dir "$dir/w" "$dir/words.txt")
+echo "$out" | grep -q "12 kernels: 12 compiled" || fail "words warm: $out"
+grep -q "^sm_90 pack W=16 edge=4 start=0 extent=257264 counts=4004,64 strides=1,4020$" "$dir/w/manifest.txt" ||
+    fail "no kernel with edges in the manifest: $(cat "$dir/w/manifest.txt")"
+grep -q "^sm_90 unpack W=16 fused start=0 extent=240 counts=16,8 strides=1,32 | W=4 start=0 extent=12 counts=12 strides=1$" "$dir/w/manifest.txt" ||
+    fail "no fused kernel of two words in the manifest: $(cat "$dir/w/manifest.txt")"
+out=$("$tool" warm --cache-dir "$dir/w")
+echo "$out" | grep -q "12 kernels: 0 compiled, 12 already cached, 0 failed" || fail "words manifest warm: $out"
+out=$("$tool" inspect --no-source 'vector(64, 1001, 1005, MPI_FLOAT)')
+echo "$out" | grep -q "^word: *W=4$" || fail "inspect word of the rows: $out"
+echo "$out" | grep -q "^launch: *W=16 with edges of 4 bytes (aligned buffers)$" || fail "inspect launch: $out"
+echo "$out" | grep -q "^manifest=sm_90 pack W=16 edge=4 " || fail "inspect kernel with edges: $out"
+out=$("$tool" inspect --no-source 'resized(0, 32769, vector(64, 8, 64, MPI_DOUBLE))')
+echo "$out" | grep -q "^launch: *W=16 for one object (aligned buffers)$" || fail "inspect one object: $out"
+echo "$out" | grep -q "^ *W=1 for several (aligned buffers)$" || fail "inspect several: $out"
+
 out=$("$tool" inspect 'vector(64, 8, 64, MPI_DOUBLE)')
 echo "$out" | grep -q "^block: *start=0 extent=32320 counts=64,64 strides=1,512" || fail "inspect block: $out"
 echo "$out" | grep -q "W=16" || fail "inspect word"

@@ -463,17 +463,19 @@ static void test_resized(void)
     EXPECT(resized(v, -8, 40), 0, 40, 2, DIMS(4, 3), DIMS(1, 8), 4);
     /* A resized extent that makes the run exactly contiguous folds one level. */
     EXPECT(contig(4, resized(contig(2, MPI_INT), 0, 8)), 0, 32, 1, DIMS(32), DIMS(1), 16);
-    /* An extent smaller than the data: consecutive objects overlap. */
-    EXPECT_OUT(resized(MPI_DOUBLE, 0, 4), 0, 4, 1, DIMS(8), DIMS(1), 4, &b);
+    /* An extent smaller than the data: consecutive objects overlap. (The word of one object:
+     * the extent narrows only a launch of several.) */
+    EXPECT_OUT(resized(MPI_DOUBLE, 0, 4), 0, 4, 1, DIMS(8), DIMS(1), 8, &b);
     CHECK(b.disjoint);
     CHECK(!tj_block_disjoint(&b, 2));
     /* Resizing the innermost type changes the stride of every level built on it. */
     EXPECT(vec(2, 2, 3, resized(MPI_INT, 0, 8)), 0, 40, 3, DIMS(4, 2, 2), DIMS(1, 8, 24), 4);
-    /* A lower bound shifts nothing: the data stays where the typemap puts it. */
+    /* A lower bound shifts nothing: the data stays where the typemap puts it (the start narrows
+     * a launch's word, not the object's). */
     EXPECT(
         resized(sub(1, (const int[]){8}, (const int[]){2}, (const int[]){3}, MPI_ORDER_C, MPI_INT),
                 -16, 64),
-        12, 64, 1, DIMS(8), DIMS(1), 4);
+        12, 64, 1, DIMS(8), DIMS(1), 8);
 }
 
 static void test_dup(void)
@@ -517,7 +519,7 @@ static void test_indexed_uniform(void)
            DIMS(1, 24), 8);
     /* One member: a dense run at its displacement. */
     EXPECT(indexed(1, (const int[]){3}, (const int[]){2}, MPI_INT), 8, 12, 1, DIMS(12), DIMS(1), 4);
-    EXPECT(indexed_block(1, 4, (const int[]){1}, MPI_DOUBLE), 8, 32, 1, DIMS(32), DIMS(1), 8);
+    EXPECT(indexed_block(1, 4, (const int[]){1}, MPI_DOUBLE), 8, 32, 1, DIMS(32), DIMS(1), 16);
     EXPECT(strct(1, (const int[]){3}, (const MPI_Aint[]){8}, (const MPI_Datatype[]){MPI_INT}), 8,
            12, 1, DIMS(12), DIMS(1), 4);
     EXPECT(strct(1, (const int[]){3}, (const MPI_Aint[]){0},

@@ -121,9 +121,14 @@ void tj_interpose_record(MPI_Datatype type)
         /* Kernels are made for the layout moved to byte 0, shared by every type of that shape:
          * the kernel lines of the log name it so. */
         if (info.strided) {
+            /* At the words of one object on aligned buffers, as the manifest names the kernel. */
             tj_block_t b = tj_block_at_zero(&info.block);
-            strcpy(layout, "; its kernels: W=");
-            snprintf(layout + strlen(layout), sizeof(layout) - strlen(layout), "%d ", b.word);
+            tj_words_t w[2];
+            tj_block_words_aligned(&info.block, w);
+            snprintf(layout, sizeof(layout), "; its kernels: W=%d ", w[0].word);
+            if (w[0].edge != 0)
+                snprintf(layout + strlen(layout), sizeof(layout) - strlen(layout), "edge=%d ",
+                         w[0].edge);
             tj_block_format(&b, layout + strlen(layout), sizeof(layout) - strlen(layout));
         }
         tj_log_debug("commit of %s: %s%s", label, text, layout);

@@ -32,7 +32,7 @@
 
 typedef struct {
     tj_block_t block;
-    int32_t word, dir;
+    int32_t word, edge, dir;
     char target[32];
     tj_layout_t *layout; /* a parts kernel's (a reference held while queued), else NULL */
     bool serial;
@@ -97,12 +97,13 @@ static bool has_key(const tj_hash_t *keys, int n, tj_hash_t key)
 }
 
 /* The job of a request; its block moved to start 0, as the supply builds kernels. */
-static job_t job_of(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
+static job_t job_of(const tj_block_t *block, tj_words_t words, tj_dir_t dir, const char *target)
 {
     job_t j;
     memset(&j, 0, sizeof(j));
     j.block = tj_block_at_zero(block);
-    j.word = word;
+    j.word = words.word;
+    j.edge = words.edge;
     j.dir = (int32_t)dir;
     snprintf(j.target, sizeof(j.target), "%s", target != NULL ? target : "");
     return j;
@@ -168,7 +169,8 @@ static void *worker(void *arg)
             tj_kernel_spec_t spec =
                 j.layout != NULL
                     ? tj_kernel_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
-                    : tj_kernel_single(&j.block, j.word, (tj_dir_t)j.dir, j.target);
+                    : tj_kernel_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
+                                      j.target);
             if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
                 from == TJ_FROM_COMPILE)
                 tj_stats_inc(TJ_STAT_jit_background);
@@ -219,9 +221,10 @@ static bool start_worker(pthread_t *thread)
 
 static void request(job_t *j);
 
-void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target)
+void tj_compiler_request(const tj_block_t *block, tj_words_t words, tj_dir_t dir,
+                         const char *target)
 {
-    job_t j = job_of(block, word, dir, target);
+    job_t j = job_of(block, words, dir, target);
     request(&j);
 }
 
@@ -292,9 +295,9 @@ out_unlock:
     pthread_mutex_unlock(&lock);
 }
 
-tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir)
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, tj_dir_t dir)
 {
-    job_t j = job_of(block, word, dir, NULL);
+    job_t j = job_of(block, words, dir, NULL);
     tj_hash_t key = job_key(&j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 

@@ -10,21 +10,22 @@
 #include "type/block.h"
 #include "type/layout.h"
 
-/* Queue the compile of the kernel (block, word, dir, target); returns at once. A NULL @p target
+/* Queue the compile of the kernel (block, words, dir, target); returns at once. A NULL @p target
  * (a commit's request) is decided by the worker: device 0's, or the one without a device under
  * TYPEJIT_JIT=always, so that a commit starts neither the CUDA driver nor NVRTC. A kernel
  * already queued or being compiled is not queued twice; a full queue drops the request (the next
  * call that needs the kernel asks again). */
-void tj_compiler_request(const tj_block_t *block, int word, tj_dir_t dir, const char *target);
+void tj_compiler_request(const tj_block_t *block, tj_words_t words, tj_dir_t dir,
+                         const char *target);
 
 /* The same for the parts kernel of the finished layout @p layout (kept alive while queued). */
 void tj_compiler_request_parts(const tj_layout_t *layout, int word, tj_dir_t dir, bool serial,
                                const char *target);
 
-/* Where the commit's request for kernel (block, word, dir) stands (tj_compiler_request with a
+/* Where the commit's request for kernel (block, words, dir) stands (tj_compiler_request with a
  * NULL target): waiting in the queue, being compiled, or neither (never asked, or done). */
 typedef enum { TJ_COMPILE_IDLE, TJ_COMPILE_QUEUED, TJ_COMPILE_RUNNING } tj_compile_state_t;
-tj_compile_state_t tj_compiler_state(const tj_block_t *block, int word, tj_dir_t dir);
+tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, tj_dir_t dir);
 tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
                                            bool serial);
 

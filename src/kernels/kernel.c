@@ -43,13 +43,26 @@ tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec)
     default:
         return TJ_ERR_INVALID;
     }
-    if (spec->blocks == NULL || !valid_word(spec->word))
+    if (spec->blocks == NULL || !valid_word(spec->word) ||
+        (spec->edge != 0 && spec->kind != TJ_KERNEL_SINGLE) ||
+        (spec->words != NULL && spec->kind != TJ_KERNEL_FUSED))
         return TJ_ERR_INVALID;
-    for (int i = 0; i < spec->nblocks; i++)
-        if (spec->blocks[i].word % spec->word != 0 || spec->blocks[i].ndims < 1 ||
-            spec->blocks[i].ndims > TJ_BLOCK_MAX_DIMS)
+    for (int i = 0; i < spec->nblocks; i++) {
+        const tj_block_t *b = &spec->blocks[i];
+        int word = tj_kernel_block_word(spec, i);
+        if (b->ndims < 1 || b->ndims > TJ_BLOCK_MAX_DIMS || !valid_word(word))
             return TJ_ERR_INVALID;
+        if (spec->edge != 0 ? !valid_word(spec->edge) || spec->edge >= word ||
+                                  b->word % spec->edge != 0 || b->edges_word % word != 0
+                            : b->word % word != 0)
+            return TJ_ERR_INVALID;
+    }
     return TJ_OK;
+}
+
+int tj_kernel_block_word(const tj_kernel_spec_t *spec, int i)
+{
+    return spec->kind == TJ_KERNEL_FUSED && spec->words != NULL ? spec->words[i] : spec->word;
 }
 
 const char *tj_kernel_name(const tj_kernel_spec_t *spec)
@@ -72,6 +85,7 @@ const char *tj_kernel_name(const tj_kernel_spec_t *spec)
 tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
 {
     tj_block_t zero[TJ_FUSED_MAX];
+    int words[TJ_FUSED_MAX];
     tj_status_t st;
 
     if ((st = tj_kernel_check(spec)) != TJ_OK)
@@ -86,12 +100,16 @@ tj_status_t tj_kernel_source(const tj_kernel_spec_t *spec, char **source)
     if (spec->kind == TJ_KERNEL_PARTS)
         return tj_gen_parts_source(spec->layout, spec->word, spec->dir, tj_kernel_name(spec),
                                    source);
-    for (int i = 0; i < spec->nblocks; i++)
+    for (int i = 0; i < spec->nblocks; i++) {
         zero[i] = tj_block_at_zero(&spec->blocks[i]);
+        words[i] = tj_kernel_block_word(spec, i);
+    }
+    if (spec->kind == TJ_KERNEL_SINGLE && spec->edge != 0)
+        return tj_gen_edges_source(&zero[0], spec->word, spec->edge, spec->dir,
+                                   tj_kernel_name(spec), source);
     if (spec->kind == TJ_KERNEL_SINGLE)
         return tj_gen_source(&zero[0], spec->word, spec->dir, tj_kernel_name(spec), source);
-    return tj_gen_fused_source(zero, spec->nblocks, spec->word, spec->dir, tj_kernel_name(spec),
-                               source);
+    return tj_gen_fused_source(zero, words, spec->nblocks, spec->dir, tj_kernel_name(spec), source);
 }
 
 tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
@@ -101,11 +119,15 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
     if (k == NULL)
         return TJ_ERR_NOMEM;
     if (spec->nblocks > 0 &&
-        (k->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL) {
+        ((k->blocks = malloc((size_t)spec->nblocks * sizeof(tj_block_t))) == NULL ||
+         (spec->words != NULL &&
+          (k->words = malloc((size_t)spec->nblocks * sizeof(int))) == NULL))) {
+        free(k->blocks);
         free(k);
         return TJ_ERR_NOMEM;
     }
     if (spec->kind == TJ_KERNEL_PARTS && tj_layout_signature(spec->layout, &k->layout) != TJ_OK) {
+        free(k->words);
         free(k->blocks);
         free(k);
         return TJ_ERR_NOMEM;
@@ -113,9 +135,13 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
     k->serial = spec->serial;
     k->kind = spec->kind;
     k->nblocks = spec->nblocks;
-    for (int i = 0; i < spec->nblocks; i++)
+    for (int i = 0; i < spec->nblocks; i++) {
         k->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
+        if (k->words != NULL)
+            k->words[i] = spec->words[i];
+    }
     k->word = spec->word;
+    k->edge = spec->edge;
     k->dir = spec->dir;
     snprintf(k->target, sizeof(k->target), "%s", spec->target);
     if (spec->kind == TJ_KERNEL_SOURCE)
@@ -127,9 +153,17 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
 
 tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel)
 {
-    tj_kernel_spec_t s = {
-        kernel->kind,   kernel->blocks, kernel->nblocks, kernel->word,   kernel->dir,
-        kernel->target, NULL,           kernel->name,    kernel->layout, kernel->serial};
+    tj_kernel_spec_t s = {.kind = kernel->kind,
+                          .blocks = kernel->blocks,
+                          .nblocks = kernel->nblocks,
+                          .word = kernel->word,
+                          .edge = kernel->edge,
+                          .words = kernel->words,
+                          .dir = kernel->dir,
+                          .target = kernel->target,
+                          .name = kernel->name,
+                          .layout = kernel->layout,
+                          .serial = kernel->serial};
     return s;
 }
 
@@ -139,6 +173,7 @@ void tj_kernel_free(tj_kernel_t *kernel)
         return;
     tj_modules_release(&kernel->modules);
     tj_layout_release(kernel->layout);
+    free(kernel->words);
     free(kernel->blocks);
     free(kernel->image);
     free(kernel);

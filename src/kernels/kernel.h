@@ -30,7 +30,11 @@ typedef struct {
     tj_kernel_kind_t kind;
     const tj_block_t *blocks; /* SINGLE: one; FUSED: nblocks (1 to TJ_FUSED_MAX); GENERIC: none */
     int nblocks;
-    int word; /* W, dividing every block's word; unused by GENERIC */
+    /* W, dividing every block's word; unused by SOURCE. SINGLE with edges: the word of the
+     * middle of each run, dividing the block's edges_word; FUSED: the widest of words. */
+    int word;
+    int edge;         /* SINGLE: the word of each run's head and tail (below W), or 0: no edges */
+    const int *words; /* FUSED: the word of each block, dividing it (NULL: W for every block) */
     tj_dir_t dir;
     const char *target;        /* "sm_90" (CUBIN) or "compute_90" (PTX) */
     const char *source;        /* SOURCE: the exact CUDA source (NULL in a kernel's own spec) */
@@ -42,20 +46,50 @@ typedef struct {
 static inline tj_kernel_spec_t tj_kernel_single(const tj_block_t *block, int word, tj_dir_t dir,
                                                 const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_SINGLE, block, 1, word, dir, target, NULL, NULL, NULL, false};
+    tj_kernel_spec_t s = {.kind = TJ_KERNEL_SINGLE,
+                          .blocks = block,
+                          .nblocks = 1,
+                          .word = word,
+                          .dir = dir,
+                          .target = target};
     return s;
 }
 
-static inline tj_kernel_spec_t tj_kernel_fused(const tj_block_t *blocks, int n, int word,
+/* The kernel of @p block for the words of a launch (tj_block_words): with edges when
+ * words.edge is not 0. */
+static inline tj_kernel_spec_t tj_kernel_words(const tj_block_t *block, tj_words_t words,
                                                tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_FUSED, blocks, n, word, dir, target, NULL, NULL, NULL, false};
+    tj_kernel_spec_t s = {.kind = TJ_KERNEL_SINGLE,
+                          .blocks = block,
+                          .nblocks = 1,
+                          .word = words.word,
+                          .edge = words.edge,
+                          .dir = dir,
+                          .target = target};
+    return s;
+}
+
+/* A fused kernel of @p n blocks, block i moved with words[i] bytes at a time (its W the widest
+ * of them). */
+static inline tj_kernel_spec_t tj_kernel_fused(const tj_block_t *blocks, const int *words, int n,
+                                               tj_dir_t dir, const char *target)
+{
+    tj_kernel_spec_t s = {.kind = TJ_KERNEL_FUSED,
+                          .blocks = blocks,
+                          .nblocks = n,
+                          .word = 1,
+                          .words = words,
+                          .dir = dir,
+                          .target = target};
+    for (int i = 0; i < n; i++)
+        s.word = words[i] > s.word ? words[i] : s.word;
     return s;
 }
 
 static inline tj_kernel_spec_t tj_kernel_generic(int word, tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_GENERIC, NULL, 0, word, dir, target, NULL, NULL, NULL, false};
+    tj_kernel_spec_t s = {.kind = TJ_KERNEL_GENERIC, .word = word, .dir = dir, .target = target};
     return s;
 }
 
@@ -64,7 +98,8 @@ static inline tj_kernel_spec_t tj_kernel_generic(int word, tj_dir_t dir, const c
 static inline tj_kernel_spec_t tj_kernel_from_source(const char *source, const char *name,
                                                      tj_dir_t dir, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_SOURCE, NULL, 0, 0, dir, target, source, name, NULL, false};
+    tj_kernel_spec_t s = {
+        .kind = TJ_KERNEL_SOURCE, .dir = dir, .target = target, .source = source, .name = name};
     return s;
 }
 
@@ -73,7 +108,12 @@ static inline tj_kernel_spec_t tj_kernel_from_source(const char *source, const c
 static inline tj_kernel_spec_t tj_kernel_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
                                                bool serial, const char *target)
 {
-    tj_kernel_spec_t s = {TJ_KERNEL_PARTS, NULL, 0, word, dir, target, NULL, NULL, layout, serial};
+    tj_kernel_spec_t s = {.kind = TJ_KERNEL_PARTS,
+                          .word = word,
+                          .dir = dir,
+                          .target = target,
+                          .layout = layout,
+                          .serial = serial};
     return s;
 }
 
@@ -89,7 +129,8 @@ typedef struct tj_kernel {
     tj_kernel_kind_t kind;
     int nblocks;
     tj_block_t *blocks; /* moved to start 0; NULL for the generic kernel */
-    int word;
+    int word, edge;
+    int *words; /* FUSED: the word of each block (NULL: word for all) */
     tj_dir_t dir;
     char target[TJ_TARGET_MAX];
     char name[TJ_KERNEL_NAME_MAX]; /* SOURCE: its function */
@@ -103,9 +144,13 @@ typedef struct tj_kernel {
 } tj_kernel_t;
 
 /* TJ_OK when @p spec is well formed: a known kind, the number of blocks its kind takes, each
- * block valid for the word (1, 2, 4, 8 or 16, dividing the block's word), a direction and a
- * target of fitting length. */
+ * block valid for its word (1, 2, 4, 8 or 16, dividing the block's word; with edges, an edge
+ * word dividing it and a W above it dividing the block's edges_word), a direction and a target
+ * of fitting length. */
 tj_status_t tj_kernel_check(const tj_kernel_spec_t *spec);
+
+/* The word block @p i of @p spec is moved with: its words[i], or W. */
+int tj_kernel_block_word(const tj_kernel_spec_t *spec, int i);
 
 /* The name of the kernel function of @p spec in its source. */
 const char *tj_kernel_name(const tj_kernel_spec_t *spec);

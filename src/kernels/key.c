@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jit/nvrtc.h"
+#include "util/common.h"
 #include "typejit.h"
 
 static const char *dir_name(tj_dir_t dir)
@@ -155,15 +156,28 @@ void tj_key_describe(const char *key, char *buf, size_t len)
     snprintf(buf, len, "%.*s", (int)first, key);
 }
 
+/* The W of @p spec's manifest line: a fused kernel's widest block word, else its word. */
+static int line_word(const tj_kernel_spec_t *spec)
+{
+    int w = spec->word;
+
+    if (spec->kind == TJ_KERNEL_FUSED && spec->words != NULL) {
+        w = 1;
+        for (int i = 0; i < spec->nblocks; i++)
+            w = TJ_MAX(w, spec->words[i]);
+    }
+    return w;
+}
+
 tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
 {
     typedef struct {
-        int32_t ndims, pad;
+        int32_t ndims, word;
         int64_t extent, counts[TJ_BLOCK_MAX_DIMS], strides[TJ_BLOCK_MAX_DIMS];
     } rec_t;
     struct {
         char target[TJ_TARGET_MAX];
-        int32_t kind, dir, word, n;
+        int32_t kind, dir, word, edge, n, pad;
         rec_t blocks[TJ_FUSED_MAX];
     } rec;
     int n = spec->nblocks < 0 ? 0 : spec->nblocks > TJ_FUSED_MAX ? TJ_FUSED_MAX : spec->nblocks;
@@ -203,12 +217,14 @@ tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec)
     snprintf(rec.target, sizeof(rec.target), "%s", spec->target);
     rec.kind = (int32_t)spec->kind;
     rec.dir = (int32_t)spec->dir;
-    rec.word = spec->word;
+    rec.word = line_word(spec);
+    rec.edge = spec->edge;
     rec.n = n;
     /* The start is left out: kernels are built for their blocks moved to start 0. */
     for (int i = 0; i < n; i++) {
         const tj_block_t *b = &spec->blocks[i];
         rec.blocks[i].ndims = b->ndims;
+        rec.blocks[i].word = tj_kernel_block_word(spec, i);
         rec.blocks[i].extent = b->extent;
         for (int d = 0; d < b->ndims && d < TJ_BLOCK_MAX_DIMS; d++) {
             rec.blocks[i].counts[d] = b->counts[d];
@@ -237,12 +253,18 @@ int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
         free(lay);
         return n;
     }
-    text_printf(&t, "%s %s W=%d%s", spec->target, dir_name(spec->dir), spec->word,
+    text_printf(&t, "%s %s W=%d%s", spec->target, dir_name(spec->dir), line_word(spec),
                 spec->kind == TJ_KERNEL_FUSED ? " fused" : "");
+    if (spec->edge != 0)
+        text_printf(&t, " edge=%d", spec->edge);
     for (int i = 0; i < spec->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
         tj_block_format(&b, text, sizeof(text));
-        text_printf(&t, "%s%s", i == 0 ? " " : " | ", text);
+        text_printf(&t, "%s", i == 0 ? " " : " | ");
+        /* A fused block moved with a narrower word than the line's says so. */
+        if (tj_kernel_block_word(spec, i) != line_word(spec))
+            text_printf(&t, "W=%d ", tj_kernel_block_word(spec, i));
+        text_printf(&t, "%s", text);
     }
     if (t.buf == NULL)
         return -1;
@@ -289,19 +311,41 @@ tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
     if (strncmp(p, "fused ", 6) == 0) {
         parsed->kind = TJ_KERNEL_FUSED;
         p += 6;
+    } else if (strncmp(p, "edge=", 5) == 0) {
+        int e = 0;
+        if (sscanf(p, "edge=%d %n", &e, &used) != 1 || used == 0 ||
+            (e != 1 && e != 2 && e != 4 && e != 8) || e >= w)
+            return TJ_ERR_PARSE;
+        parsed->edge = e;
+        p += used;
     }
-    /* One block, or a fused kernel's blocks separated by " | ". */
+    /* One block, or a fused kernel's blocks separated by " | ", each after its word when that
+     * is not the line's. */
     for (;;) {
-        const char *end = strstr(p, " | ");
-        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        const char *end;
+        size_t n;
         tj_block_t *b = &parsed->blocks[parsed->nblocks];
-        if (parsed->nblocks == TJ_FUSED_MAX || n >= sizeof(text))
+        int bw = w;
+        if (parsed->nblocks == TJ_FUSED_MAX)
+            return TJ_ERR_PARSE;
+        if (parsed->kind == TJ_KERNEL_FUSED && strncmp(p, "W=", 2) == 0) {
+            used = 0;
+            if (sscanf(p, "W=%d %n", &bw, &used) != 1 || used == 0 ||
+                (bw != 1 && bw != 2 && bw != 4 && bw != 8) || bw >= w)
+                return TJ_ERR_PARSE;
+            p += used;
+        }
+        end = strstr(p, " | ");
+        n = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (n >= sizeof(text))
             return TJ_ERR_PARSE;
         memcpy(text, p, n);
         text[n] = '\0';
-        if (tj_block_parse(text, b) != TJ_OK || b->word % w != 0)
+        if (tj_block_parse(text, b) != TJ_OK ||
+            (parsed->edge != 0 ? b->word % parsed->edge != 0 || b->edges_word % w != 0
+                               : b->word % bw != 0))
             return TJ_ERR_PARSE;
-        parsed->nblocks++;
+        parsed->words[parsed->nblocks++] = bw;
         if (end == NULL)
             break;
         if (parsed->kind != TJ_KERNEL_FUSED)
@@ -316,16 +360,16 @@ tj_status_t tj_key_manifest_parse(const char *line, tj_key_line_t *parsed)
 
 tj_kernel_spec_t tj_key_line_spec(const tj_key_line_t *parsed)
 {
-    tj_kernel_spec_t s = {parsed->kind,
-                          parsed->kind == TJ_KERNEL_PARTS ? NULL : parsed->blocks,
-                          parsed->nblocks,
-                          parsed->word,
-                          parsed->dir,
-                          parsed->target,
-                          NULL,
-                          NULL,
-                          parsed->layout,
-                          parsed->serial};
+    tj_kernel_spec_t s = {.kind = parsed->kind,
+                          .blocks = parsed->kind == TJ_KERNEL_PARTS ? NULL : parsed->blocks,
+                          .nblocks = parsed->nblocks,
+                          .word = parsed->word,
+                          .edge = parsed->edge,
+                          .words = parsed->kind == TJ_KERNEL_FUSED ? parsed->words : NULL,
+                          .dir = parsed->dir,
+                          .target = parsed->target,
+                          .layout = parsed->layout,
+                          .serial = parsed->serial};
     return s;
 }
 

@@ -34,19 +34,22 @@ void tj_key_toolchain(char *buf, size_t len);
  * holds is fixed for the process), hashed from packed records so that a hit formats no text. */
 tj_hash_t tj_key_memo(const tj_kernel_spec_t *spec);
 
-/* The manifest line of @p spec: "TARGET DIRECTION W=WORD BLOCK" for one block, "TARGET
- * DIRECTION W=WORD fused BLOCK | BLOCK | ..." for a fused kernel (its blocks in order), each
- * BLOCK moved to start 0 as tj_block_format writes it, "TARGET DIRECTION W=WORD parts [serial]
- * LAYOUT" for a parts kernel (tj_layout_kernel_format). Returns the length needed, as snprintf;
- * -1 for the generic kernels, which the manifest does not record. */
+/* The manifest line of @p spec: "TARGET DIRECTION W=WORD [edge=EDGE] BLOCK" for one block (with
+ * edges of EDGE bytes), "TARGET DIRECTION W=WORD fused [W=W1 ]BLOCK | [W=W2 ]BLOCK | ..." for a
+ * fused kernel (its blocks in order, WORD the widest of their words, each narrower one written
+ * before its block), each BLOCK moved to start 0 as tj_block_format writes it, "TARGET
+ * DIRECTION W=WORD parts [serial] LAYOUT" for a parts kernel (tj_layout_kernel_format). Returns
+ * the length needed, as snprintf; -1 for the generic kernels, which the manifest does not
+ * record. */
 int tj_key_manifest_line(const tj_kernel_spec_t *spec, char *buf, size_t len);
 
 /* A manifest line parsed: the spec it names, with room for its blocks. */
 typedef struct {
     tj_kernel_kind_t kind;
     tj_block_t blocks[TJ_FUSED_MAX];
+    int words[TJ_FUSED_MAX]; /* FUSED: each block's word */
     int nblocks;
-    int word;
+    int word, edge;
     tj_dir_t dir;
     char target[TJ_TARGET_MAX];
     tj_layout_t *layout; /* PARTS: the layout the line names (tj_key_line_release) */

@@ -66,12 +66,27 @@ static bool is_gpu(tj_mem_t m)
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-/* The kernel of @p block for (word, dir) from the supply, as far as @p mode goes. */
-static tj_status_t kernel_get(const tj_block_t *block, int word, tj_dir_t dir, const char *target,
-                              tj_supply_mode_t mode, tj_kernel_t **k)
+/* The kernel of @p block for (words, dir) from the supply, as far as @p mode goes. */
+static tj_status_t kernel_get(const tj_block_t *block, tj_words_t words, tj_dir_t dir,
+                              const char *target, tj_supply_mode_t mode, tj_kernel_t **k)
 {
-    tj_kernel_spec_t spec = tj_kernel_single(block, word, dir, target);
+    tj_kernel_spec_t spec = tj_kernel_words(block, words, dir, target);
     return tj_supply_get(&spec, mode, k, NULL);
+}
+
+/* Whether the supply's memory table holds the pack and unpack kernels of @p block for every
+ * launch on aligned buffers (tj_block_words_aligned). */
+static bool kernels_ready(const tj_block_t *block, const char *target)
+{
+    tj_words_t words[2];
+    int n = tj_block_words_aligned(block, words);
+    tj_kernel_t *k;
+
+    for (int i = 0; i < n; i++)
+        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) != TJ_OK ||
+            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) != TJ_OK)
+            return false;
+    return true;
 }
 
 /* The parts kernel of @p l for (word, dir) from the supply, as far as @p mode goes. */
@@ -86,6 +101,8 @@ void tj_devpack_prepare(const tj_type_info_t *info)
 {
     const tj_config_t *cfg = tj_config();
     const tj_block_t *block = &info->block;
+    tj_words_t words[2];
+    int nwords = tj_block_words_aligned(block, words);
     char target[32];
     tj_kernel_t *k;
     int device = -1;
@@ -102,12 +119,12 @@ void tj_devpack_prepare(const tj_type_info_t *info)
          * before) need nothing; for the others a worker provides them (from the cache or by
          * compiling), and device calls of this type use the generic kernel until they are
          * ready. Device 0's, as the workers'. */
-        if (tj_target_known(0, target, sizeof(target)) &&
-            kernel_get(block, block->word, TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
-            kernel_get(block, block->word, TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
+        if (tj_target_known(0, target, sizeof(target)) && kernels_ready(block, target))
             return;
-        tj_compiler_request(block, block->word, TJ_DIR_PACK, NULL);
-        tj_compiler_request(block, block->word, TJ_DIR_UNPACK, NULL);
+        for (int i = 0; i < nwords; i++) {
+            tj_compiler_request(block, words[i], TJ_DIR_PACK, NULL);
+            tj_compiler_request(block, words[i], TJ_DIR_UNPACK, NULL);
+        }
         return;
     }
     if (tj_gpu_available()) {
@@ -124,15 +141,19 @@ void tj_devpack_prepare(const tj_type_info_t *info)
         return;
     /* Into the memory table, where the device calls find them; a failure is logged where it
      * happens, and device packs of this type are then staged. */
-    if (kernel_get(block, block->word, TJ_DIR_PACK, target, TJ_SUPPLY_COMPILE, &k) == TJ_OK)
-        kernel_get(block, block->word, TJ_DIR_UNPACK, target, TJ_SUPPLY_COMPILE, &k);
+    for (int i = 0; i < nwords; i++)
+        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_SUPPLY_COMPILE, &k) != TJ_OK ||
+            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_SUPPLY_COMPILE, &k) != TJ_OK)
+            return;
 }
 
 const char *tj_devpack_kernels(const tj_type_info_t *info)
 {
     const tj_block_t *block = &info->block;
     const tj_layout_t *l = info->layout;
-    tj_compile_state_t pack, unpack;
+    tj_compile_state_t pack = TJ_COMPILE_IDLE, unpack = TJ_COMPILE_IDLE;
+    tj_words_t words[2];
+    int nwords = tj_block_words_aligned(block, words);
     char target[32];
     tj_kernel_t *k;
 
@@ -154,11 +175,14 @@ const char *tj_devpack_kernels(const tj_type_info_t *info)
     /* Device 0's, as prepare asks for them; without a device (TYPEJIT_JIT=always), the target
      * without one. */
     if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
-        kernel_get(block, block->word, TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
-        kernel_get(block, block->word, TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
+        kernels_ready(block, target))
         return "jit";
-    pack = tj_compiler_state(block, block->word, TJ_DIR_PACK);
-    unpack = tj_compiler_state(block, block->word, TJ_DIR_UNPACK);
+    for (int i = 0; i < nwords; i++) {
+        tj_compile_state_t p = tj_compiler_state(block, words[i], TJ_DIR_PACK);
+        tj_compile_state_t u = tj_compiler_state(block, words[i], TJ_DIR_UNPACK);
+        pack = TJ_MAX(pack, p);
+        unpack = TJ_MAX(unpack, u);
+    }
     if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
         return "compiling";
     if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
@@ -170,8 +194,8 @@ const char *tj_devpack_kernels(const tj_type_info_t *info)
  * (a narrower word for a misaligned buffer, another arch for another device). In background
  * mode a kernel not yet compiled is asked for and TJ_ERR_NOT_FOUND returned: the caller uses
  * the generic kernel meanwhile. */
-static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word, int device,
-                              tj_kernel_t **k)
+static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, tj_words_t words,
+                              int device, tj_kernel_t **k)
 {
     tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     char target[32];
@@ -180,9 +204,9 @@ static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, int word
     if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK)
         return st;
     if (tj_config()->jit_sync)
-        return kernel_get(block, word, dir, target, TJ_SUPPLY_COMPILE, k);
-    if ((st = kernel_get(block, word, dir, target, TJ_SUPPLY_CACHED, k)) == TJ_ERR_NOT_FOUND)
-        tj_compiler_request(block, word, dir, target);
+        return kernel_get(block, words, dir, target, TJ_SUPPLY_COMPILE, k);
+    if ((st = kernel_get(block, words, dir, target, TJ_SUPPLY_CACHED, k)) == TJ_ERR_NOT_FOUND)
+        tj_compiler_request(block, words, dir, target);
     return st;
 }
 
@@ -260,7 +284,8 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
 {
     tj_block_t b = tj_block_at_zero(&c->info->block);
     tj_devptr_t at = typed + (tj_devptr_t)c->info->block.start; /* object 0's first byte */
-    int word = tj_block_word_at(tj_block_word_at(b.word, (uintptr_t)at), (uintptr_t)packed);
+    tj_words_t words = tj_block_words(&b, c->count, (uintptr_t)at, (uintptr_t)packed);
+    int word = words.edge != 0 ? words.edge : words.word; /* the generic kernel's: no edges */
     tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
     tj_devptr_t dst = c->pack ? packed : at;
     tj_devptr_t src = c->pack ? at : packed;
@@ -272,16 +297,17 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
     tj_gpu_function_t fn;
     tj_launch_t geo;
     tj_status_t st = TJ_ERR_NOT_FOUND;
+    bool fn_is_jit;
 
     if (c->lay != NULL)
         return launch_parts(c, device, typed, packed);
-    if (tj_config()->jit != TJ_JIT_OFF && (st = kernel_for(c, &b, word, device, &k)) != TJ_OK &&
+    if (tj_config()->jit != TJ_JIT_OFF && (st = kernel_for(c, &b, words, device, &k)) != TJ_OK &&
         st != TJ_ERR_NOT_FOUND)
         return st;
-    if (st == TJ_OK) {
+    if ((fn_is_jit = st == TJ_OK)) {
         if ((st = tj_kernel_function(k, &fn)) != TJ_OK)
             return st;
-        tj_gen_launch(&b, word, c->count, &geo);
+        tj_gen_edges_launch(&b, words.word, words.edge, c->count, &geo);
     } else {
         tj_kernel_spec_t generic = tj_kernel_generic(word, dir, target);
         if (!tj_gen_generic_usable(&b, word))
@@ -296,8 +322,11 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
         tj_gen_generic_launch(&b, word, c->count, &geo);
     }
     st = tj_gpu_launch(fn, geo.grid, geo.block, args);
-    if (st == TJ_OK)
+    if (st == TJ_OK) {
         tj_stats_inc(TJ_STAT_kernel_launches);
+        if (words.edge != 0 && fn_is_jit)
+            tj_stats_inc(TJ_STAT_edge_launches);
+    }
     return st;
 }
 

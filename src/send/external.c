@@ -136,6 +136,7 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
     char target[32], *source = NULL;
     const char *name = pack ? "tj_external32_pack" : "tj_external32_unpack";
     tj_block_t b;
+    tj_words_t words;
     tj_kernel_t *k;
     tj_kernel_spec_t spec;
     tj_gpu_function_t fn;
@@ -156,8 +157,8 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
         tj_config()->jit == TJ_JIT_OFF || (e = tj_type_element(type)) == MPI_DATATYPE_NULL ||
         tj_element_ctype(e, &esize, &kind) == NULL ||
         PMPI_Pack_external_size("external32", 1, e, &xsize) != MPI_SUCCESS || xsize != esize ||
-        info->block.word % esize != 0 || !tj_mul64(count, info->size, &bytes) || *position < 0 ||
-        bytes > psize - *position || !tj_mul64(count - 1, info->extent, &reach) ||
+        !tj_mul64(count, info->size, &bytes) || *position < 0 || bytes > psize - *position ||
+        !tj_mul64(count - 1, info->extent, &reach) ||
         (!pack && !tj_block_disjoint(&info->block, count)))
         return false;
     lo = info->true_lb + (reach < 0 ? reach : 0);
@@ -168,9 +169,12 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
         (is_gpu(pp.kind) && pp.ctx != tp.ctx) ||
         !tj_gpu_inside(&tp, (uintptr_t)typed + (uintptr_t)lo, (uintptr_t)typed + (uintptr_t)hi) ||
         !tj_gpu_inside(&pp, (uintptr_t)pbuf + (uintptr_t)*position,
-                       (uintptr_t)pbuf + (uintptr_t)(*position + bytes)) ||
-        ((uintptr_t)typed + (uintptr_t)info->block.start) % (uintptr_t)esize != 0 ||
-        ((uintptr_t)pbuf + (uintptr_t)*position) % (uintptr_t)esize != 0)
+                       (uintptr_t)pbuf + (uintptr_t)(*position + bytes)))
+        return false;
+    /* Every element at an address of its size on both sides: the plain word of the launch. */
+    words = tj_block_words(&info->block, count, (uintptr_t)typed + (uintptr_t)info->block.start,
+                           (uintptr_t)pbuf + (uintptr_t)*position);
+    if ((words.edge != 0 ? words.edge : words.word) % esize != 0)
         return false;
     b = tj_block_at_zero(&info->block);
     if (tj_target_loadable() != TJ_OK ||

@@ -1,6 +1,7 @@
-/* Fused moves: the members' blocks become the shapes of one fused kernel (members with equal
- * blocks share a shape), the word is the widest every member's layout and addresses allow, and
- * every byte a member touches must lie in the one allocation of the typed buffer's context. */
+/* Fused moves: the members' blocks become the shapes of one fused kernel, each moved with the
+ * widest word its layout and its member's addresses allow (members with equal blocks and words
+ * share a shape), and every byte a member touches must lie in the one allocation of the typed
+ * buffer's context. */
 #include "send/fused.h"
 
 #include <pthread.h>
@@ -31,6 +32,20 @@ static int span_cmp(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The runs being listed: spans[n] and on, each `len` bytes at `base` plus its offset. */
+typedef struct {
+    span_t *spans;
+    int64_t n, base, len;
+} listing_t;
+
+static void list_run(int64_t disp, void *arg)
+{
+    listing_t *l = arg;
+    l->spans[l->n].lo = l->base + disp;
+    l->spans[l->n].hi = l->base + disp + l->len;
+    l->n++;
+}
+
 /* Whether no typed byte is written twice by the members (@p blocks[m] with start, @p shift[m]
  * being the byte offset of object 0 relative to the buffer minus the block's start, @p count[m]
  * objects), computed by listing every contiguous run; false when there are too many runs. */
@@ -50,26 +65,12 @@ static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
     if ((spans = malloc((size_t)total * sizeof(span_t))) == NULL)
         return false;
     for (int m = 0; m < nm; m++) {
-        const tj_block_t *b = blocks[m];
+        listing_t l = {spans, n, 0, blocks[m]->counts[0]};
         for (int64_t k = 0; k < counts[m]; k++) {
-            int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = offs[m] + b->start + k * b->extent;
-            for (;;) {
-                int d = 1;
-                spans[n].lo = at;
-                spans[n].hi = at + b->counts[0];
-                n++;
-                /* The next row: an odometer over dimensions 1 and up. */
-                for (; d < b->ndims; d++) {
-                    at += b->strides[d];
-                    if (++idx[d] < b->counts[d])
-                        break;
-                    at -= b->strides[d] * b->counts[d];
-                    idx[d] = 0;
-                }
-                if (d == b->ndims)
-                    break;
-            }
+            l.base = offs[m] + blocks[m]->start + k * blocks[m]->extent;
+            tj_block_each_run(blocks[m], list_run, &l);
         }
+        n = l.n;
     }
     qsort(spans, (size_t)n, sizeof(span_t), span_cmp);
     for (int64_t i = 0; i < n && ok; i++) {
@@ -145,7 +146,8 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     tj_devptr_t dst = pack ? packed : base, src = pack ? base : packed;
     tj_fused_args_t args;
     void *argv[3] = {&dst, &src, &args};
-    int nshapes = 0, word = 16;
+    int words[TJ_FUSED_MAX];
+    int nshapes = 0;
     char target[32];
     tj_kernel_spec_t spec;
     tj_gpu_ptr_t where;
@@ -160,8 +162,9 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     for (int m = 0; m < n; m++) {
         const tj_type_info_t *info = items[m].info;
         tj_block_t b;
+        tj_words_t w;
         int64_t shift;
-        int s = 0;
+        int s = 0, word;
 
         if (!info->strided || items[m].count < 1 ||
             !tj_devpack_span(info, items[m].typed, items[m].count, &lo[m], &hi[m]) ||
@@ -170,13 +173,16 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
         if (!pack && !tj_block_disjoint(&info->block, items[m].count))
             return false; /* a parallel unpack into an overlapping layout would race */
         b = tj_block_at_zero(&info->block);
-        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
+        /* The word of the member's own launch; a fused kernel has no edges. */
+        w = tj_block_words(&info->block, items[m].count, (uintptr_t)base + (uintptr_t)shift,
+                           (uintptr_t)packed + (uintptr_t)items[m].packed);
+        word = w.edge != 0 ? w.edge : w.word;
+        while (s < nshapes && !(tj_block_equal(&blocks[s], &b) && words[s] == word))
             s++;
-        if (s == nshapes)
+        if (s == nshapes) {
+            words[nshapes] = word;
             blocks[nshapes++] = b;
-        word = TJ_MIN(word, info->block.word);
-        word = tj_block_word_at(word, (uintptr_t)base + (uintptr_t)shift);
-        word = tj_block_word_at(word, (uintptr_t)packed + (uintptr_t)items[m].packed);
+        }
         members[m].shape = s;
         members[m].typed = shift;
         members[m].packed = items[m].packed;
@@ -198,11 +204,11 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     }
     if (!apart && !members_disjoint(typed_blocks, offs, counts, n))
         return false;
-    spec = tj_kernel_fused(blocks, nshapes, word, dir, target);
+    spec = tj_kernel_fused(blocks, words, nshapes, dir, target);
     if (tj_target_loadable() != TJ_OK ||
         tj_target_of_device(where.device, target, sizeof(target)) != TJ_OK ||
         tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
-        tj_gen_fused_launch(blocks, nshapes, word, members, n, &args, &geo) != TJ_OK)
+        tj_gen_fused_launch(blocks, words, nshapes, members, n, &args, &geo) != TJ_OK)
         return false;
     if (tj_gpu_enter(ctx, &scope) != TJ_OK)
         return false;
@@ -218,7 +224,7 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     tj_stats_inc(TJ_STAT_kernel_launches);
     tj_stats_inc(TJ_STAT_fused_launches);
     tj_stats_add(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu, (uint64_t)n);
-    tj_log_debug("fused device %s: %d members of %d shapes, W=%d, one launch",
-                 pack ? "pack" : "unpack", n, nshapes, word);
+    tj_log_debug("fused device %s: %d members of %d shapes, one launch", pack ? "pack" : "unpack",
+                 n, nshapes);
     return true;
 }

@@ -240,6 +240,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     tj_gpu_ptr_t in, io;
     int64_t lo, hi, reach;
     tj_block_t b;
+    tj_words_t words;
     tj_kernel_t *k;
     tj_kernel_spec_t spec;
     tj_gpu_function_t fn;
@@ -258,8 +259,15 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
         tj_config()->jit == TJ_JIT_OFF || !tj_mul64(c->count - 1, info->extent, &reach))
         return TJ_RED_PASS;
     if ((ctype = tj_element_ctype(tj_type_element(c->type), &esize, &kind)) == NULL ||
-        (expr = op_expr(c->op, kind, &opname)) == NULL || info->block.word % esize != 0 ||
+        (expr = op_expr(c->op, kind, &opname)) == NULL ||
         !tj_block_disjoint(&info->block, c->count))
+        return TJ_RED_PASS;
+    /* Every element at an address of its size in both buffers: the plain word of a launch
+     * between them. */
+    words =
+        tj_block_words(&info->block, c->count, (uintptr_t)c->rbuf + (uintptr_t)info->block.start,
+                       (uintptr_t)c->sbuf + (uintptr_t)info->block.start);
+    if ((words.edge != 0 ? words.edge : words.word) % esize != 0)
         return TJ_RED_PASS;
     lo = info->true_lb + (reach < 0 ? reach : 0);
     hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
@@ -268,10 +276,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     if (!is_gpu_kind(in.kind) || !is_gpu_kind(io.kind) || in.ctx != io.ctx ||
         !tj_gpu_inside(&in, (uintptr_t)c->sbuf + (uintptr_t)lo,
                        (uintptr_t)c->sbuf + (uintptr_t)hi) ||
-        !tj_gpu_inside(&io, (uintptr_t)c->rbuf + (uintptr_t)lo,
-                       (uintptr_t)c->rbuf + (uintptr_t)hi) ||
-        ((uintptr_t)c->sbuf + (uintptr_t)info->block.start) % (uintptr_t)esize != 0 ||
-        ((uintptr_t)c->rbuf + (uintptr_t)info->block.start) % (uintptr_t)esize != 0)
+        !tj_gpu_inside(&io, (uintptr_t)c->rbuf + (uintptr_t)lo, (uintptr_t)c->rbuf + (uintptr_t)hi))
         return TJ_RED_PASS;
     /* Whether the system MPI takes this type with this operation (Open MPI 4.1 refuses most
      * derived types with a predefined operation): its own checks, on no element. */

@@ -72,7 +72,9 @@ typedef struct {
 static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, tj_devptr_t packed,
                           int reps)
 {
-    tj_kernel_spec_t spec = tj_kernel_single(b, b->word, dir, target);
+    /* The runtime's words for this launch (one object at the typed pointer plus its start). */
+    tj_words_t w = tj_block_words(b, 1, (uintptr_t)typed + (uintptr_t)b->start, (uintptr_t)packed);
+    tj_kernel_spec_t spec = tj_kernel_words(b, w, dir, target);
     tj_kernel_t *k;
     launch_t l = {0};
     double *t, median = -1;
@@ -80,7 +82,7 @@ static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, 
     if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
         tj_kernel_function(k, &l.fn) != TJ_OK)
         return -1;
-    tj_gen_launch(b, b->word, 1, &l.geo);
+    tj_gen_edges_launch(b, w.word, w.edge, 1, &l.geo);
     l.count = 1;
     l.dst = dir == TJ_DIR_PACK ? packed : typed;
     l.src = dir == TJ_DIR_PACK ? typed : packed;

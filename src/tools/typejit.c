@@ -159,8 +159,9 @@ static const char *cache_dir(const char *given)
 typedef struct {
     tj_kernel_kind_t kind;
     tj_block_t *blocks;
+    int *words; /* FUSED: each block's */
     int nblocks;
-    int word;
+    int word, edge;
     tj_dir_t dir;
     char target[32];
     tj_layout_t *layout;
@@ -178,15 +179,17 @@ typedef struct {
 
 static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
 {
-    if (it->kind != spec->kind || it->word != spec->word || it->dir != spec->dir ||
-        it->nblocks != spec->nblocks || strcmp(it->target, spec->target) != 0)
+    if (it->kind != spec->kind || it->word != spec->word || it->edge != spec->edge ||
+        it->dir != spec->dir || it->nblocks != spec->nblocks ||
+        strcmp(it->target, spec->target) != 0)
         return false;
     if (it->kind == TJ_KERNEL_PARTS)
         return it->serial == spec->serial && it->layout->hash[0] == spec->layout->hash[0] &&
                it->layout->hash[1] == spec->layout->hash[1];
     for (int i = 0; i < it->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
-        if (!tj_block_equal(&it->blocks[i], &b))
+        if (!tj_block_equal(&it->blocks[i], &b) ||
+            (it->words != NULL && it->words[i] != tj_kernel_block_word(spec, i)))
             return false;
     }
     return true;
@@ -210,45 +213,75 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
         w->cap = cap;
     }
     it = &w->items[w->n];
-    if ((it->blocks =
-             malloc((size_t)(spec->nblocks > 0 ? spec->nblocks : 1) * sizeof(tj_block_t))) == NULL)
+    it->words = NULL;
+    if ((it->blocks = malloc((size_t)(spec->nblocks > 0 ? spec->nblocks : 1) *
+                             sizeof(tj_block_t))) == NULL ||
+        (spec->kind == TJ_KERNEL_FUSED &&
+         (it->words = malloc((size_t)spec->nblocks * sizeof(int))) == NULL)) {
+        free(it->blocks);
         return -1;
+    }
     it->layout = spec->kind == TJ_KERNEL_PARTS ? tj_layout_hold(spec->layout) : NULL;
     it->serial = spec->serial;
-    for (int i = 0; i < spec->nblocks; i++)
+    for (int i = 0; i < spec->nblocks; i++) {
         it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
+        if (it->words != NULL)
+            it->words[i] = tj_kernel_block_word(spec, i);
+    }
     it->kind = spec->kind;
     it->nblocks = spec->nblocks;
     it->word = spec->word;
+    it->edge = spec->edge;
     it->dir = spec->dir;
     snprintf(it->target, sizeof(it->target), "%s", spec->target);
     w->n++;
     return 0;
 }
 
-/* The pack and unpack kernels of @p spec for each of @p narchs targets, at its word and, with
- * @p all_words, every narrower one; for a layout whose bytes overlap also the serial unpack
- * kernel the runtime unpacks it with. */
-static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
-                       bool all_words)
+/* The pack and unpack kernels of @p spec for each of @p narchs targets; for a layout whose bytes
+ * overlap also the serial unpack kernel the runtime unpacks it with. */
+static int add_spec(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs)
 {
-    int natural = spec.word;
     bool serial =
         spec.kind == TJ_KERNEL_PARTS && !tj_layout_disjoint((tj_layout_t *)spec.layout, 1);
 
     for (int a = 0; a < narchs; a++)
-        for (int word = natural; word >= 1; word /= 2) {
-            for (int d = 0; d < 2 + serial; d++) {
-                spec.word = word;
-                spec.dir = d == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-                spec.serial = d == 2;
-                spec.target = archs[a];
-                if (add_item(w, &spec) != 0)
-                    return -1;
-            }
-            if (!all_words)
-                break;
+        for (int d = 0; d < 2 + serial; d++) {
+            spec.dir = d == 0 ? TJ_DIR_PACK : TJ_DIR_UNPACK;
+            spec.serial = d == 2;
+            spec.target = archs[a];
+            if (add_item(w, &spec) != 0)
+                return -1;
         }
+    return 0;
+}
+
+/* The kernels of @p spec (a parts kernel) at its word and, with @p all_words, every narrower
+ * one. */
+static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
+                       bool all_words)
+{
+    for (int word = spec.word; word >= 1; word /= 2) {
+        spec.word = word;
+        if (add_spec(w, spec, archs, narchs) != 0)
+            return -1;
+        if (!all_words)
+            break;
+    }
+    return 0;
+}
+
+/* The kernels of @p block the runtime launches (tj_block_words): those of aligned buffers, one
+ * object or several; with @p all_words those of every alignment. */
+static int add_block_kernels(work_t *w, const tj_block_t *block, char (*archs)[32], int narchs,
+                             bool all_words)
+{
+    tj_words_t words[TJ_BLOCK_WORDS_MAX];
+    int n = all_words ? tj_block_words_all(block, words) : tj_block_words_aligned(block, words);
+
+    for (int i = 0; i < n; i++)
+        if (add_spec(w, tj_kernel_words(block, words[i], TJ_DIR_PACK, ""), archs, narchs) != 0)
+            return -1;
     return 0;
 }
 
@@ -256,6 +289,7 @@ static void free_items(work_t *w)
 {
     for (int i = 0; i < w->n; i++) {
         free(w->items[i].blocks);
+        free(w->items[i].words);
         tj_layout_release(w->items[i].layout);
     }
     free(w->items);
@@ -287,8 +321,7 @@ static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_
     int rc;
 
     if (layout == NULL) {
-        rc = add_kernels(ctx->work, tj_kernel_single(block, block->word, TJ_DIR_PACK, ""),
-                         ctx->archs, ctx->narchs, ctx->all_words);
+        rc = add_block_kernels(ctx->work, block, ctx->archs, ctx->narchs, ctx->all_words);
         if (rc != 0 || tj_block_disjoint(block, 2))
             return rc;
         if (tj_layout_from_block(block, block->size, &layout) != TJ_OK)
@@ -300,21 +333,57 @@ static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_
     return rc;
 }
 
-/* A fused set: the single kernels of its strided members, and the fused kernel the runtime
- * builds for them all (their distinct blocks in order of first appearance, the narrowest of
- * their words), when every member is strided. */
+/* The fused kernels of a set of strided members (@p blocks at start 0, @p n of them) the
+ * runtime launches: every member's word from its own launch (tj_block_words, without edges), for
+ * members of one object each and of several, their packed bytes one after the other (a
+ * collective's) or each at an aligned address (the sends of a Startall, each in a staging
+ * buffer of its own), the typed buffer aligned; with @p all_words, typed and consecutive packed
+ * buffers of every alignment too. Members of equal blocks and words share a shape. */
+static int add_fused_kernels(file_ctx_t *ctx, const tj_block_t *blocks, int n)
+{
+    int spread = ctx->all_words ? 16 : 1;
+
+    for (int64_t count = 1; count <= 2; count++)
+        for (int apart = 0; apart < 2; apart++)
+            for (int t = 0; t < spread; t++)
+                for (int p = 0; p < (apart ? 1 : spread); p++) {
+                    tj_block_t shapes[TJ_FUSED_MAX];
+                    int words[TJ_FUSED_MAX], nshapes = 0;
+                    int64_t packed = p;
+                    for (int m = 0; m < n; m++) {
+                        tj_words_t w = tj_block_words(&blocks[m], count,
+                                                      (uintptr_t)blocks[m].start + (uintptr_t)t,
+                                                      (uintptr_t)(apart ? 0 : packed));
+                        int word = w.edge != 0 ? w.edge : w.word, s = 0;
+                        tj_block_t b = tj_block_at_zero(&blocks[m]);
+                        while (s < nshapes && !(tj_block_equal(&shapes[s], &b) && words[s] == word))
+                            s++;
+                        if (s == nshapes) {
+                            shapes[nshapes] = b;
+                            words[nshapes++] = word;
+                        }
+                        packed += blocks[m].size * count;
+                    }
+                    if (add_spec(ctx->work,
+                                 tj_kernel_fused(shapes, words, nshapes, TJ_DIR_PACK, ""),
+                                 ctx->archs, ctx->narchs) != 0)
+                        return -1;
+                }
+    return 0;
+}
+
+/* A fused set: the single kernels of its strided members, and the fused kernels the runtime
+ * builds for them all when every member is strided (add_fused_kernels). */
 static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
 {
     tj_block_t blocks[TJ_FUSED_MAX];
-    int nshapes = 0, word = 16, rc = 0;
+    int rc = 0;
     bool all_strided = true;
 
     for (int m = 0; m < n && rc == 0; m++) {
-        tj_block_t b;
         tj_layout_t *layout;
         tj_reason_t why;
-        tj_status_t st = tj_flatten_form(types[m], &b, &layout, &why);
-        int s = 0;
+        tj_status_t st = tj_flatten_form(types[m], &blocks[m], &layout, &why);
         if (st != TJ_OK) {
             fprintf(stderr,
                     "typejit warm: %s:%d: member %d: %s: no kernel needed, and the runtime moves "
@@ -330,21 +399,14 @@ static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
                     "typejit warm: %s:%d: member %d is not strided: the runtime moves this set "
                     "member by member\n",
                     ctx->file, line, m + 1);
-            rc = add_type_kernels(ctx, &b, layout);
+            rc = add_type_kernels(ctx, &blocks[m], layout);
             all_strided = false;
             continue;
         }
-        rc = add_type_kernels(ctx, &b, NULL);
-        b = tj_block_at_zero(&b);
-        while (s < nshapes && !tj_block_equal(&blocks[s], &b))
-            s++;
-        if (s == nshapes)
-            blocks[nshapes++] = b;
-        word = TJ_MIN(word, b.word);
+        rc = add_type_kernels(ctx, &blocks[m], NULL);
     }
     if (rc == 0 && all_strided)
-        rc = add_kernels(ctx->work, tj_kernel_fused(blocks, nshapes, word, TJ_DIR_PACK, ""),
-                         ctx->archs, ctx->narchs, ctx->all_words);
+        rc = add_fused_kernels(ctx, blocks, n);
     return rc;
 }
 
@@ -442,8 +504,16 @@ static void *warm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         item_t *it = &w->items[i];
-        tj_kernel_spec_t spec = {it->kind,   it->blocks, it->nblocks, it->word,   it->dir,
-                                 it->target, NULL,       NULL,        it->layout, it->serial};
+        tj_kernel_spec_t spec = {.kind = it->kind,
+                                 .blocks = it->blocks,
+                                 .nblocks = it->nblocks,
+                                 .word = it->word,
+                                 .edge = it->edge,
+                                 .words = it->words,
+                                 .dir = it->dir,
+                                 .target = it->target,
+                                 .layout = it->layout,
+                                 .serial = it->serial};
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
@@ -686,10 +756,21 @@ out_usage:
 
 /* --- inspect ------------------------------------------------------------------------------- */
 
+/* One line of inspect's launch words: "W=16 with edges of 4 bytes for one object (aligned
+ * buffers)". */
+static void print_launch(const char *head, const char *what, tj_words_t w)
+{
+    if (w.edge != 0)
+        printf("%sW=%d with edges of %d bytes%s (aligned buffers)\n", head, w.word, w.edge, what);
+    else
+        printf("%sW=%d%s (aligned buffers)\n", head, w.word, what);
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
     const char *text = NULL, *arch = NULL;
     int word = 0;
+    tj_words_t words = {0, 0}, launch_words[2];
     bool unpack = false, source = true;
     MPI_Datatype type;
     tj_ir_t ir, canon;
@@ -765,11 +846,17 @@ static int cmd_inspect(int argc, char **argv)
         from_layout = true;
     PMPI_Type_free(&type);
     /* Every usage error before the first line of output. */
-    if ((st == TJ_OK || from_layout) && word == 0)
-        word = block.word;
+    /* Without --word, the kernel of one object on aligned buffers, as the runtime launches it. */
+    if ((st == TJ_OK || from_layout) && word == 0) {
+        tj_block_words_aligned(&block, launch_words);
+        words = launch_words[0];
+        word = words.word;
+    } else {
+        words.word = word;
+    }
     if (layout != NULL && word == 0)
         word = layout->word;
-    if ((st == TJ_OK || from_layout) && block.word % word) {
+    if ((st == TJ_OK || from_layout) && words.edge == 0 && block.word % word) {
         fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
                 block.word);
         return 2;
@@ -841,11 +928,18 @@ static int cmd_inspect(int argc, char **argv)
         }
         tj_block_format(&block, buf, sizeof(buf));
         printf("block:      %s\n", buf);
-        printf("dimensions: %d\nword:       W=%d\nfootprint:  [%lld, %lld) per object, %s\n",
-               block.ndims, block.word, (long long)block.lo, (long long)block.hi,
+        printf("dimensions: %d\nword:       W=%d\n", block.ndims, block.word);
+        if (tj_block_words_aligned(&block, launch_words) == 1)
+            print_launch("launch:     ", "", launch_words[0]);
+        else {
+            print_launch("launch:     ", " for one object", launch_words[0]);
+            print_launch("            ", " for several", launch_words[1]);
+        }
+        printf("footprint:  [%lld, %lld) per object, %s\n", (long long)block.lo,
+               (long long)block.hi,
                block.disjoint ? "no byte addressed twice"
                               : "overlapping (unpack runs serially, in typemap order)");
-        spec = tj_kernel_single(&block, word, dir, target);
+        spec = tj_kernel_words(&block, words, dir, target);
     }
     if (tj_kernel_source(&spec, &src) != TJ_OK) {
         tj_layout_release(layout);

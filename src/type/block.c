@@ -22,7 +22,8 @@ tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_
                           const int64_t *strides, tj_block_t *block)
 {
     tj_block_t b;
-    int64_t vals[TJ_BLOCK_MAX_DIMS + 2];
+    int64_t vals[TJ_BLOCK_MAX_DIMS];
+    uint64_t pitch;
     int nv = 0;
 
     if (ndims < 1 || ndims > TJ_BLOCK_MAX_DIMS || strides[0] != 1)
@@ -51,12 +52,23 @@ tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_
     if (!tj_add64(b.hi, 1, &b.hi)) /* the last byte itself */
         return TJ_ERR_OVERFLOW;
 
+    /* A dimension of one element never steps: its stride moves no byte. */
     vals[nv++] = counts[0];
-    vals[nv++] = start;
-    vals[nv++] = extent;
     for (int d = 1; d < ndims; d++)
-        vals[nv++] = strides[d];
+        if (counts[d] > 1)
+            vals[nv++] = strides[d];
     b.word = tj_block_word_for(vals, nv, 16);
+    /* Run (i_1, ..., i_{n-1}) is at typed byte sum_d i_d * strides[d] and at packed byte
+     * sum_d i_d * pitch_d, pitch_d the product of the counts below d: the two agree modulo a
+     * word dividing every strides[d] - pitch_d. Modulo 2^64: only the low bits matter. */
+    nv = 0;
+    pitch = (uint64_t)counts[0];
+    for (int d = 1; d < ndims; d++) {
+        if (counts[d] > 1)
+            vals[nv++] = (int64_t)((uint64_t)strides[d] - pitch);
+        pitch *= (uint64_t)counts[d];
+    }
+    b.edges_word = tj_block_word_for(vals, nv, 16);
     b.disjoint = tj_block_disjoint(&b, 1);
     *block = b;
     return TJ_OK;
@@ -211,4 +223,87 @@ int tj_block_word_at(int word, uintptr_t addr)
     while (word > 1 && (addr & (uintptr_t)(word - 1)) != 0)
         word /= 2;
     return word;
+}
+
+void tj_block_each_run(const tj_block_t *block, void (*fn)(int64_t disp, void *arg), void *arg)
+{
+    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = 0;
+
+    for (;;) {
+        int d = 1;
+        fn(at, arg);
+        /* The next run: an odometer over dimensions 1 and up. */
+        for (; d < block->ndims; d++) {
+            at += block->strides[d];
+            if (++idx[d] < block->counts[d])
+                break;
+            at -= block->strides[d] * block->counts[d];
+            idx[d] = 0;
+        }
+        if (d == block->ndims)
+            return;
+    }
+}
+
+int64_t tj_block_run(const tj_block_t *block)
+{
+    int64_t run = block->counts[0];
+
+    for (int d = 1; d < block->ndims; d++) {
+        if (block->counts[d] == 1)
+            continue;
+        if (block->strides[d] != run)
+            break;
+        run *= block->counts[d]; /* cannot overflow: bounded by the block's size */
+    }
+    return run;
+}
+
+tj_words_t tj_block_words(const tj_block_t *block, int64_t count, uintptr_t typed_at,
+                          uintptr_t packed_at)
+{
+    tj_words_t w = {block->word, 0};
+    int wide = block->edges_word;
+
+    w.word = tj_block_word_at(tj_block_word_at(w.word, typed_at), packed_at);
+    if (count > 1) {
+        /* Object k's runs are k * extent and k * size further on. Each object's packed bytes
+         * must also begin at a wide word: else the window where one object ends and the next
+         * begins is moved by two threads, a sector touched twice per object. */
+        int64_t vals[2] = {(int64_t)((uint64_t)block->extent - (uint64_t)block->size), block->size};
+        w.word = tj_block_word_for(&block->extent, 1, w.word);
+        wide = tj_block_word_for(vals, 2, wide);
+    }
+    /* Object 0's first run: its typed and packed addresses must agree modulo the wide word. */
+    wide = tj_block_word_at(wide, typed_at - packed_at);
+    if (wide > w.word && tj_block_run(block) >= (int64_t)TJ_BLOCK_EDGE_RUN_WORDS * wide) {
+        w.edge = w.word;
+        w.word = wide;
+    }
+    return w;
+}
+
+int tj_block_words_aligned(const tj_block_t *block, tj_words_t words[2])
+{
+    words[0] = tj_block_words(block, 1, (uintptr_t)block->start, 0);
+    words[1] = tj_block_words(block, 2, (uintptr_t)block->start, 0);
+    return words[1].word == words[0].word && words[1].edge == words[0].edge ? 1 : 2;
+}
+
+int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_MAX])
+{
+    int n = 0;
+
+    /* Five plain words and ten pairs of a word and a narrower edge word: at most 15. */
+    for (int64_t count = 1; count <= 2; count++)
+        for (uintptr_t t = 0; t < 16; t++)
+            for (uintptr_t p = 0; p < 16; p++) {
+                tj_words_t w = tj_block_words(block, count, (uintptr_t)block->start + t, p);
+                int i = 0;
+                while (i < n && (words[i].word != w.word || words[i].edge != w.edge))
+                    i++;
+                if (i == n && n < TJ_BLOCK_WORDS_MAX)
+                    words[n++] = w;
+            }
+    return n;
 }

@@ -22,7 +22,15 @@ typedef struct {
     int ndims;
     int64_t counts[TJ_BLOCK_MAX_DIMS];
     int64_t strides[TJ_BLOCK_MAX_DIMS];
-    int word;      /* W: largest of 16, 8, 4, 2, 1 dividing counts[0], start, strides, extent */
+    /* W of one object: the largest of 16, 8, 4, 2, 1 dividing counts[0] and the stride of every
+     * dimension of more than one element. The start, the extent (which matters only between
+     * objects) and the buffers narrow it at launch: tj_block_words. */
+    int word;
+    /* The largest of 16, 8, 4, 2, 1 dividing, for every dimension of more than one element, its
+     * stride minus its packed pitch (the product of the counts below it): every run's typed
+     * bytes then agree with their packed position modulo it, so that a kernel with edges moves
+     * the middle of each run in words of that size (a multiple of word). */
+    int edges_word;
     int64_t lo;    /* lowest byte one object touches, relative to the buffer */
     int64_t hi;    /* one past the highest byte one object touches */
     bool disjoint; /* no byte of one object is addressed twice */
@@ -46,12 +54,58 @@ bool tj_block_disjoint(const tj_block_t *block, int64_t count);
 
 /* The same layout moved to start at byte 0. Kernels are built for it and launched at the typed
  * pointer plus the start, so that one kernel serves every placement of a shape (halo faces at
- * different offsets, types at absolute addresses over MPI_BOTTOM); the start is a multiple of W,
- * so alignment is unchanged. */
+ * different offsets, types at absolute addresses over MPI_BOTTOM); the address of object 0 then
+ * narrows the word (tj_block_words). */
 tj_block_t tj_block_at_zero(const tj_block_t *block);
 
 /* The largest word of 16, 8, 4, 2, 1, at most @p word, to which @p addr is aligned. */
 int tj_block_word_at(int word, uintptr_t addr);
+
+/* The words of one launch: W, and for a kernel with edges the narrower word that moves the
+ * head and the tail of each run (0: no edges; every word is W). */
+typedef struct {
+    int word;
+    int edge;
+} tj_words_t;
+
+/* Contiguous runs shorter than this many words of a kernel with edges get none: a kernel with
+ * edges moves a run's misaligned head and tail apart from its middle, which pays, and keeps the
+ * sectors a warp touches at the layout's, only for long runs. */
+#define TJ_BLOCK_EDGE_RUN_WORDS 32
+
+/* The words of a launch of @p count objects of @p block whose object 0 begins at address
+ * @p typed_at (the typed pointer plus the block's start) and whose packed bytes begin at
+ * @p packed_at. W is the block's word narrowed by the alignment of both addresses and, when
+ * count > 1, by the extent. When the runs are long (TJ_BLOCK_EDGE_RUN_WORDS) and every run's
+ * typed bytes agree with their packed position modulo a wider word (edges_word, the two
+ * addresses, and when count > 1 the extent minus the size, and the size: each object's packed
+ * bytes begin at such a word), the launch moves that wider word with edges of W. Every launch
+ * of a block's kernels asks here, and so does `typejit warm`, so that the kernels it compiles
+ * are the ones the runtime looks up. */
+tj_words_t tj_block_words(const tj_block_t *block, int64_t count, uintptr_t typed_at,
+                          uintptr_t packed_at);
+
+/* The words of the launches of @p block on buffers aligned to 16 bytes (device allocations
+ * are), at packed position 0: words[0] for one object, words[1] for several. Returns 1 when the
+ * two are the same (words[1] is then words[0]), else 2. The kernels a commit prepares and
+ * `typejit warm` compiles. */
+int tj_block_words_aligned(const tj_block_t *block, tj_words_t words[2]);
+
+/* Every distinct words of a launch of @p block (tj_block_words for any count and any addresses:
+ * only one object or several, and the addresses modulo 16 matter), at most
+ * TJ_BLOCK_WORDS_MAX: the kernels `typejit warm --all-words` compiles. Returns how many. */
+#define TJ_BLOCK_WORDS_MAX 15
+int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_MAX]);
+
+/* The contiguous runs of one object in packed order, counts[0] bytes each: calls @p fn with
+ * each run's byte offset from the object's first run (sum_d i_d * strides[d], the start
+ * excluded). */
+void tj_block_each_run(const tj_block_t *block, void (*fn)(int64_t disp, void *arg), void *arg);
+
+/* Bytes of the block's contiguous runs: counts[0], times the counts of the dimensions that
+ * continue it without a gap (a stride equal to the run's length so far; dimensions of one
+ * element skipped). */
+int64_t tj_block_run(const tj_block_t *block);
 
 /* True if the two blocks describe the same layout. */
 bool tj_block_equal(const tj_block_t *a, const tj_block_t *b);

@@ -210,6 +210,39 @@ typedef struct {
     int64_t off, len; /* of a run node */
 } child_t;
 
+/* A member type's one non-empty member, @p i: when its child is a layout, its `bl` copies
+ * streamed at the member's displacement, the child's frame kept as a vector's stream keeps it,
+ * rather than taken apart part by part. So a type wrapped in a struct of one member (a type at
+ * an absolute address over MPI_BOTTOM) has the layout, and the kernel, of the type it wraps.
+ * TJ_ERR_NOT_FOUND, with nothing made, when the child is a chain. */
+static tj_status_t one_member(ctx_t *cx, const tj_type_args_t *a, int64_t i, bool h, bool one_bl,
+                              int depth, node_t *out)
+{
+    MPI_Datatype t = a->combiner == MPI_COMBINER_STRUCT ? a->types[i] : a->child;
+    int64_t bl = one_bl ? a->blocklen : tj_array_at(a->blocklens, i), ext, disp;
+    node_t n = {NULL, NULL};
+    tj_status_t st;
+
+    if ((st = extent_of(t, &ext)) != TJ_OK || (st = child_node(cx, t, depth, &n)) != TJ_OK)
+        return st;
+    if (n.lay == NULL) {
+        node_free(&n);
+        return TJ_ERR_NOT_FOUND;
+    }
+    if (h)
+        disp = tj_array_at(a->bdispls, i);
+    else if (!tj_mul64(tj_array_at(a->displs, i), ext, &disp)) {
+        node_free(&n);
+        return TJ_ERR_OVERFLOW;
+    }
+    if ((st = node_stream(cx, &n, disp, bl, ext)) != TJ_OK) {
+        node_free(&n);
+        return st;
+    }
+    *out = n;
+    return TJ_OK;
+}
+
 static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, int depth, node_t *out)
 {
     bool h = a->combiner == MPI_COMBINER_HINDEXED || a->combiner == MPI_COMBINER_HINDEXED_BLOCK ||
@@ -218,9 +251,22 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, int depth, node_t
         a->combiner == MPI_COMBINER_INDEXED_BLOCK || a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
     child_t cache[CHILD_CACHE];
     int ncache = 0, next = 0;
+    int64_t live = -1;
     tj_layout_builder_t b;
     tj_status_t st = TJ_OK;
 
+    /* One non-empty member (the scan stops at the second). */
+    for (int64_t i = 0; i < a->count; i++)
+        if ((one_bl ? a->blocklen : tj_array_at(a->blocklens, i)) != 0) {
+            if (live >= 0) {
+                live = -1;
+                break;
+            }
+            live = i;
+        }
+    if (live >= 0 && (st = one_member(cx, a, live, h, one_bl, depth, out)) != TJ_ERR_NOT_FOUND)
+        return st;
+    st = TJ_OK;
     tj_layout_builder_init(&b);
     tj_layout_builder_reserve(&b, a->count);
     for (int64_t i = 0; i < a->count && st == TJ_OK; i++) {

@@ -814,9 +814,10 @@ tj_status_t tj_layout_finish(tj_layout_t **lp, int64_t extent, int64_t size)
     for (int d = 0; d < l->nframe; d++)
         if (l->fcounts[d] > 1)
             bits |= (uint64_t)l->fstrides[d];
+    /* A shape's word is its object's: the step between its repetitions counts too. */
     for (int s = 0; s < l->nshapes; s++)
         if (!tj_layout_is_run(&l->shapes[s]))
-            bits |= (uint64_t)l->shapes[s].word;
+            bits |= (uint64_t)l->shapes[s].word | (uint64_t)l->shapes[s].extent;
     for (int64_t p = 0; p < l->nparts; p++) {
         bits |= (uint64_t)l->disp[p] | (uint64_t)l->pre[p + 1];
         small_disp = small_disp && l->disp[p] >= INT32_MIN && l->disp[p] <= INT32_MAX;

@@ -21,6 +21,7 @@
     _X(gpu_fallbacks)                                                                              \
     _X(kernel_launches)                                                                            \
     _X(fused_launches)                                                                             \
+    _X(edge_launches)                                                                              \
     _X(gpu_waits)                                                                                  \
     _X(sends_gpu)                                                                                  \
     _X(recvs_gpu)                                                                                  \

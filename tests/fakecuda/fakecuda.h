@@ -245,8 +245,10 @@ typedef struct {
     int word;        /* bytes per load and store */
     int nshapes;
     long long words[FC_MAX_SHAPES]; /* words per object of each block (one for strided) */
-    long long obytes; /* parts: packed bytes of one object baked into the source; 0: from the
-                         launch's arguments (a table kernel) */
+    int wordsz[FC_MAX_SHAPES];      /* bytes of each block's word */
+    long long obytes; /* packed bytes of one object baked into the source: a parts kernel's (0:
+                         from the launch's arguments, a table kernel), a strided kernel's with
+                         edges (0: WORDS words of word_t) */
     bool serial;      /* parts: the one-thread unpack of a layout that overlaps itself */
 } fc_kinfo_t;
 

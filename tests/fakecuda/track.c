@@ -13,7 +13,9 @@
  *   - nothing else in device memory.
  * What a kernel must write comes from its name (tj_pack, tj_unpack, tj_fused_*, tj_generic_*,
  * tj_parts_*), its launch arguments and the constants of its source (word_t, WORDS,
- * OBJECT_BYTES; a generic kernel's arguments must agree with its word_t); a pack or unpack
+ * OBJECT_BYTES: a kernel with edges, whose WORDS counts slots, and a parts kernel with a baked
+ * layout say the bytes of one object; a generic kernel's arguments must agree with its word_t);
+ * a pack or unpack
  * kernel whose source the double does not understand is refused, never run unchecked. */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -127,13 +129,26 @@ void fc_track_describe(const char *name, const char *source, size_t len, fc_kinf
         free(text);
         return;
     }
+    /* Each block's word: the last `typedef <type> word_t;` before its WORDS (a fused kernel's
+     * blocks each have their own). */
     for (p = strstr(text, "const index_t WORDS = "); p != NULL && info->nshapes < FC_MAX_SHAPES;
-         p = strstr(p + 1, "const index_t WORDS = "))
+         p = strstr(p + 1, "const index_t WORDS = ")) {
+        int w = 0;
+        for (const char *q = strstr(text, "typedef "); q != NULL && q < p;
+             q = strstr(q + 1, "typedef "))
+            w = word_of(q + 8) != 0 ? word_of(q + 8) : w;
+        info->wordsz[info->nshapes] = w;
         info->words[info->nshapes++] = strtoll(p + 22, NULL, 10);
+    }
+    /* A kernel with edges counts slots, not words: its source says the object's bytes. */
+    if (info->kind == FC_KIND_STRIDED &&
+        (p = strstr(text, "const long long OBJECT_BYTES = ")) != NULL &&
+        (info->obytes = strtoll(p + 31, NULL, 10)) <= 0)
+        info->nshapes = 0;
     info->understood = info->word != 0 && info->nshapes >= 1 &&
                        (info->kind == FC_KIND_FUSED || info->nshapes == 1);
     for (int s = 0; s < info->nshapes; s++)
-        info->understood = info->understood && info->words[s] > 0;
+        info->understood = info->understood && info->words[s] > 0 && info->wordsz[s] > 0;
     free(text);
 }
 
@@ -198,7 +213,10 @@ static bool expect(const struct CUfunc_st *f, void *const *params)
     switch (k->kind) {
     case FC_KIND_STRIDED:
         count = arg_ll(params[2], 0);
-        if (count < 0 || __builtin_mul_overflow((unsigned long long)k->words[0], k->word, &per) ||
+        if (count < 0 ||
+            (k->obytes > 0
+                 ? (per = (unsigned long long)k->obytes, false)
+                 : __builtin_mul_overflow((unsigned long long)k->words[0], k->wordsz[0], &per)) ||
             __builtin_mul_overflow(per, (unsigned long long)count, &t.expected))
             return false;
         return add_output(t.dst, t.expected);
@@ -234,7 +252,8 @@ static bool expect(const struct CUfunc_st *f, void *const *params)
             long long cnt = arg_ll(args, e + FUSED_COUNT);
             int shape = arg_int(args, e + FUSED_SHAPE);
             if (cnt < 0 || shape < 0 || shape >= k->nshapes ||
-                __builtin_mul_overflow((unsigned long long)k->words[shape], k->word, &per) ||
+                __builtin_mul_overflow((unsigned long long)k->words[shape], k->wordsz[shape],
+                                       &per) ||
                 __builtin_mul_overflow(per, (unsigned long long)cnt, &bytes) ||
                 __builtin_add_overflow(t.expected, bytes, &t.expected) ||
                 !add_output(t.dst + (uintptr_t)off, bytes))
