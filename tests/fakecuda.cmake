@@ -41,7 +41,8 @@ foreach(version 13.0:13000 12.4:12040)
 endforeach()
 
 # libnvrtc.so.13, found by name before the toolkit's; it forwards to the toolkit's by path.
-add_library(fakecuda_nvrtc SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/nvrtc_shim.c)
+add_library(fakecuda_nvrtc SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/nvrtc_shim.c
+            ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/nvrtc_cache.c)
 target_include_directories(fakecuda_nvrtc SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(fakecuda_nvrtc PRIVATE
   FAKECUDA_REAL_NVRTC="${CUDAToolkit_LIBRARY_DIR}/libnvrtc.so.13")
@@ -61,9 +62,15 @@ if(DEFINED ENV{LD_LIBRARY_PATH} AND NOT "$ENV{LD_LIBRARY_PATH}" STREQUAL "")
   string(APPEND FAKECUDA_LD_PATH_13 ":$ENV{LD_LIBRARY_PATH}")
   string(APPEND FAKECUDA_LD_PATH_12 ":$ENV{LD_LIBRARY_PATH}")
 endif()
-set(TJ_EMU_ENV LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_13} FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE})
-set(TJ_EMU_ENV_12 LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_12} FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE})
-set(TJ_EMU_MPI_ENV -x LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_13} -x FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE})
+# NVRTC's results are kept beside the host-compiled kernels: every test starts typejit with an
+# empty kernel cache, and the same kernels recur across tests and builds.
+set(FAKECUDA_NVRTC_CACHE ${FAKECUDA_KERNEL_CACHE}/nvrtc)
+set(TJ_EMU_ENV LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_13} FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
+    FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
+set(TJ_EMU_ENV_12 LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_12} FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
+    FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
+set(TJ_EMU_MPI_ENV -x LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_13} -x FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
+    -x FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
 
 # The double's own test, linked against the toolkit's stub so libcuda.so.1 resolves at run time
 # to whichever double is first on LD_LIBRARY_PATH.

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fakecuda.h"
+#include "files.h"
 
 #ifndef FAKECUDA_CXX
 #error "build with -DFAKECUDA_CXX=<host C++ compiler>"
@@ -98,35 +99,25 @@ static void flags_init(void)
 
 #define MAX_KERNEL_PARAM_BYTES 32764 /* Volta and newer since CUDA 12.1 */
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 /* The cache key covers everything that changes the shared object: source, flags, tj_emu.h, the
  * unit's format. */
 static uint64_t source_hash(const char *source, size_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = FC_FNV1A_START;
     char path[4096];
     FILE *f;
 
-    h = fnv1a(h, source, len);
+    h = fc_fnv1a(h, source, len);
     for (int i = 0; i < flags.argc; i++)
-        h = fnv1a(h, flags.argv[i], strlen(flags.argv[i]) + 1);
-    h = fnv1a(h, FAKECUDA_CXX, strlen(FAKECUDA_CXX));
-    h = fnv1a(h, UNIT_FORMAT, strlen(UNIT_FORMAT));
+        h = fc_fnv1a(h, flags.argv[i], strlen(flags.argv[i]) + 1);
+    h = fc_fnv1a(h, FAKECUDA_CXX, strlen(FAKECUDA_CXX));
+    h = fc_fnv1a(h, UNIT_FORMAT, strlen(UNIT_FORMAT));
     snprintf(path, sizeof path, "%s/tj_emu.h", FAKECUDA_EMU_DIR);
     if ((f = fopen(path, "rb")) != NULL) {
         char buf[4096];
         size_t n;
         while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-            h = fnv1a(h, buf, n);
+            h = fc_fnv1a(h, buf, n);
         fclose(f);
     }
     return h;
@@ -222,20 +213,6 @@ static char *find_kernels(const char *source, size_t len)
     return names;
 }
 
-static int mkdirs(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p != '\0'; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Runs the compiler, without the libraries preloaded into the test (a sanitized typejit would
  * take the compiler down); its output goes to @p log_path. */
 static int run_compiler(const char *src, const char *out, const char *log_path)
@@ -323,7 +300,7 @@ CUresult fc_kernel_build(const char *source, size_t len, void **dl, char **names
                  (long)getpid());
         snprintf(log_path, sizeof log_path, "%s/%016llx.%ld.log", dir, (unsigned long long)h,
                  (long)getpid());
-        if (mkdirs(dir) != 0 || write_unit(src_path, source, len, names) != 0 ||
+        if (fc_mkdirs(dir) != 0 || write_unit(src_path, source, len, names) != 0 ||
             run_compiler(src_path, tmp_so, log_path) != 0 || rename(tmp_so, so_path) != 0) {
             /* The harness itself is broken here, not the caller: say so even without
              * FAKECUDA_LOG, and keep the files. */

@@ -5,7 +5,10 @@
  *   FAKECUDA_NVRTC_REFUSE=1      every nvrtcCompileProgram fails (NVRTC_ERROR_COMPILATION, with a
  *                                program log that says why): a run that must compile nothing
  *                                shows each attempt as a failed compile;
- *   FAKECUDA_NVRTC_DELAY_MS=N    every compile takes N ms longer (a slow compile).
+ *   FAKECUDA_NVRTC_DELAY_MS=N    every compile takes N ms longer (a slow compile);
+ *   FAKECUDA_NVRTC_CACHE=DIR     successful compiles are kept in DIR and replayed when the same
+ *                                program is compiled again (nvrtc_cache.h): the refusal, the delay
+ *                                and the count of compiles in progress still apply.
  * And a check: a process that starts to exit while a compile runs inside NVRTC (whose own
  * destructors then run under it, which a real NVRTC does not survive) is stopped with a message
  * on stderr and exit status 3. */
@@ -21,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nvrtc_cache.h"
 #include "trailer.h"
 
 #ifndef FAKECUDA_REAL_NVRTC
@@ -57,7 +61,8 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static bool loaded;
 static bool refuse;
 static long delay_ms;
-static atomic_int compiling; /* nvrtcCompileProgram calls in progress */
+static const char *cache_dir; /* FAKECUDA_NVRTC_CACHE, NULL without */
+static atomic_int compiling;  /* nvrtcCompileProgram calls in progress */
 
 static const char refuse_log[] = "the test double refuses every compile (FAKECUDA_NVRTC_REFUSE=1)";
 
@@ -98,6 +103,8 @@ static void load(void)
     refuse = env != NULL && strcmp(env, "1") == 0;
     env = getenv("FAKECUDA_NVRTC_DELAY_MS");
     delay_ms = env != NULL ? strtol(env, NULL, 10) : 0;
+    env = getenv("FAKECUDA_NVRTC_CACHE");
+    cache_dir = env != NULL && *env != '\0' ? env : NULL;
     atexit(exit_check);
 }
 
@@ -107,11 +114,14 @@ static bool ready(void)
     return loaded;
 }
 
-/* Each live program's source, for the trailer. */
+/* Each live program's source, for the trailer, and what the cache needs of it. */
 typedef struct program {
     nvrtcProgram prog;
     char *source;
     size_t len;
+    char *name;                /* as given to nvrtcCreateProgram, "" for none */
+    bool cacheable;            /* no headers, no name expressions: the key covers every input */
+    fc_nvrtc_result_t *replay; /* the cached outputs the getters serve; NULL when compiled */
     struct program *next;
 } program_t;
 
@@ -161,13 +171,17 @@ SHIM_EXPORT nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, 
     if (rc != NVRTC_SUCCESS)
         return rc;
     p = calloc(1, sizeof *p);
-    if (p == NULL || (p->source = strdup(src)) == NULL) {
+    if (p == NULL || (p->source = strdup(src)) == NULL ||
+        (p->name = strdup(name != NULL ? name : "")) == NULL) {
+        if (p != NULL)
+            free(p->source);
         free(p);
         real.nvrtcDestroyProgram(prog);
         return NVRTC_ERROR_OUT_OF_MEMORY;
     }
     p->prog = *prog;
     p->len = strlen(src);
+    p->cacheable = numHeaders == 0;
     pthread_mutex_lock(&programs_lock);
     p->next = programs;
     programs = p;
@@ -186,12 +200,91 @@ SHIM_EXPORT nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
                 program_t *victim = *pp;
                 *pp = victim->next;
                 free(victim->source);
+                free(victim->name);
+                if (victim->replay != NULL)
+                    fc_nvrtc_result_free(victim->replay);
+                free(victim->replay);
                 free(victim);
                 break;
             }
         pthread_mutex_unlock(&programs_lock);
     }
     return real.nvrtcDestroyProgram(prog);
+}
+
+/* The cache key of @p prog's compile with these options; NULL when it cannot be cached. */
+static char *program_key(nvrtcProgram prog, int numOptions, const char *const *options,
+                         size_t *key_len)
+{
+    int major = 0, minor = 0;
+    char *key = NULL;
+
+    if (real.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        return NULL;
+    pthread_mutex_lock(&programs_lock);
+    program_t *p = find(prog);
+    if (p != NULL && p->cacheable)
+        key = fc_nvrtc_key(major, minor, p->name, numOptions, options, p->source, p->len, key_len);
+    pthread_mutex_unlock(&programs_lock);
+    return key;
+}
+
+/* One getter's answer from the real NVRTC, bytes included. */
+static bool collect_output(nvrtcProgram prog, fc_nvrtc_output_t *out,
+                           nvrtcResult (*get_size)(nvrtcProgram, size_t *),
+                           nvrtcResult (*get)(nvrtcProgram, char *))
+{
+    out->rc = get_size(prog, &out->size);
+    if (out->rc != NVRTC_SUCCESS) {
+        out->size = 0;
+        return true;
+    }
+    if (out->size == 0)
+        return true;
+    if ((out->data = malloc(out->size)) == NULL)
+        return false;
+    out->rc = get(prog, out->data);
+    return out->rc == NVRTC_SUCCESS;
+}
+
+/* The compile through FAKECUDA_NVRTC_CACHE: a stored result is attached to the program for the
+ * getters to serve; else the real compile, whose success is stored. */
+static nvrtcResult compile_cached(nvrtcProgram prog, int numOptions, const char *const *options)
+{
+    size_t key_len = 0;
+    char *key = program_key(prog, numOptions, options, &key_len);
+    fc_nvrtc_result_t *hit;
+    nvrtcResult rc;
+
+    if (key == NULL)
+        return real.nvrtcCompileProgram(prog, numOptions, options);
+    if ((hit = calloc(1, sizeof *hit)) != NULL &&
+        fc_nvrtc_cache_load(cache_dir, key, key_len, hit)) {
+        pthread_mutex_lock(&programs_lock);
+        program_t *p = find(prog);
+        if (p != NULL && p->replay == NULL) {
+            p->replay = hit;
+            hit = NULL;
+        }
+        pthread_mutex_unlock(&programs_lock);
+        if (hit == NULL) {
+            free(key);
+            return NVRTC_SUCCESS;
+        }
+        fc_nvrtc_result_free(hit);
+    }
+    free(hit);
+    rc = real.nvrtcCompileProgram(prog, numOptions, options);
+    if (rc == NVRTC_SUCCESS) {
+        fc_nvrtc_result_t made = {0};
+        if (collect_output(prog, &made.ptx, real.nvrtcGetPTXSize, real.nvrtcGetPTX) &&
+            collect_output(prog, &made.cubin, real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN) &&
+            collect_output(prog, &made.log, real.nvrtcGetProgramLogSize, real.nvrtcGetProgramLog))
+            fc_nvrtc_cache_store(cache_dir, key, key_len, &made);
+        fc_nvrtc_result_free(&made);
+    }
+    free(key);
+    return rc;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
@@ -207,11 +300,12 @@ SHIM_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
-    if (refuse) {
+    if (refuse)
         rc = NVRTC_ERROR_COMPILATION;
-    } else {
+    else if (cache_dir != NULL)
+        rc = compile_cached(prog, numOptions, options);
+    else
         rc = real.nvrtcCompileProgram(prog, numOptions, options);
-    }
     atomic_fetch_sub(&compiling, 1);
     return rc;
 }
@@ -246,52 +340,89 @@ static void write_trailer(nvrtcProgram prog, char *out)
     pthread_mutex_unlock(&programs_lock);
 }
 
-/* The image's size plus the trailer's, so callers copy and cache both. */
-static nvrtcResult image_size(nvrtcProgram prog, size_t *ret,
-                              nvrtcResult (*get)(nvrtcProgram, size_t *))
+/* The outputs a getter asks for. */
+typedef enum { OUT_PTX, OUT_CUBIN, OUT_LOG } output_kind_t;
+
+/* Copies the replayed @p kind of @p prog into @p out (the bytes themselves stay the program's,
+ * valid until it is destroyed); false when the program was really compiled. */
+static bool replayed(nvrtcProgram prog, output_kind_t kind, fc_nvrtc_output_t *out)
 {
+    bool found = false;
+    pthread_mutex_lock(&programs_lock);
+    program_t *p = find(prog);
+    if (p != NULL && p->replay != NULL) {
+        *out = kind == OUT_PTX     ? p->replay->ptx
+               : kind == OUT_CUBIN ? p->replay->cubin
+                                   : p->replay->log;
+        found = true;
+    }
+    pthread_mutex_unlock(&programs_lock);
+    return found;
+}
+
+/* An output's size (the image's plus the trailer's, so callers copy and cache both). */
+static nvrtcResult output_size(nvrtcProgram prog, size_t *ret, output_kind_t kind,
+                               nvrtcResult (*get)(nvrtcProgram, size_t *))
+{
+    fc_nvrtc_output_t out;
     nvrtcResult rc;
-    if (!ready())
-        return NVRTC_ERROR_INTERNAL_ERROR;
-    rc = get(prog, ret);
-    if (rc == NVRTC_SUCCESS && ret != NULL)
+
+    if (replayed(prog, kind, &out)) {
+        rc = out.rc;
+        if (rc == NVRTC_SUCCESS && ret != NULL)
+            *ret = out.size;
+    } else {
+        rc = get(prog, ret);
+    }
+    if (rc == NVRTC_SUCCESS && ret != NULL && kind != OUT_LOG)
         *ret += trailer_size(prog);
     return rc;
 }
 
-static nvrtcResult image(nvrtcProgram prog, char *out, nvrtcResult (*get)(nvrtcProgram, char *),
-                         nvrtcResult (*get_size)(nvrtcProgram, size_t *))
+/* An output's bytes (and after an image's, the trailer). */
+static nvrtcResult output(nvrtcProgram prog, char *dst, output_kind_t kind,
+                          nvrtcResult (*get)(nvrtcProgram, char *),
+                          nvrtcResult (*get_size)(nvrtcProgram, size_t *))
 {
+    fc_nvrtc_output_t out;
     size_t size = 0;
     nvrtcResult rc;
-    if (!ready())
-        return NVRTC_ERROR_INTERNAL_ERROR;
-    if ((rc = get(prog, out)) != NVRTC_SUCCESS || out == NULL ||
-        (rc = get_size(prog, &size)) != NVRTC_SUCCESS)
+
+    if (replayed(prog, kind, &out)) {
+        if (out.rc != NVRTC_SUCCESS || dst == NULL)
+            return out.rc == NVRTC_SUCCESS ? NVRTC_ERROR_INVALID_INPUT : out.rc;
+        memcpy(dst, out.data, out.size);
+        size = out.size;
+    } else if ((rc = get(prog, dst)) != NVRTC_SUCCESS || dst == NULL ||
+               (kind != OUT_LOG && (rc = get_size(prog, &size)) != NVRTC_SUCCESS)) {
         return rc;
-    write_trailer(prog, out + size);
+    }
+    if (kind != OUT_LOG)
+        write_trailer(prog, dst + size);
     return NVRTC_SUCCESS;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet)
 {
-    return image_size(prog, ptxSizeRet, ready() ? real.nvrtcGetPTXSize : NULL);
+    return ready() ? output_size(prog, ptxSizeRet, OUT_PTX, real.nvrtcGetPTXSize)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx)
 {
-    return ready() ? image(prog, ptx, real.nvrtcGetPTX, real.nvrtcGetPTXSize)
+    return ready() ? output(prog, ptx, OUT_PTX, real.nvrtcGetPTX, real.nvrtcGetPTXSize)
                    : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
 {
-    return image_size(prog, cubinSizeRet, ready() ? real.nvrtcGetCUBINSize : NULL);
+    return ready() ? output_size(prog, cubinSizeRet, OUT_CUBIN, real.nvrtcGetCUBINSize)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 {
-    return ready() ? image(prog, cubin, real.nvrtcGetCUBIN, real.nvrtcGetCUBINSize)
+    return ready() ? output(prog, cubin, OUT_CUBIN, real.nvrtcGetCUBIN, real.nvrtcGetCUBINSize)
                    : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
@@ -301,7 +432,8 @@ SHIM_EXPORT nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSiz
         *logSizeRet = sizeof(refuse_log);
         return NVRTC_SUCCESS;
     }
-    return ready() ? real.nvrtcGetProgramLogSize(prog, logSizeRet) : NVRTC_ERROR_INTERNAL_ERROR;
+    return ready() ? output_size(prog, logSizeRet, OUT_LOG, real.nvrtcGetProgramLogSize)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
@@ -310,11 +442,19 @@ SHIM_EXPORT nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
         memcpy(log, refuse_log, sizeof(refuse_log));
         return NVRTC_SUCCESS;
     }
-    return ready() ? real.nvrtcGetProgramLog(prog, log) : NVRTC_ERROR_INTERNAL_ERROR;
+    return ready() ? output(prog, log, OUT_LOG, real.nvrtcGetProgramLog, NULL)
+                   : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 SHIM_EXPORT nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression)
 {
+    if (ready()) { /* lowered names come from a real compile only */
+        pthread_mutex_lock(&programs_lock);
+        program_t *p = find(prog);
+        if (p != NULL)
+            p->cacheable = false;
+        pthread_mutex_unlock(&programs_lock);
+    }
     return ready() ? real.nvrtcAddNameExpression(prog, name_expression)
                    : NVRTC_ERROR_INTERNAL_ERROR;
 }

@@ -5,7 +5,8 @@
  * ${TJ_EMU_ENV} (driver 13.0) and ${TJ_EMU_ENV_12} (driver 12.4); kernels come from the real
  * NVRTC through the shim. `test_fakecuda inject` is the child that runs with FAKECUDA_FAIL,
  * `test_fakecuda rules` the child whose kernels break the rules, `test_fakecuda ubsan` the child
- * whose kernel overflows a signed integer, built with FAKECUDA_CXXFLAGS=-fsanitize=undefined. */
+ * whose kernel overflows a signed integer, built with FAKECUDA_CXXFLAGS=-fsanitize=undefined,
+ * `test_fakecuda nvrtc_cache` the child that compiles through an empty FAKECUDA_NVRTC_CACHE. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -16,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,8 +78,9 @@ static void nvrtc_open(void)
             nv.destroy);
 }
 
-/* "sm_80" gives a CUBIN, "compute_80" PTX of @p src; either ends with the shim's trailer. */
-static char *nvrtc_image_of(const char *src, const char *arch)
+/* "sm_80" gives a CUBIN, "compute_80" PTX of @p src; either ends with the shim's trailer. Its
+ * size, trailer included, in @p size_out unless NULL. */
+static char *nvrtc_image_sized(const char *src, const char *arch, size_t *size_out)
 {
     nvrtcProgram prog;
     char option[64];
@@ -93,7 +97,14 @@ static char *nvrtc_image_of(const char *src, const char *arch)
     REQUIRE(image != NULL);
     REQUIRE((cubin ? nv.cubin(prog, image) : nv.ptx(prog, image)) == NVRTC_SUCCESS);
     nv.destroy(&prog);
+    if (size_out != NULL)
+        *size_out = size;
     return image;
+}
+
+static char *nvrtc_image_of(const char *src, const char *arch)
+{
+    return nvrtc_image_sized(src, arch, NULL);
 }
 
 static char *nvrtc_image(const char *arch)
@@ -934,6 +945,105 @@ static int run_child(const char *self, const char *mode, const char *var, const 
     return status;
 }
 
+/* The number of files in the NVRTC cache @p dir, and the inode of the last one listed into
+ * @p inode unless NULL: the cache holds one file per compile, replaced (a new inode) whenever it
+ * is stored again. */
+static long nvrtc_cache_files(const char *dir, ino_t *inode)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    long n = 0;
+    struct stat st;
+    char path[4400];
+
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len > 6 && strcmp(e->d_name + len - 6, ".nvrtc") == 0) {
+            n++;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (inode != NULL && stat(path, &st) == 0)
+                *inode = st.st_ino;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Cuts every file of the NVRTC cache to half its size. */
+static void nvrtc_cache_truncate(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct stat st;
+    char path[4400];
+
+    REQUIRE(d != NULL);
+    while ((e = readdir(d)) != NULL) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.' && stat(path, &st) == 0)
+            REQUIRE(truncate(path, st.st_size / 2) == 0);
+    }
+    closedir(d);
+}
+
+/* The child run with FAKECUDA_NVRTC_CACHE set to an empty folder: the second compile of a
+ * program is served from the cache (its file stays as it was), byte for byte as the first and
+ * loadable; other options are another entry; a damaged file is compiled again and replaced. */
+static int nvrtc_cache_child(void)
+{
+    const char *dir = getenv("FAKECUDA_NVRTC_CACHE");
+    size_t size1, size2, size3;
+    char *first, *again, *healed, *ptx;
+    ino_t stored = 0, kept = 0;
+    CUmodule mod;
+    CUfunction f;
+
+    REQUIRE(dir != NULL);
+    new_context(0);
+    first = nvrtc_image_sized(kernels_src, "sm_90", &size1);
+    CHECK_EQ_INT((int)nvrtc_cache_files(dir, &stored), 1);
+    again = nvrtc_image_sized(kernels_src, "sm_90", &size2);
+    CHECK_EQ_INT((int)nvrtc_cache_files(dir, &kept), 1);
+    CHECK(kept == stored);
+    CHECK(size2 == size1 && memcmp(first, again, size1) == 0);
+    if (driver_version >= 13000) { /* driver 12.4 takes no CUBIN of NVRTC 13 */
+        CHECK_EQ_INT(cuModuleLoadData(&mod, again), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuModuleGetFunction(&f, mod, "fill"), CUDA_SUCCESS);
+    }
+    ptx = nvrtc_image_of(kernels_src, "compute_90");
+    CHECK_EQ_INT((int)nvrtc_cache_files(dir, NULL), 2);
+    CHECK(strstr(ptx, ".entry fill") != NULL);
+    nvrtc_cache_truncate(dir);
+    healed = nvrtc_image_sized(kernels_src, "sm_90", &size3);
+    CHECK(size3 == size1 && memcmp(first, healed, size1) == 0);
+    CHECK_EQ_INT((int)nvrtc_cache_files(dir, NULL), 2);
+    free(first);
+    free(again);
+    free(healed);
+    free(ptx);
+    return check_failures ? 1 : 0;
+}
+
+static void check_nvrtc_cache(const char *self)
+{
+    char dir[] = "/tmp/test_fakecuda_nvrtc_XXXXXX", log[] = "/tmp/test_fakecuda_nvrtc_log_XXXXXX";
+    char cmd[200];
+    int status;
+
+    REQUIRE(mkdtemp(dir) != NULL);
+    status = run_child(self, "nvrtc_cache", "FAKECUDA_NVRTC_CACHE", dir, log);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (check_failures) {
+        fprintf(stderr, "the NVRTC cache child's stderr is in %s\n", log);
+    } else {
+        unlink(log);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+}
+
 /* FAKECUDA_CXXFLAGS reaches the host compile: a sanitizer runtime reports the kernel's undefined
  * behaviour. */
 static void check_cxxflags(const char *self)
@@ -1082,6 +1192,8 @@ int main(int argc, char **argv)
         return ubsan_child();
     if (argc > 1 && strcmp(argv[1], "chance") == 0)
         return chance_child();
+    if (argc > 1 && strcmp(argv[1], "nvrtc_cache") == 0)
+        return nvrtc_cache_child();
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
     CHECK_EQ_INT(count, 2);
     check_no_context();
@@ -1101,5 +1213,6 @@ int main(int argc, char **argv)
     check_rules_broken(argv[0]);
     check_cxxflags(argv[0]);
     check_chance(argv[0]);
+    check_nvrtc_cache(argv[0]);
     CHECK_DONE();
 }
