@@ -5,9 +5,30 @@
 #ifndef TJ_TESTS_EMU_TJ_EMU_H
 #define TJ_TESTS_EMU_TJ_EMU_H
 
-#include <cstddef>
-#include <type_traits>
-#include <utility>
+/* No standard headers: parsing them took half of each kernel's host compile. */
+typedef decltype(sizeof(0)) tj_emu_size_t;
+
+/* A parameter's type without its qualifiers (what std::decay does to a kernel parameter). */
+template <typename T> struct tj_emu_plain {
+    typedef T type;
+};
+template <typename T> struct tj_emu_plain<const T> {
+    typedef T type;
+};
+template <typename T> struct tj_emu_plain<volatile T> {
+    typedef T type;
+};
+template <typename T> struct tj_emu_plain<const volatile T> {
+    typedef T type;
+};
+
+/* 0, 1, ..., N - 1 as a pack (std::index_sequence). */
+template <tj_emu_size_t... I> struct tj_emu_indices {};
+template <tj_emu_size_t N, tj_emu_size_t... I>
+struct tj_emu_make_indices : tj_emu_make_indices<N - 1, N - 1, I...> {};
+template <tj_emu_size_t... I> struct tj_emu_make_indices<0, I...> {
+    typedef tj_emu_indices<I...> type;
+};
 
 #define __global__
 #define __device__
@@ -56,7 +77,7 @@ static void tj_emu_launch(K kernel, const unsigned grid[3], const unsigned block
 /* The fake driver's address trace (FAKECUDA_TRACE, tests/fakecuda/trace.c): which thread runs
  * next, and every load, so that its accesses can be grouped into the warps' requests. */
 extern "C" {
-typedef void (*tj_emu_load_fn)(const void *address, std::size_t bytes);
+typedef void (*tj_emu_load_fn)(const void *address, tj_emu_size_t bytes);
 typedef void (*tj_emu_thread_fn)(unsigned long long block, unsigned thread);
 static tj_emu_load_fn tj_emu_load_hook;
 static tj_emu_thread_fn tj_emu_thread_hook;
@@ -94,14 +115,14 @@ static void tj_emu_block(K kernel, const unsigned grid[3], const unsigned block[
 
 /* The fake CUDA driver (tests/fakecuda) launches a kernel from the driver's kernelParams: argument
  * i is *(T_i *)params[i], T_i from the kernel's own signature, exactly as the driver reads them. */
-template <typename... A, std::size_t... I>
+template <typename... A, tj_emu_size_t... I>
 static void tj_emu_block_at(void (*kernel)(A...), const unsigned grid[3], const unsigned block[3],
                             const unsigned at[3], const unsigned *order, unsigned n, void **params,
-                            std::index_sequence<I...>)
+                            tj_emu_indices<I...>)
 {
     (void)params;
     tj_emu_block(kernel, grid, block, at, order, n,
-                 *static_cast<typename std::decay<A>::type *>(params[I])...);
+                 *static_cast<typename tj_emu_plain<A>::type *>(params[I])...);
 }
 
 template <typename... A>
@@ -109,17 +130,18 @@ static void tj_emu_block_invoke(void (*kernel)(A...), const unsigned grid[3],
                                 const unsigned block[3], const unsigned at[3],
                                 const unsigned *order, unsigned n, void **params)
 {
-    tj_emu_block_at(kernel, grid, block, at, order, n, params, std::index_sequence_for<A...>{});
+    tj_emu_block_at(kernel, grid, block, at, order, n, params,
+                    typename tj_emu_make_indices<sizeof...(A)>::type{});
 }
 
 /* The size and alignment of each of the kernel's parameters, so the driver can copy
  * kernelParams when the launch is queued; returns their number. */
 template <typename... A>
-static unsigned tj_emu_arg_layout(void (*)(A...), std::size_t *sizes, std::size_t *aligns,
+static unsigned tj_emu_arg_layout(void (*)(A...), tj_emu_size_t *sizes, tj_emu_size_t *aligns,
                                   unsigned max)
 {
-    const std::size_t s[] = {sizeof(typename std::decay<A>::type)..., 0};
-    const std::size_t a[] = {alignof(typename std::decay<A>::type)..., 1};
+    const tj_emu_size_t s[] = {sizeof(typename tj_emu_plain<A>::type)..., 0};
+    const tj_emu_size_t a[] = {alignof(typename tj_emu_plain<A>::type)..., 1};
     for (unsigned i = 0; i < sizeof...(A) && i < max; i++) {
         sizes[i] = s[i];
         aligns[i] = a[i];
@@ -134,7 +156,7 @@ static unsigned tj_emu_arg_layout(void (*)(A...), std::size_t *sizes, std::size_
  * which needs nothing here). The driver installs the hook with fakecuda_set_store_hook and counts
  * how often each byte of a pack or unpack kernel's output is written. */
 extern "C" {
-typedef void (*tj_emu_store_fn)(const void *address, std::size_t bytes);
+typedef void (*tj_emu_store_fn)(const void *address, tj_emu_size_t bytes);
 static tj_emu_store_fn tj_emu_store_hook;
 
 __attribute__((visibility("default"))) void fakecuda_set_store_hook(tj_emu_store_fn hook)
@@ -166,14 +188,14 @@ TJ_EMU_ACCESS(load, 8)
 TJ_EMU_ACCESS(load, 16)
 
 __attribute__((no_sanitize_address, visibility("default"))) void
-__asan_storeN_noabort(const void *p, std::size_t n)
+__asan_storeN_noabort(const void *p, tj_emu_size_t n)
 {
     if (tj_emu_store_hook != nullptr)
         tj_emu_store_hook(p, n);
 }
 
 __attribute__((no_sanitize_address, visibility("default"))) void
-__asan_loadN_noabort(const void *p, std::size_t n)
+__asan_loadN_noabort(const void *p, tj_emu_size_t n)
 {
     if (tj_emu_load_hook != nullptr)
         tj_emu_load_hook(p, n);

@@ -267,7 +267,7 @@ static int write_unit(const char *path, const char *source, size_t len, const ch
                 "*fc_block, const unsigned *fc_at, const unsigned *fc_order, unsigned fc_n, void "
                 "**fc_params)\n{\n    tj_emu_block_invoke(%s, fc_grid, fc_block, fc_at, "
                 "fc_order, fc_n, fc_params);\n}\n"
-                "extern \"C\" unsigned fakecuda_argsize_%s(std::size_t *fc_sizes, std::size_t "
+                "extern \"C\" unsigned fakecuda_argsize_%s(tj_emu_size_t *fc_sizes, tj_emu_size_t "
                 "*fc_aligns, unsigned fc_max)\n{\n    return tj_emu_arg_layout(%s, fc_sizes, "
                 "fc_aligns, fc_max);\n}\n",
                 name, name, name, name);
