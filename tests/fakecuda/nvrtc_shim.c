@@ -391,7 +391,8 @@ static nvrtcResult output(nvrtcProgram prog, char *dst, output_kind_t kind,
     if (replayed(prog, kind, &out)) {
         if (out.rc != NVRTC_SUCCESS || dst == NULL)
             return out.rc == NVRTC_SUCCESS ? NVRTC_ERROR_INVALID_INPUT : out.rc;
-        memcpy(dst, out.data, out.size);
+        if (out.size > 0)
+            memcpy(dst, out.data, out.size);
         size = out.size;
     } else if ((rc = get(prog, dst)) != NVRTC_SUCCESS || dst == NULL ||
                (kind != OUT_LOG && (rc = get_size(prog, &size)) != NVRTC_SUCCESS)) {
