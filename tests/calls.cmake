@@ -73,6 +73,5 @@ add_test(NAME emu_largecount_big COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_HOST=engine
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 1
          $<TARGET_FILE:test_largecount> big)
-# COST: started first where it runs (about 90 s, the longest test of its build).
 set_tests_properties(emu_largecount_big PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
-                     SKIP_RETURN_CODE 77 RESOURCE_LOCK big_memory COST 100)
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK big_memory)
