@@ -269,6 +269,23 @@ add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
          ${TJ_LAUNCH} -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
          ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
+# Kernels only for a process that uses CUDA (TYPEJIT_JIT=auto): commits and host buffers only
+# compile nothing and load no NVRTC, without a driver (kernels=none; skipped where one is
+# installed) and with the test driver (kernels=later); the first device buffer then brings the
+# kernels of every type committed before, in the background, and the next packs run them.
+tj_device_program(test_jit_gate test_jit_gate.c devbuf.c)
+add_test(NAME jit_gate_nodriver COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_jit_gate> --no-driver)
+set_tests_properties(jit_gate_nodriver PROPERTIES TIMEOUT 120 LABELS "mpi;portable"
+                     SKIP_RETURN_CODE 77)
+add_test(NAME emu_jit_gate_host COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE=off -np 1 $<TARGET_FILE:test_jit_gate>)
+add_test(NAME emu_jit_gate_device COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE=off -np 1
+         $<TARGET_FILE:test_jit_gate> --device)
+set_tests_properties(emu_jit_gate_host emu_jit_gate_device PROPERTIES TIMEOUT 300
+                     LABELS "emu;mpi")
+
 set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_threads_slow_irecv emu_p2p_plain_peer
                      emu_p2p_partial_threads PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 

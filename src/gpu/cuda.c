@@ -11,9 +11,12 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/log.h"
 #include "util/stats.h"
@@ -201,6 +204,8 @@ static void init_driver(void)
 {
     int count = 0;
 
+    if (atomic_load(&tj_gpu_state) == TJ_GPU_ABSENT)
+        return; /* tj_gpu_driver_installed found none, and said so */
     libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (libcuda == NULL) {
         tj_log_debug("no cuda driver: %s", dlerror());
@@ -223,6 +228,109 @@ static void init_once_body(void)
 {
     init_driver();
     atomic_store(&tj_gpu_state, init_status == TJ_OK ? TJ_GPU_PRESENT : TJ_GPU_ABSENT);
+}
+
+/* What tj_gpu_driver_installed found. */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static bool installed;
+
+static void probe_driver(void)
+{
+    const char *err;
+    void *lib;
+
+    if (atomic_load(&tj_gpu_state) != TJ_GPU_UNKNOWN) {
+        installed = atomic_load(&tj_gpu_state) == TJ_GPU_PRESENT;
+        return;
+    }
+    /* RTLD_NOLOAD searches the library path as dlopen does but maps nothing: NULL with no error
+     * when the file is there and not loaded yet, NULL with an error when there is none. */
+    (void)dlerror();
+    lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    err = lib == NULL ? dlerror() : NULL;
+    if (lib != NULL)
+        dlclose(lib);
+    installed = err == NULL;
+    if (!installed) {
+        int unknown = TJ_GPU_UNKNOWN;
+        tj_log_debug("no cuda driver: %s", err);
+        atomic_compare_exchange_strong(&tj_gpu_state, &unknown, TJ_GPU_ABSENT);
+    }
+}
+
+bool tj_gpu_driver_installed(void)
+{
+    if (tj_gpu_absent())
+        return false;
+    pthread_once(&probe_once, probe_driver);
+    return installed && !tj_gpu_absent();
+}
+
+/* cuCtxGetCurrent of a driver someone else loaded; the reference taken to find it is kept, so
+ * that the driver stays for the process. */
+static _Atomic(__typeof__(&cuCtxGetCurrent)) loaded_ctx_get;
+
+/* Finds the path of a loaded libcuda.so.1 (or libcuda.so) among the process's objects. */
+static int find_driver(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const char *name = info->dlpi_name, *base;
+
+    (void)size;
+    if (name == NULL)
+        return 0;
+    base = strrchr(name, '/');
+    base = base != NULL ? base + 1 : name;
+    if (strcmp(base, "libcuda.so.1") != 0 && strcmp(base, "libcuda.so") != 0)
+        return 0;
+    snprintf(arg, PATH_MAX, "%s", name);
+    return 1;
+}
+
+bool tj_gpu_context_current(void)
+{
+    __typeof__(&cuCtxGetCurrent) get;
+    CUcontext ctx = NULL;
+
+    if (tj_gpu_absent())
+        return false;
+    if (atomic_load_explicit(&tj_gpu_state, memory_order_acquire) == TJ_GPU_PRESENT)
+        return cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != NULL;
+    if ((get = atomic_load(&loaded_ctx_get)) == NULL) {
+        char path[PATH_MAX] = "";
+        void *lib;
+
+        if (dl_iterate_phdr(find_driver, path) == 0 || path[0] == '\0' ||
+            (lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
+            return false;
+        if ((*(void **)&get = dlsym(lib, "cuCtxGetCurrent")) == NULL) {
+            dlclose(lib);
+            return false;
+        }
+        atomic_store(&loaded_ctx_get, get);
+    }
+    /* Before anyone's cuInit the driver answers CUDA_ERROR_NOT_INITIALIZED: no context. */
+    return get(&ctx) == CUDA_SUCCESS && ctx != NULL;
+}
+
+static atomic_bool memory_met;
+static _Atomic(void (*)(void)) memory_hook;
+
+bool tj_gpu_watch_memory(void (*hook)(void))
+{
+    if (hook != NULL)
+        atomic_store(&memory_hook, hook);
+    return atomic_load(&memory_met);
+}
+
+/* The first query that meets memory the driver knows. */
+static void meet_memory(void)
+{
+    void (*hook)(void);
+
+    if (atomic_exchange(&memory_met, true))
+        return;
+    if ((hook = atomic_load(&memory_hook)) != NULL)
+        hook();
 }
 
 tj_status_t tj_gpu_init(void)
@@ -269,6 +377,8 @@ void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
         out->kind = TJ_MEM_PINNED;
     else
         return;
+    if (!atomic_load_explicit(&memory_met, memory_order_relaxed))
+        meet_memory();
     out->device = ordinal;
     out->ctx = ctx;
     out->base = (uintptr_t)start;
