@@ -63,6 +63,28 @@ if(TJ_HEAVY_TESTS)
     COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
   set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
 
+  # One run leaves the cache warm (issue 30): the default settings (background compiles) with
+  # TYPEJIT_JIT_DRAIN long enough for every queued compile, twice on one cache; the second run
+  # compiles nothing. Kernels a call needs at other words than its commit's are queued by the
+  # call, and layouts that share a device-table kernel share its cache entry (a second run
+  # compiled again what the first had taken from its memory table).
+  add_test(NAME emu_rerun_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun)
+  set_tests_properties(emu_rerun_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_rerun)
+  set(TJ_RERUN ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
+      TYPEJIT_JIT_DRAIN=600 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun
+      $<TARGET_FILE:test_gpu_pack> --types 40 --seed 2)
+  add_test(NAME emu_rerun_first COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* jit_compiles=[1-9][0-9]* jit_failures=0 " -- ${TJ_RERUN})
+  add_test(NAME emu_rerun_second COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 jit_background=0 "
+           -- ${TJ_RERUN})
+  set_tests_properties(emu_rerun_first PROPERTIES FIXTURES_REQUIRED emu_rerun
+                       FIXTURES_SETUP emu_rerun_filled)
+  set_tests_properties(emu_rerun_second PROPERTIES FIXTURES_REQUIRED "emu_rerun;emu_rerun_filled")
+  set_tests_properties(emu_rerun_first emu_rerun_second PROPERTIES TIMEOUT 600 LABELS emu)
+  tj_heavy(emu_rerun_reset emu_rerun_first emu_rerun_second)
+
   # Volume, in the default settings (background compiles): 1500 random types, constructions of
   # 200 random layouts (about 500 kernels), three times on one cache: cold, then warm twice. Each
   # run is the full oracle; the warm ones must find kernels on disk.
