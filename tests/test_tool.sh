@@ -193,6 +193,12 @@ i=0
 while [ $i -lt 50 ]; do printf '\177ELF\001\002\003(\n'; i=$((i + 1)); done >"$dir/binary.txt"
 expect 1 "binary.txt: [0-9]+ more lines with errors not shown" "$tool" warm --cache-dir "$dir/n" "$dir/binary.txt"
 [ "$(echo "$got" | grep -c 'binary.txt:[0-9]*:')" -eq 10 ] || fail "binary file: not 10 errors shown: $got"
+# A file that cannot be read does not stop the others (as a line that does not parse does not):
+# the good file is warmed and the summary printed; the exit status still says something failed.
+expect 1 "cannot read $dir/missing.txt: No such file or directory" \
+    "$tool" warm --arch sm_90 --cache-dir "$dir/partial" "$one" "$dir/missing.txt"
+echo "$got" | grep -q "typejit warm: 2 kernels: 2 compiled, 0 already cached, 0 failed" ||
+    fail "a missing file stopped the warm of the good one: $got"
 
 # Warming a cache that stores nothing is refused or fails, and says why.
 expect 1 "TYPEJIT_CACHE=ro: the cache is read only" env TYPEJIT_CACHE=ro "$tool" warm --cache-dir "$dir/n" "$one"
