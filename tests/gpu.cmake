@@ -308,6 +308,26 @@ add_test(NAME emu_jit_gate_device COMMAND ${TJ_CHECKED} --silent --
 set_tests_properties(emu_jit_gate_host emu_jit_gate_device PROPERTIES TIMEOUT 300
                      LABELS "emu;mpi")
 
+# Requests freed while active, as MPICH's pt2pt/rqfree frees them (an Isend, Ibsend, Issend and
+# Irsend through an attached buffer, the receive of a small message): the program completes, and
+# the receives it waited for hold their bytes, under typejit as without it, on host buffers (with
+# and without the test driver on the library path) and on device buffers, which typejit packs and
+# whose freed requests its MPI_Finalize completes. (Freeing the receive of a large message too
+# hangs MPICH 4.0 by itself: docs/mpis.md; test_rqfree --free-large-recv reproduces it.)
+tj_device_program(test_rqfree test_rqfree.c devbuf.c)
+add_test(NAME rqfree_host_alone COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_LAUNCH} -np 2 $<TARGET_FILE:test_rqfree>)
+add_test(NAME rqfree_host COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} -np 2 $<TARGET_FILE:test_rqfree>)
+set_tests_properties(rqfree_host_alone rqfree_host PROPERTIES TIMEOUT 120
+                     LABELS "mpi;portable")
+add_test(NAME emu_rqfree_host COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -np 2 $<TARGET_FILE:test_rqfree>)
+add_test(NAME emu_rqfree_device COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 2 $<TARGET_FILE:test_rqfree> --device)
+set_tests_properties(emu_rqfree_host emu_rqfree_device PROPERTIES TIMEOUT 120 LABELS "emu;mpi")
+
 # TYPEJIT_STAGE_CONTIGUOUS=no on an MPI that is not CUDA-aware cannot be obeyed (the MPI would
 # read device memory as host memory: it crashed in Open MPI's convertor): one warning for the
 # job, and contiguous device buffers are staged as with the default.
