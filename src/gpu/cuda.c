@@ -14,6 +14,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,19 +271,39 @@ bool tj_gpu_driver_installed(void)
  * that the driver stays for the process. */
 static _Atomic(__typeof__(&cuCtxGetCurrent)) loaded_ctx_get;
 
-/* Finds the path of a loaded libcuda.so.1 (or libcuda.so) among the process's objects. */
+/* The loader's count of objects loaded when the process's objects were last searched for the
+ * driver without finding it: until it changes, no search is needed (a commit of a process that
+ * never loads the driver pays one callback, not a walk of every object). */
+static atomic_ullong searched_adds = ~0ULL;
+
+typedef struct {
+    char path[PATH_MAX];
+    unsigned long long adds;
+    bool first;
+} driver_search_t;
+
+/* Finds the path of a loaded libcuda.so.1 (or libcuda.so) among the process's objects; stops at
+ * the first object when nothing was loaded since the last search. */
 static int find_driver(struct dl_phdr_info *info, size_t size, void *arg)
 {
+    driver_search_t *s = arg;
     const char *name = info->dlpi_name, *base;
 
-    (void)size;
+    if (s->first) {
+        s->first = false;
+        s->adds = size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds)
+                      ? info->dlpi_adds
+                      : 0;
+        if (s->adds != 0 && s->adds == atomic_load(&searched_adds))
+            return 1;
+    }
     if (name == NULL)
         return 0;
     base = strrchr(name, '/');
     base = base != NULL ? base + 1 : name;
     if (strcmp(base, "libcuda.so.1") != 0 && strcmp(base, "libcuda.so") != 0)
         return 0;
-    snprintf(arg, PATH_MAX, "%s", name);
+    snprintf(s->path, sizeof(s->path), "%s", name);
     return 1;
 }
 
@@ -296,11 +317,15 @@ bool tj_gpu_context_current(void)
     if (atomic_load_explicit(&tj_gpu_state, memory_order_acquire) == TJ_GPU_PRESENT)
         return cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != NULL;
     if ((get = atomic_load(&loaded_ctx_get)) == NULL) {
-        char path[PATH_MAX] = "";
+        driver_search_t search = {.first = true};
         void *lib;
 
-        if (dl_iterate_phdr(find_driver, path) == 0 || path[0] == '\0' ||
-            (lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
+        dl_iterate_phdr(find_driver, &search);
+        if (search.path[0] == '\0') {
+            atomic_store(&searched_adds, search.adds);
+            return false;
+        }
+        if ((lib = dlopen(search.path, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
             return false;
         if ((*(void **)&get = dlsym(lib, "cuCtxGetCurrent")) == NULL) {
             dlclose(lib);
