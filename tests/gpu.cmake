@@ -225,6 +225,16 @@ add_test(NAME emu_bench_gpu_pack COMMAND ${TJ_CHECKED}
          $<TARGET_FILE:bench_gpu_pack> --smoke)
 set_tests_properties(emu_bench_gpu_pack PROPERTIES TIMEOUT 600 LABELS emu
                      FAIL_REGULAR_EXPRESSION "cannot allocate|error")
+# bench/gpu-bench.sh, the one command a GPU user is told to run, on this build's test driver:
+# every step once on tiny sizes, so that it cannot break unseen (its times mean nothing and are not
+# reported). Label heavy: the script is the same in front of every MPI; its launches go through
+# mpiexec.sh, which every other MPI test uses.
+add_test(NAME emu_gpu_bench COMMAND ${TJ_CHECKED} --silent --stdout "tests rc=0, bench rc=0"
+         -- ${CMAKE_COMMAND} -E env FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
+         FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE} OUT=${CMAKE_CURRENT_BINARY_DIR}/gpu-bench
+         bash ${PROJECT_SOURCE_DIR}/bench/gpu-bench.sh --test-driver ${PROJECT_BINARY_DIR})
+set_tests_properties(emu_gpu_bench PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+tj_heavy(emu_gpu_bench)
 endif()
 
 # Point-to-point on device buffers against the system MPI, each send method, 2 and 4 ranks,
