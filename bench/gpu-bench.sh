@@ -91,9 +91,19 @@ else
     echo "gpu-bench: the gpu tests are not run on the test driver (the suite runs them as emu tests)"
 fi
 
+# need FILE REGEX: a step's output must hold its table (a line matching REGEX), else the step
+# counts as failed: a benchmark that printed nothing, or halo3d with wrong ghost cells, is no result.
+need() {
+    grep -q -E "$2" "$1" || { echo "gpu-bench: no line matching '$2' in $1"; bench_rc=1; }
+}
+
 export TYPEJIT_CACHE_DIR="$build/bench-cache"
 LD_PRELOAD="$build/libtypejit.so" "$build/bench/bench_gpu_pack" $quick >"$out/gpu_pack.txt"
 bench_rc=$?
+need "$out/gpu_pack.txt" '^kind,object,run,count,bytes'
+need "$out/gpu_pack.txt" '^3d,halo\(-1\+0-1\),.*pack-d2mapped,copy'
+need "$out/gpu_pack.txt" '^small_bytes,'
+need "$out/gpu_pack.txt" '^layout,count,bytes'
 # Split the small-object table, the layouts (types that are not one strided block: irregular
 # indexed with a baked and a device part table, a mixed struct, a darray, 17 dimensions; parts
 # kernel against staging, docs/layouts.md) and the sweep into three CSV files.
@@ -124,6 +134,7 @@ for m in oneshot staged device auto; do
     "${mpi[@]}" -x "TYPEJIT_METHOD=$m" "$build/bench/bench_pingpong" --device $quick \
         >"$out/pingpong_$m.csv" 2>"$out/pingpong_$m.log" ||
         { echo "gpu-bench: ping-pong $m failed (see $out/pingpong_$m.log)"; bench_rc=1; }
+    need "$out/pingpong_$m.csv" '^3,[0-9]+,512,'
 done
 if [ -z "$driver" ]; then
     OUT="$out" bash bench/run-overhead.sh | tail -3
@@ -141,11 +152,14 @@ for np in $nps; do
           -x "TYPEJIT_CACHE_DIR=$TYPEJIT_CACHE_DIR" "${env[@]}")
     "${mpin[@]}" "$build/bench/bench_coll" $quick >"$out/coll_np$np.csv" 2>"$out/coll_np$np.log" ||
         { echo "gpu-bench: collectives on $np ranks failed (see $out/coll_np$np.log)"; bench_rc=1; }
+    need "$out/coll_np$np.csv" "^alltoallv,typejit,$np,"
+    need "$out/coll_np$np.csv" "^bcast,host,$np,"
     for c in pack alltoallv neighbor isend; do
         "${mpin[@]}" "$build/halo3d" --device --collective "$c" "${halo[@]}" \
             >"$out/halo3d_${c}_np$np.txt" 2>&1 ||
             { echo "gpu-bench: halo3d --collective $c on $np ranks failed" \
                 "(see $out/halo3d_${c}_np$np.txt)"; bench_rc=1; }
+        need "$out/halo3d_${c}_np$np.txt" "^PASS: 0 wrong ghost cells"
         grep -h "per iteration" "$out/halo3d_${c}_np$np.txt" | sed "s/^/halo3d $c np=$np: /"
     done
 done
