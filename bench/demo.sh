@@ -8,7 +8,7 @@
 #      cache (CACHE);
 #   3. the same again on that cache, which now holds every kernel: nothing is compiled.
 #   demo.sh RANKS LIBTYPEJIT HALO3D CACHE TEST_DRIVER LAUNCHER...
-# TEST_DRIVER is empty when the build has no test driver (tests off, or no C++ compiler). The
+# TEST_DRIVER is `none` when the build has no test driver (tests off, or no C++ compiler). The
 # launcher is tests/mpiexec.sh with the MPI's own, which takes Open MPI's -np/-x spelling.
 set -u
 ranks=$1 lib=$2 halo3d=$3 cache=$4 driver=$5
@@ -43,9 +43,10 @@ gpu=$(nvidia-smi -L 2>/dev/null | grep '^GPU ' | head -n 1)
 if [ -n "$gpu" ]; then
     where="on this machine's GPU (${gpu%% (UUID*})"
     set -- "$@" -x TYPEJIT_CACHE_DIR="$cache"
-elif [ -n "$driver" ] && [ -e "$driver/13.0/libcuda.so.1" ]; then
-    where="on the CPU-only test driver (no GPU here: $driver stands in for libcuda.so.1 and runs \
-typejit's kernels on the CPU to check them; the times it prints mean nothing)"
+elif [ "$driver" != none ] && [ -e "$driver/13.0/libcuda.so.1" ]; then
+    where="on the CPU-only test driver
+demo: (no GPU here: $driver stands in for libcuda.so.1 and runs typejit's
+demo: kernels on the CPU to check them; the times halo3d prints mean nothing)"
     set -- "$@" -x TYPEJIT_CACHE_DIR="$cache" \
         -x "LD_LIBRARY_PATH=$driver/13.0:$driver/nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 else
@@ -55,7 +56,8 @@ compiler): the device runs are left out"
 fi
 rm -rf "$cache"
 counters="kernel_launches jit_compiles cache_hits_disk"
-say "2/3: the same exchange with the grid in device memory, $where; kernel cache $cache, empty"
+say "2/3: the same exchange with the grid in device memory, $where
+demo: kernel cache $cache, emptied first"
 run "$counters" "$@" -np "$ranks" -x "LD_PRELOAD=$lib" -x TYPEJIT_STATS=1 "$halo3d" --device ||
     exit 1
 say "3/3: again, on the kernel cache the last run filled: every kernel from disk, none compiled"
