@@ -327,6 +327,8 @@ void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op);
 CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq);
 /* Runs all queued work of @p ctx. */
 CUresult fc_ctx_run_all(struct CUctx_st *ctx);
+/* Runs all queued work of every context (calls that synchronise the device). */
+void fc_run_everything(void);
 /* Drops the queued work of @p ctx without running it. */
 void fc_ctx_drop_work(struct CUctx_st *ctx);
 /* Destroys the streams and events of @p ctx (its teardown). */

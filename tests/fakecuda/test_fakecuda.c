@@ -806,6 +806,216 @@ static void check_pools(void)
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
 }
 
+/* Virtual memory management: a mapping answers as no context's, device or host memory of its
+ * location, inaccessible to any device (and the host) until cuMemSetAccess grants it; one
+ * allocation mapped twice; reservations, handles, properties and a shareable handle. */
+static void check_vmm(void)
+{
+    CUcontext p0;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h, h2, again;
+    CUdeviceptr va, va2;
+    size_t gran = 0;
+    attrs_t a;
+    unsigned mapped = 9, type;
+    unsigned long long flags = 9, id1 = 1, id2 = 2;
+    unsigned char host[64];
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0},
+                  numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location = dev0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(gran, 2 << 20);
+    CHECK_EQ_INT(cuMemCreate(&h, gran / 2, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, 3 * gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(va % gran, 0);
+    CHECK_EQ_INT(cuMemMap(va + 8192, gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* mapped already */
+
+    /* Device memory of device 0, no context's; the range is the reservation. */
+    a = attrs_of(va + 5);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK(a.ctx == NULL && a.pool == NULL);
+    CHECK_EQ_INT(a.ordinal, 0);
+    CHECK(a.start == va && a.size == 3 * gran);
+    CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CHECK_EQ_INT(a.ipc, 0);
+    {
+        CUdeviceptr base = 0;
+        size_t len = 0;
+        CHECK_EQ_INT(cuMemGetAddressRange(&base, &len, va + 5), CUDA_SUCCESS);
+        CHECK(base == va && len == gran); /* the mapping */
+    }
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 1);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va + gran),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 0); /* reserved, not mapped */
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + gran),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 100)), CUDA_SUCCESS);
+    CHECK(again == h);
+    CHECK_EQ_INT(cuMemRelease(again), CUDA_SUCCESS);
+    {
+        CUdeviceptr d;
+        CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)d),
+                     CUDA_ERROR_INVALID_VALUE); /* not VMM memory */
+        CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
+    }
+    {
+        CUmemAllocationProp got;
+        CHECK_EQ_INT(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+        CHECK_EQ_INT(got.location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+        CHECK_EQ_INT(got.location.id, 0);
+    }
+
+    /* No device may touch it before cuMemSetAccess, nor the host ever. */
+    CHECK_EQ_INT(cuMemGetAccess(&flags, &dev0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemsetD8(va, 1, 64), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran + 4096, &rw0, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 0), CUDA_ERROR_INVALID_VALUE);
+    {
+        CUmemAccessDesc host_rw = {numa, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &host_rw, 1), CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemGetAccess(&flags, &dev0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(host_touch_faults(va));
+
+    /* The same allocation mapped a second time: one memory, two addresses. */
+    CHECK_EQ_INT(cuMemMap(va + 2 * gran, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va + 2 * gran, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(va + 10, 0x42, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, va + 2 * gran, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[10], 0x42);
+    CHECK_EQ_INT(host[9], 0xCD); /* fresh memory */
+    CHECK_EQ_INT(cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, va),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, va + 2 * gran),
+                 CUDA_SUCCESS);
+    CHECK(id1 == id2);
+
+    /* Shared as a POSIX file descriptor and imported back: the same memory. */
+    {
+        int fd = -1;
+        CUdeviceptr va3;
+        CHECK_EQ_INT(
+            cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+            CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemImportFromShareableHandle(&h2, (void *)(uintptr_t)fd,
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                     CUDA_SUCCESS);
+        close(fd);
+        CHECK(h2 != h);
+        CHECK_EQ_INT(cuMemAddressReserve(&va3, gran, 0, 0, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemMap(va3, gran, 0, h2, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemRelease(h2), CUDA_SUCCESS); /* the mapping keeps it */
+        CHECK_EQ_INT(cuMemSetAccess(va3, gran, &rw0, 1), CUDA_SUCCESS);
+        memset(host, 0, sizeof host);
+        CHECK_EQ_INT(cuMemcpyDtoH(host, va3, sizeof host), CUDA_SUCCESS);
+        CHECK_EQ_INT(host[10], 0x42);
+        CHECK_EQ_INT(cuMemUnmap(va3, gran), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAddressFree(va3, gran), CUDA_SUCCESS);
+    }
+
+    /* Released while mapped: the memory stays until the last mapping goes; unmapped addresses
+     * fault again and answer MAPPED 0. */
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, va, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran / 2), CUDA_ERROR_INVALID_VALUE);       /* part of a mapping */
+    CHECK_EQ_INT(cuMemAddressFree(va, 3 * gran), CUDA_ERROR_INVALID_VALUE); /* still mapped */
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va + 2 * gran, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 0);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, 3 * gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va),
+                 CUDA_ERROR_INVALID_VALUE);
+
+    /* Memory on host NUMA node 0: HOST, no device's; the host may touch it only once granted, a
+     * device only once granted. */
+    prop.location = numa;
+    prop.requestedHandleTypes = 0;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    a = attrs_of(va2);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(a.ordinal, CU_DEVICE_CPU);
+    CHECK(a.ctx == NULL);
+    CHECK(host_touch_faults(va2));
+    {
+        CUmemAccessDesc host_rw = {numa, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        void *hp = NULL;
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, va2),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &host_rw, 1), CUDA_SUCCESS);
+        CHECK(!host_touch_faults(va2));
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, va2),
+                     CUDA_SUCCESS);
+        CHECK(hp == (void *)(uintptr_t)va2);
+        CHECK_EQ_INT(cuMemGetAccess(&flags, &numa, va2), CUDA_SUCCESS);
+        CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    }
+    CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_ERROR_INVALID_VALUE); /* no device yet */
+    CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned char *)(uintptr_t)va2)[15], 5);
+    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    prop.location.id = 1;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE); /* one node */
+    /* The host location (13.0), never shareable. */
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    prop.requestedHandleTypes = 0;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0),
+                 driver_version >= 13000 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+    if (driver_version >= 13000)
+        CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+
+    /* Device 1's memory: device 0's kernels touch it once granted. */
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(attrs_of(va2).ordinal, 1);
+    CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, va2), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, va2), CUDA_ERROR_ILLEGAL_ADDRESS);
+    {
+        CUmemAccessDesc ro1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &ro1, 1), CUDA_SUCCESS);
+        CHECK_EQ_INT(poke_from(1, va2), CUDA_ERROR_ILLEGAL_ADDRESS); /* read only */
+    }
+    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
 /* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
 static void check_module_rules(void)
 {
@@ -1511,6 +1721,7 @@ int main(int argc, char **argv)
     check_queued_work();
     check_pointer_attributes();
     check_pools();
+    check_vmm();
     check_module_rules();
     check_kernel_cache();
     check_versions();
