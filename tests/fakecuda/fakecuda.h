@@ -20,6 +20,8 @@
  * the prototypes of cuda.h's __CUDA_API_VERSION_INTERNAL section. */
 #undef cuEventElapsedTime
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+#undef cuIpcOpenMemHandle
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 #if FAKECUDA_VERSION >= 12080
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
@@ -152,7 +154,8 @@ typedef struct fc_alloc {
     uintptr_t reserve_base;               /* its cuMemAddressReserve range */
     size_t reserve_size;
     /* FC_MEM_IPC: the exporter's allocation */
-    unsigned long long ipc_key;
+    unsigned long long ipc_key; /* its BUFFER_ID there */
+    int ipc_pid;                /* the exporting process */
     int ipc_refs;
     /* FC_MEM_MANAGED: advice and prefetches (managed.c), NULL until the first */
     struct fc_managed *managed;

@@ -1016,6 +1016,217 @@ static void check_vmm(void)
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
 
+/* What the IPC test's parent hands its child through a pipe: a legacy handle, the export data of
+ * a pool allocation and the descriptors (inherited) of the pool and of a VMM allocation. */
+typedef struct {
+    CUipcMemHandle legacy;
+    CUmemPoolPtrExportData pool_ptr;
+    int pool_fd, vmm_fd;
+    size_t vmm_size;
+} ipc_msg_t;
+
+#define IPC_BYTES 256
+
+/* Checks that @p n bytes at @p p read i, then writes 0xEE over the first 16 (current context). */
+static void ipc_read_write(CUdeviceptr p)
+{
+    unsigned char back[IPC_BYTES];
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    for (int i = 0; i < IPC_BYTES; i++)
+        CHECK_EQ_INT(back[i], i);
+    CHECK_EQ_INT(cuMemsetD8(p, 0xEE, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+/* The child process of check_ipc: opens each kind of shared memory, checks what the driver
+ * answers for it, reads it and writes over its first bytes. */
+static int ipc_child(const char *pipe_fd)
+{
+    ipc_msg_t m;
+    CUcontext ctx, other;
+    CUdeviceptr x, y, pp, z, va;
+    CUmemoryPool pool;
+    CUmemGenericAllocationHandle h;
+    attrs_t a;
+    int fd = atoi(pipe_fd);
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    REQUIRE(read(fd, &m, sizeof m) == (ssize_t)sizeof m);
+    close(fd);
+    REQUIRE(cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS);
+    REQUIRE(cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+
+    /* Legacy IPC: the opening context's, device memory of the exporter's device. */
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS);
+    CHECK(x == y); /* opened again: the same pointer, one more reference */
+    a = attrs_of(x + 1);
+    CHECK(a.ctx == ctx);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK(a.start == x && a.size == IPC_BYTES);
+    CHECK(a.pool == NULL);
+    CHECK(host_touch_faults(x));
+    CHECK_EQ_INT(poke_from(1, x), CUDA_ERROR_ILLEGAL_ADDRESS); /* another context */
+    other = new_context(1);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT); /* one context per device */
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+    ipc_read_write(x);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_ERROR_INVALID_VALUE);
+
+    /* A pool of device 1 and one of its allocations: the pool's memory, no context's. */
+    CHECK_EQ_INT(cuMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)m.pool_fd,
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                 CUDA_SUCCESS);
+    close(m.pool_fd);
+    CHECK_EQ_INT(cuMemPoolImportPointer(&pp, pool, &m.pool_ptr), CUDA_SUCCESS);
+    a = attrs_of(pp);
+    CHECK(a.ctx == NULL && a.pool == pool);
+    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&z, 16, pool, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemsetD8(pp, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0: not granted */
+    CHECK_EQ_INT(cuMemPoolSetAccess(pool, &rw0, 1), CUDA_SUCCESS);
+    ipc_read_write(pp);
+    CHECK_EQ_INT(cuMemFree(pp), CUDA_SUCCESS);
+
+    /* A VMM allocation of device 0. */
+    CHECK_EQ_INT(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)m.vmm_fd,
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                 CUDA_SUCCESS);
+    close(m.vmm_fd);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, m.vmm_size, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, m.vmm_size, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va, m.vmm_size, &rw0, 1), CUDA_SUCCESS);
+    ipc_read_write(va);
+    CHECK_EQ_INT(cuMemUnmap(va, m.vmm_size), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, m.vmm_size), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
+/* Memory shared with another process (a second copy of this test, started with "ipc"): cuMemAlloc
+ * memory by a legacy handle, which this process cannot open itself; a pool allocation; a VMM
+ * allocation. What the child writes is seen here. */
+static void check_ipc(const char *self)
+{
+    CUcontext p0, own;
+    CUdeviceptr d, pp, va, x;
+    CUmemoryPool pool;
+    CUmemPoolProps props;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h;
+    CUipcMemHandle other;
+    unsigned char pattern[IPC_BYTES], back[IPC_BYTES];
+    unsigned capable = 9;
+    ipc_msg_t m;
+    size_t gran = 2 << 20;
+    int pfd[2], status;
+    char arg[16];
+    pid_t pid;
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr bufs[3];
+
+    for (int i = 0; i < IPC_BYTES; i++)
+        pattern[i] = (unsigned char)i;
+    memset(&m, 0, sizeof m);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&d, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(d, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuPointerGetAttribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, d),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(capable, 1);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&m.legacy, d + 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&m.legacy, d), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&other, d), CUDA_SUCCESS); /* again: lightweight */
+    /* Its pages are shared now, its contents kept, and still no host code's. */
+    CHECK_EQ_INT(cuMemcpyDtoH(back, d, IPC_BYTES), CUDA_SUCCESS);
+    CHECK(memcmp(back, pattern, IPC_BYTES) == 0);
+    CHECK(host_touch_faults(d));
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT); /* the exporting process */
+    own = new_context(1);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuCtxDestroy(own), CUDA_SUCCESS);
+
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&pp, IPC_BYTES, pool, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(pp, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolExportToShareableHandle(&m.pool_fd, pool,
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolExportPointer(&m.pool_ptr, pp), CUDA_SUCCESS);
+
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    {
+        CUmemAccessDesc rw1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1},
+                               CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw1, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemcpyHtoD(va, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemExportToShareableHandle(&m.vmm_fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        CUDA_SUCCESS);
+    m.vmm_size = gran;
+    (void)rw0;
+
+    REQUIRE(pipe(pfd) == 0);
+    snprintf(arg, sizeof arg, "%d", pfd[0]);
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(pfd[1]);
+        execl(self, self, "ipc", arg, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[0]);
+    REQUIRE(write(pfd[1], &m, sizeof m) == (ssize_t)sizeof m);
+    close(pfd[1]);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    bufs[0] = d;
+    bufs[1] = pp;
+    bufs[2] = va;
+    for (int b = 0; b < 3; b++) {
+        CHECK_EQ_INT(cuMemcpyDtoH(back, bufs[b], IPC_BYTES), CUDA_SUCCESS);
+        CHECK_EQ_INT(back[15], 0xEE);
+        CHECK_EQ_INT(back[16], 16);
+    }
+    close(m.pool_fd);
+    close(m.vmm_fd);
+    CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+}
+
 /* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
 static void check_module_rules(void)
 {
@@ -1709,6 +1920,8 @@ int main(int argc, char **argv)
         return chance_child();
     if (argc > 1 && strcmp(argv[1], "nvrtc_cache") == 0)
         return nvrtc_cache_child();
+    if (argc > 2 && strcmp(argv[1], "ipc") == 0)
+        return ipc_child(argv[2]);
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
     CHECK_EQ_INT(count, 2);
     check_no_context();
@@ -1722,6 +1935,7 @@ int main(int argc, char **argv)
     check_pointer_attributes();
     check_pools();
     check_vmm();
+    check_ipc(argv[0]);
     check_module_rules();
     check_kernel_cache();
     check_versions();
