@@ -20,6 +20,14 @@
  * the prototypes of cuda.h's __CUDA_API_VERSION_INTERNAL section. */
 #undef cuEventElapsedTime
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+/* The 8.0 forms of cuMemAdvise and cuMemPrefetchAsync (a device ordinal), which 13.0 maps to
+ * the 12.2 forms (a CUmemLocation). */
+#undef cuMemAdvise
+#undef cuMemPrefetchAsync
+CUresult CUDAAPI cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                             CUdevice device);
+CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                    CUstream hStream);
 #undef cuIpcOpenMemHandle
 CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);

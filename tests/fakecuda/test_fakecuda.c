@@ -1016,6 +1016,152 @@ static void check_vmm(void)
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
 
+/* Managed memory: advice and prefetches in both forms, remembered per page for
+ * cuMemRangeGetAttribute; kernels and the host touch it after any of them; pageable memory is no
+ * device's to advise about unless FAKECUDA_PAGEABLE says devices reach it. */
+static void check_managed(void)
+{
+    CUcontext ctx = new_context(0);
+    CUdeviceptr m, d;
+    CUmemLocation dev1 = {CU_MEM_LOCATION_TYPE_DEVICE, 1}, host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0}, bad = {CU_MEM_LOCATION_TYPE_DEVICE, 7};
+    int value = 99, by[4];
+    CUmemLocationType type = CU_MEM_LOCATION_TYPE_INVALID;
+    size_t page = 4096;
+    static char pageable[8192];
+    CUresult (*advise_v1)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
+    CUresult (*prefetch_v1)(CUdeviceptr, size_t, CUdevice, CUstream);
+    void *fn = NULL;
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    *(void **)&advise_v1 = dlsym(RTLD_DEFAULT, "cuMemAdvise");
+    *(void **)&prefetch_v1 = dlsym(RTLD_DEFAULT, "cuMemPrefetchAsync");
+    REQUIRE(advise_v1 != NULL && prefetch_v1 != NULL);
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAdvise", &fn, 12020, 0, NULL), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, "cuMemAdvise_v2"));
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAdvise", &fn, 11000, 0, NULL), CUDA_SUCCESS);
+    CHECK(fn == (void *)advise_v1);
+
+    CHECK_EQ_INT(cuMemAllocManaged(&m, 3 * page, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    /* Nothing asked yet. */
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_INVALID);
+    /* A preferred location on the first page: the range disagrees, the page does not. */
+    CHECK_EQ_INT(cuMemAdvise(m, 100, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev1), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_INVALID);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m + 8, 16),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&type, sizeof type,
+                                        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, m, page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEM_LOCATION_TYPE_DEVICE);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 3, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, page),
+        CUDA_ERROR_INVALID_VALUE);
+    /* The 8.0 form: CU_DEVICE_CPU is the host. */
+    CHECK_EQ_INT(advise_v1(m + page, 2 * page, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+                                        m + page, 2 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_CPU);
+    CHECK_EQ_INT(advise_v1(m, page, CU_MEM_ADVISE_SET_ACCESSED_BY, 5), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_EQ_INT(cuMemAdvise(m, page, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, bad),
+                 CUDA_ERROR_INVALID_DEVICE);
+    /* Accessed by device 0 and the host over the whole range, read mostly over a part. */
+    CHECK_EQ_INT(cuMemAdvise(m, 3 * page, CU_MEM_ADVISE_SET_ACCESSED_BY, dev0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAdvise(m, 3 * page, CU_MEM_ADVISE_SET_ACCESSED_BY, host), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(by, sizeof by, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK(by[0] == 0 && by[1] == CU_DEVICE_CPU && by[2] == CU_DEVICE_INVALID);
+    CHECK_EQ_INT(cuMemAdvise(m, page, CU_MEM_ADVISE_SET_READ_MOSTLY, host), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 2 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    /* Prefetches: the last location asked for, in both forms. */
+    CHECK_EQ_INT(cuMemPrefetchAsync(m, 3 * page, host, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m,
+                                        3 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_CPU);
+    CHECK_EQ_INT(prefetch_v1(m, page, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m, page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&type, sizeof type,
+                                        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, m,
+                                        3 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEM_LOCATION_TYPE_INVALID);
+    CHECK_EQ_INT(cuMemPrefetchAsync(m, page, dev0, 1, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* Kernels and the host use it all along. */
+    fill_on(NULL, m, 3 * 1024, 5);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned *)(uintptr_t)m)[3 * 1024 - 1], 5 + 3 * 1024 - 1);
+    /* Other memory is no managed memory. */
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAdvise(d, 64, CU_MEM_ADVISE_SET_READ_MOSTLY, dev0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, d, 64),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemAdvise((CUdeviceptr)(uintptr_t)pageable, sizeof pageable,
+                             CU_MEM_ADVISE_SET_ACCESSED_BY, dev0),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* The child run with FAKECUDA_PAGEABLE=1: devices report pageable memory access, and pageable
+ * memory may be advised about and prefetched. */
+static int pageable_child(void)
+{
+    static char pageable[8192];
+    int value = 0;
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUcontext ctx = new_context(0);
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 1),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemAdvise((CUdeviceptr)(uintptr_t)pageable, sizeof pageable,
+                             CU_MEM_ADVISE_SET_ACCESSED_BY, dev0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemPrefetchAsync((CUdeviceptr)(uintptr_t)pageable, sizeof pageable, dev0, 0, NULL),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
+static int run_child(const char *self, const char *mode, const char *var, const char *value,
+                     char *log);
+
+static void check_pageable(const char *self)
+{
+    char log[] = "/tmp/test_fakecuda_pageable_XXXXXX";
+    int status = run_child(self, "pageable", "FAKECUDA_PAGEABLE", "1", log);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (check_failures)
+        fprintf(stderr, "the pageable child's stderr is in %s\n", log);
+    else
+        unlink(log);
+}
+
 /* What the IPC test's parent hands its child through a pipe: a legacy handle, the export data of
  * a pool allocation and the descriptors (inherited) of the pool and of a VMM allocation. */
 typedef struct {
@@ -1920,6 +2066,8 @@ int main(int argc, char **argv)
         return chance_child();
     if (argc > 1 && strcmp(argv[1], "nvrtc_cache") == 0)
         return nvrtc_cache_child();
+    if (argc > 1 && strcmp(argv[1], "pageable") == 0)
+        return pageable_child();
     if (argc > 2 && strcmp(argv[1], "ipc") == 0)
         return ipc_child(argv[2]);
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
@@ -1936,6 +2084,8 @@ int main(int argc, char **argv)
     check_pools();
     check_vmm();
     check_ipc(argv[0]);
+    check_managed();
+    check_pageable(argv[0]);
     check_module_rules();
     check_kernel_cache();
     check_versions();
