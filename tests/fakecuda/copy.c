@@ -25,8 +25,9 @@ static bool host_touchable(const fc_alloc_t *a)
 /* A pointer passed as device memory: it must lie, with the whole span, inside one live
  * allocation usable by the current context (mapped page-locked memory counts, through UVA).
  * Assumption (stricter than a GPU, whose copy engines may reach further): device memory of
- * another context is refused, and pool and VMM memory must be accessible to the current
- * context's device (cuMemPoolSetAccess, cuMemSetAccess), as for its kernels. */
+ * another context is refused unless it is a peer (cuCtxEnablePeerAccess), and pool and VMM memory
+ * must be accessible to the current context's device (cuMemPoolSetAccess, cuMemSetAccess), as for
+ * its kernels. */
 static CUresult device_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
 {
     fc_alloc_t *a = fc_mem_find_range(p, span);
@@ -36,7 +37,7 @@ static CUresult device_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t
     case FC_MEM_DEVICE:
     case FC_MEM_MANAGED:
     case FC_MEM_IPC:
-        if (a->ctx != ctx)
+        if (a->ctx != ctx && (a->kind != FC_MEM_DEVICE || !fc_ctx_peer(ctx, a->ctx)))
             return CUDA_ERROR_INVALID_VALUE;
         e->side = SIDE_DEVICE;
         e->managed = a->kind == FC_MEM_MANAGED;
@@ -176,6 +177,9 @@ void fc_copy_execute(struct CUctx_st *ctx, fc_op_t *op)
 
     fc_stats.copies++;
     fc_mem_open(ctx, op->seq);
+    for (int i = 0; op->kind == FC_OP_COPY && i < 2; i++)
+        if (op->u.copy.peer[i] != NULL)
+            fc_mem_open(op->u.copy.peer[i], op->seq);
     sig = fc_fault_guard(run_op, op);
     fc_mem_close();
     if (sig != 0) {
@@ -268,6 +272,65 @@ FC_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_
 {
     FC_BEGIN(cuMemcpyAsync, true);
     rc = linear(KIND_UNIFIED, dst, KIND_UNIFIED, src, ByteCount, hStream, true);
+    FC_END();
+}
+
+/* cuda.h, cuMemcpyPeer: "Copies from device memory in one context to device memory in another
+ * context"; "asynchronous with respect to the host, but serialized with respect all pending and
+ * future asynchronous work in to the current context, srcContext, and dstContext" (queued on the
+ * current context's legacy stream, all three contexts' work run first); cuMemcpyPeerAsync queues
+ * it on a stream of the current context. Each side must be memory its context may reach. */
+static CUresult peer_copy(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
+                          CUcontext srcContext, size_t n, CUstream hStream, bool async)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    end_t d = {0}, e = {0};
+    fc_op_t *op;
+    CUresult rc;
+
+    if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
+        return rc;
+    if (dstContext == NULL || srcContext == NULL || dstContext->magic != FC_MAGIC_CTX ||
+        srcContext->magic != FC_MAGIC_CTX)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dstContext->active || !srcContext->active)
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if ((rc = device_end(dstContext, dst, n, &d)) || (rc = device_end(srcContext, src, n, &e)))
+        return rc;
+    if (!async && ((rc = fc_ctx_run_all(dstContext)) || (rc = fc_ctx_run_all(srcContext)) ||
+                   (rc = fc_ctx_run_all(ctx))))
+        return rc;
+    if ((op = calloc(1, sizeof *op)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->kind = FC_OP_COPY;
+    op->u.copy.dst = dst;
+    op->u.copy.src = src;
+    op->u.copy.dst_pitch = op->u.copy.src_pitch = op->u.copy.width = n;
+    op->u.copy.height = 1;
+    op->u.copy.peer[0] = dstContext;
+    op->u.copy.peer[1] = srcContext;
+    fc_stream_enqueue(s, op);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                                        CUdeviceptr srcDevice, CUcontext srcContext,
+                                        size_t ByteCount)
+{
+    FC_BEGIN(cuMemcpyPeer, true);
+    rc = peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                             CUdeviceptr srcDevice, CUcontext srcContext,
+                                             size_t ByteCount, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpyPeerAsync, true);
+    rc = peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, true);
     FC_END();
 }
 

@@ -253,6 +253,66 @@ static CUresult attribute(CUdevice_attribute attrib, CUdevice dev, int *value)
     return CUDA_SUCCESS;
 }
 
+/* cuda.h, cuCtxEnablePeerAccess: peers are devices of the "same major compute capability"; a
+ * device is no peer of itself (its contexts' memory is not opened to each other). */
+bool fc_device_can_access(int dev, int peer)
+{
+    return dev != peer && fc_config.sm[dev] / 10 == fc_config.sm[peer] / 10;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+    FC_BEGIN(cuDeviceCanAccessPeer, true);
+    if (canAccessPeer == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev) || !valid_device(peerDev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *canAccessPeer = fc_device_can_access(dev, peerDev);
+    FC_END();
+}
+
+/* A UUID per device, the same in every process (as a real device's is). */
+static CUresult uuid(CUuuid *out, CUdevice dev)
+{
+    static const char prefix[] = "fakecuda-dev-";
+    if (out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    memset(out, 0, sizeof *out);
+    memcpy(out->bytes, prefix, sizeof prefix - 1);
+    out->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid_out, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetUuid_v2, true);
+    rc = uuid(uuid_out, dev);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid_out, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetUuid, true);
+    rc = uuid(uuid_out, dev);
+    FC_END();
+}
+
+/* cuda.h: "[domain]:[bus]:[device].[function]" in hexadecimal, as CU_DEVICE_ATTRIBUTE_PCI_*. */
+FC_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetPCIBusId, true);
+    if (pciBusId == NULL || len <= 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", dev + 1);
+    FC_END();
+}
+
 FC_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     FC_BEGIN(cuDeviceGetAttribute, true);

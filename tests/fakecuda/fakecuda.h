@@ -28,6 +28,8 @@ CUresult CUDAAPI cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advi
                              CUdevice device);
 CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
                                     CUstream hStream);
+#undef cuDeviceGetUuid
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 #undef cuIpcOpenMemHandle
 CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
@@ -42,6 +44,7 @@ FC_EXPORT long long fakecuda_stats(const char *name);
 #define FC_MAX_DEVICES 8
 #define FC_PAGE        ((uintptr_t)4096)
 #define FC_MAX_PARAMS  64
+#define FC_MAX_PEERS   8 /* peer contexts of one context (cuCtxEnablePeerAccess: TOO_MANY_PEERS) */
 
 /* ---- settings and statistics (init.c) ------------------------------------------------------ */
 
@@ -108,6 +111,11 @@ struct CUctx_st {
     CUresult sticky; /* a fault or injected sticky error: every later call in the context fails */
     struct CUstream_st *null_stream;
     unsigned long long id; /* cuCtxGetId: new at every activation (context.c) */
+    /* cuCtxEnablePeerAccess: contexts whose cuMemAlloc memory this one may touch (the instance
+     * of each, by its id) */
+    struct CUctx_st *peers[FC_MAX_PEERS];
+    unsigned long long peer_ids[FC_MAX_PEERS];
+    int npeers;
     struct CUctx_st *next;
 };
 
@@ -116,6 +124,10 @@ struct CUctx_st {
 CUresult fc_ctx_current(struct CUctx_st **ctx);
 /* The current context even when poisoned (NULL when none). */
 struct CUctx_st *fc_ctx_top(void);
+/* Whether cuCtxEnablePeerAccess made @p peer's cuMemAlloc memory @p ctx's to touch. */
+bool fc_ctx_peer(const struct CUctx_st *ctx, const struct CUctx_st *peer);
+/* Whether contexts on @p dev may access memory of @p peer (cuDeviceCanAccessPeer; device.c). */
+bool fc_device_can_access(int dev, int peer);
 /* Marks @p ctx poisoned and drops its queued work. */
 void fc_ctx_poison(struct CUctx_st *ctx, CUresult code);
 
@@ -277,7 +289,8 @@ typedef struct fc_op {
         struct {
             uintptr_t dst, src;
             size_t dst_pitch, src_pitch, width, height;
-            void *staging; /* the pageable source captured at call time, freed after */
+            void *staging;            /* the pageable source captured at call time, freed after */
+            struct CUctx_st *peer[2]; /* cuMemcpyPeer: the two contexts whose memory it moves */
         } copy;
         struct {
             uintptr_t dst;
@@ -308,6 +321,7 @@ struct CUstream_st {
     struct CUctx_st *ctx;
     unsigned flags;
     bool dead, is_null;
+    int priority; /* cuStreamCreateWithPriority: remembered */
     fc_op_t *head, *tail;
     bool query_seen; /* cuStreamQuery already answered NOT_READY for the pending work */
     struct CUstream_st *next;

@@ -81,11 +81,12 @@ FC_EXPORT CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdevicept
     FC_END();
 }
 
-/* The memory @p h names, opened in this process already, or NULL. */
-static fc_alloc_t *opened(const handle_t *h)
+/* The memory @p h names, opened in this process already by a context of @p device, or NULL. */
+static fc_alloc_t *opened(const handle_t *h, int device)
 {
     for (fc_alloc_t *a = fc_mem_next(NULL); a != NULL; a = fc_mem_next(a))
-        if (a->kind == FC_MEM_IPC && a->ipc_pid == h->pid && a->ipc_key == h->id)
+        if (a->kind == FC_MEM_IPC && a->ipc_pid == h->pid && a->ipc_key == h->id &&
+            a->ctx->device == device)
             return a;
     return NULL;
 }
@@ -94,12 +95,15 @@ static fc_alloc_t *opened(const handle_t *h)
  * handle has already been opened by the current context, the reference count on the handle is
  * incremented by 1 and the existing device pointer is returned"; "CUipcMemHandles from each
  * CUdevice in a given process may only be opened by one CUcontext per CUdevice per other
- * process"; Flags "Must be specified as CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS". Opening a handle in
+ * process"; Flags "Must be specified as CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS" ("For contexts on
+ * different devices cuIpcOpenMemHandle can attempt to enable peer access between the devices").
+ * Opening a handle in
  * the process that exported it fails with CUDA_ERROR_INVALID_CONTEXT ("invalid device context", as
  * UCX's CUDA IPC transport reports it). The memory is the opening context's (CONTEXT), device
  * memory of the exporter's device (DEVICE_ORDINAL), which host code may not touch. Assumptions:
  * a handle that does not parse is an invalid handle, a second context of the same device an
- * invalid context, and an exporter that is gone (or freed the memory) a failed map. */
+ * invalid context, a device that is no peer of the memory's (cuDeviceCanAccessPeer) unsupported
+ * peer access, and an exporter that is gone (or freed the memory) a failed map. */
 static CUresult open_handle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
 {
     struct CUctx_st *ctx = NULL;
@@ -121,13 +125,15 @@ static CUresult open_handle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned 
         return CUDA_ERROR_INVALID_HANDLE;
     if (h.pid == (int32_t)getpid())
         return CUDA_ERROR_INVALID_CONTEXT;
-    if ((a = opened(&h)) != NULL) {
+    if ((a = opened(&h, ctx->device)) != NULL) {
         if (a->ctx != ctx)
             return CUDA_ERROR_INVALID_CONTEXT;
         a->ipc_refs++;
         *pdptr = a->base;
         return CUDA_SUCCESS;
     }
+    if (h.device != ctx->device && !fc_device_can_access(ctx->device, h.device))
+        return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
     if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
         return CUDA_ERROR_MAP_FAILED;

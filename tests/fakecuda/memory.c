@@ -183,19 +183,22 @@ CUresult fc_mem_place(size_t bytesize, int fd, off_t offset, fc_alloc_t *a)
 /* ---- what device work may touch ------------------------------------------------------------ */
 
 /* Assumption (stricter than a GPU where the driver is silent): cuMemAlloc memory is the
- * allocating context's alone (cuCtxCreate'd contexts have their own address space, and no peer
- * access is emulated); memory opened with cuIpcOpenMemHandle is the opening context's. Pool and
- * VMM memory belong to no context ("These memory allocations are not associated with any CUDA
- * context", cuda.h, cuCtxDestroy): any context of a device the pool or the mapping grants access
- * may touch it (CUDA Driver API, Stream Ordered Memory Allocator: cuMemPoolSetAccess; Virtual
- * Memory Management: cuMemSetAccess). Pool memory is usable only between its allocation and its
- * free in stream order ("All asynchronous accesses of the allocation must happen between the
- * stream executions of the allocation and the free"): work queued after cuMemFreeAsync returned
- * may not touch it even if it happens to run first. */
+ * allocating context's alone (cuCtxCreate'd contexts have their own address space), and of the
+ * contexts that enabled peer access to it (cuda.h, cuCtxEnablePeerAccess: "all allocations from
+ * peerContext will immediately be accessible by the current context"); memory opened with
+ * cuIpcOpenMemHandle is the opening context's. Pool and VMM memory belong to no context ("These
+ * memory allocations are not associated with any CUDA context", cuda.h, cuCtxDestroy): any context
+ * of a device the pool or the mapping grants access may touch it (CUDA Driver API, Stream Ordered
+ * Memory Allocator: cuMemPoolSetAccess; Virtual Memory Management: cuMemSetAccess). Pool memory is
+ * usable only between its allocation and its free in stream order ("All asynchronous accesses of
+ * the allocation must happen between the stream executions of the allocation and the free"): work
+ * queued after cuMemFreeAsync returned may not touch it even if it happens to run first. */
 unsigned fc_mem_access(const fc_alloc_t *a, const struct CUctx_st *ctx, uint64_t seq)
 {
     switch (a->kind) {
     case FC_MEM_DEVICE:
+        return a->ctx == ctx || fc_ctx_peer(ctx, a->ctx) ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                                                         : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     case FC_MEM_IPC:
         return a->ctx == ctx ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     case FC_MEM_POOL:
@@ -450,6 +453,38 @@ FC_EXPORT CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *p
         if (psize != NULL)
             *psize = a->size;
     }
+    FC_END();
+}
+
+/* cuda.h: "the free and total amount of memory available for allocation by the CUDA context":
+ * the current context's device, DEVICE_TOTAL less what its allocations of every kind hold. */
+FC_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuMemGetInfo_v2, true);
+    if (free_bytes == NULL || total == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS) {
+        *total = DEVICE_TOTAL;
+        *free_bytes = DEVICE_TOTAL - device_used[ctx->device];
+    }
+    FC_END();
+}
+
+/* cuda.h: "the flags pFlags that were specified when allocating the pinned host buffer p allocated
+ * by cuMemHostAlloc" (cuMemAllocHost's count as PORTABLE | DEVICEMAP). Assumption: registered
+ * memory, which cuda.h does not name, is an invalid value. */
+FC_EXPORT CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    struct CUctx_st *ctx = NULL;
+    fc_alloc_t *a;
+    FC_BEGIN(cuMemHostGetFlags, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        ;
+    else if (pFlags == NULL || (a = fc_mem_find((uintptr_t)p)) == NULL || a->kind != FC_MEM_PINNED)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *pFlags = a->flags;
     FC_END();
 }
 

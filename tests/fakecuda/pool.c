@@ -456,7 +456,8 @@ FC_EXPORT CUresult CUDAAPI cuMemSetMemPool(CUmemLocation *location, CUmemAllocat
 /* cuMemPoolSetAccess: "Controls visibility of pools between devices"; it applies to the pool's
  * allocations made before and after. Assumption: the pool's own device keeps READWRITE, and the
  * host's access to a host pool READWRITE (taking them away is an invalid value); a device pool
- * takes no host entry. Every device here may access every other (cuDeviceCanAccessPeer). */
+ * takes no host entry; a device that is no peer of the pool's (cuDeviceCanAccessPeer) cannot be
+ * granted its memory. */
 FC_EXPORT CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map,
                                               size_t count)
 {
@@ -481,6 +482,9 @@ FC_EXPORT CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAcce
                 rc = CUDA_ERROR_INVALID_VALUE;
             else if (d->location.id == fc_pool_device(pool) &&
                      d->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+                rc = CUDA_ERROR_INVALID_VALUE;
+            else if (fc_pool_device(pool) >= 0 && d->location.id != fc_pool_device(pool) &&
+                     !fc_device_can_access(d->location.id, fc_pool_device(pool)))
                 rc = CUDA_ERROR_INVALID_VALUE;
         }
         for (size_t i = 0; i < count && rc == CUDA_SUCCESS; i++)

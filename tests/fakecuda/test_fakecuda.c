@@ -611,7 +611,7 @@ static void check_pools(void)
     CHECK(def0 != NULL && def1 != NULL && def0 != def1);
     CHECK_EQ_INT(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
     CHECK(cur == def0);
-    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&cur, 2), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&cur, 3), CUDA_ERROR_INVALID_DEVICE);
     CHECK_EQ_INT(cuMemPoolDestroy(def0), CUDA_ERROR_INVALID_VALUE);
     CHECK_EQ_INT(cuMemPoolGetAccess(&flags, def0, &loc0), CUDA_SUCCESS);
     CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
@@ -681,39 +681,42 @@ static void check_pools(void)
         CHECK_EQ_INT(cuMemFree(q), CUDA_ERROR_INVALID_VALUE);
     }
 
-    /* A pool of device 1, allocated on a stream of device 0: device 1's memory, touchable by
-     * device 0 only once granted. */
+    /* A pool of device 2 (sm_90, device 0's peer), allocated on a stream of device 0: device 2's
+     * memory, touchable by device 0 only once granted. Device 1 (sm_86) is no peer of either. */
     memset(&props, 0, sizeof props);
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = 1;
+    props.location.id = 2;
     CHECK_EQ_INT(cuMemPoolCreate(&pool1, &props), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAllocFromPoolAsync(&r, 4096, pool1, s), CUDA_SUCCESS);
     CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
     a = attrs_of(r);
-    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK_EQ_INT(a.ordinal, 2);
     CHECK(a.pool == pool1 && a.ctx == NULL);
-    CHECK_EQ_INT(poke_from(1, r), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(2, r), CUDA_SUCCESS);
     CHECK_EQ_INT(poke_from(0, r), CUDA_ERROR_ILLEGAL_ADDRESS);
     CHECK_EQ_INT(cuMemsetD8(r, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0 may not */
     CHECK_EQ_INT(cuMemPoolGetAccess(&flags, pool1, &loc0), CUDA_SUCCESS);
     CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
     {
         CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-        CUmemAccessDesc own = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_NONE};
+        CUmemAccessDesc own = {{CU_MEM_LOCATION_TYPE_DEVICE, 2}, CU_MEM_ACCESS_FLAGS_PROT_NONE};
+        CUmemAccessDesc d1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
         CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &own, 1), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &d1, 1), CUDA_ERROR_INVALID_VALUE); /* no peer */
         CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &d, 1), CUDA_SUCCESS);
     }
     CHECK_EQ_INT(cuMemPoolGetAccess(&flags, pool1, &loc0), CUDA_SUCCESS);
     CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     CHECK_EQ_INT(poke_from(0, r), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, r), CUDA_ERROR_ILLEGAL_ADDRESS);
     CHECK_EQ_INT(cuMemsetD8(r, 3, 16), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemcpyDtoH(host, r, 16), CUDA_SUCCESS);
     CHECK_EQ_INT(host[0], 0x03030303);
-    /* Device 0's default pool memory is device 1's kernels' to touch only if granted. */
+    /* Device 0's default pool memory is another device's kernels' to touch only if granted. */
     CHECK_EQ_INT(cuMemAllocAsync(&q, 64, s), CUDA_SUCCESS);
     CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
-    CHECK_EQ_INT(poke_from(1, q), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(poke_from(2, q), CUDA_ERROR_ILLEGAL_ADDRESS);
     CHECK_EQ_INT(poke_from(0, q), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
     /* A pool with allocations outstanding is destroyed when they are freed. */
@@ -994,20 +997,26 @@ static void check_vmm(void)
     if (driver_version >= 13000)
         CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
 
-    /* Device 1's memory: device 0's kernels touch it once granted. */
+    /* Device 2's memory: device 0's kernels (a peer) touch it once granted, device 1's (no peer)
+     * cannot be granted it; a read-only grant faults a write. */
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 1;
+    prop.location.id = 2;
     CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(attrs_of(va2).ordinal, 1);
+    CHECK_EQ_INT(attrs_of(va2).ordinal, 2);
     CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
     CHECK_EQ_INT(poke_from(0, va2), CUDA_SUCCESS);
-    CHECK_EQ_INT(poke_from(1, va2), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(poke_from(2, va2), CUDA_ERROR_ILLEGAL_ADDRESS);
     {
-        CUmemAccessDesc ro1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READ};
-        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &ro1, 1), CUDA_SUCCESS);
-        CHECK_EQ_INT(poke_from(1, va2), CUDA_ERROR_ILLEGAL_ADDRESS); /* read only */
+        CUmemAccessDesc rw1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1},
+                               CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CUmemAccessDesc ro2 = {{CU_MEM_LOCATION_TYPE_DEVICE, 2}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw1, 1), CUDA_ERROR_INVALID_DEVICE);
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &ro2, 1), CUDA_SUCCESS);
+        CHECK_EQ_INT(poke_from(2, va2), CUDA_ERROR_ILLEGAL_ADDRESS); /* read only */
+        CHECK_EQ_INT(cuMemGetAccess(&flags, &ro2.location, va2), CUDA_SUCCESS);
+        CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READ);
     }
     CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
@@ -1162,6 +1171,227 @@ static void check_pageable(const char *self)
         unlink(log);
 }
 
+static bool host_fn_ran;
+
+static void host_fn(void *data)
+{
+    host_fn_ran = data == &host_fn_ran;
+}
+
+/* Several devices: cuMemAlloc memory is its context's alone, and its peers' (same major compute
+ * capability) once they enable access; cuMemcpyPeer between contexts; memory accounting, stream
+ * and context queries, host functions in stream order. */
+static void check_devices(void)
+{
+    CUcontext a0, b0, c2, d1;
+    CUdeviceptr p, q, r;
+    int can = 9, least = 9, greatest = 9, priority = 9;
+    size_t free0 = 0, free1 = 0, total = 0;
+    unsigned flags = 9, back[4] = {0}, src[4] = {1, 2, 3, 4};
+    CUstream s;
+    CUcontext got;
+    CUuuid u0, u2;
+    char bus[32];
+
+    CHECK_EQ_INT(cuDeviceCanAccessPeer(&can, 0, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(can, 1);
+    CHECK_EQ_INT(cuDeviceCanAccessPeer(&can, 0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(can, 0); /* sm_90 and sm_86 */
+    CHECK_EQ_INT(cuDeviceCanAccessPeer(&can, 2, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(can, 0);
+    CHECK_EQ_INT(cuDeviceGetUuid(&u0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetUuid(&u2, 2), CUDA_SUCCESS);
+    CHECK(memcmp(&u0, &u2, sizeof u0) != 0);
+    CHECK_EQ_INT(cuDeviceGetPCIBusId(bus, sizeof bus, 2), CUDA_SUCCESS);
+    CHECK(strcmp(bus, "0000:03:00.0") == 0);
+
+    /* cuMemAlloc memory: its context's, not another context's of the same device or another. */
+    a0 = new_context(0);
+    CHECK_EQ_INT(cuMemGetInfo(&free0, &total), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 1 << 20), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemGetInfo(&free1, &total), CUDA_SUCCESS);
+    CHECK_EQ_INT(free0 - free1, 1 << 20);
+    CHECK_EQ_INT(poke_from(0, p), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(poke_from(2, p), CUDA_ERROR_ILLEGAL_ADDRESS);
+    /* A peer context that enabled access reaches it; access is one way. */
+    c2 = new_context(2);
+    CHECK_EQ_INT(cuMemsetD8(p, 0, 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(c2, 0), CUDA_ERROR_INVALID_CONTEXT); /* itself */
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    CHECK_EQ_INT(cuMemsetD8(p, 7, 16), CUDA_SUCCESS);
+    fill_on(NULL, p, 4, 40);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&r, 64), CUDA_SUCCESS); /* c2's */
+    CHECK_EQ_INT(cuCtxPopCurrent(&got), CUDA_SUCCESS);
+    CHECK(got == c2);
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    CHECK_EQ_INT(back[3], 43);
+    CHECK_EQ_INT(cuMemsetD8(r, 0, 16), CUDA_ERROR_INVALID_VALUE); /* not the other way */
+    /* Two contexts of one device, and devices of different majors, are no peers. */
+    b0 = new_context(0);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    CHECK_EQ_INT(cuCtxDestroy(b0), CUDA_SUCCESS);
+    d1 = new_context(1);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    /* cuMemcpyPeer moves bytes between any two contexts' memory. */
+    CHECK_EQ_INT(cuMemAlloc(&q, sizeof src), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(q, src, sizeof src), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyPeer(p, a0, q, d1, sizeof src), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyPeer(p, d1, q, d1, sizeof src), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS); /* asynchronous to the host */
+    CHECK_EQ_INT(cuCtxDestroy(d1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    CHECK_EQ_INT(back[2], 3);
+    /* A peer's access ends with the context it was enabled for. */
+    CHECK_EQ_INT(cuCtxPushCurrent(c2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDisablePeerAccess(a0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDisablePeerAccess(a0), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    CHECK_EQ_INT(cuMemsetD8(p, 0, 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(c2), CUDA_SUCCESS);
+
+    /* Streams and contexts answer what they were made with; a host function runs in stream
+     * order, when the host observes the stream. */
+    CHECK_EQ_INT(cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+    CHECK(least == 0 && greatest < 0);
+    CHECK_EQ_INT(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -100), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamGetPriority(s, &priority), CUDA_SUCCESS);
+    CHECK_EQ_INT(priority, greatest);
+    CHECK_EQ_INT(cuStreamGetFlags(s, &flags), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_STREAM_NON_BLOCKING);
+    CHECK_EQ_INT(cuStreamGetCtx(s, &got), CUDA_SUCCESS);
+    CHECK(got == a0);
+    CHECK_EQ_INT(cuLaunchHostFunc(s, host_fn, &host_fn_ran), CUDA_SUCCESS);
+    CHECK(!host_fn_ran);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(host_fn_ran);
+    {
+        CUevent e;
+        CHECK_EQ_INT(cuEventCreate(&e, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_DEFAULT), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventSynchronize(e), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventDestroy(e), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(a0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxSetFlags(2, CU_CTX_SCHED_BLOCKING_SYNC), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxSetFlags(2, 3), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&got, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPushCurrent(got), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetFlags(&flags), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_CTX_SCHED_BLOCKING_SYNC);
+    CHECK_EQ_INT(cuCtxPopCurrent(&got), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(2), CUDA_SUCCESS);
+}
+
+/* Page-locked host memory: allocated (portable, mapped, write-combined) and registered, host
+ * memory of the allocating or registering context, reachable from the device when mapped. */
+static void check_host_memory(void)
+{
+    CUcontext ctx = new_context(0), other;
+    void *mapped, *plain;
+    unsigned flags = 0, type = 0;
+    CUcontext owner = NULL;
+    CUdeviceptr dp = 0, d;
+    static unsigned reg[2048] __attribute__((aligned(4096)));
+
+    CHECK_EQ_INT(
+        cuMemHostAlloc(&mapped, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostAlloc(&plain, 4096, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostGetFlags(&flags, mapped), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       (CUdeviceptr)(uintptr_t)mapped),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(
+        cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)(uintptr_t)mapped),
+        CUDA_SUCCESS);
+    CHECK(owner == ctx);
+    CHECK_EQ_INT(cuPointerGetAttribute(&dp, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                                       (CUdeviceptr)(uintptr_t)mapped),
+                 CUDA_SUCCESS);
+    CHECK(dp == (CUdeviceptr)(uintptr_t)mapped);
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dp, plain, 0), CUDA_ERROR_INVALID_VALUE); /* unmapped */
+    /* Mapped but not portable: not another context's. */
+    other = new_context(0);
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dp, mapped, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+
+    /* Registered memory: host memory of the registering context, mapped when asked. */
+    CHECK_EQ_INT(cuMemHostRegister(reg, sizeof reg, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostRegister(reg + 100, 64, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CHECK_EQ_INT(cuMemHostRegister(plain, 64, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CHECK_EQ_INT(cuMemHostGetFlags(&flags, reg), CUDA_ERROR_INVALID_VALUE);
+    {
+        attrs_t a = attrs_of((CUdeviceptr)(uintptr_t)(reg + 5));
+        CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+        CHECK(a.ctx == ctx);
+        CHECK_EQ_INT(a.ordinal, 0);
+        CHECK(a.start == (CUdeviceptr)(uintptr_t)reg && a.size == sizeof reg);
+    }
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dp, reg, 0), CUDA_SUCCESS);
+    fill_on(NULL, dp, 2048, 1);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(reg[2047], 2048);
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostRegister((void *)(uintptr_t)d, 64, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemHostRegister(reg, sizeof reg, CU_MEMHOSTREGISTER_READ_ONLY),
+                 CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_EQ_INT(cuMemHostUnregister(reg), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostUnregister(reg), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    CHECK_EQ_INT(cuMemFreeHost(mapped), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeHost(plain), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* What goes with a context: its cuMemAlloc memory and what it opened; pool and VMM memory stay
+ * (cuda.h, cuCtxDestroy: they "are not associated with any CUDA context"), through a primary
+ * context's reset too. */
+static void check_teardown(void)
+{
+    CUcontext ctx = new_context(0), prim;
+    CUdeviceptr d, pp, va;
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp prop;
+    size_t gran = 2 << 20;
+    unsigned type;
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&pp, 64, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pp), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&prim, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPushCurrent(prim), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(poke_from(0, pp), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPopCurrent(&prim), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
 /* What the IPC test's parent hands its child through a pipe: a legacy handle, the export data of
  * a pool allocation and the descriptors (inherited) of the pool and of a VMM allocation. */
 typedef struct {
@@ -1212,21 +1442,34 @@ static int ipc_child(const char *pipe_fd)
     a = attrs_of(x + 1);
     CHECK(a.ctx == ctx);
     CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
-    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK_EQ_INT(a.ordinal, 2);
     CHECK(a.start == x && a.size == IPC_BYTES);
     CHECK(a.pool == NULL);
     CHECK(host_touch_faults(x));
-    CHECK_EQ_INT(poke_from(1, x), CUDA_ERROR_ILLEGAL_ADDRESS); /* another context */
-    other = new_context(1);
+    CHECK_EQ_INT(poke_from(0, x), CUDA_ERROR_ILLEGAL_ADDRESS); /* another context */
+    other = new_context(0);
     CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
                  CUDA_ERROR_INVALID_CONTEXT); /* one context per device */
     CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+    other = new_context(1);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_PEER_ACCESS_UNSUPPORTED); /* device 1 is no peer of device 2 */
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+    other = new_context(2);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS); /* a context of another device: its own mapping */
+    CHECK(y != x);
+    CHECK(attrs_of(y).ctx == other);
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS); /* closes it */
+    CHECK_EQ_INT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&a.type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, y),
+                 CUDA_ERROR_INVALID_VALUE);
     ipc_read_write(x);
     CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
     CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
     CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_ERROR_INVALID_VALUE);
 
-    /* A pool of device 1 and one of its allocations: the pool's memory, no context's. */
+    /* A pool of device 2 and one of its allocations: the pool's memory, no context's. */
     CHECK_EQ_INT(cuMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)m.pool_fd,
                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                  CUDA_SUCCESS);
@@ -1234,7 +1477,7 @@ static int ipc_child(const char *pipe_fd)
     CHECK_EQ_INT(cuMemPoolImportPointer(&pp, pool, &m.pool_ptr), CUDA_SUCCESS);
     a = attrs_of(pp);
     CHECK(a.ctx == NULL && a.pool == pool);
-    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK_EQ_INT(a.ordinal, 2);
     CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     CHECK_EQ_INT(cuMemAllocFromPoolAsync(&z, 16, pool, NULL), CUDA_ERROR_INVALID_VALUE);
     CHECK_EQ_INT(cuMemsetD8(pp, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0: not granted */
@@ -1282,7 +1525,7 @@ static void check_ipc(const char *self)
     for (int i = 0; i < IPC_BYTES; i++)
         pattern[i] = (unsigned char)i;
     memset(&m, 0, sizeof m);
-    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 2), CUDA_SUCCESS);
     CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAlloc(&d, IPC_BYTES), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemcpyHtoD(d, pattern, IPC_BYTES), CUDA_SUCCESS);
@@ -1299,7 +1542,7 @@ static void check_ipc(const char *self)
     CHECK(host_touch_faults(d));
     CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
                  CUDA_ERROR_INVALID_CONTEXT); /* the exporting process */
-    own = new_context(1);
+    own = new_context(2);
     CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
                  CUDA_ERROR_INVALID_CONTEXT);
     CHECK_EQ_INT(cuCtxDestroy(own), CUDA_SUCCESS);
@@ -1307,7 +1550,7 @@ static void check_ipc(const char *self)
     memset(&props, 0, sizeof props);
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = 1;
+    props.location.id = 2;
     props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     CHECK_EQ_INT(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAllocFromPoolAsync(&pp, IPC_BYTES, pool, NULL), CUDA_SUCCESS);
@@ -1326,9 +1569,9 @@ static void check_ipc(const char *self)
     CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
     {
-        CUmemAccessDesc rw1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1},
+        CUmemAccessDesc rw2 = {{CU_MEM_LOCATION_TYPE_DEVICE, 2},
                                CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-        CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw1, 1), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw2, 1), CUDA_SUCCESS);
     }
     CHECK_EQ_INT(cuMemcpyHtoD(va, pattern, IPC_BYTES), CUDA_SUCCESS);
     CHECK_EQ_INT(
@@ -1370,7 +1613,7 @@ static void check_ipc(const char *self)
     CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
     CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(2), CUDA_SUCCESS);
 }
 
 /* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
@@ -2046,9 +2289,10 @@ int main(int argc, char **argv)
     int count = 0;
     CUdeviceptr p;
 
-    /* Two devices, sm_90 and sm_86, for the module rules. */
-    setenv("FAKECUDA_DEVICES", "2", 1);
-    setenv("FAKECUDA_SM", "90,86", 1);
+    /* Three devices, sm_90, sm_86 and sm_90: the module rules, and peers (0 and 2) and
+     * non-peers (1 and the others) for memory of one device another's kernels touch. */
+    setenv("FAKECUDA_DEVICES", "3", 1);
+    setenv("FAKECUDA_SM", "90,86,90", 1);
     *(void **)&stats = dlsym(RTLD_DEFAULT, "fakecuda_stats");
     REQUIRE(stats != NULL);
     CHECK_EQ_INT(cuDriverGetVersion(&driver_version), CUDA_SUCCESS);
@@ -2071,7 +2315,7 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[1], "ipc") == 0)
         return ipc_child(argv[2]);
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
-    CHECK_EQ_INT(count, 2);
+    CHECK_EQ_INT(count, 3);
     check_no_context();
     check_primary();
     check_context_ids();
@@ -2085,6 +2329,9 @@ int main(int argc, char **argv)
     check_vmm();
     check_ipc(argv[0]);
     check_managed();
+    check_devices();
+    check_host_memory();
+    check_teardown();
     check_pageable(argv[0]);
     check_module_rules();
     check_kernel_cache();

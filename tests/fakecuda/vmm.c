@@ -440,7 +440,8 @@ static bool host_type(CUmemLocationType type)
 /* cuda.h: "The range must be a fully mapped address range containing all allocations created by
  * cuMemMap / cuMemCreate"; "Users cannot specify CU_MEM_LOCATION_TYPE_HOST_NUMA accessibility for
  * allocations created on with other location types" (assumption: nor HOST); the id of a host
- * location is ignored. Host-located memory is the host's only once granted here: until then host
+ * location is ignored. Assumption: a device that is no peer of the memory's (cuDeviceCanAccessPeer)
+ * is an invalid device. Host-located memory is the host's only once granted here: until then host
  * code that touches it faults. */
 FC_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                                           size_t count)
@@ -467,6 +468,14 @@ FC_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CU
                 rc = CUDA_ERROR_INVALID_VALUE;
             else if (desc[i].location.id < 0 || desc[i].location.id >= fc_config.ndevices)
                 rc = CUDA_ERROR_INVALID_DEVICE;
+            for (uintptr_t at = ptr; at < ptr + size && rc == CUDA_SUCCESS;) {
+                fc_alloc_t *a = mapping_of(at);
+                if (desc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE && a->device >= 0 &&
+                    a->device != desc[i].location.id &&
+                    !fc_device_can_access(desc[i].location.id, a->device))
+                    rc = CUDA_ERROR_INVALID_DEVICE;
+                at = a->base + a->size;
+            }
         }
         if (rc == CUDA_SUCCESS)
             synchronize();
