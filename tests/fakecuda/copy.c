@@ -388,6 +388,14 @@ FC_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
     FC_END();
 }
 
+/* cuda.h: as cuMemcpy2D without its pitch and alignment limits for arrays (none are emulated). */
+FC_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    FC_BEGIN(cuMemcpy2DUnaligned_v2, true);
+    rc = copy_2d(pCopy, NULL, false);
+    FC_END();
+}
+
 FC_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
     FC_BEGIN(cuMemcpy2DAsync_v2, true);

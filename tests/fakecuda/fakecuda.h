@@ -160,6 +160,7 @@ typedef struct fc_alloc {
     bool opened;           /* its pages are open for the device work running now, */
     int open_prot;         /* with this protection */
     bool slack;            /* the bytes of its pages around it hold FRESH_BYTE */
+    bool sync_memops;      /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, set by cuPointerSetAttribute */
     int fd;                /* memfd its pages are shared from (it owns it), or -1 */
     /* FC_MEM_POOL: the pool, and the window of stream order in which it may be used */
     struct CUmemPoolHandle_st *pool;

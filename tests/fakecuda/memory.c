@@ -393,6 +393,28 @@ FC_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     FC_END();
 }
 
+/* cuda.h: the pitch is "the width in bytes of the allocation", padded so that rows keep the
+ * alignment "for texture binding"; ElementSizeBytes "may be 4, 8 or 16". Assumption: rows are
+ * padded to CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT's 512 bytes (what current GPUs answer
+ * for it, and the double's TEXTURE_ALIGNMENT). It is cuMemAlloc memory of the current context. */
+FC_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+                                              size_t WidthInBytes, size_t Height,
+                                              unsigned int ElementSizeBytes)
+{
+    struct CUctx_st *ctx = NULL;
+    size_t pitch = round_up(WidthInBytes, 512);
+    FC_BEGIN(cuMemAllocPitch_v2, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        ;
+    else if (dptr == NULL || pPitch == NULL || WidthInBytes == 0 || Height == 0 ||
+             (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) ||
+             pitch / 512 > SIZE_MAX / 512 / Height)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = device_alloc(ctx, pitch * Height, dptr)) == CUDA_SUCCESS)
+        *pPitch = pitch;
+    FC_END();
+}
+
 FC_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
     struct CUctx_st *ctx = NULL;

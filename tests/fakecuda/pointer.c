@@ -68,7 +68,7 @@ static CUresult attribute(fc_alloc_t *a, CUpointer_attribute attr, CUdeviceptr p
         *(void **)data = (void *)ptr;
         break;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-        *(unsigned int *)data = 0;
+        *(unsigned int *)data = a->sync_memops;
         break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
         *(unsigned long long *)data = a->id;
@@ -172,6 +172,29 @@ static CUresult reserved_attribute(uintptr_t base, size_t size, CUpointer_attrib
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }
+}
+
+/* cuda.h: SYNC_MEMOPS is the one attribute to set ("A boolean attribute which when set, ensures
+ * that synchronous memory operations initiated on the region of memory that ptr points to will
+ * always synchronize"); the double's synchronous copies already do. VMM memory refuses it with
+ * NOT_SUPPORTED, as UCX reports of real drivers. Assumption: device, pool and IPC memory only (its
+ * documentation speaks of device memory's synchronous operations); any other attribute is an
+ * invalid value. */
+FC_EXPORT CUresult CUDAAPI cuPointerSetAttribute(const void *value, CUpointer_attribute attribute_,
+                                                 CUdeviceptr ptr)
+{
+    fc_alloc_t *a;
+    FC_BEGIN(cuPointerSetAttribute, true);
+    if (value == NULL || attribute_ != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS ||
+        (a = fc_mem_find(ptr)) == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (a->kind == FC_MEM_VMM)
+        rc = CUDA_ERROR_NOT_SUPPORTED;
+    else if (a->kind != FC_MEM_DEVICE && a->kind != FC_MEM_POOL && a->kind != FC_MEM_IPC)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        a->sync_memops = *(const unsigned int *)value != 0;
+    FC_END();
 }
 
 /* The size of each attribute cuPointerGetAttributes takes (cuda.h lists them), for the zeros it

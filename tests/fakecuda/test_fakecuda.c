@@ -865,6 +865,11 @@ static void check_vmm(void)
     CHECK_EQ_INT(mapped, 0); /* reserved, not mapped */
     CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + gran),
                  CUDA_ERROR_INVALID_VALUE);
+    {
+        unsigned one = 1;
+        CHECK_EQ_INT(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, va),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    }
     CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 100)), CUDA_SUCCESS);
     CHECK(again == h);
     CHECK_EQ_INT(cuMemRelease(again), CUDA_SUCCESS);
@@ -1250,6 +1255,31 @@ static void check_devices(void)
     CHECK_EQ_INT(cuCtxDisablePeerAccess(a0), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
     CHECK_EQ_INT(cuMemsetD8(p, 0, 16), CUDA_ERROR_INVALID_VALUE);
     CHECK_EQ_INT(cuCtxDestroy(c2), CUDA_SUCCESS);
+
+    /* Pitched memory, 16- and 32-bit and 2-D memsets, the one settable pointer attribute. */
+    {
+        CUdeviceptr pitched;
+        size_t pitch = 0;
+        unsigned words[4] = {0}, sync = 0, one = 1;
+        unsigned short halves[4] = {0};
+        CHECK_EQ_INT(cuMemAllocPitch(&pitched, &pitch, 100, 3, 4), CUDA_SUCCESS);
+        CHECK_EQ_INT(pitch, 512);
+        CHECK_EQ_INT(attrs_of(pitched).size, 3 * 512);
+        CHECK_EQ_INT(cuMemAllocPitch(&q, &pitch, 100, 3, 3), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemsetD2D32(pitched, pitch, 0x01020304, 4, 3), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemsetD16(pitched + 2 * pitch, 0xBEEF, 2), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemsetD32(pitched + 2, 0, 1), CUDA_ERROR_INVALID_VALUE); /* misaligned */
+        CHECK_EQ_INT(cuMemcpyDtoH(words, pitched + pitch, sizeof words), CUDA_SUCCESS);
+        CHECK_EQ_INT(words[3], 0x01020304);
+        CHECK_EQ_INT(cuMemcpyDtoH(halves, pitched + 2 * pitch, sizeof halves), CUDA_SUCCESS);
+        CHECK(halves[1] == 0xBEEF && halves[2] == 0x0304);
+        CHECK_EQ_INT(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, pitched),
+                     CUDA_SUCCESS);
+        CHECK_EQ_INT(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, pitched + 4),
+                     CUDA_SUCCESS);
+        CHECK_EQ_INT(sync, 1);
+        CHECK_EQ_INT(cuMemFree(pitched), CUDA_SUCCESS);
+    }
 
     /* Streams and contexts answer what they were made with; a host function runs in stream
      * order, when the host observes the stream. */
