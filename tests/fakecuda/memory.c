@@ -1,6 +1,7 @@
 /* Memory: device allocations in a PROT_NONE arena with guard pages, managed and page-locked host
  * memory, host registration, and the table of live allocations every other file looks up; which
  * allocations the device work of a context may touch, opened for it while it runs. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -313,6 +314,11 @@ static void release_pool(fc_alloc_t *a)
     struct CUmemPoolHandle_st *pool = a->pool;
     fc_mem_drop_pages(a->map_base, a->map_size);
     if (!a->imported) {
+        /* An IPC-capable pool's memfd gives the pages back too (an importer still mapping them,
+         * against cuMemPoolImportPointer's rules, reads zeros). */
+        if (pool->fd >= 0)
+            fallocate(pool->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a->pool_offset,
+                      (off_t)a->map_size);
         fc_mem_uncharge(a->device, a->map_size);
         pool->used -= a->size;
         pool->reserved -= a->map_size;
