@@ -1,0 +1,100 @@
+# The CPU-only stand-in of the CUDA runtime API (tests/fakecuda/cudart), over the test driver:
+# libcudart.so.13 against the toolkit's headers, and libcudart.so.12 against CUDA 12's runtime
+# headers where the build has them (.ci/install-deps puts them in build/cuda12), both in
+# build/tests/fakecuda/cudart; the stand-in's own test; the device oracle and halo3d built on the
+# runtime API, run with typejit preloaded.
+
+if(NOT TARGET fakecuda_13000)
+  return()
+endif()
+
+# CUDA 12's cuda_runtime_api.h and driver_types.h (the CUDA 12 ABI: cudaDeviceProp,
+# cudaPointerAttributes, cudaMemAdvise and cudaMemPrefetchAsync differ from 13's).
+set(TJ_CUDA12_INCLUDE "" CACHE PATH
+    "CUDA 12 runtime headers for the runtime stand-in's libcudart.so.12 (empty: build/cuda12's)")
+set(tj_cuda12 ${TJ_CUDA12_INCLUDE})
+if(NOT tj_cuda12)
+  file(GLOB tj_cuda12
+       ${PROJECT_BINARY_DIR}/cuda12/lib/python3*/site-packages/nvidia/cuda_runtime/include)
+endif()
+
+set(CUDART_SOURCES context.c copy.c device.c driver.c errors.c event.c ipc.c launch.c memory.c
+    pointer.c pool.c stream.c)
+list(TRANSFORM CUDART_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/cudart/)
+set(CUDART_DIR ${FAKECUDA_DIR}/cudart)
+
+# tj_cudart(MAJOR INCLUDE): libcudart.so.MAJOR, its symbols in the version node libcudart.so.MAJOR
+# as the toolkit's library has them, so that programs built against the toolkit resolve here.
+function(tj_cudart major include)
+  set(map ${CMAKE_CURRENT_BINARY_DIR}/cudart-${major}.map)
+  file(WRITE ${map} "libcudart.so.${major} {\n  global: cuda*; __cuda*;\n  local: *;\n};\n")
+  add_library(fakecudart_${major} SHARED ${CUDART_SOURCES})
+  target_include_directories(fakecudart_${major} SYSTEM BEFORE PRIVATE ${include})
+  target_include_directories(fakecudart_${major} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(fakecudart_${major} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  target_link_options(fakecudart_${major} PRIVATE -Wl,--no-undefined -Wl,--version-script=${map})
+  set_property(TARGET fakecudart_${major} APPEND PROPERTY LINK_DEPENDS ${map})
+  # No VERSION/SOVERSION: the file and its SONAME are both libcudart.so.MAJOR.
+  set_target_properties(fakecudart_${major} PROPERTIES OUTPUT_NAME cudart SUFFIX ".so.${major}"
+                        LIBRARY_OUTPUT_DIRECTORY ${CUDART_DIR})
+endfunction()
+
+tj_cudart(13 ${CUDAToolkit_INCLUDE_DIRS})
+if(tj_cuda12)
+  tj_cudart(12 ${tj_cuda12})
+else()
+  message(STATUS "no CUDA 12 runtime headers (build/cuda12, TJ_CUDA12_INCLUDE): the runtime "
+                 "stand-in's libcudart.so.12 is not built")
+endif()
+
+# The stand-in's own test, a runtime-API program linked as programs are: against the toolkit's
+# libcudart.so (libcudart.so.13), or CUDA 12's libcudart.so.12; LD_LIBRARY_PATH puts the stand-in
+# and the test driver first.
+set(CUDART_LD_PATH ${CUDART_DIR}:${FAKECUDA_LD_PATH_13})
+set(TJ_CUDART_ENV LD_LIBRARY_PATH=${CUDART_LD_PATH} FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
+    FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
+set(TJ_CUDART_MPI_ENV -x LD_LIBRARY_PATH=${CUDART_LD_PATH}
+    -x FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
+    -x FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
+
+# tj_cudart_program(NAME MAJOR SOURCES...): a program of the runtime API of CUDA MAJOR.
+function(tj_cudart_program name major)
+  add_executable(${name} ${ARGN})
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  if(major EQUAL 12)
+    file(GLOB libcudart12 ${tj_cuda12}/../lib/libcudart.so.12)
+    target_include_directories(${name} SYSTEM BEFORE PRIVATE ${tj_cuda12})
+    target_link_libraries(${name} PRIVATE ${libcudart12})
+  else()
+    target_link_libraries(${name} PRIVATE CUDA::cudart)
+  endif()
+  target_include_directories(${name} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(${name} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  # The stand-in is found by LD_LIBRARY_PATH only, never by a path recorded in the program.
+  set_target_properties(${name} PROPERTIES SKIP_BUILD_RPATH ON)
+  add_dependencies(${name} fakecudart_${major} fakecuda_13000 fakecuda_12040 fakecuda_nvrtc)
+endfunction()
+
+set(tj_cudart_majors 13)
+if(tj_cuda12)
+  list(APPEND tj_cudart_majors 12)
+endif()
+foreach(major ${tj_cudart_majors})
+  tj_cudart_program(test_cudart_${major} ${major} fakecuda/cudart/test_cudart.c)
+  add_test(NAME cudart_runtime_${major} COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_CUDART_ENV} FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80
+           $<TARGET_FILE:test_cudart_${major}>)
+  add_test(NAME cudart_launch_refused_${major} COMMAND ${TJ_CHECKED}
+           --once "^cudart stand-in: cannot run the program's own kernels \\(launch of _Z6kernelv"
+           -- ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} $<TARGET_FILE:test_cudart_${major}> launch)
+  add_test(NAME cudart_sticky_${major} COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+           ${TJ_CUDART_ENV} FAKECUDA_FAIL=cuMemsetD8_v2:1=700 $<TARGET_FILE:test_cudart_${major}>
+           sticky)
+  set_tests_properties(cudart_runtime_${major} cudart_launch_refused_${major}
+                       cudart_sticky_${major} PROPERTIES TIMEOUT 60 LABELS emu)
+endforeach()
+# The CUDA 13 runtime on the 12.4 driver: an insufficient driver.
+add_test(NAME cudart_old_driver COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
+         LD_LIBRARY_PATH=${CUDART_DIR}:${FAKECUDA_LD_PATH_12}
+         $<TARGET_FILE:test_cudart_13> old-driver)
+set_tests_properties(cudart_old_driver PROPERTIES TIMEOUT 60 LABELS emu)
