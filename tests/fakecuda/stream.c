@@ -44,6 +44,30 @@ CUresult fc_stream_get(struct CUctx_st *ctx, CUstream handle, struct CUstream_st
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
+CUresult fc_stream_any(CUstream handle, struct CUstream_st **stream)
+{
+    struct CUctx_st *ctx = NULL;
+    CUresult rc;
+
+    if (handle == NULL || handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
+        if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+            return rc;
+        return fc_stream_get(ctx, handle, stream);
+    }
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (s == handle) {
+            if (s->dead || s->is_null)
+                return CUDA_ERROR_INVALID_HANDLE;
+            if (!s->ctx->active)
+                return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+            if (s->ctx->sticky != CUDA_SUCCESS)
+                return s->ctx->sticky;
+            *stream = s;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
 static CUresult event_get(struct CUctx_st *ctx, CUevent handle, bool any_ctx,
                           struct CUevent_st **event)
 {
@@ -69,8 +93,12 @@ void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op)
     stream->query_seen = false;
 }
 
-static void free_op(fc_op_t *op)
+/* Dropped work is freed unrun; a stream-ordered allocation or free completes all the same (the
+ * memory is no context's, and outlives the stream). */
+static void free_op(fc_op_t *op, bool ran)
 {
+    if (op->kind == FC_OP_POOL && !ran)
+        fc_pool_op(op);
     if (op->kind == FC_OP_KERNEL)
         free(op->u.kernel.args);
     if (op->kind == FC_OP_COPY)
@@ -86,9 +114,15 @@ static void execute(struct CUstream_st *s, fc_op_t *op)
         break;
     case FC_OP_COPY:
     case FC_OP_MEMSET:
-        fc_mem_open(s->ctx);
-        fc_copy_execute(op);
-        fc_mem_close(s->ctx);
+        fc_copy_execute(s->ctx, op);
+        break;
+    case FC_OP_POOL:
+        fc_pool_op(op);
+        break;
+    case FC_OP_HOST:
+        /* On the thread that made the host observe the stream, in stream order (cuda.h,
+         * cuLaunchHostFunc: "The host function must not make any CUDA API calls"). */
+        op->u.host.fn(op->u.host.data);
         break;
     case FC_OP_RECORD:
         if (op->u.record.record_id == op->u.record.event->record_id) {
@@ -130,7 +164,7 @@ CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq)
         if (stream->head == NULL)
             stream->tail = NULL;
         execute(stream, op);
-        free_op(op);
+        free_op(op, true);
     }
     return ctx->sticky;
 }
@@ -151,7 +185,7 @@ void fc_ctx_drop_work(struct CUctx_st *ctx)
             while (s->head != NULL) {
                 fc_op_t *op = s->head;
                 s->head = op->next;
-                free_op(op);
+                free_op(op, false);
             }
             s->tail = NULL;
         }

@@ -508,6 +508,304 @@ static void check_pointer_attributes(void)
     CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
 }
 
+/* ---- allocation kinds ------------------------------------------------------------------------ */
+
+/* What cuPointerGetAttributes answers for one pointer. */
+typedef struct {
+    unsigned type, managed, ipc;
+    int ordinal;
+    CUdeviceptr start;
+    size_t size;
+    CUcontext ctx;
+    CUmemoryPool pool;
+    unsigned long long handles;
+} attrs_t;
+
+static attrs_t attrs_of(CUdeviceptr p)
+{
+    attrs_t a;
+    CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                   CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                   CU_POINTER_ATTRIBUTE_CONTEXT,
+                                   CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+                                   CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES};
+    void *data[] = {&a.type, &a.managed, &a.ipc,  &a.ordinal, &a.start,
+                    &a.size, &a.ctx,     &a.pool, &a.handles};
+    memset(&a, 0x5a, sizeof a);
+    CHECK_EQ_INT(cuPointerGetAttributes(9, which, data, p), CUDA_SUCCESS);
+    return a;
+}
+
+/* Launches `poke` (one byte written at @p p) in a new context of device @p dev, as a kernel of a
+ * program using that device would: the synchronisation's result. */
+static CUresult poke_from(int dev, CUdeviceptr p)
+{
+    CUcontext ctx = new_context(dev);
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    long long off = 0;
+    void *params[] = {&p, &off};
+
+    REQUIRE(rc == CUDA_SUCCESS);
+    launch1(function(mod, "poke"), 1, 32, NULL, params, CUDA_SUCCESS);
+    rc = cuCtxSynchronize();
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return rc;
+}
+
+/* Fills @p n words at @p p with v + i in the current context (on @p s), as `fill` does. */
+static void fill_on(CUstream s, CUdeviceptr p, unsigned n, unsigned v)
+{
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    void *params[] = {&p, &n, &v};
+    REQUIRE(rc == CUDA_SUCCESS);
+    launch1(function(mod, "fill"), (n + 31) / 32, 32, s, params, CUDA_SUCCESS);
+}
+
+/* Whether host code touching @p p faults (in a child, so that the fault ends only it). */
+static bool host_touch_faults(CUdeviceptr p)
+{
+    pid_t pid;
+    int status;
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ((volatile unsigned char *)(uintptr_t)p)[0] = 7;
+        _exit(0);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+/* Stream-ordered pools: the default pool, pointer attributes (no context, the pool, the pool's
+ * device), use only between the allocation and the free in stream order, a pool of the other
+ * device and its access, a host pool, attributes, the current pool. */
+static void check_pools(void)
+{
+    CUcontext p0, p1;
+    CUmemoryPool def0, def1, cur, pool1, user0;
+    CUstream s, s2;
+    CUdeviceptr p, q, r;
+    unsigned host[256];
+    attrs_t a;
+    int supported = 0;
+    cuuint64_t used = 0, high = 1;
+    CUmemAccess_flags flags;
+    CUmemLocation loc0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUmemPoolProps props;
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(supported, 1);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p1, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&def0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&def1, 1), CUDA_SUCCESS);
+    CHECK(def0 != NULL && def1 != NULL && def0 != def1);
+    CHECK_EQ_INT(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def0);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&cur, 2), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_EQ_INT(cuMemPoolDestroy(def0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemPoolGetAccess(&flags, def0, &loc0), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+
+    /* The default pool: usable in stream order, answered as no context's. */
+    CHECK_EQ_INT(cuStreamCreate(&s, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&p, sizeof host, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 0, s), CUDA_ERROR_INVALID_VALUE);
+    a = attrs_of(p + 8);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK(a.ctx == NULL);
+    CHECK(a.pool == def0);
+    CHECK_EQ_INT(a.ordinal, 0);
+    CHECK(a.start == p && a.size == sizeof host);
+    CHECK_EQ_INT(a.managed, 0);
+    CHECK_EQ_INT(a.ipc, 0);
+    CHECK_EQ_INT(a.handles, 0);
+    {
+        void *hp;
+        CUdeviceptr base = 0;
+        size_t len = 0;
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, p),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemGetAddressRange(&base, &len, p + 100), CUDA_SUCCESS);
+        CHECK(base == p && len == sizeof host);
+    }
+    fill_on(s, p, 256, 10);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, p, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[255], 265);
+    CHECK(host_touch_faults(p));
+    CHECK_EQ_INT(cuMemPoolGetAttribute(def0, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(used, sizeof host);
+    CHECK_EQ_INT(cuMemPoolSetAttribute(def0, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &high),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE); /* twice */
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&a.type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(poke_from(0, p), CUDA_ERROR_ILLEGAL_ADDRESS); /* after the free */
+
+    /* Work queued after cuMemFreeAsync faults though it runs before the stream reaches the free;
+     * work that runs before the stream reaches the allocation faults too. */
+    {
+        CUcontext c = new_context(0);
+        CUstream t, t2;
+        CHECK_EQ_INT(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuStreamCreate(&t2, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 64, t), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuStreamSynchronize(t), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFreeAsync(q, t), CUDA_SUCCESS);
+        fill_on(t2, q, 16, 0);
+        CHECK_EQ_INT(cuStreamSynchronize(t2), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CHECK_EQ_INT(cuCtxDestroy(c), CUDA_SUCCESS);
+        c = new_context(0);
+        CHECK_EQ_INT(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuStreamCreate(&t2, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 64, t), CUDA_SUCCESS);
+        fill_on(t2, q, 16, 0);
+        CHECK_EQ_INT(cuStreamSynchronize(t2), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CHECK_EQ_INT(cuCtxDestroy(c), CUDA_SUCCESS);
+        /* The context went; its pool memory stays (no context's) and the queued allocation was
+         * completed: it is freed with cuMemFree. */
+        CHECK_EQ_INT(attrs_of(q).size, 64);
+        CHECK_EQ_INT(cuMemFree(q), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFree(q), CUDA_ERROR_INVALID_VALUE);
+    }
+
+    /* A pool of device 1, allocated on a stream of device 0: device 1's memory, touchable by
+     * device 0 only once granted. */
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    CHECK_EQ_INT(cuMemPoolCreate(&pool1, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&r, 4096, pool1, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    a = attrs_of(r);
+    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK(a.pool == pool1 && a.ctx == NULL);
+    CHECK_EQ_INT(poke_from(1, r), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, r), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemsetD8(r, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0 may not */
+    CHECK_EQ_INT(cuMemPoolGetAccess(&flags, pool1, &loc0), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    {
+        CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CUmemAccessDesc own = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_NONE};
+        CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &own, 1), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &d, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemPoolGetAccess(&flags, pool1, &loc0), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CHECK_EQ_INT(poke_from(0, r), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(r, 3, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, r, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[0], 0x03030303);
+    /* Device 0's default pool memory is device 1's kernels' to touch only if granted. */
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 64, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, q), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(poke_from(0, q), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+    /* A pool with allocations outstanding is destroyed when they are freed. */
+    CHECK_EQ_INT(cuMemPoolDestroy(pool1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&q, 64, pool1, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK(attrs_of(r).pool == pool1);
+    CHECK_EQ_INT(cuMemFreeAsync(r, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+
+    /* A user pool made current for device 0; destroying it makes the default current again. */
+    props.location.id = 0;
+    props.maxSize = 8192;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceSetMemPool(1, user0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuDeviceSetMemPool(0, user0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 4096, s), CUDA_SUCCESS);
+    CHECK(attrs_of(q).pool == user0);
+    CHECK_EQ_INT(cuMemAllocAsync(&r, 8192, s), CUDA_ERROR_OUT_OF_MEMORY); /* maxSize */
+    CHECK_EQ_INT(cuMemPoolDestroy(user0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def0);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+
+    /* A pool on host NUMA node 0: host memory, no context's and no device's, the host's once the
+     * stream reached the allocation, a device's once granted. */
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    props.location.id = 1;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_ERROR_INVALID_VALUE); /* one node */
+    props.location.id = 0;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&q, 64, user0, s), CUDA_SUCCESS);
+    CHECK(host_touch_faults(q)); /* not yet allocated in stream order */
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(!host_touch_faults(q));
+    a = attrs_of(q);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(a.ordinal, CU_DEVICE_CPU);
+    CHECK(a.ctx == NULL && a.pool == user0);
+    CHECK_EQ_INT(cuMemsetD8(q, 1, 64), CUDA_ERROR_INVALID_VALUE); /* no device access yet */
+    {
+        CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemPoolSetAccess(user0, &d, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemsetD8(q, 1, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned char *)(uintptr_t)q)[63], 1);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolDestroy(user0), CUDA_SUCCESS);
+    /* A host pool (not NUMA) is 13.0's, and never shareable. */
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_ERROR_INVALID_VALUE);
+    props.handleTypes = 0;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props),
+                 driver_version >= 13000 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+    if (driver_version >= 13000) {
+        CUresult (*get_default)(CUmemoryPool *, CUmemLocation *, CUmemAllocationType);
+        CUmemLocation on_host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+        CUmemoryPool hp;
+        *(void **)&get_default = dlsym(RTLD_DEFAULT, "cuMemGetDefaultMemPool");
+        REQUIRE(get_default != NULL);
+        CHECK_EQ_INT(get_default(&cur, &loc0, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_SUCCESS);
+        CHECK(cur == def0);
+        CHECK_EQ_INT(get_default(&cur, &loc0, CU_MEM_ALLOCATION_TYPE_MANAGED),
+                     CUDA_ERROR_NOT_SUPPORTED);
+        CHECK_EQ_INT(get_default(&hp, &on_host, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_SUCCESS);
+        CHECK(hp != def0 && hp != user0);
+        CHECK_EQ_INT(cuMemPoolDestroy(user0), CUDA_SUCCESS);
+    } else {
+        CHECK(dlsym(RTLD_DEFAULT, "cuMemGetDefaultMemPool") == NULL);
+    }
+
+    /* A stream of another context stands for its device without being current. */
+    CHECK_EQ_INT(cuCtxSetCurrent(p1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamCreate(&s2, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 64, NULL), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 64, s2), CUDA_SUCCESS);
+    CHECK(attrs_of(q).pool == def1);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamDestroy(s2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+}
+
 /* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
 static void check_module_rules(void)
 {
@@ -1119,7 +1417,8 @@ static void check_rules_broken(const char *self)
 }
 
 /* Run with FAKECUDA_FAIL=cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,
- * cuMemcpyDtoH_v2:1,cuStreamSynchronize:2=700. */
+ * cuMemcpyDtoH_v2:1,cuStreamSynchronize:2=700,cuMemAllocAsync:1: the entry points of every
+ * allocation kind go through the same injection. */
 static int inject_child(void)
 {
     CUcontext ctx = new_context(0);
@@ -1133,6 +1432,12 @@ static int inject_child(void)
     CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_SUCCESS);
+    {
+        CUdeviceptr q;
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 16, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 16, NULL), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFreeAsync(q, NULL), CUDA_SUCCESS);
+    }
     CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), CUDA_ERROR_INVALID_IMAGE);
     CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), CUDA_SUCCESS);
     f = function(mod, "fill");
@@ -1160,7 +1465,7 @@ static void check_injection(const char *self)
     if (pid == 0) {
         setenv("FAKECUDA_FAIL",
                "cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,cuMemcpyDtoH_v2:1,"
-               "cuStreamSynchronize:2=700",
+               "cuStreamSynchronize:2=700,cuMemAllocAsync:1",
                1);
         execl(self, self, "inject", (char *)NULL);
         _exit(127);
@@ -1205,6 +1510,7 @@ int main(int argc, char **argv)
     check_misaligned();
     check_queued_work();
     check_pointer_attributes();
+    check_pools();
     check_module_rules();
     check_kernel_cache();
     check_versions();
