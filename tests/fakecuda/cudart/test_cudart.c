@@ -431,7 +431,11 @@ static void check_pools(void)
     /* A pool of device 1 while device 0 is current. */
     RT(cudaMallocFromPoolAsync(&q, N, mine, NULL));
     RT(cudaStreamSynchronize(NULL));
+    /* Device 0 has no access to it: no device pointer there; device 1 has one. */
+    check_attributes(q, cudaMemoryTypeDevice, 1, NULL, NULL);
+    RT(cudaSetDevice(1));
     check_attributes(q, cudaMemoryTypeDevice, 1, q, NULL);
+    RT(cudaSetDevice(0));
     RT(cudaFreeAsync(q, NULL));
     RT(cudaDeviceSynchronize());
     CHECK_EQ_INT(cudaMallocFromPoolAsync(&q, N, NULL, NULL), cudaErrorInvalidValue);
