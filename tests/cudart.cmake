@@ -98,3 +98,70 @@ add_test(NAME cudart_old_driver COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAN
          LD_LIBRARY_PATH=${CUDART_DIR}:${FAKECUDA_LD_PATH_12}
          $<TARGET_FILE:test_cudart_13> old-driver)
 set_tests_properties(cudart_old_driver PROPERTIES TIMEOUT 60 LABELS emu)
+
+# The device oracle (tests/test_gpu_pack.c) as a program of the runtime API (TJ_CUDART: its
+# buffers from tests/devbuf_rt.c), with typejit preloaded: device buffers from cudaMalloc, then
+# from cudaMallocAsync (pool memory, which belongs to no context).
+tj_cudart_program(test_gpu_pack_cudart 13 test_gpu_pack.c devbuf_rt.c randtype.c)
+target_compile_definitions(test_gpu_pack_cudart PRIVATE TJ_CUDART)
+target_link_libraries(test_gpu_pack_cudart PRIVATE MPI::MPI_C)
+
+# halo3d --device built on the runtime API (HALO3D_CUDART), 2 ranks with typejit preloaded.
+tj_cudart_program(halo3d_cudart 13 ${PROJECT_SOURCE_DIR}/bench/halo3d.c)
+target_compile_definitions(halo3d_cudart PRIVATE HALO3D_CUDART)
+target_include_directories(halo3d_cudart PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(halo3d_cudart PRIVATE MPI::MPI_C)
+
+# Each with device memory from cudaMalloc (malloc) and from cudaMallocAsync (pool).
+foreach(alloc malloc pool)
+  set(option "")
+  set(suffix "")
+  if(alloc STREQUAL "pool")
+    set(option --stream-ordered)
+    set(suffix _pool)
+  endif()
+  add_test(NAME emu_cudart_pack${suffix} COMMAND ${TJ_CHECKED} --silent --
+           ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} LD_PRELOAD=${TJ_LIB}
+           TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart
+           $<TARGET_FILE:test_gpu_pack_cudart> --types 20 --seed 7 ${option})
+  add_test(NAME emu_cudart_halo3d${suffix}_2 COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*gpu_fallbacks=0 .*kernel_launches=[1-9]"
+           --expect "^typejit\\[1\\]: stats .* gpu_fallbacks=0 .*kernel_launches=[1-9]"
+           --stdout "PASS: 0 wrong ghost cells"
+           -- ${TJ_MPIEXEC} ${TJ_CUDART_MPI_ENV} -x TYPEJIT_STATS=1
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart-halo -np 2
+           $<TARGET_FILE:halo3d_cudart> --device ${option} --n 8 --radius 2 --iters 2 --quiet)
+  set_tests_properties(emu_cudart_pack${suffix} emu_cudart_halo3d${suffix}_2 PROPERTIES
+                       TIMEOUT 300 LABELS emu)
+  set_property(TEST emu_cudart_halo3d${suffix}_2 APPEND PROPERTY LABELS mpi)
+endforeach()
+
+# A program nvcc builds: linked with -cudart shared (libcudart.so.13) it runs on the stand-in and
+# its kernel's launch is refused with one line; built the default way (-cudart static) the
+# runtime is inside the program, which the stand-in cannot replace (no libcudart.so is needed).
+find_program(TJ_NVCC nvcc HINTS ${CUDAToolkit_BIN_DIR})
+if(TJ_NVCC)
+  set(src ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/cudart/nvcc_program.cu)
+  set(shared ${CMAKE_CURRENT_BINARY_DIR}/cudart_nvcc_shared)
+  set(static ${CMAKE_CURRENT_BINARY_DIR}/cudart_nvcc_static)
+  add_custom_command(OUTPUT ${shared} COMMAND ${TJ_NVCC} -cudart shared -o ${shared} ${src}
+                     DEPENDS ${src} COMMENT "nvcc -cudart shared nvcc_program.cu")
+  add_custom_command(OUTPUT ${static} COMMAND ${TJ_NVCC} -o ${static} ${src}
+                     DEPENDS ${src} COMMENT "nvcc nvcc_program.cu")
+  add_custom_target(cudart_nvcc_programs ALL DEPENDS ${shared} ${static})
+  add_test(NAME cudart_nvcc_shared COMMAND ${TJ_CHECKED} --stdout "^PASS: 0 failures"
+           --once "^cudart stand-in: cannot run the program's own kernels \\(launch of _Z5scalePdi "
+           -- ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} ${shared})
+  add_test(NAME cudart_nvcc_static COMMAND sh -c
+           "readelf -d '${shared}' | grep -q 'NEEDED.*libcudart.so.13' && ! readelf -d '${static}' | grep -q 'NEEDED.*libcudart'")
+  set_tests_properties(cudart_nvcc_shared cudart_nvcc_static PROPERTIES TIMEOUT 60 LABELS emu)
+else()
+  message(STATUS "no nvcc: the runtime stand-in's nvcc tests are not built")
+endif()
+
+# Until typejit moves context-free pool memory by kernels, the tests of cudaMallocAsync buffers
+# fail; they run when TJ_CUDART_POOL_TESTS is ON.
+option(TJ_CUDART_POOL_TESTS "Run the runtime-API tests of cudaMallocAsync buffers" OFF)
+if(NOT TJ_CUDART_POOL_TESTS)
+  set_tests_properties(emu_cudart_pack_pool emu_cudart_halo3d_pool_2 PROPERTIES DISABLED TRUE)
+endif()
