@@ -93,6 +93,16 @@ foreach(major ${tj_cudart_majors})
   set_tests_properties(cudart_runtime_${major} cudart_launch_refused_${major}
                        cudart_sticky_${major} PROPERTIES TIMEOUT 60 LABELS emu)
 endforeach()
+# Every function exported is one of the real library's, in its version node.
+add_test(NAME cudart_exports_13 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/cudart/check_exports.sh
+         $<TARGET_FILE:fakecudart_13> ${CUDAToolkit_LIBRARY_DIR}/libcudart.so.13)
+set_tests_properties(cudart_exports_13 PROPERTIES TIMEOUT 60 LABELS unit)
+if(tj_cuda12)
+  add_test(NAME cudart_exports_12
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/cudart/check_exports.sh
+           $<TARGET_FILE:fakecudart_12> ${tj_cuda12}/../lib/libcudart.so.12)
+  set_tests_properties(cudart_exports_12 PROPERTIES TIMEOUT 60 LABELS unit)
+endif()
 # The CUDA 13 runtime on the 12.4 driver: an insufficient driver.
 add_test(NAME cudart_old_driver COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
          LD_LIBRARY_PATH=${CUDART_DIR}:${FAKECUDA_LD_PATH_12}
