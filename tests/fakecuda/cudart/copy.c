@@ -43,8 +43,7 @@ static cudaError_t host_only(const void *p)
                                     CU_POINTER_ATTRIBUTE_IS_MANAGED};
     unsigned int type = 0, managed = 0;
     void *data[2] = {&type, &managed};
-    cudaError_t e =
-        rt_error(rt_drv.cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)(uintptr_t)p));
+    cudaError_t e = RT_CALL(cuPointerGetAttributes, 2, attrs, data, (CUdeviceptr)(uintptr_t)p);
     if (e == cudaSuccess && type == CU_MEMORYTYPE_DEVICE && !managed)
         e = cudaErrorInvalidValue;
     return e;
@@ -80,23 +79,21 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
     wait = per_thread_sync(&async, hs, ds, ss);
     if (ds == SIDE_HOST && ss == SIDE_HOST) {
         if ((e = host_only(dst)) == cudaSuccess && (e = host_only(src)) == cudaSuccess)
-            e = async ? rt_error(rt_drv.cuMemcpyAsync(d, s, count, hs))
-                      : rt_error(rt_drv.cuMemcpy(d, s, count));
+            e = async ? RT_CALL(cuMemcpyAsync, d, s, count, hs) : RT_CALL(cuMemcpy, d, s, count);
     } else if (ds == SIDE_ANY) {
-        e = async ? rt_error(rt_drv.cuMemcpyAsync(d, s, count, hs))
-                  : rt_error(rt_drv.cuMemcpy(d, s, count));
+        e = async ? RT_CALL(cuMemcpyAsync, d, s, count, hs) : RT_CALL(cuMemcpy, d, s, count);
     } else if (ds == SIDE_DEVICE && ss == SIDE_HOST) {
-        e = async ? rt_error(rt_drv.cuMemcpyHtoDAsync(d, src, count, hs))
-                  : rt_error(rt_drv.cuMemcpyHtoD(d, src, count));
+        e = async ? RT_CALL(cuMemcpyHtoDAsync, d, src, count, hs)
+                  : RT_CALL(cuMemcpyHtoD, d, src, count);
     } else if (ds == SIDE_HOST) {
-        e = async ? rt_error(rt_drv.cuMemcpyDtoHAsync(dst, s, count, hs))
-                  : rt_error(rt_drv.cuMemcpyDtoH(dst, s, count));
+        e = async ? RT_CALL(cuMemcpyDtoHAsync, dst, s, count, hs)
+                  : RT_CALL(cuMemcpyDtoH, dst, s, count);
     } else {
-        e = async ? rt_error(rt_drv.cuMemcpyDtoDAsync(d, s, count, hs))
-                  : rt_error(rt_drv.cuMemcpyDtoD(d, s, count));
+        e = async ? RT_CALL(cuMemcpyDtoDAsync, d, s, count, hs)
+                  : RT_CALL(cuMemcpyDtoD, d, s, count);
     }
     if (e == cudaSuccess && wait)
-        e = rt_error(rt_drv.cuStreamSynchronize(hs));
+        e = RT_CALL(cuStreamSynchronize, hs);
     return rt_return(e);
 }
 
@@ -168,9 +165,9 @@ static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spi
     p.WidthInBytes = width;
     p.Height = height;
     wait = per_thread_sync(&async, hs, ds, ss);
-    e = async ? rt_error(rt_drv.cuMemcpy2DAsync(&p, hs)) : rt_error(rt_drv.cuMemcpy2D(&p));
+    e = async ? RT_CALL(cuMemcpy2DAsync, &p, hs) : RT_CALL(cuMemcpy2D, &p);
     if (e == cudaSuccess && wait)
-        e = rt_error(rt_drv.cuStreamSynchronize(hs));
+        e = RT_CALL(cuStreamSynchronize, hs);
     return rt_return(e);
 }
 
@@ -222,16 +219,16 @@ static cudaError_t set(void *devPtr, size_t pitch, int value, size_t width, size
     if (!async && hs != NULL)
         async = true;
     if (height == 1)
-        e = async ? rt_error(rt_drv.cuMemsetD8Async(d, byte, width, hs))
-                  : rt_error(rt_drv.cuMemsetD8(d, byte, width));
+        e = async ? RT_CALL(cuMemsetD8Async, d, byte, width, hs)
+                  : RT_CALL(cuMemsetD8, d, byte, width);
     else if (async && rt_drv.cuMemsetD2D8Async != NULL)
-        e = rt_error(rt_drv.cuMemsetD2D8Async(d, pitch, byte, width, height, hs));
+        e = RT_CALL(cuMemsetD2D8Async, d, pitch, byte, width, height, hs);
     else if (!async && rt_drv.cuMemsetD2D8 != NULL)
-        e = rt_error(rt_drv.cuMemsetD2D8(d, pitch, byte, width, height));
+        e = RT_CALL(cuMemsetD2D8, d, pitch, byte, width, height);
     else
         for (size_t r = 0; r < height && e == cudaSuccess; r++)
-            e = async ? rt_error(rt_drv.cuMemsetD8Async(d + r * pitch, byte, width, hs))
-                      : rt_error(rt_drv.cuMemsetD8(d + r * pitch, byte, width));
+            e = async ? RT_CALL(cuMemsetD8Async, d + r * pitch, byte, width, hs)
+                      : RT_CALL(cuMemsetD8, d + r * pitch, byte, width);
     return rt_return(e);
 }
 

@@ -48,7 +48,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDevi
     if (e == cudaSuccess && value == NULL)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuDeviceGetAttribute(value, (CUdevice_attribute)attr, dev));
+        e = RT_CALL(cuDeviceGetAttribute, value, (CUdevice_attribute)attr, dev);
     return rt_return(e);
 }
 
@@ -183,12 +183,14 @@ RT_EXPORT cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *p
     if (e != cudaSuccess)
         return rt_return(e);
     memset(&p, 0, sizeof p);
-    e = rt_error(rt_drv.cuDeviceGetName(p.name, (int)sizeof p.name, dev));
+    e = RT_CALL(cuDeviceGetName, p.name, (int)sizeof p.name, dev);
     if (e == cudaSuccess && rt_drv.cuDeviceTotalMem != NULL)
-        e = rt_error(rt_drv.cuDeviceTotalMem(&p.totalGlobalMem, dev));
+        e = RT_CALL(cuDeviceTotalMem, &p.totalGlobalMem, dev);
     if (e == cudaSuccess && rt_drv.cuDeviceGetUuid != NULL &&
-        (e = rt_error(rt_drv.cuDeviceGetUuid(&uuid, dev))) == cudaSuccess)
+        (e = RT_CALL(cuDeviceGetUuid, &uuid, dev)) == cudaSuccess)
         memcpy(&p.uuid, &uuid, sizeof p.uuid);
+    if (e == cudaSuccess && rt_drv.cuDeviceGetAttribute == NULL)
+        e = cudaErrorNotSupported;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0] && e == cudaSuccess; i++) {
         int value = 0;
         CUresult rc = rt_drv.cuDeviceGetAttribute(&value, fields[i].attr, dev);

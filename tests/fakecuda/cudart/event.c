@@ -10,7 +10,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t *event, uns
     if (e == cudaSuccess && (event == NULL || (flags & ~known) != 0))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuEventCreate(&ev, flags));
+        e = RT_CALL(cuEventCreate, &ev, flags);
     if (e == cudaSuccess)
         *event = (cudaEvent_t)ev;
     return rt_return(e);
@@ -26,7 +26,7 @@ static cudaError_t record(cudaEvent_t event, cudaStream_t stream, bool per_threa
     CUstream s = NULL;
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = rt_error(rt_drv.cuEventRecord((CUevent)event, s));
+        e = RT_CALL(cuEventRecord, (CUevent)event, s);
     return rt_return(e);
 }
 
@@ -45,7 +45,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event)
 {
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuEventQuery((CUevent)event));
+        e = RT_CALL(cuEventQuery, (CUevent)event);
     return rt_return(e);
 }
 
@@ -53,7 +53,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event)
 {
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuEventSynchronize((CUevent)event));
+        e = RT_CALL(cuEventSynchronize, (CUevent)event);
     return rt_return(e);
 }
 
@@ -64,7 +64,7 @@ static cudaError_t elapsed(float *ms, cudaEvent_t start, cudaEvent_t end)
     if (e == cudaSuccess && ms == NULL)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess && rt_drv.cuEventElapsedTime_v2 != NULL)
-        e = rt_error(rt_drv.cuEventElapsedTime_v2(ms, (CUevent)start, (CUevent)end));
+        e = RT_CALL(cuEventElapsedTime_v2, ms, (CUevent)start, (CUevent)end);
     else if (e == cudaSuccess)
         e = RT_CALL(cuEventElapsedTime_v1, ms, (CUevent)start, (CUevent)end);
     return rt_return(e);
@@ -87,6 +87,6 @@ RT_EXPORT cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event)
 {
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuEventDestroy((CUevent)event));
+        e = RT_CALL(cuEventDestroy, (CUevent)event);
     return rt_return(e);
 }

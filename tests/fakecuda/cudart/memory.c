@@ -14,7 +14,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
     if (e == cudaSuccess && devPtr == NULL)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess && size > 0)
-        e = rt_error(rt_drv.cuMemAlloc(&d, size));
+        e = RT_CALL(cuMemAlloc, &d, size);
     if (e == cudaSuccess)
         *devPtr = (void *)(uintptr_t)d;
     return rt_return(e);
@@ -27,7 +27,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaFree(void *devPtr)
 {
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess && devPtr != NULL)
-        e = rt_error(rt_drv.cuMemFree((CUdeviceptr)(uintptr_t)devPtr));
+        e = RT_CALL(cuMemFree, (CUdeviceptr)(uintptr_t)devPtr);
     return rt_return(e);
 }
 
@@ -42,7 +42,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, un
                              (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuMemAllocManaged(&d, size, flags));
+        e = RT_CALL(cuMemAllocManaged, &d, size, flags);
     if (e == cudaSuccess)
         *devPtr = (void *)(uintptr_t)d;
     return rt_return(e);
@@ -63,8 +63,8 @@ static cudaError_t host_alloc(void **ptr, size_t size, unsigned int flags)
     if (e == cudaSuccess && size == 0)
         *ptr = NULL;
     else if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuMemHostAlloc(
-            ptr, size, flags | CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+        e = RT_CALL(cuMemHostAlloc, ptr, size,
+                    flags | CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
     return e;
 }
 
@@ -82,7 +82,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaFreeHost(void *ptr)
 {
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess && ptr != NULL)
-        e = rt_error(rt_drv.cuMemFreeHost(ptr));
+        e = RT_CALL(cuMemFreeHost, ptr);
     return rt_return(e);
 }
 
@@ -98,8 +98,8 @@ RT_EXPORT cudaError_t CUDARTAPI cudaHostRegister(void *ptr, size_t size, unsigne
     if (e == cudaSuccess && (ptr == NULL || size == 0 || (flags & ~known) != 0))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuMemHostRegister(
-            ptr, size, flags | CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+        e = RT_CALL(cuMemHostRegister, ptr, size,
+                    flags | CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     return rt_return(e);
 }
 
@@ -109,7 +109,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaHostUnregister(void *ptr)
     if (e == cudaSuccess && ptr == NULL)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuMemHostUnregister(ptr));
+        e = RT_CALL(cuMemHostUnregister, ptr);
     return rt_return(e);
 }
 
@@ -123,7 +123,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaHostGetDevicePointer(void **pDevice, void *p
     if (e == cudaSuccess && (pDevice == NULL || flags != 0))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuMemHostGetDevicePointer(&d, pHost, 0));
+        e = RT_CALL(cuMemHostGetDevicePointer, &d, pHost, 0);
     if (e == cudaSuccess)
         *pDevice = (void *)(uintptr_t)d;
     return rt_return(e);

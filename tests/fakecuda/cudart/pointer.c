@@ -29,7 +29,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaPointerGetAttributes(struct cudaPointerAttri
     if (e == cudaSuccess && attributes == NULL)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuPointerGetAttributes(5, attrs, data, (CUdeviceptr)(uintptr_t)ptr));
+        e = RT_CALL(cuPointerGetAttributes, 5, attrs, data, (CUdeviceptr)(uintptr_t)ptr);
     if (e != cudaSuccess)
         return rt_return(e);
     memset(&a, 0, sizeof a);

@@ -30,7 +30,8 @@ static void thread_exit(void *unused)
     for (int i = 0; i < n_per_thread; i++) {
         per_thread_t *p = &per_thread[i];
         CUcontext popped;
-        if (p->generation != rt_device_generation(p->device) ||
+        if (p->generation != rt_device_generation(p->device) || rt_drv.cuCtxPushCurrent == NULL ||
+            rt_drv.cuCtxPopCurrent == NULL || rt_drv.cuStreamDestroy == NULL ||
             rt_drv.cuCtxPushCurrent(p->ctx) != CUDA_SUCCESS)
             continue;
         rt_drv.cuStreamDestroy(p->stream);
@@ -68,7 +69,7 @@ static cudaError_t per_thread_stream(CUstream *out)
             return cudaErrorMemoryAllocation;
         slot = &per_thread[n_per_thread];
     }
-    e = rt_error(rt_drv.cuStreamCreate(&slot->stream, CU_STREAM_DEFAULT));
+    e = RT_CALL(cuStreamCreate, &slot->stream, CU_STREAM_DEFAULT);
     if (e != cudaSuccess)
         return e;
     if (slot == &per_thread[n_per_thread]) {
@@ -109,7 +110,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *pStream,
         (pStream == NULL || (flags != cudaStreamDefault && flags != cudaStreamNonBlocking)))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuStreamCreate(&s, flags));
+        e = RT_CALL(cuStreamCreate, &s, flags);
     if (e == cudaSuccess)
         *pStream = (cudaStream_t)s;
     return rt_return(e);
@@ -153,7 +154,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream)
     if (e == cudaSuccess && is_default(stream))
         e = cudaErrorInvalidResourceHandle;
     if (e == cudaSuccess)
-        e = rt_error(rt_drv.cuStreamDestroy((CUstream)stream));
+        e = RT_CALL(cuStreamDestroy, (CUstream)stream);
     return rt_return(e);
 }
 
@@ -162,7 +163,7 @@ static cudaError_t synchronize(cudaStream_t stream, bool per_thread_default)
     CUstream s = NULL;
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = rt_error(rt_drv.cuStreamSynchronize(s));
+        e = RT_CALL(cuStreamSynchronize, s);
     return rt_return(e);
 }
 
@@ -182,7 +183,7 @@ static cudaError_t query(cudaStream_t stream, bool per_thread_default)
     CUstream s = NULL;
     cudaError_t e = rt_enter(NULL);
     if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = rt_error(rt_drv.cuStreamQuery(s));
+        e = RT_CALL(cuStreamQuery, s);
     return rt_return(e);
 }
 
@@ -206,7 +207,7 @@ static cudaError_t wait_event(cudaStream_t stream, cudaEvent_t event, unsigned i
     if (e == cudaSuccess && flags != cudaEventWaitDefault)
         e = flags == cudaEventWaitExternal ? cudaErrorNotSupported : cudaErrorInvalidValue;
     if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = rt_error(rt_drv.cuStreamWaitEvent(s, (CUevent)event, 0));
+        e = RT_CALL(cuStreamWaitEvent, s, (CUevent)event, 0);
     return rt_return(e);
 }
 
