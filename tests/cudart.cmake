@@ -19,7 +19,7 @@ if(NOT tj_cuda12)
 endif()
 
 set(CUDART_SOURCES context.c copy.c device.c driver.c errors.c event.c ipc.c launch.c memory.c
-    pointer.c pool.c stream.c)
+    pointer.c pool.c stream.c unsupported.c)
 list(TRANSFORM CUDART_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/cudart/)
 set(CUDART_DIR ${FAKECUDA_DIR}/cudart)
 
@@ -29,6 +29,7 @@ function(tj_cudart major include)
   set(map ${CMAKE_CURRENT_BINARY_DIR}/cudart-${major}.map)
   file(WRITE ${map} "libcudart.so.${major} {\n  global: cuda*; __cuda*;\n  local: *;\n};\n")
   add_library(fakecudart_${major} SHARED ${CUDART_SOURCES})
+  target_compile_definitions(fakecudart_${major} PRIVATE CUDART_MAJOR=${major})
   target_include_directories(fakecudart_${major} SYSTEM BEFORE PRIVATE ${include})
   target_include_directories(fakecudart_${major} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(fakecudart_${major} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
@@ -86,6 +87,7 @@ foreach(major ${tj_cudart_majors})
            $<TARGET_FILE:test_cudart_${major}>)
   add_test(NAME cudart_launch_refused_${major} COMMAND ${TJ_CHECKED}
            --once "^cudart stand-in: cannot run the program's own kernels \\(launch of _Z6kernelv"
+           --once "^cudart stand-in: cudaDeviceSetLimit is not emulated \\(cudaErrorNotSupported\\)$"
            -- ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} $<TARGET_FILE:test_cudart_${major}> launch)
   add_test(NAME cudart_sticky_${major} COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_CUDART_ENV} FAKECUDA_FAIL=cuMemsetD8_v2:1=700 $<TARGET_FILE:test_cudart_${major}>

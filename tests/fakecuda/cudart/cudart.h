@@ -150,6 +150,10 @@ extern _Thread_local int rt_call_device;
 cudaError_t rt_sticky_get(int device);
 void rt_sticky_clear(int device);
 
+/* What a function the stand-in does not emulate answers (unsupported.c): cudaErrorNotSupported,
+ * made the last error, and once per @p said a line on stderr naming @p name. */
+int rt_unsupported(const char *name, int *said);
+
 /* Whether @p e leaves the device unusable until it is reset (driver_types.h: "the process in an
  * inconsistent state"). */
 bool rt_error_sticky(cudaError_t e);

@@ -83,6 +83,13 @@ RT_EXPORT cudaError_t CUDARTAPI cudaPeekAtLastError(void)
     return s != cudaSuccess ? s : last_error;
 }
 
+int rt_unsupported(const char *name, int *said)
+{
+    if (__atomic_exchange_n(said, 1, __ATOMIC_ACQ_REL) == 0)
+        fprintf(stderr, "cudart stand-in: %s is not emulated (cudaErrorNotSupported)\n", name);
+    return (int)rt_return(cudaErrorNotSupported);
+}
+
 cudaError_t rt_error(CUresult rc)
 {
     switch ((int)rc) {

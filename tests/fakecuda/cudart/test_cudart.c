@@ -7,7 +7,9 @@
  * Calls whose driver entry point the test driver lacks must fail with cudaErrorNotSupported.
  *
  *   test_cudart              everything above (FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80)
- *   test_cudart launch       a registered kernel's launch refused, with one line on stderr
+ *   test_cudart launch       a registered kernel's launch refused, with one line on stderr; a
+ *                            function the stand-in does not emulate: cudaErrorNotSupported, one
+ *                            line
  *   test_cudart sticky       a sticky error (FAKECUDA_FAIL=cuMemsetD8_v2:1=700): every call
  *                            returns it, cudaGetLastError cannot clear it, cudaDeviceReset does
  *   test_cudart old-driver   on a driver older than the runtime: cudaErrorInsufficientDriver */
@@ -517,6 +519,10 @@ static int check_launch(void)
     __cudaUnregisterFatBinary(handle);
     CHECK_EQ_INT(cudaLaunchKernel((const void *)(uintptr_t)kernel_stub, grid, block, NULL, 0, NULL),
                  cudaErrorInvalidDeviceFunction);
+    /* A function the stand-in does not emulate, twice: one line. */
+    CHECK_EQ_INT(cudaDeviceSetLimit(cudaLimitStackSize, 4096), cudaErrorNotSupported);
+    CHECK_EQ_INT(cudaDeviceSetLimit(cudaLimitStackSize, 4096), cudaErrorNotSupported);
+    CHECK_EQ_INT(cudaGetLastError(), cudaErrorNotSupported);
     CHECK_DONE();
 }
 
