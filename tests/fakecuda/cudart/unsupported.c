@@ -9,7 +9,7 @@
 int rt_unsupported(const char *name, int *said);
 
 #define RT_STUB(_name)                                                                             \
-    __attribute__((visibility("default"))) int _name(void);                                       \
+    __attribute__((visibility("default"))) int _name(void);                                        \
     int _name(void)                                                                                \
     {                                                                                              \
         static int said;                                                                           \
