@@ -110,6 +110,9 @@ static void *other_thread(void *arg)
     RT(cudaPointerGetAttributes(&a, p));
     CHECK_EQ_INT(a.device, 0);
     CHECK_EQ_INT(driver_device(), 0);
+    /* Its own per-thread default stream, which goes when the thread does. */
+    RT(cudaMemsetAsync(p, 0, 64, cudaStreamPerThread));
+    RT(cudaStreamSynchronize(cudaStreamPerThread));
     RT(cudaFree(p));
     CHECK_EQ_INT(cudaSetDevice(-1), cudaErrorInvalidDevice);
     return NULL;
