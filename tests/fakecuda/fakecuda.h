@@ -20,6 +20,16 @@
  * the prototypes of cuda.h's __CUDA_API_VERSION_INTERNAL section. */
 #undef cuEventElapsedTime
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+/* The 8.0 forms of cuMemAdvise and cuMemPrefetchAsync (a device ordinal), which 13.0 maps to
+ * the 12.2 forms (a CUmemLocation). */
+#undef cuMemAdvise
+#undef cuMemPrefetchAsync
+CUresult CUDAAPI cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                             CUdevice device);
+CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                    CUstream hStream);
+#undef cuIpcOpenMemHandle
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 #if FAKECUDA_VERSION >= 12080
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
@@ -152,7 +162,8 @@ typedef struct fc_alloc {
     uintptr_t reserve_base;               /* its cuMemAddressReserve range */
     size_t reserve_size;
     /* FC_MEM_IPC: the exporter's allocation */
-    unsigned long long ipc_key;
+    unsigned long long ipc_key; /* its BUFFER_ID there */
+    int ipc_pid;                /* the exporting process */
     int ipc_refs;
     /* FC_MEM_MANAGED: advice and prefetches (managed.c), NULL until the first */
     struct fc_managed *managed;
@@ -327,6 +338,8 @@ void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op);
 CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq);
 /* Runs all queued work of @p ctx. */
 CUresult fc_ctx_run_all(struct CUctx_st *ctx);
+/* Runs all queued work of every context (calls that synchronise the device). */
+void fc_run_everything(void);
 /* Drops the queued work of @p ctx without running it. */
 void fc_ctx_drop_work(struct CUctx_st *ctx);
 /* Destroys the streams and events of @p ctx (its teardown). */

@@ -178,6 +178,14 @@ CUresult fc_ctx_run_all(struct CUctx_st *ctx)
     return ctx->sticky;
 }
 
+void fc_run_everything(void)
+{
+    fc_stats.syncs++;
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (!s->dead && s->ctx->active && s->ctx->sticky == CUDA_SUCCESS)
+            fc_stream_run(s, UINT64_MAX);
+}
+
 void fc_ctx_drop_work(struct CUctx_st *ctx)
 {
     for (struct CUstream_st *s = streams; s != NULL; s = s->next)

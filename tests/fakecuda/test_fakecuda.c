@@ -806,6 +806,573 @@ static void check_pools(void)
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
 }
 
+/* Virtual memory management: a mapping answers as no context's, device or host memory of its
+ * location, inaccessible to any device (and the host) until cuMemSetAccess grants it; one
+ * allocation mapped twice; reservations, handles, properties and a shareable handle. */
+static void check_vmm(void)
+{
+    CUcontext p0;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h, h2, again;
+    CUdeviceptr va, va2;
+    size_t gran = 0;
+    attrs_t a;
+    unsigned mapped = 9, type;
+    unsigned long long flags = 9, id1 = 1, id2 = 2;
+    unsigned char host[64];
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0},
+                  numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location = dev0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(gran, 2 << 20);
+    CHECK_EQ_INT(cuMemCreate(&h, gran / 2, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, 3 * gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(va % gran, 0);
+    CHECK_EQ_INT(cuMemMap(va + 8192, gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* mapped already */
+
+    /* Device memory of device 0, no context's; the range is the reservation. */
+    a = attrs_of(va + 5);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK(a.ctx == NULL && a.pool == NULL);
+    CHECK_EQ_INT(a.ordinal, 0);
+    CHECK(a.start == va && a.size == 3 * gran);
+    CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CHECK_EQ_INT(a.ipc, 0);
+    {
+        CUdeviceptr base = 0;
+        size_t len = 0;
+        CHECK_EQ_INT(cuMemGetAddressRange(&base, &len, va + 5), CUDA_SUCCESS);
+        CHECK(base == va && len == gran); /* the mapping */
+    }
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 1);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va + gran),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 0); /* reserved, not mapped */
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + gran),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 100)), CUDA_SUCCESS);
+    CHECK(again == h);
+    CHECK_EQ_INT(cuMemRelease(again), CUDA_SUCCESS);
+    {
+        CUdeviceptr d;
+        CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)d),
+                     CUDA_ERROR_INVALID_VALUE); /* not VMM memory */
+        CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
+    }
+    {
+        CUmemAllocationProp got;
+        CHECK_EQ_INT(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+        CHECK_EQ_INT(got.location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+        CHECK_EQ_INT(got.location.id, 0);
+    }
+
+    /* No device may touch it before cuMemSetAccess, nor the host ever. */
+    CHECK_EQ_INT(cuMemGetAccess(&flags, &dev0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemsetD8(va, 1, 64), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran + 4096, &rw0, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 0), CUDA_ERROR_INVALID_VALUE);
+    {
+        CUmemAccessDesc host_rw = {numa, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &host_rw, 1), CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemGetAccess(&flags, &dev0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(host_touch_faults(va));
+
+    /* The same allocation mapped a second time: one memory, two addresses. */
+    CHECK_EQ_INT(cuMemMap(va + 2 * gran, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va + 2 * gran, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(va + 10, 0x42, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, va + 2 * gran, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[10], 0x42);
+    CHECK_EQ_INT(host[9], 0xCD); /* fresh memory */
+    CHECK_EQ_INT(cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, va),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, va + 2 * gran),
+                 CUDA_SUCCESS);
+    CHECK(id1 == id2);
+
+    /* Shared as a POSIX file descriptor and imported back: the same memory. */
+    {
+        int fd = -1;
+        CUdeviceptr va3;
+        CHECK_EQ_INT(
+            cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+            CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemImportFromShareableHandle(&h2, (void *)(uintptr_t)fd,
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                     CUDA_SUCCESS);
+        close(fd);
+        CHECK(h2 != h);
+        CHECK_EQ_INT(cuMemAddressReserve(&va3, gran, 0, 0, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemMap(va3, gran, 0, h2, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemRelease(h2), CUDA_SUCCESS); /* the mapping keeps it */
+        CHECK_EQ_INT(cuMemSetAccess(va3, gran, &rw0, 1), CUDA_SUCCESS);
+        memset(host, 0, sizeof host);
+        CHECK_EQ_INT(cuMemcpyDtoH(host, va3, sizeof host), CUDA_SUCCESS);
+        CHECK_EQ_INT(host[10], 0x42);
+        CHECK_EQ_INT(cuMemUnmap(va3, gran), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAddressFree(va3, gran), CUDA_SUCCESS);
+    }
+
+    /* Released while mapped: the memory stays until the last mapping goes; unmapped addresses
+     * fault again and answer MAPPED 0. */
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, va, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran / 2), CUDA_ERROR_INVALID_VALUE);       /* part of a mapping */
+    CHECK_EQ_INT(cuMemAddressFree(va, 3 * gran), CUDA_ERROR_INVALID_VALUE); /* still mapped */
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va + 2 * gran, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 0);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, 3 * gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va),
+                 CUDA_ERROR_INVALID_VALUE);
+
+    /* Memory on host NUMA node 0: HOST, no device's; the host may touch it only once granted, a
+     * device only once granted. */
+    prop.location = numa;
+    prop.requestedHandleTypes = 0;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    a = attrs_of(va2);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(a.ordinal, CU_DEVICE_CPU);
+    CHECK(a.ctx == NULL);
+    CHECK(host_touch_faults(va2));
+    {
+        CUmemAccessDesc host_rw = {numa, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        void *hp = NULL;
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, va2),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &host_rw, 1), CUDA_SUCCESS);
+        CHECK(!host_touch_faults(va2));
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, va2),
+                     CUDA_SUCCESS);
+        CHECK(hp == (void *)(uintptr_t)va2);
+        CHECK_EQ_INT(cuMemGetAccess(&flags, &numa, va2), CUDA_SUCCESS);
+        CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    }
+    CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_ERROR_INVALID_VALUE); /* no device yet */
+    CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned char *)(uintptr_t)va2)[15], 5);
+    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    prop.location.id = 1;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE); /* one node */
+    /* The host location (13.0), never shareable. */
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    prop.requestedHandleTypes = 0;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0),
+                 driver_version >= 13000 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+    if (driver_version >= 13000)
+        CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+
+    /* Device 1's memory: device 0's kernels touch it once granted. */
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(attrs_of(va2).ordinal, 1);
+    CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, va2), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, va2), CUDA_ERROR_ILLEGAL_ADDRESS);
+    {
+        CUmemAccessDesc ro1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &ro1, 1), CUDA_SUCCESS);
+        CHECK_EQ_INT(poke_from(1, va2), CUDA_ERROR_ILLEGAL_ADDRESS); /* read only */
+    }
+    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
+/* Managed memory: advice and prefetches in both forms, remembered per page for
+ * cuMemRangeGetAttribute; kernels and the host touch it after any of them; pageable memory is no
+ * device's to advise about unless FAKECUDA_PAGEABLE says devices reach it. */
+static void check_managed(void)
+{
+    CUcontext ctx = new_context(0);
+    CUdeviceptr m, d;
+    CUmemLocation dev1 = {CU_MEM_LOCATION_TYPE_DEVICE, 1}, host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0}, bad = {CU_MEM_LOCATION_TYPE_DEVICE, 7};
+    int value = 99, by[4];
+    CUmemLocationType type = CU_MEM_LOCATION_TYPE_INVALID;
+    size_t page = 4096;
+    static char pageable[8192];
+    CUresult (*advise_v1)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
+    CUresult (*prefetch_v1)(CUdeviceptr, size_t, CUdevice, CUstream);
+    void *fn = NULL;
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    *(void **)&advise_v1 = dlsym(RTLD_DEFAULT, "cuMemAdvise");
+    *(void **)&prefetch_v1 = dlsym(RTLD_DEFAULT, "cuMemPrefetchAsync");
+    REQUIRE(advise_v1 != NULL && prefetch_v1 != NULL);
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAdvise", &fn, 12020, 0, NULL), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, "cuMemAdvise_v2"));
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAdvise", &fn, 11000, 0, NULL), CUDA_SUCCESS);
+    CHECK(fn == (void *)advise_v1);
+
+    CHECK_EQ_INT(cuMemAllocManaged(&m, 3 * page, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    /* Nothing asked yet. */
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_INVALID);
+    /* A preferred location on the first page: the range disagrees, the page does not. */
+    CHECK_EQ_INT(cuMemAdvise(m, 100, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev1), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_INVALID);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m + 8, 16),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&type, sizeof type,
+                                        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, m, page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEM_LOCATION_TYPE_DEVICE);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 3, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, page),
+        CUDA_ERROR_INVALID_VALUE);
+    /* The 8.0 form: CU_DEVICE_CPU is the host. */
+    CHECK_EQ_INT(advise_v1(m + page, 2 * page, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+                                        m + page, 2 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_CPU);
+    CHECK_EQ_INT(advise_v1(m, page, CU_MEM_ADVISE_SET_ACCESSED_BY, 5), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_EQ_INT(cuMemAdvise(m, page, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, bad),
+                 CUDA_ERROR_INVALID_DEVICE);
+    /* Accessed by device 0 and the host over the whole range, read mostly over a part. */
+    CHECK_EQ_INT(cuMemAdvise(m, 3 * page, CU_MEM_ADVISE_SET_ACCESSED_BY, dev0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAdvise(m, 3 * page, CU_MEM_ADVISE_SET_ACCESSED_BY, host), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(by, sizeof by, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK(by[0] == 0 && by[1] == CU_DEVICE_CPU && by[2] == CU_DEVICE_INVALID);
+    CHECK_EQ_INT(cuMemAdvise(m, page, CU_MEM_ADVISE_SET_READ_MOSTLY, host), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 2 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    /* Prefetches: the last location asked for, in both forms. */
+    CHECK_EQ_INT(cuMemPrefetchAsync(m, 3 * page, host, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m,
+                                        3 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_CPU);
+    CHECK_EQ_INT(prefetch_v1(m, page, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m, page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&type, sizeof type,
+                                        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, m,
+                                        3 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEM_LOCATION_TYPE_INVALID);
+    CHECK_EQ_INT(cuMemPrefetchAsync(m, page, dev0, 1, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* Kernels and the host use it all along. */
+    fill_on(NULL, m, 3 * 1024, 5);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned *)(uintptr_t)m)[3 * 1024 - 1], 5 + 3 * 1024 - 1);
+    /* Other memory is no managed memory. */
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAdvise(d, 64, CU_MEM_ADVISE_SET_READ_MOSTLY, dev0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, d, 64),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemAdvise((CUdeviceptr)(uintptr_t)pageable, sizeof pageable,
+                             CU_MEM_ADVISE_SET_ACCESSED_BY, dev0),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* The child run with FAKECUDA_PAGEABLE=1: devices report pageable memory access, and pageable
+ * memory may be advised about and prefetched. */
+static int pageable_child(void)
+{
+    static char pageable[8192];
+    int value = 0;
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUcontext ctx = new_context(0);
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 1),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemAdvise((CUdeviceptr)(uintptr_t)pageable, sizeof pageable,
+                             CU_MEM_ADVISE_SET_ACCESSED_BY, dev0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemPrefetchAsync((CUdeviceptr)(uintptr_t)pageable, sizeof pageable, dev0, 0, NULL),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
+static int run_child(const char *self, const char *mode, const char *var, const char *value,
+                     char *log);
+
+static void check_pageable(const char *self)
+{
+    char log[] = "/tmp/test_fakecuda_pageable_XXXXXX";
+    int status = run_child(self, "pageable", "FAKECUDA_PAGEABLE", "1", log);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (check_failures)
+        fprintf(stderr, "the pageable child's stderr is in %s\n", log);
+    else
+        unlink(log);
+}
+
+/* What the IPC test's parent hands its child through a pipe: a legacy handle, the export data of
+ * a pool allocation and the descriptors (inherited) of the pool and of a VMM allocation. */
+typedef struct {
+    CUipcMemHandle legacy;
+    CUmemPoolPtrExportData pool_ptr;
+    int pool_fd, vmm_fd;
+    size_t vmm_size;
+} ipc_msg_t;
+
+#define IPC_BYTES 256
+
+/* Checks that @p n bytes at @p p read i, then writes 0xEE over the first 16 (current context). */
+static void ipc_read_write(CUdeviceptr p)
+{
+    unsigned char back[IPC_BYTES];
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    for (int i = 0; i < IPC_BYTES; i++)
+        CHECK_EQ_INT(back[i], i);
+    CHECK_EQ_INT(cuMemsetD8(p, 0xEE, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+/* The child process of check_ipc: opens each kind of shared memory, checks what the driver
+ * answers for it, reads it and writes over its first bytes. */
+static int ipc_child(const char *pipe_fd)
+{
+    ipc_msg_t m;
+    CUcontext ctx, other;
+    CUdeviceptr x, y, pp, z, va;
+    CUmemoryPool pool;
+    CUmemGenericAllocationHandle h;
+    attrs_t a;
+    int fd = atoi(pipe_fd);
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    REQUIRE(read(fd, &m, sizeof m) == (ssize_t)sizeof m);
+    close(fd);
+    REQUIRE(cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS);
+    REQUIRE(cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+
+    /* Legacy IPC: the opening context's, device memory of the exporter's device. */
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS);
+    CHECK(x == y); /* opened again: the same pointer, one more reference */
+    a = attrs_of(x + 1);
+    CHECK(a.ctx == ctx);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK(a.start == x && a.size == IPC_BYTES);
+    CHECK(a.pool == NULL);
+    CHECK(host_touch_faults(x));
+    CHECK_EQ_INT(poke_from(1, x), CUDA_ERROR_ILLEGAL_ADDRESS); /* another context */
+    other = new_context(1);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT); /* one context per device */
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+    ipc_read_write(x);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_ERROR_INVALID_VALUE);
+
+    /* A pool of device 1 and one of its allocations: the pool's memory, no context's. */
+    CHECK_EQ_INT(cuMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)m.pool_fd,
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                 CUDA_SUCCESS);
+    close(m.pool_fd);
+    CHECK_EQ_INT(cuMemPoolImportPointer(&pp, pool, &m.pool_ptr), CUDA_SUCCESS);
+    a = attrs_of(pp);
+    CHECK(a.ctx == NULL && a.pool == pool);
+    CHECK_EQ_INT(a.ordinal, 1);
+    CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&z, 16, pool, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemsetD8(pp, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0: not granted */
+    CHECK_EQ_INT(cuMemPoolSetAccess(pool, &rw0, 1), CUDA_SUCCESS);
+    ipc_read_write(pp);
+    CHECK_EQ_INT(cuMemFree(pp), CUDA_SUCCESS);
+
+    /* A VMM allocation of device 0. */
+    CHECK_EQ_INT(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)m.vmm_fd,
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                 CUDA_SUCCESS);
+    close(m.vmm_fd);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, m.vmm_size, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, m.vmm_size, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va, m.vmm_size, &rw0, 1), CUDA_SUCCESS);
+    ipc_read_write(va);
+    CHECK_EQ_INT(cuMemUnmap(va, m.vmm_size), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, m.vmm_size), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
+/* Memory shared with another process (a second copy of this test, started with "ipc"): cuMemAlloc
+ * memory by a legacy handle, which this process cannot open itself; a pool allocation; a VMM
+ * allocation. What the child writes is seen here. */
+static void check_ipc(const char *self)
+{
+    CUcontext p0, own;
+    CUdeviceptr d, pp, va, x;
+    CUmemoryPool pool;
+    CUmemPoolProps props;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h;
+    CUipcMemHandle other;
+    unsigned char pattern[IPC_BYTES], back[IPC_BYTES];
+    unsigned capable = 9;
+    ipc_msg_t m;
+    size_t gran = 2 << 20;
+    int pfd[2], status;
+    char arg[16];
+    pid_t pid;
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr bufs[3];
+
+    for (int i = 0; i < IPC_BYTES; i++)
+        pattern[i] = (unsigned char)i;
+    memset(&m, 0, sizeof m);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&d, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(d, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuPointerGetAttribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, d),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(capable, 1);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&m.legacy, d + 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&m.legacy, d), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&other, d), CUDA_SUCCESS); /* again: lightweight */
+    /* Its pages are shared now, its contents kept, and still no host code's. */
+    CHECK_EQ_INT(cuMemcpyDtoH(back, d, IPC_BYTES), CUDA_SUCCESS);
+    CHECK(memcmp(back, pattern, IPC_BYTES) == 0);
+    CHECK(host_touch_faults(d));
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT); /* the exporting process */
+    own = new_context(1);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuCtxDestroy(own), CUDA_SUCCESS);
+
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&pp, IPC_BYTES, pool, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(pp, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolExportToShareableHandle(&m.pool_fd, pool,
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolExportPointer(&m.pool_ptr, pp), CUDA_SUCCESS);
+
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    {
+        CUmemAccessDesc rw1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1},
+                               CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw1, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemcpyHtoD(va, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemExportToShareableHandle(&m.vmm_fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        CUDA_SUCCESS);
+    m.vmm_size = gran;
+    (void)rw0;
+
+    REQUIRE(pipe(pfd) == 0);
+    snprintf(arg, sizeof arg, "%d", pfd[0]);
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(pfd[1]);
+        execl(self, self, "ipc", arg, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[0]);
+    REQUIRE(write(pfd[1], &m, sizeof m) == (ssize_t)sizeof m);
+    close(pfd[1]);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    bufs[0] = d;
+    bufs[1] = pp;
+    bufs[2] = va;
+    for (int b = 0; b < 3; b++) {
+        CHECK_EQ_INT(cuMemcpyDtoH(back, bufs[b], IPC_BYTES), CUDA_SUCCESS);
+        CHECK_EQ_INT(back[15], 0xEE);
+        CHECK_EQ_INT(back[16], 16);
+    }
+    close(m.pool_fd);
+    close(m.vmm_fd);
+    CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+}
+
 /* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
 static void check_module_rules(void)
 {
@@ -1499,6 +2066,10 @@ int main(int argc, char **argv)
         return chance_child();
     if (argc > 1 && strcmp(argv[1], "nvrtc_cache") == 0)
         return nvrtc_cache_child();
+    if (argc > 1 && strcmp(argv[1], "pageable") == 0)
+        return pageable_child();
+    if (argc > 2 && strcmp(argv[1], "ipc") == 0)
+        return ipc_child(argv[2]);
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
     CHECK_EQ_INT(count, 2);
     check_no_context();
@@ -1511,6 +2082,10 @@ int main(int argc, char **argv)
     check_queued_work();
     check_pointer_attributes();
     check_pools();
+    check_vmm();
+    check_ipc(argv[0]);
+    check_managed();
+    check_pageable(argv[0]);
     check_module_rules();
     check_kernel_cache();
     check_versions();
