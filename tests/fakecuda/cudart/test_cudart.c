@@ -3,7 +3,8 @@
  * Each family of calls: versions, errors and the last error, devices and their properties,
  * threads, device, managed, pinned and registered memory, copies of every kind and memsets,
  * streams (the legacy and per-thread default ones too) and events, cudaPointerGetAttributes on
- * each kind of memory, the stream-ordered allocator and pools, IPC handles, cudaDeviceReset.
+ * each kind of memory, the stream-ordered allocator and pools, device memory opened by another
+ * process through an IPC handle (a second copy of this test, "ipc FD"), cudaDeviceReset.
  * Calls whose driver entry point the test driver lacks must fail with cudaErrorNotSupported.
  *
  *   test_cudart              everything above (FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80)
@@ -19,8 +20,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -455,14 +459,67 @@ static void check_pools(void)
     free(back);
 }
 
+/* The child of check_ipc (test_cudart ipc FD): opens the handle read from FD, checks the parent's
+ * bytes, writes its own and closes the handle. */
+static int ipc_child(const char *fd_text)
+{
+    cudaIpcMemHandle_t handle;
+    unsigned char back[4096], mine[4096];
+    void *p = NULL;
+    int fd = atoi(fd_text);
+
+    REQUIRE(read(fd, &handle, sizeof handle) == (ssize_t)sizeof handle);
+    CHECK_EQ_INT(cudaIpcOpenMemHandle(&p, handle, 0), cudaErrorInvalidValue);
+    RT(cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess));
+    check_attributes(p, cudaMemoryTypeDevice, 0, p, NULL);
+    RT(cudaMemcpy(back, p, sizeof back, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < sizeof back; i++)
+        if (back[i] != (unsigned char)(i * 3)) {
+            CHECK(!"the exporter's bytes");
+            break;
+        }
+    memset(mine, 0x5c, sizeof mine);
+    RT(cudaMemcpy(p, mine, sizeof mine, cudaMemcpyHostToDevice));
+    RT(cudaIpcCloseMemHandle(p));
+    CHECK_EQ_INT(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_DONE();
+}
+
+/* Device memory shared with another process through an IPC handle (a second copy of this test). */
 static void check_ipc(void)
 {
     cudaIpcMemHandle_t handle;
+    unsigned char pattern[4096], back[4096];
     void *d = NULL;
-    RT(cudaMalloc(&d, 4096));
+    int fds[2], status = -1;
+    pid_t child;
+    char arg[16];
+
+    RT(cudaMalloc(&d, sizeof pattern));
     CHECK_EQ_INT(cudaIpcGetMemHandle(&handle, d), expected("cuIpcGetMemHandle"));
     CHECK_EQ_INT(cudaIpcGetMemHandle(NULL, d), cudaErrorInvalidValue);
     cudaGetLastError();
+    if (driver_has("cuIpcGetMemHandle") && driver_has("cuIpcOpenMemHandle_v2")) {
+        for (size_t i = 0; i < sizeof pattern; i++)
+            pattern[i] = (unsigned char)(i * 3);
+        RT(cudaMemcpy(d, pattern, sizeof pattern, cudaMemcpyHostToDevice));
+        REQUIRE(pipe(fds) == 0);
+        snprintf(arg, sizeof arg, "%d", fds[0]);
+        child = fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            close(fds[1]);
+            execl("/proc/self/exe", "test_cudart", "ipc", arg, (char *)NULL);
+            _exit(127);
+        }
+        close(fds[0]);
+        REQUIRE(write(fds[1], &handle, sizeof handle) == (ssize_t)sizeof handle);
+        close(fds[1]);
+        REQUIRE(waitpid(child, &status, 0) == child);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        RT(cudaMemcpy(back, d, sizeof back, cudaMemcpyDeviceToHost));
+        CHECK(back[0] == 0x5c && back[sizeof back - 1] == 0x5c);
+    }
     RT(cudaFree(d));
 }
 
@@ -573,6 +630,8 @@ int main(int argc, char **argv)
         return check_sticky();
     if (argc > 1 && strcmp(argv[1], "old-driver") == 0)
         return check_old_driver();
+    if (argc > 2 && strcmp(argv[1], "ipc") == 0)
+        return ipc_child(argv[2]);
     REQUIRE(argc == 1);
     check_versions();
     check_errors();
