@@ -24,4 +24,13 @@ void buf_free(buf_t *b);
 void buf_put(const buf_t *b, const void *src);
 void buf_get(const buf_t *b, void *dst);
 
+#ifdef TJ_CUDART
+/* The runtime-API builds (devbuf_rt.c): device 0 made current with cudaSetDevice (false, with the
+ * reason on stdout, without a device); whether the thread still has the context and device it had
+ * then, and no runtime error; device buffers from cudaMallocAsync when buf_stream_ordered. */
+bool devbuf_rt_open(void);
+bool devbuf_rt_same_context(void);
+extern bool buf_stream_ordered;
+#endif
+
 #endif /* TJ_TESTS_DEVBUF_H */
