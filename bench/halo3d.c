@@ -23,7 +23,10 @@
  * With --device the grid lives in GPU memory (the CUDA driver is opened with dlopen, so the host
  * mode needs none); the packed buffers of the pack mode are in page-locked mapped host memory:
  * MPI_Pack and MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware
- * or not, moves host memory. The check copies the grid back to the host.
+ * or not, moves host memory. The check copies the grid back to the host. --stream-ordered takes the
+ * grids from the stream-ordered allocator (pool memory, which has no context). Built with
+ * HALO3D_CUDART (build/tests/halo3d_cudart) the device mode uses the CUDA runtime API instead of
+ * the driver, as most GPU programs do: cudaSetDevice, cudaMalloc or cudaMallocAsync, cudaMemcpy.
  *
  * With --tolerate-errors the MPI calls return their errors, which are counted: a call that fails
  * before it is matched (MPI_Pack, MPI_Unpack, MPI_Isend, MPI_Irecv) is made again at once, and a
@@ -31,10 +34,13 @@
  * cells are checked after each exchange that succeeded on every rank. For runs with injected
  * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
  *
- *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]
+ *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device [--stream-ordered]]
  *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet] [--describe]
  */
 #include <cuda.h>
+#ifdef HALO3D_CUDART
+#include <cuda_runtime_api.h>
+#endif
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -57,7 +63,8 @@ static exchange_t mode = EX_PACK;
 static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend"};
 
 static const char usage[] =
-    "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]\n"
+    "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K]\n"
+    "              [--host | --device [--stream-ordered]]\n"
     "              [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]\n"
     "              [--describe]\n"
     "  --n N          points per side per rank (default 32)\n"
@@ -66,6 +73,7 @@ static const char usage[] =
     "  --iters K      exchanges, K >= 1 (default 10)\n"
     "  --host         grid in host memory (default)\n"
     "  --device       grid in GPU memory, packed buffers in page-locked host memory\n"
+    "  --stream-ordered  with --device: the grids from the stream-ordered allocator\n"
     "  --collective   how halos move: pack (MPI_Pack + MPI_Alltoallv + MPI_Unpack, default),\n"
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
@@ -75,7 +83,82 @@ static const char usage[] =
     "  --describe     print the regions' datatypes, and the fused sets of the neighbor mode, as\n"
     "                 type descriptions for `typejit warm`, and exit (no MPI needed)\n";
 
-/* The few driver calls the device mode makes, as an application would. */
+static void die(const char *what)
+{
+    fprintf(stderr, "halo3d: %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* The few device calls the device mode makes, as an application would: device_open, dev_alloc,
+ * dev_free, pinned, pinned_free, to_device, to_host. With --stream-ordered the grids come from
+ * the stream-ordered allocator (on the legacy stream, so the copies that follow are ordered after
+ * the allocation). */
+static int stream_ordered = 0;
+
+#ifdef HALO3D_CUDART
+static void rt_ok(cudaError_t e, const char *call)
+{
+    char text[160];
+    if (e == cudaSuccess)
+        return;
+    snprintf(text, sizeof(text), "%s failed (%s: %s)", call, cudaGetErrorName(e),
+             cudaGetErrorString(e));
+    die(text);
+}
+
+/* Make device (local rank mod devices) current. */
+static void device_open(MPI_Comm world)
+{
+    MPI_Comm node;
+    int local, ndev = 0;
+
+    rt_ok(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    rt_ok(cudaSetDevice(local % ndev), "cudaSetDevice");
+}
+
+static void *dev_alloc(size_t len)
+{
+    void *p = NULL;
+    if (stream_ordered)
+        rt_ok(cudaMallocAsync(&p, len, NULL), "cudaMallocAsync");
+    else
+        rt_ok(cudaMalloc(&p, len), "cudaMalloc");
+    return p;
+}
+
+static void dev_free(void *p)
+{
+    rt_ok(stream_ordered ? cudaFreeAsync(p, NULL) : cudaFree(p), "cudaFree");
+}
+
+/* Page-locked host memory the device can write (the packed buffers of the device mode). */
+static void *pinned(size_t len)
+{
+    void *p = NULL;
+    rt_ok(cudaHostAlloc(&p, len ? len : 1, cudaHostAllocMapped | cudaHostAllocPortable),
+          "cudaHostAlloc");
+    return p;
+}
+
+static void pinned_free(void *p)
+{
+    rt_ok(cudaFreeHost(p), "cudaFreeHost");
+}
+
+static void to_device(void *dst, const void *src, size_t len)
+{
+    rt_ok(cudaMemcpy(dst, src, len, cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+
+static void to_host(void *dst, const void *src, size_t len)
+{
+    rt_ok(cudaMemcpy(dst, src, len, cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+#else
+/* The driver, opened with dlopen so that the host mode needs none. */
 static struct {
     __typeof__(&cuInit) init;
     __typeof__(&cuDeviceGetCount) device_count;
@@ -84,17 +167,13 @@ static struct {
     __typeof__(&cuCtxSetCurrent) set_current;
     __typeof__(&cuMemAlloc) alloc;
     __typeof__(&cuMemFree) free;
+    __typeof__(&cuMemAllocAsync) alloc_async;
+    __typeof__(&cuMemFreeAsync) free_async;
     __typeof__(&cuMemHostAlloc) host_alloc;
     __typeof__(&cuMemFreeHost) host_free;
     __typeof__(&cuMemcpyHtoD) htod;
     __typeof__(&cuMemcpyDtoH) dtoh;
 } cu;
-
-static void die(const char *what)
-{
-    fprintf(stderr, "halo3d: %s\n", what);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
 
 static void cu_ok(CUresult rc, const char *call)
 {
@@ -123,6 +202,8 @@ static void device_open(MPI_Comm world)
     *(void **)&cu.set_current = dlsym(lib, "cuCtxSetCurrent");
     *(void **)&cu.alloc = dlsym(lib, "cuMemAlloc_v2");
     *(void **)&cu.free = dlsym(lib, "cuMemFree_v2");
+    *(void **)&cu.alloc_async = dlsym(lib, "cuMemAllocAsync");
+    *(void **)&cu.free_async = dlsym(lib, "cuMemFreeAsync");
     *(void **)&cu.host_alloc = dlsym(lib, "cuMemHostAlloc");
     *(void **)&cu.host_free = dlsym(lib, "cuMemFreeHost");
     *(void **)&cu.htod = dlsym(lib, "cuMemcpyHtoD_v2");
@@ -130,6 +211,8 @@ static void device_open(MPI_Comm world)
     if (!cu.init || !cu.device_count || !cu.device_get || !cu.retain || !cu.set_current ||
         !cu.alloc || !cu.free || !cu.host_alloc || !cu.host_free || !cu.htod || !cu.dtoh)
         die("the CUDA driver lacks a function --device needs");
+    if (stream_ordered && (!cu.alloc_async || !cu.free_async))
+        die("the CUDA driver lacks the stream-ordered allocator --stream-ordered needs");
     cu_ok(cu.init(0), "cuInit");
     cu_ok(cu.device_count(&ndev), "cuDeviceGetCount");
     if (ndev < 1)
@@ -142,6 +225,22 @@ static void device_open(MPI_Comm world)
     cu_ok(cu.set_current(ctx), "cuCtxSetCurrent");
 }
 
+static void *dev_alloc(size_t len)
+{
+    CUdeviceptr d;
+    if (stream_ordered)
+        cu_ok(cu.alloc_async(&d, len, NULL), "cuMemAllocAsync");
+    else
+        cu_ok(cu.alloc(&d, len), "cuMemAlloc");
+    return (void *)(uintptr_t)d;
+}
+
+static void dev_free(void *p)
+{
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)p;
+    cu_ok(stream_ordered ? cu.free_async(d, NULL) : cu.free(d), "cuMemFree");
+}
+
 /* Page-locked host memory the device can write (the packed buffers of the device mode). */
 static void *pinned(size_t len)
 {
@@ -150,6 +249,22 @@ static void *pinned(size_t len)
           "cuMemHostAlloc");
     return p;
 }
+
+static void pinned_free(void *p)
+{
+    cu_ok(cu.host_free(p), "cuMemFreeHost");
+}
+
+static void to_device(void *dst, const void *src, size_t len)
+{
+    cu_ok(cu.htod((CUdeviceptr)(uintptr_t)dst, src, len), "cuMemcpyHtoD");
+}
+
+static void to_host(void *dst, const void *src, size_t len)
+{
+    cu_ok(cu.dtoh(dst, (CUdeviceptr)(uintptr_t)src, len), "cuMemcpyDtoH");
+}
+#endif
 
 /* A positive int option value, or the usage. */
 static int int_arg(const char *opt, const char *text, int min)
@@ -364,6 +479,8 @@ int main(int argc, char **argv)
             }
             device = want;
             placed = 1;
+        } else if (strcmp(argv[i], "--stream-ordered") == 0) {
+            stream_ordered = 1;
         } else if (strcmp(argv[i], "--describe") == 0) {
             describe_only = 1;
         } else {
@@ -373,6 +490,10 @@ int main(int argc, char **argv)
     }
     if (n < radius) {
         fprintf(stderr, "halo3d: need radius <= n\n%s", usage);
+        return 2;
+    }
+    if (stream_ordered && !device) {
+        fprintf(stderr, "halo3d: --stream-ordered needs --device\n%s", usage);
         return 2;
     }
     if (describe_only) {
@@ -418,7 +539,7 @@ int main(int argc, char **argv)
      * take one buffer as both its send and its receive buffer, so the alltoallv and neighbor
      * modes receive into a second copy of the grid (`rfield`), whose ghosts are checked. */
     void *field = grid, *rfield = grid;
-    CUdeviceptr dgrid = 0, drgrid = 0;
+    void *dgrid = NULL, *drgrid = NULL;
     bool two = mode == EX_ALLTOALLV || mode == EX_NEIGHBOR;
     double *rgrid = two && !device ? malloc(values * sizeof(double)) : NULL;
     int *scount = calloc((size_t)nranks, sizeof(int)),
@@ -438,11 +559,11 @@ int main(int argc, char **argv)
         die("out of memory");
     rfield = two ? (void *)rgrid : field;
     if (device) {
-        cu_ok(cu.alloc(&dgrid, values * sizeof(double)), "cuMemAlloc");
-        field = rfield = (void *)(uintptr_t)dgrid;
+        dgrid = dev_alloc(values * sizeof(double));
+        field = rfield = dgrid;
         if (two) {
-            cu_ok(cu.alloc(&drgrid, values * sizeof(double)), "cuMemAlloc");
-            rfield = (void *)(uintptr_t)drgrid;
+            drgrid = dev_alloc(values * sizeof(double));
+            rfield = drgrid;
         }
     }
 
@@ -502,9 +623,9 @@ int main(int argc, char **argv)
                                 : -1.0;
                 }
         if (device)
-            cu_ok(cu.htod(dgrid, grid, values * sizeof(double)), "cuMemcpyHtoD");
+            to_device(dgrid, grid, values * sizeof(double));
         if (device && two)
-            cu_ok(cu.htod(drgrid, grid, values * sizeof(double)), "cuMemcpyHtoD");
+            to_device(drgrid, grid, values * sizeof(double));
         else if (two)
             memcpy(rgrid, grid, values * sizeof(double));
 
@@ -593,7 +714,7 @@ int main(int argc, char **argv)
             t_exch += t3 - t0;
         }
         if (device)
-            cu_ok(cu.dtoh(grid, two ? drgrid : dgrid, values * sizeof(double)), "cuMemcpyDtoH");
+            to_host(grid, two ? drgrid : dgrid, values * sizeof(double));
         else if (two)
             memcpy(grid, rgrid, values * sizeof(double));
 
@@ -653,12 +774,12 @@ int main(int argc, char **argv)
     free(grid);
     free(rgrid);
     if (device) {
-        cu.free(dgrid);
+        dev_free(dgrid);
         if (two)
-            cu.free(drgrid);
+            dev_free(drgrid);
         if (mode == EX_PACK) {
-            cu.host_free(sbuf);
-            cu.host_free(rbuf);
+            pinned_free(sbuf);
+            pinned_free(rbuf);
         }
     } else {
         free(sbuf);

@@ -30,6 +30,7 @@ typedef enum {
     K_COUNT
 } kind_t;
 
+/* The runtime-API builds (devbuf_rt.c) make the first four kinds only. */
 extern const char *const kind_names[K_COUNT];
 
 typedef struct {
@@ -65,5 +66,14 @@ buf_t buf_ipc_open(const CUipcMemHandle *h, size_t len);
 
 /* Device 1's primary context, retained (needs two devices). */
 CUcontext devbuf_device1(void);
+
+#ifdef TJ_CUDART
+/* The runtime-API builds (devbuf_rt.c): device 0 made current with cudaSetDevice (false, with the
+ * reason on stdout, without a device); whether the thread still has the context and device it had
+ * then, and no runtime error; device buffers from cudaMallocAsync when buf_stream_ordered. */
+bool devbuf_rt_open(void);
+bool devbuf_rt_same_context(void);
+extern bool buf_stream_ordered;
+#endif
 
 #endif /* TJ_TESTS_DEVBUF_H */
