@@ -170,10 +170,3 @@ if(TJ_NVCC)
 else()
   message(STATUS "no nvcc: the runtime stand-in's nvcc tests are not built")
 endif()
-
-# Until typejit moves context-free pool memory by kernels, the tests of cudaMallocAsync buffers
-# fail; they run when TJ_CUDART_POOL_TESTS is ON.
-option(TJ_CUDART_POOL_TESTS "Run the runtime-API tests of cudaMallocAsync buffers" OFF)
-if(NOT TJ_CUDART_POOL_TESTS)
-  set_tests_properties(emu_cudart_pack_pool emu_cudart_halo3d_pool_2 PROPERTIES DISABLED TRUE)
-endif()
