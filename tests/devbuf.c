@@ -25,10 +25,13 @@ const char *const kind_names[K_COUNT] = {"device",
                                          "pinned_wc",
                                          "registered",
                                          "ipc",
-                                         "dev1"};
+                                         "dev1",
+                                         "pool_host",
+                                         "vmm_host_rw"};
 
-static CUstream stream0;      /* device 0's, for the stream-ordered allocations */
-static CUmemoryPool pools[2]; /* K_POOL_USER's on device 0, K_POOL_DEV1's on device 1 */
+static CUstream stream0; /* device 0's, for the stream-ordered allocations */
+/* The pools of K_POOL_USER (device 0), K_POOL_DEV1 (device 1) and K_POOL_HOST (host NUMA 0). */
+static CUmemoryPool pools[3];
 static CUcontext dev1_ctx;
 
 bool on_device(kind_t k)
@@ -40,6 +43,8 @@ bool on_device(kind_t k)
     case K_PINNED_MAPPED:
     case K_PINNED_WC:
     case K_REGISTERED:
+    case K_POOL_HOST:
+    case K_VMM_HOST_RW:
         return false;
     default:
         return true;
@@ -66,12 +71,13 @@ bool kind_available(kind_t k, const char **why)
     *why = NULL;
     if (needs_two_devices(k) && (drv.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 2))
         *why = "needs two devices";
-    else if ((k == K_POOL || k == K_POOL_USER || k == K_POOL_DEV1 || k == K_MANAGED_ADVISE) &&
+    else if ((k == K_POOL || k == K_POOL_USER || k == K_POOL_DEV1 || k == K_POOL_HOST ||
+              k == K_MANAGED_ADVISE) &&
              (!drv.cuStreamCreate || !drv.cuStreamSynchronize || !drv.cuMemAllocAsync ||
               !drv.cuMemFreeAsync || !drv.cuMemPoolCreate || !drv.cuMemAllocFromPoolAsync ||
               !drv.cuMemAdvise || !drv.cuMemPrefetchAsync))
         *why = "the driver lacks the stream-ordered allocator or managed advice";
-    else if ((k == K_VMM || k == K_VMM_HOST) &&
+    else if ((k == K_VMM || k == K_VMM_HOST || k == K_VMM_HOST_RW) &&
              (!drv.cuMemCreate || !drv.cuMemAddressReserve || !drv.cuMemMap ||
               !drv.cuMemSetAccess || !drv.cuMemGetAllocationGranularity || !drv.cuMemUnmap ||
               !drv.cuMemRelease || !drv.cuMemAddressFree))
@@ -100,26 +106,28 @@ static CUstream stream(void)
     return stream0;
 }
 
-static CUmemoryPool pool_of(int device)
+/* Pool @p i of `pools`: on device 0, on device 1, on host NUMA node 0. */
+static CUmemoryPool pool_of(int i)
 {
     CUmemPoolProps props;
 
-    if (pools[device] == NULL) {
+    if (pools[i] == NULL) {
         memset(&props, 0, sizeof(props));
         props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
         props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
-        props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        props.location.id = device;
-        CUDRV(cuMemPoolCreate(&pools[device], &props));
+        props.location.type = i == 2 ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = i == 2 ? 0 : i;
+        CUDRV(cuMemPoolCreate(&pools[i], &props));
     }
-    return pools[device];
+    return pools[i];
 }
 
-/* A VMM mapping of @p len bytes located at @p loc, read-write for device 0 alone. */
-static void vmm_alloc(buf_t *b, CUmemLocationType type, int id)
+/* A VMM mapping of @p len bytes located at @p loc, read-write for device 0 (and the host, when
+ * @p host is). */
+static void vmm_alloc(buf_t *b, CUmemLocationType type, int id, bool host)
 {
     CUmemAllocationProp prop;
-    CUmemAccessDesc access;
+    CUmemAccessDesc access[2];
     size_t gran = 0;
 
     memset(&prop, 0, sizeof(prop));
@@ -131,11 +139,14 @@ static void vmm_alloc(buf_t *b, CUmemLocationType type, int id)
     CUDRV(cuMemCreate(&b->handle, b->mapped, &prop, 0));
     CUDRV(cuMemAddressReserve(&b->reserve, b->mapped, 0, 0, 0));
     CUDRV(cuMemMap(b->reserve, b->mapped, 0, b->handle, 0));
-    memset(&access, 0, sizeof(access));
-    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access.location.id = 0;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CUDRV(cuMemSetAccess(b->reserve, b->mapped, &access, 1));
+    memset(access, 0, sizeof(access));
+    access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[0].location.id = 0;
+    access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access[1].location.type = type;
+    access[1].location.id = id;
+    access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CUDRV(cuMemSetAccess(b->reserve, b->mapped, access, host ? 2 : 1));
     b->ptr = (char *)(uintptr_t)b->reserve;
 }
 
@@ -192,14 +203,20 @@ buf_t buf_alloc(kind_t kind, size_t len)
         break;
     case K_POOL_USER:
     case K_POOL_DEV1:
-        CUDRV(cuMemAllocFromPoolAsync(&d, size, pool_of(kind == K_POOL_DEV1), stream()));
+    case K_POOL_HOST:
+        CUDRV(cuMemAllocFromPoolAsync(&d, size,
+                                      pool_of(kind == K_POOL_USER   ? 0
+                                              : kind == K_POOL_DEV1 ? 1
+                                                                    : 2),
+                                      stream()));
         CUDRV(cuStreamSynchronize(stream()));
         break;
     case K_VMM:
-        vmm_alloc(&b, CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        vmm_alloc(&b, CU_MEM_LOCATION_TYPE_DEVICE, 0, false);
         return b;
     case K_VMM_HOST:
-        vmm_alloc(&b, CU_MEM_LOCATION_TYPE_HOST_NUMA, 0);
+    case K_VMM_HOST_RW:
+        vmm_alloc(&b, CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, kind == K_VMM_HOST_RW);
         return b;
     case K_DEV1:
         CUDRV(cuCtxPushCurrent(devbuf_device1()));
@@ -262,11 +279,13 @@ void buf_free(buf_t *b)
     case K_POOL:
     case K_POOL_USER:
     case K_POOL_DEV1:
+    case K_POOL_HOST:
         CUDRV(cuMemFreeAsync(d, stream()));
         CUDRV(cuStreamSynchronize(stream()));
         break;
     case K_VMM:
     case K_VMM_HOST:
+    case K_VMM_HOST_RW:
         CUDRV(cuMemUnmap(b->reserve, b->mapped));
         CUDRV(cuMemRelease(b->handle));
         CUDRV(cuMemAddressFree(b->reserve, b->mapped));

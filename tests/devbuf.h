@@ -27,6 +27,8 @@ typedef enum {
     K_REGISTERED,      /* page-aligned malloc, cuMemHostRegister (DEVICEMAP | PORTABLE) */
     K_IPC,             /* another process's cuMemAlloc memory, cuIpcOpenMemHandle'd (buf_ipc_*) */
     K_DEV1,            /* cuMemAlloc in device 1's primary context, device 0 current */
+    K_POOL_HOST,       /* cuMemAllocFromPoolAsync from a pool of host NUMA node 0 */
+    K_VMM_HOST_RW,     /* K_VMM_HOST with read-write access for the host too */
     K_COUNT
 } kind_t;
 

@@ -320,12 +320,14 @@ set_tests_properties(emu_p2p_device PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 # Every allocation kind a program brings (tests/devbuf.h; docs/device-buffers.md, "Allocation
 # kinds") through MPI_Pack/MPI_Unpack, Send/Recv, Isend/Irecv both ways with device memory, and
 # MPI_Alltoall, against the system MPI on host copies, each call with kernels where a kernel
-# applies (two devices: device 1's kinds beside device 0's). Then injected failures of the
+# applies (two devices: device 1's kinds beside device 0's), and host memory left to the system
+# MPI (on a system whose devices report pageable memory access, FAKECUDA_PAGEABLE=1, malloc memory
+# included). Then injected failures of the
 # pointer query (MPI_ERR_INTERN or exact bytes, and the error line) and of typejit's page-locked
 # staging (exact bytes through pageable staging, said once).
 tj_device_program(test_bufkinds test_bufkinds.c devbuf.c)
 add_test(NAME emu_bufkinds COMMAND ${TJ_CHECKED} --silent --
-         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x FAKECUDA_PAGEABLE=1
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds -np 2
          $<TARGET_FILE:test_bufkinds> --all)
 set(TJ_BUFKINDS_FAULT_KINDS device,pool,pool_user,vmm,vmm_host,managed_advise,registered,dev1)
