@@ -58,7 +58,11 @@
     _X(cuMemHostUnregister, "cuMemHostUnregister")                                                 \
     _X(cuIpcGetMemHandle, "cuIpcGetMemHandle")                                                     \
     _X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2")                                                \
-    _X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")
+    _X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")                                                 \
+    _X(cuMemPoolExportToShareableHandle, "cuMemPoolExportToShareableHandle")                       \
+    _X(cuMemPoolImportFromShareableHandle, "cuMemPoolImportFromShareableHandle")                   \
+    _X(cuMemPoolExportPointer, "cuMemPoolExportPointer")                                           \
+    _X(cuMemPoolImportPointer, "cuMemPoolImportPointer")
 
 typedef struct {
 #define CUDRV_FIELD(_name, _sym) __typeof__(&_name) _name;

@@ -3,9 +3,12 @@
  * with device 1's primary context pushed, as an application of two devices does. */
 #include "devbuf.h"
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cudrv.h"
@@ -27,7 +30,8 @@ const char *const kind_names[K_COUNT] = {"device",
                                          "ipc",
                                          "dev1",
                                          "pool_host",
-                                         "vmm_host_rw"};
+                                         "vmm_host_rw",
+                                         "ipc_pool"};
 
 static CUstream stream0; /* device 0's, for the stream-ordered allocations */
 /* The pools of K_POOL_USER (device 0), K_POOL_DEV1 (device 1) and K_POOL_HOST (host NUMA 0). */
@@ -86,6 +90,11 @@ bool kind_available(kind_t k, const char **why)
         *why = "the driver lacks cuMemHostRegister";
     else if (k == K_IPC && (!drv.cuIpcGetMemHandle || !drv.cuIpcOpenMemHandle))
         *why = "the driver lacks cuIpcOpenMemHandle";
+    else if (k == K_IPC_POOL &&
+             (!drv.cuMemPoolCreate || !drv.cuMemAllocFromPoolAsync ||
+              !drv.cuMemPoolExportToShareableHandle || !drv.cuMemPoolImportFromShareableHandle ||
+              !drv.cuMemPoolExportPointer || !drv.cuMemPoolImportPointer))
+        *why = "the driver lacks the IPC of memory pools";
     return *why == NULL;
 }
 
@@ -224,8 +233,9 @@ buf_t buf_alloc(kind_t kind, size_t len)
         CUDRV(cuCtxPopCurrent(&popped));
         break;
     case K_IPC:
+    case K_IPC_POOL:
     case K_COUNT:
-        REQUIRE(!"buf_ipc_open makes IPC buffers");
+        REQUIRE(!"buf_ipc_open and buf_ipc_pool_open make IPC buffers");
     }
     b.ptr = h != NULL ? (char *)h : (char *)(uintptr_t)d;
     return b;
@@ -243,6 +253,56 @@ buf_t buf_ipc_open(const CUipcMemHandle *h, size_t len)
     buf_t b = {.kind = K_IPC, .len = len};
     CUdeviceptr d;
     CUDRV(cuIpcOpenMemHandle(&d, *h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    b.ptr = (char *)(uintptr_t)d;
+    return b;
+}
+
+/* The IPC-capable pool of device 0 and its descriptor; the other process's pool, imported. */
+static CUmemoryPool ipc_pool, imported_pool;
+static int ipc_pool_fd = -1;
+
+buf_t buf_ipc_pool_export(size_t len, int *fd, CUmemPoolPtrExportData *data)
+{
+    buf_t b = {.kind = K_POOL_USER, .len = len};
+    CUmemPoolProps props;
+    CUdeviceptr d;
+
+    if (ipc_pool == NULL) {
+        memset(&props, 0, sizeof(props));
+        props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = 0;
+        CUDRV(cuMemPoolCreate(&ipc_pool, &props));
+        CUDRV(cuMemPoolExportToShareableHandle(&ipc_pool_fd, ipc_pool,
+                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    }
+    CUDRV(cuMemAllocFromPoolAsync(&d, len ? len : 1, ipc_pool, stream()));
+    CUDRV(cuStreamSynchronize(stream()));
+    CUDRV(cuMemPoolExportPointer(data, d));
+    *fd = ipc_pool_fd;
+    b.ptr = (char *)(uintptr_t)d;
+    return b;
+}
+
+buf_t buf_ipc_pool_open(int pid, int fd, const CUmemPoolPtrExportData *data, size_t len)
+{
+    buf_t b = {.kind = K_IPC_POOL, .len = len};
+    CUmemPoolPtrExportData copy = *data;
+    CUdeviceptr d;
+
+    if (imported_pool == NULL) {
+        /* The descriptor as a process on the same machine receives it (a real program passes it
+         * over a Unix socket). */
+        char path[64];
+        int mine;
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+        REQUIRE((mine = open(path, O_RDWR | O_CLOEXEC)) >= 0);
+        CUDRV(cuMemPoolImportFromShareableHandle(&imported_pool, (void *)(intptr_t)mine,
+                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        close(mine);
+    }
+    CUDRV(cuMemPoolImportPointer(&d, imported_pool, &copy));
     b.ptr = (char *)(uintptr_t)d;
     return b;
 }
@@ -280,6 +340,7 @@ void buf_free(buf_t *b)
     case K_POOL_USER:
     case K_POOL_DEV1:
     case K_POOL_HOST:
+    case K_IPC_POOL:
         CUDRV(cuMemFreeAsync(d, stream()));
         CUDRV(cuStreamSynchronize(stream()));
         break;

@@ -29,6 +29,7 @@ typedef enum {
     K_DEV1,            /* cuMemAlloc in device 1's primary context, device 0 current */
     K_POOL_HOST,       /* cuMemAllocFromPoolAsync from a pool of host NUMA node 0 */
     K_VMM_HOST_RW,     /* K_VMM_HOST with read-write access for the host too */
+    K_IPC_POOL,        /* another process's allocation of an IPC pool, imported (buf_ipc_pool_*) */
     K_COUNT
 } kind_t;
 
@@ -65,6 +66,12 @@ void buf_get(const buf_t *b, void *dst);
  * process's buffer opened from its handle (K_IPC, in device 0's primary context). */
 buf_t buf_ipc_export(size_t len, CUipcMemHandle *h);
 buf_t buf_ipc_open(const CUipcMemHandle *h, size_t len);
+
+/* IPC pools: an allocation of this process's IPC-capable pool of device 0 to export (a pool
+ * buffer; the pool's descriptor and the allocation's export data in @p fd and @p data), and
+ * another process's allocation imported from those (K_IPC_POOL; @p pid the exporting process). */
+buf_t buf_ipc_pool_export(size_t len, int *fd, CUmemPoolPtrExportData *data);
+buf_t buf_ipc_pool_open(int pid, int fd, const CUmemPoolPtrExportData *data, size_t len);
 
 /* Device 1's primary context, retained (needs two devices). */
 CUcontext devbuf_device1(void);

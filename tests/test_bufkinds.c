@@ -1,8 +1,8 @@
 /* Every allocation kind a program brings (tests/devbuf.h: cuMemAlloc, stream-ordered pools of
  * device 0, of device 1 and of the host, VMM mappings of device memory and of host memory with and
  * without the CPU's access, managed memory plain and with advice and prefetch, page-locked memory
- * of each flag, registered memory, IPC-opened memory, memory of device 1 while device 0 is
- * current, pageable memory) through MPI_Pack and
+ * of each flag, registered memory, IPC-opened memory and IPC-imported pool memory, memory of
+ * device 1 while device 0 is current, pageable memory) through MPI_Pack and
  * MPI_Unpack, MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv and MPI_Alltoall, through the preloaded
  * library, against the system MPI's own calls on host copies, byte for byte in poisoned buffers.
  * Where a kernel applies (the typed buffer is device-like and the other side reachable from its
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "counters.h"
@@ -75,14 +76,29 @@ static void footprint(MPI_Datatype type, int count, int64_t *lo, int64_t *span)
 static buf_t exports[MAX_EXPORTS];
 static int nexports;
 
+/* What one process tells the other of an IPC pool allocation. */
+typedef struct {
+    int pid, fd;
+    CUmemPoolPtrExportData data;
+} pool_share_t;
+
 static buf_t alloc_kind(kind_t kind, size_t len)
 {
     CUipcMemHandle mine, theirs;
+    pool_share_t my_share, their_share;
     int peer = (rank + 1) % nranks;
 
-    if (kind != K_IPC)
+    if (kind != K_IPC && kind != K_IPC_POOL)
         return buf_alloc(kind, len);
     REQUIRE(nexports < MAX_EXPORTS);
+    if (kind == K_IPC_POOL) {
+        my_share.pid = (int)getpid();
+        exports[nexports++] = buf_ipc_pool_export(len, &my_share.fd, &my_share.data);
+        REQUIRE(MPI_Sendrecv(&my_share, sizeof(my_share), MPI_BYTE, peer, 7, &their_share,
+                             sizeof(their_share), MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        return buf_ipc_pool_open(their_share.pid, their_share.fd, &their_share.data, len);
+    }
     exports[nexports++] = buf_ipc_export(len, &mine);
     REQUIRE(MPI_Sendrecv(&mine, sizeof(mine), MPI_BYTE, peer, 7, &theirs, sizeof(theirs), MPI_BYTE,
                          peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
@@ -613,8 +629,9 @@ int main(int argc, char **argv)
     /* Kinds this driver cannot make are left out (with --all, a failure). */
     for (int i = 0; i < nkinds; i++) {
         const char *why;
-        if ((kinds[i] == K_IPC && nranks < 2) || !kind_available(kinds[i], &why)) {
-            if (kinds[i] == K_IPC && nranks < 2)
+        bool ipc = kinds[i] == K_IPC || kinds[i] == K_IPC_POOL;
+        if ((ipc && nranks < 2) || !kind_available(kinds[i], &why)) {
+            if (ipc && nranks < 2)
                 why = "needs two ranks";
             if (rank == 0)
                 printf("%s: not run (%s)\n", kind_names[kinds[i]], why);
