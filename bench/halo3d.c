@@ -23,10 +23,13 @@
  * With --device the grid lives in GPU memory (the CUDA driver is opened with dlopen, so the host
  * mode needs none); the packed buffers of the pack mode are in page-locked mapped host memory:
  * MPI_Pack and MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware
- * or not, moves host memory. The check copies the grid back to the host. --stream-ordered takes the
- * grids from the stream-ordered allocator (pool memory, which has no context). Built with
- * HALO3D_CUDART (build/tests/halo3d_cudart) the device mode uses the CUDA runtime API instead of
- * the driver, as most GPU programs do: cudaSetDevice, cudaMalloc or cudaMallocAsync, cudaMemcpy.
+ * or not, moves host memory. The check copies the grid back to the host. --alloc chooses how the
+ * grids are allocated, as the programs typejit is for allocate: cuMemAlloc (the default), the
+ * stream-ordered allocator (pool memory, which has no context), a VMM mapping of device memory or
+ * of host memory the CPU may not touch, managed memory, or the memory of another device than the
+ * rank's own (current) one. Built with HALO3D_CUDART (build/tests/halo3d_cudart) the device mode
+ * uses the CUDA runtime API instead of the driver, as most GPU programs do: cudaSetDevice,
+ * cudaMalloc, cudaMallocAsync or cudaMallocManaged, cudaMemcpy.
  *
  * With --tolerate-errors the MPI calls return their errors, which are counted: a call that fails
  * before it is matched (MPI_Pack, MPI_Unpack, MPI_Isend, MPI_Irecv) is made again at once, and a
@@ -34,7 +37,7 @@
  * cells are checked after each exchange that succeeded on every rank. For runs with injected
  * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
  *
- *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device [--stream-ordered]]
+ *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device [--alloc KIND]]
  *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet] [--describe]
  */
 #include <cuda.h>
@@ -64,7 +67,7 @@ static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend
 
 static const char usage[] =
     "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K]\n"
-    "              [--host | --device [--stream-ordered]]\n"
+    "              [--host | --device [--alloc KIND]]\n"
     "              [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]\n"
     "              [--describe]\n"
     "  --n N          points per side per rank (default 32)\n"
@@ -73,7 +76,10 @@ static const char usage[] =
     "  --iters K      exchanges, K >= 1 (default 10)\n"
     "  --host         grid in host memory (default)\n"
     "  --device       grid in GPU memory, packed buffers in page-locked host memory\n"
-    "  --stream-ordered  with --device: the grids from the stream-ordered allocator\n"
+    "  --alloc KIND   with --device, how the grids are allocated: device (cuMemAlloc,\n"
+    "                 default), pool (stream-ordered), vmm (cuMemCreate + cuMemMap), vmm_host\n"
+    "                 (host memory mapped for the device only), managed, other (the next\n"
+    "                 device's memory while the rank's own device is current)\n"
     "  --collective   how halos move: pack (MPI_Pack + MPI_Alltoallv + MPI_Unpack, default),\n"
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
@@ -90,10 +96,14 @@ static void die(const char *what)
 }
 
 /* The few device calls the device mode makes, as an application would: device_open, dev_alloc,
- * dev_free, pinned, pinned_free, to_device, to_host. With --stream-ordered the grids come from
- * the stream-ordered allocator (on the legacy stream, so the copies that follow are ordered after
- * the allocation). */
-static int stream_ordered = 0;
+ * dev_free, pinned, pinned_free, to_device, to_host. --alloc chooses how dev_alloc allocates the
+ * grids (the stream-ordered allocator on the legacy stream, so the copies that follow are ordered
+ * after the allocation). */
+typedef enum { A_DEVICE, A_POOL, A_VMM, A_VMM_HOST, A_MANAGED, A_OTHER, A_KINDS } alloc_t;
+static const char *const alloc_names[A_KINDS] = {"device",   "pool",    "vmm",
+                                                 "vmm_host", "managed", "other"};
+static alloc_t alloc_kind = A_DEVICE;
+static int own_device, other_device; /* the rank's device, and the next one (--alloc other) */
 
 #ifdef HALO3D_CUDART
 static void rt_ok(cudaError_t e, const char *call)
@@ -116,22 +126,40 @@ static void device_open(MPI_Comm world)
     MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
-    rt_ok(cudaSetDevice(local % ndev), "cudaSetDevice");
+    own_device = local % ndev;
+    other_device = (local + 1) % ndev;
+    if (alloc_kind == A_VMM || alloc_kind == A_VMM_HOST)
+        die("--alloc vmm and vmm_host need the driver API (the halo3d of the driver build)");
+    if (alloc_kind == A_OTHER && ndev < 2)
+        die("--alloc other needs two devices");
+    rt_ok(cudaSetDevice(own_device), "cudaSetDevice");
 }
 
 static void *dev_alloc(size_t len)
 {
     void *p = NULL;
-    if (stream_ordered)
+    switch (alloc_kind) {
+    case A_POOL:
         rt_ok(cudaMallocAsync(&p, len, NULL), "cudaMallocAsync");
-    else
+        break;
+    case A_MANAGED:
+        rt_ok(cudaMallocManaged(&p, len, cudaMemAttachGlobal), "cudaMallocManaged");
+        break;
+    case A_OTHER:
+        rt_ok(cudaSetDevice(other_device), "cudaSetDevice");
         rt_ok(cudaMalloc(&p, len), "cudaMalloc");
+        rt_ok(cudaSetDevice(own_device), "cudaSetDevice");
+        break;
+    default:
+        rt_ok(cudaMalloc(&p, len), "cudaMalloc");
+        break;
+    }
     return p;
 }
 
 static void dev_free(void *p)
 {
-    rt_ok(stream_ordered ? cudaFreeAsync(p, NULL) : cudaFree(p), "cudaFree");
+    rt_ok(alloc_kind == A_POOL ? cudaFreeAsync(p, NULL) : cudaFree(p), "cudaFree");
 }
 
 /* Page-locked host memory the device can write (the packed buffers of the device mode). */
@@ -169,6 +197,17 @@ static struct {
     __typeof__(&cuMemFree) free;
     __typeof__(&cuMemAllocAsync) alloc_async;
     __typeof__(&cuMemFreeAsync) free_async;
+    __typeof__(&cuMemAllocManaged) alloc_managed;
+    __typeof__(&cuMemGetAllocationGranularity) granularity;
+    __typeof__(&cuMemCreate) create;
+    __typeof__(&cuMemRelease) release;
+    __typeof__(&cuMemAddressReserve) reserve;
+    __typeof__(&cuMemAddressFree) unreserve;
+    __typeof__(&cuMemMap) map;
+    __typeof__(&cuMemUnmap) unmap;
+    __typeof__(&cuMemSetAccess) set_access;
+    __typeof__(&cuCtxPushCurrent) push;
+    __typeof__(&cuCtxPopCurrent) pop;
     __typeof__(&cuMemHostAlloc) host_alloc;
     __typeof__(&cuMemFreeHost) host_free;
     __typeof__(&cuMemcpyHtoD) htod;
@@ -204,6 +243,17 @@ static void device_open(MPI_Comm world)
     *(void **)&cu.free = dlsym(lib, "cuMemFree_v2");
     *(void **)&cu.alloc_async = dlsym(lib, "cuMemAllocAsync");
     *(void **)&cu.free_async = dlsym(lib, "cuMemFreeAsync");
+    *(void **)&cu.alloc_managed = dlsym(lib, "cuMemAllocManaged");
+    *(void **)&cu.granularity = dlsym(lib, "cuMemGetAllocationGranularity");
+    *(void **)&cu.create = dlsym(lib, "cuMemCreate");
+    *(void **)&cu.release = dlsym(lib, "cuMemRelease");
+    *(void **)&cu.reserve = dlsym(lib, "cuMemAddressReserve");
+    *(void **)&cu.unreserve = dlsym(lib, "cuMemAddressFree");
+    *(void **)&cu.map = dlsym(lib, "cuMemMap");
+    *(void **)&cu.unmap = dlsym(lib, "cuMemUnmap");
+    *(void **)&cu.set_access = dlsym(lib, "cuMemSetAccess");
+    *(void **)&cu.push = dlsym(lib, "cuCtxPushCurrent_v2");
+    *(void **)&cu.pop = dlsym(lib, "cuCtxPopCurrent_v2");
     *(void **)&cu.host_alloc = dlsym(lib, "cuMemHostAlloc");
     *(void **)&cu.host_free = dlsym(lib, "cuMemFreeHost");
     *(void **)&cu.htod = dlsym(lib, "cuMemcpyHtoD_v2");
@@ -211,34 +261,134 @@ static void device_open(MPI_Comm world)
     if (!cu.init || !cu.device_count || !cu.device_get || !cu.retain || !cu.set_current ||
         !cu.alloc || !cu.free || !cu.host_alloc || !cu.host_free || !cu.htod || !cu.dtoh)
         die("the CUDA driver lacks a function --device needs");
-    if (stream_ordered && (!cu.alloc_async || !cu.free_async))
-        die("the CUDA driver lacks the stream-ordered allocator --stream-ordered needs");
+    if ((alloc_kind == A_POOL && (!cu.alloc_async || !cu.free_async)) ||
+        (alloc_kind == A_MANAGED && !cu.alloc_managed) ||
+        ((alloc_kind == A_VMM || alloc_kind == A_VMM_HOST) &&
+         (!cu.granularity || !cu.create || !cu.release || !cu.reserve || !cu.unreserve || !cu.map ||
+          !cu.unmap || !cu.set_access)) ||
+        (alloc_kind == A_OTHER && (!cu.push || !cu.pop)))
+        die("the CUDA driver lacks a function --alloc needs");
     cu_ok(cu.init(0), "cuInit");
     cu_ok(cu.device_count(&ndev), "cuDeviceGetCount");
     if (ndev < 1)
         die("--device needs a CUDA device");
+    if (alloc_kind == A_OTHER && ndev < 2)
+        die("--alloc other needs two devices");
     MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
-    cu_ok(cu.device_get(&dev, local % ndev), "cuDeviceGet");
+    own_device = local % ndev;
+    other_device = (local + 1) % ndev;
+    cu_ok(cu.device_get(&dev, own_device), "cuDeviceGet");
     cu_ok(cu.retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     cu_ok(cu.set_current(ctx), "cuCtxSetCurrent");
 }
 
+/* --alloc other: the other device's primary context pushed around its allocations and copies. */
+static CUcontext other_ctx;
+
+static void other_enter(void)
+{
+    CUdevice dev;
+    if (alloc_kind != A_OTHER)
+        return;
+    if (other_ctx == NULL) {
+        cu_ok(cu.device_get(&dev, other_device), "cuDeviceGet");
+        cu_ok(cu.retain(&other_ctx, dev), "cuDevicePrimaryCtxRetain");
+    }
+    cu_ok(cu.push(other_ctx), "cuCtxPushCurrent");
+}
+
+static void other_leave(void)
+{
+    CUcontext popped;
+    if (alloc_kind == A_OTHER)
+        cu_ok(cu.pop(&popped), "cuCtxPopCurrent");
+}
+
+/* VMM mappings (--alloc vmm, vmm_host): the two grids' address ranges, handles and sizes. */
+static struct {
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle handle;
+    size_t size;
+} vmm[2];
+
+/* A VMM mapping of device memory of the rank's device, or of host memory (a host NUMA node)
+ * that only the rank's device may touch. */
+static CUdeviceptr vmm_alloc(size_t len)
+{
+    CUmemAllocationProp prop;
+    CUmemAccessDesc access;
+    size_t gran = 0;
+    int i = vmm[0].va != 0;
+
+    if (vmm[i].va != 0)
+        die("--alloc vmm: more than two grids");
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type =
+        alloc_kind == A_VMM_HOST ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = alloc_kind == A_VMM_HOST ? 0 : own_device;
+    cu_ok(cu.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    vmm[i].size = (len + gran - 1) / gran * gran;
+    cu_ok(cu.create(&vmm[i].handle, vmm[i].size, &prop, 0), "cuMemCreate");
+    cu_ok(cu.reserve(&vmm[i].va, vmm[i].size, 0, 0, 0), "cuMemAddressReserve");
+    cu_ok(cu.map(vmm[i].va, vmm[i].size, 0, vmm[i].handle, 0), "cuMemMap");
+    memset(&access, 0, sizeof(access));
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = own_device;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    cu_ok(cu.set_access(vmm[i].va, vmm[i].size, &access, 1), "cuMemSetAccess");
+    return vmm[i].va;
+}
+
 static void *dev_alloc(size_t len)
 {
-    CUdeviceptr d;
-    if (stream_ordered)
+    CUdeviceptr d = 0;
+    switch (alloc_kind) {
+    case A_POOL:
         cu_ok(cu.alloc_async(&d, len, NULL), "cuMemAllocAsync");
-    else
+        break;
+    case A_MANAGED:
+        cu_ok(cu.alloc_managed(&d, len, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+        break;
+    case A_VMM:
+    case A_VMM_HOST:
+        d = vmm_alloc(len);
+        break;
+    default:
+        other_enter();
         cu_ok(cu.alloc(&d, len), "cuMemAlloc");
+        other_leave();
+        break;
+    }
     return (void *)(uintptr_t)d;
 }
 
 static void dev_free(void *p)
 {
     CUdeviceptr d = (CUdeviceptr)(uintptr_t)p;
-    cu_ok(stream_ordered ? cu.free_async(d, NULL) : cu.free(d), "cuMemFree");
+    switch (alloc_kind) {
+    case A_POOL:
+        cu_ok(cu.free_async(d, NULL), "cuMemFreeAsync");
+        break;
+    case A_VMM:
+    case A_VMM_HOST:
+        for (int i = 0; i < 2; i++)
+            if (vmm[i].va == d) {
+                cu_ok(cu.unmap(d, vmm[i].size), "cuMemUnmap");
+                cu_ok(cu.release(vmm[i].handle), "cuMemRelease");
+                cu_ok(cu.unreserve(d, vmm[i].size), "cuMemAddressFree");
+                vmm[i].va = 0;
+            }
+        break;
+    default:
+        other_enter();
+        cu_ok(cu.free(d), "cuMemFree");
+        other_leave();
+        break;
+    }
 }
 
 /* Page-locked host memory the device can write (the packed buffers of the device mode). */
@@ -257,12 +407,16 @@ static void pinned_free(void *p)
 
 static void to_device(void *dst, const void *src, size_t len)
 {
+    other_enter();
     cu_ok(cu.htod((CUdeviceptr)(uintptr_t)dst, src, len), "cuMemcpyHtoD");
+    other_leave();
 }
 
 static void to_host(void *dst, const void *src, size_t len)
 {
+    other_enter();
     cu_ok(cu.dtoh(dst, (CUdeviceptr)(uintptr_t)src, len), "cuMemcpyDtoH");
+    other_leave();
 }
 #endif
 
@@ -436,7 +590,8 @@ static void describe_types(void)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3], placed = 0;
+    int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3], placed = 0,
+                      allocated = 0;
     MPI_Comm cart;
     MPI_Datatype send_t[27], recv_t[27];
     int nbr[27], dsize[27];
@@ -479,8 +634,16 @@ int main(int argc, char **argv)
             }
             device = want;
             placed = 1;
-        } else if (strcmp(argv[i], "--stream-ordered") == 0) {
-            stream_ordered = 1;
+        } else if ((v = value_of(argc, argv, &i, "--alloc")) != NULL) {
+            int k = 0;
+            while (k < A_KINDS && strcmp(v, alloc_names[k]) != 0)
+                k++;
+            if (k == A_KINDS) {
+                fprintf(stderr, "halo3d: unknown --alloc \"%s\"\n%s", v, usage);
+                return 2;
+            }
+            alloc_kind = (alloc_t)k;
+            allocated = 1;
         } else if (strcmp(argv[i], "--describe") == 0) {
             describe_only = 1;
         } else {
@@ -492,8 +655,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "halo3d: need radius <= n\n%s", usage);
         return 2;
     }
-    if (stream_ordered && !device) {
-        fprintf(stderr, "halo3d: --stream-ordered needs --device\n%s", usage);
+    if (allocated && !device) {
+        fprintf(stderr, "halo3d: --alloc needs --device\n%s", usage);
         return 2;
     }
     if (describe_only) {

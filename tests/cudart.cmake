@@ -127,9 +127,11 @@ target_link_libraries(halo3d_cudart PRIVATE MPI::MPI_C)
 # Each with device memory from cudaMalloc (malloc) and from cudaMallocAsync (pool).
 foreach(alloc malloc pool)
   set(option "")
+  set(halo_option "")
   set(suffix "")
   if(alloc STREQUAL "pool")
     set(option --stream-ordered)
+    set(halo_option --alloc pool)
     set(suffix _pool)
   endif()
   add_test(NAME emu_cudart_pack${suffix} COMMAND ${TJ_CHECKED} --silent --
@@ -142,7 +144,7 @@ foreach(alloc malloc pool)
            --stdout "PASS: 0 wrong ghost cells"
            -- ${TJ_MPIEXEC} ${TJ_CUDART_MPI_ENV} -x TYPEJIT_STATS=1
            -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart-halo -np 2
-           $<TARGET_FILE:halo3d_cudart> --device ${option} --n 8 --radius 2 --iters 2 --quiet)
+           $<TARGET_FILE:halo3d_cudart> --device ${halo_option} --n 8 --radius 2 --iters 2 --quiet)
   set_tests_properties(emu_cudart_pack${suffix} emu_cudart_halo3d${suffix}_2 PROPERTIES
                        TIMEOUT 300 LABELS emu)
   set_property(TEST emu_cudart_halo3d${suffix}_2 APPEND PROPERTY LABELS mpi)
@@ -169,11 +171,4 @@ if(TJ_NVCC)
   set_tests_properties(cudart_nvcc_shared cudart_nvcc_static PROPERTIES TIMEOUT 60 LABELS emu)
 else()
   message(STATUS "no nvcc: the runtime stand-in's nvcc tests are not built")
-endif()
-
-# Until typejit moves context-free pool memory by kernels, the tests of cudaMallocAsync buffers
-# fail; they run when TJ_CUDART_POOL_TESTS is ON.
-option(TJ_CUDART_POOL_TESTS "Run the runtime-API tests of cudaMallocAsync buffers" OFF)
-if(NOT TJ_CUDART_POOL_TESTS)
-  set_tests_properties(emu_cudart_pack_pool emu_cudart_halo3d_pool_2 PROPERTIES DISABLED TRUE)
 endif()

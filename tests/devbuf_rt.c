@@ -13,7 +13,7 @@
 #include "check.h"
 #include "devbuf.h"
 
-const char *const kind_names[4] = {"device", "managed", "pinned", "host"};
+const char *const kind_names[K_COUNT] = {"device", "managed", "pinned", "host"};
 
 bool buf_stream_ordered;
 
@@ -62,7 +62,7 @@ bool on_device(kind_t k)
 
 buf_t buf_alloc(kind_t kind, size_t len)
 {
-    buf_t b = {kind, len, NULL};
+    buf_t b = {.kind = kind, .len = len};
     void *p = NULL;
 
     switch (kind) {
@@ -83,6 +83,8 @@ buf_t buf_alloc(kind_t kind, size_t len)
         p = malloc(len);
         REQUIRE(p != NULL);
         break;
+    default:
+        REQUIRE(!"the runtime-API builds make the first four kinds only");
     }
     b.ptr = p;
     return b;

@@ -318,3 +318,42 @@ add_test(NAME emu_p2p_device COMMAND ${TJ_CHECKED}
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p -np 2
          $<TARGET_FILE:test_p2p> --types 126 --seed 13)
 set_tests_properties(emu_p2p_device PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+
+# Every allocation kind a program brings (tests/devbuf.h; docs/device-buffers.md, "Allocation
+# kinds") through MPI_Pack/MPI_Unpack, Send/Recv, Isend/Irecv both ways with device memory, and
+# MPI_Alltoall, against the system MPI on host copies, each call with kernels where a kernel
+# applies (two devices: device 1's kinds beside device 0's), and host memory left to the system
+# MPI (on a system whose devices report pageable memory access, FAKECUDA_PAGEABLE=1, malloc memory
+# included). Then injected failures of the
+# pointer query (MPI_ERR_INTERN or exact bytes, and the error line) and of typejit's page-locked
+# staging (exact bytes through pageable staging, said once).
+tj_device_program(test_bufkinds test_bufkinds.c devbuf.c)
+add_test(NAME emu_bufkinds COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x FAKECUDA_PAGEABLE=1
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds -np 2
+         $<TARGET_FILE:test_bufkinds> --all)
+set(TJ_BUFKINDS_FAULT_KINDS device,pool,pool_user,vmm,vmm_host,managed_advise,registered,dev1)
+add_test(NAME emu_bufkinds_fault_query COMMAND ${TJ_CHECKED}
+         --expect "cannot tell where buffer 0x[0-9a-f]+ lies: cuPointerGetAttributes failed"
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
+         FAKECUDA_FAIL=cuPointerGetAttributes%10 FAKECUDA_SEED=29
+         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
+         $<TARGET_FILE:test_bufkinds> --faults query --kinds ${TJ_BUFKINDS_FAULT_KINDS})
+add_test(NAME emu_bufkinds_fault_pinned COMMAND ${TJ_CHECKED}
+         --once "info: page-locked host memory for staging could not be allocated"
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
+         FAKECUDA_FAIL=cuMemHostGetDevicePointer_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=oneshot
+         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
+         $<TARGET_FILE:test_bufkinds> --faults pinned --kinds ${TJ_BUFKINDS_FAULT_KINDS})
+set_tests_properties(emu_bufkinds emu_bufkinds_fault_query emu_bufkinds_fault_pinned PROPERTIES
+                     TIMEOUT 600 LABELS "emu;mpi")
+
+# The fused halo exchange (halo3d --collective neighbor) on grids of each allocation kind, each
+# rank on its own device (two devices, two ranks): every ghost cell right, fused kernels, nothing
+# staged (tests/halo3d_allocs.sh).
+add_test(NAME emu_halo3d_allocs_2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/halo3d_allocs.sh 2
+         device pool vmm vmm_host managed other
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x TYPEJIT_STATS=1
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np 2
+         $<TARGET_FILE:halo3d> --device --collective neighbor --n 10 --radius 2 --iters 2 --quiet)
+set_tests_properties(emu_halo3d_allocs_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
