@@ -1,4 +1,4 @@
-/* Commit latency with a cold kernel cache (issue 12): T strided types of distinct layouts are
+/* Commit latency with a cold kernel cache: T strided types of distinct layouts are
  * committed into an empty cache (their kernels must be compiled), then T more of the same
  * layouts (their kernels are in the memory table: the warm commit). Run with libtypejit.so
  * preloaded, TYPEJIT_JIT=always (no device needed) and TYPEJIT_JIT_SYNC=0 or 1; rank 0 prints

@@ -1,8 +1,8 @@
-/* GPU pack/unpack sweep (issues 3 and 4): for the paper's 2-D objects and the 26 halo regions
+/* GPU pack/unpack sweep: for the paper's 2-D objects and the 26 halo regions
  * of a 512^3 float grid, the JIT kernel against the generic run-time-parameter kernel,
  * cuMemcpy2DAsync (2-D only) and the device-to-device copy of the same bytes (the ceiling), all
  * in one run, plus MPI_Pack call-to-return times for small objects and for types that are not
- * one strided block (issue 19), against staging them. Prints CSV on stdout.
+ * one strided block, against staging them. Prints CSV on stdout.
  *
  *   LD_PRELOAD=libtypejit.so bench_gpu_pack [--quick] [--small-only] [--smoke]
  *
@@ -363,7 +363,7 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
     }
 }
 
-/* The types that are not one strided block (issue 19; docs/layouts.md): an irregular indexed
+/* The types that are not one strided block (docs/layouts.md): an irregular indexed
  * gather whose part table is baked into its kernel, one whose table is in device memory (an
  * unstructured mesh's face gather), a struct of mixed members, a block-cyclic darray and a
  * subarray of 17 dimensions, built through the MPI constructors so that typejit commits them as

@@ -126,8 +126,6 @@ static int device_mode(int reps, int64_t max_bytes)
         lib ? (__typeof__(&cuMemFree))dlsym(lib, "cuMemFree_v2") : NULL;
     CUdevice dev;
     CUcontext ctx;
-    CUdeviceptr buf;
-    const size_t span = (size_t)max_bytes * 512 + ((size_t)1 << 20);
 
     if (!init || !device_get || !retain || !set_current || !alloc || !mem_free ||
         init(0) != CUDA_SUCCESS || device_get(&dev, 0) != CUDA_SUCCESS ||
@@ -135,10 +133,6 @@ static int device_mode(int reps, int64_t max_bytes)
         if (rank == 0)
             printf("# no CUDA device: nothing measured\n");
         return 77;
-    }
-    if (alloc(&buf, span) != CUDA_SUCCESS) {
-        fprintf(stderr, "bench_pingpong: cannot allocate %zu bytes of device memory\n", span);
-        return 1;
     }
     if (rank == 0) {
         const char *m = getenv("TYPEJIT_METHOD");
@@ -169,17 +163,27 @@ static int device_mode(int reps, int64_t max_bytes)
                     MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_BYTE, &t);
                 }
                 MPI_Type_commit(&t);
+                /* An allocation of the object's own span: a 3-D object of 1-byte runs spans
+                 * 2048 times its bytes, a 2-D one 512 times. */
+                MPI_Aint lb, extent;
+                CUdeviceptr buf;
+                MPI_Type_get_true_extent(t, &lb, &extent);
+                if (alloc(&buf, (size_t)(lb + extent)) != CUDA_SUCCESS) {
+                    fprintf(stderr, "bench_pingpong: cannot allocate %lld bytes of device memory\n",
+                            (long long)(lb + extent));
+                    MPI_Abort(MPI_COMM_WORLD, 1); /* the peer would wait for ever */
+                }
                 MPI_Barrier(MPI_COMM_WORLD);
                 method_used();
                 double s = pingpong((void *)(uintptr_t)buf, 1, t, reps);
                 if (rank == 0)
                     printf("%d,%lld,%d,%s,%.2f\n", dims, (long long)bytes, run, method_used(),
                            s * 1e6);
+                mem_free(buf);
                 MPI_Type_free(&t);
             }
         }
     }
-    mem_free(buf);
     return 0;
 }
 

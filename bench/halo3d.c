@@ -23,7 +23,13 @@
  * With --device the grid lives in GPU memory (the CUDA driver is opened with dlopen, so the host
  * mode needs none); the packed buffers of the pack mode are in page-locked mapped host memory:
  * MPI_Pack and MPI_Unpack run typejit's kernels between the two, and the system MPI, CUDA-aware
- * or not, moves host memory. The check copies the grid back to the host.
+ * or not, moves host memory. The check copies the grid back to the host. --alloc chooses how the
+ * grids are allocated, as the programs typejit is for allocate: cuMemAlloc (the default), the
+ * stream-ordered allocator (pool memory, which has no context), a VMM mapping of device memory or
+ * of host memory the CPU may not touch, managed memory, or the memory of another device than the
+ * rank's own (current) one. Built with HALO3D_CUDART (build/tests/halo3d_cudart) the device mode
+ * uses the CUDA runtime API instead of the driver, as most GPU programs do: cudaSetDevice,
+ * cudaMalloc, cudaMallocAsync or cudaMallocManaged, cudaMemcpy.
  *
  * With --tolerate-errors the MPI calls return their errors, which are counted: a call that fails
  * before it is matched (MPI_Pack, MPI_Unpack, MPI_Isend, MPI_Irecv) is made again at once, and a
@@ -31,10 +37,13 @@
  * cells are checked after each exchange that succeeded on every rank. For runs with injected
  * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
  *
- *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]
+ *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device [--alloc KIND]]
  *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet] [--describe]
  */
 #include <cuda.h>
+#ifdef HALO3D_CUDART
+#include <cuda_runtime_api.h>
+#endif
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -57,7 +66,8 @@ static exchange_t mode = EX_PACK;
 static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend"};
 
 static const char usage[] =
-    "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device]\n"
+    "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K]\n"
+    "              [--host | --device [--alloc KIND]]\n"
     "              [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]\n"
     "              [--describe]\n"
     "  --n N          points per side per rank (default 32)\n"
@@ -66,6 +76,10 @@ static const char usage[] =
     "  --iters K      exchanges, K >= 1 (default 10)\n"
     "  --host         grid in host memory (default)\n"
     "  --device       grid in GPU memory, packed buffers in page-locked host memory\n"
+    "  --alloc KIND   with --device, how the grids are allocated: device (cuMemAlloc,\n"
+    "                 default), pool (stream-ordered), vmm (cuMemCreate + cuMemMap), vmm_host\n"
+    "                 (host memory mapped for the device only), managed, other (the next\n"
+    "                 device's memory while the rank's own device is current)\n"
     "  --collective   how halos move: pack (MPI_Pack + MPI_Alltoallv + MPI_Unpack, default),\n"
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
@@ -75,7 +89,104 @@ static const char usage[] =
     "  --describe     print the regions' datatypes, and the fused sets of the neighbor mode, as\n"
     "                 type descriptions for `typejit warm`, and exit (no MPI needed)\n";
 
-/* The few driver calls the device mode makes, as an application would. */
+static void die(const char *what)
+{
+    fprintf(stderr, "halo3d: %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* The few device calls the device mode makes, as an application would: device_open, dev_alloc,
+ * dev_free, pinned, pinned_free, to_device, to_host. --alloc chooses how dev_alloc allocates the
+ * grids (the stream-ordered allocator on the legacy stream, so the copies that follow are ordered
+ * after the allocation). */
+typedef enum { A_DEVICE, A_POOL, A_VMM, A_VMM_HOST, A_MANAGED, A_OTHER, A_KINDS } alloc_t;
+static const char *const alloc_names[A_KINDS] = {"device",   "pool",    "vmm",
+                                                 "vmm_host", "managed", "other"};
+static alloc_t alloc_kind = A_DEVICE;
+static int own_device, other_device; /* the rank's device, and the next one (--alloc other) */
+
+#ifdef HALO3D_CUDART
+static void rt_ok(cudaError_t e, const char *call)
+{
+    char text[160];
+    if (e == cudaSuccess)
+        return;
+    snprintf(text, sizeof(text), "%s failed (%s: %s)", call, cudaGetErrorName(e),
+             cudaGetErrorString(e));
+    die(text);
+}
+
+/* Make device (local rank mod devices) current. */
+static void device_open(MPI_Comm world)
+{
+    MPI_Comm node;
+    int local, ndev = 0;
+
+    rt_ok(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    own_device = local % ndev;
+    other_device = (local + 1) % ndev;
+    if (alloc_kind == A_VMM || alloc_kind == A_VMM_HOST)
+        die("--alloc vmm and vmm_host need the driver API (the halo3d of the driver build)");
+    if (alloc_kind == A_OTHER && ndev < 2)
+        die("--alloc other needs two devices");
+    rt_ok(cudaSetDevice(own_device), "cudaSetDevice");
+}
+
+static void *dev_alloc(size_t len)
+{
+    void *p = NULL;
+    switch (alloc_kind) {
+    case A_POOL:
+        rt_ok(cudaMallocAsync(&p, len, NULL), "cudaMallocAsync");
+        break;
+    case A_MANAGED:
+        rt_ok(cudaMallocManaged(&p, len, cudaMemAttachGlobal), "cudaMallocManaged");
+        break;
+    case A_OTHER:
+        rt_ok(cudaSetDevice(other_device), "cudaSetDevice");
+        rt_ok(cudaMalloc(&p, len), "cudaMalloc");
+        rt_ok(cudaSetDevice(own_device), "cudaSetDevice");
+        break;
+    default:
+        rt_ok(cudaMalloc(&p, len), "cudaMalloc");
+        break;
+    }
+    return p;
+}
+
+static void dev_free(void *p)
+{
+    rt_ok(alloc_kind == A_POOL ? cudaFreeAsync(p, NULL) : cudaFree(p), "cudaFree");
+}
+
+/* Page-locked host memory the device can write (the packed buffers of the device mode). */
+static void *pinned(size_t len)
+{
+    void *p = NULL;
+    rt_ok(cudaHostAlloc(&p, len ? len : 1, cudaHostAllocMapped | cudaHostAllocPortable),
+          "cudaHostAlloc");
+    return p;
+}
+
+static void pinned_free(void *p)
+{
+    rt_ok(cudaFreeHost(p), "cudaFreeHost");
+}
+
+static void to_device(void *dst, const void *src, size_t len)
+{
+    rt_ok(cudaMemcpy(dst, src, len, cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+
+static void to_host(void *dst, const void *src, size_t len)
+{
+    rt_ok(cudaMemcpy(dst, src, len, cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+#else
+/* The driver, opened with dlopen so that the host mode needs none. */
 static struct {
     __typeof__(&cuInit) init;
     __typeof__(&cuDeviceGetCount) device_count;
@@ -84,17 +195,24 @@ static struct {
     __typeof__(&cuCtxSetCurrent) set_current;
     __typeof__(&cuMemAlloc) alloc;
     __typeof__(&cuMemFree) free;
+    __typeof__(&cuMemAllocAsync) alloc_async;
+    __typeof__(&cuMemFreeAsync) free_async;
+    __typeof__(&cuMemAllocManaged) alloc_managed;
+    __typeof__(&cuMemGetAllocationGranularity) granularity;
+    __typeof__(&cuMemCreate) create;
+    __typeof__(&cuMemRelease) release;
+    __typeof__(&cuMemAddressReserve) reserve;
+    __typeof__(&cuMemAddressFree) unreserve;
+    __typeof__(&cuMemMap) map;
+    __typeof__(&cuMemUnmap) unmap;
+    __typeof__(&cuMemSetAccess) set_access;
+    __typeof__(&cuCtxPushCurrent) push;
+    __typeof__(&cuCtxPopCurrent) pop;
     __typeof__(&cuMemHostAlloc) host_alloc;
     __typeof__(&cuMemFreeHost) host_free;
     __typeof__(&cuMemcpyHtoD) htod;
     __typeof__(&cuMemcpyDtoH) dtoh;
 } cu;
-
-static void die(const char *what)
-{
-    fprintf(stderr, "halo3d: %s\n", what);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
 
 static void cu_ok(CUresult rc, const char *call)
 {
@@ -123,6 +241,19 @@ static void device_open(MPI_Comm world)
     *(void **)&cu.set_current = dlsym(lib, "cuCtxSetCurrent");
     *(void **)&cu.alloc = dlsym(lib, "cuMemAlloc_v2");
     *(void **)&cu.free = dlsym(lib, "cuMemFree_v2");
+    *(void **)&cu.alloc_async = dlsym(lib, "cuMemAllocAsync");
+    *(void **)&cu.free_async = dlsym(lib, "cuMemFreeAsync");
+    *(void **)&cu.alloc_managed = dlsym(lib, "cuMemAllocManaged");
+    *(void **)&cu.granularity = dlsym(lib, "cuMemGetAllocationGranularity");
+    *(void **)&cu.create = dlsym(lib, "cuMemCreate");
+    *(void **)&cu.release = dlsym(lib, "cuMemRelease");
+    *(void **)&cu.reserve = dlsym(lib, "cuMemAddressReserve");
+    *(void **)&cu.unreserve = dlsym(lib, "cuMemAddressFree");
+    *(void **)&cu.map = dlsym(lib, "cuMemMap");
+    *(void **)&cu.unmap = dlsym(lib, "cuMemUnmap");
+    *(void **)&cu.set_access = dlsym(lib, "cuMemSetAccess");
+    *(void **)&cu.push = dlsym(lib, "cuCtxPushCurrent_v2");
+    *(void **)&cu.pop = dlsym(lib, "cuCtxPopCurrent_v2");
     *(void **)&cu.host_alloc = dlsym(lib, "cuMemHostAlloc");
     *(void **)&cu.host_free = dlsym(lib, "cuMemFreeHost");
     *(void **)&cu.htod = dlsym(lib, "cuMemcpyHtoD_v2");
@@ -130,16 +261,134 @@ static void device_open(MPI_Comm world)
     if (!cu.init || !cu.device_count || !cu.device_get || !cu.retain || !cu.set_current ||
         !cu.alloc || !cu.free || !cu.host_alloc || !cu.host_free || !cu.htod || !cu.dtoh)
         die("the CUDA driver lacks a function --device needs");
+    if ((alloc_kind == A_POOL && (!cu.alloc_async || !cu.free_async)) ||
+        (alloc_kind == A_MANAGED && !cu.alloc_managed) ||
+        ((alloc_kind == A_VMM || alloc_kind == A_VMM_HOST) &&
+         (!cu.granularity || !cu.create || !cu.release || !cu.reserve || !cu.unreserve || !cu.map ||
+          !cu.unmap || !cu.set_access)) ||
+        (alloc_kind == A_OTHER && (!cu.push || !cu.pop)))
+        die("the CUDA driver lacks a function --alloc needs");
     cu_ok(cu.init(0), "cuInit");
     cu_ok(cu.device_count(&ndev), "cuDeviceGetCount");
     if (ndev < 1)
         die("--device needs a CUDA device");
+    if (alloc_kind == A_OTHER && ndev < 2)
+        die("--alloc other needs two devices");
     MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
-    cu_ok(cu.device_get(&dev, local % ndev), "cuDeviceGet");
+    own_device = local % ndev;
+    other_device = (local + 1) % ndev;
+    cu_ok(cu.device_get(&dev, own_device), "cuDeviceGet");
     cu_ok(cu.retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     cu_ok(cu.set_current(ctx), "cuCtxSetCurrent");
+}
+
+/* --alloc other: the other device's primary context pushed around its allocations and copies. */
+static CUcontext other_ctx;
+
+static void other_enter(void)
+{
+    CUdevice dev;
+    if (alloc_kind != A_OTHER)
+        return;
+    if (other_ctx == NULL) {
+        cu_ok(cu.device_get(&dev, other_device), "cuDeviceGet");
+        cu_ok(cu.retain(&other_ctx, dev), "cuDevicePrimaryCtxRetain");
+    }
+    cu_ok(cu.push(other_ctx), "cuCtxPushCurrent");
+}
+
+static void other_leave(void)
+{
+    CUcontext popped;
+    if (alloc_kind == A_OTHER)
+        cu_ok(cu.pop(&popped), "cuCtxPopCurrent");
+}
+
+/* VMM mappings (--alloc vmm, vmm_host): the two grids' address ranges, handles and sizes. */
+static struct {
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle handle;
+    size_t size;
+} vmm[2];
+
+/* A VMM mapping of device memory of the rank's device, or of host memory (a host NUMA node)
+ * that only the rank's device may touch. */
+static CUdeviceptr vmm_alloc(size_t len)
+{
+    CUmemAllocationProp prop;
+    CUmemAccessDesc access;
+    size_t gran = 0;
+    int i = vmm[0].va != 0;
+
+    if (vmm[i].va != 0)
+        die("--alloc vmm: more than two grids");
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type =
+        alloc_kind == A_VMM_HOST ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = alloc_kind == A_VMM_HOST ? 0 : own_device;
+    cu_ok(cu.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    vmm[i].size = (len + gran - 1) / gran * gran;
+    cu_ok(cu.create(&vmm[i].handle, vmm[i].size, &prop, 0), "cuMemCreate");
+    cu_ok(cu.reserve(&vmm[i].va, vmm[i].size, 0, 0, 0), "cuMemAddressReserve");
+    cu_ok(cu.map(vmm[i].va, vmm[i].size, 0, vmm[i].handle, 0), "cuMemMap");
+    memset(&access, 0, sizeof(access));
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = own_device;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    cu_ok(cu.set_access(vmm[i].va, vmm[i].size, &access, 1), "cuMemSetAccess");
+    return vmm[i].va;
+}
+
+static void *dev_alloc(size_t len)
+{
+    CUdeviceptr d = 0;
+    switch (alloc_kind) {
+    case A_POOL:
+        cu_ok(cu.alloc_async(&d, len, NULL), "cuMemAllocAsync");
+        break;
+    case A_MANAGED:
+        cu_ok(cu.alloc_managed(&d, len, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+        break;
+    case A_VMM:
+    case A_VMM_HOST:
+        d = vmm_alloc(len);
+        break;
+    default:
+        other_enter();
+        cu_ok(cu.alloc(&d, len), "cuMemAlloc");
+        other_leave();
+        break;
+    }
+    return (void *)(uintptr_t)d;
+}
+
+static void dev_free(void *p)
+{
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)p;
+    switch (alloc_kind) {
+    case A_POOL:
+        cu_ok(cu.free_async(d, NULL), "cuMemFreeAsync");
+        break;
+    case A_VMM:
+    case A_VMM_HOST:
+        for (int i = 0; i < 2; i++)
+            if (vmm[i].va == d) {
+                cu_ok(cu.unmap(d, vmm[i].size), "cuMemUnmap");
+                cu_ok(cu.release(vmm[i].handle), "cuMemRelease");
+                cu_ok(cu.unreserve(d, vmm[i].size), "cuMemAddressFree");
+                vmm[i].va = 0;
+            }
+        break;
+    default:
+        other_enter();
+        cu_ok(cu.free(d), "cuMemFree");
+        other_leave();
+        break;
+    }
 }
 
 /* Page-locked host memory the device can write (the packed buffers of the device mode). */
@@ -150,6 +399,26 @@ static void *pinned(size_t len)
           "cuMemHostAlloc");
     return p;
 }
+
+static void pinned_free(void *p)
+{
+    cu_ok(cu.host_free(p), "cuMemFreeHost");
+}
+
+static void to_device(void *dst, const void *src, size_t len)
+{
+    other_enter();
+    cu_ok(cu.htod((CUdeviceptr)(uintptr_t)dst, src, len), "cuMemcpyHtoD");
+    other_leave();
+}
+
+static void to_host(void *dst, const void *src, size_t len)
+{
+    other_enter();
+    cu_ok(cu.dtoh(dst, (CUdeviceptr)(uintptr_t)src, len), "cuMemcpyDtoH");
+    other_leave();
+}
+#endif
 
 /* A positive int option value, or the usage. */
 static int int_arg(const char *opt, const char *text, int min)
@@ -321,7 +590,8 @@ static void describe_types(void)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3], placed = 0;
+    int rank, nranks, dims[3] = {0, 0, 0}, periods[3] = {1, 1, 1}, coords[3], placed = 0,
+                      allocated = 0;
     MPI_Comm cart;
     MPI_Datatype send_t[27], recv_t[27];
     int nbr[27], dsize[27];
@@ -364,6 +634,16 @@ int main(int argc, char **argv)
             }
             device = want;
             placed = 1;
+        } else if ((v = value_of(argc, argv, &i, "--alloc")) != NULL) {
+            int k = 0;
+            while (k < A_KINDS && strcmp(v, alloc_names[k]) != 0)
+                k++;
+            if (k == A_KINDS) {
+                fprintf(stderr, "halo3d: unknown --alloc \"%s\"\n%s", v, usage);
+                return 2;
+            }
+            alloc_kind = (alloc_t)k;
+            allocated = 1;
         } else if (strcmp(argv[i], "--describe") == 0) {
             describe_only = 1;
         } else {
@@ -373,6 +653,10 @@ int main(int argc, char **argv)
     }
     if (n < radius) {
         fprintf(stderr, "halo3d: need radius <= n\n%s", usage);
+        return 2;
+    }
+    if (allocated && !device) {
+        fprintf(stderr, "halo3d: --alloc needs --device\n%s", usage);
         return 2;
     }
     if (describe_only) {
@@ -418,7 +702,7 @@ int main(int argc, char **argv)
      * take one buffer as both its send and its receive buffer, so the alltoallv and neighbor
      * modes receive into a second copy of the grid (`rfield`), whose ghosts are checked. */
     void *field = grid, *rfield = grid;
-    CUdeviceptr dgrid = 0, drgrid = 0;
+    void *dgrid = NULL, *drgrid = NULL;
     bool two = mode == EX_ALLTOALLV || mode == EX_NEIGHBOR;
     double *rgrid = two && !device ? malloc(values * sizeof(double)) : NULL;
     int *scount = calloc((size_t)nranks, sizeof(int)),
@@ -438,11 +722,11 @@ int main(int argc, char **argv)
         die("out of memory");
     rfield = two ? (void *)rgrid : field;
     if (device) {
-        cu_ok(cu.alloc(&dgrid, values * sizeof(double)), "cuMemAlloc");
-        field = rfield = (void *)(uintptr_t)dgrid;
+        dgrid = dev_alloc(values * sizeof(double));
+        field = rfield = dgrid;
         if (two) {
-            cu_ok(cu.alloc(&drgrid, values * sizeof(double)), "cuMemAlloc");
-            rfield = (void *)(uintptr_t)drgrid;
+            drgrid = dev_alloc(values * sizeof(double));
+            rfield = drgrid;
         }
     }
 
@@ -502,9 +786,9 @@ int main(int argc, char **argv)
                                 : -1.0;
                 }
         if (device)
-            cu_ok(cu.htod(dgrid, grid, values * sizeof(double)), "cuMemcpyHtoD");
+            to_device(dgrid, grid, values * sizeof(double));
         if (device && two)
-            cu_ok(cu.htod(drgrid, grid, values * sizeof(double)), "cuMemcpyHtoD");
+            to_device(drgrid, grid, values * sizeof(double));
         else if (two)
             memcpy(rgrid, grid, values * sizeof(double));
 
@@ -593,7 +877,7 @@ int main(int argc, char **argv)
             t_exch += t3 - t0;
         }
         if (device)
-            cu_ok(cu.dtoh(grid, two ? drgrid : dgrid, values * sizeof(double)), "cuMemcpyDtoH");
+            to_host(grid, two ? drgrid : dgrid, values * sizeof(double));
         else if (two)
             memcpy(grid, rgrid, values * sizeof(double));
 
@@ -653,12 +937,12 @@ int main(int argc, char **argv)
     free(grid);
     free(rgrid);
     if (device) {
-        cu.free(dgrid);
+        dev_free(dgrid);
         if (two)
-            cu.free(drgrid);
+            dev_free(drgrid);
         if (mode == EX_PACK) {
-            cu.host_free(sbuf);
-            cu.host_free(rbuf);
+            pinned_free(sbuf);
+            pinned_free(rbuf);
         }
     } else {
         free(sbuf);

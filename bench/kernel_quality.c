@@ -585,7 +585,7 @@ static int elements(void)
     return rc;
 }
 
-/* Word size per dimension (issue 17 item 4): 64 runs of 64 bytes whose object's extent (32769)
+/* Word size per dimension: 64 runs of 64 bytes whose object's extent (32769)
  * is odd, moved once; one run of 4099 bytes; rows of 1001 floats padded by 16 bytes, as one
  * object of 64 rows and as 16 objects of 4 rows; and the 26 halo regions fused with a member of
  * 12 bytes (3 ints) packed after them. */
@@ -649,7 +649,7 @@ static int run_parts(const char *name, tj_layout_t *l, int64_t extent, int64_t c
     return rc;
 }
 
-/* Layouts (issue 19): an irregular indexed type of doubles (20000 blocks of 1 to 3, gaps of 0
+/* Layouts: an irregular indexed type of doubles (20000 blocks of 1 to 3, gaps of 0
  * to 2: a table in device memory; its first 200 blocks: baked), a struct {int; 3 doubles 16
  * bytes apart; MPI_SHORT_INT} of 4096 objects, 4096 MPI_SHORT_INT (a hole in each), and 17
  * strided dimensions (past a block's 16). */

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The host overhead of interposition (issue 9): an 8-byte MPI_BYTE ping-pong in host memory
+# The host overhead of interposition: an 8-byte MPI_BYTE ping-pong in host memory
 # between two ranks, with and without libtypejit.so preloaded, alternating RUNS (default 9) times
 # each so that both see the same machine state. Prints each run, the medians and their ratio, and writes
 # bench/results/host_overhead.csv (or $OUT/host_overhead.csv). Round trips of a few tenths of a
 # microsecond are easily disturbed by other work on the machine: the medians and minima of the
 # runs are compared, and the load average is printed with them.
-# Then host MPI_Alltoall and MPI_Allreduce (issue 21: the collectives typejit wraps, in a program
+# Then host MPI_Alltoall and MPI_Allreduce (the collectives typejit wraps, in a program
 # that never uses a device), RUNS alternating runs each way on 2 ranks, written to
 # host_collectives.csv, with the ratio of the medians.
 #   bash bench/run-overhead.sh [--reps N]

@@ -1,5 +1,5 @@
 # Installation: libtypejit.so with its SONAME links, the `typejit` command, include/typejit.h,
-# a pkg-config file and a CMake package (find_package(typejit) -> typejit::typejit).
+# a pkg-config file, a CMake package (find_package(typejit) -> typejit::typejit) and the licence.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -13,6 +13,8 @@ install(TARGETS typejit EXPORT typejitTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS typejit_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/typejit.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The licence goes wherever the binaries go (share/doc/typejit/LICENSE).
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # pkg-config: absolute directories, as GNUInstallDirs may have been given absolute ones.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")

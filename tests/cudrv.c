@@ -26,6 +26,9 @@ bool cudrv_open(void)
     CUDRV_SYMBOLS(CUDRV_LOAD)
     CUDRV_LOAD(ctx_create, "cuCtxCreate_v2")
 #undef CUDRV_LOAD
+#define CUDRV_LOAD_OPTIONAL(_name, _sym) *(void **)&drv._name = dlsym(lib, _sym);
+    CUDRV_OPTIONAL(CUDRV_LOAD_OPTIONAL)
+#undef CUDRV_LOAD_OPTIONAL
     if (drv.cuInit(0) != CUDA_SUCCESS || drv.cuDeviceGetCount(&count) != CUDA_SUCCESS ||
         count < 1) {
         printf("SKIP: no CUDA device\n");

@@ -31,9 +31,43 @@
     _X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                            \
     _X(cuMemsetD8, "cuMemsetD8_v2")
 
+/* Entry points of the allocation kinds a program may use besides cuMemAlloc (stream-ordered
+ * pools, VMM, managed advice, registration, IPC, several devices): NULL where the driver lacks
+ * them (a 12.x driver lacks none of these; tests that need one check it). */
+#define CUDRV_OPTIONAL(_X)                                                                         \
+    _X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                               \
+    _X(cuStreamCreate, "cuStreamCreate")                                                           \
+    _X(cuStreamSynchronize, "cuStreamSynchronize")                                                 \
+    _X(cuStreamDestroy, "cuStreamDestroy_v2")                                                      \
+    _X(cuMemAllocAsync, "cuMemAllocAsync")                                                         \
+    _X(cuMemFreeAsync, "cuMemFreeAsync")                                                           \
+    _X(cuMemPoolCreate, "cuMemPoolCreate")                                                         \
+    _X(cuMemPoolDestroy, "cuMemPoolDestroy")                                                       \
+    _X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync")                                         \
+    _X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity")                             \
+    _X(cuMemCreate, "cuMemCreate")                                                                 \
+    _X(cuMemRelease, "cuMemRelease")                                                               \
+    _X(cuMemAddressReserve, "cuMemAddressReserve")                                                 \
+    _X(cuMemAddressFree, "cuMemAddressFree")                                                       \
+    _X(cuMemMap, "cuMemMap")                                                                       \
+    _X(cuMemUnmap, "cuMemUnmap")                                                                   \
+    _X(cuMemSetAccess, "cuMemSetAccess")                                                           \
+    _X(cuMemAdvise, "cuMemAdvise_v2")                                                              \
+    _X(cuMemPrefetchAsync, "cuMemPrefetchAsync_v2")                                                \
+    _X(cuMemHostRegister, "cuMemHostRegister_v2")                                                  \
+    _X(cuMemHostUnregister, "cuMemHostUnregister")                                                 \
+    _X(cuIpcGetMemHandle, "cuIpcGetMemHandle")                                                     \
+    _X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2")                                                \
+    _X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")                                                 \
+    _X(cuMemPoolExportToShareableHandle, "cuMemPoolExportToShareableHandle")                       \
+    _X(cuMemPoolImportFromShareableHandle, "cuMemPoolImportFromShareableHandle")                   \
+    _X(cuMemPoolExportPointer, "cuMemPoolExportPointer")                                           \
+    _X(cuMemPoolImportPointer, "cuMemPoolImportPointer")
+
 typedef struct {
 #define CUDRV_FIELD(_name, _sym) __typeof__(&_name) _name;
     CUDRV_SYMBOLS(CUDRV_FIELD)
+    CUDRV_OPTIONAL(CUDRV_FIELD)
 #undef CUDRV_FIELD
     /* cuCtxCreate_v2, which every driver of the supported range exports (cuda.h 13 maps the
      * name cuCtxCreate to cuCtxCreate_v4, which 12.x drivers lack). */

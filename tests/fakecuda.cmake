@@ -18,8 +18,8 @@ set(FAKECUDA_KERNEL_CACHE ${CMAKE_CURRENT_BINARY_DIR}/fakecuda-kernels)
 if(TJ_FAKECUDA_KERNEL_CACHE)
   set(FAKECUDA_KERNEL_CACHE ${TJ_FAKECUDA_KERNEL_CACHE})
 endif()
-set(FAKECUDA_SOURCES context.c copy.c device.c fault.c grid.c init.c inject.c kernel.c memory.c
-    module.c pointer.c procaddr.c stream.c trace.c track.c)
+set(FAKECUDA_SOURCES context.c copy.c device.c fault.c grid.c init.c inject.c ipc.c kernel.c
+    managed.c memory.c module.c pointer.c pool.c procaddr.c stream.c trace.c track.c vmm.c)
 list(TRANSFORM FAKECUDA_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda/)
 
 # One libcuda.so.1 per emulated driver version (directory name and CUDA_VERSION-style number).

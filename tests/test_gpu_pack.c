@@ -23,7 +23,11 @@
  * cache, so some calls must have run the generic kernel meanwhile, and a type committed after its
  * layout's kernels were compiled must have them from its commit on. Without --expect-staged, every
  * pack of a strided type from device memory must have run a kernel: the test fails if calls
- * silently fell back. */
+ * silently fell back.
+ *
+ * Built with TJ_CUDART (test_gpu_pack_cudart) the test is a program of the CUDA runtime API: its
+ * buffers come from cudaMalloc, cudaMallocManaged and cudaHostAlloc (tests/devbuf_rt.c), and with
+ * --stream-ordered its device buffers from cudaMallocAsync (pool memory, which has no context). */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdbool.h>
@@ -35,7 +39,9 @@
 
 #include "check.h"
 #include "counters.h"
+#ifndef TJ_CUDART
 #include "cudrv.h"
+#endif
 #include "devbuf.h"
 #include "randtype.h"
 #include "sysmpi.h"
@@ -47,7 +53,9 @@ static int mismatches;
 static long kernel_calls; /* calls that must have launched a kernel */
 static long device_calls; /* packs and unpacks of bytes with a device buffer */
 static long typed_kernel; /* those of a type typejit gives a kernel */
+#ifndef TJ_CUDART
 static CUcontext app_ctx;
+#endif
 
 /* typejit's description of @p type (tj_type_describe); false without one. */
 static bool type_describe(MPI_Datatype type, char *text, size_t len)
@@ -75,9 +83,14 @@ static void report(const char *what, const char *desc, kind_t tk, kind_t pk, int
 
 static void check_context(void)
 {
+#ifdef TJ_CUDART
+    bool same = devbuf_rt_same_context();
+#else
     CUcontext cur = NULL;
     CUDRV(cuCtxGetCurrent(&cur));
-    if (cur != app_ctx && mismatches++ < 10)
+    bool same = cur == app_ctx;
+#endif
+    if (!same && mismatches++ < 10)
         fprintf(stderr, "MISMATCH: typejit left another context current\n");
 }
 
@@ -665,6 +678,10 @@ int main(int argc, char **argv)
             families = atoi(argv[++i]);
         else if (strcmp(argv[i], "--expect-edges") == 0)
             expect_edges = true;
+#ifdef TJ_CUDART
+        else if (strcmp(argv[i], "--stream-ordered") == 0)
+            buf_stream_ordered = true;
+#endif
         else
             REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--families F] "
                      "[--expect-no-compiles] [--expect-compiles] [--expect-staged] "
@@ -672,12 +689,18 @@ int main(int argc, char **argv)
                      "[--describe FILE]");
     }
     if (describe == NULL) {
+#ifdef TJ_CUDART
+        if (!devbuf_rt_open()) {
+#else
         if (!cudrv_open()) {
+#endif
             MPI_Finalize();
             return 77;
         }
         REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
+#ifndef TJ_CUDART
         CUDRV(cuCtxGetCurrent(&app_ctx));
+#endif
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
         check_empty();
         if (!expect_staged) {

@@ -1,10 +1,10 @@
 #!/bin/sh
 # The installed tree: `cmake --install` into a temporary prefix, then programs built against it.
 #   test_install.sh BUILD_DIR SOURCE_DIR VERSION cmake|pkg-config
-# cmake: the files and SONAME links are there and a consumer project finds typejit with
-# find_package(typejit) and links typejit::typejit; pkg-config: `pkg-config typejit` gives the
-# flags to build the same program by hand, and it runs without LD_LIBRARY_PATH. Each consumer
-# prints tj_version().
+# Both: the files, the licence and the SONAME links are there. cmake: a consumer project finds
+# typejit with find_package(typejit) and links typejit::typejit; pkg-config: `pkg-config typejit`
+# gives the flags to build the same program by hand, and it runs without LD_LIBRARY_PATH. Each
+# consumer prints tj_version().
 set -eu
 build=$1 src=$2 version=$3 how=$4
 dir=$(mktemp -d)
@@ -19,6 +19,7 @@ for f in "$libdir/libtypejit.so.$version" bin/typejit include/typejit.h \
          "$libdir/cmake/typejit/typejitConfigVersion.cmake" "$libdir/cmake/typejit/typejitTargets.cmake"; do
     [ -e "$dir/p/$f" ] || fail "not installed: $f"
 done
+cmp -s "$src/LICENSE" "$dir/p/share/doc/typejit/LICENSE" || fail "licence not installed as share/doc/typejit/LICENSE"
 [ "$(readlink "$dir/p/$libdir/libtypejit.so")" = "libtypejit.so.$major" ] || fail "libtypejit.so link"
 [ "$(readlink "$dir/p/$libdir/libtypejit.so.$major")" = "libtypejit.so.$version" ] || fail "SONAME link"
 "$dir/p/bin/typejit" version | grep -qx "typejit $version" || fail "installed typejit version"

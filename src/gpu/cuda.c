@@ -43,6 +43,11 @@
     _X(cuCtxGetDevice, 1, "cuCtxGetDevice", NULL)                                                  \
     _X(cuCtxGetId, 0, "cuCtxGetId", NULL)                                                          \
     _X(cuPointerGetAttributes, 1, "cuPointerGetAttributes", NULL)                                  \
+    _X(cuPointerGetAttribute, 1, "cuPointerGetAttribute", NULL)                                    \
+    _X(cuMemRetainAllocationHandle, 0, "cuMemRetainAllocationHandle", NULL)                        \
+    _X(cuMemGetAllocationPropertiesFromHandle, 0, "cuMemGetAllocationPropertiesFromHandle", NULL)  \
+    _X(cuMemRelease, 0, "cuMemRelease", NULL)                                                      \
+    _X(cuMemGetAccess, 0, "cuMemGetAccess", NULL)                                                  \
     _X(cuModuleLoadData, 1, "cuModuleLoadData", NULL)                                              \
     _X(cuModuleGetFunction, 1, "cuModuleGetFunction", NULL)                                        \
     _X(cuModuleUnload, 1, "cuModuleUnload", NULL)                                                  \
@@ -67,6 +72,8 @@ static struct {
 
 /* Contexts typejit has worked in; records are never removed before tj_gpu_finalize. */
 #define TJ_GPU_MAX_CONTEXTS 64
+/* Devices whose primary contexts typejit may retain for memory without a context of its own. */
+#define TJ_GPU_MAX_DEVICES 64
 /* Distinct (call site, error) pairs logged at warning level; repeats go to the debug level. */
 #define TJ_GPU_MAX_REPORTED 64
 
@@ -96,6 +103,10 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t entry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ctx_entry_t entries[TJ_GPU_MAX_CONTEXTS];
 static atomic_int nentries;
+/* Devices the driver has, at most TJ_GPU_MAX_DEVICES of them, and the primary contexts typejit
+ * retained for memory without a context (primary_of), released at finalize. */
+static int ndevices;
+static _Atomic(CUcontext) primaries[TJ_GPU_MAX_DEVICES];
 /* Primary contexts tj_gpu_use retained for tests and tools, released at finalize. */
 static CUdevice used[TJ_GPU_MAX_CONTEXTS];
 static int nused;
@@ -151,7 +162,7 @@ static bool first_report(int line, CUresult rc)
     return first;
 }
 
-static tj_status_t cu_check(CUresult rc, const char *call, const char *file, int line)
+static tj_status_t cu_check(CUresult rc, const char *call, bool quiet, const char *file, int line)
 {
     tj_log_level_t level;
     const char *msg = NULL;
@@ -169,7 +180,7 @@ static tj_status_t cu_check(CUresult rc, const char *call, const char *file, int
     }
     /* A failure repeated on every call is logged once; its repeats are debug lines, and so are
      * failures while releasing what typejit made in a context the application destroyed. */
-    level = !releasing && first_report(line, rc) ? TJ_LOG_WARN : TJ_LOG_DEBUG;
+    level = !releasing && !quiet && first_report(line, rc) ? TJ_LOG_WARN : TJ_LOG_DEBUG;
     if (tj_log_level >= (int)level)
         tj_log_write(level, file, line, "cuda call %s failed: %s (%d)", call, msg, (int)rc);
     return TJ_ERR_CUDA;
@@ -177,7 +188,10 @@ static tj_status_t cu_check(CUresult rc, const char *call, const char *file, int
 
 /* Every driver call: log the call, the error string, file and line; map to TJ_ERR_CUDA, or to
  * TJ_ERR_CONTEXT for a sticky error in a scope's context. */
-#define CU_CHECK(_call) cu_check(cu._call, #_call, __FILE__, __LINE__)
+#define CU_CHECK(_call) cu_check(cu._call, #_call, false, __FILE__, __LINE__)
+/* The same for a call whose failure has a fallback the caller takes and reports itself: logged
+ * at debug level (a sticky error is still an error). */
+#define CU_CHECK_QUIET(_call) cu_check(cu._call, #_call, true, __FILE__, __LINE__)
 
 /* The first of two names the driver exports (@p alt may be NULL). */
 static void *symbol(const char *name, const char *alt)
@@ -221,6 +235,7 @@ static void init_driver(void)
         return;
     }
     tj_log_debug("cuda driver %d, %d device(s)", driver_version, count);
+    ndevices = count < TJ_GPU_MAX_DEVICES ? count : TJ_GPU_MAX_DEVICES;
     init_status = TJ_OK;
 }
 
@@ -375,7 +390,162 @@ int tj_gpu_driver_version(void)
     return driver_version;
 }
 
-void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
+/* A query the driver failed: one error line naming the buffer and the reason (its repeats, the
+ * same call failing the same way, at debug level), and TJ_ERR_CUDA for the caller to pass up. */
+static tj_status_t cannot_tell(const void *ptr, const char *call, CUresult rc, int line)
+{
+    const char *msg = NULL;
+    tj_log_level_t level = first_report(line, rc) ? TJ_LOG_ERROR : TJ_LOG_DEBUG;
+
+    if (cu.cuGetErrorString == NULL || cu.cuGetErrorString(rc, &msg) != CUDA_SUCCESS || !msg)
+        msg = "unknown error";
+    if (tj_log_level >= (int)level)
+        tj_log_write(level, __FILE__, line, "cannot tell where buffer %p lies: %s failed: %s (%d)",
+                     ptr, call, msg, (int)rc);
+    return TJ_ERR_CUDA;
+}
+
+#define CANNOT_TELL(_ptr, _call, _rc) cannot_tell((_ptr), (_call), (_rc), __LINE__)
+
+/* The primary context of device @p ordinal, retained by typejit at its first need (memory without
+ * a context of its own runs there) and released by tj_gpu_finalize. Retaining it creates it when
+ * the application has not, as any user of the device's primary context would. */
+static tj_status_t primary_of(int ordinal, CUcontext *ctx)
+{
+    CUcontext c = atomic_load_explicit(&primaries[ordinal], memory_order_acquire);
+    CUdevice dev;
+    tj_status_t st = TJ_OK;
+
+    if (c == NULL) {
+        pthread_mutex_lock(&entry_lock);
+        c = atomic_load_explicit(&primaries[ordinal], memory_order_relaxed);
+        if (c == NULL && (st = CU_CHECK(cuDeviceGet(&dev, ordinal))) == TJ_OK &&
+            (st = CU_CHECK(cuDevicePrimaryCtxRetain(&c, dev))) == TJ_OK)
+            atomic_store_explicit(&primaries[ordinal], c, memory_order_release);
+        pthread_mutex_unlock(&entry_lock);
+    }
+    if (st == TJ_OK)
+        *ctx = c;
+    return st;
+}
+
+/* The properties of the VMM allocation mapped at @p ptr (its location): the handle retained,
+ * read and released again. */
+static tj_status_t vmm_props(const void *ptr, CUmemAllocationProp *prop)
+{
+    CUmemGenericAllocationHandle h;
+    CUresult rc;
+
+    if (cu.cuMemRetainAllocationHandle == NULL ||
+        cu.cuMemGetAllocationPropertiesFromHandle == NULL || cu.cuMemRelease == NULL ||
+        cu.cuMemGetAccess == NULL) {
+        tj_log_error("cannot tell where buffer %p lies: it has no cuda context, and this cuda "
+                     "driver lacks the virtual memory management calls that would say",
+                     ptr);
+        return TJ_ERR_CUDA;
+    }
+    if ((rc = cu.cuMemRetainAllocationHandle(&h, (void *)ptr)) != CUDA_SUCCESS)
+        return CANNOT_TELL(ptr, "cuMemRetainAllocationHandle", rc);
+    memset(prop, 0, sizeof(*prop));
+    rc = cu.cuMemGetAllocationPropertiesFromHandle(prop, h);
+    cu.cuMemRelease(h);
+    if (rc != CUDA_SUCCESS)
+        return CANNOT_TELL(ptr, "cuMemGetAllocationPropertiesFromHandle", rc);
+    return TJ_OK;
+}
+
+/* The access @p loc has to the mapping at @p ptr: CU_MEM_ACCESS_FLAGS_PROT_*. A location the
+ * driver will not answer for has none. */
+static unsigned long long access_of(const void *ptr, CUmemLocationType type, int id)
+{
+    CUmemLocation loc = {.type = type, .id = id};
+    unsigned long long flags = 0;
+
+    if (cu.cuMemGetAccess(&flags, &loc, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
+        return CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    return flags;
+}
+
+/* A VMM mapping of host memory (a host or host NUMA location): host memory the CPU may touch
+ * when it was granted read and write access; otherwise only kernels and copies may, as device
+ * memory, in the primary context of a device that has access (read and write if one has). */
+static tj_status_t vmm_host(const void *ptr, const CUmemAllocationProp *prop, tj_gpu_ptr_t *p)
+{
+    int device = -1;
+
+    if ((access_of(ptr, prop->location.type, prop->location.id) &
+         CU_MEM_ACCESS_FLAGS_PROT_READWRITE) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+        p->kind = TJ_MEM_PINNED;
+        return TJ_OK;
+    }
+    for (int d = 0; d < ndevices; d++) {
+        unsigned long long flags = access_of(ptr, CU_MEM_LOCATION_TYPE_DEVICE, d);
+        if ((flags & CU_MEM_ACCESS_FLAGS_PROT_READWRITE) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+            device = d;
+            break;
+        }
+        if ((flags & CU_MEM_ACCESS_FLAGS_PROT_READ) && device < 0)
+            device = d;
+    }
+    if (device < 0) {
+        tj_log_error("cannot move buffer %p: it is host memory mapped with cuMemMap that neither "
+                     "the CPU nor any device was given access to (cuMemSetAccess)",
+                     ptr);
+        return TJ_ERR_CUDA;
+    }
+    p->kind = TJ_MEM_DEVICE;
+    p->device = device;
+    return TJ_OK;
+}
+
+/* Memory that belongs to no context (stream-ordered pools, VMM mappings; the driver answers
+ * CONTEXT NULL): it runs in its device's primary context. The device is the pointer's device
+ * ordinal, or, where that is not one, the location of the VMM allocation (managed memory, which
+ * every device may touch, runs on the caller's current device, else device 0). Host memory
+ * without a context is a host pool's (the CPU may touch it: pools of a host location are
+ * accessible from the host by default) or a VMM mapping's, whose access decides. */
+static tj_status_t contextless(const void *ptr, tj_gpu_ptr_t *p)
+{
+    CUmemAllocationProp prop;
+    CUcontext ctx;
+    CUmemoryPool pool = NULL;
+    CUresult rc;
+    tj_status_t st;
+
+    if (p->kind == TJ_MEM_PINNED) {
+        rc = cu.cuPointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+                                      (CUdeviceptr)(uintptr_t)ptr);
+        if (rc != CUDA_SUCCESS)
+            return CANNOT_TELL(ptr, "cuPointerGetAttribute(MEMPOOL_HANDLE)", rc);
+        if (pool != NULL)
+            return TJ_OK;
+        if ((st = vmm_props(ptr, &prop)) != TJ_OK || (st = vmm_host(ptr, &prop, p)) != TJ_OK)
+            return st;
+    } else if ((p->device < 0 || p->device >= ndevices) && p->kind == TJ_MEM_MANAGED) {
+        CUdevice dev;
+        p->device = cu.cuCtxGetDevice(&dev) == CUDA_SUCCESS && (int)dev < ndevices ? (int)dev : 0;
+    } else if (p->device < 0 || p->device >= ndevices) {
+        if ((st = vmm_props(ptr, &prop)) != TJ_OK)
+            return st;
+        if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+            if ((st = vmm_host(ptr, &prop, p)) != TJ_OK)
+                return st;
+        } else if ((p->device = prop.location.id) < 0 || p->device >= ndevices) {
+            tj_log_error("cannot tell where buffer %p lies: the driver places it on device %d, "
+                         "of %d",
+                         ptr, p->device, ndevices);
+            return TJ_ERR_CUDA;
+        }
+    }
+    /* Host memory the CPU may touch needs no context. */
+    if (p->kind == TJ_MEM_PINNED)
+        return TJ_OK;
+    if ((st = primary_of(p->device, &ctx)) == TJ_OK)
+        p->ctx = ctx;
+    return st;
+}
+
+tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
 {
     CUpointer_attribute attrs[6] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
@@ -387,27 +557,38 @@ void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
     CUdeviceptr start = 0;
     size_t size = 0;
     void *data[6] = {&type, &managed, &ordinal, &ctx, &start, &size};
+    tj_gpu_ptr_t p = {TJ_MEM_HOST, -1, NULL, 0, 0};
+    CUresult rc;
+    tj_status_t st;
 
-    *out = (tj_gpu_ptr_t){TJ_MEM_HOST, -1, NULL, 0, 0};
-    if (ptr == NULL || tj_gpu_init() != TJ_OK)
-        return;
-    /* Unknown host memory is not an error for the plural query: every value is its default. */
-    if (cu.cuPointerGetAttributes(6, attrs, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
-        return;
+    if (ptr == NULL || tj_gpu_init() != TJ_OK) {
+        *out = p;
+        return TJ_OK;
+    }
+    /* Memory CUDA does not know is no error for the plural query: every value is its default
+     * (cuda.h). An error is the driver's failure to answer, documented with no retry: the caller
+     * must not take the buffer for host memory. */
+    rc = cu.cuPointerGetAttributes(6, attrs, data, (CUdeviceptr)(uintptr_t)ptr);
+    if (rc != CUDA_SUCCESS)
+        return CANNOT_TELL(ptr, "cuPointerGetAttributes", rc);
     if (managed)
-        out->kind = TJ_MEM_MANAGED;
+        p.kind = TJ_MEM_MANAGED;
     else if (type == CU_MEMORYTYPE_DEVICE)
-        out->kind = TJ_MEM_DEVICE;
+        p.kind = TJ_MEM_DEVICE;
     else if (type == CU_MEMORYTYPE_HOST)
-        out->kind = TJ_MEM_PINNED;
-    else
-        return;
-    if (!atomic_load_explicit(&memory_met, memory_order_relaxed))
-        meet_memory();
-    out->device = ordinal;
-    out->ctx = ctx;
-    out->base = (uintptr_t)start;
-    out->size = size;
+        p.kind = TJ_MEM_PINNED;
+    if (p.kind != TJ_MEM_HOST) {
+        if (!atomic_load_explicit(&memory_met, memory_order_relaxed))
+            meet_memory();
+        p.device = ordinal;
+        p.ctx = ctx;
+        p.base = (uintptr_t)start;
+        p.size = size;
+        if (ctx == NULL && (st = contextless(ptr, &p)) != TJ_OK)
+            return st;
+    }
+    *out = p;
+    return TJ_OK;
 }
 
 bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi)
@@ -766,7 +947,7 @@ void tj_gpu_free(tj_devptr_t ptr)
 tj_status_t tj_gpu_alloc_host(size_t len, void **ptr)
 {
     void *p;
-    tj_status_t st = CU_CHECK(
+    tj_status_t st = CU_CHECK_QUIET(
         cuMemHostAlloc(&p, len ? len : 1, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
     if (st == TJ_OK)
         *ptr = p;
@@ -782,7 +963,7 @@ void tj_gpu_free_host(void *ptr)
 tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev)
 {
     CUdeviceptr p;
-    tj_status_t st = CU_CHECK(cuMemHostGetDevicePointer(&p, host, 0));
+    tj_status_t st = CU_CHECK_QUIET(cuMemHostGetDevicePointer(&p, host, 0));
     if (st == TJ_OK)
         *dev = (tj_devptr_t)p;
     return st;
@@ -818,6 +999,12 @@ void tj_gpu_finalize(void)
     for (int i = 0; i < nused; i++)
         cu.cuDevicePrimaryCtxRelease(used[i]);
     nused = 0;
+    for (int i = 0; i < ndevices; i++) {
+        CUdevice dev;
+        if (atomic_load(&primaries[i]) != NULL && cu.cuDeviceGet(&dev, i) == CUDA_SUCCESS)
+            cu.cuDevicePrimaryCtxRelease(dev);
+        atomic_store(&primaries[i], NULL);
+    }
     here = NULL;
     pthread_mutex_unlock(&entry_lock);
 }

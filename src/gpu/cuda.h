@@ -27,7 +27,8 @@ typedef uint64_t tj_devptr_t;    /* a CUdeviceptr */
 typedef struct {
     tj_mem_t kind;
     int device;       /* ordinal; -1 for host memory */
-    tj_gpu_ctx_t ctx; /* the context that allocated or registered it; NULL for host memory */
+    tj_gpu_ctx_t ctx; /* the context that allocated, registered or opened it, or the primary
+                       * context of its device for memory of no context; NULL for host memory */
     uintptr_t base;   /* the allocation holding the address, [base, base + size); 0 if unknown */
     size_t size;
 } tj_gpu_ptr_t;
@@ -80,8 +81,13 @@ bool tj_gpu_watch_memory(void (*hook)(void));
 /* cuDriverGetVersion (12040 for 12.4), or 0 when there is no driver. Needs no device. */
 int tj_gpu_driver_version(void);
 
-/* Query @p ptr: one driver call, none without a device. Unknown memory is TJ_MEM_HOST. */
-void tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out);
+/* Where @p ptr lies: one driver call for memory of a context, none without a device. Memory CUDA
+ * does not know is TJ_MEM_HOST. Memory of no context (stream-ordered pools, VMM mappings) gets
+ * its device's primary context, which typejit retains until tj_gpu_finalize; VMM host memory the
+ * CPU may not touch is TJ_MEM_DEVICE, in a device that may. TJ_ERR_CUDA, after one error line
+ * naming the buffer and the reason, when the driver cannot tell: the caller fails its call with
+ * an MPI error and never takes the buffer for host memory. */
+tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out) __attribute__((warn_unused_result));
 
 /* True when kernels and copies may use the bytes [lo, hi) of the allocation @p p describes
  * (always true for host memory, and for an allocation whose range the driver did not report:
@@ -141,7 +147,9 @@ tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len);
 tj_status_t tj_gpu_copy_dtoh_async(void *dst, tj_devptr_t src, size_t len);
 tj_status_t tj_gpu_copy_htod_async(tj_devptr_t dst, const void *src, size_t len);
 
-/* Device memory and page-locked mapped host memory of the current context. */
+/* Device memory and page-locked mapped host memory of the current context. A failure to get
+ * page-locked memory, or its device address, is logged at debug level only: callers have a
+ * slower way and say so themselves. */
 tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr);
 void tj_gpu_free(tj_devptr_t ptr);
 tj_status_t tj_gpu_alloc_host(size_t len, void **ptr);

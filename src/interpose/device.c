@@ -17,18 +17,24 @@ bool tj_interpose_device_calls(void)
     return !tj_gpu_absent() && tj_interpose_active() && tj_gpu_available();
 }
 
-bool tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type)
+int tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type, bool *on)
 {
     tj_type_info_t info;
     tj_gpu_ptr_t where;
+    int rc;
 
+    *on = false;
     if (count <= 0 || buf == MPI_IN_PLACE || !tj_interpose_lookup(type, &info) || !info.extents ||
         info.size == 0)
-        return false;
-    if (info.wide && !tj_span_together(&info, type, buf, count, "a call"))
-        return true; /* partly on the device */
-    tj_gpu_query((const char *)buf + info.true_lb, &where);
-    return where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
+        return MPI_SUCCESS;
+    if (info.wide && (rc = tj_span_check(&info, type, buf, count, "a call")) != MPI_SUCCESS) {
+        *on = rc == MPI_ERR_BUFFER; /* partly on the device */
+        return *on ? MPI_SUCCESS : rc;
+    }
+    if (tj_gpu_query((const char *)buf + info.true_lb, &where) != TJ_OK)
+        return MPI_ERR_INTERN; /* the query said why */
+    *on = where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
+    return MPI_SUCCESS;
 }
 
 /* The functions already reported: a refused call that a program repeats says so once. */

@@ -12,9 +12,10 @@
 bool tj_interpose_device_calls(void);
 
 /* Whether the first byte that `count` objects of @p type at @p buf touch lies in device or
- * managed memory; false for calls that touch no byte (the system MPI answers those). One
- * pointer query. */
-bool tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type);
+ * managed memory (*on); false for calls that touch no byte (the system MPI answers those). One
+ * pointer query. MPI_ERR_INTERN when the driver cannot tell (the query said why): the caller
+ * fails its call with it, and never hands the buffer to the system MPI as host memory. */
+int tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type, bool *on);
 
 /* Refuse a call of @p fn on device memory: one error line (the first time for @p fn) saying
  * @p why, counted in calls_refused; returns MPI_ERR_BUFFER, for the caller to pass through the

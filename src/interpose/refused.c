@@ -11,18 +11,26 @@
 #include "send/model.h"
 #include "util/mpierr.h"
 
-/* Whether a call with the buffers (@p b0, @p c0, @p t0) and (@p b1, @p c1, @p t1) must be
- * refused: one in device memory and an MPI that is not CUDA-aware. */
-static bool refuse(const void *b0, int64_t c0, MPI_Datatype t0, const void *b1, int64_t c1,
-                   MPI_Datatype t1)
-{
-    return tj_interpose_device_calls() && !tj_model_cuda_aware() &&
-           (tj_interpose_on_device(b0, c0, t0) || tj_interpose_on_device(b1, c1, t1));
-}
-
 static const char kept_why[] =
     "the buffer is in device memory and the system MPI is not CUDA-aware (the MPI keeps it and "
     "reads or writes it from host code later; typejit does not stage this call)";
+
+/* Whether the call @p fn with the buffers (@p b0, @p c0, @p t0) and (@p b1, @p c1, @p t1) must
+ * fail: MPI_ERR_BUFFER when one is in device memory and the MPI is not CUDA-aware (refused),
+ * MPI_ERR_INTERN when the driver cannot tell where one lies; MPI_SUCCESS to pass it on. */
+static int refuse(const char *fn, const void *b0, int64_t c0, MPI_Datatype t0, const void *b1,
+                  int64_t c1, MPI_Datatype t1)
+{
+    bool on0 = false, on1 = false;
+    int rc;
+
+    if (!tj_interpose_device_calls() || tj_model_cuda_aware())
+        return MPI_SUCCESS;
+    if ((rc = tj_interpose_on_device(b0, c0, t0, &on0)) != MPI_SUCCESS ||
+        (!on0 && (rc = tj_interpose_on_device(b1, c1, t1, &on1)) != MPI_SUCCESS))
+        return rc;
+    return on0 || on1 ? tj_interpose_refuse(fn, kept_why) : MPI_SUCCESS;
+}
 
 /* Each wrapper in its int and large-count forms from one definition: (suffix, count type). */
 #define FORMS(_m) _m(, int) TJ_IF_LARGE(_m(_c, MPI_Count))
@@ -30,8 +38,8 @@ static const char kept_why[] =
 #define BUFFER_ATTACH(_s, _cnt)                                                                    \
     int TJ_WRAPPER(MPI_Buffer_attach##_s)(void *buffer, _cnt size)                                 \
     {                                                                                              \
-        if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
-            int rc = tj_interpose_refuse("MPI_Buffer_attach" #_s, kept_why);                       \
+        int rc = refuse("MPI_Buffer_attach" #_s, buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE);       \
+        if (rc != MPI_SUCCESS) {                                                                   \
             tj_mpi_raise(MPI_COMM_WORLD, rc);                                                      \
             return rc;                                                                             \
         }                                                                                          \
@@ -45,9 +53,9 @@ FORMS(BUFFER_ATTACH)
                                       int stag, void *rbuf, _cnt rcount, MPI_Datatype rtype,       \
                                       int source, int rtag, MPI_Comm comm, MPI_Request *req)       \
     {                                                                                              \
-        if (refuse(sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype, rbuf,                          \
-                   source == MPI_PROC_NULL ? 0 : rcount, rtype)) {                                 \
-            int rc = tj_interpose_refuse("MPI_Isendrecv" #_s, kept_why);                           \
+        int rc = refuse("MPI_Isendrecv" #_s, sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype,      \
+                        rbuf, source == MPI_PROC_NULL ? 0 : rcount, rtype);                        \
+        if (rc != MPI_SUCCESS) {                                                                   \
             tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
@@ -61,8 +69,8 @@ FORMS(ISENDRECV)
                                               int stag, int source, int rtag, MPI_Comm comm,       \
                                               MPI_Request *req)                                    \
     {                                                                                              \
-        if (refuse(buf, count, type, NULL, 0, MPI_BYTE)) {                                         \
-            int rc = tj_interpose_refuse("MPI_Isendrecv_replace" #_s, kept_why);                   \
+        int rc = refuse("MPI_Isendrecv_replace" #_s, buf, count, type, NULL, 0, MPI_BYTE);         \
+        if (rc != MPI_SUCCESS) {                                                                   \
             tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
@@ -73,8 +81,9 @@ FORMS(ISENDRECV_REPLACE)
 int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type,
                                int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
-        int rc = tj_interpose_refuse("MPI_Psend_init", kept_why);
+    int rc =
+        refuse("MPI_Psend_init", buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE);
+    if (rc != MPI_SUCCESS) {
         tj_mpi_raise(comm, rc);
         return rc;
     }
@@ -84,8 +93,9 @@ int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count,
 int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype type,
                                int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    if (refuse(buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE)) {
-        int rc = tj_interpose_refuse("MPI_Precv_init", kept_why);
+    int rc =
+        refuse("MPI_Precv_init", buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE);
+    if (rc != MPI_SUCCESS) {
         tj_mpi_raise(comm, rc);
         return rc;
     }
@@ -97,8 +107,8 @@ int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_D
 #define COMM_ATTACH_BUFFER(_s, _cnt)                                                               \
     int TJ_WRAPPER(MPI_Comm_attach_buffer##_s)(MPI_Comm comm, void *buffer, _cnt size)             \
     {                                                                                              \
-        if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
-            int rc = tj_interpose_refuse("MPI_Comm_attach_buffer" #_s, kept_why);                  \
+        int rc = refuse("MPI_Comm_attach_buffer" #_s, buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE);  \
+        if (rc != MPI_SUCCESS) {                                                                   \
             tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
@@ -109,8 +119,9 @@ FORMS(COMM_ATTACH_BUFFER)
 #define SESSION_ATTACH_BUFFER(_s, _cnt)                                                            \
     int TJ_WRAPPER(MPI_Session_attach_buffer##_s)(MPI_Session session, void *buffer, _cnt size)    \
     {                                                                                              \
-        if (refuse(buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE)) {                                   \
-            int rc = tj_interpose_refuse("MPI_Session_attach_buffer" #_s, kept_why);               \
+        int rc =                                                                                   \
+            refuse("MPI_Session_attach_buffer" #_s, buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE);    \
+        if (rc != MPI_SUCCESS) {                                                                   \
             tj_mpi_raise_session(session, rc);                                                     \
             return rc;                                                                             \
         }                                                                                          \
@@ -127,7 +138,10 @@ static bool t_device(const void *buf)
     tj_gpu_ptr_t where;
     if (buf == NULL || tj_gpu_absent() || !tj_gpu_available())
         return false;
-    tj_gpu_query(buf, &where);
+    /* A buffer the driver cannot place (the query said why) is refused too: it may be device
+     * memory, which the MPI library would touch from host code. */
+    if (tj_gpu_query(buf, &where) != TJ_OK)
+        return true;
     return where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
 }
 

@@ -241,24 +241,33 @@ int TJ_WRAPPER(MPI_Win_free)(MPI_Win *win)
 
 /* ---- windows --------------------------------------------------------------------------------- */
 
-static bool device_window(const void *base, MPI_Aint size)
-{
-    return size > 0 && tj_interpose_device_calls() && !tj_model_cuda_aware() &&
-           tj_interpose_on_device(base, 1, MPI_BYTE);
-}
-
 static const char window_why[] =
     "the window's memory is in device memory and the system MPI is not CUDA-aware (it reads and "
     "writes a window from host code whenever another process accesses it, so it cannot be "
     "staged)";
+
+/* Whether a window's memory must be refused: MPI_ERR_BUFFER (after one error line) when it is
+ * device memory and the MPI is not CUDA-aware, MPI_ERR_INTERN when the driver cannot tell where
+ * it lies; MPI_SUCCESS to pass the call on. */
+static int device_window(const char *fn, const void *base, MPI_Aint size)
+{
+    bool on = false;
+    int rc;
+
+    if (size <= 0 || !tj_interpose_device_calls() || tj_model_cuda_aware())
+        return MPI_SUCCESS;
+    if ((rc = tj_interpose_on_device(base, 1, MPI_BYTE, &on)) != MPI_SUCCESS)
+        return rc;
+    return on ? tj_interpose_refuse(fn, window_why) : MPI_SUCCESS;
+}
 
 /* MPI_Win_create and its large-count form (an MPI_Aint displacement unit). */
 #define WIN_CREATE(_s, _unit)                                                                      \
     int TJ_WRAPPER(MPI_Win_create##_s)(void *base, MPI_Aint size, _unit disp_unit, MPI_Info info,  \
                                        MPI_Comm comm, MPI_Win *win)                                \
     {                                                                                              \
-        if (device_window(base, size)) {                                                           \
-            int rc = tj_interpose_refuse("MPI_Win_create" #_s, window_why);                        \
+        int rc = device_window("MPI_Win_create" #_s, base, size);                                  \
+        if (rc != MPI_SUCCESS) {                                                                   \
             tj_mpi_raise(comm, rc);                                                                \
             return rc;                                                                             \
         }                                                                                          \
@@ -269,8 +278,8 @@ TJ_IF_LARGE(WIN_CREATE(_c, MPI_Aint))
 
 int TJ_WRAPPER(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 {
-    if (device_window(base, size)) {
-        int rc = tj_interpose_refuse("MPI_Win_attach", window_why);
+    int rc = device_window("MPI_Win_attach", base, size);
+    if (rc != MPI_SUCCESS) {
         tj_mpi_raise_win(win, rc);
         return rc;
     }

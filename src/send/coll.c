@@ -65,6 +65,8 @@ typedef struct {
     bool present; /* this rank has this side in this call */
     bool packed;  /* typejit packs it */
     bool split;   /* a slice's bytes lie in more than one allocation or memory kind */
+    bool blind;   /* the driver cannot tell where the side lies: packed bytes of zeros are sent,
+                   * nothing is received into it, and the call reports MPI_ERR_INTERN */
     char *buf;    /* the buffer argument */
     int n;
     slice_t *slices;
@@ -72,6 +74,7 @@ typedef struct {
     int ntypes;
     int64_t bytes; /* packed bytes of all slices */
     tj_gpu_ctx_t ctx;
+    int device;
     tj_stage_t *stage;
     /* The arguments the system MPI gets for a packed side: counts and displacements as int
      * arrays, or MPI_Count and MPI_Aint arrays for a large-count call. */
@@ -415,12 +418,16 @@ static bool side_wants(const side_t *sd)
     return want;
 }
 
-/* A side is packed when its first byte is on a GPU and a type it moves bytes of needs it. */
+/* A side is packed when its first byte is on a GPU and a type it moves bytes of needs it. A side
+ * the driver cannot place is packed blind: the other ranks are entering the collective and would
+ * wait forever for this one, so the call is still made (as after a pack that failed: prepare),
+ * with bytes that are no one's, and fails. */
 static void classify(side_t *sd)
 {
     const slice_t *first = NULL;
     bool want = false, pending = false;
     tj_gpu_ptr_t where;
+    int rc;
 
     if (!sd->present)
         return;
@@ -434,15 +441,24 @@ static void classify(side_t *sd)
         want |= wants(ct);
         pending |= ct->info.pending;
         /* A type at absolute addresses may have bytes in host and device memory at once. */
-        if (ct->info.wide && !sd->split &&
-            !tj_span_together(&ct->info, ct->type, sd->buf + sl->off, sl->count, "a collective"))
-            sd->split = true;
+        if (ct->info.wide && !sd->split && !sd->blind &&
+            (rc = tj_span_check(&ct->info, ct->type, sd->buf + sl->off, sl->count,
+                                "a collective")) != MPI_SUCCESS) {
+            sd->split = rc == MPI_ERR_BUFFER;
+            sd->blind = !sd->split;
+        }
     }
     if (sd->split)
         return;
+    if (!sd->blind && first != NULL && want &&
+        tj_gpu_query(sd->buf + first->off + sd->types[first->t].info.true_lb, &where) != TJ_OK)
+        sd->blind = true; /* the query said why */
+    if (sd->blind) {
+        sd->packed = true;
+        return;
+    }
     if (first == NULL || !want)
         return;
-    tj_gpu_query(sd->buf + first->off + sd->types[first->t].info.true_lb, &where);
     if (!is_gpu(where.kind))
         return;
     /* On the device: the layouts of pending types are built now (held as the records are). */
@@ -457,6 +473,7 @@ static void classify(side_t *sd)
     }
     sd->packed = true;
     sd->ctx = where.ctx;
+    sd->device = where.device;
 }
 
 /* Whether @p v fits the int of an int-form call (a large-count call takes any). */
@@ -543,12 +560,15 @@ static int layout(const tj_coll_call_t *c, side_t *sd, bool bytes_displs)
 
 static int get_stage(side_t *sd)
 {
+    size_t len = (size_t)(sd->bytes > 0 ? sd->bytes : 1);
     tj_gpu_scope_t scope;
     tj_status_t st;
 
+    if (sd->blind)
+        return tj_staging_host(len, &sd->stage) == TJ_OK ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if ((st = tj_gpu_enter(sd->ctx, &scope)) != TJ_OK)
         return MPI_ERR_INTERN;
-    st = tj_staging_get(TJ_STAGE_PINNED, (size_t)(sd->bytes > 0 ? sd->bytes : 1), &sd->stage);
+    st = tj_staging_get(TJ_STAGE_PINNED, len, &sd->stage);
     tj_gpu_leave(&scope);
     return st == TJ_OK ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
@@ -615,6 +635,8 @@ static bool fused_move(side_t *sd, bool pack, tj_batch_t *b)
  * MPI_IN_PLACE slices. Returns the MPI result. */
 static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in, tj_batch_t *b)
 {
+    /* What a query of the staging would say: typejit made it. */
+    tj_gpu_ptr_t at = tj_staging_where(sd->stage, sd->device);
     int i = 0;
 
     if (!only_in && fused_move(sd, pack, b))
@@ -644,10 +666,10 @@ static int side_move(coll_t *x, side_t *sd, bool pack, bool only_in, tj_batch_t 
         packed = sd->stage->host + sl->poff;
         info = ct->known ? &ct->info : NULL;
         if (pack) {
-            if (!tj_devpack_pack_at(info, ct->type, typed, objs, NULL, packed, len, NULL, &pos,
+            if (!tj_devpack_pack_at(info, ct->type, typed, objs, NULL, packed, len, &at, &pos,
                                     x->c.comm, b, &rc))
                 rc = tj_count_pack(typed, objs, ct->type, packed, len, &pos, x->c.comm);
-        } else if (!tj_devpack_unpack_at(info, ct->type, packed, len, NULL, &pos, typed, objs, NULL,
+        } else if (!tj_devpack_unpack_at(info, ct->type, packed, len, &at, &pos, typed, objs, NULL,
                                          x->c.comm, b, &rc)) {
             rc = tj_count_unpack(packed, len, &pos, typed, objs, ct->type, x->c.comm);
         }
@@ -768,7 +790,7 @@ static void release(void *arg)
 static int unpack_side(void *arg, tj_batch_t *b)
 {
     coll_t *x = arg;
-    return x->r.packed ? side_move(x, &x->r, false, false, b) : MPI_SUCCESS;
+    return x->r.packed && !x->r.blind ? side_move(x, &x->r, false, false, b) : MPI_SUCCESS;
 }
 
 /* The sends' packs, and those of the receive side's MPI_IN_PLACE slices, into @p b. */
@@ -777,9 +799,9 @@ static int pack_sides(void *arg, tj_batch_t *b)
     coll_t *x = arg;
     int rc = MPI_SUCCESS;
 
-    if (x->s.packed)
+    if (x->s.packed && !x->s.blind)
         rc = side_move(x, &x->s, true, false, b);
-    if (rc == MPI_SUCCESS && x->r.packed && x->inplace)
+    if (rc == MPI_SUCCESS && x->r.packed && !x->r.blind && x->inplace)
         rc = side_move(x, &x->r, true, true, b);
     return rc;
 }
@@ -826,6 +848,8 @@ static int prepare(coll_t *x, bool nonblocking)
         return rc;
     /* Every pack launched, then one wait, before the system MPI reads the bytes. */
     x->failed = tj_batch_run(pack_sides, x);
+    if (x->s.blind || x->r.blind)
+        x->failed = MPI_ERR_INTERN;
     return MPI_SUCCESS;
 }
 

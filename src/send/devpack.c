@@ -60,6 +60,7 @@ typedef struct {
     tj_layout_t *lay;  /* the layout the kernel path moves (the type's, or its block's), or NULL */
     bool serial;       /* the unpack runs as one thread, in typemap order (overlapping bytes) */
     tj_batch_t *batch; /* where the kernel's wait goes; NULL: the call waits itself */
+    bool face;         /* MPI_Pack or MPI_Unpack itself: its errors go to comm's error handler */
 } call_t;
 
 static bool is_gpu(tj_mem_t m)
@@ -692,6 +693,14 @@ static void log_staged(const call_t *c, tj_status_t st, const char *why)
                  c->pack ? "pack" : "unpack", (long long)c->count, label, reason);
 }
 
+/* An error typejit detected: through the communicator's error handler when the call is
+ * MPI_Pack or MPI_Unpack itself, as the system MPI raises its own; a send path or collective
+ * passes it up to the wrapper that raises it. */
+static int fail(const call_t *c, int code)
+{
+    return c->face ? tj_mpi_raise(c->comm, code) : code;
+}
+
 static bool run(call_t *c, int *rc)
 {
     const char *why = NULL;
@@ -709,21 +718,26 @@ static bool run(call_t *c, int *rc)
         *c->position < 0)
         return false;
     /* A type at absolute addresses may have bytes in host and device memory at once. */
-    if (!tj_span_together(c->info, c->type, c->typed, c->count,
-                          c->pack ? "MPI_Pack" : "MPI_Unpack")) {
-        *rc = MPI_ERR_BUFFER;
+    if ((*rc = tj_span_check(c->info, c->type, c->typed, c->count,
+                             c->pack ? "MPI_Pack" : "MPI_Unpack")) != MPI_SUCCESS) {
+        *rc = fail(c, *rc);
         return true;
     }
+    /* A buffer the driver cannot place is no host buffer: the call fails (the query said why). */
     if (c->tp_known != NULL)
         c->tp = *c->tp_known;
-    else
-        tj_gpu_query(c->typed + c->info->true_lb, &c->tp);
+    else if (tj_gpu_query(c->typed + c->info->true_lb, &c->tp) != TJ_OK) {
+        *rc = fail(c, MPI_ERR_INTERN);
+        return true;
+    }
     if (c->pp_known != NULL)
         c->pp = *c->pp_known;
-    else
-        tj_gpu_query(c->packed != NULL && *c->position < c->bufsize ? c->packed + *c->position
-                                                                    : c->packed,
-                     &c->pp);
+    else if (tj_gpu_query(c->packed != NULL && *c->position < c->bufsize ? c->packed + *c->position
+                                                                         : c->packed,
+                          &c->pp) != TJ_OK) {
+        *rc = fail(c, MPI_ERR_INTERN);
+        return true;
+    }
     if (!is_gpu(c->tp.kind) && !is_gpu(c->pp.kind))
         return false;
     c->info = tj_lazy_info(c->type, c->info, &c->built);
@@ -740,7 +754,7 @@ static bool run(call_t *c, int *rc)
                      "in one allocation per side, count x extent within the address space); "
                      "MPI_ERR_BUFFER",
                      c->pack ? "pack" : "unpack");
-        *rc = MPI_ERR_BUFFER;
+        *rc = fail(c, MPI_ERR_BUFFER);
         return true;
     }
     st = kernel_path(c, &why);
@@ -763,7 +777,7 @@ static bool run(call_t *c, int *rc)
     if (st == TJ_OK && *rc == MPI_SUCCESS)
         *c->position += c->bytes;
     else if (st != TJ_OK)
-        *rc = MPI_ERR_INTERN; /* the driver call that failed said why */
+        *rc = fail(c, MPI_ERR_INTERN); /* the driver call that failed said why */
     return true;
 }
 
@@ -811,16 +825,34 @@ bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *
                      int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
                      MPI_Comm comm, int *rc)
 {
-    return tj_devpack_pack_at(info, type, inbuf, incount, NULL, outbuf, outsize, NULL, position,
-                              comm, NULL, rc);
+    call_t c = {.pack = true,
+                .info = info,
+                .type = type,
+                .typed = inbuf,
+                .count = incount,
+                .packed = outbuf,
+                .bufsize = outsize,
+                .position = position,
+                .comm = comm,
+                .face = true};
+    return run(&c, rc);
 }
 
 bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                        int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
                        MPI_Comm comm, int *rc)
 {
-    return tj_devpack_unpack_at(info, type, inbuf, insize, NULL, position, outbuf, outcount, NULL,
-                                comm, NULL, rc);
+    call_t c = {.pack = false,
+                .info = info,
+                .type = type,
+                .typed = outbuf,
+                .count = outcount,
+                .packed = (void *)inbuf,
+                .bufsize = insize,
+                .position = position,
+                .comm = comm,
+                .face = true};
+    return run(&c, rc);
 }
 
 void tj_devpack_finalize(void)

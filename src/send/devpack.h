@@ -24,7 +24,9 @@ const char *tj_devpack_kernels(const tj_type_info_t *info);
  * the system MPI's result, position update and error code in @p rc; the bytes are in place when
  * it returns (one wait, or none when nothing ran on the device). False (nothing done) for
  * host buffers and calls that move no bytes: the caller passes those on. @p info may be NULL
- * for a type typejit has no record of. One pointer query per side, none without a device. */
+ * for a type typejit has no record of. One pointer query per side, none without a device; a
+ * query the driver fails fails the call (MPI_ERR_INTERN). Errors typejit detects have been
+ * through @p comm's error handler. */
 bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                      int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
                      MPI_Comm comm, int *rc);
@@ -39,7 +41,8 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
  * typed side and a packed side in device or mapped pinned memory is launched and its wait left
  * to the batch (a call staged through host memory, or through typejit's device staging, still
  * waits itself): the bytes are in place once tj_batch_wait succeeds, and when it fails the
- * caller does the call again without a batch. */
+ * caller does the call again without a batch. Errors are returned, not raised: the caller's
+ * wrapper raises them. */
 bool tj_devpack_pack_at(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                         int64_t incount, const tj_gpu_ptr_t *in_at, void *outbuf, int64_t outsize,
                         const tj_gpu_ptr_t *out_at, int64_t *position, MPI_Comm comm,

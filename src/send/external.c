@@ -37,18 +37,22 @@ typedef struct {
     char *host;
 } packed_t;
 
-/* Whether the packed side is on the device; sets it up. */
-static bool packed_find(packed_t *p, const void *buf, int64_t size, const int64_t *position,
-                        int64_t want)
+/* Whether the packed side is on the device (*on); sets it up. MPI_ERR_INTERN when the driver
+ * cannot tell (the query said why). */
+static int packed_find(packed_t *p, const void *buf, int64_t size, const int64_t *position,
+                       int64_t want, bool *on)
 {
     p->user = (char *)buf;
     p->host = NULL;
+    *on = false;
     if (buf == NULL || position == NULL || *position < 0 || *position >= size || want <= 0)
-        return false;
+        return MPI_SUCCESS;
     p->from = *position;
     p->len = size - *position < want ? size - *position : want;
-    tj_gpu_query(p->user + p->from, &p->at);
-    return is_gpu(p->at.kind);
+    if (tj_gpu_query(p->user + p->from, &p->at) != TJ_OK)
+        return MPI_ERR_INTERN;
+    *on = is_gpu(p->at.kind);
+    return MPI_SUCCESS;
 }
 
 static int packed_copy(packed_t *p, bool to_device, int64_t len)
@@ -93,7 +97,8 @@ static bool begin(const char *fn, const tj_type_info_t *info, const char *datare
     if (!tj_gpu_available() || count <= 0 || datarep == NULL ||
         tj_count_pack_external_size(datarep, count, type, &want) != MPI_SUCCESS)
         return false;
-    *on_p = packed_find(p, pbuf, psize, position, want);
+    if ((*rc = packed_find(p, pbuf, psize, position, want, on_p)) != MPI_SUCCESS)
+        return true;
     switch (tj_staged_begin(fn, 1, &b, false, st, rc)) {
     case TJ_STAGED_FAILED:
         return true;
@@ -148,7 +153,10 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
     if (info != NULL && info->pending) {
         /* A type whose layout is pending may be one strided block: found out when the call is
          * on the device (send/lazy.h). */
-        tj_gpu_query((const char *)typed + info->true_lb, &tp);
+        if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK) {
+            *rc = MPI_ERR_INTERN; /* the query said why */
+            return true;
+        }
         if (is_gpu(tp.kind))
             info = tj_lazy_info(type, info, &own);
     }
@@ -163,8 +171,11 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
         return false;
     lo = info->true_lb + (reach < 0 ? reach : 0);
     hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
-    tj_gpu_query((const char *)typed + info->true_lb, &tp);
-    tj_gpu_query((const char *)pbuf + *position, &pp);
+    if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK ||
+        tj_gpu_query((const char *)pbuf + *position, &pp) != TJ_OK) {
+        *rc = MPI_ERR_INTERN; /* the query said why */
+        return true;
+    }
     if (!is_gpu(tp.kind) || !(is_gpu(pp.kind) || pp.kind == TJ_MEM_PINNED) ||
         (is_gpu(pp.kind) && pp.ctx != tp.ctx) ||
         !tj_gpu_inside(&tp, (uintptr_t)typed + (uintptr_t)lo, (uintptr_t)typed + (uintptr_t)hi) ||

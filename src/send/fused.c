@@ -193,8 +193,8 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     }
     /* Every member's bytes inside the one allocation of the buffer's context, and an unpack's
      * members apart from each other: their spans, else (halo faces interleave) their runs. */
-    tj_gpu_query(typed + lo[0], &where);
-    if (!is_gpu(where.kind) || where.ctx != ctx)
+    /* A query that fails leaves the set to the one-by-one path, whose own queries fail the call. */
+    if (tj_gpu_query(typed + lo[0], &where) != TJ_OK || !is_gpu(where.kind) || where.ctx != ctx)
         return false;
     for (int m = 0; m < n; m++) {
         if (!tj_devpack_inside(items[m].info, typed, items[m].typed, items[m].count, &where))

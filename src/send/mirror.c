@@ -38,9 +38,11 @@ bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *b
         return false;
     m->lo = m->info.true_lb + (reach < 0 ? reach : 0);
     m->hi = m->info.true_lb + m->info.true_extent + (reach > 0 ? reach : 0);
-    m->split = !tj_span_together(&m->info, type, buf, count, fn);
-    tj_gpu_query((const char *)buf + m->info.true_lb, &m->at);
-    if (!is_gpu(m->at.kind) && !m->split)
+    m->error = tj_span_check(&m->info, type, buf, count, fn);
+    if (m->error == MPI_SUCCESS &&
+        tj_gpu_query((const char *)buf + m->info.true_lb, &m->at) != TJ_OK)
+        m->error = MPI_ERR_INTERN; /* the query said why */
+    if (m->error == MPI_SUCCESS && !is_gpu(m->at.kind))
         return false;
     tj_lazy_resolve(type, &m->info);
     m->user = (char *)buf;
@@ -70,8 +72,8 @@ int tj_mirror_fetch(tj_mirror_t *m, const char *fn)
 {
     uintptr_t base = (uintptr_t)m->user;
 
-    if (m->split)
-        return MPI_ERR_BUFFER; /* tj_mirror_find said why */
+    if (m->error != MPI_SUCCESS)
+        return m->error; /* tj_mirror_find said why */
     if (!tj_gpu_inside(&m->at, base + (uintptr_t)m->lo, base + (uintptr_t)m->hi)) {
         tj_log_error("%s: the datatype's bytes reach outside the device allocation of the buffer "
                      "(they must lie in one allocation); MPI_ERR_BUFFER",
@@ -135,8 +137,7 @@ static bool write_typed(tj_mirror_t *m, int *rc)
         tj_cpu_pack_layout(m->info.layout, tj_mirror_arg(m), m->count, stage->host);
     else
         tj_cpu_pack(&m->info.block, tj_mirror_arg(m), m->count, stage->host);
-    pinned =
-        (tj_gpu_ptr_t){TJ_MEM_PINNED, m->at.device, stage->ctx, (uintptr_t)stage->host, stage->len};
+    pinned = tj_staging_where(stage, m->at.device);
     done = tj_devpack_unpack_at(&m->info, m->type, stage->host, bytes, &pinned, &pos, m->user,
                                 m->count, &m->at, MPI_COMM_SELF, NULL, rc);
     tj_staging_put(stage);

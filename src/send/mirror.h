@@ -23,7 +23,8 @@ typedef struct {
     int64_t lo, hi;      /* the footprint, relative to `user` */
     tj_gpu_ptr_t at;     /* the allocation of the footprint's first byte */
     char *host;          /* [lo, hi) in host memory, once fetched */
-    bool split;          /* a wide type's bytes lie apart: tj_mirror_fetch refuses it */
+    int error; /* tj_mirror_fetch refuses it: MPI_ERR_BUFFER, a wide type's bytes lie apart;
+                * MPI_ERR_INTERN, the driver cannot tell where the buffer lies */
 } tj_mirror_t;
 
 /* Whether `count` objects of @p type at @p buf lie in device or managed memory (their first
@@ -31,14 +32,15 @@ typedef struct {
  * for tj_mirror_fetch. False for host memory and for calls that touch no byte (count 0, an empty
  * type, a type the system MPI does not know: it answers those itself). @p info may be NULL for
  * a type typejit has no record of. One pointer query, none without a device. A wide type whose
- * bytes lie in more than one allocation or memory kind is found too, with `split` set (one error
- * line naming @p fn said so), for tj_mirror_fetch to refuse. */
+ * bytes lie in more than one allocation or memory kind is found too, with `error` set (one error
+ * line naming @p fn said so), for tj_mirror_fetch to refuse, and so is a buffer the driver cannot
+ * place (a query that failed: never taken for host memory). */
 bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                     const char *fn, tj_mirror_t *m);
 
 /* Copy the footprint to host memory. MPI result: MPI_ERR_BUFFER (one error line, naming @p fn)
  * when the footprint reaches outside its allocation, MPI_ERR_NO_MEM, MPI_ERR_INTERN when the
- * driver fails (it said why). */
+ * driver fails (it said why), or the `error` tj_mirror_find found. */
 int tj_mirror_fetch(tj_mirror_t *m, const char *fn);
 
 /* The buffer argument to give the system MPI in place of the application's. */

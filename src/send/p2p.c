@@ -57,23 +57,29 @@ static bool contiguous(const tj_type_info_t *info)
     return info->strided && info->block.ndims == 1 && info->block.extent == info->block.size;
 }
 
-/* The common part of both directions: is the call typejit's, and with what. */
+/* The common part of both directions: is the call typejit's, and with what. True with *failed
+ * set (and @p x empty) when the driver cannot tell where the buffer lies: the call fails. */
 static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
-                  int peer, MPI_Comm comm, bool recv, tj_xfer_t *x)
+                  int peer, MPI_Comm comm, bool recv, tj_xfer_t *x, bool *failed)
 {
     tj_gpu_ptr_t where;
     int64_t bytes;
 
+    *failed = false;
     if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL || !tj_gpu_available())
         return false;
     memset(x, 0, sizeof(*x));
+    x->type = MPI_DATATYPE_NULL;
     if (info != NULL)
         x->info = *info;
     else
         tj_table_read_extents(type, &x->info);
     if (!x->info.extents || x->info.size == 0 || !tj_mul64(count, x->info.size, &bytes))
         return false;
-    tj_gpu_query((const char *)buf + x->info.true_lb, &where);
+    if (tj_gpu_query((const char *)buf + x->info.true_lb, &where) != TJ_OK) {
+        *failed = true; /* the query said why */
+        return true;
+    }
     if (!is_gpu(where.kind))
         return false;
     tj_lazy_resolve(type, &x->info);
@@ -104,7 +110,9 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     return true;
 }
 
-/* Staging for the method, in the buffer's context. */
+/* Staging for the method, in the buffer's context; the method counted. Host staging that is
+ * pageable memory (page-locked memory could not be had) is out of the kernels' reach: oneshot
+ * becomes staged, its kernel moving the bytes through device staging and a copy. */
 static tj_status_t get_staging(tj_xfer_t *x)
 {
     tj_gpu_scope_t scope;
@@ -116,9 +124,16 @@ static tj_status_t get_staging(tj_xfer_t *x)
         st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)x->bytes, &x->dev);
     if (st == TJ_OK && x->method != TJ_METHOD_DEVICE)
         st = tj_staging_get(TJ_STAGE_PINNED, (size_t)x->bytes, &x->host);
+    if (st == TJ_OK && x->method == TJ_METHOD_ONESHOT && x->host->kind == TJ_STAGE_PAGEABLE) {
+        tj_log_debug("device %s: no page-locked staging, method staged instead of oneshot",
+                     x->recv ? "receive" : "send");
+        x->method = TJ_METHOD_STAGED;
+        st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)x->bytes, &x->dev);
+    }
     tj_gpu_leave(&scope);
     if (st != TJ_OK)
         return st;
+    stat_method(x->method);
     x->wire = x->method == TJ_METHOD_DEVICE ? (void *)(uintptr_t)x->dev->dev : x->host->host;
     return TJ_OK;
 }
@@ -149,10 +164,7 @@ static void *kernel_side(const tj_xfer_t *x)
 /* What a pointer query would say of kernel_side: typejit made it, in the buffer's context. */
 static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
 {
-    const tj_stage_t *s = x->dev != NULL ? x->dev : x->host;
-    bool dev = x->dev != NULL;
-    return (tj_gpu_ptr_t){dev ? TJ_MEM_DEVICE : TJ_MEM_PINNED, x->at.device, s->ctx,
-                          dev ? (uintptr_t)s->dev : (uintptr_t)s->host, s->len};
+    return tj_staging_where(x->dev != NULL ? x->dev : x->host, x->at.device);
 }
 
 /* Pack the send into its staging, into @p b (tj_batch_work_t). @p fresh: x->at still describes
@@ -167,7 +179,8 @@ static int send_pack(tj_xfer_t *x, bool fresh, tj_batch_t *b)
     /* A buffer that stopped being device memory was freed meanwhile (an erroneous program):
      * nothing may read it, not even the host side of a staged pack. */
     if (!fresh) {
-        tj_gpu_query((const char *)x->buf + x->info.true_lb, &in);
+        if (tj_gpu_query((const char *)x->buf + x->info.true_lb, &in) != TJ_OK)
+            return MPI_ERR_INTERN; /* the query said why */
         if (!is_gpu(in.kind))
             return MPI_ERR_BUFFER;
     }
@@ -289,31 +302,34 @@ static bool fits_int(const tj_xfer_t *x)
 }
 
 /* A wide type whose bytes lie in more than one allocation or memory kind: neither the system MPI
- * nor typejit can move it. */
-static bool split(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
-                  int peer, const char *fn)
+ * nor typejit can move it (MPI_ERR_BUFFER; MPI_ERR_INTERN when the driver cannot tell). */
+static int split(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
+                 int peer, const char *fn)
 {
     tj_type_info_t own;
     if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL)
-        return false;
+        return MPI_SUCCESS;
     if (info == NULL) {
         tj_table_read_extents(type, &own);
         info = &own;
     }
-    return info->extents && !tj_span_together(info, type, buf, count, fn);
+    return info->extents ? tj_span_check(info, type, buf, count, fn) : MPI_SUCCESS;
 }
 
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
                        int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
-    if (split(info, type, buf, count, peer, "a send")) {
-        *rc = MPI_ERR_BUFFER;
+    bool failed;
+
+    if ((*rc = split(info, type, buf, count, peer, "a send")) != MPI_SUCCESS)
+        return true;
+    if (!begin(info, type, buf, count, peer, comm, false, x, &failed))
+        return false;
+    if (failed) {
+        *rc = MPI_ERR_INTERN;
         return true;
     }
-    if (!begin(info, type, buf, count, peer, comm, false, x))
-        return false;
     tj_stats_inc(TJ_STAT_sends_gpu);
-    stat_method(x->method);
     if (!fits_int(x)) {
         *rc = MPI_ERR_COUNT;
     } else if (!inside(x)) {
@@ -331,14 +347,17 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
 bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int64_t count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
-    if (split(info, type, buf, count, peer, "a receive")) {
-        *rc = MPI_ERR_BUFFER;
+    bool failed;
+
+    if ((*rc = split(info, type, buf, count, peer, "a receive")) != MPI_SUCCESS)
+        return true;
+    if (!begin(info, type, buf, count, peer, comm, true, x, &failed))
+        return false;
+    if (failed) {
+        *rc = MPI_ERR_INTERN;
         return true;
     }
-    if (!begin(info, type, buf, count, peer, comm, true, x))
-        return false;
     tj_stats_inc(TJ_STAT_recvs_gpu);
-    stat_method(x->method);
     x->type = MPI_DATATYPE_NULL;
     /* The application may free its type before the receive completes. */
     if (!fits_int(x)) {

@@ -39,7 +39,8 @@ typedef struct {
  * typejit's (no device buffer, nothing to move, MPI_PROC_NULL, a contiguous buffer a CUDA-aware
  * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
  * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->wire
- * and then calls tj_p2p_end. @p info may be NULL for a type typejit has no record of. */
+ * and then calls tj_p2p_end; on an error (MPI_ERR_INTERN when the driver cannot tell where the
+ * buffer lies) there is nothing to end. @p info may be NULL for a type typejit has no record of. */
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
                        int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
 

@@ -146,40 +146,52 @@ static bool is_gpu(tj_mem_t m)
 
 /* The quick test every reduction on a machine with a device pays: is the first element of the
  * send or the receive buffer in device memory (whatever the counts; describe decides the rest)?
- * At most two pointer queries, no allocation. */
-static bool touches_device(const tj_red_call_t *c)
+ * At most two pointer queries, no allocation. MPI_ERR_INTERN when a query failed (it said why):
+ * the call fails. */
+static int touches_device(const tj_red_call_t *c, bool *on)
 {
     tj_type_info_t own;
     const tj_type_info_t *info = c->info;
     tj_gpu_ptr_t where;
 
+    *on = false;
     if (info == NULL) {
         tj_table_read_extents(c->type, &own);
         info = &own;
     }
     if (!info->extents || info->size == 0)
-        return false;
-    if (info->wide)
-        return true; /* its bytes may lie apart: the mirrors look at every piece */
-    if (c->sbuf != MPI_IN_PLACE) {
-        tj_gpu_query((const char *)c->sbuf + info->true_lb, &where);
-        if (is_gpu(where.kind))
-            return true;
+        return MPI_SUCCESS;
+    if (info->wide) {
+        *on = true; /* its bytes may lie apart: the mirrors look at every piece */
+        return MPI_SUCCESS;
     }
-    tj_gpu_query((const char *)c->rbuf + info->true_lb, &where);
-    return is_gpu(where.kind);
+    if (c->sbuf != MPI_IN_PLACE) {
+        if (tj_gpu_query((const char *)c->sbuf + info->true_lb, &where) != TJ_OK)
+            return MPI_ERR_INTERN;
+        if ((*on = is_gpu(where.kind)))
+            return MPI_SUCCESS;
+    }
+    if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &where) != TJ_OK)
+        return MPI_ERR_INTERN;
+    *on = is_gpu(where.kind);
+    return MPI_SUCCESS;
 }
 
 bool tj_reduce_on_device(const tj_red_call_t *c)
 {
     red_t x = {.c = *c};
     int64_t nsend, nrecv;
-    bool refuse;
+    bool refuse, on;
     tj_mirror_t m;
 
     bool found;
 
-    if (!tj_gpu_available() || !touches_device(c) || !describe(&x, &nsend, &nrecv, &refuse))
+    if (!tj_gpu_available())
+        return false;
+    /* A buffer the driver cannot place is never taken for host memory. */
+    if (touches_device(c, &on) != MPI_SUCCESS)
+        return true;
+    if (!on || !describe(&x, &nsend, &nrecv, &refuse))
         return false;
     found = (nsend > 0 && tj_mirror_find(c->info, c->type, c->sbuf, nsend, names[c->kind], &m)) ||
             (nrecv > 0 && tj_mirror_find(c->info, c->type, c->rbuf, nrecv, names[c->kind], &m));
@@ -251,7 +263,8 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     if (info != NULL && info->pending) {
         /* A type whose layout is pending may be one strided block: found out when the call is
          * on the device (send/lazy.h). */
-        tj_gpu_query((const char *)c->rbuf + info->true_lb, &io);
+        if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK)
+            goto out_unplaced;
         if (is_gpu_kind(io.kind))
             info = tj_lazy_info(c->type, info, &own);
     }
@@ -271,8 +284,9 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
         return TJ_RED_PASS;
     lo = info->true_lb + (reach < 0 ? reach : 0);
     hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
-    tj_gpu_query((const char *)c->sbuf + info->true_lb, &in);
-    tj_gpu_query((const char *)c->rbuf + info->true_lb, &io);
+    if (tj_gpu_query((const char *)c->sbuf + info->true_lb, &in) != TJ_OK ||
+        tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK)
+        goto out_unplaced;
     if (!is_gpu_kind(in.kind) || !is_gpu_kind(io.kind) || in.ctx != io.ctx ||
         !tj_gpu_inside(&in, (uintptr_t)c->sbuf + (uintptr_t)lo,
                        (uintptr_t)c->sbuf + (uintptr_t)hi) ||
@@ -314,6 +328,10 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
      * a launch that ran partly cannot be redone); a kernel fault left the context unusable. */
     *rc = MPI_ERR_INTERN;
     return TJ_RED_FAILED;
+out_unplaced:
+    /* A buffer the driver cannot place (the query said why) is never taken for host memory. */
+    *rc = MPI_ERR_INTERN;
+    return TJ_RED_FAILED;
 }
 
 tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
@@ -321,14 +339,17 @@ tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
     const char *fn = names[c->kind];
     red_t x = {.c = *c};
     int64_t nsend, nrecv;
-    bool refuse;
+    bool refuse, on;
     tj_staged_t *st;
     tj_red_result_t r;
 
     if (c->kind == TJ_RED_LOCAL && tj_gpu_available() && (r = local_kernel(c, rc)) != TJ_RED_PASS)
         return r;
-    if (tj_model_cuda_aware() || !tj_gpu_available() || !touches_device(c) ||
-        !describe(&x, &nsend, &nrecv, &refuse))
+    if (tj_model_cuda_aware() || !tj_gpu_available())
+        return TJ_RED_PASS;
+    if ((*rc = touches_device(c, &on)) != MPI_SUCCESS)
+        return TJ_RED_FAILED; /* the query said why */
+    if (!on || !describe(&x, &nsend, &nrecv, &refuse))
         return TJ_RED_PASS;
     if (refuse) {
         tj_log_error("%s on an intercommunicator with a device buffer: not supported by typejit "

@@ -19,32 +19,40 @@ static bool is_gpu(tj_mem_t m)
 }
 
 /* One piece [lo, hi) of the buffer; *gpu (the first piece decides) and *alloc follow the pieces
- * seen so far. False when it does not lie with them. */
-static bool piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu, tj_gpu_ptr_t *alloc)
+ * seen so far. *fits false when it does not lie with them. TJ_ERR_CUDA when a query failed. */
+static tj_status_t piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu,
+                              tj_gpu_ptr_t *alloc, bool *fits)
 {
     uintptr_t a = (uintptr_t)(buf + lo), b = (uintptr_t)(buf + hi);
     tj_gpu_ptr_t at, last;
+    tj_status_t st;
 
+    *fits = true;
     if (*gpu == 1 && tj_gpu_inside(alloc, a, b))
-        return true;
-    tj_gpu_query(buf + lo, &at);
+        return TJ_OK;
+    if ((st = tj_gpu_query(buf + lo, &at)) != TJ_OK)
+        return st;
     if (is_gpu(at.kind)) {
         if (*gpu == 0 || !tj_gpu_inside(&at, a, b) ||
-            (*gpu == 1 && (at.base != alloc->base || at.ctx != alloc->ctx)))
-            return false;
+            (*gpu == 1 && (at.base != alloc->base || at.ctx != alloc->ctx))) {
+            *fits = false;
+            return TJ_OK;
+        }
         *gpu = 1;
         *alloc = at;
-        return true;
+        return TJ_OK;
     }
-    tj_gpu_query(buf + hi - 1, &last);
+    if ((st = tj_gpu_query(buf + hi - 1, &last)) != TJ_OK)
+        return st;
     if (*gpu == 1 || is_gpu(last.kind))
-        return false;
-    *gpu = 0;
-    return true;
+        *fits = false;
+    else
+        *gpu = 0;
+    return TJ_OK;
 }
 
-bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
-                      const char *fn)
+int tj_span_check(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
+                  const char *fn)
 {
     tj_piece_t pieces[SPAN_PIECES];
     tj_gpu_ptr_t alloc = {0};
@@ -52,7 +60,7 @@ bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void 
     bool together = true;
 
     if (!info->wide || count <= 0 || !tj_gpu_available())
-        return true;
+        return MPI_SUCCESS;
     n = tj_pieces(type, count, pieces, SPAN_PIECES);
     if (n < 0) {
         /* Too many pieces to ask: the first and the last byte, at least (none of an empty
@@ -62,18 +70,20 @@ bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void 
             !tj_add64(info->true_lb, reach < 0 ? reach : 0, &pieces[0].lo) ||
             !tj_add64(info->true_extent, reach > 0 ? reach : 0, &far) ||
             !tj_add64(info->true_lb, far, &pieces[1].hi))
-            return true;
+            return MPI_SUCCESS;
         pieces[0].hi = pieces[0].lo + 1;
         pieces[1].lo = pieces[1].hi - 1;
         n = 2;
     }
     for (int i = 0; i < n && together; i++)
-        if (pieces[i].hi > pieces[i].lo)
-            together = piece_fits(buf, pieces[i].lo, pieces[i].hi, &gpu, &alloc);
-    if (!together)
-        tj_log_error("%s: the datatype's bytes lie in more than one allocation or memory kind "
-                     "(host and device memory, or two device allocations), which neither the "
-                     "system MPI nor a kernel can reach at once; MPI_ERR_BUFFER",
-                     fn);
-    return together;
+        if (pieces[i].hi > pieces[i].lo &&
+            piece_fits(buf, pieces[i].lo, pieces[i].hi, &gpu, &alloc, &together) != TJ_OK)
+            return MPI_ERR_INTERN; /* the query said why */
+    if (together)
+        return MPI_SUCCESS;
+    tj_log_error("%s: the datatype's bytes lie in more than one allocation or memory kind "
+                 "(host and device memory, or two device allocations), which neither the "
+                 "system MPI nor a kernel can reach at once; MPI_ERR_BUFFER",
+                 fn);
+    return MPI_ERR_BUFFER;
 }

@@ -12,10 +12,11 @@
 #include "type/table.h"
 
 /* Whether the bytes `count` objects of @p info's type at @p buf touch lie together: all in host
- * memory (pageable or pinned), or all in one device (or managed) allocation. Always true for a
- * type that is not wide, at no cost. False, after one error line naming @p fn, when they are
- * split: the caller returns MPI_ERR_BUFFER. */
-bool tj_span_together(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
-                      const char *fn);
+ * memory (pageable or pinned), or all in one device (or managed) allocation. MPI_SUCCESS when
+ * they do, and always, at no cost, for a type that is not wide. MPI_ERR_BUFFER, after one error
+ * line naming @p fn, when they are split; MPI_ERR_INTERN when the driver could not tell where a
+ * piece lies (tj_gpu_query said why). The caller fails its call with that code. */
+int tj_span_check(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
+                  const char *fn);
 
 #endif /* TJ_SEND_SPAN_H */

@@ -7,6 +7,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "util/log.h"
+#include "util/stats.h"
+
 #define TJ_STAGE_IDLE     8
 #define TJ_STAGE_MIN      ((size_t)64 << 10)
 #define TJ_STAGE_KEEP_MAX ((size_t)256 << 20)
@@ -18,8 +21,10 @@ static int nidle;
 static void release(tj_stage_t *b)
 {
     tj_gpu_scope_t scope;
+    if (b->kind == TJ_STAGE_PAGEABLE)
+        free(b->host);
     /* A buffer of a dead, destroyed or reset context went with it. */
-    if (tj_gpu_enter_to_release(b->ctx, &scope) == TJ_OK) {
+    else if (tj_gpu_enter_to_release(b->ctx, &scope) == TJ_OK) {
         if (tj_gpu_generation() != b->gen)
             ; /* freed by the reset */
         else if (b->kind == TJ_STAGE_DEVICE)
@@ -29,6 +34,27 @@ static void release(tj_stage_t *b)
         tj_gpu_leave(&scope);
     }
     free(b);
+}
+
+/* Host staging where page-locked mapped memory could not be had (the failed driver call said
+ * why, at debug level): pageable memory of exactly @p len bytes, which copies reach
+ * synchronously and kernels not at all. Never pooled, so that each call tries page-locked
+ * memory again. */
+static tj_status_t pageable(tj_stage_t *b, size_t len)
+{
+    b->kind = TJ_STAGE_PAGEABLE;
+    b->ctx = NULL;
+    b->gen = 0;
+    b->len = len ? len : 1;
+    b->dev = 0;
+    if ((b->host = malloc(b->len)) == NULL) {
+        tj_log_error("out of memory: %zu bytes of host staging", b->len);
+        return TJ_ERR_NOMEM;
+    }
+    tj_stats_inc(TJ_STAT_staging_pageable);
+    tj_log_info_once("page-locked host memory for staging could not be allocated; staging through "
+                     "pageable host memory with synchronous copies instead (slower)");
+    return TJ_OK;
 }
 
 tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
@@ -86,6 +112,8 @@ tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
     else if ((st = tj_gpu_alloc_host(want, &b->host)) == TJ_OK &&
              (st = tj_gpu_host_devptr(b->host, &b->dev)) != TJ_OK)
         tj_gpu_free_host(b->host);
+    if (st != TJ_OK && kind == TJ_STAGE_PINNED)
+        st = pageable(b, len);
     if (st != TJ_OK) {
         free(b);
         return st;
@@ -94,12 +122,40 @@ tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
     return TJ_OK;
 }
 
+tj_status_t tj_staging_host(size_t len, tj_stage_t **buf)
+{
+    tj_stage_t *b = calloc(1, sizeof(*b));
+
+    if (b == NULL || (b->host = calloc(1, len ? len : 1)) == NULL) {
+        free(b);
+        tj_log_error("out of memory: %zu bytes of host staging", len);
+        return TJ_ERR_NOMEM;
+    }
+    b->kind = TJ_STAGE_PAGEABLE;
+    b->len = len ? len : 1;
+    *buf = b;
+    return TJ_OK;
+}
+
+tj_gpu_ptr_t tj_staging_where(const tj_stage_t *buf, int device)
+{
+    switch (buf->kind) {
+    case TJ_STAGE_DEVICE:
+        return (tj_gpu_ptr_t){TJ_MEM_DEVICE, device, buf->ctx, (uintptr_t)buf->dev, buf->len};
+    case TJ_STAGE_PINNED:
+        return (tj_gpu_ptr_t){TJ_MEM_PINNED, device, buf->ctx, (uintptr_t)buf->host, buf->len};
+    case TJ_STAGE_PAGEABLE:
+        break;
+    }
+    return (tj_gpu_ptr_t){TJ_MEM_HOST, -1, NULL, 0, 0};
+}
+
 void tj_staging_put(tj_stage_t *buf)
 {
     if (buf == NULL)
         return;
     pthread_mutex_lock(&pool_lock);
-    if (nidle < TJ_STAGE_IDLE && buf->len <= TJ_STAGE_KEEP_MAX) {
+    if (buf->kind != TJ_STAGE_PAGEABLE && nidle < TJ_STAGE_IDLE && buf->len <= TJ_STAGE_KEEP_MAX) {
         buf->next = idle;
         idle = buf;
         nidle++;

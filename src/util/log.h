@@ -69,4 +69,12 @@ bool tj_log_first_in_job(const char *text);
             tj_log_write(TJ_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__);                            \
     } while (0)
 
+/* The same at info level: a slower path taken on the hot path, worth saying once. */
+#define tj_log_info_once(...)                                                                      \
+    do {                                                                                           \
+        static atomic_flag _tj_once = ATOMIC_FLAG_INIT;                                            \
+        if (tj_log_level >= TJ_LOG_INFO && !atomic_flag_test_and_set(&_tj_once))                   \
+            tj_log_write(TJ_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);                            \
+    } while (0)
+
 #endif /* TJ_UTIL_LOG_H */

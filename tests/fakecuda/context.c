@@ -59,6 +59,7 @@ static unsigned long long last_id;
 static void activate(struct CUctx_st *ctx)
 {
     ctx->id = ++last_id;
+    ctx->npeers = 0;
     ctx->active = true;
     ctx->sticky = CUDA_SUCCESS;
     ctx->null_stream = fc_stream_new_null(ctx);
@@ -298,6 +299,97 @@ FC_EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
         rc = CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (rc == CUDA_SUCCESS)
         *ctxId = ctx->id;
+    FC_END();
+}
+
+bool fc_ctx_peer(const struct CUctx_st *ctx, const struct CUctx_st *peer)
+{
+    for (int i = 0; i < ctx->npeers; i++)
+        if (ctx->peers[i] == peer && ctx->peer_ids[i] == peer->id && peer->active)
+            return true;
+    return false;
+}
+
+/* cuda.h: "on success all allocations from peerContext will immediately be accessible by the
+ * current context"; "access granted by this call is unidirectional"; PEER_ACCESS_UNSUPPORTED when
+ * cuDeviceCanAccessPeer says no (two contexts of one device included), ALREADY_ENABLED,
+ * TOO_MANY_PEERS, INVALID_CONTEXT "if there is no current context, peerContext is not a valid
+ * context, or if the current context is peerContext", INVALID_VALUE "if Flags is not 0". The
+ * access ends with either context's instance (a destroyed or reset context). */
+FC_EXPORT CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuCtxEnablePeerAccess, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        ;
+    else if (peerContext == NULL || !known(peerContext) || !peerContext->active ||
+             peerContext == ctx)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (Flags != 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_device_can_access(ctx->device, peerContext->device))
+        rc = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    else if (fc_ctx_peer(ctx, peerContext))
+        rc = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    else {
+        int free_slot = -1;
+        for (int i = 0; i < ctx->npeers && free_slot < 0; i++)
+            if (!fc_ctx_peer(ctx, ctx->peers[i]))
+                free_slot = i;
+        if (free_slot < 0 && ctx->npeers == FC_MAX_PEERS)
+            rc = CUDA_ERROR_TOO_MANY_PEERS;
+        else {
+            if (free_slot < 0)
+                free_slot = ctx->npeers++;
+            ctx->peers[free_slot] = peerContext;
+            ctx->peer_ids[free_slot] = peerContext->id;
+        }
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuCtxDisablePeerAccess, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        ;
+    else if (peerContext == NULL || !known(peerContext))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!fc_ctx_peer(ctx, peerContext))
+        rc = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    else
+        for (int i = 0; i < ctx->npeers; i++)
+            if (ctx->peers[i] == peerContext)
+                ctx->peers[i] = NULL;
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuCtxGetFlags, true);
+    if (flags == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)
+        *flags = ctx->flags;
+    FC_END();
+}
+
+/* cuda.h: the flags of the primary context (CU_CTX_SCHED_*, CU_CTX_MAP_HOST,
+ * CU_CTX_LMEM_RESIZE_TO_MAX, ...), which cudaSetDeviceFlags sets; they are the emulation's to
+ * remember, not to act on. */
+FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    FC_BEGIN(cuDevicePrimaryCtxSetFlags_v2, true);
+    if (!valid_device(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if ((flags & ~(unsigned)CU_CTX_FLAGS_MASK) != 0 ||
+             (flags & CU_CTX_SCHED_MASK) > CU_CTX_SCHED_BLOCKING_SYNC ||
+             (flags & CU_CTX_SCHED_MASK) == 3)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        primary(dev)->flags = flags;
     FC_END();
 }
 

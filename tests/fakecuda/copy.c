@@ -16,37 +16,67 @@ typedef struct {
     bool managed;
 } end_t;
 
+/* Pool and VMM memory whose pages the host may touch (host-located, granted to the host). */
+static bool host_touchable(const fc_alloc_t *a)
+{
+    return (a->kind == FC_MEM_POOL || a->kind == FC_MEM_VMM) && a->host_prot != 0;
+}
+
 /* A pointer passed as device memory: it must lie, with the whole span, inside one live
- * allocation usable by the current context (mapped page-locked memory counts, through UVA). */
+ * allocation usable by the current context (mapped page-locked memory counts, through UVA).
+ * Assumption (stricter than a GPU, whose copy engines may reach further): device memory of
+ * another context is refused unless it is a peer (cuCtxEnablePeerAccess), and pool and VMM memory
+ * must be accessible to the current context's device (cuMemPoolSetAccess, cuMemSetAccess), as for
+ * its kernels. */
 static CUresult device_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
 {
     fc_alloc_t *a = fc_mem_find_range(p, span);
     if (a == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    if (a->kind == FC_MEM_DEVICE || a->kind == FC_MEM_MANAGED) {
-        if (a->ctx != ctx)
+    switch (a->kind) {
+    case FC_MEM_DEVICE:
+    case FC_MEM_MANAGED:
+    case FC_MEM_IPC:
+        if (a->ctx != ctx && (a->kind != FC_MEM_DEVICE || !fc_ctx_peer(ctx, a->ctx)))
             return CUDA_ERROR_INVALID_VALUE;
         e->side = SIDE_DEVICE;
         e->managed = a->kind == FC_MEM_MANAGED;
-    } else {
+        break;
+    case FC_MEM_POOL:
+    case FC_MEM_VMM:
+        if (fc_mem_access(a, ctx, UINT64_MAX) == CU_MEM_ACCESS_FLAGS_PROT_NONE)
+            return CUDA_ERROR_INVALID_VALUE;
+        e->side = SIDE_DEVICE;
+        break;
+    case FC_MEM_PINNED:
+    case FC_MEM_REGISTERED:
         if (a->ctx != ctx && !(a->flags & CU_MEMHOSTALLOC_PORTABLE))
             return CUDA_ERROR_INVALID_VALUE;
         e->side = SIDE_PINNED;
+        break;
     }
     e->addr = p;
     return CUDA_SUCCESS;
 }
 
-/* A pointer passed as host memory. A device address there is refused (assumption: a real
- * driver with UVA reports it as an invalid value rather than copying through it). */
+/* A pointer passed as host memory. Device memory there is refused (assumption: a real driver
+ * with UVA reports it as an invalid value rather than copying through it); host-located pool and
+ * VMM memory the host may touch counts as page-locked. */
 static CUresult host_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
 {
     fc_alloc_t *a;
-    if (p == 0 || fc_mem_in_arena(p))
+    if (p == 0)
         return CUDA_ERROR_INVALID_VALUE;
     a = fc_mem_find_range(p, span);
     if (a != NULL && a->kind == FC_MEM_MANAGED)
         return device_end(ctx, p, span, e);
+    if (a != NULL && host_touchable(a)) {
+        e->side = SIDE_PINNED;
+        e->addr = p;
+        return CUDA_SUCCESS;
+    }
+    if (fc_mem_in_arena(p))
+        return CUDA_ERROR_INVALID_VALUE;
     e->side = a != NULL && (a->kind == FC_MEM_PINNED || a->kind == FC_MEM_REGISTERED)
                   ? SIDE_PINNED
                   : SIDE_PAGEABLE;
@@ -54,10 +84,14 @@ static CUresult host_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *
     return CUDA_SUCCESS;
 }
 
-/* CU_MEMORYTYPE_UNIFIED and cuMemcpy: the address says which memory it is. */
+/* CU_MEMORYTYPE_UNIFIED and cuMemcpy: the address says which memory it is (what
+ * CU_POINTER_ATTRIBUTE_MEMORY_TYPE answers for it; host-located memory the host may not touch is
+ * reached by the device). */
 static CUresult unified_end(struct CUctx_st *ctx, uintptr_t p, size_t span, end_t *e)
 {
     fc_alloc_t *a = fc_mem_find(p);
+    if (a != NULL && host_touchable(a))
+        return host_end(ctx, p, span, e);
     if (fc_mem_in_arena(p) || (a != NULL && a->kind == FC_MEM_MANAGED))
         return device_end(ctx, p, span, e);
     return host_end(ctx, p, span, e);
@@ -112,16 +146,47 @@ static CUresult copy(struct CUctx_st *ctx, struct CUstream_st *s, end_t dst, end
     return run_now ? fc_stream_run(s, op->seq) : CUDA_SUCCESS;
 }
 
-void fc_copy_execute(fc_op_t *op)
+static void run_op(void *arg)
 {
-    fc_stats.copies++;
+    const fc_op_t *op = arg;
     if (op->kind == FC_OP_MEMSET) {
-        memset((void *)op->u.memset.dst, op->u.memset.value, op->u.memset.n);
+        for (size_t r = 0; r < op->u.memset.height; r++) {
+            unsigned char *row = (unsigned char *)(op->u.memset.dst + r * op->u.memset.pitch);
+            unsigned v = op->u.memset.value;
+            if (op->u.memset.element == 1) {
+                memset(row, (int)v, op->u.memset.width);
+            } else if (op->u.memset.element == 2) {
+                uint16_t h = (uint16_t)v;
+                for (size_t i = 0; i < op->u.memset.width; i++)
+                    memcpy(row + 2 * i, &h, 2);
+            } else {
+                for (size_t i = 0; i < op->u.memset.width; i++)
+                    memcpy(row + 4 * i, &v, 4);
+            }
+        }
         return;
     }
     for (size_t r = 0; r < op->u.copy.height; r++)
         memmove((void *)(op->u.copy.dst + r * op->u.copy.dst_pitch),
                 (const void *)(op->u.copy.src + r * op->u.copy.src_pitch), op->u.copy.width);
+}
+
+void fc_copy_execute(struct CUctx_st *ctx, fc_op_t *op)
+{
+    int sig;
+
+    fc_stats.copies++;
+    fc_mem_open(ctx, op->seq);
+    for (int i = 0; op->kind == FC_OP_COPY && i < 2; i++)
+        if (op->u.copy.peer[i] != NULL)
+            fc_mem_open(op->u.copy.peer[i], op->seq);
+    sig = fc_fault_guard(run_op, op);
+    fc_mem_close();
+    if (sig != 0) {
+        fc_log("a %s faulted (illegal address): it touched memory its context's device may not",
+               op->kind == FC_OP_MEMSET ? "memset" : "copy");
+        fc_ctx_poison(ctx, CUDA_ERROR_ILLEGAL_ADDRESS);
+    }
 }
 
 typedef enum { KIND_HOST, KIND_DEVICE, KIND_UNIFIED } kind_t;
@@ -210,6 +275,65 @@ FC_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_
     FC_END();
 }
 
+/* cuda.h, cuMemcpyPeer: "Copies from device memory in one context to device memory in another
+ * context"; "asynchronous with respect to the host, but serialized with respect all pending and
+ * future asynchronous work in to the current context, srcContext, and dstContext" (queued on the
+ * current context's legacy stream, all three contexts' work run first); cuMemcpyPeerAsync queues
+ * it on a stream of the current context. Each side must be memory its context may reach. */
+static CUresult peer_copy(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
+                          CUcontext srcContext, size_t n, CUstream hStream, bool async)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    end_t d = {0}, e = {0};
+    fc_op_t *op;
+    CUresult rc;
+
+    if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
+        return rc;
+    if (dstContext == NULL || srcContext == NULL || dstContext->magic != FC_MAGIC_CTX ||
+        srcContext->magic != FC_MAGIC_CTX)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dstContext->active || !srcContext->active)
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if ((rc = device_end(dstContext, dst, n, &d)) || (rc = device_end(srcContext, src, n, &e)))
+        return rc;
+    if (!async && ((rc = fc_ctx_run_all(dstContext)) || (rc = fc_ctx_run_all(srcContext)) ||
+                   (rc = fc_ctx_run_all(ctx))))
+        return rc;
+    if ((op = calloc(1, sizeof *op)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->kind = FC_OP_COPY;
+    op->u.copy.dst = dst;
+    op->u.copy.src = src;
+    op->u.copy.dst_pitch = op->u.copy.src_pitch = op->u.copy.width = n;
+    op->u.copy.height = 1;
+    op->u.copy.peer[0] = dstContext;
+    op->u.copy.peer[1] = srcContext;
+    fc_stream_enqueue(s, op);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                                        CUdeviceptr srcDevice, CUcontext srcContext,
+                                        size_t ByteCount)
+{
+    FC_BEGIN(cuMemcpyPeer, true);
+    rc = peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                             CUdeviceptr srcDevice, CUcontext srcContext,
+                                             size_t ByteCount, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpyPeerAsync, true);
+    rc = peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, true);
+    FC_END();
+}
+
 /* One side of a CUDA_MEMCPY2D; arrays are not emulated. */
 static CUresult end_2d(struct CUctx_st *ctx, CUmemorytype type, const void *host, CUdeviceptr dev,
                        size_t x, size_t y, size_t pitch, size_t width, size_t height, end_t *e)
@@ -264,6 +388,14 @@ FC_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
     FC_END();
 }
 
+/* cuda.h: as cuMemcpy2D without its pitch and alignment limits for arrays (none are emulated). */
+FC_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    FC_BEGIN(cuMemcpy2DUnaligned_v2, true);
+    rc = copy_2d(pCopy, NULL, false);
+    FC_END();
+}
+
 FC_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
     FC_BEGIN(cuMemcpy2DAsync_v2, true);
@@ -272,8 +404,10 @@ FC_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstre
 }
 
 /* cuda.h: the synchronous memset is asynchronous to the host except on page-locked host memory
- * or a Unified Memory region. */
-static CUresult memset_d8(CUdeviceptr dst, unsigned char uc, size_t n, CUstream hStream, bool async)
+ * or a Unified Memory region. Assumption: a destination not aligned to the element (16 and 32 bits)
+ * is an invalid value. */
+static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigned element,
+                          size_t width, size_t height, CUstream hStream, bool async)
 {
     struct CUctx_st *ctx = NULL;
     struct CUstream_st *s = NULL;
@@ -283,34 +417,69 @@ static CUresult memset_d8(CUdeviceptr dst, unsigned char uc, size_t n, CUstream 
 
     if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
         return rc;
-    if (n == 0)
+    if (width == 0 || height == 0)
         return CUDA_SUCCESS;
-    if ((rc = device_end(ctx, dst, n, &d)))
+    if (dst % element != 0 || (height > 1 && (pitch < width * element || pitch % element != 0)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = device_end(ctx, dst, span_of(pitch, width * element, height), &d)))
         return rc;
     op = calloc(1, sizeof *op);
     if (op == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     op->kind = FC_OP_MEMSET;
     op->u.memset.dst = dst;
-    op->u.memset.value = uc;
-    op->u.memset.n = n;
+    op->u.memset.pitch = pitch;
+    op->u.memset.width = width;
+    op->u.memset.height = height;
+    op->u.memset.value = value;
+    op->u.memset.element = element;
     fc_stream_enqueue(s, op);
     if (!async && (d.side == SIDE_PINNED || d.managed))
         return fc_stream_run(s, op->seq);
     return CUDA_SUCCESS;
 }
 
-FC_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
-{
-    FC_BEGIN(cuMemsetD8_v2, true);
-    rc = memset_d8(dstDevice, uc, N, NULL, false);
-    FC_END();
-}
+#define MEMSET_1D(_name, _type, _element)                                                          \
+    FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, _type value, size_t N)                 \
+    {                                                                                              \
+        FC_BEGIN(_name, true);                                                                     \
+        rc = memset_2d(dstDevice, N * _element, value, _element, N, 1, NULL, false);               \
+        FC_END();                                                                                  \
+    }
+#define MEMSET_1D_ASYNC(_name, _type, _element)                                                    \
+    FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, _type value, size_t N,                 \
+                                     CUstream hStream)                                             \
+    {                                                                                              \
+        FC_BEGIN(_name, true);                                                                     \
+        rc = memset_2d(dstDevice, N * _element, value, _element, N, 1, hStream, true);             \
+        FC_END();                                                                                  \
+    }
+#define MEMSET_2D(_name, _type, _element)                                                          \
+    FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, size_t dstPitch, _type value,          \
+                                     size_t Width, size_t Height)                                  \
+    {                                                                                              \
+        FC_BEGIN(_name, true);                                                                     \
+        rc = memset_2d(dstDevice, dstPitch, value, _element, Width, Height, NULL, false);          \
+        FC_END();                                                                                  \
+    }
+#define MEMSET_2D_ASYNC(_name, _type, _element)                                                    \
+    FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, size_t dstPitch, _type value,          \
+                                     size_t Width, size_t Height, CUstream hStream)                \
+    {                                                                                              \
+        FC_BEGIN(_name, true);                                                                     \
+        rc = memset_2d(dstDevice, dstPitch, value, _element, Width, Height, hStream, true);        \
+        FC_END();                                                                                  \
+    }
 
-FC_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
-                                           CUstream hStream)
-{
-    FC_BEGIN(cuMemsetD8Async, true);
-    rc = memset_d8(dstDevice, uc, N, hStream, true);
-    FC_END();
-}
+MEMSET_1D(cuMemsetD8_v2, unsigned char, 1)
+MEMSET_1D(cuMemsetD16_v2, unsigned short, 2)
+MEMSET_1D(cuMemsetD32_v2, unsigned int, 4)
+MEMSET_1D_ASYNC(cuMemsetD8Async, unsigned char, 1)
+MEMSET_1D_ASYNC(cuMemsetD16Async, unsigned short, 2)
+MEMSET_1D_ASYNC(cuMemsetD32Async, unsigned int, 4)
+MEMSET_2D(cuMemsetD2D8_v2, unsigned char, 1)
+MEMSET_2D(cuMemsetD2D16_v2, unsigned short, 2)
+MEMSET_2D(cuMemsetD2D32_v2, unsigned int, 4)
+MEMSET_2D_ASYNC(cuMemsetD2D8Async, unsigned char, 1)
+MEMSET_2D_ASYNC(cuMemsetD2D16Async, unsigned short, 2)
+MEMSET_2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4)

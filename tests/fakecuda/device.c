@@ -178,10 +178,12 @@ static CUresult attribute(CUdevice_attribute attrib, CUdevice dev, int *value)
     case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD:
         *value = 0;
         break;
-    /* No HMM: a kernel may not touch pageable host memory (the emulation cannot stop it, but the
-     * attributes tell callers not to rely on it). */
+    /* By default no HMM, as on x86 PCIe systems without it: a kernel may not touch pageable host
+     * memory (the emulation cannot stop it, but the attribute tells callers not to rely on it);
+     * FAKECUDA_PAGEABLE=1 reports a system where it may. The device pages managed memory
+     * concurrently with the host (Linux, sm_60 and later), with or without. */
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
-        *value = 0;
+        *value = fc_config.pageable ? 1 : 0;
         break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
         *value = 1;
@@ -207,13 +209,108 @@ static CUresult attribute(CUdevice_attribute attrib, CUdevice dev, int *value)
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
         *value = 0;
         break;
+    /* The stream-ordered allocator (pool.c), shareable through POSIX file descriptors; virtual
+     * memory management (vmm.c) with the same handles; no fabric handles, compression, GPUDirect
+     * RDMA or IPC events; one host NUMA node, 0. Assumption: the attributes numbered after 12.4's
+     * (135 on) are unknown to the 12.4 build, those of host-located pools and VMM (141 on) came
+     * with 12.8 (HOST_NUMA) and 13.0 (HOST). */
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+        *value = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
+        *value = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
         *value = 0;
         break;
+    case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG:
+        *value = CU_DEVICE_NUMA_CONFIG_NONE;
+        break;
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:
+        *value = 0;
+        break;
+#if FAKECUDA_VERSION >= 12080
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED:
+        *value = 1;
+        break;
+#endif
+#if FAKECUDA_VERSION >= 13000
+    case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        *value = 1;
+        break;
+#endif
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
+}
+
+/* cuda.h, cuCtxEnablePeerAccess: peers are devices of the "same major compute capability"; a
+ * device is no peer of itself (its contexts' memory is not opened to each other). */
+bool fc_device_can_access(int dev, int peer)
+{
+    return dev != peer && fc_config.sm[dev] / 10 == fc_config.sm[peer] / 10;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+    FC_BEGIN(cuDeviceCanAccessPeer, true);
+    if (canAccessPeer == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev) || !valid_device(peerDev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *canAccessPeer = fc_device_can_access(dev, peerDev);
+    FC_END();
+}
+
+/* A UUID per device, the same in every process (as a real device's is). */
+static CUresult uuid(CUuuid *out, CUdevice dev)
+{
+    static const char prefix[] = "fakecuda-dev-";
+    if (out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    memset(out, 0, sizeof *out);
+    memcpy(out->bytes, prefix, sizeof prefix - 1);
+    out->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid_out, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetUuid_v2, true);
+    rc = uuid(uuid_out, dev);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid_out, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetUuid, true);
+    rc = uuid(uuid_out, dev);
+    FC_END();
+}
+
+/* cuda.h: "[domain]:[bus]:[device].[function]" in hexadecimal, as CU_DEVICE_ATTRIBUTE_PCI_*. */
+FC_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    FC_BEGIN(cuDeviceGetPCIBusId, true);
+    if (pciBusId == NULL || len <= 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", dev + 1);
+    FC_END();
 }
 
 FC_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)

@@ -20,6 +20,18 @@
  * the prototypes of cuda.h's __CUDA_API_VERSION_INTERNAL section. */
 #undef cuEventElapsedTime
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+/* The 8.0 forms of cuMemAdvise and cuMemPrefetchAsync (a device ordinal), which 13.0 maps to
+ * the 12.2 forms (a CUmemLocation). */
+#undef cuMemAdvise
+#undef cuMemPrefetchAsync
+CUresult CUDAAPI cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                             CUdevice device);
+CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                    CUstream hStream);
+#undef cuDeviceGetUuid
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+#undef cuIpcOpenMemHandle
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 #if FAKECUDA_VERSION >= 12080
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
@@ -32,6 +44,7 @@ FC_EXPORT long long fakecuda_stats(const char *name);
 #define FC_MAX_DEVICES 8
 #define FC_PAGE        ((uintptr_t)4096)
 #define FC_MAX_PARAMS  64
+#define FC_MAX_PEERS   8 /* peer contexts of one context (cuCtxEnablePeerAccess: TOO_MANY_PEERS) */
 
 /* ---- settings and statistics (init.c) ------------------------------------------------------ */
 
@@ -39,7 +52,8 @@ typedef struct {
     int ndevices;
     int sm[FC_MAX_DEVICES]; /* e.g. 90 */
     bool log;
-    int threads; /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
+    int threads;   /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
+    bool pageable; /* FAKECUDA_PAGEABLE=1: devices may access pageable host memory */
 } fc_config_t;
 
 extern fc_config_t fc_config;
@@ -97,6 +111,11 @@ struct CUctx_st {
     CUresult sticky; /* a fault or injected sticky error: every later call in the context fails */
     struct CUstream_st *null_stream;
     unsigned long long id; /* cuCtxGetId: new at every activation (context.c) */
+    /* cuCtxEnablePeerAccess: contexts whose cuMemAlloc memory this one may touch (the instance
+     * of each, by its id) */
+    struct CUctx_st *peers[FC_MAX_PEERS];
+    unsigned long long peer_ids[FC_MAX_PEERS];
+    int npeers;
     struct CUctx_st *next;
 };
 
@@ -105,12 +124,27 @@ struct CUctx_st {
 CUresult fc_ctx_current(struct CUctx_st **ctx);
 /* The current context even when poisoned (NULL when none). */
 struct CUctx_st *fc_ctx_top(void);
+/* Whether cuCtxEnablePeerAccess made @p peer's cuMemAlloc memory @p ctx's to touch. */
+bool fc_ctx_peer(const struct CUctx_st *ctx, const struct CUctx_st *peer);
+/* Whether contexts on @p dev may access memory of @p peer (cuDeviceCanAccessPeer; device.c). */
+bool fc_device_can_access(int dev, int peer);
 /* Marks @p ctx poisoned and drops its queued work. */
 void fc_ctx_poison(struct CUctx_st *ctx, CUresult code);
 
 /* ---- memory (memory.c) --------------------------------------------------------------------- */
 
-typedef enum { FC_MEM_DEVICE, FC_MEM_MANAGED, FC_MEM_PINNED, FC_MEM_REGISTERED } fc_mem_kind_t;
+typedef enum {
+    FC_MEM_DEVICE,     /* cuMemAlloc: device memory of its context */
+    FC_MEM_MANAGED,    /* cuMemAllocManaged */
+    FC_MEM_PINNED,     /* cuMemHostAlloc, cuMemAllocHost */
+    FC_MEM_REGISTERED, /* cuMemHostRegister */
+    FC_MEM_POOL,       /* stream-ordered allocator (pool.c): no context owns it */
+    FC_MEM_VMM,        /* one cuMemMap mapping (vmm.c): no context owns it */
+    FC_MEM_IPC         /* cuIpcOpenMemHandle (ipc.c): memory of another process */
+} fc_mem_kind_t;
+
+struct fc_managed;
+struct fc_vmm_phys;
 
 typedef struct fc_alloc {
     uintptr_t base;
@@ -118,9 +152,34 @@ typedef struct fc_alloc {
     uintptr_t map_base; /* the pages mapped or made accessible for it */
     size_t map_size;
     fc_mem_kind_t kind;
-    unsigned flags; /* CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* */
-    struct CUctx_st *ctx;
-    unsigned long long id;
+    unsigned flags;        /* CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* */
+    struct CUctx_st *ctx;  /* the owning context: NULL for pool and VMM memory */
+    int device;            /* the device whose memory it is; -1 for host-located memory */
+    unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
+    int host_prot;         /* what host code may do with its pages outside device work */
+    bool opened;           /* its pages are open for the device work running now, */
+    int open_prot;         /* with this protection */
+    bool slack;            /* the bytes of its pages around it hold FRESH_BYTE */
+    bool sync_memops;      /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, set by cuPointerSetAttribute */
+    int fd;                /* memfd its pages are shared from (it owns it), or -1 */
+    /* FC_MEM_POOL: the pool, and the window of stream order in which it may be used */
+    struct CUmemPoolHandle_st *pool;
+    bool ready;           /* its allocation has been reached in stream order */
+    uint64_t free_seq;    /* the sequence number of its queued cuMemFreeAsync (0: none) */
+    bool imported;        /* cuMemPoolImportPointer */
+    uint64_t pool_offset; /* IPC-capable pool: where its pages are in the pool's memfd */
+    /* FC_MEM_VMM: the physical allocation mapped, and who may access the mapping */
+    struct fc_vmm_phys *phys;
+    unsigned char access[FC_MAX_DEVICES]; /* CU_MEM_ACCESS_FLAGS_PROT_* per device */
+    unsigned char host_access;            /* host-located memory: the host's */
+    uintptr_t reserve_base;               /* its cuMemAddressReserve range */
+    size_t reserve_size;
+    /* FC_MEM_IPC: the exporter's allocation */
+    unsigned long long ipc_key; /* its BUFFER_ID there */
+    int ipc_pid;                /* the exporting process */
+    int ipc_refs;
+    /* FC_MEM_MANAGED: advice and prefetches (managed.c), NULL until the first */
+    struct fc_managed *managed;
     struct fc_alloc *next;
 } fc_alloc_t;
 
@@ -128,22 +187,94 @@ typedef struct fc_alloc {
 fc_alloc_t *fc_mem_find(uintptr_t p);
 /* The live allocation containing all of [p, p + n), or NULL (n == 0 counts as one byte). */
 fc_alloc_t *fc_mem_find_range(uintptr_t p, size_t n);
-/* Whether @p p lies in the reserved device arena. */
+/* The live allocation with BUFFER_ID @p id, or NULL. */
+fc_alloc_t *fc_mem_by_id(unsigned long long id);
+/* Each live allocation in turn (NULL starts; NULL at the end). */
+fc_alloc_t *fc_mem_next(fc_alloc_t *a);
+/* Whether @p p lies in the reserved device arena (device, pool, VMM and IPC memory). */
 bool fc_mem_in_arena(uintptr_t p);
-/* Makes the device allocations of @p ctx readable and writable (open) or PROT_NONE (close). */
-void fc_mem_open(struct CUctx_st *ctx);
-void fc_mem_close(struct CUctx_st *ctx);
-/* Whether emulated device work left the bytes around each of @p ctx's device allocations as
- * they were (the part of its pages before the allocation and the gap of less than 256 bytes to
- * its guard page, which no guard page protects): false after a write outside an allocation,
- * which the caller reports as a fault. The bytes are made whole again. Call it open. */
-bool fc_mem_slack_intact(struct CUctx_st *ctx);
+/* Adds an allocation to the table: its context's device (-1 without one), pages PROT_NONE outside
+ * device work for device-like kinds, PROT_READ | PROT_WRITE for the others. NULL when out of
+ * memory. */
+fc_alloc_t *fc_mem_record(uintptr_t base, size_t size, fc_mem_kind_t kind, unsigned flags,
+                          struct CUctx_st *ctx);
+/* Takes @p a out of the table and frees its record (its pages are the caller's). */
+void fc_mem_forget(fc_alloc_t *a);
+/* Fresh arena address space: @p bytes (a multiple of FC_PAGE) at a multiple of @p align, PROT_NONE,
+ * followed by a guard page; addresses are never reused. 0 when the arena is full. */
+uintptr_t fc_mem_carve(size_t bytes, size_t align);
+/* Returns [base, base + size) of the arena to PROT_NONE address space with no memory behind it. */
+void fc_mem_drop_pages(uintptr_t base, size_t size);
+/* Places an allocation of @p bytesize as cuMemAlloc does (fresh pages filled with FRESH_BYTE, the
+ * allocation 256-byte aligned and ending as close to its guard page as that allows), its pages
+ * PROT_NONE; with @p fd >= 0 they are that file's from @p offset, shared. Fills @p a's base, size,
+ * map_base, map_size and slack. */
+CUresult fc_mem_place(size_t bytesize, int fd, off_t offset, fc_alloc_t *a);
+/* Device memory accounting (cuMemGetInfo): false when @p dev has not @p bytes left. */
+bool fc_mem_charge(int dev, size_t bytes);
+void fc_mem_uncharge(int dev, size_t bytes);
+size_t fc_mem_used(int dev);
+/* The CU_MEM_ACCESS_FLAGS_PROT_* a kernel, copy or memset of @p ctx with sequence number @p seq
+ * has to @p a (UINT64_MAX: leave stream order out; managed and page-locked memory: READWRITE). */
+unsigned fc_mem_access(const fc_alloc_t *a, const struct CUctx_st *ctx, uint64_t seq);
+/* Makes what device work of @p ctx with sequence number @p seq may access accessible (open), and
+ * gives every page its host protection back (close). */
+void fc_mem_open(struct CUctx_st *ctx, uint64_t seq);
+void fc_mem_close(void);
+/* Whether emulated device work left the bytes around each allocation open for it as they were (the
+ * part of its pages before the allocation and the gap of less than 256 bytes to its guard page,
+ * which no guard page protects): false after a write outside an allocation, which the caller
+ * reports as a fault. The bytes are made whole again. Call it open. */
+bool fc_mem_slack_intact(void);
 /* Frees every allocation of @p ctx (its teardown). */
 void fc_mem_release_ctx(struct CUctx_st *ctx);
+/* Frees @p a whatever its kind (its pages dropped, its memfd closed). */
+void fc_mem_release(fc_alloc_t *a);
+
+/* ---- stream-ordered pools (pool.c) ---------------------------------------------------------- */
+
+struct CUmemPoolHandle_st {
+    uint32_t magic;
+    CUmemLocation location; /* DEVICE, HOST or HOST_NUMA */
+    CUmemAllocationHandleType handle_types;
+    size_t max_size;
+    bool is_default, imported, destroyed;
+    unsigned char access[FC_MAX_DEVICES]; /* CU_MEM_ACCESS_FLAGS_PROT_* per device */
+    int fd;                               /* IPC-capable: the memfd of every allocation's pages */
+    size_t fd_end;                        /* its used length */
+    unsigned long long key;               /* names it in export data, across processes */
+    cuuint64_t release_threshold, used, used_high, reserved, reserved_high;
+    int reuse_follow, reuse_opportunistic, reuse_internal;
+    unsigned long long live; /* allocations not yet freed */
+    struct CUmemPoolHandle_st *next;
+};
+
+/* The device of pool memory (-1: host-located). */
+int fc_pool_device(const struct CUmemPoolHandle_st *pool);
+struct fc_op;
+/* Runs a queued allocation or free (FC_OP_POOL); also when the queue is dropped unrun (a
+ * context's teardown or sticky error): the operation completes all the same. */
+void fc_pool_op(const struct fc_op *op);
+
+/* ---- virtual memory management (vmm.c) ------------------------------------------------------ */
+
+/* The cuMemAddressReserve range holding @p p, mapped or not: false when none does. */
+bool fc_vmm_reserved(uintptr_t p, uintptr_t *base, size_t *size);
+/* The handle types the physical allocation a VMM mapping maps may be exported as, and its id. */
+unsigned long long fc_vmm_handle_types(const fc_alloc_t *a);
+unsigned long long fc_vmm_block_id(const fc_alloc_t *a);
 
 /* ---- streams, events and the queue of device work (stream.c) -------------------------------- */
 
-typedef enum { FC_OP_KERNEL, FC_OP_COPY, FC_OP_MEMSET, FC_OP_RECORD, FC_OP_WAIT } fc_op_kind_t;
+typedef enum {
+    FC_OP_KERNEL,
+    FC_OP_COPY,
+    FC_OP_MEMSET,
+    FC_OP_RECORD,
+    FC_OP_WAIT,
+    FC_OP_POOL, /* a stream-ordered allocation or free (pool.c) */
+    FC_OP_HOST  /* a host function (cuLaunchHostFunc) */
+} fc_op_kind_t;
 
 typedef struct fc_op {
     fc_op_kind_t kind;
@@ -159,13 +290,22 @@ typedef struct fc_op {
         struct {
             uintptr_t dst, src;
             size_t dst_pitch, src_pitch, width, height;
-            void *staging; /* the pageable source captured at call time, freed after */
+            void *staging;            /* the pageable source captured at call time, freed after */
+            struct CUctx_st *peer[2]; /* cuMemcpyPeer: the two contexts whose memory it moves */
         } copy;
         struct {
             uintptr_t dst;
-            unsigned char value;
-            size_t n;
+            size_t pitch, width, height; /* width in elements */
+            unsigned value, element;     /* element: 1, 2 or 4 bytes */
         } memset;
+        struct {
+            unsigned long long alloc; /* BUFFER_ID of the allocation */
+            bool free;
+        } pool;
+        struct {
+            CUhostFn fn;
+            void *data;
+        } host;
         struct {
             struct CUevent_st *event;
             uint64_t record_id;
@@ -182,6 +322,7 @@ struct CUstream_st {
     struct CUctx_st *ctx;
     unsigned flags;
     bool dead, is_null;
+    int priority; /* cuStreamCreateWithPriority: remembered */
     fc_op_t *head, *tail;
     bool query_seen; /* cuStreamQuery already answered NOT_READY for the pending work */
     struct CUstream_st *next;
@@ -201,6 +342,10 @@ struct CUevent_st {
 /* Resolves a stream handle used while @p ctx is current (NULL and CU_STREAM_LEGACY: the legacy
  * default stream). */
 CUresult fc_stream_get(struct CUctx_st *ctx, CUstream handle, struct CUstream_st **stream);
+/* Resolves a stream handle whatever context is current (the legacy default stream: the current
+ * context's), for the calls cuda.h lets a stream stand for its context ("INVALID_CONTEXT
+ * (default stream specified with no current context)"). */
+CUresult fc_stream_any(CUstream handle, struct CUstream_st **stream);
 /* Queues @p op (allocated with calloc) on @p stream, giving it the next sequence number. */
 void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op);
 /* Runs the work of @p stream up to and including sequence number @p seq, and what it depends on;
@@ -208,6 +353,8 @@ void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op);
 CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq);
 /* Runs all queued work of @p ctx. */
 CUresult fc_ctx_run_all(struct CUctx_st *ctx);
+/* Runs all queued work of every context (calls that synchronise the device). */
+void fc_run_everything(void);
 /* Drops the queued work of @p ctx without running it. */
 void fc_ctx_drop_work(struct CUctx_st *ctx);
 /* Destroys the streams and events of @p ctx (its teardown). */
@@ -216,7 +363,9 @@ struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx);
 
 /* ---- copies (copy.c) ----------------------------------------------------------------------- */
 
-void fc_copy_execute(fc_op_t *op);
+/* Runs a copy or memset of @p ctx's work; a fault in it (memory the device may not touch) is a
+ * sticky ILLEGAL_ADDRESS of the context, as a copy engine's fault is. */
+void fc_copy_execute(struct CUctx_st *ctx, fc_op_t *op);
 
 /* ---- modules and kernels (module.c, kernel.c, grid.c, track.c, fault.c) ---------------------- */
 
@@ -334,6 +483,7 @@ int fc_fault_guard(void (*fn)(void *), void *arg);
 #define FC_MAGIC_EVENT  0x65766e21u
 #define FC_MAGIC_MODULE 0x6d6f6421u
 #define FC_MAGIC_FUNC   0x66756e21u
+#define FC_MAGIC_POOL   0x706f6c21u
 
 void fc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

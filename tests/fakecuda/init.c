@@ -11,7 +11,7 @@
 #include "errors.h"
 #include "fakecuda.h"
 
-fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4};
+fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4, false};
 bool fc_initialized;
 fc_stats_t fc_stats;
 
@@ -69,6 +69,7 @@ static void init_once_fn(void)
     const char *devices = getenv("FAKECUDA_DEVICES");
     const char *log = getenv("FAKECUDA_LOG");
     const char *threads = getenv("FAKECUDA_THREADS");
+    const char *pageable = getenv("FAKECUDA_PAGEABLE");
 
     fc_config.log = log != NULL && strcmp(log, "1") == 0;
     if (devices != NULL) {
@@ -87,6 +88,10 @@ static void init_once_fn(void)
         else
             fc_log("ignoring malformed FAKECUDA_THREADS '%s' (1 to 64)", threads);
     }
+    if (pageable != NULL && strcmp(pageable, "0") != 0 && strcmp(pageable, "1") != 0)
+        fc_log("ignoring malformed FAKECUDA_PAGEABLE '%s' (0 or 1)", pageable);
+    else
+        fc_config.pageable = pageable != NULL && strcmp(pageable, "1") == 0;
     parse_sm(getenv("FAKECUDA_SM"));
     fc_inject_parse(getenv("FAKECUDA_FAIL"));
     atexit(exit_check);

@@ -55,8 +55,12 @@ static CUresult default_code(const char *name)
     if (strcmp(name, "cuLaunchKernel") == 0)
         return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     if (strncmp(name, "cuMemAlloc", 10) == 0 || strcmp(name, "cuMemHostAlloc") == 0 ||
-        strcmp(name, "cuMemHostRegister_v2") == 0)
+        strcmp(name, "cuMemHostRegister_v2") == 0 || strcmp(name, "cuMemCreate") == 0 ||
+        strcmp(name, "cuMemMap") == 0 || strcmp(name, "cuMemAddressReserve") == 0 ||
+        strcmp(name, "cuMemPoolCreate") == 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (strncmp(name, "cuIpcOpenMemHandle", 18) == 0)
+        return CUDA_ERROR_MAP_FAILED;
     if (strncmp(name, "cuModuleLoad", 12) == 0)
         return CUDA_ERROR_INVALID_IMAGE;
     if (strncmp(name, "cuModuleGetFunction", 19) == 0)

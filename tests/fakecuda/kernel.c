@@ -402,8 +402,9 @@ FC_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
     FC_END();
 }
 
-/* Only the kernel's own context's device memory is accessible while it runs, so a pointer into
- * another context's allocations faults as it would on the device. A broken rule of track.c is
+/* Only what the kernel's context may access is accessible while it runs (fc_mem_access: its own
+ * device memory, and pool and VMM memory its device was granted), so a pointer into anything else
+ * faults as it would on the device. A broken rule of track.c is
  * said on stderr and ends the context as an exception on the device would. */
 void fc_kernel_execute(fc_op_t *op)
 {
@@ -414,7 +415,7 @@ void fc_kernel_execute(fc_op_t *op)
     bool known, kept = true;
     int sig = 0;
 
-    fc_mem_open(ctx);
+    fc_mem_open(ctx, op->seq);
     known = fc_track_begin(op, why, sizeof why);
     if (known) {
         fc_trace_begin();
@@ -425,12 +426,12 @@ void fc_kernel_execute(fc_op_t *op)
     }
     /* A write just outside an allocation, short of its guard page: a fault all the same (on a
      * GPU it would corrupt whatever lies there, or fault). */
-    if (known && sig == 0 && !fc_mem_slack_intact(ctx)) {
+    if (known && sig == 0 && !fc_mem_slack_intact()) {
         sig = SIGSEGV;
         if (fc_config.log)
             fc_log("kernel wrote outside its allocations: illegal address");
     }
-    fc_mem_close(ctx);
+    fc_mem_close();
     if (!known || !kept) {
         fc_violation("kernel %s (launch %llu, grid %ux%ux%u, block %ux%ux%u) %s: a pack or "
                      "unpack kernel must write each byte of its output exactly once",

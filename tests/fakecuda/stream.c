@@ -44,6 +44,30 @@ CUresult fc_stream_get(struct CUctx_st *ctx, CUstream handle, struct CUstream_st
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
+CUresult fc_stream_any(CUstream handle, struct CUstream_st **stream)
+{
+    struct CUctx_st *ctx = NULL;
+    CUresult rc;
+
+    if (handle == NULL || handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
+        if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+            return rc;
+        return fc_stream_get(ctx, handle, stream);
+    }
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (s == handle) {
+            if (s->dead || s->is_null)
+                return CUDA_ERROR_INVALID_HANDLE;
+            if (!s->ctx->active)
+                return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+            if (s->ctx->sticky != CUDA_SUCCESS)
+                return s->ctx->sticky;
+            *stream = s;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
 static CUresult event_get(struct CUctx_st *ctx, CUevent handle, bool any_ctx,
                           struct CUevent_st **event)
 {
@@ -69,8 +93,12 @@ void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op)
     stream->query_seen = false;
 }
 
-static void free_op(fc_op_t *op)
+/* Dropped work is freed unrun; a stream-ordered allocation or free completes all the same (the
+ * memory is no context's, and outlives the stream). */
+static void free_op(fc_op_t *op, bool ran)
 {
+    if (op->kind == FC_OP_POOL && !ran)
+        fc_pool_op(op);
     if (op->kind == FC_OP_KERNEL)
         free(op->u.kernel.args);
     if (op->kind == FC_OP_COPY)
@@ -86,9 +114,15 @@ static void execute(struct CUstream_st *s, fc_op_t *op)
         break;
     case FC_OP_COPY:
     case FC_OP_MEMSET:
-        fc_mem_open(s->ctx);
-        fc_copy_execute(op);
-        fc_mem_close(s->ctx);
+        fc_copy_execute(s->ctx, op);
+        break;
+    case FC_OP_POOL:
+        fc_pool_op(op);
+        break;
+    case FC_OP_HOST:
+        /* On the thread that made the host observe the stream, in stream order (cuda.h,
+         * cuLaunchHostFunc: "The host function must not make any CUDA API calls"). */
+        op->u.host.fn(op->u.host.data);
         break;
     case FC_OP_RECORD:
         if (op->u.record.record_id == op->u.record.event->record_id) {
@@ -130,7 +164,7 @@ CUresult fc_stream_run(struct CUstream_st *stream, uint64_t seq)
         if (stream->head == NULL)
             stream->tail = NULL;
         execute(stream, op);
-        free_op(op);
+        free_op(op, true);
     }
     return ctx->sticky;
 }
@@ -144,6 +178,14 @@ CUresult fc_ctx_run_all(struct CUctx_st *ctx)
     return ctx->sticky;
 }
 
+void fc_run_everything(void)
+{
+    fc_stats.syncs++;
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (!s->dead && s->ctx->active && s->ctx->sticky == CUDA_SUCCESS)
+            fc_stream_run(s, UINT64_MAX);
+}
+
 void fc_ctx_drop_work(struct CUctx_st *ctx)
 {
     for (struct CUstream_st *s = streams; s != NULL; s = s->next)
@@ -151,7 +193,7 @@ void fc_ctx_drop_work(struct CUctx_st *ctx)
             while (s->head != NULL) {
                 fc_op_t *op = s->head;
                 s->head = op->next;
-                free_op(op);
+                free_op(op, false);
             }
             s->tail = NULL;
         }
@@ -168,27 +210,135 @@ void fc_stream_release_ctx(struct CUctx_st *ctx)
     ctx->null_stream = NULL;
 }
 
-FC_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+static CUresult create(CUstream *phStream, unsigned int Flags, int priority)
 {
     struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s;
+    CUresult rc;
+
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
+        return rc;
+    if (phStream == NULL || (Flags != CU_STREAM_DEFAULT && Flags != CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((s = calloc(1, sizeof *s)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->magic = FC_MAGIC_STREAM;
+    s->ctx = ctx;
+    s->flags = Flags;
+    s->priority = priority;
+    s->next = streams;
+    streams = s;
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
     FC_BEGIN(cuStreamCreate, true);
-    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS) {
-        ;
-    } else if (phStream == NULL ||
-               (Flags != CU_STREAM_DEFAULT && Flags != CU_STREAM_NON_BLOCKING)) {
+    rc = create(phStream, Flags, 0);
+    FC_END();
+}
+
+/* Priorities are remembered, not acted on. The range is 0 (least) to -5 (greatest), what current
+ * GPUs answer; cuda.h, cuStreamCreateWithPriority: a priority outside it "will automatically be
+ * clamped". */
+#define LEAST_PRIORITY    0
+#define GREATEST_PRIORITY (-5)
+
+FC_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
+                                                      int priority)
+{
+    FC_BEGIN(cuStreamCreateWithPriority, true);
+    if (priority > LEAST_PRIORITY)
+        priority = LEAST_PRIORITY;
+    if (priority < GREATEST_PRIORITY)
+        priority = GREATEST_PRIORITY;
+    rc = create(phStream, flags, priority);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    struct CUctx_st *ctx = NULL;
+    FC_BEGIN(cuCtxGetStreamPriorityRange, true);
+    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS) {
+        if (leastPriority != NULL)
+            *leastPriority = LEAST_PRIORITY;
+        if (greatestPriority != NULL)
+            *greatestPriority = GREATEST_PRIORITY;
+    }
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
+{
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamGetPriority, true);
+    if (priority == NULL)
         rc = CUDA_ERROR_INVALID_VALUE;
-    } else {
-        struct CUstream_st *s = calloc(1, sizeof *s);
-        if (s == NULL) {
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-        } else {
-            s->magic = FC_MAGIC_STREAM;
-            s->ctx = ctx;
-            s->flags = Flags;
-            s->next = streams;
-            streams = s;
-            *phStream = s;
-        }
+    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
+        *priority = s->priority;
+    FC_END();
+}
+
+/* The legacy default stream's flags are 0 (assumption: it is no non-blocking stream). */
+FC_EXPORT CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamGetFlags, true);
+    if (flags == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
+        *flags = s->flags;
+    FC_END();
+}
+
+/* cuda.h: "the context that the stream is associated with"; the legacy default stream is the
+ * current context's. */
+FC_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamGetCtx, true);
+    if (pctx == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
+        *pctx = s->ctx;
+    FC_END();
+}
+
+#if FAKECUDA_VERSION >= 12080
+FC_EXPORT CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+    struct CUstream_st *s = NULL;
+    FC_BEGIN(cuStreamGetDevice, true);
+    if (device == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
+        *device = s->ctx->device;
+    FC_END();
+}
+#endif
+
+/* cuda.h: "Enqueues a host function call in a stream. The function will be called after currently
+ * enqueued work and will block work added after it"; here it runs when the host observes the
+ * stream (a synchronising call). */
+FC_EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+    struct CUctx_st *ctx = NULL;
+    struct CUstream_st *s = NULL;
+    fc_op_t *op;
+    FC_BEGIN(cuLaunchHostFunc, true);
+    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS || (rc = fc_stream_get(ctx, hStream, &s)))
+        ;
+    else if (fn == NULL)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if ((op = calloc(1, sizeof *op)) == NULL)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        op->kind = FC_OP_HOST;
+        op->u.host.fn = fn;
+        op->u.host.data = userData;
+        fc_stream_enqueue(s, op);
     }
     FC_END();
 }
@@ -294,29 +444,45 @@ FC_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
     FC_END();
 }
 
-FC_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+static CUresult record(CUevent hEvent, CUstream hStream)
 {
     struct CUctx_st *ctx = NULL;
     struct CUstream_st *s = NULL;
     struct CUevent_st *e = NULL;
     fc_op_t *op;
-    FC_BEGIN(cuEventRecord, true);
+    CUresult rc;
+
     if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS || (rc = event_get(ctx, hEvent, false, &e)) ||
         (rc = fc_stream_get(ctx, hStream, &s)))
-        ;
-    else if ((op = calloc(1, sizeof *op)) == NULL)
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
-    else {
-        op->kind = FC_OP_RECORD;
-        op->u.record.event = e;
-        op->u.record.record_id = ++e->record_id;
-        fc_stream_enqueue(s, op);
-        e->recorded = true;
-        e->done = false;
-        e->query_seen = false;
-        e->stream = s;
-        e->seq = op->seq;
-    }
+        return rc;
+    if ((op = calloc(1, sizeof *op)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->kind = FC_OP_RECORD;
+    op->u.record.event = e;
+    op->u.record.record_id = ++e->record_id;
+    fc_stream_enqueue(s, op);
+    e->recorded = true;
+    e->done = false;
+    e->query_seen = false;
+    e->stream = s;
+    e->seq = op->seq;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    FC_BEGIN(cuEventRecord, true);
+    rc = record(hEvent, hStream);
+    FC_END();
+}
+
+/* cuda.h: CU_EVENT_RECORD_EXTERNAL is for stream capture, which is not emulated (assumption:
+ * outside a capture it is an invalid value, as any other flag is). */
+FC_EXPORT CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
+                                                  unsigned int flags)
+{
+    FC_BEGIN(cuEventRecordWithFlags, true);
+    rc = flags != CU_EVENT_RECORD_DEFAULT ? CUDA_ERROR_INVALID_VALUE : record(hEvent, hStream);
     FC_END();
 }
 

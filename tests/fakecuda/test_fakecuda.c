@@ -508,6 +508,1144 @@ static void check_pointer_attributes(void)
     CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
 }
 
+/* ---- allocation kinds ------------------------------------------------------------------------ */
+
+/* What cuPointerGetAttributes answers for one pointer. */
+typedef struct {
+    unsigned type, managed, ipc;
+    int ordinal;
+    CUdeviceptr start;
+    size_t size;
+    CUcontext ctx;
+    CUmemoryPool pool;
+    unsigned long long handles;
+} attrs_t;
+
+static attrs_t attrs_of(CUdeviceptr p)
+{
+    attrs_t a;
+    CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                   CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                   CU_POINTER_ATTRIBUTE_CONTEXT,
+                                   CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+                                   CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES};
+    void *data[] = {&a.type, &a.managed, &a.ipc,  &a.ordinal, &a.start,
+                    &a.size, &a.ctx,     &a.pool, &a.handles};
+    memset(&a, 0x5a, sizeof a);
+    CHECK_EQ_INT(cuPointerGetAttributes(9, which, data, p), CUDA_SUCCESS);
+    return a;
+}
+
+/* Launches `poke` (one byte written at @p p) in a new context of device @p dev, as a kernel of a
+ * program using that device would: the synchronisation's result. */
+static CUresult poke_from(int dev, CUdeviceptr p)
+{
+    CUcontext ctx = new_context(dev);
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    long long off = 0;
+    void *params[] = {&p, &off};
+
+    REQUIRE(rc == CUDA_SUCCESS);
+    launch1(function(mod, "poke"), 1, 32, NULL, params, CUDA_SUCCESS);
+    rc = cuCtxSynchronize();
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return rc;
+}
+
+/* Fills @p n words at @p p with v + i in the current context (on @p s), as `fill` does. */
+static void fill_on(CUstream s, CUdeviceptr p, unsigned n, unsigned v)
+{
+    CUresult rc;
+    CUmodule mod = load_module(&rc);
+    void *params[] = {&p, &n, &v};
+    REQUIRE(rc == CUDA_SUCCESS);
+    launch1(function(mod, "fill"), (n + 31) / 32, 32, s, params, CUDA_SUCCESS);
+}
+
+/* Whether host code touching @p p faults (in a child, so that the fault ends only it). */
+static bool host_touch_faults(CUdeviceptr p)
+{
+    pid_t pid;
+    int status;
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ((volatile unsigned char *)(uintptr_t)p)[0] = 7;
+        _exit(0);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+/* Stream-ordered pools: the default pool, pointer attributes (no context, the pool, the pool's
+ * device), use only between the allocation and the free in stream order, a pool of the other
+ * device and its access, a host pool, attributes, the current pool. */
+static void check_pools(void)
+{
+    CUcontext p0, p1;
+    CUmemoryPool def0, def1, cur, pool1, user0;
+    CUstream s, s2;
+    CUdeviceptr p, q, r;
+    unsigned host[256];
+    attrs_t a;
+    int supported = 0;
+    cuuint64_t used = 0, high = 1;
+    CUmemAccess_flags flags;
+    CUmemLocation loc0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUmemPoolProps props;
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(supported, 1);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p1, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&def0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&def1, 1), CUDA_SUCCESS);
+    CHECK(def0 != NULL && def1 != NULL && def0 != def1);
+    CHECK_EQ_INT(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def0);
+    CHECK_EQ_INT(cuDeviceGetDefaultMemPool(&cur, 3), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_EQ_INT(cuMemPoolDestroy(def0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemPoolGetAccess(&flags, def0, &loc0), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+
+    /* The default pool: usable in stream order, answered as no context's. */
+    CHECK_EQ_INT(cuStreamCreate(&s, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&p, sizeof host, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 0, s), CUDA_ERROR_INVALID_VALUE);
+    a = attrs_of(p + 8);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK(a.ctx == NULL);
+    CHECK(a.pool == def0);
+    CHECK_EQ_INT(a.ordinal, 0);
+    CHECK(a.start == p && a.size == sizeof host);
+    CHECK_EQ_INT(a.managed, 0);
+    CHECK_EQ_INT(a.ipc, 0);
+    CHECK_EQ_INT(a.handles, 0);
+    {
+        void *hp;
+        CUdeviceptr base = 0;
+        size_t len = 0;
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, p),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemGetAddressRange(&base, &len, p + 100), CUDA_SUCCESS);
+        CHECK(base == p && len == sizeof host);
+    }
+    fill_on(s, p, 256, 10);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, p, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[255], 265);
+    CHECK(host_touch_faults(p));
+    CHECK_EQ_INT(cuMemPoolGetAttribute(def0, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(used, sizeof host);
+    CHECK_EQ_INT(cuMemPoolSetAttribute(def0, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &high),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE); /* twice */
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&a.type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(poke_from(0, p), CUDA_ERROR_ILLEGAL_ADDRESS); /* after the free */
+
+    /* Work queued after cuMemFreeAsync faults though it runs before the stream reaches the free;
+     * work that runs before the stream reaches the allocation faults too. */
+    {
+        CUcontext c = new_context(0);
+        CUstream t, t2;
+        CHECK_EQ_INT(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuStreamCreate(&t2, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 64, t), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuStreamSynchronize(t), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFreeAsync(q, t), CUDA_SUCCESS);
+        fill_on(t2, q, 16, 0);
+        CHECK_EQ_INT(cuStreamSynchronize(t2), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CHECK_EQ_INT(cuCtxDestroy(c), CUDA_SUCCESS);
+        c = new_context(0);
+        CHECK_EQ_INT(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuStreamCreate(&t2, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 64, t), CUDA_SUCCESS);
+        fill_on(t2, q, 16, 0);
+        CHECK_EQ_INT(cuStreamSynchronize(t2), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CHECK_EQ_INT(cuCtxDestroy(c), CUDA_SUCCESS);
+        /* The context went; its pool memory stays (no context's) and the queued allocation was
+         * completed: it is freed with cuMemFree. */
+        CHECK_EQ_INT(attrs_of(q).size, 64);
+        CHECK_EQ_INT(cuMemFree(q), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFree(q), CUDA_ERROR_INVALID_VALUE);
+    }
+
+    /* A pool of device 2 (sm_90, device 0's peer), allocated on a stream of device 0: device 2's
+     * memory, touchable by device 0 only once granted. Device 1 (sm_86) is no peer of either. */
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 2;
+    CHECK_EQ_INT(cuMemPoolCreate(&pool1, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&r, 4096, pool1, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    a = attrs_of(r);
+    CHECK_EQ_INT(a.ordinal, 2);
+    CHECK(a.pool == pool1 && a.ctx == NULL);
+    CHECK_EQ_INT(poke_from(2, r), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, r), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemsetD8(r, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0 may not */
+    CHECK_EQ_INT(cuMemPoolGetAccess(&flags, pool1, &loc0), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    {
+        CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CUmemAccessDesc own = {{CU_MEM_LOCATION_TYPE_DEVICE, 2}, CU_MEM_ACCESS_FLAGS_PROT_NONE};
+        CUmemAccessDesc d1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &own, 1), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &d1, 1), CUDA_ERROR_INVALID_VALUE); /* no peer */
+        CHECK_EQ_INT(cuMemPoolSetAccess(pool1, &d, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemPoolGetAccess(&flags, pool1, &loc0), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CHECK_EQ_INT(poke_from(0, r), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, r), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemsetD8(r, 3, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, r, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[0], 0x03030303);
+    /* Device 0's default pool memory is another device's kernels' to touch only if granted. */
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 64, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(2, q), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(poke_from(0, q), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+    /* A pool with allocations outstanding is destroyed when they are freed. */
+    CHECK_EQ_INT(cuMemPoolDestroy(pool1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&q, 64, pool1, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK(attrs_of(r).pool == pool1);
+    CHECK_EQ_INT(cuMemFreeAsync(r, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+
+    /* A user pool made current for device 0; destroying it makes the default current again. */
+    props.location.id = 0;
+    props.maxSize = 8192;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceSetMemPool(1, user0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuDeviceSetMemPool(0, user0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 4096, s), CUDA_SUCCESS);
+    CHECK(attrs_of(q).pool == user0);
+    CHECK_EQ_INT(cuMemAllocAsync(&r, 8192, s), CUDA_ERROR_OUT_OF_MEMORY); /* maxSize */
+    CHECK_EQ_INT(cuMemPoolDestroy(user0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetMemPool(&cur, 0), CUDA_SUCCESS);
+    CHECK(cur == def0);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+
+    /* A pool on host NUMA node 0: host memory, no context's and no device's, the host's once the
+     * stream reached the allocation, a device's once granted. */
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    props.location.id = 1;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_ERROR_INVALID_VALUE); /* one node */
+    props.location.id = 0;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&q, 64, user0, s), CUDA_SUCCESS);
+    CHECK(host_touch_faults(q)); /* not yet allocated in stream order */
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(!host_touch_faults(q));
+    a = attrs_of(q);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(a.ordinal, CU_DEVICE_CPU);
+    CHECK(a.ctx == NULL && a.pool == user0);
+    CHECK_EQ_INT(cuMemsetD8(q, 1, 64), CUDA_ERROR_INVALID_VALUE); /* no device access yet */
+    {
+        CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemPoolSetAccess(user0, &d, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemsetD8(q, 1, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned char *)(uintptr_t)q)[63], 1);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolDestroy(user0), CUDA_SUCCESS);
+    /* A host pool (not NUMA) is 13.0's, and never shareable. */
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props), CUDA_ERROR_INVALID_VALUE);
+    props.handleTypes = 0;
+    CHECK_EQ_INT(cuMemPoolCreate(&user0, &props),
+                 driver_version >= 13000 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+    if (driver_version >= 13000) {
+        CUresult (*get_default)(CUmemoryPool *, CUmemLocation *, CUmemAllocationType);
+        CUmemLocation on_host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+        CUmemoryPool hp;
+        *(void **)&get_default = dlsym(RTLD_DEFAULT, "cuMemGetDefaultMemPool");
+        REQUIRE(get_default != NULL);
+        CHECK_EQ_INT(get_default(&cur, &loc0, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_SUCCESS);
+        CHECK(cur == def0);
+        CHECK_EQ_INT(get_default(&cur, &loc0, CU_MEM_ALLOCATION_TYPE_MANAGED),
+                     CUDA_ERROR_NOT_SUPPORTED);
+        CHECK_EQ_INT(get_default(&hp, &on_host, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_SUCCESS);
+        CHECK(hp != def0 && hp != user0);
+        CHECK_EQ_INT(cuMemPoolDestroy(user0), CUDA_SUCCESS);
+    } else {
+        CHECK(dlsym(RTLD_DEFAULT, "cuMemGetDefaultMemPool") == NULL);
+    }
+
+    /* A stream of another context stands for its device without being current. */
+    CHECK_EQ_INT(cuCtxSetCurrent(p1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamCreate(&s2, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 64, NULL), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuMemAllocAsync(&q, 64, s2), CUDA_SUCCESS);
+    CHECK(attrs_of(q).pool == def1);
+    CHECK_EQ_INT(cuMemFreeAsync(q, s2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamDestroy(s2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+}
+
+/* Virtual memory management: a mapping answers as no context's, device or host memory of its
+ * location, inaccessible to any device (and the host) until cuMemSetAccess grants it; one
+ * allocation mapped twice; reservations, handles, properties and a shareable handle. */
+static void check_vmm(void)
+{
+    CUcontext p0;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h, h2, again;
+    CUdeviceptr va, va2;
+    size_t gran = 0;
+    attrs_t a;
+    unsigned mapped = 9, type;
+    unsigned long long flags = 9, id1 = 1, id2 = 2;
+    unsigned char host[64];
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0},
+                  numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location = dev0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(gran, 2 << 20);
+    CHECK_EQ_INT(cuMemCreate(&h, gran / 2, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, 3 * gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(va % gran, 0);
+    CHECK_EQ_INT(cuMemMap(va + 8192, gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* mapped already */
+
+    /* Device memory of device 0, no context's; the range is the reservation. */
+    a = attrs_of(va + 5);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK(a.ctx == NULL && a.pool == NULL);
+    CHECK_EQ_INT(a.ordinal, 0);
+    CHECK(a.start == va && a.size == 3 * gran);
+    CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CHECK_EQ_INT(a.ipc, 0);
+    {
+        CUdeviceptr base = 0;
+        size_t len = 0;
+        CHECK_EQ_INT(cuMemGetAddressRange(&base, &len, va + 5), CUDA_SUCCESS);
+        CHECK(base == va && len == gran); /* the mapping */
+    }
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 1);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va + gran),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 0); /* reserved, not mapped */
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + gran),
+                 CUDA_ERROR_INVALID_VALUE);
+    {
+        unsigned one = 1;
+        CHECK_EQ_INT(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, va),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    }
+    CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 100)), CUDA_SUCCESS);
+    CHECK(again == h);
+    CHECK_EQ_INT(cuMemRelease(again), CUDA_SUCCESS);
+    {
+        CUdeviceptr d;
+        CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)d),
+                     CUDA_ERROR_INVALID_VALUE); /* not VMM memory */
+        CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
+    }
+    {
+        CUmemAllocationProp got;
+        CHECK_EQ_INT(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+        CHECK_EQ_INT(got.location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+        CHECK_EQ_INT(got.location.id, 0);
+    }
+
+    /* No device may touch it before cuMemSetAccess, nor the host ever. */
+    CHECK_EQ_INT(cuMemGetAccess(&flags, &dev0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemsetD8(va, 1, 64), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran + 4096, &rw0, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 0), CUDA_ERROR_INVALID_VALUE);
+    {
+        CUmemAccessDesc host_rw = {numa, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &host_rw, 1), CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemGetAccess(&flags, &dev0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(1, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(host_touch_faults(va));
+
+    /* The same allocation mapped a second time: one memory, two addresses. */
+    CHECK_EQ_INT(cuMemMap(va + 2 * gran, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va + 2 * gran, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(va + 10, 0x42, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, va + 2 * gran, sizeof host), CUDA_SUCCESS);
+    CHECK_EQ_INT(host[10], 0x42);
+    CHECK_EQ_INT(host[9], 0xCD); /* fresh memory */
+    CHECK_EQ_INT(cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, va),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, va + 2 * gran),
+                 CUDA_SUCCESS);
+    CHECK(id1 == id2);
+
+    /* Shared as a POSIX file descriptor and imported back: the same memory. */
+    {
+        int fd = -1;
+        CUdeviceptr va3;
+        CHECK_EQ_INT(
+            cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+            CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemImportFromShareableHandle(&h2, (void *)(uintptr_t)fd,
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                     CUDA_SUCCESS);
+        close(fd);
+        CHECK(h2 != h);
+        CHECK_EQ_INT(cuMemAddressReserve(&va3, gran, 0, 0, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemMap(va3, gran, 0, h2, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemRelease(h2), CUDA_SUCCESS); /* the mapping keeps it */
+        CHECK_EQ_INT(cuMemSetAccess(va3, gran, &rw0, 1), CUDA_SUCCESS);
+        memset(host, 0, sizeof host);
+        CHECK_EQ_INT(cuMemcpyDtoH(host, va3, sizeof host), CUDA_SUCCESS);
+        CHECK_EQ_INT(host[10], 0x42);
+        CHECK_EQ_INT(cuMemUnmap(va3, gran), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemAddressFree(va3, gran), CUDA_SUCCESS);
+    }
+
+    /* Released while mapped: the memory stays until the last mapping goes; unmapped addresses
+     * fault again and answer MAPPED 0. */
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemcpyDtoH(host, va, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran / 2), CUDA_ERROR_INVALID_VALUE);       /* part of a mapping */
+    CHECK_EQ_INT(cuMemAddressFree(va, 3 * gran), CUDA_ERROR_INVALID_VALUE); /* still mapped */
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va + 2 * gran, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(mapped, 0);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, 3 * gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, va),
+                 CUDA_ERROR_INVALID_VALUE);
+
+    /* Memory on host NUMA node 0: HOST, no device's; the host may touch it only once granted, a
+     * device only once granted. */
+    prop.location = numa;
+    prop.requestedHandleTypes = 0;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    a = attrs_of(va2);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(a.ordinal, CU_DEVICE_CPU);
+    CHECK(a.ctx == NULL);
+    CHECK(host_touch_faults(va2));
+    {
+        CUmemAccessDesc host_rw = {numa, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        void *hp = NULL;
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, va2),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &host_rw, 1), CUDA_SUCCESS);
+        CHECK(!host_touch_faults(va2));
+        CHECK_EQ_INT(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, va2),
+                     CUDA_SUCCESS);
+        CHECK(hp == (void *)(uintptr_t)va2);
+        CHECK_EQ_INT(cuMemGetAccess(&flags, &numa, va2), CUDA_SUCCESS);
+        CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    }
+    CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_ERROR_INVALID_VALUE); /* no device yet */
+    CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned char *)(uintptr_t)va2)[15], 5);
+    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    prop.location.id = 1;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE); /* one node */
+    /* The host location (13.0), never shareable. */
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+    prop.requestedHandleTypes = 0;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0),
+                 driver_version >= 13000 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+    if (driver_version >= 13000)
+        CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+
+    /* Device 2's memory: device 0's kernels (a peer) touch it once granted, device 1's (no peer)
+     * cannot be granted it; a read-only grant faults a write. */
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 2;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(attrs_of(va2).ordinal, 2);
+    CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, va2), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(2, va2), CUDA_ERROR_ILLEGAL_ADDRESS);
+    {
+        CUmemAccessDesc rw1 = {{CU_MEM_LOCATION_TYPE_DEVICE, 1},
+                               CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CUmemAccessDesc ro2 = {{CU_MEM_LOCATION_TYPE_DEVICE, 2}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw1, 1), CUDA_ERROR_INVALID_DEVICE);
+        CHECK_EQ_INT(cuMemSetAccess(va2, gran, &ro2, 1), CUDA_SUCCESS);
+        CHECK_EQ_INT(poke_from(2, va2), CUDA_ERROR_ILLEGAL_ADDRESS); /* read only */
+        CHECK_EQ_INT(cuMemGetAccess(&flags, &ro2.location, va2), CUDA_SUCCESS);
+        CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READ);
+    }
+    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
+/* Managed memory: advice and prefetches in both forms, remembered per page for
+ * cuMemRangeGetAttribute; kernels and the host touch it after any of them; pageable memory is no
+ * device's to advise about unless FAKECUDA_PAGEABLE says devices reach it. */
+static void check_managed(void)
+{
+    CUcontext ctx = new_context(0);
+    CUdeviceptr m, d;
+    CUmemLocation dev1 = {CU_MEM_LOCATION_TYPE_DEVICE, 1}, host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0}, bad = {CU_MEM_LOCATION_TYPE_DEVICE, 7};
+    int value = 99, by[4];
+    CUmemLocationType type = CU_MEM_LOCATION_TYPE_INVALID;
+    size_t page = 4096;
+    static char pageable[8192];
+    CUresult (*advise_v1)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
+    CUresult (*prefetch_v1)(CUdeviceptr, size_t, CUdevice, CUstream);
+    void *fn = NULL;
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    *(void **)&advise_v1 = dlsym(RTLD_DEFAULT, "cuMemAdvise");
+    *(void **)&prefetch_v1 = dlsym(RTLD_DEFAULT, "cuMemPrefetchAsync");
+    REQUIRE(advise_v1 != NULL && prefetch_v1 != NULL);
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAdvise", &fn, 12020, 0, NULL), CUDA_SUCCESS);
+    CHECK(fn == dlsym(RTLD_DEFAULT, "cuMemAdvise_v2"));
+    CHECK_EQ_INT(cuGetProcAddress("cuMemAdvise", &fn, 11000, 0, NULL), CUDA_SUCCESS);
+    CHECK(fn == (void *)advise_v1);
+
+    CHECK_EQ_INT(cuMemAllocManaged(&m, 3 * page, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    /* Nothing asked yet. */
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_INVALID);
+    /* A preferred location on the first page: the range disagrees, the page does not. */
+    CHECK_EQ_INT(cuMemAdvise(m, 100, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev1), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_INVALID);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m + 8, 16),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&type, sizeof type,
+                                        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE, m, page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEM_LOCATION_TYPE_DEVICE);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 3, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, page),
+        CUDA_ERROR_INVALID_VALUE);
+    /* The 8.0 form: CU_DEVICE_CPU is the host. */
+    CHECK_EQ_INT(advise_v1(m + page, 2 * page, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+                                        m + page, 2 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_CPU);
+    CHECK_EQ_INT(advise_v1(m, page, CU_MEM_ADVISE_SET_ACCESSED_BY, 5), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_EQ_INT(cuMemAdvise(m, page, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, bad),
+                 CUDA_ERROR_INVALID_DEVICE);
+    /* Accessed by device 0 and the host over the whole range, read mostly over a part. */
+    CHECK_EQ_INT(cuMemAdvise(m, 3 * page, CU_MEM_ADVISE_SET_ACCESSED_BY, dev0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAdvise(m, 3 * page, CU_MEM_ADVISE_SET_ACCESSED_BY, host), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(by, sizeof by, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, m, 3 * page),
+        CUDA_SUCCESS);
+    CHECK(by[0] == 0 && by[1] == CU_DEVICE_CPU && by[2] == CU_DEVICE_INVALID);
+    CHECK_EQ_INT(cuMemAdvise(m, page, CU_MEM_ADVISE_SET_READ_MOSTLY, host), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 2 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    /* Prefetches: the last location asked for, in both forms. */
+    CHECK_EQ_INT(cuMemPrefetchAsync(m, 3 * page, host, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m,
+                                        3 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, CU_DEVICE_CPU);
+    CHECK_EQ_INT(prefetch_v1(m, page, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m, page),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 0);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&type, sizeof type,
+                                        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, m,
+                                        3 * page),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEM_LOCATION_TYPE_INVALID);
+    CHECK_EQ_INT(cuMemPrefetchAsync(m, page, dev0, 1, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* Kernels and the host use it all along. */
+    fill_on(NULL, m, 3 * 1024, 5);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(((volatile unsigned *)(uintptr_t)m)[3 * 1024 - 1], 5 + 3 * 1024 - 1);
+    /* Other memory is no managed memory. */
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAdvise(d, 64, CU_MEM_ADVISE_SET_READ_MOSTLY, dev0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemRangeGetAttribute(&value, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, d, 64),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemAdvise((CUdeviceptr)(uintptr_t)pageable, sizeof pageable,
+                             CU_MEM_ADVISE_SET_ACCESSED_BY, dev0),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* The child run with FAKECUDA_PAGEABLE=1: devices report pageable memory access, and pageable
+ * memory may be advised about and prefetched. */
+static int pageable_child(void)
+{
+    static char pageable[8192];
+    int value = 0;
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUcontext ctx = new_context(0);
+
+    CHECK_EQ_INT(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 1),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(value, 1);
+    CHECK_EQ_INT(cuMemAdvise((CUdeviceptr)(uintptr_t)pageable, sizeof pageable,
+                             CU_MEM_ADVISE_SET_ACCESSED_BY, dev0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemPrefetchAsync((CUdeviceptr)(uintptr_t)pageable, sizeof pageable, dev0, 0, NULL),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
+static int run_child(const char *self, const char *mode, const char *var, const char *value,
+                     char *log);
+
+static void check_pageable(const char *self)
+{
+    char log[] = "/tmp/test_fakecuda_pageable_XXXXXX";
+    int status = run_child(self, "pageable", "FAKECUDA_PAGEABLE", "1", log);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (check_failures)
+        fprintf(stderr, "the pageable child's stderr is in %s\n", log);
+    else
+        unlink(log);
+}
+
+static bool host_fn_ran;
+
+static void host_fn(void *data)
+{
+    host_fn_ran = data == &host_fn_ran;
+}
+
+/* Several devices: cuMemAlloc memory is its context's alone, and its peers' (same major compute
+ * capability) once they enable access; cuMemcpyPeer between contexts; memory accounting, stream
+ * and context queries, host functions in stream order. */
+static void check_devices(void)
+{
+    CUcontext a0, b0, c2, d1;
+    CUdeviceptr p, q, r;
+    int can = 9, least = 9, greatest = 9, priority = 9;
+    size_t free0 = 0, free1 = 0, total = 0;
+    unsigned flags = 9, back[4] = {0}, src[4] = {1, 2, 3, 4};
+    CUstream s;
+    CUcontext got;
+    CUuuid u0, u2;
+    char bus[32];
+
+    CHECK_EQ_INT(cuDeviceCanAccessPeer(&can, 0, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(can, 1);
+    CHECK_EQ_INT(cuDeviceCanAccessPeer(&can, 0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(can, 0); /* sm_90 and sm_86 */
+    CHECK_EQ_INT(cuDeviceCanAccessPeer(&can, 2, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(can, 0);
+    CHECK_EQ_INT(cuDeviceGetUuid(&u0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDeviceGetUuid(&u2, 2), CUDA_SUCCESS);
+    CHECK(memcmp(&u0, &u2, sizeof u0) != 0);
+    CHECK_EQ_INT(cuDeviceGetPCIBusId(bus, sizeof bus, 2), CUDA_SUCCESS);
+    CHECK(strcmp(bus, "0000:03:00.0") == 0);
+
+    /* cuMemAlloc memory: its context's, not another context's of the same device or another. */
+    a0 = new_context(0);
+    CHECK_EQ_INT(cuMemGetInfo(&free0, &total), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&p, 1 << 20), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemGetInfo(&free1, &total), CUDA_SUCCESS);
+    CHECK_EQ_INT(free0 - free1, 1 << 20);
+    CHECK_EQ_INT(poke_from(0, p), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK_EQ_INT(poke_from(2, p), CUDA_ERROR_ILLEGAL_ADDRESS);
+    /* A peer context that enabled access reaches it; access is one way. */
+    c2 = new_context(2);
+    CHECK_EQ_INT(cuMemsetD8(p, 0, 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(c2, 0), CUDA_ERROR_INVALID_CONTEXT); /* itself */
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    CHECK_EQ_INT(cuMemsetD8(p, 7, 16), CUDA_SUCCESS);
+    fill_on(NULL, p, 4, 40);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&r, 64), CUDA_SUCCESS); /* c2's */
+    CHECK_EQ_INT(cuCtxPopCurrent(&got), CUDA_SUCCESS);
+    CHECK(got == c2);
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    CHECK_EQ_INT(back[3], 43);
+    CHECK_EQ_INT(cuMemsetD8(r, 0, 16), CUDA_ERROR_INVALID_VALUE); /* not the other way */
+    /* Two contexts of one device, and devices of different majors, are no peers. */
+    b0 = new_context(0);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    CHECK_EQ_INT(cuCtxDestroy(b0), CUDA_SUCCESS);
+    d1 = new_context(1);
+    CHECK_EQ_INT(cuCtxEnablePeerAccess(a0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    /* cuMemcpyPeer moves bytes between any two contexts' memory. */
+    CHECK_EQ_INT(cuMemAlloc(&q, sizeof src), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(q, src, sizeof src), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyPeer(p, a0, q, d1, sizeof src), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyPeer(p, d1, q, d1, sizeof src), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS); /* asynchronous to the host */
+    CHECK_EQ_INT(cuCtxDestroy(d1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    CHECK_EQ_INT(back[2], 3);
+    /* A peer's access ends with the context it was enabled for. */
+    CHECK_EQ_INT(cuCtxPushCurrent(c2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDisablePeerAccess(a0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDisablePeerAccess(a0), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    CHECK_EQ_INT(cuMemsetD8(p, 0, 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(c2), CUDA_SUCCESS);
+
+    /* Pitched memory, 16- and 32-bit and 2-D memsets, the one settable pointer attribute. */
+    {
+        CUdeviceptr pitched;
+        size_t pitch = 0;
+        unsigned words[4] = {0}, sync = 0, one = 1;
+        unsigned short halves[4] = {0};
+        CHECK_EQ_INT(cuMemAllocPitch(&pitched, &pitch, 100, 3, 4), CUDA_SUCCESS);
+        CHECK_EQ_INT(pitch, 512);
+        CHECK_EQ_INT(attrs_of(pitched).size, 3 * 512);
+        CHECK_EQ_INT(cuMemAllocPitch(&q, &pitch, 100, 3, 3), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuMemsetD2D32(pitched, pitch, 0x01020304, 4, 3), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemsetD16(pitched + 2 * pitch, 0xBEEF, 2), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemsetD32(pitched + 2, 0, 1), CUDA_ERROR_INVALID_VALUE); /* misaligned */
+        CHECK_EQ_INT(cuMemcpyDtoH(words, pitched + pitch, sizeof words), CUDA_SUCCESS);
+        CHECK_EQ_INT(words[3], 0x01020304);
+        CHECK_EQ_INT(cuMemcpyDtoH(halves, pitched + 2 * pitch, sizeof halves), CUDA_SUCCESS);
+        CHECK(halves[1] == 0xBEEF && halves[2] == 0x0304);
+        CHECK_EQ_INT(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, pitched),
+                     CUDA_SUCCESS);
+        CHECK_EQ_INT(cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, pitched + 4),
+                     CUDA_SUCCESS);
+        CHECK_EQ_INT(sync, 1);
+        CHECK_EQ_INT(cuMemFree(pitched), CUDA_SUCCESS);
+    }
+
+    /* Streams and contexts answer what they were made with; a host function runs in stream
+     * order, when the host observes the stream. */
+    CHECK_EQ_INT(cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+    CHECK(least == 0 && greatest < 0);
+    CHECK_EQ_INT(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -100), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuStreamGetPriority(s, &priority), CUDA_SUCCESS);
+    CHECK_EQ_INT(priority, greatest);
+    CHECK_EQ_INT(cuStreamGetFlags(s, &flags), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_STREAM_NON_BLOCKING);
+    CHECK_EQ_INT(cuStreamGetCtx(s, &got), CUDA_SUCCESS);
+    CHECK(got == a0);
+    CHECK_EQ_INT(cuLaunchHostFunc(s, host_fn, &host_fn_ran), CUDA_SUCCESS);
+    CHECK(!host_fn_ran);
+    CHECK_EQ_INT(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK(host_fn_ran);
+    {
+        CUevent e;
+        CHECK_EQ_INT(cuEventCreate(&e, 0), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL),
+                     CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_DEFAULT), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventSynchronize(e), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuEventDestroy(e), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuStreamDestroy(s), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(a0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxSetFlags(2, CU_CTX_SCHED_BLOCKING_SYNC), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxSetFlags(2, 3), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&got, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPushCurrent(got), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxGetFlags(&flags), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_CTX_SCHED_BLOCKING_SYNC);
+    CHECK_EQ_INT(cuCtxPopCurrent(&got), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(2), CUDA_SUCCESS);
+}
+
+/* Page-locked host memory: allocated (portable, mapped, write-combined) and registered, host
+ * memory of the allocating or registering context, reachable from the device when mapped. */
+static void check_host_memory(void)
+{
+    CUcontext ctx = new_context(0), other;
+    void *mapped, *plain;
+    unsigned flags = 0, type = 0;
+    CUcontext owner = NULL;
+    CUdeviceptr dp = 0, d;
+    static unsigned reg[2048] __attribute__((aligned(4096)));
+
+    CHECK_EQ_INT(
+        cuMemHostAlloc(&mapped, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostAlloc(&plain, 4096, CU_MEMHOSTALLOC_PORTABLE), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostGetFlags(&flags, mapped), CUDA_SUCCESS);
+    CHECK_EQ_INT(flags, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       (CUdeviceptr)(uintptr_t)mapped),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(type, CU_MEMORYTYPE_HOST);
+    CHECK_EQ_INT(
+        cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)(uintptr_t)mapped),
+        CUDA_SUCCESS);
+    CHECK(owner == ctx);
+    CHECK_EQ_INT(cuPointerGetAttribute(&dp, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                                       (CUdeviceptr)(uintptr_t)mapped),
+                 CUDA_SUCCESS);
+    CHECK(dp == (CUdeviceptr)(uintptr_t)mapped);
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dp, plain, 0), CUDA_ERROR_INVALID_VALUE); /* unmapped */
+    /* Mapped but not portable: not another context's. */
+    other = new_context(0);
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dp, mapped, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+
+    /* Registered memory: host memory of the registering context, mapped when asked. */
+    CHECK_EQ_INT(cuMemHostRegister(reg, sizeof reg, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostRegister(reg + 100, 64, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CHECK_EQ_INT(cuMemHostRegister(plain, 64, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CHECK_EQ_INT(cuMemHostGetFlags(&flags, reg), CUDA_ERROR_INVALID_VALUE);
+    {
+        attrs_t a = attrs_of((CUdeviceptr)(uintptr_t)(reg + 5));
+        CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
+        CHECK(a.ctx == ctx);
+        CHECK_EQ_INT(a.ordinal, 0);
+        CHECK(a.start == (CUdeviceptr)(uintptr_t)reg && a.size == sizeof reg);
+    }
+    CHECK_EQ_INT(cuMemHostGetDevicePointer(&dp, reg, 0), CUDA_SUCCESS);
+    fill_on(NULL, dp, 2048, 1);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK_EQ_INT(reg[2047], 2048);
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostRegister((void *)(uintptr_t)d, 64, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemHostRegister(reg, sizeof reg, CU_MEMHOSTREGISTER_READ_ONLY),
+                 CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_EQ_INT(cuMemHostUnregister(reg), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemHostUnregister(reg), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    CHECK_EQ_INT(cuMemFreeHost(mapped), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeHost(plain), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+}
+
+/* What goes with a context: its cuMemAlloc memory and what it opened; pool and VMM memory stay
+ * (cuda.h, cuCtxDestroy: they "are not associated with any CUDA context"), through a primary
+ * context's reset too. */
+static void check_teardown(void)
+{
+    CUcontext ctx = new_context(0), prim;
+    CUdeviceptr d, pp, va;
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp prop;
+    size_t gran = 2 << 20;
+    unsigned type;
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocAsync(&pp, 64, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 1), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pp), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&prim, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPushCurrent(prim), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d),
+                 CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(poke_from(0, pp), CUDA_SUCCESS);
+    CHECK_EQ_INT(poke_from(0, va), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxPopCurrent(&prim), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
+/* What the IPC test's parent hands its child through a pipe: a legacy handle, the export data of
+ * a pool allocation and the descriptors (inherited) of the pool and of a VMM allocation. */
+typedef struct {
+    CUipcMemHandle legacy;
+    CUmemPoolPtrExportData pool_ptr;
+    int pool_fd, vmm_fd;
+    size_t vmm_size;
+} ipc_msg_t;
+
+#define IPC_BYTES 256
+
+/* Checks that @p n bytes at @p p read i, then writes 0xEE over the first 16 (current context). */
+static void ipc_read_write(CUdeviceptr p)
+{
+    unsigned char back[IPC_BYTES];
+    CHECK_EQ_INT(cuMemcpyDtoH(back, p, sizeof back), CUDA_SUCCESS);
+    for (int i = 0; i < IPC_BYTES; i++)
+        CHECK_EQ_INT(back[i], i);
+    CHECK_EQ_INT(cuMemsetD8(p, 0xEE, 16), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+/* The child process of check_ipc: opens each kind of shared memory, checks what the driver
+ * answers for it, reads it and writes over its first bytes. */
+static int ipc_child(const char *pipe_fd)
+{
+    ipc_msg_t m;
+    CUcontext ctx, other;
+    CUdeviceptr x, y, pp, z, va;
+    CUmemoryPool pool;
+    CUmemGenericAllocationHandle h;
+    attrs_t a;
+    int fd = atoi(pipe_fd);
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+    REQUIRE(read(fd, &m, sizeof m) == (ssize_t)sizeof m);
+    close(fd);
+    REQUIRE(cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS);
+    REQUIRE(cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+
+    /* Legacy IPC: the opening context's, device memory of the exporter's device. */
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS);
+    CHECK(x == y); /* opened again: the same pointer, one more reference */
+    a = attrs_of(x + 1);
+    CHECK(a.ctx == ctx);
+    CHECK_EQ_INT(a.type, CU_MEMORYTYPE_DEVICE);
+    CHECK_EQ_INT(a.ordinal, 2);
+    CHECK(a.start == x && a.size == IPC_BYTES);
+    CHECK(a.pool == NULL);
+    CHECK(host_touch_faults(x));
+    CHECK_EQ_INT(poke_from(0, x), CUDA_ERROR_ILLEGAL_ADDRESS); /* another context */
+    other = new_context(0);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT); /* one context per device */
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+    other = new_context(1);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_PEER_ACCESS_UNSUPPORTED); /* device 1 is no peer of device 2 */
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS);
+    other = new_context(2);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&y, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_SUCCESS); /* a context of another device: its own mapping */
+    CHECK(y != x);
+    CHECK(attrs_of(y).ctx == other);
+    CHECK_EQ_INT(cuCtxDestroy(other), CUDA_SUCCESS); /* closes it */
+    CHECK_EQ_INT(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuPointerGetAttribute(&a.type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, y),
+                 CUDA_ERROR_INVALID_VALUE);
+    ipc_read_write(x);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcCloseMemHandle(x), CUDA_ERROR_INVALID_VALUE);
+
+    /* A pool of device 2 and one of its allocations: the pool's memory, no context's. */
+    CHECK_EQ_INT(cuMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)m.pool_fd,
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                 CUDA_SUCCESS);
+    close(m.pool_fd);
+    CHECK_EQ_INT(cuMemPoolImportPointer(&pp, pool, &m.pool_ptr), CUDA_SUCCESS);
+    a = attrs_of(pp);
+    CHECK(a.ctx == NULL && a.pool == pool);
+    CHECK_EQ_INT(a.ordinal, 2);
+    CHECK_EQ_INT(a.handles, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&z, 16, pool, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuMemsetD8(pp, 0, 16), CUDA_ERROR_INVALID_VALUE); /* device 0: not granted */
+    CHECK_EQ_INT(cuMemPoolSetAccess(pool, &rw0, 1), CUDA_SUCCESS);
+    ipc_read_write(pp);
+    CHECK_EQ_INT(cuMemFree(pp), CUDA_SUCCESS);
+
+    /* A VMM allocation of device 0. */
+    CHECK_EQ_INT(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)m.vmm_fd,
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                 CUDA_SUCCESS);
+    close(m.vmm_fd);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, m.vmm_size, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, m.vmm_size, 0, h, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemSetAccess(va, m.vmm_size, &rw0, 1), CUDA_SUCCESS);
+    ipc_read_write(va);
+    CHECK_EQ_INT(cuMemUnmap(va, m.vmm_size), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, m.vmm_size), CUDA_SUCCESS);
+    return check_failures ? 1 : 0;
+}
+
+/* Memory shared with another process (a second copy of this test, started with "ipc"): cuMemAlloc
+ * memory by a legacy handle, which this process cannot open itself; a pool allocation; a VMM
+ * allocation. What the child writes is seen here. */
+static void check_ipc(const char *self)
+{
+    CUcontext p0, own;
+    CUdeviceptr d, pp, va, x;
+    CUmemoryPool pool;
+    CUmemPoolProps props;
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h;
+    CUipcMemHandle other;
+    unsigned char pattern[IPC_BYTES], back[IPC_BYTES];
+    unsigned capable = 9;
+    ipc_msg_t m;
+    size_t gran = 2 << 20;
+    int pfd[2], status;
+    char arg[16];
+    pid_t pid;
+    CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr bufs[3];
+
+    for (int i = 0; i < IPC_BYTES; i++)
+        pattern[i] = (unsigned char)i;
+    memset(&m, 0, sizeof m);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRetain(&p0, 2), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(p0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAlloc(&d, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(d, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuPointerGetAttribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, d),
+        CUDA_SUCCESS);
+    CHECK_EQ_INT(capable, 1);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&m.legacy, d + 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&m.legacy, d), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuIpcGetMemHandle(&other, d), CUDA_SUCCESS); /* again: lightweight */
+    /* Its pages are shared now, its contents kept, and still no host code's. */
+    CHECK_EQ_INT(cuMemcpyDtoH(back, d, IPC_BYTES), CUDA_SUCCESS);
+    CHECK(memcmp(back, pattern, IPC_BYTES) == 0);
+    CHECK(host_touch_faults(d));
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT); /* the exporting process */
+    own = new_context(2);
+    CHECK_EQ_INT(cuIpcOpenMemHandle(&x, m.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                 CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_EQ_INT(cuCtxDestroy(own), CUDA_SUCCESS);
+
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 2;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAllocFromPoolAsync(&pp, IPC_BYTES, pool, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemcpyHtoD(pp, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolExportToShareableHandle(&m.pool_fd, pool,
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                 CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolExportPointer(&m.pool_ptr, pp), CUDA_SUCCESS);
+
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    {
+        CUmemAccessDesc rw2 = {{CU_MEM_LOCATION_TYPE_DEVICE, 2},
+                               CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw2, 1), CUDA_SUCCESS);
+    }
+    CHECK_EQ_INT(cuMemcpyHtoD(va, pattern, IPC_BYTES), CUDA_SUCCESS);
+    CHECK_EQ_INT(
+        cuMemExportToShareableHandle(&m.vmm_fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        CUDA_SUCCESS);
+    m.vmm_size = gran;
+    (void)rw0;
+
+    REQUIRE(pipe(pfd) == 0);
+    snprintf(arg, sizeof arg, "%d", pfd[0]);
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(pfd[1]);
+        execl(self, self, "ipc", arg, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[0]);
+    REQUIRE(write(pfd[1], &m, sizeof m) == (ssize_t)sizeof m);
+    close(pfd[1]);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    bufs[0] = d;
+    bufs[1] = pp;
+    bufs[2] = va;
+    for (int b = 0; b < 3; b++) {
+        CHECK_EQ_INT(cuMemcpyDtoH(back, bufs[b], IPC_BYTES), CUDA_SUCCESS);
+        CHECK_EQ_INT(back[15], 0xEE);
+        CHECK_EQ_INT(back[16], 16);
+    }
+    close(m.pool_fd);
+    close(m.vmm_fd);
+    CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuDevicePrimaryCtxRelease(2), CUDA_SUCCESS);
+}
+
 /* CUBINs load on the same SM major with no newer minor; PTX on any SM it targets or newer. */
 static void check_module_rules(void)
 {
@@ -1119,7 +2257,8 @@ static void check_rules_broken(const char *self)
 }
 
 /* Run with FAKECUDA_FAIL=cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,
- * cuMemcpyDtoH_v2:1,cuStreamSynchronize:2=700. */
+ * cuMemcpyDtoH_v2:1,cuStreamSynchronize:2=700,cuMemAllocAsync:1: the entry points of every
+ * allocation kind go through the same injection. */
 static int inject_child(void)
 {
     CUcontext ctx = new_context(0);
@@ -1133,6 +2272,12 @@ static int inject_child(void)
     CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK_EQ_INT(cuMemAlloc(&p, 16), CUDA_SUCCESS);
+    {
+        CUdeviceptr q;
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 16, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK_EQ_INT(cuMemAllocAsync(&q, 16, NULL), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFreeAsync(q, NULL), CUDA_SUCCESS);
+    }
     CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), CUDA_ERROR_INVALID_IMAGE);
     CHECK_EQ_INT(cuModuleLoadData(&mod, ptx), CUDA_SUCCESS);
     f = function(mod, "fill");
@@ -1160,7 +2305,7 @@ static void check_injection(const char *self)
     if (pid == 0) {
         setenv("FAKECUDA_FAIL",
                "cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,cuMemcpyDtoH_v2:1,"
-               "cuStreamSynchronize:2=700",
+               "cuStreamSynchronize:2=700,cuMemAllocAsync:1",
                1);
         execl(self, self, "inject", (char *)NULL);
         _exit(127);
@@ -1174,9 +2319,10 @@ int main(int argc, char **argv)
     int count = 0;
     CUdeviceptr p;
 
-    /* Two devices, sm_90 and sm_86, for the module rules. */
-    setenv("FAKECUDA_DEVICES", "2", 1);
-    setenv("FAKECUDA_SM", "90,86", 1);
+    /* Three devices, sm_90, sm_86 and sm_90: the module rules, and peers (0 and 2) and
+     * non-peers (1 and the others) for memory of one device another's kernels touch. */
+    setenv("FAKECUDA_DEVICES", "3", 1);
+    setenv("FAKECUDA_SM", "90,86,90", 1);
     *(void **)&stats = dlsym(RTLD_DEFAULT, "fakecuda_stats");
     REQUIRE(stats != NULL);
     CHECK_EQ_INT(cuDriverGetVersion(&driver_version), CUDA_SUCCESS);
@@ -1194,8 +2340,12 @@ int main(int argc, char **argv)
         return chance_child();
     if (argc > 1 && strcmp(argv[1], "nvrtc_cache") == 0)
         return nvrtc_cache_child();
+    if (argc > 1 && strcmp(argv[1], "pageable") == 0)
+        return pageable_child();
+    if (argc > 2 && strcmp(argv[1], "ipc") == 0)
+        return ipc_child(argv[2]);
     CHECK_EQ_INT(cuDeviceGetCount(&count), CUDA_SUCCESS);
-    CHECK_EQ_INT(count, 2);
+    CHECK_EQ_INT(count, 3);
     check_no_context();
     check_primary();
     check_context_ids();
@@ -1205,6 +2355,14 @@ int main(int argc, char **argv)
     check_misaligned();
     check_queued_work();
     check_pointer_attributes();
+    check_pools();
+    check_vmm();
+    check_ipc(argv[0]);
+    check_managed();
+    check_devices();
+    check_host_memory();
+    check_teardown();
+    check_pageable(argv[0]);
     check_module_rules();
     check_kernel_cache();
     check_versions();
