@@ -271,7 +271,14 @@ static void check_arch_setting(void)
     snprintf(arch_setting, sizeof(arch_setting), "%s", arch);
     if (arch[0] == '\0' || tj_nvrtc_check_target(arch, why, sizeof(why)) != TJ_ERR_UNSUPPORTED)
         return;
-    tj_log_warn_job("ignoring TYPEJIT_ARCH=%s: %s; using the device's arch", arch, why);
+    /* What tj_target_of_device does without the setting: each device's own arch, or sm_90 where
+     * there is none (TYPEJIT_JIT=always, the typejit command). */
+    if (tj_gpu_available())
+        tj_log_warn_job("ignoring TYPEJIT_ARCH=%s: %s; using each device's own arch", arch, why);
+    else
+        tj_log_warn_job("ignoring TYPEJIT_ARCH=%s: %s; using sm_90, the target without a cuda "
+                        "device",
+                        arch, why);
     arch_setting[0] = '\0';
 }
 

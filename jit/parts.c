@@ -196,8 +196,13 @@ static bool put_texts(const tj_layout_t *l, int word, tj_dir_t dir, const char *
         }
         fprintf(f[4], "            default:\n                break;\n            }");
     }
-    /* The comment's description of the layout. */
-    fprintf(f[5], "%" PRId64 " parts of %d shapes", l->nparts, l->nshapes);
+    /* The comment's description of the layout: only what the kernel depends on, so that every
+     * layout sharing a kernel (those of one frame and shapes over a device table) has the same
+     * source and so the same entry in the disk cache. */
+    if (l->baked)
+        fprintf(f[5], "%" PRId64 " parts of %d shapes", l->nparts, l->nshapes);
+    else
+        fprintf(f[5], "parts of %d shapes in a device table", l->nshapes);
     if (l->nframe > 0) {
         fprintf(f[5], ", frame");
         for (int d = 0; d < l->nframe; d++)

@@ -63,6 +63,28 @@ if(TJ_HEAVY_TESTS)
     COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
   set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
 
+  # One run leaves the cache warm (issue 30): the default settings (background compiles) with
+  # TYPEJIT_JIT_DRAIN long enough for every queued compile, twice on one cache; the second run
+  # compiles nothing. Kernels a call needs at other words than its commit's are queued by the
+  # call, and layouts that share a device-table kernel share its cache entry (a second run
+  # compiled again what the first had taken from its memory table).
+  add_test(NAME emu_rerun_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun)
+  set_tests_properties(emu_rerun_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_rerun)
+  set(TJ_RERUN ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
+      TYPEJIT_JIT_DRAIN=600 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun
+      $<TARGET_FILE:test_gpu_pack> --types 40 --seed 2)
+  add_test(NAME emu_rerun_first COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* jit_compiles=[1-9][0-9]* jit_failures=0 " -- ${TJ_RERUN})
+  add_test(NAME emu_rerun_second COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 jit_background=0 "
+           -- ${TJ_RERUN})
+  set_tests_properties(emu_rerun_first PROPERTIES FIXTURES_REQUIRED emu_rerun
+                       FIXTURES_SETUP emu_rerun_filled)
+  set_tests_properties(emu_rerun_second PROPERTIES FIXTURES_REQUIRED "emu_rerun;emu_rerun_filled")
+  set_tests_properties(emu_rerun_first emu_rerun_second PROPERTIES TIMEOUT 600 LABELS emu)
+  tj_heavy(emu_rerun_reset emu_rerun_first emu_rerun_second)
+
   # Volume, in the default settings (background compiles): 1500 random types, constructions of
   # 200 random layouts (about 500 kernels), three times on one cache: cold, then warm twice. Each
   # run is the full oracle; the warm ones must find kernels on disk.
@@ -270,8 +292,54 @@ add_test(NAME emu_p2p_partial_threads COMMAND ${TJ_CHECKED} --silent --
          ${TJ_LAUNCH} -x LD_PRELOAD=${TJ_LIB}:$<TARGET_FILE:tj_slow_sendrecv_shim>
          ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 1 $<TARGET_FILE:test_p2p> --partial-stress 300 --threads 8)
+# Kernels only for a process that uses CUDA (TYPEJIT_JIT=auto): commits and host buffers only
+# compile nothing and load no NVRTC, without a driver (kernels=none; skipped where one is
+# installed) and with the test driver (kernels=later); the first device buffer then brings the
+# kernels of every type committed before, in the background, and the next packs run them.
+tj_device_program(test_jit_gate test_jit_gate.c devbuf.c)
+add_test(NAME jit_gate_nodriver COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} -np 1 $<TARGET_FILE:test_jit_gate> --no-driver)
+set_tests_properties(jit_gate_nodriver PROPERTIES TIMEOUT 120 LABELS "mpi;portable"
+                     SKIP_RETURN_CODE 77)
+add_test(NAME emu_jit_gate_host COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE=off -np 1 $<TARGET_FILE:test_jit_gate>)
+add_test(NAME emu_jit_gate_device COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE=off -np 1
+         $<TARGET_FILE:test_jit_gate> --device)
+set_tests_properties(emu_jit_gate_host emu_jit_gate_device PROPERTIES TIMEOUT 300
+                     LABELS "emu;mpi")
+
+# Requests freed while active, as MPICH's pt2pt/rqfree frees them (an Isend, Ibsend, Issend and
+# Irsend through an attached buffer, the receive of a small message): the program completes, and
+# the receives it waited for hold their bytes, under typejit as without it, on host buffers (with
+# and without the test driver on the library path) and on device buffers, which typejit packs and
+# whose freed requests its MPI_Finalize completes. (Freeing the receive of a large message too
+# hangs MPICH 4.0 by itself: docs/mpis.md; test_rqfree --free-large-recv reproduces it.)
+tj_device_program(test_rqfree test_rqfree.c devbuf.c)
+add_test(NAME rqfree_host_alone COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_LAUNCH} -np 2 $<TARGET_FILE:test_rqfree>)
+add_test(NAME rqfree_host COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} -np 2 $<TARGET_FILE:test_rqfree>)
+set_tests_properties(rqfree_host_alone rqfree_host PROPERTIES TIMEOUT 120
+                     LABELS "mpi;portable")
+add_test(NAME emu_rqfree_host COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -np 2 $<TARGET_FILE:test_rqfree>)
+add_test(NAME emu_rqfree_device COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 2 $<TARGET_FILE:test_rqfree> --device)
+set_tests_properties(emu_rqfree_host emu_rqfree_device PROPERTIES TIMEOUT 120 LABELS "emu;mpi")
+
+# TYPEJIT_STAGE_CONTIGUOUS=no on an MPI that is not CUDA-aware cannot be obeyed (the MPI would
+# read device memory as host memory: it crashed in Open MPI's convertor): one warning for the
+# job, and contiguous device buffers are staged as with the default.
+add_test(NAME emu_p2p_stage_contiguous_no COMMAND ${TJ_CHECKED}
+         --once "^typejit\\[[01]\\]: warning: TYPEJIT_STAGE_CONTIGUOUS=no needs a cuda-aware system mpi"
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STAGE_CONTIGUOUS=no
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p -np 2
+         $<TARGET_FILE:test_p2p> --types 36 --seed 3)
 set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_threads_slow_irecv emu_p2p_plain_peer
-                     emu_p2p_partial_threads PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+                     emu_p2p_partial_threads emu_p2p_stage_contiguous_no
+                     PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
 # Volume through the send paths and a collective: test_p2p on 1500 types of 200 layouts, every
 # type also through MPI_Alltoallv, at 4 ranks, twice on one cache (cold, warm), in the default

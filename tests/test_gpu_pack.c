@@ -486,6 +486,59 @@ static int check_words(FILE *describe)
 }
 
 /* Types of no bytes on device buffers: MPI_SUCCESS and no movement, as the system MPI says. */
+/* layout_tables (issue 30): a layout's part table goes to device memory when it has more than
+ * 256 parts, or, whatever its size, as the table of its runs the generic parts kernel reads
+ * (TYPEJIT_JIT=off, or while its own kernel compiles in the background). One device pack and
+ * unpack of a 3-part layout and of a 300-part one, each counted: with the kernels compiled at the
+ * call (TYPEJIT_JIT_SYNC=1) 0 and 1, with TYPEJIT_JIT=off 1 and 1; in background mode the small
+ * one depends on timing and is not checked. With @p describe their descriptions go there instead
+ * (for `typejit warm`). */
+static void check_layout_tables(FILE *describe)
+{
+    const char *jit = getenv("TYPEJIT_JIT"), *sync = getenv("TYPEJIT_JIT_SYNC");
+    bool off = jit != NULL && strcmp(jit, "off") == 0;
+    bool compiled_at_call = !off && sync != NULL && strcmp(sync, "1") == 0;
+    int small_bl[3] = {1, 2, 1}, small_disp[3] = {0, 3, 7}; /* as described below */
+    int *big_bl = malloc(300 * sizeof(int)), *big_disp = malloc(300 * sizeof(int));
+    MPI_Datatype small, big;
+    long before;
+
+    REQUIRE(big_bl != NULL && big_disp != NULL);
+    for (int i = 0, d = 0; i < 300; i++) {
+        big_bl[i] = 1 + i % 2;
+        big_disp[i] = d;
+        d += big_bl[i] + 1 + i % 3;
+    }
+    if (describe != NULL) {
+        fprintf(describe, "indexed({1,2,1},{0,3,7},MPI_INT)\nindexed({");
+        for (int i = 0; i < 300; i++)
+            fprintf(describe, "%s%d", i ? "," : "", big_bl[i]);
+        fprintf(describe, "},{");
+        for (int i = 0; i < 300; i++)
+            fprintf(describe, "%s%d", i ? "," : "", big_disp[i]);
+        fprintf(describe, "},MPI_INT)\n");
+        free(big_bl);
+        free(big_disp);
+        return;
+    }
+    MPI_Type_indexed(3, small_bl, small_disp, MPI_INT, &small);
+    MPI_Type_indexed(300, big_bl, big_disp, MPI_INT, &big);
+    MPI_Type_commit(&small);
+    MPI_Type_commit(&big);
+    before = tj_counter("layout_tables");
+    check_case(small, "indexed 3 parts", 1, 0, K_DEVICE, K_HOST, 0, false, 21);
+    if (off || compiled_at_call)
+        CHECK_EQ_INT(tj_counter("layout_tables") - before, off ? 1 : 0);
+    before = tj_counter("layout_tables");
+    check_case(big, "indexed 300 parts", 1, 0, K_DEVICE, K_HOST, 0, false, 22);
+    if (off || compiled_at_call)
+        CHECK_EQ_INT(tj_counter("layout_tables") - before, 1);
+    MPI_Type_free(&small);
+    MPI_Type_free(&big);
+    free(big_bl);
+    free(big_disp);
+}
+
 static void check_empty(void)
 {
     MPI_Datatype empty[2];
@@ -653,10 +706,12 @@ int main(int argc, char **argv)
         if (!expect_staged) {
             check_shapes(NULL);
             check_words(NULL);
+            check_layout_tables(NULL);
         }
     } else {
         check_shapes(describe);
         check_words(describe);
+        check_layout_tables(describe);
     }
     rt_seed(&rng, seed);
     for (long t = 0; t < types; t++) {

@@ -4,10 +4,11 @@
 #   test_job_warnings.sh "MPIEXEC_SH LAUNCHER" LIBTYPEJIT HALO3D [FAKECUDA_LIBRARY_PATH]
 # Host runs of halo3d on 3 ranks: a cache folder writable by others (own and shared), a missing
 # TYPEJIT_CACHE_PATH folder, a cache level that cannot be made (what a full disk does to a save),
-# a damaged entry (at TYPEJIT_LOG=info, one line for the file), a TYPEJIT_ARCH this NVRTC dropped,
+# a damaged entry (at TYPEJIT_LOG=info, one line for the file), a TYPEJIT_ARCH this NVRTC dropped
+# (and what is used instead, with and without a device),
 # TYPEJIT_CUDA_AWARE=yes on an MPI that says it is not. With the test driver's path, device runs:
 # TYPEJIT_METHOD=device refused, a TYPEJIT_SYSTEM_TABLE that does not exist, and one that does not
-# validate.
+# validate, a TYPEJIT_ARCH this NVRTC dropped.
 set -eu
 mpiexec=$1 lib=$2 halo=$3 fake=${4:-}
 dir=$(mktemp -d)
@@ -67,8 +68,8 @@ once "info: cache: ignoring $entry: " "a damaged entry"
 # gives, and the default target used (it was 14 failed compiles and their warnings per rank).
 rm -rf "$dir/own"
 run 3 -x TYPEJIT_JIT=always -x TYPEJIT_JIT_SYNC=1 -x TYPEJIT_ARCH=sm_70 -x TYPEJIT_STATS=1
-once "warning: ignoring TYPEJIT_ARCH=sm_70: sm_70 is older than every arch NVRTC [0-9.]+ compiles for \(this NVRTC dropped it\)" \
-    "an unsupported TYPEJIT_ARCH"
+once "warning: ignoring TYPEJIT_ARCH=sm_70: sm_70 is older than every arch NVRTC [0-9.]+ compiles for \(this NVRTC dropped it\).*; using sm_90, the target without a cuda device$" \
+    "an unsupported TYPEJIT_ARCH, no device"
 echo "$out" | grep -q "nvrtc" && fail "an unsupported TYPEJIT_ARCH still reaches NVRTC: $out"
 [ "$(echo "$out" | grep -c 'stats .*jit_failures=0 ')" -eq 3 ] || fail "compiles failed: $out"
 
@@ -93,5 +94,10 @@ if [ -n "$fake" ]; then
     # shellcheck disable=SC2086
     run 2 -x TYPEJIT_SYSTEM_TABLE="$dir/bad.txt" $dev
     once "warning: ignoring the system table $dir/bad.txt" "a system table that does not validate"
+    # With a device, the device's own arch is used instead of a TYPEJIT_ARCH this NVRTC dropped.
+    # shellcheck disable=SC2086
+    run 2 -x TYPEJIT_ARCH=sm_70 -x TYPEJIT_JIT_SYNC=1 $dev
+    once "warning: ignoring TYPEJIT_ARCH=sm_70: .*; using each device's own arch$" \
+        "an unsupported TYPEJIT_ARCH, with a device"
 fi
 echo ok

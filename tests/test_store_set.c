@@ -234,7 +234,27 @@ static void test_settings(void)
     CHECK_EQ_INT(cfg.cache_max_size, 0);
     CHECK(cfg.cache_path[0] == '\0');
     unsetenv("TYPEJIT_CACHE_MAX_SIZE");
-    tj_config_flush_warnings(-1); /* the two warnings above, on stderr */
+
+    /* TYPEJIT_CACHE_DIR as TYPEJIT_CACHE_PATH: a relative folder is refused (one warning), the
+     * default taken instead; an absolute one is used as given. */
+    {
+        const char *xdg = getenv("XDG_CACHE_HOME");
+        char *saved = xdg != NULL ? strdup(xdg) : NULL;
+        setenv("XDG_CACHE_HOME", "/xdg/cache", 1);
+        setenv("TYPEJIT_CACHE_DIR", "relative/cache", 1);
+        tj_config_parse(&cfg);
+        CHECK(strcmp(cfg.cache_dir, "/xdg/cache/typejit") == 0);
+        setenv("TYPEJIT_CACHE_DIR", "/abs/cache", 1);
+        tj_config_parse(&cfg);
+        CHECK(strcmp(cfg.cache_dir, "/abs/cache") == 0);
+        unsetenv("TYPEJIT_CACHE_DIR");
+        if (saved != NULL)
+            setenv("XDG_CACHE_HOME", saved, 1);
+        else
+            unsetenv("XDG_CACHE_HOME");
+        free(saved);
+    }
+    tj_config_flush_warnings(-1); /* the three warnings above, on stderr */
 }
 
 int main(void)

@@ -184,9 +184,21 @@ expect 1 "not cleared: 0 entries, 1 invalid, 0 sources left" "$tool" cache clear
 echo "$got" | grep -q "invalid entry $(dirname "$entry")/0123456789abcdef0123456789abcdef.bin: not a regular file" ||
     fail "clear does not name what is left: $got"
 
+# A relative TYPEJIT_CACHE_DIR is refused as a relative TYPEJIT_CACHE_PATH folder is (each rank
+# would make its own cache in its working directory): one warning, and the default is used.
+expect 0 "ignoring TYPEJIT_CACHE_DIR=\"rel/cache\": not an absolute path .*; using $dir/home/.cache/typejit" \
+    env -u XDG_CACHE_HOME HOME="$dir/home" TYPEJIT_CACHE_DIR=rel/cache "$tool" cache stats
+echo "$got" | grep -q "^cache $dir/home/.cache/typejit: " || fail "relative TYPEJIT_CACHE_DIR: $got"
+
 # Files: why one cannot be read, NUL bytes, binary files (errors capped, then a count).
 expect 1 "cannot read $dir/missing.txt: No such file or directory" "$tool" warm --cache-dir "$dir/n" "$dir/missing.txt"
 expect 1 "cannot read $dir: Is a directory" "$tool" warm --cache-dir "$dir/n" "$dir"
+# A file that cannot be read does not stop the others (as a line that does not parse does not):
+# the good file is warmed and the summary printed; the exit status still says something failed.
+expect 1 "cannot read $dir/missing.txt: No such file or directory" \
+    "$tool" warm --arch sm_90 --cache-dir "$dir/partial" "$one" "$dir/missing.txt"
+echo "$got" | grep -q "typejit warm: 2 kernels: 2 compiled, 0 already cached, 0 failed" ||
+    fail "a missing file stopped the warm of the good one: $got"
 printf 'vector(64, 8, 64, MPI_DOUBLE)\nvector(4,\0001, 8, int)\n' >"$dir/nul.txt"
 expect 1 "nul.txt:2: holds a NUL byte" "$tool" warm --cache-dir "$dir/n" "$dir/nul.txt"
 i=0

@@ -511,6 +511,11 @@ static void test_errors(void)
         {"struct({1,1},{0},{int,int})", "{0}", "struct has 2 block lengths but 1 displacements", 0},
         {"hindexed({1},{0,1},int)", "{0,1}", "hindexed has 1 block lengths but 2 displacements", 0},
         {"blob(4, int)", "blob", "unknown constructor 'blob'", 0},
+        /* Every constructor is named, the list made from the parser's own table. */
+        {"bogus(4, int)", "bogus",
+         "unknown constructor 'bogus' (expected contiguous, vector, hvector, subarray, resized, "
+         "dup, indexed_block, hindexed_block, indexed, hindexed, struct or darray)",
+         0},
         {"vector 4, 1, 8, float", "4", "expected '(' after vector, found '4'", 0},
         {"indexed({1,2},{0,4,},int)", "},int", "expected an integer for displacements[2]", 0},
         {"indexed({1,2}{0,4},int)", "{0,4}", "expected ',' after block lengths", 0},

@@ -11,8 +11,11 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +219,8 @@ static void init_driver(void)
 {
     int count = 0;
 
+    if (atomic_load(&tj_gpu_state) == TJ_GPU_ABSENT)
+        return; /* tj_gpu_driver_installed found none, and said so */
     libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (libcuda == NULL) {
         tj_log_debug("no cuda driver: %s", dlerror());
@@ -239,6 +244,133 @@ static void init_once_body(void)
 {
     init_driver();
     atomic_store(&tj_gpu_state, init_status == TJ_OK ? TJ_GPU_PRESENT : TJ_GPU_ABSENT);
+}
+
+/* What tj_gpu_driver_installed found. */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static bool installed;
+
+static void probe_driver(void)
+{
+    const char *err;
+    void *lib;
+
+    if (atomic_load(&tj_gpu_state) != TJ_GPU_UNKNOWN) {
+        installed = atomic_load(&tj_gpu_state) == TJ_GPU_PRESENT;
+        return;
+    }
+    /* RTLD_NOLOAD searches the library path as dlopen does but maps nothing: NULL with no error
+     * when the file is there and not loaded yet, NULL with an error when there is none. */
+    (void)dlerror();
+    lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    err = lib == NULL ? dlerror() : NULL;
+    if (lib != NULL)
+        dlclose(lib);
+    installed = err == NULL;
+    if (!installed) {
+        int unknown = TJ_GPU_UNKNOWN;
+        tj_log_debug("no cuda driver: %s", err);
+        atomic_compare_exchange_strong(&tj_gpu_state, &unknown, TJ_GPU_ABSENT);
+    }
+}
+
+bool tj_gpu_driver_installed(void)
+{
+    if (tj_gpu_absent())
+        return false;
+    pthread_once(&probe_once, probe_driver);
+    return installed && !tj_gpu_absent();
+}
+
+/* cuCtxGetCurrent of a driver someone else loaded; the reference taken to find it is kept, so
+ * that the driver stays for the process. */
+static _Atomic(__typeof__(&cuCtxGetCurrent)) loaded_ctx_get;
+
+/* The loader's count of objects loaded when the process's objects were last searched for the
+ * driver without finding it: until it changes, no search is needed (a commit of a process that
+ * never loads the driver pays one callback, not a walk of every object). */
+static atomic_ullong searched_adds = ~0ULL;
+
+typedef struct {
+    char path[PATH_MAX];
+    unsigned long long adds;
+    bool first;
+} driver_search_t;
+
+/* Finds the path of a loaded libcuda.so.1 (or libcuda.so) among the process's objects; stops at
+ * the first object when nothing was loaded since the last search. */
+static int find_driver(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    driver_search_t *s = arg;
+    const char *name = info->dlpi_name, *base;
+
+    if (s->first) {
+        s->first = false;
+        s->adds = size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds)
+                      ? info->dlpi_adds
+                      : 0;
+        if (s->adds != 0 && s->adds == atomic_load(&searched_adds))
+            return 1;
+    }
+    if (name == NULL)
+        return 0;
+    base = strrchr(name, '/');
+    base = base != NULL ? base + 1 : name;
+    if (strcmp(base, "libcuda.so.1") != 0 && strcmp(base, "libcuda.so") != 0)
+        return 0;
+    snprintf(s->path, sizeof(s->path), "%s", name);
+    return 1;
+}
+
+bool tj_gpu_context_current(void)
+{
+    __typeof__(&cuCtxGetCurrent) get;
+    CUcontext ctx = NULL;
+
+    if (tj_gpu_absent())
+        return false;
+    if (atomic_load_explicit(&tj_gpu_state, memory_order_acquire) == TJ_GPU_PRESENT)
+        return cu.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != NULL;
+    if ((get = atomic_load(&loaded_ctx_get)) == NULL) {
+        driver_search_t search = {.first = true};
+        void *lib;
+
+        dl_iterate_phdr(find_driver, &search);
+        if (search.path[0] == '\0') {
+            atomic_store(&searched_adds, search.adds);
+            return false;
+        }
+        if ((lib = dlopen(search.path, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
+            return false;
+        if ((*(void **)&get = dlsym(lib, "cuCtxGetCurrent")) == NULL) {
+            dlclose(lib);
+            return false;
+        }
+        atomic_store(&loaded_ctx_get, get);
+    }
+    /* Before anyone's cuInit the driver answers CUDA_ERROR_NOT_INITIALIZED: no context. */
+    return get(&ctx) == CUDA_SUCCESS && ctx != NULL;
+}
+
+static atomic_bool memory_met;
+static _Atomic(void (*)(void)) memory_hook;
+
+bool tj_gpu_watch_memory(void (*hook)(void))
+{
+    if (hook != NULL)
+        atomic_store(&memory_hook, hook);
+    return atomic_load(&memory_met);
+}
+
+/* The first query that meets memory the driver knows. */
+static void meet_memory(void)
+{
+    void (*hook)(void);
+
+    if (atomic_exchange(&memory_met, true))
+        return;
+    if ((hook = atomic_load(&memory_hook)) != NULL)
+        hook();
 }
 
 tj_status_t tj_gpu_init(void)
@@ -446,6 +578,8 @@ tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
     else if (type == CU_MEMORYTYPE_HOST)
         p.kind = TJ_MEM_PINNED;
     if (p.kind != TJ_MEM_HOST) {
+        if (!atomic_load_explicit(&memory_met, memory_order_relaxed))
+            meet_memory();
         p.device = ordinal;
         p.ctx = ctx;
         p.base = (uintptr_t)start;

@@ -61,6 +61,23 @@ static inline bool tj_gpu_absent(void)
     return atomic_load_explicit(&tj_gpu_state, memory_order_relaxed) == TJ_GPU_ABSENT;
 }
 
+/* Whether the dynamic loader finds a CUDA driver (libcuda.so.1) at all, asked once by a search
+ * that loads nothing (dlopen with RTLD_NOLOAD: tens of microseconds); false as well once
+ * tj_gpu_init has found no usable device. Without a driver tj_gpu_absent is true from then on,
+ * so that no later call tries to load one. */
+bool tj_gpu_driver_installed(void);
+
+/* Whether the calling thread has a current CUDA context, asked without loading or initialising
+ * the driver: false when libcuda.so.1 is not loaded in the process, or nothing in it has called
+ * cuInit. Microseconds (a walk of the loaded objects until the driver is found, then one call). */
+bool tj_gpu_context_current(void);
+
+/* Whether tj_gpu_query has met memory the driver knows (device, managed or page-locked host
+ * memory): the process uses CUDA. @p hook (may be NULL) is called once, on the thread whose
+ * query first meets such memory, after this call; the return value says whether that has
+ * happened already (then the hook may or may not be called: it must be idempotent). */
+bool tj_gpu_watch_memory(void (*hook)(void));
+
 /* cuDriverGetVersion (12040 for 12.4), or 0 when there is no driver. Needs no device. */
 int tj_gpu_driver_version(void);
 

@@ -110,9 +110,11 @@ void tj_interpose_record(MPI_Datatype type)
                                 : TJ_STAT_fallback);
     if (!info.strided && st != TJ_ERR_NOT_STRIDED)
         tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
-    tj_devpack_prepare(&info);
+    /* Recorded first: a thread that starts using CUDA meanwhile asks for the kernels of every
+     * recorded type (devpack.c), so that none is missed between the two. */
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
+    tj_devpack_prepare(&info);
     tj_type_info_release(&info); /* the table holds its own reference */
     if (tj_log_level >= TJ_LOG_DEBUG) {
         char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";

@@ -11,6 +11,7 @@
  * holds a process-wide lock. */
 #include "send/devpack.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,20 +99,17 @@ static tj_status_t parts_get(const tj_layout_t *l, int word, tj_dir_t dir, bool 
     return tj_supply_get(&spec, mode, k, NULL);
 }
 
-void tj_devpack_prepare(const tj_type_info_t *info)
+/* The pack and unpack kernels of @p block for every launch on aligned buffers, as the settings
+ * say: queued for the background compiler, or (TYPEJIT_JIT_SYNC=1) made now. */
+static void make_kernels(const tj_block_t *block)
 {
     const tj_config_t *cfg = tj_config();
-    const tj_block_t *block = &info->block;
     tj_words_t words[2];
     int nwords = tj_block_words_aligned(block, words);
     char target[32];
     tj_kernel_t *k;
     int device = -1;
 
-    /* A layout's kernels are asked for by its device calls: it is built at the first of them
-     * (send/lazy.h). */
-    if (!info->strided || cfg->jit == TJ_JIT_OFF)
-        return;
     if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
         return; /* known: no device to run kernels on */
     if (!cfg->jit_sync) {
@@ -148,6 +146,80 @@ void tj_devpack_prepare(const tj_type_info_t *info)
             return;
 }
 
+/* Under TYPEJIT_JIT=auto a commit makes kernels only once the process uses CUDA: a program that
+ * never touches device memory loads neither NVRTC nor (at its commits) the driver. Set once, by
+ * the first commit that finds a CUDA context current or the first device buffer met. */
+static atomic_bool uses_cuda;
+
+/* Blocks of the strided types committed so far (tj_table_each). */
+typedef struct {
+    tj_block_t *blocks;
+    size_t n, cap;
+} blocks_t;
+
+static void collect(const tj_type_info_t *info, void *arg)
+{
+    blocks_t *v = arg;
+
+    if (!info->strided)
+        return;
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 64;
+        tj_block_t *b = realloc(v->blocks, cap * sizeof(*b));
+        if (b == NULL)
+            return; /* the rest get their kernels at their device calls */
+        v->blocks = b;
+        v->cap = cap;
+    }
+    v->blocks[v->n++] = info->block;
+}
+
+/* The process uses CUDA from now on: the kernels of the types committed before are asked for
+ * now, as their commits would have; later commits ask for their own. */
+static void start_using_cuda(void)
+{
+    blocks_t v = {NULL, 0, 0};
+
+    if (tj_config()->jit != TJ_JIT_AUTO || atomic_exchange(&uses_cuda, true))
+        return;
+    tj_table_each(collect, &v);
+    tj_log_debug("the process uses cuda: kernels of the %zu strided types committed so far are "
+                 "asked for",
+                 v.n);
+    for (size_t i = 0; i < v.n; i++)
+        make_kernels(&v.blocks[i]);
+    free(v.blocks);
+}
+
+/* Whether the process uses CUDA (TYPEJIT_JIT=auto): a device buffer met, or a context current
+ * on the committing thread. Neither loads nor starts the driver: without one installed nothing
+ * ever will, and a process that has not loaded it has no context. */
+static bool using_cuda(void)
+{
+    if (atomic_load(&uses_cuda))
+        return true;
+    if (!tj_gpu_driver_installed())
+        return false;
+    if (tj_gpu_watch_memory(start_using_cuda) || tj_gpu_context_current()) {
+        start_using_cuda();
+        return true;
+    }
+    return false;
+}
+
+void tj_devpack_prepare(const tj_type_info_t *info)
+{
+    const tj_config_t *cfg = tj_config();
+
+    /* A layout's kernels are asked for by its device calls: it is built at the first of them
+     * (send/lazy.h). */
+    if (!info->strided || cfg->jit == TJ_JIT_OFF)
+        return;
+    if (cfg->jit == TJ_JIT_AUTO && !using_cuda())
+        return; /* asked for when the process meets the GPU (start_using_cuda), if ever */
+    make_kernels(&info->block);
+}
+
 const char *tj_devpack_kernels(const tj_type_info_t *info)
 {
     const tj_block_t *block = &info->block;
@@ -160,6 +232,9 @@ const char *tj_devpack_kernels(const tj_type_info_t *info)
 
     if (!tj_type_info_kernel(info) || tj_config()->jit == TJ_JIT_OFF)
         return "none";
+    /* Not asked for yet: when the process meets the GPU, if a driver is there to meet. */
+    if (l == NULL && tj_config()->jit == TJ_JIT_AUTO && !atomic_load(&uses_cuda))
+        return tj_gpu_driver_installed() ? "later" : "none";
     if (l != NULL) {
         if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
             parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&

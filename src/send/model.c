@@ -90,8 +90,20 @@ void tj_model_check_settings(void)
 
 bool tj_model_stage_contiguous(void)
 {
+    static atomic_bool refused;
     tj_tristate_t s = tj_config()->stage_contiguous;
-    return s == TJ_TRI_AUTO ? !tj_model_cuda_aware() : s == TJ_TRI_YES;
+
+    if (s == TJ_TRI_YES)
+        return true;
+    if (tj_model_cuda_aware())
+        return s == TJ_TRI_NO;
+    /* Not staging would hand device memory to an MPI that reads it as host memory: a crash, or
+     * wrong bytes. Refused as TYPEJIT_METHOD=device is, said once. */
+    if (s == TJ_TRI_NO && !atomic_exchange(&refused, true))
+        tj_log_warn_job("TYPEJIT_STAGE_CONTIGUOUS=no needs a cuda-aware system mpi (this one is "
+                        "not; TYPEJIT_CUDA_AWARE=yes overrides): contiguous device buffers are "
+                        "staged through host memory");
+    return true;
 }
 
 /* --- the table of this machine -------------------------------------------------------------- */

@@ -109,7 +109,7 @@ static tj_status_t fail(parser_t *ps, const char *at, tj_status_t status, const 
  * column when the description spans several lines. */
 static tj_status_t fail(parser_t *ps, const char *at, tj_status_t status, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[384];
     const char *line_start = ps->text;
     int line = 1;
     va_list ap;
@@ -284,6 +284,24 @@ static int lookup_ctor(const char *name)
         if (strcasecmp(name, ctor_names[i]) == 0)
             return i;
     return -1;
+}
+
+/* "contiguous, vector, ... or darray": every constructor, from the table, for messages. */
+static void ctor_list(char *buf, size_t len)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < CT_COUNT && at < len; i++) {
+        int n = snprintf(buf + at, len - at, "%s%s",
+                         i == 0              ? ""
+                         : i + 1 == CT_COUNT ? " or "
+                                             : ", ",
+                         ctor_names[i]);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
 }
 
 static void name_of(const char *what, int index, char *buf, size_t len)
@@ -993,11 +1011,11 @@ static tj_status_t parse_type(parser_t *ps, int depth, node_t *out)
     if ((ctor = lookup_ctor(word)) >= 0)
         return parse_ctor(ps, (ctor_t)ctor, at, depth, out);
     skip_space(ps);
-    if (*ps->p == '(')
-        return fail(ps, at, TJ_ERR_PARSE,
-                    "unknown constructor '%.*s' (expected contiguous, vector, hvector, subarray, "
-                    "resized, dup, indexed_block, hindexed_block, indexed, hindexed or struct)",
-                    n, at);
+    if (*ps->p == '(') {
+        char ctors[256];
+        ctor_list(ctors, sizeof(ctors));
+        return fail(ps, at, TJ_ERR_PARSE, "unknown constructor '%.*s' (expected %s)", n, at, ctors);
+    }
     if (!lookup_named(word, &out->type))
         return fail(ps, at, TJ_ERR_PARSE, "unknown type name '%.*s'", n, at);
     out->owned = false;

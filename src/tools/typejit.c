@@ -694,9 +694,11 @@ static int cmd_warm(int argc, char **argv)
         for (int f = 0; f < nfiles; f++) {
             file_ctx_t ctx = {&w, archs, narchs, all_words, files[f], 0};
             if (tj_typedesc_each_line(files[f], warm_line, &ctx) != TJ_OK) {
+                /* The other files are still warmed; the exit status says this one failed. */
                 fprintf(stderr, "typejit warm: cannot read %s: %s\n", files[f],
                         errno ? strerror(errno) : "read error");
-                goto out_free;
+                errors++;
+                continue;
             }
             if (ctx.errors > MAX_SHOWN_ERRORS)
                 fprintf(stderr, "typejit warm: %s: %d more lines with errors not shown\n", files[f],

@@ -331,6 +331,15 @@ void tj_table_drop(MPI_Datatype type)
     unlock();
 }
 
+void tj_table_each(void (*fn)(const tj_type_info_t *info, void *arg), void *arg)
+{
+    read_lock();
+    for (size_t i = 0; i < nslots; i++)
+        if (slots[i].e != NULL && slots[i].e->info != NULL)
+            fn(slots[i].e->info, arg);
+    unlock();
+}
+
 void tj_table_clear(void)
 {
     write_lock();

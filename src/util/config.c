@@ -321,8 +321,16 @@ void tj_config_parse(tj_config_t *cfg)
                          s);
     }
 
+    /* Absolute paths only, as in TYPEJIT_CACHE_PATH: a relative one names a different cache
+     * in every working directory (the ranks of a job may start in different ones, a program
+     * may change its own, and `typejit warm` runs elsewhere). */
     s = getenv("TYPEJIT_CACHE_DIR");
-    if (s != NULL && *s != '\0')
+    if (s != NULL && *s != '\0' && s[0] != '/') {
+        default_cache_dir(cfg);
+        setting_warn("ignoring TYPEJIT_CACHE_DIR=\"%s\": not an absolute path (each process "
+                     "would resolve it in its own working directory); using %s",
+                     s, cfg->cache_dir[0] != '\0' ? cfg->cache_dir : "no disk cache");
+    } else if (s != NULL && *s != '\0')
         copy_string(cfg->cache_dir, sizeof(cfg->cache_dir), "TYPEJIT_CACHE_DIR", s);
     if (cfg->cache_dir[0] == '\0')
         default_cache_dir(cfg);
