@@ -1,6 +1,6 @@
 # The CPU-only stand-in of the CUDA runtime API (tests/fakecuda/cudart), over the test driver:
 # libcudart.so.13 against the toolkit's headers, and libcudart.so.12 against CUDA 12's runtime
-# headers where the build has them (.ci/install-deps puts them in build/cuda12), both in
+# headers where the build has them (.ci/install-deps --all puts them in build/cuda12), both in
 # build/tests/fakecuda/cudart; the stand-in's own test; the device oracle and halo3d built on the
 # runtime API, run with typejit preloaded.
 
