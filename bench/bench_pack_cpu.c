@@ -18,8 +18,10 @@
  * movers are timed interleaved, each round in another order: the engine (the loops of its plan),
  * the system MPI, a memcpy call per run (what a packer that calls memcpy for each run can reach)
  * and one memcpy of all the packed bytes (the machine's copy bandwidth: the ceiling). Each
- * measurement repeats the call for at least --min-ms; each column is the median per-call time
- * over the rounds. GB/s counts packed bytes. `auto` is what TYPEJIT_HOST=auto does with the
+ * measurement repeats the call for at least --min-ms; the GB/s columns are the median per-call
+ * times over the rounds, of packed bytes, and `ratio` is the median over the rounds of the
+ * system MPI's time over the engine's, measured back to back (a load that comes and goes on the
+ * machine slows both sides of a round alike). `auto` is what TYPEJIT_HOST=auto does with the
  * shape (the cost model's choice at commit, src/type/cpu_model.c) and auto_ratio the speed of
  * that choice against the system MPI. Prints CSV on stdout, comments starting with '#'. */
 #include <mpi.h>
@@ -231,9 +233,9 @@ int main(int argc, char **argv)
     const int *runs = runs_all;
     size_t nsizes = sizeof(sizes_all) / sizeof(sizes_all[0]);
     size_t nruns = sizeof(runs_all) / sizeof(runs_all[0]);
-    int rounds = 11, only_pitch = -1, only_count = -1, only_op = -1;
+    int rounds = 15, only_pitch = -1, only_count = -1, only_op = -1;
     tj_cpu_isa_t isa = TJ_CPU_ISAS;
-    double min_s = 5e-3;
+    double min_s = 3e-3;
     long only_size = 0, only_run = 0;
     int64_t max_fp = (int64_t)2 << 30, typed_len = 0, packed_len = 0;
     char *typed, *pe, *pm, mpi_name[96];
@@ -311,7 +313,7 @@ int main(int argc, char **argv)
     printf("# bench_pack_cpu: %s; runs of MPI_BYTE, pitch 512 B or 2x the run, one object (an "
            "hvector) or one run per object (count many); engine loops: %s; rounds=%d, each "
            "measurement >= %.1f ms; median per-call time; GB/s of packed bytes; ratio = "
-           "mpi time / engine time; auto = TYPEJIT_HOST=auto's choice\n",
+           "median over rounds of mpi time / engine time; auto = TYPEJIT_HOST=auto's choice\n",
            mpi_name, isa_names[isa], rounds, min_s * 1e3);
     printf("mpi,object_bytes,run_bytes,pitch_bytes,count,op,engine_GBps,mpi_GBps,ratio,auto,"
            "auto_ratio,runs_GBps,memcpy_GBps,footprint_bytes,engine_us,mpi_us\n");
@@ -370,30 +372,39 @@ int main(int argc, char **argv)
                     verify(&c, shape);
                     for (int o = 0; o < 2; o++) {
                         op_fn_t op = o == 0 ? op_pack : op_unpack;
-                        double t[MOVERS][MAX_ROUNDS], med[MOVERS];
+                        double t[MOVERS][MAX_ROUNDS], med[MOVERS], ratios[MAX_ROUNDS], ratio;
                         long reps[MOVERS];
                         bool eng = o == 0 ? c.plan.pack : c.plan.unpack;
                         if (only_op >= 0 && o != only_op)
                             continue;
                         for (int m = 0; m < MOVERS; m++)
                             reps[m] = calibrate(op, &c, m, min_s);
-                        for (int k = 0; k < rounds; k++)
-                            /* Each round starts with another mover, so that none always
-                             * inherits the same one's cache state. */
+                        for (int k = 0; k < rounds; k++) {
+                            /* The engine and the system MPI run back to back, each round in the
+                             * other order and with the two memcpy movers before or after them,
+                             * so that neither always inherits the same cache state and the
+                             * ratio of one round sees the same load on the machine. */
+                            static const int orders[4][MOVERS] = {
+                                {M_ENGINE, M_MPI, M_RUNS, M_MEMCPY},
+                                {M_RUNS, M_MEMCPY, M_MPI, M_ENGINE},
+                                {M_MPI, M_ENGINE, M_MEMCPY, M_RUNS},
+                                {M_MEMCPY, M_RUNS, M_ENGINE, M_MPI}};
                             for (int j = 0; j < MOVERS; j++) {
-                                int m = (j + k) % MOVERS;
+                                int m = orders[k % 4][j];
                                 t[m][k] = time_calls(op, &c, m, reps[m]);
                             }
+                            ratios[k] = t[M_MPI][k] / t[M_ENGINE][k];
+                        }
                         for (int m = 0; m < MOVERS; m++)
                             med[m] = tj_median(t[m], rounds);
+                        ratio = tj_median(ratios, rounds);
                         printf("%s,%lld,%lld,%lld,%d,%s,%.4f,%.4f,%.3f,%s,%.3f,%.4f,%.4f,%lld,"
                                "%.4f,%.4f\n",
                                mpi_name, (long long)c.size, (long long)run, (long long)pitch,
                                c.count, o == 0 ? "pack" : "unpack",
                                (double)c.size / med[M_ENGINE] * 1e-9,
-                               (double)c.size / med[M_MPI] * 1e-9, med[M_MPI] / med[M_ENGINE],
-                               eng ? "engine" : "mpi", eng ? med[M_MPI] / med[M_ENGINE] : 1.0,
-                               (double)c.size / med[M_RUNS] * 1e-9,
+                               (double)c.size / med[M_MPI] * 1e-9, ratio, eng ? "engine" : "mpi",
+                               eng ? ratio : 1.0, (double)c.size / med[M_RUNS] * 1e-9,
                                (double)c.size / med[M_MEMCPY] * 1e-9, (long long)c.footprint,
                                med[M_ENGINE] * 1e6, med[M_MPI] * 1e6);
                         fflush(stdout);

@@ -83,6 +83,11 @@ static const tj_cpu_rows_fn (*const levels[TJ_CPU_ISAS])[2][TJ_CPU_VARIANTS] = {
  * own constant-size moves, one per run. */
 #define TJ_CPU_DENSE_RUN 8
 
+/* Runs up to this long are prefetched in rows beyond the caches; the hardware prefetches longer
+ * ones well, and the prefetch instructions of their lines slowed them down (4 KiB runs: 0.7 of
+ * the speed without). */
+#define TJ_CPU_PREFETCH_RUN 1024
+
 /* Rows whose typed bytes span more than this are prefetched; from the L2 cache's size, 1 MiB
  * where the system does not say. */
 static int64_t prefetch_span(void)
@@ -235,7 +240,7 @@ static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char 
         loop = TJ_CPU_LOOP_DENSE;
     } else if (unpack && run <= TJ_CPU_AGAIN_RUN && s1 % 512 == 0) {
         variant = TJ_CPU_AGAIN;
-    } else if (tj_abs64(s1) >= 128 && beyond_caches(b, count)) {
+    } else if (tj_abs64(s1) >= 128 && run <= TJ_CPU_PREFETCH_RUN && beyond_caches(b, count)) {
         /* At least 16 runs and 4 KiB ahead: the latency of memory at the rate of the loop. */
         int64_t runs = TJ_MAX(16, (4096 + tj_abs64(s1) - 1) / tj_abs64(s1));
         ahead = runs * s1;

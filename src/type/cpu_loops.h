@@ -54,7 +54,7 @@ TJ_LOOPS_INLINE void F(copy)(char *d, const char *s, int64_t n)
             return;
         }
         int64_t i = 0;
-        if (n >= 4 * TJ_LOOPS_VEC) {
+        if (n >= 8 * TJ_LOOPS_VEC) {
             /* A long run: one unaligned head, then stores aligned to the vector, so that no
              * store but the head and the tail splits across two cache lines. */
             VSTORE(d, VLOAD(s));
