@@ -213,6 +213,20 @@ static tj_cpu_peer_t peer_of(char *name, size_t len)
     return peer;
 }
 
+/* The load average of the machine, as a comment line: other work shows up as noise. */
+static void print_load(const char *when)
+{
+    char line[128] = "unknown\n";
+    FILE *f = fopen("/proc/loadavg", "r");
+
+    if (f != NULL) {
+        if (fgets(line, sizeof(line), f) == NULL)
+            snprintf(line, sizeof(line), "unknown\n");
+        fclose(f);
+    }
+    printf("# load average %s: %s", when, line);
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr,
@@ -315,6 +329,7 @@ int main(int argc, char **argv)
            "measurement >= %.1f ms; median per-call time; GB/s of packed bytes; ratio = "
            "median over rounds of mpi time / engine time; auto = TYPEJIT_HOST=auto's choice\n",
            mpi_name, isa_names[isa], rounds, min_s * 1e3);
+    print_load("at the start");
     printf("mpi,object_bytes,run_bytes,pitch_bytes,count,op,engine_GBps,mpi_GBps,ratio,auto,"
            "auto_ratio,runs_GBps,memcpy_GBps,footprint_bytes,engine_us,mpi_us\n");
     for (size_t s = 0; s < nsizes; s++) {
@@ -414,6 +429,7 @@ int main(int argc, char **argv)
             }
         }
     }
+    print_load("at the end");
     munmap(typed, (size_t)typed_len);
     free(pe);
     free(pm);

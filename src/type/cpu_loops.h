@@ -17,9 +17,11 @@
 #define TJ_LOOPS_INLINE       TJ_LOOPS_ATTR static inline __attribute__((always_inline))
 
 #if TJ_LOOPS_VEC == 64
+typedef __m512i F(vec_t);
 #define VLOAD(_p)      _mm512_loadu_si512((const void *)(_p))
 #define VSTORE(_p, _v) _mm512_storeu_si512((void *)(_p), (_v))
 #elif TJ_LOOPS_VEC == 32
+typedef __m256i F(vec_t);
 #define VLOAD(_p)      _mm256_loadu_si256((const __m256i *)(_p))
 #define VSTORE(_p, _v) _mm256_storeu_si256((__m256i *)(_p), (_v))
 #else
@@ -42,27 +44,57 @@ TJ_LOOPS_INLINE void F(store16)(char *p, F(vec_t) v)
 }
 #endif
 
-/* Copy n bytes, n > 0: whole vectors and a last one that overlaps the one before, or two
- * overlapping moves of the widest size that fits. Every byte is read before the move that writes
- * it and written with its own value, so a run that overlaps another still gets the bytes of the
- * later run last. A constant n folds to its moves. */
+/* Copy n bytes, n > 0: up to four vectors (the last ones overlapping the ones before), all
+ * loaded before any is stored, as the C library's memcpy does (stores first let a load wait
+ * behind a store to an address that looks alike: 256-byte runs ran 10% slower); longer runs in
+ * groups of four; below a vector, two overlapping moves of the widest size that fits. Every byte
+ * is read before the move that writes it and written with its own value, so a run that overlaps
+ * another still gets the bytes of the later run last. A constant n folds to its moves. */
 TJ_LOOPS_INLINE void F(copy)(char *d, const char *s, int64_t n)
 {
-    if (n >= TJ_LOOPS_VEC) {
+    enum { V = TJ_LOOPS_VEC };
+
+    if (n >= V) {
+        if (n <= 2 * V) {
+            F(vec_t) a = VLOAD(s), b = VLOAD(s + n - V);
+            VSTORE(d, a);
+            VSTORE(d + n - V, b);
+            return;
+        }
+        if (n <= 4 * V) {
+            F(vec_t) a = VLOAD(s), b = VLOAD(s + V), c = VLOAD(s + n - 2 * V);
+            F(vec_t) e = VLOAD(s + n - V);
+            VSTORE(d, a);
+            VSTORE(d + V, b);
+            VSTORE(d + n - 2 * V, c);
+            VSTORE(d + n - V, e);
+            return;
+        }
         if (n > TJ_LOOPS_CALL) {
             memcpy(d, s, (size_t)n);
             return;
         }
         int64_t i = 0;
-        if (n >= 8 * TJ_LOOPS_VEC) {
+        if (n >= 8 * V) {
             /* A long run: one unaligned head, then stores aligned to the vector, so that no
              * store but the head and the tail splits across two cache lines. */
             VSTORE(d, VLOAD(s));
-            i = TJ_LOOPS_VEC - (int64_t)((uintptr_t)d & (TJ_LOOPS_VEC - 1));
+            i = V - (int64_t)((uintptr_t)d & (V - 1));
         }
-        for (; i + TJ_LOOPS_VEC < n; i += TJ_LOOPS_VEC)
-            VSTORE(d + i, VLOAD(s + i));
-        VSTORE(d + n - TJ_LOOPS_VEC, VLOAD(s + n - TJ_LOOPS_VEC));
+        for (; i + 4 * V < n; i += 4 * V) {
+            F(vec_t) a = VLOAD(s + i), b = VLOAD(s + i + V), c = VLOAD(s + i + 2 * V);
+            F(vec_t) e = VLOAD(s + i + 3 * V);
+            VSTORE(d + i, a);
+            VSTORE(d + i + V, b);
+            VSTORE(d + i + 2 * V, c);
+            VSTORE(d + i + 3 * V, e);
+        }
+        F(vec_t) a = VLOAD(s + n - 4 * V), b = VLOAD(s + n - 3 * V), c = VLOAD(s + n - 2 * V);
+        F(vec_t) e = VLOAD(s + n - V);
+        VSTORE(d + n - 4 * V, a);
+        VSTORE(d + n - 3 * V, b);
+        VSTORE(d + n - 2 * V, c);
+        VSTORE(d + n - V, e);
 #if TJ_LOOPS_VEC > 32
     } else if (n >= 32) {
         __m256i a = _mm256_loadu_si256((const __m256i *)s);

@@ -4,8 +4,10 @@
  * keep the engine where it was ahead there and leave the shapes where it tied to the system MPI:
  *
  * - Open MPI's convertor calls memcpy once per run. The engine's constant-size moves beat the
- *   call and its bookkeeping up to runs of 256 B (1.1-1.5x at 256 B, more below); from 512 B
- *   both are memcpy of the run and tie (0.94-1.09), so the system MPI keeps them.
+ *   call and its bookkeeping on short runs; from 256 B (packs) and 512 B (unpacks) both run at
+ *   the speed of a memcpy of each run, within a few percent of each other either way
+ *   (0.96-1.05 packing 256-byte runs from objects in the L3 cache), so the system MPI keeps
+ *   them.
  * - MPICH 4's Yaksa moves MPI_BYTE runs a byte at a time: the engine is 1.5-50x ahead from runs
  *   of 4 B, and ties it on 1-3-byte runs each alone in its cache line (both wait for a line per
  *   run), which MPICH keeps; short runs close together go to the engine's dense loop where the
@@ -14,8 +16,10 @@
  *   packer: Open MPI ties the engine there (1.0-1.3), and keeps them too. */
 #include "type/cpu_model.h"
 
-/* Runs up to this long go to the engine in front of Open MPI (and an MPI of unknown family). */
-#define TJ_MODEL_OPEN_MPI_RUN 256
+/* Runs up to this long go to the engine in front of Open MPI (and an MPI of unknown family):
+ * packs and unpacks. */
+#define TJ_MODEL_OPEN_MPI_PACK_RUN   128
+#define TJ_MODEL_OPEN_MPI_UNPACK_RUN 256
 /* Runs this short, each alone in its cache line, tie: the system MPI keeps them. */
 #define TJ_MODEL_LINE_RUN 2
 /* Runs this short go to the engine in front of MPICH only in its dense loop. */
@@ -45,6 +49,6 @@ void tj_cpu_model_decide(const tj_block_t *block, tj_cpu_peer_t peer, tj_cpu_pla
         plan->pack = plan->unpack = run > TJ_MODEL_YAKSA_RUN || dense;
         return;
     }
-    plan->pack = run <= TJ_MODEL_OPEN_MPI_RUN;
-    plan->unpack = run <= TJ_MODEL_OPEN_MPI_RUN && !(alone && run <= TJ_MODEL_LINE_RUN);
+    plan->pack = run <= TJ_MODEL_OPEN_MPI_PACK_RUN;
+    plan->unpack = run <= TJ_MODEL_OPEN_MPI_UNPACK_RUN && !(alone && run <= TJ_MODEL_LINE_RUN);
 }
