@@ -247,6 +247,15 @@ TJ_LOOPS_ATTR static void F(pack_dense)(char *p, char *t, int64_t n, int64_t s, 
     int64_t i = 0;
 
     (void)ahead;
+    /* Whole 64-byte loads while they end within the row (the gaps they read lie between its
+     * runs), whole stores while 64 packed bytes of the row remain (the next window overwrites
+     * what one writes past its runs); masked ones at the end of the row. */
+    for (; i + k <= n && (i + k - 1) * s + 64 <= (n - 1) * s + run && (n - i) * run >= 64; i += k) {
+        __m512i v = _mm512_loadu_si512(t);
+        _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(in, v));
+        p += k * run;
+        t += k * s;
+    }
     for (; i + k <= n; i += k) {
         __m512i v = _mm512_maskz_loadu_epi8(in, t);
         _mm512_mask_storeu_epi8(p, out, _mm512_maskz_compress_epi8(in, v));
@@ -268,6 +277,14 @@ TJ_LOOPS_ATTR static void F(unpack_dense)(char *p, char *t, int64_t n, int64_t s
     int64_t i = 0;
 
     (void)ahead;
+    /* Whole loads of the packed bytes while 64 of the row remain; the typed side only ever
+     * gets masked stores (its gaps are not the call's to write). */
+    for (; i + k <= n && (n - i) * run >= 64; i += k) {
+        __m512i v = _mm512_loadu_si512(p);
+        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
+        p += k * run;
+        t += k * s;
+    }
     for (; i + k <= n; i += k) {
         __m512i v = _mm512_maskz_loadu_epi8(out, p);
         _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
