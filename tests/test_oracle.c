@@ -155,8 +155,10 @@ static unsigned loop_cases(void)
             const int stride = strides[s];
             if (tj_abs64(stride) <= run)
                 continue;
-            /* Some rows past the prefetch threshold (2 MiB of typed bytes and more). */
-            int64_t blocks = (cases % 3 == 0 ? (4 << 20) : 4096) / tj_abs64(stride) + 3;
+            /* Some rows past the prefetch threshold (2 MiB of typed bytes and more), and short
+             * runs close together past the span where unpacks leave the dense loop (8 MiB). */
+            int64_t span = cases % 3 != 0 ? 4096 : run <= 4 && stride <= 8 ? (10 << 20) : (4 << 20);
+            int64_t blocks = span / tj_abs64(stride) + 3;
             if (blocks * run > (8 << 20))
                 blocks = (8 << 20) / run;
             MPI_Datatype v, t;

@@ -85,6 +85,12 @@ static const tj_cpu_rows_fn (*const levels[TJ_CPU_ISAS])[2][TJ_CPU_VARIANTS] = {
  * 8-byte runs reach 14, and of 2-4-byte runs 4-8. */
 #define TJ_CPU_DENSE_RUN 4
 
+/* Unpacks whose typed bytes span more than this (beyond the L3 cache) write runs of 2-4 bytes
+ * with their own stores, not the dense loop's masked ones: memory bound, those ran at 6.6-7.1
+ * GB/s against 8.3-8.8 for 2-4-byte runs at pitch 4-8 (64 MiB). Single bytes keep it (4.9
+ * against 2.9). */
+#define TJ_CPU_DENSE_UNPACK_SPAN ((int64_t)8 << 20)
+
 /* Runs up to this long are prefetched in rows beyond the caches; the hardware prefetches longer
  * ones well, and the prefetch instructions of their lines slowed them down (4 KiB runs: 0.7 of
  * the speed without). */
@@ -182,15 +188,16 @@ void tj_cpu_plan(const tj_block_t *block, tj_cpu_plan_t *plan)
     tj_cpu_plan_isa(block, tj_cpu_isa_best(), plan);
 }
 
-/* The typed side of `count` objects spans more than the prefetch threshold. */
-static bool beyond_caches(const tj_block_t *b, int64_t count)
+/* The typed bytes `count` objects span, from the first byte they touch to the last (INT64_MAX
+ * where that does not fit). */
+static int64_t typed_span(const tj_block_t *b, int64_t count)
 {
     int64_t span = b->hi - b->lo, more;
 
     if (count > 1 &&
         (!tj_mul64(count - 1, tj_abs64(b->extent), &more) || !tj_add64(span, more, &span)))
-        return true;
-    return span > prefetch_span();
+        return INT64_MAX;
+    return span;
 }
 
 /* Moves `count` objects: the rows of the block's dimensions after the run and of the objects
@@ -237,12 +244,13 @@ static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char 
         return;
     }
 
-    const int64_t n1 = oc[0], s1 = os[0], row_bytes = run * n1;
-    if (p->dense && s1 > run && s1 <= 64 - run) {
+    const int64_t n1 = oc[0], s1 = os[0], row_bytes = run * n1, span = typed_span(b, count);
+    if (p->dense && s1 > run && s1 <= 64 - run &&
+        (!unpack || run == 1 || span <= TJ_CPU_DENSE_UNPACK_SPAN)) {
         loop = TJ_CPU_LOOP_DENSE;
     } else if (unpack && run <= TJ_CPU_AGAIN_RUN && s1 % 512 == 0) {
         variant = TJ_CPU_AGAIN;
-    } else if (tj_abs64(s1) >= 128 && run <= TJ_CPU_PREFETCH_RUN && beyond_caches(b, count)) {
+    } else if (tj_abs64(s1) >= 128 && run <= TJ_CPU_PREFETCH_RUN && span > prefetch_span()) {
         /* At least 16 runs and 4 KiB ahead: the latency of memory at the rate of the loop. */
         int64_t runs = TJ_MAX(16, (4096 + tj_abs64(s1) - 1) / tj_abs64(s1));
         ahead = runs * s1;
