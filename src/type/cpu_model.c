@@ -10,8 +10,8 @@
  *   them.
  * - MPICH 4's Yaksa moves MPI_BYTE runs a byte at a time: the engine is 1.5-50x ahead from runs
  *   of 4 B, and ties it on 1-3-byte runs each alone in its cache line (both wait for a line per
- *   run), which MPICH keeps; short runs close together go to the engine's dense loop where the
- *   processor has it (1.8x and more).
+ *   run), and on unpacks of such runs up to 4 B, which MPICH keeps; short runs close together
+ *   go to the engine's dense loop where the processor has it (1.8x and more).
  * - Unpacking runs of 1-2 B each alone in its line is bound by fetching the lines for any
  *   packer: Open MPI ties the engine there (1.0-1.3), and keeps them too. */
 #include "type/cpu_model.h"
@@ -24,6 +24,9 @@
 #define TJ_MODEL_LINE_RUN 2
 /* Runs this short go to the engine in front of MPICH only in its dense loop. */
 #define TJ_MODEL_YAKSA_RUN 3
+/* Unpacks of runs this short, each alone in its cache line, tie MPICH in the L3 cache (two
+ * stores to each line, whatever their widths: 0.95-0.97); MPICH keeps them. */
+#define TJ_MODEL_YAKSA_UNPACK_RUN 4
 
 /* The typed stride between one run and the next: the first dimension after the runs, or the
  * extent for a type of one run (moved as `count` objects). */
@@ -47,6 +50,8 @@ void tj_cpu_model_decide(const tj_block_t *block, tj_cpu_peer_t peer, tj_cpu_pla
         /* Runs of 1-3 B: alone in their lines both wait for memory; close together without the
          * dense loop, Yaksa's byte loop and the engine's per-run moves do the same work. */
         plan->pack = plan->unpack = run > TJ_MODEL_YAKSA_RUN || dense;
+        if (alone && run <= TJ_MODEL_YAKSA_UNPACK_RUN)
+            plan->unpack = false;
         return;
     }
     plan->pack = run <= TJ_MODEL_OPEN_MPI_PACK_RUN;
