@@ -854,12 +854,3 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
                 .face = true};
     return run(&c, rc);
 }
-
-void tj_devpack_finalize(void)
-{
-    tj_compiler_finalize();
-    tj_staging_finalize();
-    tj_parttable_finalize();
-    tj_supply_finalize();
-    tj_gpu_finalize();
-}

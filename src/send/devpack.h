@@ -64,7 +64,4 @@ bool tj_devpack_span(const tj_type_info_t *info, int64_t off, int64_t count, int
 bool tj_devpack_inside(const tj_type_info_t *info, const void *buf, int64_t off, int64_t count,
                        const tj_gpu_ptr_t *where);
 
-/* Release staging buffers, kernels and the driver's streams and contexts (MPI_Finalize). */
-void tj_devpack_finalize(void);
-
 #endif /* TJ_SEND_DEVPACK_H */

@@ -531,12 +531,17 @@ void tj_p2p_end(tj_xfer_t *x)
 
 void tj_p2p_finalize(void)
 {
+    self_comm_t *list;
+
+    /* Taken off the list under the lock, freed without it: no MPI call runs under a lock. */
     pthread_mutex_lock(&self_lock);
-    while (self_free != NULL) {
-        self_comm_t *s = self_free;
-        self_free = s->next;
+    list = self_free;
+    self_free = NULL;
+    pthread_mutex_unlock(&self_lock);
+    while (list != NULL) {
+        self_comm_t *s = list;
+        list = s->next;
         PMPI_Comm_free(&s->comm);
         free(s);
     }
-    pthread_mutex_unlock(&self_lock);
 }

@@ -118,27 +118,15 @@ static record_t *record_of(tj_layout_t *l)
     return r;
 }
 
-tj_status_t tj_parttable_get(tj_layout_t *l, tj_devptr_t *table)
+/* The table of @p r in context @p ctx of instance @p gen: its device address, or 0. Dropped along
+ * the way: tables of earlier instances of that context (gone with them). Under r->lock. */
+static tj_devptr_t table_find(record_t *r, tj_gpu_ctx_t ctx, unsigned gen)
 {
-    tj_gpu_ctx_t ctx = tj_gpu_current();
-    unsigned gen = tj_gpu_generation();
-    record_t *r = record_of(l);
     table_t *t, **at;
-    size_t bytes = tj_gen_parts_table_bytes(l);
-    void *image = NULL;
-    tj_status_t st = TJ_OK;
 
-    if (r == NULL)
-        return TJ_ERR_NOMEM;
-    if (ctx == NULL)
-        return TJ_ERR_INVALID;
-    pthread_mutex_lock(&r->lock);
     for (at = &r->tables; (t = *at) != NULL;) {
-        if (t->ctx == ctx && t->gen == gen) {
-            *table = t->dev;
-            pthread_mutex_unlock(&r->lock);
-            return TJ_OK;
-        }
+        if (t->ctx == ctx && t->gen == gen)
+            return t->dev;
         if (t->ctx == ctx) { /* of an earlier instance of this context: gone with it */
             *at = t->next;
             free(t);
@@ -146,30 +134,64 @@ tj_status_t tj_parttable_get(tj_layout_t *l, tj_devptr_t *table)
         }
         at = &t->next;
     }
-    /* First use in this context: copy the table there. Under the record's lock, so that
-     * threads of one layout copy it once. */
+    return 0;
+}
+
+tj_status_t tj_parttable_get(tj_layout_t *l, tj_devptr_t *table)
+{
+    tj_gpu_ctx_t ctx = tj_gpu_current();
+    unsigned gen = tj_gpu_generation();
+    record_t *r = record_of(l);
+    table_t *t = NULL;
+    size_t bytes = tj_gen_parts_table_bytes(l);
+    void *image = NULL;
+    tj_devptr_t dev, found;
+    tj_status_t st = TJ_OK;
+
+    if (r == NULL)
+        return TJ_ERR_NOMEM;
+    if (ctx == NULL)
+        return TJ_ERR_INVALID;
+    pthread_mutex_lock(&r->lock);
+    dev = table_find(r, ctx, gen);
+    pthread_mutex_unlock(&r->lock);
+    if (dev != 0) {
+        *table = dev;
+        return TJ_OK;
+    }
+    /* First use in this context: copy the table there, without the record's lock (no driver
+     * call is made under it). Two threads of one layout may both copy it; the first one kept
+     * wins and the other frees its copy. */
     if ((t = calloc(1, sizeof(*t))) == NULL || (image = malloc(bytes)) == NULL) {
         st = TJ_ERR_NOMEM;
-        goto out_unlock;
+        goto out_free;
     }
     tj_gen_parts_table(l, image);
     if ((st = tj_gpu_alloc(bytes, &t->dev)) != TJ_OK)
-        goto out_unlock;
+        goto out_free;
     if ((st = tj_gpu_copy_htod(t->dev, image, bytes)) != TJ_OK) {
         tj_gpu_free(t->dev);
-        goto out_unlock;
+        goto out_free;
     }
     t->ctx = ctx;
     t->gen = gen;
-    t->next = r->tables;
-    r->tables = t;
-    *table = t->dev;
-    t = NULL;
-    tj_stats_inc(TJ_STAT_layout_tables);
-    tj_log_debug("part table of %lld parts (%zu bytes) copied to the device", (long long)l->nparts,
-                 bytes);
-out_unlock:
+    pthread_mutex_lock(&r->lock);
+    if ((found = table_find(r, ctx, gen)) == 0) {
+        t->next = r->tables;
+        r->tables = t;
+        found = t->dev;
+        t = NULL;
+    }
     pthread_mutex_unlock(&r->lock);
+    if (t != NULL) {
+        tj_gpu_free(t->dev); /* another thread's copy was kept */
+    } else {
+        tj_stats_inc(TJ_STAT_layout_tables);
+        tj_log_debug("part table of %lld parts (%zu bytes) copied to the device",
+                     (long long)l->nparts, bytes);
+    }
+    *table = found;
+out_free:
     free(image);
     free(t);
     return st;
