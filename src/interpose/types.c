@@ -9,7 +9,7 @@
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
 #include "send/devpack.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -80,7 +80,7 @@ static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
     return tj_translate_block(type, &info->block, NULL);
 }
 
-/* A type that is not strided waits for its layout until its first device call (send/lazy.h):
+/* A type that is not strided waits for its layout until its first device call (type/lazy.h):
  * pending, unless it packs no bytes (nothing to move) or MPI did not answer. */
 static void defer_layout(tj_type_info_t *info)
 {

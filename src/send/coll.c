@@ -32,7 +32,7 @@
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/model.h"
 #include "send/request.h"
 #include "send/span.h"
@@ -394,7 +394,7 @@ static bool describe(coll_t *x)
 /* ---- deciding and laying out ---------------------------------------------------------------- */
 
 /* Whether a device-resident type needs typejit (see tj_coll_run); a type whose layout is pending
- * (send/lazy.h) may. */
+ * (type/lazy.h) may. */
 static bool wants(const ctype_t *ct)
 {
     const tj_block_t *b = &ct->info.block;

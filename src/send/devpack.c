@@ -24,7 +24,7 @@
 #include "kernels/target.h"
 #include "send/batch.h"
 #include "send/count.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/parttable.h"
 #include "send/span.h"
 #include "send/staging.h"
@@ -56,7 +56,7 @@ typedef struct {
     tj_gpu_ptr_t pp;                         /* the packed side, queried at *position */
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
     tj_type_info_t own;                      /* the extents of a type typejit has no record of */
-    tj_type_info_t built;                    /* a pending record, its layout built (send/lazy.h) */
+    tj_type_info_t built;                    /* a pending record, its layout built (type/lazy.h) */
     tj_layout_t *lay;  /* the layout the kernel path moves (the type's, or its block's), or NULL */
     bool serial;       /* the unpack runs as one thread, in typemap order (overlapping bytes) */
     tj_batch_t *batch; /* where the kernel's wait goes; NULL: the call waits itself */
@@ -212,7 +212,7 @@ void tj_devpack_prepare(const tj_type_info_t *info)
     const tj_config_t *cfg = tj_config();
 
     /* A layout's kernels are asked for by its device calls: it is built at the first of them
-     * (send/lazy.h). */
+     * (type/lazy.h). */
     if (!info->strided || cfg->jit == TJ_JIT_OFF)
         return;
     if (cfg->jit == TJ_JIT_AUTO && !using_cuda())

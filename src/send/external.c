@@ -16,7 +16,7 @@
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/count.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "type/element.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -152,7 +152,7 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
 
     if (info != NULL && info->pending) {
         /* A type whose layout is pending may be one strided block: found out when the call is
-         * on the device (send/lazy.h). */
+         * on the device (type/lazy.h). */
         if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK) {
             *rc = MPI_ERR_INTERN; /* the query said why */
             return true;

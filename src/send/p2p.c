@@ -19,7 +19,7 @@
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/span.h"
 #include "util/common.h"
 #include "util/config.h"

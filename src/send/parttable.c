@@ -1,7 +1,9 @@
-/* Device part tables (see parttable.h). A layout's record of its tables hangs from the layout
- * (tj_layout_t.device); a process-wide list of the records lets MPI_Finalize free them while the
- * layouts themselves live on (types not freed before MPI_Finalize). The layout's release hook
- * and MPI_Finalize take the list's lock, so a record is freed exactly once. */
+/* Device part tables (see parttable.h). A layout's record of its tables hangs from the layout's
+ * device slot (tj_layout_device_t: the type layer declares the slot, this file defines what it
+ * holds and registers the hook that frees it); a process-wide list of the records lets
+ * MPI_Finalize free them while the layouts themselves live on (types not freed before
+ * MPI_Finalize). The layout's release hook and MPI_Finalize take the list's lock, so a record is
+ * freed exactly once. */
 #include "send/parttable.h"
 
 #include <pthread.h>
@@ -19,14 +21,17 @@ typedef struct table {
     struct table *next;
 } table_t;
 
-typedef struct record {
+/* What a layout's device slot holds. */
+typedef struct tj_layout_device record_t;
+
+struct tj_layout_device {
     pthread_mutex_t lock; /* the tables and the runs layout */
     tj_layout_t *owner;   /* the layout whose record this is (no reference: it points here) */
     table_t *tables;
     tj_layout_t *runs;
     bool runs_failed;
-    struct record *prev, *next; /* the list of every record */
-} record_t;
+    record_t *prev, *next; /* the list of every record */
+};
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static record_t *records;
@@ -73,7 +78,7 @@ static void on_release(tj_layout_t *l)
     record_t *r;
 
     pthread_mutex_lock(&list_lock);
-    r = atomic_exchange(&l->device, NULL);
+    r = tj_layout_device_detach(l);
     if (r != NULL)
         unlink_record(r);
     pthread_mutex_unlock(&list_lock);
@@ -81,35 +86,33 @@ static void on_release(tj_layout_t *l)
         record_free(r);
 }
 
-static void set_hook(void)
+static const tj_layout_hooks_t hooks = {.release = on_release};
+
+static void set_hooks(void)
 {
-    tj_layout_set_release_hook(on_release);
+    tj_layout_set_hooks(&hooks);
 }
 
 /* The record of @p l, made on first use. */
 static record_t *record_of(tj_layout_t *l)
 {
-    record_t *r = atomic_load(&l->device), *mine;
-    void *none = NULL;
+    record_t *r = tj_layout_device(l), *mine;
 
     if (r != NULL)
         return r;
-    pthread_once(&hook_once, set_hook);
+    pthread_once(&hook_once, set_hooks);
     if ((mine = calloc(1, sizeof(*mine))) == NULL)
         return NULL;
     pthread_mutex_init(&mine->lock, NULL);
     mine->owner = l;
     pthread_mutex_lock(&list_lock);
-    if (atomic_compare_exchange_strong(&l->device, &none, mine)) {
+    if (tj_layout_device_attach(l, mine, &r)) {
         mine->next = records;
         if (records != NULL)
             records->prev = mine;
         records = mine;
-        r = mine;
         mine = NULL;
-    } else {
-        r = none; /* another thread's, made meanwhile */
-    }
+    } /* else r is another thread's, made meanwhile */
     pthread_mutex_unlock(&list_lock);
     if (mine != NULL) {
         pthread_mutex_destroy(&mine->lock);
@@ -225,7 +228,7 @@ void tj_parttable_finalize(void)
     records = NULL;
     /* Detached from their layouts, which may live on: their release then finds no record. */
     for (record_t *r = list; r != NULL; r = r->next)
-        atomic_store(&r->owner->device, NULL);
+        tj_layout_device_detach(r->owner);
     pthread_mutex_unlock(&list_lock);
     while (list != NULL) {
         record_t *next = list->next;

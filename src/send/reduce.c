@@ -13,7 +13,7 @@
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/count.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/model.h"
 #include "send/mirror.h"
 #include "send/staged.h"
@@ -262,7 +262,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
 
     if (info != NULL && info->pending) {
         /* A type whose layout is pending may be one strided block: found out when the call is
-         * on the device (send/lazy.h). */
+         * on the device (type/lazy.h). */
         if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK)
             goto out_unplaced;
         if (is_gpu_kind(io.kind))

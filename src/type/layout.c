@@ -20,11 +20,31 @@ struct tj_layout_store {
     bool too_many;
 };
 
-static void (*release_hook)(tj_layout_t *l);
+/* The hooks of the layer that keeps device state with layouts (tj_layout_set_hooks). */
+static _Atomic(void (*)(tj_layout_t *l)) release_hook;
 
-void tj_layout_set_release_hook(void (*hook)(tj_layout_t *l))
+void tj_layout_set_hooks(const tj_layout_hooks_t *hooks)
 {
-    release_hook = hook;
+    atomic_store(&release_hook, hooks->release);
+}
+
+tj_layout_device_t *tj_layout_device(const tj_layout_t *l)
+{
+    return atomic_load(&((tj_layout_t *)l)->device);
+}
+
+bool tj_layout_device_attach(tj_layout_t *l, tj_layout_device_t *device, tj_layout_device_t **kept)
+{
+    tj_layout_device_t *none = NULL;
+    bool won = atomic_compare_exchange_strong(&l->device, &none, device);
+
+    *kept = won ? device : none;
+    return won;
+}
+
+tj_layout_device_t *tj_layout_device_detach(tj_layout_t *l)
+{
+    return atomic_exchange(&l->device, NULL);
 }
 
 static void store_release(tj_layout_store_t *s)
@@ -56,10 +76,13 @@ static void layout_free(tj_layout_t *l)
 
 void tj_layout_release(tj_layout_t *l)
 {
+    void (*hook)(tj_layout_t * l);
+
     if (l == NULL || atomic_fetch_sub(&l->refs, 1) != 1)
         return;
-    if (atomic_load(&l->device) != NULL && release_hook != NULL)
-        release_hook(l);
+    hook = atomic_load(&release_hook);
+    if (atomic_load(&l->device) != NULL && hook != NULL)
+        hook(l);
     layout_free(l);
 }
 

@@ -33,6 +33,9 @@
 /* The parts of a layout, shared by every layout made from it by adding frame dimensions. */
 typedef struct tj_layout_store tj_layout_store_t;
 
+/* The device state a layer above keeps with a layout (src/kernels/parttable.c defines it). */
+typedef struct tj_layout_device tj_layout_device_t;
+
 typedef struct tj_layout {
     atomic_int refs;
     /* Byte offset of frame element 0 of object 0 from the buffer argument; a kernel is built
@@ -67,9 +70,9 @@ typedef struct tj_layout {
     /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
     atomic_int disjoint_parts;
     int64_t elo, ehi; /* the bytes one frame element touches, when disjoint_parts is 1 */
-    /* The device tables of the layout: the send layer's, released through the hook of
-     * tj_layout_set_release_hook when the last reference goes. */
-    _Atomic(void *) device;
+    /* What the kernel layer keeps with the layout (its part tables in device memory): a slot
+     * this layer declares and never looks into, used through tj_layout_device* only. */
+    _Atomic(tj_layout_device_t *) device;
 } tj_layout_t;
 
 /* True for the run shape. */
@@ -84,9 +87,26 @@ tj_layout_t *tj_layout_hold(const tj_layout_t *l);
 /* Drop a reference (NULL is ignored); the last one frees the layout, its device tables first. */
 void tj_layout_release(tj_layout_t *l);
 
-/* The send layer's release of a layout's device tables, called with the layout before it is
- * freed (set once, before any device table exists). */
-void tj_layout_set_release_hook(void (*hook)(tj_layout_t *l));
+/* The hooks through which a layout's device slot is kept by the layer that fills it, registered
+ * once, before the first slot is filled: as a datatype engine's backend slot in its type, the
+ * type layer calls them and knows nothing else of what the slot holds. */
+typedef struct {
+    /* The layout's last reference went and its slot is filled: detach the slot
+     * (tj_layout_device_detach) and free what it held; the layout is freed after it returns. */
+    void (*release)(tj_layout_t *l);
+} tj_layout_hooks_t;
+
+void tj_layout_set_hooks(const tj_layout_hooks_t *hooks);
+
+/* What the slot of @p l holds, or NULL. */
+tj_layout_device_t *tj_layout_device(const tj_layout_t *l);
+
+/* Fill the empty slot of @p l with @p device: true; false when another thread filled it first.
+ * *@p kept is what the slot holds after the call. */
+bool tj_layout_device_attach(tj_layout_t *l, tj_layout_device_t *device, tj_layout_device_t **kept);
+
+/* Empty the slot of @p l; returns what it held (NULL when it was empty). */
+tj_layout_device_t *tj_layout_device_detach(tj_layout_t *l);
 
 /* A one-part layout of the simplified chain @p ir (offsets not hoisted): its dimensions past
  * the 16 a block has become the frame. */
