@@ -290,16 +290,16 @@ static int run_item(item_t *it, tj_dir_t dir)
 
     switch (it->kind) {
     case TJ_KERNEL_FUSED:
-        spec = tj_kernel_fused(it->blocks, it->words, it->nblocks, dir, TARGET);
+        spec = tj_spec_fused(it->blocks, it->words, it->nblocks, dir, TARGET);
         break;
     case TJ_KERNEL_GENERIC:
-        spec = tj_kernel_generic(it->word, dir, TARGET);
+        spec = tj_spec_generic(it->word, dir, TARGET);
         break;
     case TJ_KERNEL_PARTS:
-        spec = tj_kernel_parts(it->layout, it->word, dir, false, TARGET);
+        spec = tj_spec_parts(it->layout, it->word, dir, false, TARGET);
         break;
     default:
-        spec = tj_kernel_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
+        spec = tj_spec_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
         break;
     }
     if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||

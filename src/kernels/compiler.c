@@ -168,9 +168,9 @@ static void *worker(void *arg)
         if (resolve_target(&j)) {
             tj_kernel_spec_t spec =
                 j.layout != NULL
-                    ? tj_kernel_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
-                    : tj_kernel_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
-                                      j.target);
+                    ? tj_spec_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
+                    : tj_spec_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
+                                    j.target);
             if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
                 from == TJ_FROM_COMPILE)
                 tj_stats_inc(TJ_STAT_jit_background);

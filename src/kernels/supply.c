@@ -1,7 +1,7 @@
 /* The kernel supply. The memory table answers repeated requests without touching the disk;
  * the disk store answers requests from earlier runs and other ranks; NVRTC compiles the rest, and
  * every compiled image is stored for them. A process uses the bytes it compiled itself and never
- * re-reads them. Single, fused and generic kernels all take this one path. */
+ * re-reads them. Every kind of kernel takes this one path. */
 #include "kernels/supply.h"
 
 #include <limits.h>
@@ -21,6 +21,7 @@
 #include "cache/trim.h"
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
+#include "kernels/kind.h"
 #include "kernels/target.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -125,39 +126,16 @@ static void kernel_free(void *value)
     tj_kernel_free(value);
 }
 
-static const char *dir_name(tj_dir_t dir)
-{
-    return dir == TJ_DIR_PACK ? "pack" : "unpack";
-}
-
 /* What a kernel is, for debug lines: "pack sm_90 W=16 start=0 extent=... counts=... strides=..."
  * (the layout its kernel is made for, as the commit lines name it), "fused unpack sm_90 W=8 of 3
- * blocks", "generic pack sm_90 W=8". Formatted only when a line at info level or above may show it
- * (the path it is used on reads the disk at least). */
+ * blocks", "generic pack sm_90 W=8" (its kind's words: kernels/kind.h). Formatted only when a
+ * line at info level or above may show it (the path it is used on reads the disk at least). */
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
-    char block[1024];
-
     buf[0] = '\0';
     if (tj_log_level < TJ_LOG_INFO)
         return;
-    if (spec->kind == TJ_KERNEL_GENERIC) {
-        snprintf(buf, len, "generic %s %s W=%d", dir_name(spec->dir), spec->target, spec->word);
-    } else if (spec->kind == TJ_KERNEL_SOURCE) {
-        snprintf(buf, len, "%s %s", spec->name, spec->target);
-    } else if (spec->kind == TJ_KERNEL_PARTS) {
-        snprintf(buf, len, "parts %s%s %s W=%d of %lld parts, %d shapes, %s table",
-                 dir_name(spec->dir), spec->serial ? " serial" : "", spec->target, spec->word,
-                 (long long)spec->layout->nparts, spec->layout->nshapes,
-                 spec->layout->baked ? "baked" : "device");
-    } else if (spec->kind == TJ_KERNEL_FUSED) {
-        snprintf(buf, len, "fused %s %s W=%d of %d blocks", dir_name(spec->dir), spec->target,
-                 spec->word, spec->nblocks);
-    } else {
-        tj_block_t b = tj_block_at_zero(&spec->blocks[0]);
-        tj_block_format(&b, block, sizeof(block));
-        snprintf(buf, len, "%s %s W=%d %s", dir_name(spec->dir), spec->target, spec->word, block);
-    }
+    tj_kind_of(spec->kind)->describe(spec, buf, len);
 }
 
 /* Compile @p source into @p k and store the image. */
@@ -350,7 +328,7 @@ tj_status_t tj_supply_get(const tj_kernel_spec_t *spec, tj_supply_mode_t mode, t
 
     if ((st = tj_kernel_check(spec)) != TJ_OK)
         return st;
-    hash = tj_key_memo(spec);
+    hash = tj_kind_of(spec->kind)->memo(spec);
     if ((st = from_memory(hash, mode != TJ_SUPPLY_MEMORY, &k)) != TJ_ERR_NOT_FOUND ||
         mode == TJ_SUPPLY_MEMORY)
         goto out_found;

@@ -28,7 +28,8 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
-#include "send/batch.h"
+#include "gpu/batch.h"
+#include "send/onewait.h"
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
@@ -786,7 +787,7 @@ static void release(void *arg)
     free(x);
 }
 
-/* The receive side's unpacks, into @p b (tj_batch_work_t). */
+/* The receive side's unpacks, into @p b (tj_onewait_work_t). */
 static int unpack_side(void *arg, tj_batch_t *b)
 {
     coll_t *x = arg;
@@ -809,7 +810,7 @@ static int pack_sides(void *arg, tj_batch_t *b)
 static int finish(void *arg, const MPI_Status *status, tj_batch_t *b)
 {
     coll_t *x = arg;
-    int rc = b != NULL ? unpack_side(x, b) : tj_batch_run(unpack_side, x);
+    int rc = b != NULL ? unpack_side(x, b) : tj_onewait_run(unpack_side, x);
     (void)status;
     return x->failed != MPI_SUCCESS ? x->failed : rc;
 }
@@ -847,7 +848,7 @@ static int prepare(coll_t *x, bool nonblocking)
     if (rc != MPI_SUCCESS)
         return rc;
     /* Every pack launched, then one wait, before the system MPI reads the bytes. */
-    x->failed = tj_batch_run(pack_sides, x);
+    x->failed = tj_onewait_run(pack_sides, x);
     if (x->s.blind || x->r.blind)
         x->failed = MPI_ERR_INTERN;
     return MPI_SUCCESS;

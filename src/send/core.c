@@ -10,7 +10,7 @@
 
 #include "gpu/cuda.h"
 #include "kernels/compiler.h"
-#include "send/parttable.h"
+#include "kernels/parttable.h"
 #include "kernels/supply.h"
 #include "send/model.h"
 #include "send/p2p.h"

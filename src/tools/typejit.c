@@ -189,7 +189,7 @@ static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
     for (int i = 0; i < it->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
         if (!tj_block_equal(&it->blocks[i], &b) ||
-            (it->words != NULL && it->words[i] != tj_kernel_block_word(spec, i)))
+            (it->words != NULL && it->words[i] != tj_spec_block_word(spec, i)))
             return false;
     }
     return true;
@@ -226,7 +226,7 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
     for (int i = 0; i < spec->nblocks; i++) {
         it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
         if (it->words != NULL)
-            it->words[i] = tj_kernel_block_word(spec, i);
+            it->words[i] = tj_spec_block_word(spec, i);
     }
     it->kind = spec->kind;
     it->nblocks = spec->nblocks;
@@ -280,7 +280,7 @@ static int add_block_kernels(work_t *w, const tj_block_t *block, char (*archs)[3
     int n = all_words ? tj_block_words_all(block, words) : tj_block_words_aligned(block, words);
 
     for (int i = 0; i < n; i++)
-        if (add_spec(w, tj_kernel_words(block, words[i], TJ_DIR_PACK, ""), archs, narchs) != 0)
+        if (add_spec(w, tj_spec_words(block, words[i], TJ_DIR_PACK, ""), archs, narchs) != 0)
             return -1;
     return 0;
 }
@@ -327,7 +327,7 @@ static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_
         if (tj_layout_from_block(block, block->size, &layout) != TJ_OK)
             return -1;
     }
-    rc = add_kernels(ctx->work, tj_kernel_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
+    rc = add_kernels(ctx->work, tj_spec_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
                      ctx->archs, ctx->narchs, ctx->all_words);
     tj_layout_release(layout);
     return rc;
@@ -364,8 +364,7 @@ static int add_fused_kernels(file_ctx_t *ctx, const tj_block_t *blocks, int n)
                         }
                         packed += blocks[m].size * count;
                     }
-                    if (add_spec(ctx->work,
-                                 tj_kernel_fused(shapes, words, nshapes, TJ_DIR_PACK, ""),
+                    if (add_spec(ctx->work, tj_spec_fused(shapes, words, nshapes, TJ_DIR_PACK, ""),
                                  ctx->archs, ctx->narchs) != 0)
                         return -1;
                 }
@@ -464,7 +463,7 @@ typedef struct {
 static void manifest_line(const char *line, void *arg)
 {
     manifest_ctx_t *ctx = arg;
-    tj_key_line_t parsed;
+    tj_spec_line_t parsed;
     tj_kernel_spec_t spec;
 
     if (tj_key_manifest_parse(line, &parsed) != TJ_OK) {
@@ -913,7 +912,7 @@ static int cmd_inspect(int argc, char **argv)
                : disjoint       ? "objects overlap (an unpack of several runs serially, in "
                                   "typemap order)"
                                 : "overlapping (unpack runs serially, in typemap order)");
-        spec = tj_kernel_parts(layout, word, dir, unpack && !disjoint, target);
+        spec = tj_spec_parts(layout, word, dir, unpack && !disjoint, target);
     } else if (st != TJ_OK && !from_layout) {
         if (st == TJ_ERR_NOT_STRIDED && fst == TJ_ERR_NOT_STRIDED)
             printf("strided:    no (%s): the system MPI packs this type (%s)\n", why,
@@ -941,7 +940,7 @@ static int cmd_inspect(int argc, char **argv)
                (long long)block.hi,
                block.disjoint ? "no byte addressed twice"
                               : "overlapping (unpack runs serially, in typemap order)");
-        spec = tj_kernel_words(&block, words, dir, target);
+        spec = tj_spec_words(&block, words, dir, target);
     }
     if (tj_kernel_source(&spec, &src) != TJ_OK) {
         tj_layout_release(layout);

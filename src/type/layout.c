@@ -1142,88 +1142,15 @@ int tj_layout_format(const tj_layout_t *l, char *buf, size_t len)
                     (long long)l->extent, l->probed ? " probed" : "");
 }
 
-/* ---- the kernel's text --------------------------------------------------------------------- */
+/* ---- a layout from its parts --------------------------------------------------------------- */
 
-int tj_layout_kernel_format(const tj_layout_t *l, char *buf, size_t len)
+tj_status_t tj_layout_assemble(const tj_layout_parts_t *p, tj_layout_t **out)
 {
-    char *text = NULL, block[1024];
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    int total;
-
-    if (f == NULL)
-        return -1;
-    if (l->baked)
-        fprintf(f, "table=baked extent=%lld", (long long)l->extent);
-    else
-        fprintf(f, "table=device pre=%d disp=%d", l->pre_bytes, l->disp_bytes);
-    fprintf(f, " frame=%s", l->nframe ? "" : "-");
-    for (int d = 0; d < l->nframe; d++)
-        fprintf(f, "%s%lld:%lld", d ? "," : "", (long long)l->fcounts[d],
-                (long long)l->fstrides[d]);
-    for (int s = 0; s < l->nshapes; s++) {
-        if (tj_layout_is_run(&l->shapes[s])) {
-            fprintf(f, " | runs");
-            continue;
-        }
-        tj_block_format(&l->shapes[s], block, sizeof(block));
-        fprintf(f, " | %s", block);
-    }
-    if (l->baked) {
-        fprintf(f, " | parts=");
-        for (int64_t p = 0; p < l->nparts; p++)
-            fprintf(f, "%s%lld:%lld:%d", p ? "," : "", (long long)l->disp[p],
-                    (long long)(l->pre[p + 1] - l->pre[p]), l->shape != NULL ? l->shape[p] : 0);
-    }
-    if (fclose(f) != 0) {
-        free(text);
-        return -1;
-    }
-    total = snprintf(buf, len, "%s", text);
-    free(text);
-    return total;
-}
-
-/* The next " | "-separated segment of *p, NUL-terminated in place; NULL at the end. */
-static char *segment(char **p)
-{
-    char *s = *p, *end;
-
-    if (s == NULL)
-        return NULL;
-    end = strstr(s, " | ");
-    if (end != NULL) {
-        *end = '\0';
-        *p = end + 3;
-    } else {
-        *p = NULL;
-    }
-    return s;
-}
-
-static bool parse_i64(const char **s, int64_t *v)
-{
-    char *end;
-    long long x = strtoll(*s, &end, 10);
-    if (end == *s)
-        return false;
-    *v = x;
-    *s = end;
-    return true;
-}
-
-tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out)
-{
-    char *copy = strdup(text), *rest = copy, *seg;
     tj_layout_t *l = calloc(1, sizeof(*l));
     tj_layout_store_t *st = calloc(1, sizeof(*st));
-    tj_status_t status = TJ_ERR_PARSE;
-    bool baked;
-    int64_t extent = 0, pre_bytes = 8, disp_bytes = 8;
-    const char *q;
+    tj_status_t status = TJ_ERR_INVALID;
 
-    if (copy == NULL || l == NULL || st == NULL) {
-        free(copy);
+    if (l == NULL || st == NULL) {
         free(l);
         free(st);
         return TJ_ERR_NOMEM;
@@ -1233,125 +1160,76 @@ tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out
     atomic_init(&l->device, NULL);
     atomic_init(&st->refs, 1);
     l->store = st;
-    /* The header. */
-    seg = segment(&rest);
-    if (strncmp(seg, "table=baked extent=", 19) == 0) {
-        baked = true;
-        q = seg + 19;
-        if (!parse_i64(&q, &extent))
-            goto out;
-    } else if (strncmp(seg, "table=device pre=", 17) == 0) {
-        baked = false;
-        q = seg + 17;
-        if (!parse_i64(&q, &pre_bytes) || strncmp(q, " disp=", 6) != 0)
-            goto out;
-        q += 6;
-        if (!parse_i64(&q, &disp_bytes) || (pre_bytes != 4 && pre_bytes != 8) ||
-            (disp_bytes != 4 && disp_bytes != 8))
-            goto out;
-    } else {
+    if (p->nframe < 0 || p->nframe > TJ_LAYOUT_MAX_FRAME || p->nshapes < 1 ||
+        p->nshapes > TJ_LAYOUT_MAX_SHAPES ||
+        (p->baked && (p->nparts < 1 || p->nparts > TJ_LAYOUT_BAKED_MAX)) ||
+        (!p->baked && p->nparts != 0))
         goto out;
-    }
-    if (strncmp(q, " frame=", 7) != 0)
-        goto out;
-    q += 7;
-    if (*q == '-') {
-        q++;
-    } else {
-        while (*q != '\0') {
-            int64_t c, s;
-            if (l->nframe == TJ_LAYOUT_MAX_FRAME || !parse_i64(&q, &c) || *q++ != ':' ||
-                !parse_i64(&q, &s) || c < 1)
-                goto out;
-            l->fcounts = realloc(l->fcounts, (size_t)(l->nframe + 1) * sizeof(int64_t));
-            l->fstrides = realloc(l->fstrides, (size_t)(l->nframe + 1) * sizeof(int64_t));
-            if (l->fcounts == NULL || l->fstrides == NULL) {
-                status = TJ_ERR_NOMEM;
-                goto out;
-            }
-            l->fcounts[l->nframe] = c;
-            l->fstrides[l->nframe++] = s;
-            if (*q != ',')
-                break;
-            q++;
-        }
-    }
-    if (*q != '\0')
-        goto out;
-    /* The shapes, then a baked table. */
-    l->shapes = malloc(TJ_LAYOUT_MAX_SHAPES * sizeof(tj_block_t));
-    if (l->shapes == NULL) {
+    if (p->nframe > 0 && ((l->fcounts = malloc((size_t)p->nframe * sizeof(int64_t))) == NULL ||
+                          (l->fstrides = malloc((size_t)p->nframe * sizeof(int64_t))) == NULL)) {
         status = TJ_ERR_NOMEM;
         goto out;
     }
-    while ((seg = segment(&rest)) != NULL) {
-        if (strncmp(seg, "parts=", 6) == 0) {
-            int64_t cap = TJ_LAYOUT_BAKED_MAX;
-            if (!baked || rest != NULL)
-                goto out;
-            st->disp = malloc((size_t)cap * sizeof(int64_t));
-            st->pre = malloc((size_t)(cap + 1) * sizeof(int64_t));
-            st->shape = malloc((size_t)cap);
-            if (st->disp == NULL || st->pre == NULL || st->shape == NULL) {
-                status = TJ_ERR_NOMEM;
-                goto out;
-            }
-            st->cap = cap;
-            st->pre[0] = 0;
-            q = seg + 6;
-            while (*q != '\0') {
-                int64_t d, len, s;
-                if (st->n == cap || !parse_i64(&q, &d) || *q++ != ':' || !parse_i64(&q, &len) ||
-                    *q++ != ':' || !parse_i64(&q, &s) || s < 0 || s >= l->nshapes || len < 1 ||
-                    (!tj_layout_is_run(&l->shapes[s]) && len % l->shapes[s].size != 0) ||
-                    !tj_add64(st->pre[st->n], len, &st->pre[st->n + 1]))
-                    goto out;
-                st->disp[st->n] = d;
-                st->shape[st->n++] = (uint8_t)s;
-                if (*q != ',')
-                    break;
-                q++;
-            }
-            if (*q != '\0' || st->n == 0)
-                goto out;
-            continue;
-        }
-        if (l->nshapes == TJ_LAYOUT_MAX_SHAPES)
+    for (int d = 0; d < p->nframe; d++) {
+        if (p->fcounts[d] < 1)
             goto out;
-        if (strcmp(seg, "runs") == 0) {
-            static const int64_t one = 1;
-            tj_block_make(0, 1, 1, &one, &one, &l->shapes[l->nshapes++]);
-        } else if (tj_block_parse(seg, &l->shapes[l->nshapes]) != TJ_OK ||
-                   l->shapes[l->nshapes].start != 0) {
-            goto out;
-        } else {
-            l->nshapes++;
-        }
+        l->fcounts[d] = p->fcounts[d];
+        l->fstrides[d] = p->fstrides[d];
     }
-    if (l->nshapes == 0 || (baked && st->n == 0))
+    l->nframe = p->nframe;
+    if ((l->shapes = malloc((size_t)p->nshapes * sizeof(tj_block_t))) == NULL) {
+        status = TJ_ERR_NOMEM;
         goto out;
+    }
+    for (int s = 0; s < p->nshapes; s++) {
+        if (p->shapes[s].start != 0)
+            goto out;
+        l->shapes[s] = p->shapes[s];
+    }
+    l->nshapes = p->nshapes;
+    if (p->baked) {
+        st->disp = malloc((size_t)p->nparts * sizeof(int64_t));
+        st->pre = malloc((size_t)(p->nparts + 1) * sizeof(int64_t));
+        st->shape = malloc((size_t)p->nparts);
+        if (st->disp == NULL || st->pre == NULL || st->shape == NULL) {
+            status = TJ_ERR_NOMEM;
+            goto out;
+        }
+        st->cap = p->nparts;
+        st->pre[0] = 0;
+        for (int64_t i = 0; i < p->nparts; i++) {
+            int s = p->shape[i];
+            if (s >= l->nshapes || p->len[i] < 1 ||
+                (!tj_layout_is_run(&l->shapes[s]) && p->len[i] % l->shapes[s].size != 0) ||
+                !tj_add64(st->pre[i], p->len[i], &st->pre[i + 1]))
+                goto out;
+            st->disp[i] = p->disp[i];
+            st->shape[i] = (uint8_t)s;
+        }
+        st->n = p->nparts;
+    }
     l->nparts = st->n;
     l->disp = st->disp;
     l->pre = st->pre;
     l->shape = st->shape;
-    if (baked) {
+    if (p->baked) {
         int64_t elems = tj_layout_elements(l), size;
         if (elems < 1 || !tj_mul64(elems, st->pre[st->n], &size) ||
-            tj_layout_finish(&l, extent, size) != TJ_OK || !l->baked)
+            tj_layout_finish(&l, p->extent, size) != TJ_OK || !l->baked)
             goto out;
     } else {
-        if (word != 1 && word != 2 && word != 4 && word != 8 && word != 16)
+        if ((p->word != 1 && p->word != 2 && p->word != 4 && p->word != 8 && p->word != 16) ||
+            (p->pre_bytes != 4 && p->pre_bytes != 8) || (p->disp_bytes != 4 && p->disp_bytes != 8))
             goto out;
-        l->word = word;
-        l->pre_bytes = (int)pre_bytes;
-        l->disp_bytes = (int)disp_bytes;
+        l->word = p->word;
+        l->pre_bytes = p->pre_bytes;
+        l->disp_bytes = p->disp_bytes;
         l->baked = false;
         l->finished = true;
         kernel_hash(l);
     }
     status = TJ_OK;
 out:
-    free(copy);
     if (status != TJ_OK) {
         tj_layout_release(l);
         return status;

@@ -205,15 +205,27 @@ tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out);
 /* Number of runs tj_layout_each_run calls back for; -1 when more than @p max. */
 int64_t tj_layout_count_runs(const tj_layout_t *l, int64_t max);
 
-/* What a kernel of the finished layout @p l depends on, as one line (the manifest's): "table=baked
- * extent=E" or "table=device pre=4 disp=8", then "frame=C:S,..." (or "frame=-"), then each shape
- * after " | " ("runs", or the block as tj_block_format writes it), then for a baked table
- * " | parts=DISP:LEN:SHAPE,...". Returns the length needed, as snprintf. */
-int tj_layout_kernel_format(const tj_layout_t *l, char *buf, size_t len);
+/* What a finished layout is made of, as a parts kernel's manifest line names it
+ * (src/kernels/layoutline.c): its frame, its shapes (blocks at start 0; the run shape for runs),
+ * and either its baked table (the parts, with the MPI extent) or, for a table in device memory,
+ * the kernel's word and the element sizes of the table, without the parts. */
+typedef struct {
+    int nframe;
+    const int64_t *fcounts, *fstrides;
+    int nshapes;
+    const tj_block_t *shapes;
+    bool baked;
+    int64_t extent;                  /* baked: the step between objects */
+    int64_t nparts;                  /* baked: 1 to TJ_LAYOUT_BAKED_MAX parts; else 0 */
+    const int64_t *disp, *len;       /* baked: each part's first byte and its packed bytes */
+    const uint8_t *shape;            /* baked: each part's shape */
+    int word, pre_bytes, disp_bytes; /* a device table's: W (1 to 16), 4 or 8, 4 or 8 */
+} tj_layout_parts_t;
 
-/* The layout a line of tj_layout_kernel_format names, finished, with @p word (the kernel's) as
- * its word when its table is not baked. TJ_ERR_PARSE for anything malformed. */
-tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out);
+/* The finished layout @p p describes; TJ_ERR_INVALID when it is not one (a shape out of range or
+ * not at start 0, a part of no bytes or not whole repetitions of its shape, sizes out of range,
+ * a baked table that finishing would not bake), TJ_ERR_NOMEM. */
+tj_status_t tj_layout_assemble(const tj_layout_parts_t *p, tj_layout_t **out);
 
 /* One-line text: "parts=N shapes=S frame=C1xC2 table=baked|device W=8 size=... extent=...".
  * Returns the length needed, as snprintf. */

@@ -358,13 +358,29 @@ void tj_table_drop(MPI_Datatype type)
     unlock();
 }
 
-void tj_table_each(void (*fn)(const tj_type_info_t *info, void *arg), void *arg)
+void tj_table_strided_blocks(tj_block_t **blocks, size_t *n)
 {
+    tj_block_t *v = NULL;
+    size_t count = 0, cap = 0;
+
     read_lock();
-    for (size_t i = 0; i < nslots; i++)
-        if (slots[i].e != NULL && slots[i].e->info != NULL)
-            fn(slots[i].e->info, arg);
+    for (size_t i = 0; i < nslots; i++) {
+        const tj_type_info_t *info = slots[i].e != NULL ? slots[i].e->info : NULL;
+        if (info == NULL || !info->strided)
+            continue;
+        if (count == cap) {
+            size_t grown = cap ? 2 * cap : 64;
+            tj_block_t *b = realloc(v, grown * sizeof(*b));
+            if (b == NULL)
+                break; /* the rest get their kernels at their device calls */
+            v = b;
+            cap = grown;
+        }
+        v[count++] = info->block;
+    }
     unlock();
+    *blocks = v;
+    *n = count;
 }
 
 void tj_table_clear(void)

@@ -101,10 +101,10 @@ tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info);
 /* Forget @p type, both its commit and its creation record (MPI_Type_free). */
 void tj_table_drop(MPI_Datatype type);
 
-/* Call @p fn with the record of every committed type, under the table's lock: @p fn copies
- * what it needs and must not call the table (the kernels of the types committed before the
- * process met the GPU are asked for this way). */
-void tj_table_each(void (*fn)(const tj_type_info_t *info, void *arg), void *arg);
+/* The blocks of every committed strided type, copied (malloc'd into *@p blocks, the caller frees
+ * them; as many as memory allows): the kernels of the types committed before the process met
+ * the GPU are asked for this way. */
+void tj_table_strided_blocks(tj_block_t **blocks, size_t *n);
 
 /* The type as debug lines name it: `type N` (its Fortran handle, a small number in Open MPI),
  * with `"NAME"` when the application gave it one (MPI_Type_set_name), e.g. `type 17 "halo

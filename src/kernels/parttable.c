@@ -4,7 +4,7 @@
  * MPI_Finalize free them while the layouts themselves live on (types not freed before
  * MPI_Finalize). The layout's release hook and MPI_Finalize take the list's lock, so a record is
  * freed exactly once. */
-#include "send/parttable.h"
+#include "kernels/parttable.h"
 
 #include <pthread.h>
 #include <stdlib.h>
