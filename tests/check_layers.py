@@ -3,7 +3,9 @@
 
 Each folder is one layer and may include headers of its own layer and of lower layers only;
 layers of one rank are siblings and include none of each other's headers. Modules (a .c with
-its .h; a NAME_internal.h belongs to module NAME) include each other without cycles.
+its .h; a NAME_internal.h belongs to module NAME) include each other without cycles. Every file
+of a layer is named in its row of the layer table of docs/architecture.md (a module by its .c,
+a header of its own by its .h), so that a reader finds each concept by its file name.
 
     check_layers.py SOURCE_DIR
 Prints every violation and exits 1 if there is any.
@@ -47,15 +49,45 @@ def resolve(layer, inc):
     return None
 
 
+def table_rows(root):
+    """The layer table of docs/architecture.md: folder -> its row's text."""
+    rows = {}
+    with open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^\|\s*\d+\s*\|\s*`([^`]+)/`\s*\|", line)
+            if m:
+                rows[m.group(1)] = line
+    return rows
+
+
+def unnamed(root, layer, names, rows):
+    """The files of @layer its row of the layer table does not name."""
+    row = rows.get(layer)
+    if row is None:
+        return [f"docs/architecture.md has no row for {layer}"]
+    missing = []
+    stems = {os.path.splitext(n)[0] for n in names}
+    for stem in sorted(stems):
+        c, h = stem + ".c", stem + ".h"
+        named = f"`{c}`" in row if c in names else f"`{h}`" in row
+        if not named:
+            missing.append(f"{layer}/{c if c in names else h} is not named in the layer table "
+                           "of docs/architecture.md")
+    return missing
+
+
 def main():
     root = sys.argv[1]
     problems = []
     edges = {}
+    rows = table_rows(root)
     for layer in LAYERS:
         folder = os.path.join(root, layer)
         if not os.path.isdir(folder):
             problems.append(f"layer folder {layer} is missing")
             continue
+        problems += unnamed(root, layer, [n for n in os.listdir(folder)
+                                          if n.endswith((".c", ".h"))], rows)
         for name in sorted(os.listdir(folder)):
             if not name.endswith((".c", ".h")):
                 continue
@@ -97,7 +129,8 @@ def main():
         print(p)
     if problems:
         return 1
-    print(f"layers: {len(edges)} modules, includes follow the layers, no cycles")
+    print(f"layers: {len(edges)} modules, includes follow the layers, no cycles, every file "
+          "named in the layer table")
     return 0
 
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "jit/parts.h"
+#include "type/layout_runs.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -209,7 +210,7 @@ tj_status_t tj_parttable_runs(tj_layout_t *l, tj_layout_t **runs)
         return TJ_ERR_NOMEM;
     pthread_mutex_lock(&r->lock);
     if (r->runs == NULL && !r->runs_failed) {
-        st = tj_layout_runs(l, &r->runs);
+        st = tj_layout_runs_make(l, &r->runs);
         r->runs_failed = st != TJ_OK;
     } else if (r->runs_failed) {
         st = TJ_ERR_NOT_STRIDED;

@@ -23,6 +23,7 @@
 #include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
+#include "type/layout_builder.h"
 #include "type/lazy.h"
 #include "type/translate.h"
 #include "util/common.h"
@@ -207,7 +208,7 @@ static tj_status_t kernel_path(call_t *c, const char **why)
         if (!c->pack && c->lay != NULL)
             c->serial = !tj_layout_disjoint(c->lay, c->count);
         else if (!c->pack && !tj_block_disjoint(&c->info->block, c->count)) {
-            if ((st = tj_layout_from_block(&c->info->block, c->info->size, &own)) != TJ_OK)
+            if ((st = tj_layout_builder_from_block(&c->info->block, c->info->size, &own)) != TJ_OK)
                 return st;
             c->lay = own;
             c->serial = true;

@@ -24,12 +24,6 @@
 #define TJ_LAYOUT_BAKED_MAX 256
 /* Most parts a layout may have (16 bytes each on the host and at most as much on the device). */
 #define TJ_LAYOUT_MAX_PARTS ((int64_t)1 << 22)
-/* Fewest consecutive parts of one shape and length, evenly spaced, that are folded into one
- * part of a strided shape (tj_layout_builder_t.fold). Fewer save little (at most 7 parts, 112
- * bytes), and each fold takes one of the TJ_LAYOUT_MAX_SHAPES shapes and makes the layout's
- * kernel its own where a table kernel would serve other layouts of runs too. */
-#define TJ_LAYOUT_FOLD_MIN 8
-
 /* The parts of a layout, shared by every layout made from it by adding frame dimensions. */
 typedef struct tj_layout_store tj_layout_store_t;
 
@@ -108,59 +102,10 @@ bool tj_layout_device_attach(tj_layout_t *l, tj_layout_device_t *device, tj_layo
 /* Empty the slot of @p l; returns what it held (NULL when it was empty). */
 tj_layout_device_t *tj_layout_device_detach(tj_layout_t *l);
 
-/* A one-part layout of the simplified chain @p ir (offsets not hoisted): its dimensions past
- * the 16 a block has become the frame. */
-tj_status_t tj_layout_from_chain(const tj_ir_t *ir, tj_layout_t **out);
-
-/* The layout of a strided block (one part, no frame), finished: for the serial unpack of a
- * strided type whose objects overlap. */
-tj_status_t tj_layout_from_block(const tj_block_t *block, int64_t size, tj_layout_t **out);
-
 /* Wrap @p *l in a stream: @p count copies @p stride bytes apart at @p offset, as a new outermost
  * frame dimension. *l is replaced by a layout of its own when it is shared. TJ_ERR_NOT_STRIDED
  * when the frame is full. */
 tj_status_t tj_layout_stream(tj_layout_t **l, int64_t offset, int64_t count, int64_t stride);
-
-/* Builds a layout part by part, merging parts that continue one another, and folding evenly
- * spaced ones: TJ_LAYOUT_FOLD_MIN or more consecutive parts of the same shape and length (runs of
- * L bytes, or single repetitions of a shape), each the same distance D after the one before,
- * become one part of a shape that repeats that unit D bytes apart, and later such parts at the
- * next step extend it. Parts are never reordered: the packed bytes stay the typemap's. */
-typedef struct {
-    tj_layout_store_t *store;
-    int nshapes;
-    tj_block_t shapes[TJ_LAYOUT_MAX_SHAPES];
-    tj_status_t st; /* the first failure; every call after it does nothing */
-    bool fold;      /* fold evenly spaced parts (set by tj_layout_builder_init) */
-    int64_t streak; /* the last parts that are equal and evenly spaced: how many, */
-    int64_t step;   /* and the distance between them */
-} tj_layout_builder_t;
-
-void tj_layout_builder_init(tj_layout_builder_t *b);
-
-/* Room for @p n more parts (a hint: the member count). */
-void tj_layout_builder_reserve(tj_layout_builder_t *b, int64_t n);
-
-/* @p len contiguous bytes at @p disp. */
-void tj_layout_add_run(tj_layout_builder_t *b, int64_t disp, int64_t len);
-
-/* @p bl copies, @p ext bytes apart, of the simplified chain @p ir (offsets not hoisted) at
- * @p disp. */
-void tj_layout_add_chain(tj_layout_builder_t *b, int64_t disp, int64_t bl, const tj_ir_t *ir,
-                         int64_t ext);
-
-/* @p bl copies, @p ext bytes apart, of the layout @p child at @p disp: its parts, for each of
- * its frame elements. */
-void tj_layout_add_layout(tj_layout_builder_t *b, int64_t disp, int64_t bl,
-                          const tj_layout_t *child, int64_t ext);
-
-/* The layout built (no frame, start 0), or the first failure: TJ_ERR_NOT_STRIDED when there
- * would be more than TJ_LAYOUT_MAX_PARTS parts (tj_layout_builder_too_many), TJ_ERR_NOMEM,
- * TJ_ERR_OVERFLOW. The builder is reset either way. */
-tj_status_t tj_layout_builder_end(tj_layout_builder_t *b, tj_layout_t **out);
-
-/* Whether the builder failed for having too many parts. */
-bool tj_layout_builder_too_many(const tj_layout_builder_t *b);
 
 /* Finish @p *l for a type of MPI extent @p extent and size @p size: its word, device table
  * element sizes and hash. TJ_ERR_NOT_STRIDED when its size disagrees (a translation bug; the
@@ -189,21 +134,6 @@ int64_t tj_layout_frame_offset(const tj_layout_t *l, int64_t e);
 /* Whether @p count objects of the finished layout address no byte twice (a parallel unpack
  * cannot race). Conservative: parts whose footprints interleave count as overlapping. */
 bool tj_layout_disjoint(tj_layout_t *l, int64_t count);
-
-/* The contiguous runs of one object in packed order, each (disp, len) with disp from frame
- * element 0 (the start excluded, as the kernels are built), adjacent runs merged: calls @p fn
- * for each. False, after at most @p max calls, when there are more than @p max runs. */
-bool tj_layout_each_run(const tj_layout_t *l, int64_t max,
-                        void (*fn)(int64_t disp, int64_t len, void *arg), void *arg);
-
-/* The layout of the contiguous runs of the finished layout @p l (tj_layout_each_run): no
- * frame, the same start, extent and size, its table never baked, so that one kernel per word
- * serves every such layout (the generic parts kernel). TJ_ERR_NOT_STRIDED past
- * TJ_LAYOUT_MAX_PARTS runs. */
-tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out);
-
-/* Number of runs tj_layout_each_run calls back for; -1 when more than @p max. */
-int64_t tj_layout_count_runs(const tj_layout_t *l, int64_t max);
 
 /* What a finished layout is made of, as a parts kernel's manifest line names it
  * (src/kernels/layoutline.c): its frame, its shapes (blocks at start 0; the run shape for runs),
