@@ -1,6 +1,7 @@
 /* The launch room (see launch.h). */
 #include "kernels/launch.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kernels/compiler.h"
@@ -12,6 +13,9 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
+
+/* Whether this process has prepared a launch before. */
+static atomic_bool launched;
 
 tj_status_t tj_launch_possible(void)
 {
@@ -183,8 +187,10 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
     tj_status_t st;
 
     memset(r, 0, sizeof(*r));
-    /* The kernels of the types committed before the process met the GPU are asked for now. */
-    tj_prepare_launching();
+    /* The first launch: the kernels of the types committed before the process met the GPU are
+     * asked for now (kernels/prepare.h); later launches pay one load. */
+    if (!atomic_load_explicit(&launched, memory_order_relaxed) && !atomic_exchange(&launched, true))
+        tj_prepare_launching();
     if ((d->block != NULL) + (d->layout != NULL) + (d->members != NULL) != 1 ||
         (d->op.kind != TJ_OP_MOVE && (d->block == NULL || d->policy != TJ_LAUNCH_COMPILE)))
         return TJ_ERR_INVALID;

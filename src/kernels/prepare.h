@@ -14,7 +14,7 @@
  * asked for by its launches instead (it is built at the first of them: type/lazy.h). */
 void tj_prepare_commit(const tj_type_info_t *info);
 
-/* A kernel is about to be launched: the process uses CUDA (once: one load after that). */
+/* The process's first kernel launch is about to run: it uses CUDA. */
 void tj_prepare_launching(void);
 
 /* Where the kernels of a type stand, for its description: "jit" (both directions in this
