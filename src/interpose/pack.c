@@ -10,7 +10,7 @@
 #include "interpose/wrappers.h"
 #include "send/devpack.h"
 #include "send/external.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/mpierr.h"
@@ -45,7 +45,7 @@ static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype,
     if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
                         comm, rc))
         return true;
-    /* The engine packs host calls of strided types: a pending type may be one (send/lazy.h). */
+    /* The engine packs host calls of strided types: a pending type may be one (type/lazy.h). */
     if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known)
         tj_lazy_resolve(datatype, &info);
     if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known &&
@@ -70,7 +70,7 @@ static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, vo
     if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
                           comm, rc))
         return true;
-    /* The engine packs host calls of strided types: a pending type may be one (send/lazy.h). */
+    /* The engine packs host calls of strided types: a pending type may be one (type/lazy.h). */
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known)
         tj_lazy_resolve(datatype, &info);
     if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
