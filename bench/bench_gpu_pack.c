@@ -218,8 +218,8 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     /* The runtime's words for this launch; the generic kernel has no edges. */
     tj_words_t w = tj_block_words(b, count, (uintptr_t)at, (uintptr_t)packed);
     int plain = w.edge != 0 ? w.edge : w.word;
-    tj_kernel_spec_t jit = tj_kernel_words(b, w, dir, target);
-    tj_kernel_spec_t generic = tj_kernel_generic(plain, dir, target);
+    tj_kernel_spec_t jit = tj_spec_words(b, w, dir, target);
+    tj_kernel_spec_t generic = tj_spec_generic(plain, dir, target);
     tj_kernel_t *k;
     launch_t l = {0};
 
@@ -336,7 +336,7 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
         }
         tj_words_t w =
             tj_block_words(&b, 1, (uintptr_t)(typed + (tj_devptr_t)b.start), (uintptr_t)packed);
-        tj_kernel_spec_t spec = tj_kernel_words(&b, w, TJ_DIR_PACK, target);
+        tj_kernel_spec_t spec = tj_spec_words(&b, w, TJ_DIR_PACK, target);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
             tj_kernel_function(k, &l.fn) == TJ_OK) {
             l.dst = packed;

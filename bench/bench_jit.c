@@ -37,8 +37,8 @@ static double commit_with_kernels(int i, const char *arch)
     double t0 = tj_clock_seconds();
     PMPI_Type_commit(&t);
     if (tj_translate_block(t, &b, NULL) == TJ_OK) {
-        tj_kernel_spec_t pack = tj_kernel_single(&b, b.word, TJ_DIR_PACK, arch);
-        tj_kernel_spec_t unpack = tj_kernel_single(&b, b.word, TJ_DIR_UNPACK, arch);
+        tj_kernel_spec_t pack = tj_spec_single(&b, b.word, TJ_DIR_PACK, arch);
+        tj_kernel_spec_t unpack = tj_spec_single(&b, b.word, TJ_DIR_UNPACK, arch);
         tj_supply_get(&pack, TJ_SUPPLY_COMPILE, &k, NULL);
         tj_supply_get(&unpack, TJ_SUPPLY_COMPILE, &k, NULL);
     }

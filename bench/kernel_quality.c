@@ -32,6 +32,8 @@
 #include "kernels/supply.h"
 #include "type/block.h"
 #include "type/layout.h"
+#include "type/layout_builder.h"
+#include "type/layout_runs.h"
 #include "util/common.h"
 
 #define TARGET "sm_90"
@@ -176,7 +178,7 @@ static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
     if (it->kind == TJ_KERNEL_PARTS) {
         runs_ideal_t x = {.it = it, .r = &r};
         for (x.obj = 0; x.obj < it->count; x.obj++)
-            tj_layout_each_run(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &x);
+            tj_layout_runs_each(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &x);
     } else {
         int64_t packed = 0;
         for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++) {
@@ -215,7 +217,7 @@ static void typed_span(const item_t *it, int64_t *lo, int64_t *hi)
     if (it->kind == TJ_KERNEL_PARTS) {
         const tj_layout_t *l = it->layout;
         int64_t lh[2] = {INT64_MAX, INT64_MIN}, reach = (it->count - 1) * l->extent;
-        tj_layout_each_run(l, TJ_LAYOUT_MAX_PARTS, span_run, lh);
+        tj_layout_runs_each(l, TJ_LAYOUT_MAX_PARTS, span_run, lh);
         *lo = l->start + lh[0] + TJ_MIN(reach, 0);
         *hi = l->start + lh[1] + TJ_MAX(reach, 0);
         return;
@@ -290,16 +292,16 @@ static int run_item(item_t *it, tj_dir_t dir)
 
     switch (it->kind) {
     case TJ_KERNEL_FUSED:
-        spec = tj_kernel_fused(it->blocks, it->words, it->nblocks, dir, TARGET);
+        spec = tj_spec_fused(it->blocks, it->words, it->nblocks, dir, TARGET);
         break;
     case TJ_KERNEL_GENERIC:
-        spec = tj_kernel_generic(it->word, dir, TARGET);
+        spec = tj_spec_generic(it->word, dir, TARGET);
         break;
     case TJ_KERNEL_PARTS:
-        spec = tj_kernel_parts(it->layout, it->word, dir, false, TARGET);
+        spec = tj_spec_parts(it->layout, it->word, dir, false, TARGET);
         break;
     default:
-        spec = tj_kernel_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
+        spec = tj_spec_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
         break;
     }
     if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
@@ -668,7 +670,7 @@ static int parts(void)
         tj_layout_builder_init(&b);
         for (int64_t i = 0; i < blocks; i++) {
             int64_t bl = 1 + (int64_t)((x = x * 6364136223846793005ull + 1) >> 62) % 3;
-            tj_layout_add_run(&b, at * 8, bl * 8);
+            tj_layout_builder_add_run(&b, at * 8, bl * 8);
             at += bl + (int64_t)((x = x * 6364136223846793005ull + 1) >> 62) % 3;
         }
         if (tj_layout_builder_end(&b, &l) != TJ_OK)
@@ -678,19 +680,19 @@ static int parts(void)
     }
     /* struct {int; vector(3, 1, 2, double); MPI_SHORT_INT} at 0, 8, 80; extent 88. */
     tj_layout_builder_init(&b);
-    tj_layout_add_run(&b, 0, 4);
+    tj_layout_builder_add_run(&b, 0, 4);
     tj_ir_init_dense(ir, 0, 8);
     tj_ir_push_stream(ir, 0, 3, 16);
-    tj_layout_add_chain(&b, 8, 1, ir, 40);
-    tj_layout_add_run(&b, 80, 2);
-    tj_layout_add_run(&b, 84, 4);
+    tj_layout_builder_add_chain(&b, 8, 1, ir, 40);
+    tj_layout_builder_add_run(&b, 80, 2);
+    tj_layout_builder_add_run(&b, 84, 4);
     if (tj_layout_builder_end(&b, &l) != TJ_OK)
         return 1;
     rc |= run_parts("parts-struct-mixed-x4096", l, 88, 4096);
     /* contiguous(4096, MPI_SHORT_INT): two runs a pair, a frame of 4096. */
     tj_layout_builder_init(&b);
-    tj_layout_add_run(&b, 0, 2);
-    tj_layout_add_run(&b, 4, 4);
+    tj_layout_builder_add_run(&b, 0, 2);
+    tj_layout_builder_add_run(&b, 4, 4);
     if (tj_layout_builder_end(&b, &l) != TJ_OK || tj_layout_stream(&l, 0, 4096, 8) != TJ_OK)
         return 1;
     rc |= run_parts("parts-short-int-x4096", l, 4096 * 8, 1);
@@ -701,7 +703,7 @@ static int parts(void)
         tj_ir_init_dense(ir, 0, 2);
         for (int d = 1; d < 17; d++, stride = 2 * stride + 1)
             tj_ir_push_stream(ir, 0, 2, stride);
-        if (tj_layout_from_chain(ir, &l) != TJ_OK)
+        if (tj_layout_builder_from_chain(ir, &l) != TJ_OK)
             return 1;
         rc |= run_parts("parts-17-dimensions", l, stride, 1);
     }

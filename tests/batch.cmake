@@ -1,4 +1,4 @@
-# One wait per call (src/send/batch.c), on the CPU-only test driver: tests/test_batch.c sends,
+# One wait per call (src/gpu/batch.c), on the CPU-only test driver: tests/test_batch.c sends,
 # starts, completes and runs collectives on device buffers of several regions, compares every
 # received byte with the system MPI's on host copies, and counts each call's waits for the device
 # (gpu_waits): one per non-blocking send, Start, Startall, completion call and collective side.

@@ -26,7 +26,7 @@ endforeach()
 
 # The main job with its fields in device memory, each way of exchanging halos, 2 and 4 ranks.
 # Exchanging by isend waits for the device once per MPI_Isend of a region (26) and once for the
-# MPI_Waitall that unpacks them all: 27 waits a step, 54 for the run (src/send/batch.c).
+# MPI_Waitall that unpacks them all: 27 waits a step, 54 for the run (src/gpu/batch.c).
 foreach(ranks 2 4)
   foreach(how alltoallv neighbor isend)
     set(waits "")

@@ -40,12 +40,13 @@ if(TARGET fakecuda_nvrtc)
   set_tests_properties(emu_generic_compiled_once PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
 endif()
 
-# The layers as docs/architecture.md draws them, checked on the #include lines of the library:
-# every folder includes only its own and lower layers, and no two modules include each other.
+# The layers as docs/architecture.md draws them, checked on the #include lines of the library and
+# on the calls of its objects: every folder includes and calls only its own and lower layers, no
+# two modules include each other, no circle of calls runs between modules, every file is named.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.py
-           ${PROJECT_SOURCE_DIR})
+           ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_NM})
   set_tests_properties(layers PROPERTIES TIMEOUT 30 LABELS unit)
 endif()
 
@@ -60,7 +61,7 @@ endif()
 # (TJ_GEN_BLOCK_THREADS; a compile definition of these test targets only), so a stale kernel
 # would also be launched with the wrong geometry and move the wrong bytes.
 add_library(typejit_core_variant OBJECT ${TJ_CORE_SOURCES} ${TJ_TEMPLATES_C})
-add_dependencies(typejit_core_variant typejit_core) # generates ${TJ_TEMPLATES_C}
+add_dependencies(typejit_core_variant tj_jit) # generates ${TJ_TEMPLATES_C}
 target_include_directories(typejit_core_variant PUBLIC
   ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}
   ${PROJECT_BINARY_DIR}/generated ${UTHASH_INCLUDE_DIR} ${XXHASH_INCLUDE_DIR})

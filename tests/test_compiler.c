@@ -88,7 +88,7 @@ static pid_t hold_lock(void)
     pid_t pid;
 
     block_of(0, &b);
-    spec = tj_kernel_single(&b, b.word, TJ_DIR_PACK, "sm_90");
+    spec = tj_spec_single(&b, b.word, TJ_DIR_PACK, "sm_90");
     REQUIRE(tj_nvrtc_load() == TJ_OK);
     REQUIRE(tj_kernel_source(&spec, &source) == TJ_OK);
     REQUIRE((key = tj_key_text(&spec, source)) != NULL);
@@ -132,7 +132,7 @@ static void lock(void)
      * lock. */
     tj_compiler_drain(1);
     tj_compiler_finalize();
-    spec = tj_kernel_single(&b, b.word, TJ_DIR_PACK, "sm_90");
+    spec = tj_spec_single(&b, b.word, TJ_DIR_PACK, "sm_90");
     CHECK_EQ_INT(tj_stats_get(TJ_STAT_jit_compiles), 0);
     CHECK_EQ_INT(tj_supply_get(&spec, TJ_SUPPLY_MEMORY, &k, NULL), TJ_ERR_NOT_FOUND);
     CHECK(kill(holder, 0) == 0); /* still holding it: the worker did not outwait it */

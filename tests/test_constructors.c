@@ -16,13 +16,13 @@
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "randtype.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "type/flatten.h"
 #include "type/translate.h"
 #include "util/stats.h"
 
 /* The commit record of @p t as its first device call finds it. A commit builds no layout: a
- * type that is not strided (and packs bytes) is pending until then (send/lazy.h), and the device
+ * type that is not strided (and packs bytes) is pending until then (type/lazy.h), and the device
  * call builds it. */
 static bool record_of(MPI_Datatype t, tj_type_info_t *info)
 {

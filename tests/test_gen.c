@@ -9,6 +9,7 @@
 #include "jit/gen.h"
 #include "jit/parts.h"
 #include "type/layout.h"
+#include "type/layout_builder.h"
 
 static tj_block_t make(int64_t start, int64_t extent, int ndims, const int64_t *counts,
                        const int64_t *strides)
@@ -472,7 +473,7 @@ static tj_layout_t *table_layout(int n)
 
     tj_layout_builder_init(&b);
     for (int i = 0; i < n; i++) {
-        tj_layout_add_run(&b, disp, 8);
+        tj_layout_builder_add_run(&b, disp, 8);
         disp += 16 + 8 * (i % 3);
     }
     REQUIRE(tj_layout_builder_end(&b, &l) == TJ_OK);

@@ -353,24 +353,10 @@ bool tj_gpu_context_current(void)
 }
 
 static atomic_bool memory_met;
-static _Atomic(void (*)(void)) memory_hook;
 
-bool tj_gpu_watch_memory(void (*hook)(void))
+bool tj_gpu_memory_met(void)
 {
-    if (hook != NULL)
-        atomic_store(&memory_hook, hook);
-    return atomic_load(&memory_met);
-}
-
-/* The first query that meets memory the driver knows. */
-static void meet_memory(void)
-{
-    void (*hook)(void);
-
-    if (atomic_exchange(&memory_met, true))
-        return;
-    if ((hook = atomic_load(&memory_hook)) != NULL)
-        hook();
+    return atomic_load_explicit(&memory_met, memory_order_relaxed);
 }
 
 tj_status_t tj_gpu_init(void)
@@ -579,7 +565,7 @@ tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
         p.kind = TJ_MEM_PINNED;
     if (p.kind != TJ_MEM_HOST) {
         if (!atomic_load_explicit(&memory_met, memory_order_relaxed))
-            meet_memory();
+            atomic_store(&memory_met, true);
         p.device = ordinal;
         p.ctx = ctx;
         p.base = (uintptr_t)start;

@@ -73,10 +73,8 @@ bool tj_gpu_driver_installed(void);
 bool tj_gpu_context_current(void);
 
 /* Whether tj_gpu_query has met memory the driver knows (device, managed or page-locked host
- * memory): the process uses CUDA. @p hook (may be NULL) is called once, on the thread whose
- * query first meets such memory, after this call; the return value says whether that has
- * happened already (then the hook may or may not be called: it must be idempotent). */
-bool tj_gpu_watch_memory(void (*hook)(void));
+ * memory): the process uses CUDA. One relaxed load. */
+bool tj_gpu_memory_met(void);
 
 /* cuDriverGetVersion (12040 for 12.4), or 0 when there is no driver. Needs no device. */
 int tj_gpu_driver_version(void);

@@ -17,7 +17,7 @@ void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
     k.st = tj_translate_args(args, &ir);
     k.reason = k.st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     /* A type that is not one strided block gets no layout here: that waits for its first device
-     * call (send/lazy.h), through MPI_Type_get_contents. */
+     * call (type/lazy.h), through MPI_Type_get_contents. */
     if (tj_table_put_known(type, &k, k.st == TJ_OK ? &ir : NULL) != TJ_OK)
         tj_log_warn_once("out of memory recording a new datatype; it is translated at commit");
 }

@@ -2,11 +2,11 @@
  *
  * The library owns its exports (the symbols are hidden by default and an MPI's header may or
  * may not mark its functions visible). Each MPI_Name jumps to typejit's wrapper
- * (TJ_WRAPPER(MPI_Name)) or, once typejit has stepped aside (src/interpose/pairing.c), to the
+ * (TJ_WRAPPER(MPI_Name)) or, once typejit has stepped aside (src/interpose/aside.c), to the
  * system MPI's PMPI_Name. A jump leaves every argument register and the stack as the caller
  * set them, so the MPI receives its own handles even when typejit was compiled with handles of
  * another size (an int-handle build in front of a pointer-handle MPI would cut them in C). */
-#include "interpose/pairing.h"
+#include "interpose/aside.h"
 #include "interpose/wrappers.h"
 
 #define STR(_x)  #_x

@@ -17,9 +17,10 @@
  * exports nothing (docs/mpis.md).
  *
  * This file holds the mechanisms every Fortran entry point shares (fortran_binding.h: sentinels,
- * statuses, the exported names and stepping aside), and the entry points of init and finalize,
- * datatypes, pack and unpack, point to point and requests; fortran_coll.c, fortran_rma.c and
- * fortran_io.c those of the collectives and reductions, one-sided communication and MPI-IO. */
+ * statuses, the exported names; stepping aside is interpose/aside.c's), and the entry points of
+ * init and finalize, datatypes, pack and unpack, point to point and requests; fortran_coll.c,
+ * fortran_rma.c and fortran_io.c those of the collectives and reductions, one-sided communication
+ * and MPI-IO. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -27,12 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/fortran.h"
 #include "interpose/fortran_binding.h"
 
-#if defined(MPI_ABI_VERSION)
-void tj_fortran_step_aside(void) {}
-#else
+#if !defined(MPI_ABI_VERSION)
 
 #if defined(OPEN_MPI)
 /* ---- the Fortran sentinels ------------------------------------------------------------------
@@ -199,20 +197,6 @@ static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int
         free(r->req);
     if (r->st != r->st_small && r->st != MPI_STATUSES_IGNORE)
         free(r->st);
-}
-
-/* Called once, before the system MPI is initialised. A name the system MPI does not have is
- * one no program of it calls; it keeps typejit's function. */
-void tj_fortran_step_aside(void)
-{
-    /* The linker's bounds of the section; hidden, so that it does not export them. */
-    extern fortran_slot_t __start_tj_fortran[] __attribute__((visibility("hidden")));
-    extern fortran_slot_t __stop_tj_fortran[] __attribute__((visibility("hidden")));
-    for (fortran_slot_t *s = __start_tj_fortran; s < __stop_tj_fortran; s++) {
-        void *next = dlsym(RTLD_NEXT, s->name);
-        if (next != NULL)
-            s->target = next;
-    }
 }
 
 /* ---- init and finalize ---------------------------------------------------------------------- */

@@ -10,7 +10,7 @@
 #include "interpose/wrappers.h"
 #include "send/devpack.h"
 #include "send/external.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "type/cpu.h"
 #include "util/common.h"
 #include "util/mpierr.h"
@@ -33,7 +33,7 @@ static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t posi
 }
 
 /* Whether the CPU engine packs (or unpacks) a host call of a type whose record is @p info:
- * TYPEJIT_HOST=engine for every strided type (a pending type may be one: send/lazy.h, resolved
+ * TYPEJIT_HOST=engine for every strided type (a pending type may be one: type/lazy.h, resolved
  * here), auto as the cost model chose at commit, system never. */
 static bool host_engine(MPI_Datatype datatype, tj_type_info_t *info, bool unpack)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/fortran.h"
+#include "interpose/aside.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -28,8 +28,6 @@
 #else
 #error "typejit knows the MPICH family, Open MPI and the MPI 5.0 standard ABI; this mpi.h is none"
 #endif
-
-unsigned char tj_stepped_aside;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool paired;
@@ -144,9 +142,7 @@ static void decide(void)
 bool tj_pairing_check(void)
 {
     pthread_once(&once, decide);
-    if (!paired && !tj_stepped_aside) {
-        tj_fortran_step_aside();
-        __atomic_store_n(&tj_stepped_aside, 1, __ATOMIC_RELEASE);
-    }
+    if (!paired)
+        tj_aside_step();
     return paired;
 }

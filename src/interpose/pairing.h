@@ -14,13 +14,10 @@ typedef enum {
     TJ_MPI_STANDARD_ABI,
 } tj_mpi_family_t;
 
-/* Nonzero when typejit stepped aside: every exported entry point then goes straight to the
- * system MPI (src/interpose/exports.c reads it in its trampolines). */
-extern unsigned char tj_stepped_aside;
-
 /* Decides once, before the system MPI is initialised, whether typejit takes part: false when
  * TYPEJIT_DISABLE is set or the MPI in this process is of another family than the one typejit
- * was built for (said in one line). Then typejit has stepped aside for the whole process. */
+ * was built for (said in one line). Then typejit has stepped aside for the whole process
+ * (interpose/aside.h). */
 bool tj_pairing_check(void);
 
 /* The family typejit was built for and its name. */

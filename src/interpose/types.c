@@ -9,9 +9,9 @@
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
-#include "send/devpack.h"
-#include "send/lazy.h"
+#include "kernels/prepare.h"
 #include "type/cpu_model.h"
+#include "type/lazy.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -77,7 +77,7 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
         snprintf(buf, len, "layout (%s): %s kernels=%s",
                  info->why == TJ_ERR_NOT_STRIDED ? tj_reason_string((tj_reason_t)info->reason)
                                                  : tj_status_string(info->why),
-                 block, tj_devpack_kernels(info));
+                 block, tj_prepare_state(info));
         return;
     }
     if (info->pending) {
@@ -93,7 +93,7 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
     }
     tj_block_format(&info->block, block, sizeof(block));
     snprintf(buf, len, "strided W=%d size=%lld %s kernels=%s", info->block.word,
-             (long long)info->block.size, block, tj_devpack_kernels(info));
+             (long long)info->block.size, block, tj_prepare_state(info));
 }
 
 /* The block of @p type: from the translation recorded when typejit saw it created (no
@@ -112,7 +112,7 @@ static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
     return tj_translate_block(type, &info->block, NULL);
 }
 
-/* A type that is not strided waits for its layout until its first device call (send/lazy.h):
+/* A type that is not strided waits for its layout until its first device call (type/lazy.h):
  * pending, unless it packs no bytes (nothing to move) or MPI did not answer. */
 static void defer_layout(tj_type_info_t *info)
 {
@@ -144,10 +144,10 @@ void tj_interpose_record(MPI_Datatype type)
     if (!info.strided && st != TJ_ERR_NOT_STRIDED)
         tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
     /* Recorded first: a thread that starts using CUDA meanwhile asks for the kernels of every
-     * recorded type (devpack.c), so that none is missed between the two. */
+     * recorded type (kernels/prepare.c), so that none is missed between the two. */
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
-    tj_devpack_prepare(&info);
+    tj_prepare_commit(&info);
     tj_type_info_release(&info); /* the table holds its own reference */
     if (tj_log_level >= TJ_LOG_DEBUG) {
         char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";

@@ -168,9 +168,9 @@ static void *worker(void *arg)
         if (resolve_target(&j)) {
             tj_kernel_spec_t spec =
                 j.layout != NULL
-                    ? tj_kernel_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
-                    : tj_kernel_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
-                                      j.target);
+                    ? tj_spec_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
+                    : tj_spec_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
+                                    j.target);
             if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
                 from == TJ_FROM_COMPILE)
                 tj_stats_inc(TJ_STAT_jit_background);
@@ -348,12 +348,14 @@ void tj_compiler_drain(int seconds)
  * the kernel is stored for the next run), none starts another. */
 static void stop_workers(void)
 {
-    int n;
+    tj_layout_t *dropped[QUEUE_MAX];
+    int n, ndropped = 0;
 
     pthread_mutex_lock(&lock);
     while (queued > 0) {
         drop_key(pending, &npending, job_key(&queue[head]));
-        tj_layout_release(queue[head].layout);
+        if (queue[head].layout != NULL)
+            dropped[ndropped++] = queue[head].layout;
         head = (head + 1) % QUEUE_MAX;
         queued--;
     }
@@ -362,6 +364,10 @@ static void stop_workers(void)
     pthread_cond_broadcast(&work);
     n = nworkers;
     pthread_mutex_unlock(&lock);
+    /* Released without the lock: the last reference to a layout frees its device part tables,
+     * driver calls that never run under the compiler's lock. */
+    for (int i = 0; i < ndropped; i++)
+        tj_layout_release(dropped[i]);
     for (int i = 0; i < n; i++)
         pthread_join(workers[i], NULL);
     pthread_mutex_lock(&lock);

@@ -1,7 +1,7 @@
 /* The kernel supply. The memory table answers repeated requests without touching the disk;
  * the disk store answers requests from earlier runs and other ranks; NVRTC compiles the rest, and
  * every compiled image is stored for them. A process uses the bytes it compiled itself and never
- * re-reads them. Single, fused and generic kernels all take this one path. */
+ * re-reads them. Every kind of kernel takes this one path. */
 #include "kernels/supply.h"
 
 #include <limits.h>
@@ -21,6 +21,7 @@
 #include "cache/trim.h"
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
+#include "kernels/kind.h"
 #include "kernels/target.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -31,56 +32,90 @@
  * a wait notices tj_supply_give_up_waits soon. */
 #define WAIT_SLICE_MS 250
 
+/* setup_lock guards the memory table's creation and teardown and the swap of `disk`; no other
+ * lock is taken under it, and nothing slow runs under it but opening the disk caches once. */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_llong give_up_at = LLONG_MAX; /* tj_clock_ms after which waits give up */
 static tj_memo_t *memo;
 static atomic_bool memo_ready; /* memo exists (TJ_SUPPLY_MEMORY reads it without setup_lock) */
-static tj_store_t *store;
-static tj_store_set_t *caches; /* the store, then the read-only caches of TYPEJIT_CACHE_PATH */
-static bool store_tried;
-static bool store_rw; /* entries and manifest lines may be written */
+
+/* The disk caches a request reads and writes. tj_supply_set_store and tj_supply_finalize swap
+ * them as a whole under setup_lock; a request uses them through a reference taken under it
+ * (setup), so that a swap never closes a store that a request, a compile or a wait for another
+ * process's compile is still using: the last reference closes it. */
+typedef struct {
+    atomic_int refs;
+    tj_store_t *store;      /* the user's cache, or NULL (none, untrusted, unwritable) */
+    tj_store_set_t *caches; /* the store, then the read-only caches of TYPEJIT_CACHE_PATH */
+    bool rw;                /* entries and manifest lines may be written */
+} disk_t;
+static disk_t *disk; /* NULL until the first request that needs it (and after a swap) */
 static char store_dir_override[4096];
 static int store_ro_override = -1;
 
+static void disk_release(disk_t *d)
+{
+    if (d == NULL || atomic_fetch_sub(&d->refs, 1) != 1)
+        return;
+    tj_store_set_close(d->caches);
+    if (d->store != NULL)
+        tj_store_close(d->store);
+    free(d);
+}
+
+/* The disk caches as the settings (or the override) name them; a store that cannot be opened
+ * leaves the process with the memory table alone. NULL when out of memory. */
+static disk_t *disk_open(void)
+{
+    const tj_config_t *cfg = tj_config();
+    const char *dir = store_dir_override[0] ? store_dir_override : cfg->cache_dir;
+    bool ro = store_ro_override >= 0 ? store_ro_override : cfg->cache == TJ_CACHE_RO;
+    disk_t *d = calloc(1, sizeof(*d));
+
+    if (d == NULL)
+        return NULL;
+    atomic_init(&d->refs, 1);
+    if ((store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) && dir[0] != '\0' &&
+        tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &d->store) != TJ_OK)
+        d->store = NULL;
+    d->rw = d->store != NULL && !ro;
+    /* The shared caches serve the application, not the tools' own cache directory. */
+    if (tj_store_set_open(d->store, store_dir_override[0] ? NULL : cfg->cache_path, &d->caches) !=
+        TJ_OK)
+        d->caches = NULL;
+    return d;
+}
+
 void tj_supply_set_store(const char *dir, int read_only)
 {
+    disk_t *old;
+
     pthread_mutex_lock(&setup_lock);
     snprintf(store_dir_override, sizeof(store_dir_override), "%s", dir ? dir : "");
     store_ro_override = read_only;
-    tj_store_set_close(caches);
-    caches = NULL;
-    if (store != NULL)
-        tj_store_close(store);
-    store = NULL;
-    store_tried = false;
+    old = disk;
+    disk = NULL;
     pthread_mutex_unlock(&setup_lock);
+    disk_release(old);
     tj_target_forget();
 }
 
-/* The memory table and the disk store, set up on first use. A store that cannot be opened
- * (untrusted, unwritable) leaves the process with the memory table alone. */
-static tj_status_t setup(void)
+/* The memory table and the disk caches, set up on first use: a reference to the disk caches in
+ * *@p d (disk_release). */
+static tj_status_t setup(disk_t **d)
 {
-    const tj_config_t *cfg = tj_config();
     tj_status_t st = TJ_OK;
 
     pthread_mutex_lock(&setup_lock);
     if (memo == NULL && (st = tj_memo_create(&memo)) != TJ_OK)
         goto out_unlock;
     atomic_store_explicit(&memo_ready, true, memory_order_release);
-    if (!store_tried) {
-        const char *dir = store_dir_override[0] ? store_dir_override : cfg->cache_dir;
-        bool ro = store_ro_override >= 0 ? store_ro_override : cfg->cache == TJ_CACHE_RO;
-        store_tried = true;
-        if ((store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) && dir[0] != '\0' &&
-            tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &store) != TJ_OK)
-            store = NULL;
-        store_rw = store != NULL && !ro;
-        /* The shared caches serve the application, not the tools' own cache directory. */
-        if (tj_store_set_open(store, store_dir_override[0] ? NULL : cfg->cache_path, &caches) !=
-            TJ_OK)
-            caches = NULL;
+    if (disk == NULL && (disk = disk_open()) == NULL) {
+        st = TJ_ERR_NOMEM;
+        goto out_unlock;
     }
+    atomic_fetch_add(&disk->refs, 1);
+    *d = disk;
 out_unlock:
     pthread_mutex_unlock(&setup_lock);
     return st;
@@ -91,44 +126,21 @@ static void kernel_free(void *value)
     tj_kernel_free(value);
 }
 
-static const char *dir_name(tj_dir_t dir)
-{
-    return dir == TJ_DIR_PACK ? "pack" : "unpack";
-}
-
 /* What a kernel is, for debug lines: "pack sm_90 W=16 start=0 extent=... counts=... strides=..."
  * (the layout its kernel is made for, as the commit lines name it), "fused unpack sm_90 W=8 of 3
- * blocks", "generic pack sm_90 W=8". Formatted only when a line at info level or above may show it
- * (the path it is used on reads the disk at least). */
+ * blocks", "generic pack sm_90 W=8" (its kind's words: kernels/kind.h). Formatted only when a
+ * line at info level or above may show it (the path it is used on reads the disk at least). */
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
-    char block[1024];
-
     buf[0] = '\0';
     if (tj_log_level < TJ_LOG_INFO)
         return;
-    if (spec->kind == TJ_KERNEL_GENERIC) {
-        snprintf(buf, len, "generic %s %s W=%d", dir_name(spec->dir), spec->target, spec->word);
-    } else if (spec->kind == TJ_KERNEL_SOURCE) {
-        snprintf(buf, len, "%s %s", spec->name, spec->target);
-    } else if (spec->kind == TJ_KERNEL_PARTS) {
-        snprintf(buf, len, "parts %s%s %s W=%d of %lld parts, %d shapes, %s table",
-                 dir_name(spec->dir), spec->serial ? " serial" : "", spec->target, spec->word,
-                 (long long)spec->layout->nparts, spec->layout->nshapes,
-                 spec->layout->baked ? "baked" : "device");
-    } else if (spec->kind == TJ_KERNEL_FUSED) {
-        snprintf(buf, len, "fused %s %s W=%d of %d blocks", dir_name(spec->dir), spec->target,
-                 spec->word, spec->nblocks);
-    } else {
-        tj_block_t b = tj_block_at_zero(&spec->blocks[0]);
-        tj_block_format(&b, block, sizeof(block));
-        snprintf(buf, len, "%s %s W=%d %s", dir_name(spec->dir), spec->target, spec->word, block);
-    }
+    tj_kind_of(spec->kind)->describe(spec, buf, len);
 }
 
 /* Compile @p source into @p k and store the image. */
-static tj_status_t compile(const tj_kernel_spec_t *spec, const char *source, const char *key,
-                           const char *toolchain, tj_kernel_t *k)
+static tj_status_t compile(disk_t *d, const tj_kernel_spec_t *spec, const char *source,
+                           const char *key, const char *toolchain, tj_kernel_t *k)
 {
     double t0 = tj_clock_seconds();
     char what[1200];
@@ -143,10 +155,10 @@ static tj_status_t compile(const tj_kernel_spec_t *spec, const char *source, con
     describe(spec, what, sizeof(what));
     tj_log_debug("kernel %s: compiled in %.1f ms (%zu bytes)", what,
                  (tj_clock_seconds() - t0) * 1e3, k->len);
-    if (store_rw) {
-        tj_store_save(store, toolchain, spec->target, key, k->image, k->len,
+    if (d->rw) {
+        tj_store_save(d->store, toolchain, spec->target, key, k->image, k->len,
                       tj_config()->save_source ? source : NULL);
-        tj_store_trim_if_needed(store); /* TYPEJIT_CACHE_MAX_SIZE, once per process */
+        tj_store_trim_if_needed(d->store); /* TYPEJIT_CACHE_MAX_SIZE, once per process */
     }
     return TJ_OK;
 }
@@ -160,7 +172,7 @@ void tj_supply_give_up_waits(long long at_ms)
  * slices: TJ_OK (loaded into @p k), TJ_ERR_NOT_FOUND (the holder gave up or died), TJ_ERR_BUSY
  * after TJ_STORE_WAIT_DEFAULT_MS (compile without the lock), or TJ_ERR_BUSY with @p gave_up set
  * when tj_supply_give_up_waits said to stop first. */
-static tj_status_t wait_entry(const char *key, const char *toolchain, const char *target,
+static tj_status_t wait_entry(disk_t *d, const char *key, const char *toolchain, const char *target,
                               tj_kernel_t *k, bool *gave_up)
 {
     long long until = tj_clock_ms() + TJ_STORE_WAIT_DEFAULT_MS;
@@ -177,7 +189,7 @@ static tj_status_t wait_entry(const char *key, const char *toolchain, const char
             slice = stop - now;
         if (slice <= 0)
             return TJ_ERR_BUSY;
-        st = tj_store_wait(store, toolchain, target, key, (long)slice, &k->image, &k->len);
+        st = tj_store_wait(d->store, toolchain, target, key, (long)slice, &k->image, &k->len);
         if (st != TJ_ERR_BUSY)
             return st;
     }
@@ -190,17 +202,17 @@ static tj_status_t wait_entry(const char *key, const char *toolchain, const char
  * was given up (tj_supply_give_up_waits): nothing is to be compiled. Otherwise the caller
  * compiles, holding *lock when one was taken (NULL otherwise; locks decide who compiles, they
  * are never needed for a correct entry). */
-static tj_status_t locked_load(const char *key, const char *toolchain, const char *target,
-                               tj_kernel_t *k, tj_store_lock_t **lock)
+static tj_status_t locked_load(disk_t *d, const char *key, const char *toolchain,
+                               const char *target, tj_kernel_t *k, tj_store_lock_t **lock)
 {
     bool gave_up = false;
     tj_status_t st = TJ_ERR_UNSUPPORTED;
 
     *lock = NULL;
-    for (int attempt = 0; store_rw && attempt < 3; attempt++) {
-        st = tj_store_lock(store, toolchain, target, key, lock);
+    for (int attempt = 0; d->rw && attempt < 3; attempt++) {
+        st = tj_store_lock(d->store, toolchain, target, key, lock);
         if (st == TJ_ERR_BUSY) {
-            st = wait_entry(key, toolchain, target, k, &gave_up);
+            st = wait_entry(d, key, toolchain, target, k, &gave_up);
             if (st == TJ_OK)
                 return TJ_OK;
             if (gave_up)
@@ -211,7 +223,7 @@ static tj_status_t locked_load(const char *key, const char *toolchain, const cha
         }
         /* Holding the lock: another process may have stored the entry just before. */
         if (st == TJ_OK &&
-            tj_store_load(store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
+            tj_store_load(d->store, toolchain, target, key, &k->image, &k->len) == TJ_OK) {
             tj_store_unlock(*lock);
             *lock = NULL;
             return TJ_OK;
@@ -240,8 +252,9 @@ static tj_status_t from_memory(tj_hash_t hash, bool count, tj_kernel_t **kernel)
 /* The kernel from the disk caches, else (when @p mode allows) compiled; TJ_ERR_NOT_FOUND when it
  * would need a compile that is not allowed. A compile that fails is kept in *kernel as a
  * failure (TJ_OK returned), so that the next request answers at once. */
-static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_mode_t mode,
-                                        tj_kernel_t **kernel, tj_origin_t *from)
+static tj_status_t from_disk_or_compile(disk_t *d, const tj_kernel_spec_t *spec,
+                                        tj_supply_mode_t mode, tj_kernel_t **kernel,
+                                        tj_origin_t *from)
 {
     char toolchain[64], what[1200], line[TJ_STORE_LINE_MAX + 1];
     char *source = NULL, *key = NULL;
@@ -259,8 +272,8 @@ static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_
         goto out_free;
     describe(spec, what, sizeof(what));
     tj_key_toolchain(toolchain, sizeof(toolchain));
-    if (caches != NULL && (loaded = tj_store_set_load(caches, toolchain, spec->target, key,
-                                                      &k->image, &k->len)) == TJ_OK) {
+    if (d->caches != NULL && (loaded = tj_store_set_load(d->caches, toolchain, spec->target, key,
+                                                         &k->image, &k->len)) == TJ_OK) {
         tj_stats_inc(TJ_STAT_cache_hits_disk);
         tj_log_debug("kernel %s: from the disk cache", what);
         *from = TJ_FROM_DISK;
@@ -272,14 +285,14 @@ static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_
         tj_log_debug("kernel %s: not cached%s", what,
                      loaded == TJ_ERR_CORRUPT ? " (an invalid entry is replaced)" : "");
         *from = TJ_FROM_COMPILE;
-        if ((st = locked_load(key, toolchain, spec->target, k, &lock)) == TJ_OK) {
+        if ((st = locked_load(d, key, toolchain, spec->target, k, &lock)) == TJ_OK) {
             *from = TJ_FROM_DISK; /* another process compiled it meanwhile */
         } else if (st == TJ_ERR_BUSY) {
             tj_log_info("kernel %s: not compiled: the process is ending while another one "
                         "holds its compile lock",
                         what);
             goto out_free;
-        } else if ((st = compile(spec, source, key, toolchain, k)) != TJ_OK) {
+        } else if ((st = compile(d, spec, source, key, toolchain, k)) != TJ_OK) {
             tj_store_unlock(lock);
             if (st != TJ_ERR_JIT)
                 goto out_free;
@@ -290,10 +303,10 @@ static tj_status_t from_disk_or_compile(const tj_kernel_spec_t *spec, tj_supply_
             tj_store_unlock(lock);
         }
     }
-    if (k->failed == TJ_OK && store_rw) {
+    if (k->failed == TJ_OK && d->rw) {
         int n = tj_key_manifest_line(spec, line, sizeof(line));
         if (n > 0 && (size_t)n < sizeof(line))
-            tj_store_manifest_add(store, line);
+            tj_store_manifest_add(d->store, line);
     }
     *kernel = k;
     k = NULL;
@@ -309,18 +322,21 @@ tj_status_t tj_supply_get(const tj_kernel_spec_t *spec, tj_supply_mode_t mode, t
 {
     tj_kernel_t *k = NULL, *won;
     tj_origin_t from = TJ_FROM_MEMORY;
+    disk_t *d = NULL;
     tj_hash_t hash;
     tj_status_t st;
 
     if ((st = tj_kernel_check(spec)) != TJ_OK)
         return st;
-    hash = tj_key_memo(spec);
+    hash = tj_kind_of(spec->kind)->memo(spec);
     if ((st = from_memory(hash, mode != TJ_SUPPLY_MEMORY, &k)) != TJ_ERR_NOT_FOUND ||
         mode == TJ_SUPPLY_MEMORY)
         goto out_found;
-    if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup()) != TJ_OK)
+    if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup(&d)) != TJ_OK)
         return st;
-    if ((st = from_disk_or_compile(spec, mode, &k, &from)) != TJ_OK)
+    st = from_disk_or_compile(d, spec, mode, &k, &from);
+    disk_release(d);
+    if (st != TJ_OK)
         return st;
     /* Two threads may build the same kernel at once; the first one in the table wins. */
     won = tj_memo_put(memo, hash, k);
@@ -341,17 +357,20 @@ out_found:
 
 void tj_supply_finalize(void)
 {
+    tj_memo_t *old_memo;
+    disk_t *old_disk;
+
+    /* The kernels (and their modules, unloaded in their contexts) go after the lock: a driver
+     * call is never made under it. Every request has ended (the background compiler first). */
     pthread_mutex_lock(&setup_lock);
     atomic_store_explicit(&memo_ready, false, memory_order_release);
-    if (memo != NULL)
-        tj_memo_destroy(memo, kernel_free);
+    old_memo = memo;
     memo = NULL;
-    tj_store_set_close(caches);
-    caches = NULL;
-    if (store != NULL)
-        tj_store_close(store);
-    store = NULL;
-    store_tried = false;
+    old_disk = disk;
+    disk = NULL;
     pthread_mutex_unlock(&setup_lock);
+    if (old_memo != NULL)
+        tj_memo_destroy(old_memo, kernel_free);
+    disk_release(old_disk);
     tj_target_forget();
 }

@@ -1,5 +1,5 @@
-/* The kernel supply: the one path from a kernel spec (one block, a fused set, or the generic
- * kernel) to a compiled kernel. The memory table answers repeated requests of the process; the
+/* The kernel supply: the one path from a kernel spec (kernels/spec.h: every kind) to a compiled
+ * kernel. The memory table answers repeated requests of the process; the
  * disk caches answer requests from earlier runs and other ranks; of the processes that miss a
  * kernel, the one holding its compile lock in the cache compiles it with NVRTC and stores it,
  * and the others wait for its entry. */

@@ -31,14 +31,20 @@ tj_status_t tj_target_of_device(int device, char *target, size_t len)
         snprintf(target, len, "sm_90");
         return TJ_OK;
     }
-    /* Every device has its own arch: a node may mix them. */
+    /* Every device has its own arch: a node may mix them. Asked of the driver and NVRTC without
+     * the lock (two threads may both ask, and find the same answer). */
     pthread_mutex_lock(&target_lock);
-    if (device_targets[device][0] == '\0' && (st = tj_gpu_sm(device, &sm)) == TJ_OK &&
-        (st = tj_nvrtc_target(sm, found, sizeof(found))) == TJ_OK)
-        snprintf(device_targets[device], sizeof(device_targets[device]), "%s", found);
-    if (st == TJ_OK)
-        snprintf(target, len, "%s", device_targets[device]);
+    snprintf(found, sizeof(found), "%s", device_targets[device]);
     pthread_mutex_unlock(&target_lock);
+    if (found[0] == '\0') {
+        if ((st = tj_gpu_sm(device, &sm)) != TJ_OK ||
+            (st = tj_nvrtc_target(sm, found, sizeof(found))) != TJ_OK)
+            return st;
+        pthread_mutex_lock(&target_lock);
+        snprintf(device_targets[device], sizeof(device_targets[device]), "%s", found);
+        pthread_mutex_unlock(&target_lock);
+    }
+    snprintf(target, len, "%s", found);
     return st;
 }
 

@@ -9,53 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "type/table.h"
-
-typedef enum {
-    TJ_COLL_ALLTOALL,
-    TJ_COLL_ALLTOALLV,
-    TJ_COLL_ALLTOALLW,
-    TJ_COLL_NEIGHBOR_ALLTOALLV,
-    TJ_COLL_NEIGHBOR_ALLTOALLW,
-    TJ_COLL_NEIGHBOR_ALLTOALL,
-    TJ_COLL_NEIGHBOR_ALLGATHER,
-    TJ_COLL_NEIGHBOR_ALLGATHERV,
-    TJ_COLL_ALLGATHER,
-    TJ_COLL_ALLGATHERV,
-    TJ_COLL_GATHER,
-    TJ_COLL_GATHERV,
-    TJ_COLL_SCATTER,
-    TJ_COLL_SCATTERV,
-    TJ_COLL_BCAST,
-} tj_coll_kind_t;
-
-/* The arguments of one collective call, as the application passed them. Per side: a single
- * count (the forms without v), or counts[] with displacements displs[] (in elements for the v
- * forms, in bytes for Alltoallw), or byte displacements adispls[] (Neighbor_alltoallw), with one
- * type per peer (types[]) for the w forms. counts[] and displs[] are int arrays, or, in the
- * large-count forms (`large`), MPI_Count and MPI_Aint arrays. MPI_Bcast's buffer, count and type
- * are the send side's. */
-typedef struct {
-    tj_coll_kind_t kind;
-    bool large; /* the large-count form (MPI_Alltoallv_c, ...): the system MPI gets that form */
-    const void *sbuf;
-    int64_t scount;
-    const void *scounts, *sdispls;
-    const MPI_Aint *sadispls;
-    MPI_Datatype stype;
-    const MPI_Datatype *stypes;
-    void *rbuf;
-    int64_t rcount;
-    const void *rcounts, *rdispls;
-    const MPI_Aint *radispls;
-    MPI_Datatype rtype;
-    const MPI_Datatype *rtypes;
-    int root;
-    MPI_Comm comm;
-    /* The type table's record of a datatype (the interposition layer's lookup, which also
-     * records named types); false when there is none. */
-    bool (*lookup)(MPI_Datatype type, tj_type_info_t *info);
-} tj_coll_call_t;
+#include "send/coll_sides.h"
 
 typedef enum {
     TJ_COLL_PASS,   /* not typejit's: the caller passes the call to the system MPI */

@@ -11,24 +11,20 @@
  * holds a process-wide lock. */
 #include "send/devpack.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/batch.h"
 #include "gpu/cuda.h"
-#include "jit/parts.h"
-#include "kernels/compiler.h"
-#include "kernels/supply.h"
-#include "kernels/target.h"
-#include "send/batch.h"
+#include "kernels/launch.h"
 #include "send/count.h"
-#include "send/lazy.h"
-#include "send/parttable.h"
 #include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"
+#include "type/layout_builder.h"
+#include "type/lazy.h"
 #include "type/translate.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -56,7 +52,7 @@ typedef struct {
     tj_gpu_ptr_t pp;                         /* the packed side, queried at *position */
     const tj_gpu_ptr_t *tp_known, *pp_known; /* the caller's answers, instead of querying */
     tj_type_info_t own;                      /* the extents of a type typejit has no record of */
-    tj_type_info_t built;                    /* a pending record, its layout built (send/lazy.h) */
+    tj_type_info_t built;                    /* a pending record, its layout built (type/lazy.h) */
     tj_layout_t *lay;  /* the layout the kernel path moves (the type's, or its block's), or NULL */
     bool serial;       /* the unpack runs as one thread, in typemap order (overlapping bytes) */
     tj_batch_t *batch; /* where the kernel's wait goes; NULL: the call waits itself */
@@ -68,342 +64,25 @@ static bool is_gpu(tj_mem_t m)
     return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
 }
 
-/* The kernel of @p block for (words, dir) from the supply, as far as @p mode goes. */
-static tj_status_t kernel_get(const tj_block_t *block, tj_words_t words, tj_dir_t dir,
-                              const char *target, tj_supply_mode_t mode, tj_kernel_t **k)
+/* Launch the call's kernel between two device addresses, in the current scope, through the
+ * launch room (kernels/launch.h): the kernel of the type's block or layout as the settings say
+ * (the generic kernel while it compiles in the background, or with TYPEJIT_JIT=off). Waited for
+ * through the call's batch when @p wait, else left to the caller's next step on the stream. */
+static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed,
+                          bool wait)
 {
-    tj_kernel_spec_t spec = tj_kernel_words(block, words, dir, target);
-    return tj_supply_get(&spec, mode, k, NULL);
-}
-
-/* Whether the supply's memory table holds the pack and unpack kernels of @p block for every
- * launch on aligned buffers (tj_block_words_aligned). */
-static bool kernels_ready(const tj_block_t *block, const char *target)
-{
-    tj_words_t words[2];
-    int n = tj_block_words_aligned(block, words);
-    tj_kernel_t *k;
-
-    for (int i = 0; i < n; i++)
-        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) != TJ_OK ||
-            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) != TJ_OK)
-            return false;
-    return true;
-}
-
-/* The parts kernel of @p l for (word, dir) from the supply, as far as @p mode goes. */
-static tj_status_t parts_get(const tj_layout_t *l, int word, tj_dir_t dir, bool serial,
-                             const char *target, tj_supply_mode_t mode, tj_kernel_t **k)
-{
-    tj_kernel_spec_t spec = tj_kernel_parts(l, word, dir, serial, target);
-    return tj_supply_get(&spec, mode, k, NULL);
-}
-
-/* The pack and unpack kernels of @p block for every launch on aligned buffers, as the settings
- * say: queued for the background compiler, or (TYPEJIT_JIT_SYNC=1) made now. */
-static void make_kernels(const tj_block_t *block)
-{
-    const tj_config_t *cfg = tj_config();
-    tj_words_t words[2];
-    int nwords = tj_block_words_aligned(block, words);
-    char target[32];
-    tj_kernel_t *k;
-    int device = -1;
-
-    if (!cfg->jit_sync && tj_gpu_absent() && cfg->jit != TJ_JIT_ALWAYS)
-        return; /* known: no device to run kernels on */
-    if (!cfg->jit_sync) {
-        /* Nothing here may stall the commit, not even starting the driver, loading NVRTC or
-         * reading the disk cache: kernels this process already has (a layout committed
-         * before) need nothing; for the others a worker provides them (from the cache or by
-         * compiling), and device calls of this type use the generic kernel until they are
-         * ready. Device 0's, as the workers'. */
-        if (tj_target_known(0, target, sizeof(target)) && kernels_ready(block, target))
-            return;
-        for (int i = 0; i < nwords; i++) {
-            tj_compiler_request(block, words[i], TJ_DIR_PACK, NULL);
-            tj_compiler_request(block, words[i], TJ_DIR_UNPACK, NULL);
-        }
-        return;
-    }
-    if (tj_gpu_available()) {
-        if (tj_target_loadable() != TJ_OK)
-            return;
-        /* The application's current device is the one its buffers most likely live on. */
-        device = tj_gpu_current_device();
-        if (device < 0)
-            device = 0;
-    } else if (cfg->jit != TJ_JIT_ALWAYS) {
-        return;
-    }
-    if (tj_target_of_device(device, target, sizeof(target)) != TJ_OK)
-        return;
-    /* Into the memory table, where the device calls find them; a failure is logged where it
-     * happens, and device packs of this type are then staged. */
-    for (int i = 0; i < nwords; i++)
-        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_SUPPLY_COMPILE, &k) != TJ_OK ||
-            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_SUPPLY_COMPILE, &k) != TJ_OK)
-            return;
-}
-
-/* Under TYPEJIT_JIT=auto a commit makes kernels only once the process uses CUDA: a program that
- * never touches device memory loads neither NVRTC nor (at its commits) the driver. Set once, by
- * the first commit that finds a CUDA context current or the first device buffer met. */
-static atomic_bool uses_cuda;
-
-/* Blocks of the strided types committed so far (tj_table_each). */
-typedef struct {
-    tj_block_t *blocks;
-    size_t n, cap;
-} blocks_t;
-
-static void collect(const tj_type_info_t *info, void *arg)
-{
-    blocks_t *v = arg;
-
-    if (!info->strided)
-        return;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 64;
-        tj_block_t *b = realloc(v->blocks, cap * sizeof(*b));
-        if (b == NULL)
-            return; /* the rest get their kernels at their device calls */
-        v->blocks = b;
-        v->cap = cap;
-    }
-    v->blocks[v->n++] = info->block;
-}
-
-/* The process uses CUDA from now on: the kernels of the types committed before are asked for
- * now, as their commits would have; later commits ask for their own. */
-static void start_using_cuda(void)
-{
-    blocks_t v = {NULL, 0, 0};
-
-    if (tj_config()->jit != TJ_JIT_AUTO || atomic_exchange(&uses_cuda, true))
-        return;
-    tj_table_each(collect, &v);
-    tj_log_debug("the process uses cuda: kernels of the %zu strided types committed so far are "
-                 "asked for",
-                 v.n);
-    for (size_t i = 0; i < v.n; i++)
-        make_kernels(&v.blocks[i]);
-    free(v.blocks);
-}
-
-/* Whether the process uses CUDA (TYPEJIT_JIT=auto): a device buffer met, or a context current
- * on the committing thread. Neither loads nor starts the driver: without one installed nothing
- * ever will, and a process that has not loaded it has no context. */
-static bool using_cuda(void)
-{
-    if (atomic_load(&uses_cuda))
-        return true;
-    if (!tj_gpu_driver_installed())
-        return false;
-    if (tj_gpu_watch_memory(start_using_cuda) || tj_gpu_context_current()) {
-        start_using_cuda();
-        return true;
-    }
-    return false;
-}
-
-void tj_devpack_prepare(const tj_type_info_t *info)
-{
-    const tj_config_t *cfg = tj_config();
-
-    /* A layout's kernels are asked for by its device calls: it is built at the first of them
-     * (send/lazy.h). */
-    if (!info->strided || cfg->jit == TJ_JIT_OFF)
-        return;
-    if (cfg->jit == TJ_JIT_AUTO && !using_cuda())
-        return; /* asked for when the process meets the GPU (start_using_cuda), if ever */
-    make_kernels(&info->block);
-}
-
-const char *tj_devpack_kernels(const tj_type_info_t *info)
-{
-    const tj_block_t *block = &info->block;
-    const tj_layout_t *l = info->layout;
-    tj_compile_state_t pack = TJ_COMPILE_IDLE, unpack = TJ_COMPILE_IDLE;
-    tj_words_t words[2];
-    int nwords = tj_block_words_aligned(block, words);
-    char target[32];
-    tj_kernel_t *k;
-
-    if (!tj_type_info_kernel(info) || tj_config()->jit == TJ_JIT_OFF)
-        return "none";
-    /* Not asked for yet: when the process meets the GPU, if a driver is there to meet. */
-    if (l == NULL && tj_config()->jit == TJ_JIT_AUTO && !atomic_load(&uses_cuda))
-        return tj_gpu_driver_installed() ? "later" : "none";
-    if (l != NULL) {
-        if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
-            parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
-            parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
-            return "jit";
-        pack = tj_compiler_state_parts(l, l->word, TJ_DIR_PACK, false);
-        unpack = tj_compiler_state_parts(l, l->word, TJ_DIR_UNPACK, false);
-        if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
-            return "compiling";
-        if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
-            return "queued";
-        return "none";
-    }
-    /* Device 0's, as prepare asks for them; without a device (TYPEJIT_JIT=always), the target
-     * without one. */
-    if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
-        kernels_ready(block, target))
-        return "jit";
-    for (int i = 0; i < nwords; i++) {
-        tj_compile_state_t p = tj_compiler_state(block, words[i], TJ_DIR_PACK);
-        tj_compile_state_t u = tj_compiler_state(block, words[i], TJ_DIR_UNPACK);
-        pack = TJ_MAX(pack, p);
-        unpack = TJ_MAX(unpack, u);
-    }
-    if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
-        return "compiling";
-    if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
-        return "queued";
-    return "none";
-}
-
-/* The kernel of the call's block and direction for @p word on @p device from the kernel supply
- * (a narrower word for a misaligned buffer, another arch for another device). In background
- * mode a kernel not yet compiled is asked for and TJ_ERR_NOT_FOUND returned: the caller uses
- * the generic kernel meanwhile. */
-static tj_status_t kernel_for(const call_t *c, const tj_block_t *block, tj_words_t words,
-                              int device, tj_kernel_t **k)
-{
-    tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-    char target[32];
-    tj_status_t st;
-
-    if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK)
-        return st;
-    if (tj_config()->jit_sync)
-        return kernel_get(block, words, dir, target, TJ_SUPPLY_COMPILE, k);
-    if ((st = kernel_get(block, words, dir, target, TJ_SUPPLY_CACHED, k)) == TJ_ERR_NOT_FOUND)
-        tj_compiler_request(block, words, dir, target);
-    return st;
-}
-
-/* The parts kernel of the call's layout for @p word: from the supply as kernel_for gets a
- * block's (TJ_ERR_NOT_FOUND while it is compiled in the background, or with TYPEJIT_JIT=off). */
-static tj_status_t parts_for(const call_t *c, const tj_layout_t *l, int word, const char *target,
-                             tj_kernel_t **k)
-{
-    tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-    tj_status_t st;
-
-    if (tj_config()->jit == TJ_JIT_OFF)
-        return TJ_ERR_NOT_FOUND;
-    if (tj_config()->jit_sync)
-        return parts_get(l, word, dir, c->serial, target, TJ_SUPPLY_COMPILE, k);
-    if ((st = parts_get(l, word, dir, c->serial, target, TJ_SUPPLY_CACHED, k)) == TJ_ERR_NOT_FOUND)
-        tj_compiler_request_parts(l, word, dir, c->serial, target);
-    return st;
-}
-
-/* The call's layout moved by its parts kernel, or, while that is not there, by the generic one:
- * the parts kernel of the layout's runs (one compiled image per word for every layout). A
- * layout of too many runs for that compiles its own kernel now. Launched, not waited for. */
-static tj_status_t launch_parts(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
-{
-    tj_layout_t *l = c->lay, *runs;
-    tj_devptr_t at = typed + (tj_devptr_t)l->start; /* frame element 0 of object 0 */
-    int word = tj_block_word_at(tj_block_word_at(l->word, (uintptr_t)at), (uintptr_t)packed);
-    tj_devptr_t dst = c->pack ? packed : at;
-    tj_devptr_t src = c->pack ? at : packed;
-    long long n = c->count;
-    tj_parts_args_t args;
-    void *argv[4] = {&dst, &src, &n, &args};
-    char target[32];
-    tj_kernel_t *k;
-    tj_gpu_function_t fn;
-    tj_launch_t geo;
-    tj_devptr_t table = 0;
-    tj_status_t st;
-
-    if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK)
-        return st;
-    if ((st = parts_for(c, l, word, target, &k)) != TJ_OK && st != TJ_ERR_NOT_FOUND)
-        return st;
-    if (st == TJ_ERR_NOT_FOUND) {
-        tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-        if (tj_config()->jit != TJ_JIT_OFF)
-            tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
-        if (tj_parttable_runs(l, &runs) == TJ_OK) {
-            l = runs;
-            word = tj_block_word_at(tj_block_word_at(l->word, (uintptr_t)at), (uintptr_t)packed);
-        }
-        if ((st = parts_get(l, word, dir, c->serial, target, TJ_SUPPLY_COMPILE, &k)) != TJ_OK)
-            return st;
-    }
-    if ((st = tj_kernel_function(k, &fn)) != TJ_OK ||
-        (!l->baked && (st = tj_parttable_get(l, &table)) != TJ_OK))
-        return st;
-    tj_gen_parts_args(l, table, &args);
-    tj_gen_parts_launch(l, word, c->count, c->serial, &geo);
-    st = tj_gpu_launch(fn, geo.grid, geo.block, argv);
-    if (st == TJ_OK) {
-        tj_stats_inc(TJ_STAT_kernel_launches);
-        if (c->serial)
-            tj_stats_inc(TJ_STAT_unpacks_serial);
-    }
-    return st;
-}
-
-/* Launch the call's kernel between two device addresses, in the current scope, without waiting
- * for it (from_device waits, or leaves the wait to the call's batch): the JIT kernel of the block,
- * or the generic kernel (the layout as run-time arguments) with TYPEJIT_JIT=off or while the JIT
- * kernel is being compiled in the background; the parts kernel of a layout (launch_parts). */
-static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_devptr_t packed)
-{
-    tj_block_t b = tj_block_at_zero(&c->info->block);
-    tj_devptr_t at = typed + (tj_devptr_t)c->info->block.start; /* object 0's first byte */
-    tj_words_t words = tj_block_words(&b, c->count, (uintptr_t)at, (uintptr_t)packed);
-    int word = words.edge != 0 ? words.edge : words.word; /* the generic kernel's: no edges */
-    tj_dir_t dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK;
-    tj_devptr_t dst = c->pack ? packed : at;
-    tj_devptr_t src = c->pack ? at : packed;
-    long long n = c->count;
-    tj_generic_params_t params;
-    void *args[4] = {&dst, &src, &n, &params};
-    char target[32];
-    tj_kernel_t *k;
-    tj_gpu_function_t fn;
-    tj_launch_t geo;
-    tj_status_t st = TJ_ERR_NOT_FOUND;
-    bool fn_is_jit;
-
-    if (c->lay != NULL)
-        return launch_parts(c, device, typed, packed);
-    if (tj_config()->jit != TJ_JIT_OFF && (st = kernel_for(c, &b, words, device, &k)) != TJ_OK &&
-        st != TJ_ERR_NOT_FOUND)
-        return st;
-    if ((fn_is_jit = st == TJ_OK)) {
-        if ((st = tj_kernel_function(k, &fn)) != TJ_OK)
-            return st;
-        tj_gen_edges_launch(&b, words.word, words.edge, c->count, &geo);
-    } else {
-        tj_kernel_spec_t generic = tj_kernel_generic(word, dir, target);
-        if (!tj_gen_generic_usable(&b, word))
-            return TJ_ERR_UNSUPPORTED; /* 2^31 words per object or more: staged meanwhile */
-        if (tj_config()->jit != TJ_JIT_OFF)
-            tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
-        if ((st = tj_target_of_device(device, target, sizeof(target))) != TJ_OK ||
-            (st = tj_supply_get(&generic, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK ||
-            (st = tj_kernel_function(k, &fn)) != TJ_OK)
-            return st;
-        tj_gen_generic_params(&b, word, &params);
-        tj_gen_generic_launch(&b, word, c->count, &geo);
-    }
-    st = tj_gpu_launch(fn, geo.grid, geo.block, args);
-    if (st == TJ_OK) {
-        tj_stats_inc(TJ_STAT_kernel_launches);
-        if (words.edge != 0 && fn_is_jit)
-            tj_stats_inc(TJ_STAT_edge_launches);
-    }
-    return st;
+    tj_launch_desc_t d = {.block = c->lay == NULL ? &c->info->block : NULL,
+                          .layout = c->lay,
+                          .count = c->count,
+                          .dir = c->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK,
+                          .serial = c->serial,
+                          .typed = typed,
+                          .packed = packed,
+                          .device = device,
+                          .policy = TJ_LAUNCH_AS_SET,
+                          .wait = wait,
+                          .batch = c->batch};
+    return tj_launch_run(&d);
 }
 
 /* Typed side on the device (or managed); packed side on the same context's device, in pinned
@@ -419,17 +98,15 @@ static tj_status_t from_device(const call_t *c)
     tj_status_t st;
 
     if (is_gpu(c->pp.kind) ||
-        (c->pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr(at, &pdev) == TJ_OK)) {
-        st = launch(c, c->tp.device, typed, pdev);
-        return st == TJ_OK ? tj_batch_settle(c->batch) : st;
-    }
+        (c->pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr(at, &pdev) == TJ_OK))
+        return launch(c, c->tp.device, typed, pdev, true);
     if ((st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)c->bytes, &stage)) != TJ_OK)
         return st;
     if (c->pack) {
-        if ((st = launch(c, c->tp.device, typed, stage->dev)) == TJ_OK)
+        if ((st = launch(c, c->tp.device, typed, stage->dev, false)) == TJ_OK)
             st = tj_gpu_copy_dtoh(at, stage->dev, (size_t)c->bytes);
     } else if ((st = tj_gpu_copy_htod_async(stage->dev, at, (size_t)c->bytes)) == TJ_OK &&
-               (st = launch(c, c->tp.device, typed, stage->dev)) == TJ_OK) {
+               (st = launch(c, c->tp.device, typed, stage->dev, false)) == TJ_OK) {
         st = tj_gpu_sync();
     }
     tj_staging_put(stage);
@@ -520,7 +197,7 @@ static tj_status_t kernel_path(call_t *c, const char **why)
         return TJ_ERR_UNSUPPORTED; /* two devices (or contexts): one kernel cannot see both */
     }
     if (is_gpu(c->tp.kind)) {
-        if ((st = tj_target_loadable()) != TJ_OK) {
+        if ((st = tj_launch_possible()) != TJ_OK) {
             *why = "the CUDA driver cannot load what this NVRTC compiles";
             return TJ_ERR_UNSUPPORTED;
         }
@@ -531,7 +208,7 @@ static tj_status_t kernel_path(call_t *c, const char **why)
         if (!c->pack && c->lay != NULL)
             c->serial = !tj_layout_disjoint(c->lay, c->count);
         else if (!c->pack && !tj_block_disjoint(&c->info->block, c->count)) {
-            if ((st = tj_layout_from_block(&c->info->block, c->info->size, &own)) != TJ_OK)
+            if ((st = tj_layout_builder_from_block(&c->info->block, c->info->size, &own)) != TJ_OK)
                 return st;
             c->lay = own;
             c->serial = true;
@@ -853,13 +530,4 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
                 .comm = comm,
                 .face = true};
     return run(&c, rc);
-}
-
-void tj_devpack_finalize(void)
-{
-    tj_compiler_finalize();
-    tj_staging_finalize();
-    tj_parttable_finalize();
-    tj_supply_finalize();
-    tj_gpu_finalize();
 }

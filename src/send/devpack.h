@@ -7,18 +7,8 @@
 #include <stdbool.h>
 
 #include "gpu/cuda.h"
-#include "send/batch.h"
+#include "gpu/batch.h"
 #include "type/table.h"
-
-/* Kernels for a freshly committed strided type, when a device is present or TYPEJIT_JIT=always:
- * asked of the background compiler, or (TYPEJIT_JIT_SYNC=1) compiled now into the memory table
- * of the kernel supply, where the device calls find them. */
-void tj_devpack_prepare(const tj_type_info_t *info);
-
-/* Where the kernels of a type stand, for tj_type_describe: "jit" (both directions in this
- * process, for device 0), "compiling" or "queued" (in the background compiler), "none" (not
- * asked for: no device, TYPEJIT_JIT=off, not strided, or asked for later by a device call). */
-const char *tj_devpack_kernels(const tj_type_info_t *info);
 
 /* MPI_Pack / MPI_Unpack when a byte the call touches is in device or managed memory: true, with
  * the system MPI's result, position update and error code in @p rc; the bytes are in place when
@@ -63,8 +53,5 @@ bool tj_devpack_span(const tj_type_info_t *info, int64_t off, int64_t count, int
  * see: whether their addresses fit the address space). */
 bool tj_devpack_inside(const tj_type_info_t *info, const void *buf, int64_t off, int64_t count,
                        const tj_gpu_ptr_t *where);
-
-/* Release staging buffers, kernels and the driver's streams and contexts (MPI_Finalize). */
-void tj_devpack_finalize(void);
 
 #endif /* TJ_SEND_DEVPACK_H */

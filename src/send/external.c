@@ -1,10 +1,10 @@
 /* external32 packing of device buffers (see external.h). A strided type whose elements are all of
  * one predefined type of the same size in external32 is packed by one kernel that reverses each
- * element's bytes as it moves it (tj_gen_swap_source), when both sides are on the device (or
- * the packed side in mapped pinned memory). Everything else is staged: the packed side's host
- * copy covers [*position, *position + the packed size), clipped to the buffer's size, and the
- * system MPI is given it shifted so that the application's position and size apply unchanged.
- * A packed buffer too short for the call is refused with MPI_ERR_TRUNCATE. */
+ * element's bytes as it moves it (the byte swap of the strided kernels: kernels/spec.h), when both
+ * sides are on the device (or the packed side in mapped pinned memory). Everything else is staged:
+ * the packed side's host copy covers [*position, *position + the packed size), clipped to the
+ * buffer's size, and the system MPI is given it shifted so that the application's position and size
+ * apply unchanged. A packed buffer too short for the call is refused with MPI_ERR_TRUNCATE. */
 #include "send/external.h"
 
 #include <stdint.h>
@@ -12,11 +12,9 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
-#include "jit/gen.h"
-#include "kernels/supply.h"
-#include "kernels/target.h"
+#include "kernels/launch.h"
 #include "send/count.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "type/element.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -137,22 +135,15 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
     int64_t bytes, lo, hi, reach;
     tj_gpu_ptr_t tp, pp;
     tj_type_info_t own;
-    tj_devptr_t pdev, tdev;
-    char target[32], *source = NULL;
-    const char *name = pack ? "tj_external32_pack" : "tj_external32_unpack";
-    tj_block_t b;
+    tj_devptr_t pdev;
     tj_words_t words;
-    tj_kernel_t *k;
-    tj_kernel_spec_t spec;
-    tj_gpu_function_t fn;
     tj_gpu_scope_t scope;
-    tj_launch_t geo;
     tj_status_t st;
     MPI_Datatype e;
 
     if (info != NULL && info->pending) {
         /* A type whose layout is pending may be one strided block: found out when the call is
-         * on the device (send/lazy.h). */
+         * on the device (type/lazy.h). */
         if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK) {
             *rc = MPI_ERR_INTERN; /* the query said why */
             return true;
@@ -187,29 +178,31 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
                            (uintptr_t)pbuf + (uintptr_t)*position);
     if ((words.edge != 0 ? words.edge : words.word) % esize != 0)
         return false;
-    b = tj_block_at_zero(&info->block);
-    if (tj_target_loadable() != TJ_OK ||
-        tj_target_of_device(tp.device, target, sizeof(target)) != TJ_OK ||
-        tj_gen_swap_source(&b, esize, pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, name, &source) != TJ_OK)
+    if (tj_launch_possible() != TJ_OK || tj_gpu_enter(tp.ctx, &scope) != TJ_OK)
         return false;
-    spec = tj_kernel_from_source(source, name, pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, target);
-    st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL);
-    free(source);
-    if (st != TJ_OK || tj_gpu_enter(tp.ctx, &scope) != TJ_OK)
-        return false;
-    tdev = (tj_devptr_t)(uintptr_t)typed + (tj_devptr_t)info->block.start;
     pdev = (tj_devptr_t)(uintptr_t)((char *)pbuf + *position);
     if (pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr((char *)pbuf + *position, &pdev) != TJ_OK) {
         tj_gpu_leave(&scope);
         return false;
     }
     {
-        tj_devptr_t dst = pack ? pdev : tdev, src = pack ? tdev : pdev;
-        long long n = count;
-        void *args[3] = {&dst, &src, &n};
-        tj_gen_launch(&b, esize, count, &geo);
-        if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
-            (st = tj_gpu_launch(fn, geo.grid, geo.block, args)) == TJ_OK)
+        /* The strided kernel family with each element's bytes reversed (one element per word),
+         * from the launch room. */
+        tj_launch_desc_t d = {.block = &info->block,
+                              .count = count,
+                              .op = {.kind = TJ_OP_SWAP},
+                              .op_size = esize,
+                              .dir = pack ? TJ_DIR_PACK : TJ_DIR_UNPACK,
+                              .typed = (tj_devptr_t)(uintptr_t)typed,
+                              .packed = pdev,
+                              .device = tp.device,
+                              .policy = TJ_LAUNCH_COMPILE};
+        tj_launch_ready_t ready;
+        if (tj_launch_prepare(&d, &ready) != TJ_OK) {
+            tj_gpu_leave(&scope);
+            return false; /* no kernel: staged */
+        }
+        if ((st = tj_launch_go(&ready)) == TJ_OK)
             st = tj_gpu_sync();
     }
     tj_gpu_leave(&scope);
@@ -218,7 +211,6 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
         *rc = MPI_ERR_INTERN;
         return true;
     }
-    tj_stats_inc(TJ_STAT_kernel_launches);
     tj_stats_inc(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu);
     *position += bytes;
     *rc = MPI_SUCCESS;

@@ -1,15 +1,13 @@
-/* Fused moves: the members' blocks become the shapes of one fused kernel, each moved with the
- * widest word its layout and its member's addresses allow (members with equal blocks and words
- * share a shape), and every byte a member touches must lie in the one allocation of the typed
- * buffer's context. */
+/* Fused moves: which sets one fused kernel may move (every byte a member touches in the one
+ * allocation of the typed buffer's context; an unpack's members never writing a byte twice),
+ * handed to the launch room, which makes the members' blocks the kernel's shapes. */
 #include "send/fused.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "cache/hash.h"
-#include "kernels/supply.h"
-#include "kernels/target.h"
+#include "kernels/launch.h"
 #include "send/devpack.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -137,34 +135,20 @@ static bool is_gpu(tj_mem_t m)
 bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
                    const tj_fused_item_t *items, int n, tj_dir_t dir, tj_batch_t *batch)
 {
-    tj_block_t blocks[TJ_FUSED_MAX];
-    tj_fused_member_t members[TJ_FUSED_MAX];
+    tj_launch_member_t members[TJ_FUSED_MAX];
     int64_t lo[TJ_FUSED_MAX], hi[TJ_FUSED_MAX], offs[TJ_FUSED_MAX], counts[TJ_FUSED_MAX];
     const tj_block_t *typed_blocks[TJ_FUSED_MAX];
     bool pack = dir == TJ_DIR_PACK, apart = true;
-    tj_devptr_t base = (tj_devptr_t)(uintptr_t)typed;
-    tj_devptr_t dst = pack ? packed : base, src = pack ? base : packed;
-    tj_fused_args_t args;
-    void *argv[3] = {&dst, &src, &args};
-    int words[TJ_FUSED_MAX];
-    int nshapes = 0;
-    char target[32];
-    tj_kernel_spec_t spec;
     tj_gpu_ptr_t where;
     tj_gpu_scope_t scope;
-    tj_gpu_function_t fn;
-    tj_kernel_t *k;
-    tj_launch_t geo;
+    tj_launch_ready_t ready;
     tj_status_t st;
 
     if (tj_config()->jit == TJ_JIT_OFF || n < 2 || n > TJ_FUSED_MAX || packed == 0)
         return false;
     for (int m = 0; m < n; m++) {
         const tj_type_info_t *info = items[m].info;
-        tj_block_t b;
-        tj_words_t w;
         int64_t shift;
-        int s = 0, word;
 
         if (!info->strided || items[m].count < 1 ||
             !tj_devpack_span(info, items[m].typed, items[m].count, &lo[m], &hi[m]) ||
@@ -172,21 +156,8 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
             return false;
         if (!pack && !tj_block_disjoint(&info->block, items[m].count))
             return false; /* a parallel unpack into an overlapping layout would race */
-        b = tj_block_at_zero(&info->block);
-        /* The word of the member's own launch; a fused kernel has no edges. */
-        w = tj_block_words(&info->block, items[m].count, (uintptr_t)base + (uintptr_t)shift,
-                           (uintptr_t)packed + (uintptr_t)items[m].packed);
-        word = w.edge != 0 ? w.edge : w.word;
-        while (s < nshapes && !(tj_block_equal(&blocks[s], &b) && words[s] == word))
-            s++;
-        if (s == nshapes) {
-            words[nshapes] = word;
-            blocks[nshapes++] = b;
-        }
-        members[m].shape = s;
-        members[m].typed = shift;
-        members[m].packed = items[m].packed;
-        members[m].count = items[m].count;
+        members[m] =
+            (tj_launch_member_t){&info->block, items[m].typed, items[m].packed, items[m].count};
         typed_blocks[m] = &info->block;
         offs[m] = items[m].typed;
         counts[m] = items[m].count;
@@ -204,27 +175,30 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     }
     if (!apart && !members_disjoint(typed_blocks, offs, counts, n))
         return false;
-    spec = tj_kernel_fused(blocks, words, nshapes, dir, target);
-    if (tj_target_loadable() != TJ_OK ||
-        tj_target_of_device(where.device, target, sizeof(target)) != TJ_OK ||
-        tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
-        tj_gen_fused_launch(blocks, words, nshapes, members, n, &args, &geo) != TJ_OK)
-        return false;
     if (tj_gpu_enter(ctx, &scope) != TJ_OK)
         return false;
-    if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
-        (st = tj_gpu_launch(fn, geo.grid, geo.block, argv)) == TJ_OK)
-        st = tj_batch_settle(batch);
-    tj_gpu_leave(&scope);
-    if (st != TJ_OK) {
-        tj_log_warn_once("a fused device %s of %d members failed (%s); moving them one by one",
-                         pack ? "pack" : "unpack", n, tj_status_string(st));
-        return false;
+    {
+        /* One fused kernel of the members' blocks, from the launch room (kernels/launch.h). A set
+         * no kernel is prepared for goes one by one without a word; a failed launch or wait is
+         * said once. */
+        tj_launch_desc_t d = {.members = members,
+                              .nmembers = n,
+                              .dir = dir,
+                              .typed = (tj_devptr_t)(uintptr_t)typed,
+                              .packed = packed,
+                              .device = where.device,
+                              .policy = TJ_LAUNCH_COMPILE};
+        if ((st = tj_launch_prepare(&d, &ready)) == TJ_OK &&
+            ((st = tj_launch_go(&ready)) != TJ_OK || (st = tj_batch_settle(batch)) != TJ_OK))
+            tj_log_warn_once("a fused device %s of %d members failed (%s); moving them one by "
+                             "one",
+                             pack ? "pack" : "unpack", n, tj_status_string(st));
     }
-    tj_stats_inc(TJ_STAT_kernel_launches);
-    tj_stats_inc(TJ_STAT_fused_launches);
+    tj_gpu_leave(&scope);
+    if (st != TJ_OK)
+        return false;
     tj_stats_add(pack ? TJ_STAT_packs_gpu : TJ_STAT_unpacks_gpu, (uint64_t)n);
     tj_log_debug("fused device %s: %d members of %d shapes, one launch", pack ? "pack" : "unpack",
-                 n, nshapes);
+                 n, ready.shapes);
     return true;
 }

@@ -9,7 +9,7 @@
 
 #include "gpu/cuda.h"
 #include "jit/gen.h"
-#include "send/batch.h"
+#include "gpu/batch.h"
 #include "type/table.h"
 
 /* One member: @p count objects of the strided type @p info, object 0 at byte @p typed from the

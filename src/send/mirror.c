@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "send/devpack.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/span.h"
 #include "send/staging.h"
 #include "type/cpu.h"

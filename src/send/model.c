@@ -140,10 +140,12 @@ static void load_table(void)
     int device = tj_gpu_current_device();
     tj_status_t st;
 
+    /* The device's name and arch are asked of the driver before the lock (no driver call runs
+     * under it); threads that race here ask twice and load once. */
+    st = tj_model_table_path(device < 0 ? 0 : device, path, sizeof(path));
     pthread_mutex_lock(&table_lock);
     if (atomic_load(&table_loaded))
         goto out_unlock;
-    st = tj_model_table_path(device < 0 ? 0 : device, path, sizeof(path));
     if (st != TJ_OK) {
         tj_log_info("no system table (%s): sends choose their method by the default thresholds "
                     "(docs/send-paths.md); `typejit measure` makes one",

@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "send/batch.h"
+#include "gpu/batch.h"
+#include "send/onewait.h"
 #include "send/count.h"
 #include "send/devpack.h"
 #include "send/fused.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/span.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -167,7 +168,7 @@ static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
     return tj_staging_where(x->dev != NULL ? x->dev : x->host, x->at.device);
 }
 
-/* Pack the send into its staging, into @p b (tj_batch_work_t). @p fresh: x->at still describes
+/* Pack the send into its staging, into @p b (tj_onewait_work_t). @p fresh: x->at still describes
  * the buffer (the pack right after begin); a persistent send's later Start queries again, since
  * the application may have replaced the allocation meanwhile. */
 static int send_pack(tj_xfer_t *x, bool fresh, tj_batch_t *b)
@@ -205,7 +206,7 @@ static int repack(void *arg, tj_batch_t *b)
 
 int tj_p2p_send_repack(tj_xfer_t *x)
 {
-    return tj_batch_run(repack, x);
+    return tj_onewait_run(repack, x);
 }
 
 /* The device address of the staging a kernel writes a send into. */
@@ -236,7 +237,7 @@ typedef struct {
     int n;
 } send_set_t;
 
-/* The packs of one Startall, into @p b (tj_batch_work_t). */
+/* The packs of one Startall, into @p b (tj_onewait_work_t). */
 static int repack_set(void *arg, tj_batch_t *b)
 {
     tj_xfer_t *const *xs = ((send_set_t *)arg)->xs;
@@ -274,7 +275,7 @@ static int repack_set(void *arg, tj_batch_t *b)
 int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
 {
     send_set_t set = {xs, n};
-    return tj_batch_run(repack_set, &set);
+    return tj_onewait_run(repack_set, &set);
 }
 
 /* The bytes the transfer's objects touch lie in the buffer's allocation: a kernel or copy past
@@ -337,7 +338,7 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
     } else if (get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     } else {
-        *rc = tj_batch_run(first_pack, x);
+        *rc = tj_onewait_run(first_pack, x);
     }
     if (*rc != MPI_SUCCESS)
         tj_p2p_end(x);
@@ -444,7 +445,7 @@ int tj_p2p_keep_type(tj_xfer_t *x)
     return rc;
 }
 
-/* tj_p2p_recv_finish's work, into @p b (tj_batch_work_t). */
+/* tj_p2p_recv_finish's work, into @p b (tj_onewait_work_t). */
 static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
 {
     int cancelled = 0, rc = MPI_SUCCESS;
@@ -512,7 +513,7 @@ static int recv_work(void *arg, tj_batch_t *b)
 int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch)
 {
     recv_t r = {x, status};
-    return batch != NULL ? recv_unpack(x, status, batch) : tj_batch_run(recv_work, &r);
+    return batch != NULL ? recv_unpack(x, status, batch) : tj_onewait_run(recv_work, &r);
 }
 
 void tj_p2p_end(tj_xfer_t *x)
@@ -531,12 +532,17 @@ void tj_p2p_end(tj_xfer_t *x)
 
 void tj_p2p_finalize(void)
 {
+    self_comm_t *list;
+
+    /* Taken off the list under the lock, freed without it: no MPI call runs under a lock. */
     pthread_mutex_lock(&self_lock);
-    while (self_free != NULL) {
-        self_comm_t *s = self_free;
-        self_free = s->next;
+    list = self_free;
+    self_free = NULL;
+    pthread_mutex_unlock(&self_lock);
+    while (list != NULL) {
+        self_comm_t *s = list;
+        list = s->next;
         PMPI_Comm_free(&s->comm);
         free(s);
     }
-    pthread_mutex_unlock(&self_lock);
 }

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "gpu/cuda.h"
-#include "send/batch.h"
+#include "gpu/batch.h"
 #include "send/model.h"
 #include "send/staging.h"
 #include "type/table.h"

@@ -10,10 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/supply.h"
-#include "kernels/target.h"
+#include "kernels/launch.h"
 #include "send/count.h"
-#include "send/lazy.h"
+#include "type/lazy.h"
 #include "send/model.h"
 #include "send/mirror.h"
 #include "send/staged.h"
@@ -247,22 +246,17 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     const tj_type_info_t *info = c->info;
     tj_type_info_t own;
     const char *ctype, *expr, *opname;
-    char target[32], what[96], *source = NULL;
+    char what[96];
     int esize = 0, kind;
     tj_gpu_ptr_t in, io;
     int64_t lo, hi, reach;
-    tj_block_t b;
     tj_words_t words;
-    tj_kernel_t *k;
-    tj_kernel_spec_t spec;
-    tj_gpu_function_t fn;
     tj_gpu_scope_t scope;
-    tj_launch_t geo;
     tj_status_t st;
 
     if (info != NULL && info->pending) {
         /* A type whose layout is pending may be one strided block: found out when the call is
-         * on the device (send/lazy.h). */
+         * on the device (type/lazy.h). */
         if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK)
             goto out_unplaced;
         if (is_gpu_kind(io.kind))
@@ -297,30 +291,32 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     if ((*rc = TJ_COUNT_CALL(c->large, Reduce_local, c->sbuf, c->rbuf, 0, c->type, c->op)) !=
         MPI_SUCCESS)
         return TJ_RED_DONE;
-    b = tj_block_at_zero(&info->block);
     snprintf(what, sizeof(what), "MPI_Reduce_local %s on %s", opname, ctype);
-    if (tj_target_loadable() != TJ_OK ||
-        tj_target_of_device(io.device, target, sizeof(target)) != TJ_OK ||
-        tj_gen_reduce_source(&b, esize, ctype, expr, what, "tj_reduce_local", &source) != TJ_OK)
-        return TJ_RED_PASS;
-    spec = tj_kernel_from_source(source, "tj_reduce_local", TJ_DIR_UNPACK, target);
-    st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL);
-    free(source);
-    if (st != TJ_OK || tj_gpu_enter(io.ctx, &scope) != TJ_OK)
+    if (tj_launch_possible() != TJ_OK || tj_gpu_enter(io.ctx, &scope) != TJ_OK)
         return TJ_RED_PASS;
     {
-        tj_devptr_t dst = (tj_devptr_t)(uintptr_t)c->rbuf + (tj_devptr_t)info->block.start;
-        tj_devptr_t src = (tj_devptr_t)(uintptr_t)c->sbuf + (tj_devptr_t)info->block.start;
-        long long n = c->count;
-        void *args[3] = {&dst, &src, &n};
-        tj_gen_launch(&b, esize, c->count, &geo);
-        if ((st = tj_kernel_function(k, &fn)) == TJ_OK &&
-            (st = tj_gpu_launch(fn, geo.grid, geo.block, args)) == TJ_OK)
+        /* The strided kernel family with the operation as each word's statement (one element
+         * per word): inout (the typed side) = EXPR(inout, in), from the launch room. */
+        tj_launch_desc_t d = {.block = &info->block,
+                              .count = c->count,
+                              .op = {TJ_OP_REDUCE, ctype, expr, what},
+                              .op_size = esize,
+                              .dir = TJ_DIR_UNPACK,
+                              .typed = (tj_devptr_t)(uintptr_t)c->rbuf,
+                              .packed =
+                                  (tj_devptr_t)(uintptr_t)c->sbuf + (tj_devptr_t)info->block.start,
+                              .device = io.device,
+                              .policy = TJ_LAUNCH_COMPILE};
+        tj_launch_ready_t ready;
+        if ((st = tj_launch_prepare(&d, &ready)) != TJ_OK) {
+            tj_gpu_leave(&scope);
+            return TJ_RED_PASS; /* no kernel: the system MPI reduces on staged copies */
+        }
+        if ((st = tj_launch_go(&ready)) == TJ_OK)
             st = tj_gpu_sync();
     }
     tj_gpu_leave(&scope);
     if (st == TJ_OK) {
-        tj_stats_inc(TJ_STAT_kernel_launches);
         *rc = MPI_SUCCESS;
         return TJ_RED_DONE;
     }

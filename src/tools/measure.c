@@ -16,6 +16,7 @@
 #include "gpu/cuda.h"
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
+#include "kernels/launch.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
 #include "send/model.h"
@@ -60,43 +61,32 @@ static int reps_for(int64_t bytes)
     return (int)(r < 10 ? 10 : r > 100 ? 100 : r);
 }
 
-typedef struct {
-    tj_gpu_function_t fn;
-    tj_launch_t geo;
-    tj_devptr_t dst, src;
-    long long count;
-    void *args[3];
-} launch_t;
-
-/* Median microseconds of launch + synchronise, or -1 when the kernel is not available. */
+/* Median microseconds of launch + synchronise of the kernel the runtime launches for one object
+ * of @p b (its words from the addresses, as the pack paths ask the launch room), or -1 when the
+ * kernel is not available. */
 static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, tj_devptr_t packed,
                           int reps)
 {
-    /* The runtime's words for this launch (one object at the typed pointer plus its start). */
-    tj_words_t w = tj_block_words(b, 1, (uintptr_t)typed + (uintptr_t)b->start, (uintptr_t)packed);
-    tj_kernel_spec_t spec = tj_kernel_words(b, w, dir, target);
-    tj_kernel_t *k;
-    launch_t l = {0};
+    tj_launch_desc_t d = {.block = b,
+                          .count = 1,
+                          .dir = dir,
+                          .typed = typed,
+                          .packed = packed,
+                          .device = 0,
+                          .policy = TJ_LAUNCH_COMPILE};
+    tj_launch_ready_t l;
     double *t, median = -1;
 
-    if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
-        tj_kernel_function(k, &l.fn) != TJ_OK)
+    if (tj_launch_prepare(&d, &l) != TJ_OK)
         return -1;
-    tj_gen_edges_launch(b, w.word, w.edge, 1, &l.geo);
-    l.count = 1;
-    l.dst = dir == TJ_DIR_PACK ? packed : typed;
-    l.src = dir == TJ_DIR_PACK ? typed : packed;
-    l.args[0] = &l.dst;
-    l.args[1] = &l.src;
-    l.args[2] = &l.count;
     if ((t = calloc((size_t)reps, sizeof(*t))) == NULL)
         return -1;
     /* One launch first: the module load and the first touch of the buffers are not timed. */
-    if (tj_gpu_launch(l.fn, l.geo.grid, l.geo.block, l.args) != TJ_OK || tj_gpu_sync() != TJ_OK)
+    if (tj_launch_go(&l) != TJ_OK || tj_gpu_sync() != TJ_OK)
         goto out_free;
     for (int i = 0; i < reps; i++) {
         double t0 = tj_clock_seconds();
-        if (tj_gpu_launch(l.fn, l.geo.grid, l.geo.block, l.args) != TJ_OK || tj_gpu_sync() != TJ_OK)
+        if (tj_launch_go(&l) != TJ_OK || tj_gpu_sync() != TJ_OK)
             goto out_free;
         t[i] = (tj_clock_seconds() - t0) * 1e6;
     }

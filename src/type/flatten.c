@@ -11,6 +11,7 @@
 #include "type/canon.h"
 #include "type/contents.h"
 #include "type/cpu.h"
+#include "type/layout_builder.h"
 #include "type/probe.h"
 #include "type/table.h"
 #include "util/common.h"
@@ -55,7 +56,7 @@ static tj_status_t node_to_layout(node_t *n)
 
     if (n->ir == NULL)
         return TJ_OK;
-    if ((st = tj_layout_from_chain(n->ir, &n->lay)) != TJ_OK)
+    if ((st = tj_layout_builder_from_chain(n->ir, &n->lay)) != TJ_OK)
         return st;
     free(n->ir);
     n->ir = NULL;
@@ -81,9 +82,9 @@ static tj_status_t node_stream(ctx_t *cx, node_t *n, int64_t offset, int64_t cou
 static void node_add(tj_layout_builder_t *b, const node_t *n, int64_t disp, int64_t bl, int64_t ext)
 {
     if (n->ir != NULL)
-        tj_layout_add_chain(b, disp, bl, n->ir, ext);
+        tj_layout_builder_add_chain(b, disp, bl, n->ir, ext);
     else
-        tj_layout_add_layout(b, disp, bl, n->lay, ext);
+        tj_layout_builder_add_layout(b, disp, bl, n->lay, ext);
 }
 
 static tj_status_t builder_end(ctx_t *cx, tj_layout_builder_t *b, node_t *out)
@@ -132,8 +133,8 @@ static tj_status_t named_node(ctx_t *cx, MPI_Datatype type, node_t *out)
     if (!pair || size <= 4 || text < size)
         return refuse(cx, TJ_REASON_NAMED_HOLES);
     tj_layout_builder_init(&b);
-    tj_layout_add_run(&b, lb, size - 4);
-    tj_layout_add_run(&b, lb + text - 4, 4);
+    tj_layout_builder_add_run(&b, lb, size - 4);
+    tj_layout_builder_add_run(&b, lb + text - 4, 4);
     return builder_end(cx, &b, out);
 }
 
@@ -311,7 +312,7 @@ static tj_status_t members(ctx_t *cx, const tj_type_args_t *a, int depth, node_t
             if (!tj_add64(disp, c->off, &disp) || !tj_mul64(bl, c->len, &len))
                 st = TJ_ERR_OVERFLOW;
             else
-                tj_layout_add_run(&b, disp, len);
+                tj_layout_builder_add_run(&b, disp, len);
             continue;
         }
         node_add(&b, &c->node, disp, bl, c->ext);

@@ -17,7 +17,7 @@ tj_status_t tj_flatten_type(MPI_Datatype type, tj_layout_t **out, tj_reason_t *w
 
 /* The finished layout of a committed @p type of MPI extent @p extent and size @p size that the
  * strided translation left out for @p reason, through envelope and contents (at the type's first
- * device call, send/lazy.h, or in the tools); where typejit cannot take the type apart (any
+ * device call, type/lazy.h, or in the tools); where typejit cannot take the type apart (any
  * other reason, or a translation that fails or is unsupported), probed from the system MPI
  * (type/probe.h). TJ_ERR_NOT_STRIDED with *why when it has none. */
 tj_status_t tj_flatten_commit(MPI_Datatype type, int64_t extent, int64_t size, tj_reason_t reason,

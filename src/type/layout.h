@@ -24,14 +24,11 @@
 #define TJ_LAYOUT_BAKED_MAX 256
 /* Most parts a layout may have (16 bytes each on the host and at most as much on the device). */
 #define TJ_LAYOUT_MAX_PARTS ((int64_t)1 << 22)
-/* Fewest consecutive parts of one shape and length, evenly spaced, that are folded into one
- * part of a strided shape (tj_layout_builder_t.fold). Fewer save little (at most 7 parts, 112
- * bytes), and each fold takes one of the TJ_LAYOUT_MAX_SHAPES shapes and makes the layout's
- * kernel its own where a table kernel would serve other layouts of runs too. */
-#define TJ_LAYOUT_FOLD_MIN 8
-
 /* The parts of a layout, shared by every layout made from it by adding frame dimensions. */
 typedef struct tj_layout_store tj_layout_store_t;
+
+/* The device state a layer above keeps with a layout (src/kernels/parttable.c defines it). */
+typedef struct tj_layout_device tj_layout_device_t;
 
 typedef struct tj_layout {
     atomic_int refs;
@@ -67,9 +64,9 @@ typedef struct tj_layout {
     /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
     atomic_int disjoint_parts;
     int64_t elo, ehi; /* the bytes one frame element touches, when disjoint_parts is 1 */
-    /* The device tables of the layout: the send layer's, released through the hook of
-     * tj_layout_set_release_hook when the last reference goes. */
-    _Atomic(void *) device;
+    /* What the kernel layer keeps with the layout (its part tables in device memory): a slot
+     * this layer declares and never looks into, used through tj_layout_device* only. */
+    _Atomic(tj_layout_device_t *) device;
 } tj_layout_t;
 
 /* True for the run shape. */
@@ -84,63 +81,31 @@ tj_layout_t *tj_layout_hold(const tj_layout_t *l);
 /* Drop a reference (NULL is ignored); the last one frees the layout, its device tables first. */
 void tj_layout_release(tj_layout_t *l);
 
-/* The send layer's release of a layout's device tables, called with the layout before it is
- * freed (set once, before any device table exists). */
-void tj_layout_set_release_hook(void (*hook)(tj_layout_t *l));
+/* The hooks through which a layout's device slot is kept by the layer that fills it, registered
+ * once, before the first slot is filled: as a datatype engine's backend slot in its type, the
+ * type layer calls them and knows nothing else of what the slot holds. */
+typedef struct {
+    /* The layout's last reference went and its slot is filled: detach the slot
+     * (tj_layout_device_detach) and free what it held; the layout is freed after it returns. */
+    void (*release)(tj_layout_t *l);
+} tj_layout_hooks_t;
 
-/* A one-part layout of the simplified chain @p ir (offsets not hoisted): its dimensions past
- * the 16 a block has become the frame. */
-tj_status_t tj_layout_from_chain(const tj_ir_t *ir, tj_layout_t **out);
+void tj_layout_set_hooks(const tj_layout_hooks_t *hooks);
 
-/* The layout of a strided block (one part, no frame), finished: for the serial unpack of a
- * strided type whose objects overlap. */
-tj_status_t tj_layout_from_block(const tj_block_t *block, int64_t size, tj_layout_t **out);
+/* What the slot of @p l holds, or NULL. */
+tj_layout_device_t *tj_layout_device(const tj_layout_t *l);
+
+/* Fill the empty slot of @p l with @p device: true; false when another thread filled it first.
+ * *@p kept is what the slot holds after the call. */
+bool tj_layout_device_attach(tj_layout_t *l, tj_layout_device_t *device, tj_layout_device_t **kept);
+
+/* Empty the slot of @p l; returns what it held (NULL when it was empty). */
+tj_layout_device_t *tj_layout_device_detach(tj_layout_t *l);
 
 /* Wrap @p *l in a stream: @p count copies @p stride bytes apart at @p offset, as a new outermost
  * frame dimension. *l is replaced by a layout of its own when it is shared. TJ_ERR_NOT_STRIDED
  * when the frame is full. */
 tj_status_t tj_layout_stream(tj_layout_t **l, int64_t offset, int64_t count, int64_t stride);
-
-/* Builds a layout part by part, merging parts that continue one another, and folding evenly
- * spaced ones: TJ_LAYOUT_FOLD_MIN or more consecutive parts of the same shape and length (runs of
- * L bytes, or single repetitions of a shape), each the same distance D after the one before,
- * become one part of a shape that repeats that unit D bytes apart, and later such parts at the
- * next step extend it. Parts are never reordered: the packed bytes stay the typemap's. */
-typedef struct {
-    tj_layout_store_t *store;
-    int nshapes;
-    tj_block_t shapes[TJ_LAYOUT_MAX_SHAPES];
-    tj_status_t st; /* the first failure; every call after it does nothing */
-    bool fold;      /* fold evenly spaced parts (set by tj_layout_builder_init) */
-    int64_t streak; /* the last parts that are equal and evenly spaced: how many, */
-    int64_t step;   /* and the distance between them */
-} tj_layout_builder_t;
-
-void tj_layout_builder_init(tj_layout_builder_t *b);
-
-/* Room for @p n more parts (a hint: the member count). */
-void tj_layout_builder_reserve(tj_layout_builder_t *b, int64_t n);
-
-/* @p len contiguous bytes at @p disp. */
-void tj_layout_add_run(tj_layout_builder_t *b, int64_t disp, int64_t len);
-
-/* @p bl copies, @p ext bytes apart, of the simplified chain @p ir (offsets not hoisted) at
- * @p disp. */
-void tj_layout_add_chain(tj_layout_builder_t *b, int64_t disp, int64_t bl, const tj_ir_t *ir,
-                         int64_t ext);
-
-/* @p bl copies, @p ext bytes apart, of the layout @p child at @p disp: its parts, for each of
- * its frame elements. */
-void tj_layout_add_layout(tj_layout_builder_t *b, int64_t disp, int64_t bl,
-                          const tj_layout_t *child, int64_t ext);
-
-/* The layout built (no frame, start 0), or the first failure: TJ_ERR_NOT_STRIDED when there
- * would be more than TJ_LAYOUT_MAX_PARTS parts (tj_layout_builder_too_many), TJ_ERR_NOMEM,
- * TJ_ERR_OVERFLOW. The builder is reset either way. */
-tj_status_t tj_layout_builder_end(tj_layout_builder_t *b, tj_layout_t **out);
-
-/* Whether the builder failed for having too many parts. */
-bool tj_layout_builder_too_many(const tj_layout_builder_t *b);
 
 /* Finish @p *l for a type of MPI extent @p extent and size @p size: its word, device table
  * element sizes and hash. TJ_ERR_NOT_STRIDED when its size disagrees (a translation bug; the
@@ -170,30 +135,27 @@ int64_t tj_layout_frame_offset(const tj_layout_t *l, int64_t e);
  * cannot race). Conservative: parts whose footprints interleave count as overlapping. */
 bool tj_layout_disjoint(tj_layout_t *l, int64_t count);
 
-/* The contiguous runs of one object in packed order, each (disp, len) with disp from frame
- * element 0 (the start excluded, as the kernels are built), adjacent runs merged: calls @p fn
- * for each. False, after at most @p max calls, when there are more than @p max runs. */
-bool tj_layout_each_run(const tj_layout_t *l, int64_t max,
-                        void (*fn)(int64_t disp, int64_t len, void *arg), void *arg);
+/* What a finished layout is made of, as a parts kernel's manifest line names it
+ * (src/kernels/layoutline.c): its frame, its shapes (blocks at start 0; the run shape for runs),
+ * and either its baked table (the parts, with the MPI extent) or, for a table in device memory,
+ * the kernel's word and the element sizes of the table, without the parts. */
+typedef struct {
+    int nframe;
+    const int64_t *fcounts, *fstrides;
+    int nshapes;
+    const tj_block_t *shapes;
+    bool baked;
+    int64_t extent;                  /* baked: the step between objects */
+    int64_t nparts;                  /* baked: 1 to TJ_LAYOUT_BAKED_MAX parts; else 0 */
+    const int64_t *disp, *len;       /* baked: each part's first byte and its packed bytes */
+    const uint8_t *shape;            /* baked: each part's shape */
+    int word, pre_bytes, disp_bytes; /* a device table's: W (1 to 16), 4 or 8, 4 or 8 */
+} tj_layout_parts_t;
 
-/* The layout of the contiguous runs of the finished layout @p l (tj_layout_each_run): no
- * frame, the same start, extent and size, its table never baked, so that one kernel per word
- * serves every such layout (the generic parts kernel). TJ_ERR_NOT_STRIDED past
- * TJ_LAYOUT_MAX_PARTS runs. */
-tj_status_t tj_layout_runs(const tj_layout_t *l, tj_layout_t **out);
-
-/* Number of runs tj_layout_each_run calls back for; -1 when more than @p max. */
-int64_t tj_layout_count_runs(const tj_layout_t *l, int64_t max);
-
-/* What a kernel of the finished layout @p l depends on, as one line (the manifest's): "table=baked
- * extent=E" or "table=device pre=4 disp=8", then "frame=C:S,..." (or "frame=-"), then each shape
- * after " | " ("runs", or the block as tj_block_format writes it), then for a baked table
- * " | parts=DISP:LEN:SHAPE,...". Returns the length needed, as snprintf. */
-int tj_layout_kernel_format(const tj_layout_t *l, char *buf, size_t len);
-
-/* The layout a line of tj_layout_kernel_format names, finished, with @p word (the kernel's) as
- * its word when its table is not baked. TJ_ERR_PARSE for anything malformed. */
-tj_status_t tj_layout_kernel_parse(const char *text, int word, tj_layout_t **out);
+/* The finished layout @p p describes; TJ_ERR_INVALID when it is not one (a shape out of range or
+ * not at start 0, a part of no bytes or not whole repetitions of its shape, sizes out of range,
+ * a baked table that finishing would not bake), TJ_ERR_NOMEM. */
+tj_status_t tj_layout_assemble(const tj_layout_parts_t *p, tj_layout_t **out);
 
 /* One-line text: "parts=N shapes=S frame=C1xC2 table=baked|device W=8 size=... extent=...".
  * Returns the length needed, as snprintf. */

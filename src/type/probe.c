@@ -1,5 +1,6 @@
 /* Probing a datatype's typemap through PMPI_Pack (see probe.h). Offsets below 2^20 take three
  * passes of one byte each: pass d fills typed byte i with byte d of i. */
+#include "type/layout_builder.h"
 #include "type/probe.h"
 
 #include <stdlib.h>
@@ -46,7 +47,7 @@ tj_status_t tj_probe_layout(MPI_Datatype type, int64_t true_lb, int64_t true_ext
         int64_t k = j + 1;
         while (k < size && from[k] == from[k - 1] + 1)
             k++;
-        tj_layout_add_run(&b, true_lb + (int64_t)from[j], k - j);
+        tj_layout_builder_add_run(&b, true_lb + (int64_t)from[j], k - j);
         j = k;
     }
     if ((st = tj_layout_builder_end(&b, &l)) != TJ_OK) {

@@ -28,7 +28,8 @@
  * batch of thousands is common): the commit record is allocated only when the type is
  * committed. */
 typedef struct {
-    bool known; /* the creation record below is valid */
+    bool known;    /* the creation record below is valid */
+    bool building; /* a thread builds the pending commit record's layout (tj_table_claim) */
     int nnodes;
     tj_type_known_t kn;
     tj_type_info_t *info; /* the commit record; NULL when not committed */
@@ -197,6 +198,7 @@ static entry_t *entry_get(MPI_Datatype type)
     if ((e = tj_slab_alloc(&entry_pool)) == NULL)
         return NULL;
     e->known = false;
+    e->building = false;
     e->nnodes = 0;
     e->info = NULL;
     e->nodes = e->small;
@@ -224,6 +226,7 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
     if (e != NULL) {
         old = e->info->layout;
         *e->info = *info;
+        e->building = false;
         tj_layout_hold(info->layout);
     }
     unlock();
@@ -245,6 +248,28 @@ bool tj_table_get(MPI_Datatype type, tj_type_info_t *info)
     return found;
 }
 
+tj_table_claim_t tj_table_claim(MPI_Datatype type, tj_type_info_t *info)
+{
+    tj_table_claim_t found = TJ_TABLE_NONE;
+    entry_t *e;
+
+    write_lock();
+    e = entry_find(type);
+    if (e != NULL && e->info != NULL) {
+        *info = *e->info;
+        if (!e->info->pending)
+            found = TJ_TABLE_SETTLED;
+        else if (e->building)
+            found = TJ_TABLE_BUSY;
+        else {
+            e->building = true;
+            found = TJ_TABLE_CLAIMED;
+        }
+    }
+    unlock();
+    return found;
+}
+
 tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info)
 {
     tj_layout_t *old = NULL;
@@ -256,6 +281,7 @@ tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info)
     if (e != NULL && e->info != NULL && e->info->pending) {
         old = e->info->layout;
         *e->info = *info;
+        e->building = false;
         tj_layout_hold(info->layout);
         done = true;
     }
@@ -289,6 +315,7 @@ tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, 
         /* A new type at this handle: an old commit record is stale. */
         old_info = e->info;
         e->info = NULL;
+        e->building = false;
     }
     info_free(old_info);
     unlock();
@@ -331,13 +358,29 @@ void tj_table_drop(MPI_Datatype type)
     unlock();
 }
 
-void tj_table_each(void (*fn)(const tj_type_info_t *info, void *arg), void *arg)
+void tj_table_strided_blocks(tj_block_t **blocks, size_t *n)
 {
+    tj_block_t *v = NULL;
+    size_t count = 0, cap = 0;
+
     read_lock();
-    for (size_t i = 0; i < nslots; i++)
-        if (slots[i].e != NULL && slots[i].e->info != NULL)
-            fn(slots[i].e->info, arg);
+    for (size_t i = 0; i < nslots; i++) {
+        const tj_type_info_t *info = slots[i].e != NULL ? slots[i].e->info : NULL;
+        if (info == NULL || !info->strided)
+            continue;
+        if (count == cap) {
+            size_t grown = cap ? 2 * cap : 64;
+            tj_block_t *b = realloc(v, grown * sizeof(*b));
+            if (b == NULL)
+                break; /* the rest get their kernels at their device calls */
+            v = b;
+            cap = grown;
+        }
+        v[count++] = info->block;
+    }
     unlock();
+    *blocks = v;
+    *n = count;
 }
 
 void tj_table_clear(void)

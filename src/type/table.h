@@ -37,7 +37,7 @@ typedef struct {
      * that made it (a request's) takes one of its own with tj_type_info_hold. */
     tj_layout_t *layout;
     /* Not strided, and whether it has a layout is not known yet: it is built at the type's first
-     * device call (send/lazy.h), so that a program that never moves the type on a device pays
+     * device call (type/lazy.h), so that a program that never moves the type on a device pays
      * nothing for it. Until then the type is neither strided nor with a layout. */
     bool pending;
 } tj_type_info_t;
@@ -85,18 +85,30 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);
 /* Copy the commit record of @p type into @p info; false when there is none. */
 bool tj_table_get(MPI_Datatype type, tj_type_info_t *info);
 
+/* What tj_table_claim found. */
+typedef enum {
+    TJ_TABLE_NONE,    /* no commit record */
+    TJ_TABLE_SETTLED, /* a record that is not pending, copied into *info */
+    TJ_TABLE_CLAIMED, /* a pending record, copied: the caller builds its layout and settles it */
+    TJ_TABLE_BUSY,    /* a pending record whose layout another thread is building */
+} tj_table_claim_t;
+
+/* The commit record of @p type, claimed for its layout's build when it is pending and no other
+ * thread has claimed it (type/lazy.h builds it without holding any lock, then settles it). */
+tj_table_claim_t tj_table_claim(MPI_Datatype type, tj_type_info_t *info);
+
 /* Replace the commit record of @p type by @p info (its layout built) if that record is still
- * pending; the record takes a reference to info->layout. TJ_ERR_NOT_FOUND when there is no
- * pending record (the type was freed, or another thread settled it first). */
+ * pending, ending its claim; the record takes a reference to info->layout. TJ_ERR_NOT_FOUND
+ * when there is no pending record (the type was freed, or another thread settled it first). */
 tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info);
 
 /* Forget @p type, both its commit and its creation record (MPI_Type_free). */
 void tj_table_drop(MPI_Datatype type);
 
-/* Call @p fn with the record of every committed type, under the table's lock: @p fn copies
- * what it needs and must not call the table (the kernels of the types committed before the
- * process met the GPU are asked for this way). */
-void tj_table_each(void (*fn)(const tj_type_info_t *info, void *arg), void *arg);
+/* The blocks of every committed strided type, copied (malloc'd into *@p blocks, the caller frees
+ * them; as many as memory allows): the kernels of the types committed before the process met
+ * the GPU are asked for this way. */
+void tj_table_strided_blocks(tj_block_t **blocks, size_t *n);
 
 /* The type as debug lines name it: `type N` (its Fortran handle, a small number in Open MPI),
  * with `"NAME"` when the application gave it one (MPI_Type_set_name), e.g. `type 17 "halo

@@ -2,9 +2,7 @@
  * lives on its stack: a thread's wait covers its own launches (and, on a shared stream, any
  * other thread's launched before them, which only finishes those sooner), and a thread never
  * skips a wait because another thread waited. */
-#include "send/batch.h"
-
-#include "util/log.h"
+#include "gpu/batch.h"
 
 void tj_batch_init(tj_batch_t *b)
 {
@@ -47,19 +45,4 @@ tj_status_t tj_batch_wait(tj_batch_t *b)
     }
     tj_batch_init(b);
     return st;
-}
-
-int tj_batch_run(tj_batch_work_t work, void *arg)
-{
-    tj_batch_t b;
-    int rc;
-
-    tj_batch_init(&b);
-    rc = work(arg, &b);
-    if (tj_batch_wait(&b) != TJ_OK) {
-        /* The failure was logged where it happened. */
-        tj_log_debug("a device call's wait failed; its work is done again step by step");
-        rc = work(arg, NULL);
-    }
-    return rc;
 }

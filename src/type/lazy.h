@@ -3,15 +3,16 @@
  * asks for its description, builds its layout (type/flatten.h) and records it in the type table
  * for every later call. A program that never moves the type on a device pays nothing for it,
  * however many members it has. */
-#ifndef TJ_SEND_LAZY_H
-#define TJ_SEND_LAZY_H
+#ifndef TJ_TYPE_LAZY_H
+#define TJ_TYPE_LAZY_H
 
 #include <mpi.h>
 
 #include "type/table.h"
 
-/* Build the layout of the pending type @p type: the first thread to ask builds it and records it
- * in the type table, any other waits for that and takes the record. @p info, a copy of the
+/* Build the layout of the pending type @p type: the first thread to ask claims the record
+ * (tj_table_claim), builds the layout holding no lock and settles it in the type table; any
+ * other waits for that and takes the record. @p info, a copy of the
  * type's record, is replaced by the record as it is then: a layout, a strided block (a layout
  * that is one), or neither (the system MPI's; also when the build failed), never pending. Like a
  * copy from tj_table_get it holds no reference of its own. */
@@ -37,4 +38,4 @@ static inline const tj_type_info_t *tj_lazy_info(MPI_Datatype type, const tj_typ
     return own;
 }
 
-#endif /* TJ_SEND_LAZY_H */
+#endif /* TJ_TYPE_LAZY_H */

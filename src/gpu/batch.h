@@ -1,9 +1,10 @@
-/* One wait per call: the device work of a send, a collective or a completion call (pack and unpack
- * kernels, and the copies around them) is launched region by region on the streams of the
- * contexts it belongs to, and waited for once, before the MPI is given the bytes or the
- * application its buffer. MPI_Pack and MPI_Unpack wait in the call itself (no batch). */
-#ifndef TJ_SEND_BATCH_H
-#define TJ_SEND_BATCH_H
+/* Batches: the contexts a call left device work in, each waited on once. The device work of a
+ * send, a collective or a completion call (pack and unpack kernels, and the copies around them)
+ * is launched region by region on the streams of the contexts it belongs to, and waited for once,
+ * before the MPI is given the bytes or the application its buffer (send/onewait.h). MPI_Pack and
+ * MPI_Unpack wait in the call itself (no batch). */
+#ifndef TJ_GPU_BATCH_H
+#define TJ_GPU_BATCH_H
 
 #include <stdbool.h>
 
@@ -32,13 +33,4 @@ tj_status_t tj_batch_settle(tj_batch_t *b);
  * effects of the work are unknown, and the caller does it again, each step waiting for itself. */
 tj_status_t tj_batch_wait(tj_batch_t *b);
 
-/* A call's device work into @p b, or, when @p b is NULL, step by step, each step waiting for
- * itself. Returns the MPI result. */
-typedef int (*tj_batch_work_t)(void *arg, tj_batch_t *b);
-
-/* @p work into a batch of its own, then one wait; when that wait fails, @p work again without a
- * batch (steps that cannot use the device then stage through host memory). Returns the MPI
- * result of the work that counted. */
-int tj_batch_run(tj_batch_work_t work, void *arg);
-
-#endif /* TJ_SEND_BATCH_H */
+#endif /* TJ_GPU_BATCH_H */

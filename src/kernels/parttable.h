@@ -2,8 +2,8 @@
  * its source holds reads (jit/parts.h). Each is built at the first device call that needs it, in
  * the context of that call, kept with the layout (shared by every type of that layout) and freed
  * with it, or at MPI_Finalize. */
-#ifndef TJ_SEND_PARTTABLE_H
-#define TJ_SEND_PARTTABLE_H
+#ifndef TJ_KERNELS_PARTTABLE_H
+#define TJ_KERNELS_PARTTABLE_H
 
 #include "gpu/cuda.h"
 #include "type/layout.h"
@@ -21,4 +21,4 @@ tj_status_t tj_parttable_runs(tj_layout_t *l, tj_layout_t **runs);
 /* Free every device table, each in its own context (MPI_Finalize, before the contexts go). */
 void tj_parttable_finalize(void);
 
-#endif /* TJ_SEND_PARTTABLE_H */
+#endif /* TJ_KERNELS_PARTTABLE_H */

@@ -1,5 +1,7 @@
-/* Layouts built at a type's first device call (see lazy.h). */
-#include "send/lazy.h"
+/* Layouts built at a type's first device call (see lazy.h). The type table owns the records and
+ * who builds one (tj_table_claim); a build runs holding no lock (it calls the system MPI), and a
+ * thread that finds another one building waits for any build to end, then asks again. */
+#include "type/lazy.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -9,9 +11,11 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-/* One build at a time: builds are rare (once per type), and a thread that asks for a layout
- * another thread is building must wait for it rather than build it a second time. */
-static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Builds that ended, counted, so that a waiter notices any end after it asked the table: a
+ * leaf lock, never held with the table's. */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
+static unsigned long builds_done;
 
 /* The layout of the pending record @p info, or the block it is, or why it has neither (in
  * info->reason), as the commit made them before layouts were deferred. */
@@ -62,26 +66,45 @@ static void log_built(MPI_Datatype type, const tj_type_info_t *info)
 void tj_lazy_build(MPI_Datatype type, tj_type_info_t *info)
 {
     tj_type_info_t rec;
+    unsigned long seen;
     bool built = false;
 
-    pthread_mutex_lock(&build_lock);
-    if (!tj_table_get(type, &rec)) {
-        /* No record any more (freed by another thread meanwhile): the system MPI's. */
-        rec = *info;
-        rec.pending = false;
-    } else if (rec.pending) {
-        bool kept;
+    for (;;) {
+        pthread_mutex_lock(&done_lock);
+        seen = builds_done;
+        pthread_mutex_unlock(&done_lock);
+        switch (tj_table_claim(type, &rec)) {
+        case TJ_TABLE_NONE:
+            /* No record any more (freed by another thread meanwhile): the system MPI's. */
+            rec = *info;
+            rec.pending = false;
+            goto out;
+        case TJ_TABLE_SETTLED:
+            goto out;
+        case TJ_TABLE_BUSY:
+            pthread_mutex_lock(&done_lock);
+            while (builds_done == seen)
+                pthread_cond_wait(&done, &done_lock);
+            pthread_mutex_unlock(&done_lock);
+            continue;
+        case TJ_TABLE_CLAIMED:
+            break;
+        }
         build(type, &rec);
-        built = true;
-        /* The table's reference keeps the layout for the copies; this one is dropped. A type
-         * freed meanwhile leaves no record to settle: then the call has no layout. */
-        kept = tj_table_settle(type, &rec) == TJ_OK;
+        /* The table's reference keeps the layout for the copies; this one is dropped. A record
+         * that is no longer pending (the type freed, or committed anew, meanwhile) is asked
+         * for again. */
+        built = tj_table_settle(type, &rec) == TJ_OK;
         tj_layout_release(rec.layout);
-        if (!kept)
-            rec.layout = NULL;
+        pthread_mutex_lock(&done_lock);
+        builds_done++;
+        pthread_cond_broadcast(&done);
+        pthread_mutex_unlock(&done_lock);
+        if (built)
+            goto out;
     }
+out:
     *info = rec;
-    pthread_mutex_unlock(&build_lock);
     /* Its kernels are asked for by the calls that launch them (each its direction and word). */
     if (built && tj_log_level >= TJ_LOG_DEBUG)
         log_built(type, info);

@@ -1,0 +1,12 @@
+/* The system MPI's collective on the bytes typejit packed: the same call the application made
+ * (the same form: int or large-count, blocking or not), with each packed side's staging, wire
+ * counts, displacements and types in place of the application's. */
+#ifndef TJ_SEND_COLL_SYSTEM_H
+#define TJ_SEND_COLL_SYSTEM_H
+
+#include "send/coll_sides.h"
+
+/* The system MPI's call for @p x: blocking when @p req is NULL. Its result. */
+int tj_coll_system_call(tj_coll_t *x, MPI_Request *req);
+
+#endif /* TJ_SEND_COLL_SYSTEM_H */
