@@ -96,7 +96,7 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/cpu-m
 
 # The first python3 that has matplotlib draws the plots; any prints the tables.
 python3=""
-for p in python3 /usr/bin/python3 "$build/plot-venv/bin/python3"; do
+for p in python3 /usr/bin/python3; do
     if "$p" -c "import matplotlib" 2>/dev/null; then
         python3=$p
         break
@@ -105,7 +105,7 @@ done
 if [ -n "$python3" ]; then
     "$python3" bench/plot_cpu.py "${packs[@]}" "$out" --commit "$out/cpu_commit.csv"
 else
-    echo "run-cpu: no python3 with matplotlib: no plots"
+    echo "run-cpu: no python3 with matplotlib (Debian: python3-matplotlib): no plots"
     python3=python3
 fi
 echo
