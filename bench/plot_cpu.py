@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Plots and tables of the CPU benchmarks (bench_pack_cpu's and bench_commit's CSV).
 
-    plot_cpu.py cpu_pack.csv OUTDIR [--commit commit.csv]
-        write OUTDIR/cpu_pack.png (GB/s against run length, engine and MPI, one panel per
-        object size, pack and unpack) and, with --commit, OUTDIR/cpu_commit.png
-    plot_cpu.py --table cpu_pack.csv [--commit commit.csv]
-        print the tables as Markdown
+    plot_cpu.py PACK.csv [PACK.csv ...] OUTDIR [--commit commit.csv]
+        write OUTDIR/cpu_pack_<mpi>.png for each pack CSV (one run of bench_pack_cpu on one
+        MPI): the engine's speed over the system MPI's per shape (run length on the x axis, a
+        line per object size, a panel per direction, pitch and count), filled markers where
+        TYPEJIT_HOST=auto chooses the engine, and the memcpy ceiling dotted; with --commit,
+        OUTDIR/cpu_commit.png
+    plot_cpu.py --table PACK.csv [PACK.csv ...] [--commit commit.csv]
+        print the tables as Markdown: the ratios against every MPI side by side, the shapes where
+        the engine or auto is behind, and GB/s beside the memcpy ceiling
 
 Lines starting with '#' in the CSV files are comments and are skipped.
 """
 import csv
+import re
 import sys
 
 
@@ -27,36 +32,73 @@ def size_label(n):
     return f"{n} B"
 
 
+def family(name):
+    """openmpi or mpich (file names), from the mpi column."""
+    low = name.lower()
+    if low.startswith("open mpi"):
+        return "openmpi"
+    if low.startswith("mpich"):
+        return "mpich"
+    return re.sub(r"[^a-z0-9]+", "", low)[:16] or "mpi"
+
+
+def pitch_kind(r):
+    return "2x" if int(r["pitch_bytes"]) == 2 * int(r["run_bytes"]) and int(r["pitch_bytes"]) != 512 \
+        else "512"
+
+
+def count_kind(r):
+    return "one" if int(r["count"]) == 1 else "many"
+
+
+PANELS = [("512", "one"), ("512", "many"), ("2x", "one"), ("2x", "many")]
+
+
 def plot_pack(rows, outdir):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    mpi = rows[0]["mpi"]
     sizes = sorted({int(r["object_bytes"]) for r in rows})
-    ops = ["pack", "unpack"]
-    fig, axes = plt.subplots(len(ops), len(sizes), figsize=(4.2 * len(sizes), 3.4 * len(ops)),
-                             squeeze=False)
-    for i, op in enumerate(ops):
-        for j, size in enumerate(sizes):
+    cmap = plt.get_cmap("viridis")
+    fig, axes = plt.subplots(2, len(PANELS), figsize=(4.3 * len(PANELS), 7.2), squeeze=False)
+    for i, op in enumerate(("pack", "unpack")):
+        for j, (pitch, count) in enumerate(PANELS):
             ax = axes[i][j]
-            pts = sorted((int(r["run_bytes"]), float(r["engine_GBps"]), float(r["mpi_GBps"]))
-                         for r in rows if r["op"] == op and int(r["object_bytes"]) == size)
-            if not pts:
-                ax.set_visible(False)
-                continue
-            runs = [p[0] for p in pts]
-            ax.plot(runs, [p[1] for p in pts], marker="o", label="typejit engine")
-            ax.plot(runs, [p[2] for p in pts], marker="s", label="Open MPI PMPI_" + op.title())
+            for k, size in enumerate(sizes):
+                pts = sorted((int(r["run_bytes"]), float(r["ratio"]), r["auto"] == "engine",
+                              float(r["memcpy_GBps"]) / float(r["mpi_GBps"]))
+                             for r in rows
+                             if r["op"] == op and int(r["object_bytes"]) == size
+                             and pitch_kind(r) == pitch and count_kind(r) == count)
+                if not pts:
+                    continue
+                color = cmap(k / max(1, len(sizes) - 1))
+                runs = [p[0] for p in pts]
+                ax.plot(runs, [p[1] for p in pts], color=color, label=size_label(size))
+                ax.scatter([p[0] for p in pts if p[2]], [p[1] for p in pts if p[2]], color=color,
+                           s=14, zorder=3)
+                ax.scatter([p[0] for p in pts if not p[2]], [p[1] for p in pts if not p[2]],
+                           facecolors="none", edgecolors=color, s=14, zorder=3)
+                ax.plot(runs, [p[3] for p in pts], color=color, linestyle=":", linewidth=0.8)
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.axhline(2.0, color="red", linewidth=0.8, linestyle="--")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
-            ax.set_title(f"{op}, {size_label(size)} packed")
-            ax.set_xlabel("contiguous run (B), pitch 512 B")
-            ax.set_ylabel("GB/s (packed bytes)")
+            ax.set_title(f"{op}, pitch {'2x run' if pitch == '2x' else '512 B'}, count {count}",
+                         fontsize=9)
+            ax.set_xlabel("contiguous run (B)")
+            ax.set_ylabel(f"engine speed / {mpi}")
             ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=7, title="packed bytes", title_fontsize=7)
+    fig.suptitle(f"typejit CPU engine against {mpi} (filled: TYPEJIT_HOST=auto takes the engine; "
+                 "dotted: memcpy of all the bytes, the ceiling)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(f"{outdir}/cpu_pack.png", dpi=90)
+    path = f"{outdir}/cpu_pack_{family(mpi)}.png"
+    fig.savefig(path, dpi=80)
     plt.close(fig)
+    return path
 
 
 def plot_commit(rows, outdir):
@@ -100,24 +142,85 @@ def plot_commit(rows, outdir):
     plt.close(fig)
 
 
-def table_pack(rows):
-    """One table per direction: a row per run length, engine / MPI / ratio per object size."""
-    sizes = sorted({int(r["object_bytes"]) for r in rows})
-    runs = sorted({int(r["run_bytes"]) for r in rows})
-    cell = {(r["op"], int(r["object_bytes"]), int(r["run_bytes"])): r for r in rows}
+def key(r):
+    return (r["op"], pitch_kind(r), count_kind(r), int(r["object_bytes"]), int(r["run_bytes"]))
+
+
+def table_pack(runs):
+    """Per direction, pitch and count: a row per run length, a column per object size, each
+    cell the engine's speed over each MPI's ("auto" marks where TYPEJIT_HOST=auto keeps the
+    system MPI), then the shapes where the engine or auto is behind, then GB/s beside memcpy."""
+    names = [rows[0]["mpi"] for rows in runs]
+    cells = [{key(r): r for r in rows} for rows in runs]
+    sizes = sorted({int(r["object_bytes"]) for rows in runs for r in rows})
+    all_runs = sorted({int(r["run_bytes"]) for rows in runs for r in rows})
+    who = " / ".join(names)
+    print(f"Each cell: the engine's speed over {who} (median per-call time of the system MPI over "
+          "the engine's); `(mpi)`: TYPEJIT_HOST=auto leaves that shape to that MPI.")
+    print()
     for op in ("pack", "unpack"):
-        head = " | ".join(f"{size_label(s)}: engine, MPI GB/s, ratio" for s in sizes)
-        print(f"| {op}: run (B) | {head} |")
-        print("| ---: |" + " ---: |" * len(sizes))
-        for run in runs:
-            vals = []
-            for s in sizes:
-                r = cell.get((op, s, run))
-                vals.append("" if r is None else
-                            f"{float(r['engine_GBps']):.3g}, {float(r['mpi_GBps']):.3g}, "
-                            f"**{float(r['ratio']):.2f}x**")
-            print(f"| {run} | " + " | ".join(vals) + " |")
+        for pitch, count in PANELS:
+            head = " | ".join(size_label(s) for s in sizes)
+            print(f"| {op}, pitch {'2x run' if pitch == '2x' else '512 B'}, count {count}: run (B)"
+                  f" | {head} |")
+            print("| ---: |" + " ---: |" * len(sizes))
+            for run in all_runs:
+                vals, any_cell = [], False
+                for s in sizes:
+                    parts = []
+                    for c in cells:
+                        r = c.get((op, pitch, count, s, run))
+                        if r is None:
+                            parts.append("-")
+                            continue
+                        any_cell = True
+                        mark = "" if r["auto"] == "engine" else " (mpi)"
+                        parts.append(f"{float(r['ratio']):.2f}{mark}")
+                    vals.append(" / ".join(parts))
+                if any_cell:
+                    print(f"| {run} | " + " | ".join(vals) + " |")
+            print()
+    for name, rows in zip(names, runs):
+        behind = [r for r in rows if float(r["ratio"]) < 1.0]
+        auto_behind = [r for r in rows if float(r["auto_ratio"]) < 0.95]
+        short = [r for r in rows if int(r["run_bytes"]) <= 64]
+        two = [r for r in short if float(r["ratio"]) >= 2.0]
+        print(f"{name}: {len(rows)} shapes; the engine behind on {len(behind)} "
+              f"(auto takes the engine on {sum(r['auto'] == 'engine' for r in behind)} of those); "
+              f"auto below 0.95 on {len(auto_behind)}; runs of 1-64 B: 2x or more on "
+              f"{len(two)} of {len(short)}")
         print()
+        if auto_behind:
+            print(f"| {name}: auto below 0.95 | op | pitch | count | engine / MPI |")
+            print("| --- | --- | ---: | --- | ---: |")
+            for r in auto_behind:
+                print(f"| {size_label(r['object_bytes'])}, run {r['run_bytes']} B | {r['op']} | "
+                      f"{r['pitch_bytes']} | {count_kind(r)} | {float(r['ratio']):.2f} |")
+            print()
+
+
+def table_gbps(runs, op="pack", pitch="512", count="one"):
+    """GB/s of the engine and of every MPI beside memcpy, for one direction, pitch and count."""
+    names = [rows[0]["mpi"] for rows in runs]
+    cells = [{key(r): r for r in rows} for rows in runs]
+    sizes = sorted({int(r["object_bytes"]) for rows in runs for r in rows})
+    all_runs = sorted({int(r["run_bytes"]) for rows in runs for r in rows})
+    print(f"GB/s, {op}, pitch {'2x run' if pitch == '2x' else '512 B'}, count {count}: engine "
+          f"(with the {names[0]} build), " + ", ".join(names) +
+          ", a memcpy call per run, one memcpy of all the bytes (the ceiling)")
+    print()
+    print("| size | run (B) | engine | " + " | ".join(names) + " | memcpy per run | memcpy |")
+    print("| --- | ---: | ---: |" + " ---: |" * len(names) + " ---: | ---: |")
+    for s in sizes:
+        for run in all_runs:
+            rs = [c.get((op, pitch, count, s, run)) for c in cells]
+            if rs[0] is None:
+                continue
+            mp = " | ".join("-" if r is None else f"{float(r['mpi_GBps']):.3g}" for r in rs)
+            r = rs[0]
+            print(f"| {size_label(s)} | {run} | {float(r['engine_GBps']):.3g} | {mp} | "
+                  f"{float(r['runs_GBps']):.3g} | {float(r['memcpy_GBps']):.3g} |")
+    print()
 
 
 def table_commit(rows):
@@ -136,20 +239,26 @@ def main(argv):
         i = argv.index("--commit")
         commit = argv[i + 1]
         del argv[i:i + 2]
-    if len(argv) == 2 and argv[0] == "--table":
-        table_pack(load(argv[1]))
+    if len(argv) >= 2 and argv[0] == "--table":
+        runs = [rows for rows in (load(p) for p in argv[1:]) if rows]
+        if runs:
+            table_pack(runs)
+            table_gbps(runs)
         if commit:
             print()
             table_commit(load(commit))
         return 0
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    plot_pack(load(argv[0]), argv[1])
+    for path in argv[:-1]:
+        rows = load(path)
+        if rows:
+            print(plot_pack(rows, argv[-1]))
     if commit:
         rows = load(commit)
         if rows:
-            plot_commit(rows, argv[1])
+            plot_commit(rows, argv[-1])
     return 0
 
 

@@ -2,10 +2,13 @@
 # The CPU benchmarks in one call (no GPU needed):
 #   bash bench/run-cpu.sh [--quick]
 # Builds libtypejit.so, bench_commit and bench_pack_cpu in Release (in $BUILD, default
-# build-bench) when needed, runs bench_commit with the library preloaded (typejit and the system
-# MPI timed in the same process) and bench_pack_cpu (the engine's CPU packer against
-# PMPI_Pack/PMPI_Unpack), writes CSV files and PNG plots to bench/results/ (or $OUT when set) and
-# prints the tables. bench_commit --huge times the commit of types with up to a million members
+# build-bench, against the default mpicc: Debian's Open MPI) when needed, and bench_pack_cpu
+# against MPICH too (in $BUILD_MPICH, default build-bench-mpich, with mpicc.mpich; skipped where
+# there is none); runs bench_commit with the library preloaded (typejit and the system MPI timed
+# in the same process) and bench_pack_cpu on each MPI (the CPU engine against
+# PMPI_Pack/PMPI_Unpack, with the memcpy ceiling: cpu_pack_openmpi.{txt,csv,png},
+# cpu_pack_mpich.{txt,csv,png}), writes CSV files and PNG plots to bench/results/ (or $OUT when
+# set) and prints the tables, both MPIs side by side. bench_commit --huge times the commit of types with up to a million members
 # (cpu_commit_huge.{txt,csv}) and, one fresh process per shape and mode, their peak memory
 # (cpu_commit_huge_mem.csv); bench_commit --many times batches of small irregular types
 # (cpu_commit_many.{txt,csv}).
@@ -29,7 +32,7 @@ lib="$build/libtypejit.so"
 {
     echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
     echo "memory: $(free -g | awk '/^Mem:/{print $2}') GiB, transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
-    echo "mpi: $(ompi_info 2>/dev/null | sed -n 's/^ *Open MPI: *//p' | head -1)"
+    echo "mpi: Open MPI $(ompi_info 2>/dev/null | sed -n 's/^ *Open MPI: *//p' | head -1), MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version: *//p')"
     echo "compiler: $(cc --version | head -1)"
     echo "build: $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")"
     date -u +"date: %Y-%m-%dT%H:%MZ"
@@ -70,19 +73,43 @@ LD_PRELOAD="$lib" "$build/bench/bench_commit" --many $quick >"$out/cpu_commit_ma
 grep -v '^#' "$out/cpu_commit_many.txt" >"$out/cpu_commit_many.csv"
 column -s, -t "$out/cpu_commit_many.csv" 2>/dev/null || cat "$out/cpu_commit_many.csv"
 
-echo "== bench_pack_cpu"
-"$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack.txt"
+echo "== bench_pack_cpu (Open MPI build; the full sweep takes about an hour, --quick a minute)"
+"$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack_openmpi.txt"
 pack_rc=$?
-grep -v '^#' "$out/cpu_pack.txt" >"$out/cpu_pack.csv"
+grep -v '^#' "$out/cpu_pack_openmpi.txt" >"$out/cpu_pack_openmpi.csv"
+packs=("$out/cpu_pack_openmpi.csv")
+if command -v mpicc.mpich >/dev/null; then
+    ompi_build=$build
+    build=${BUILD_MPICH:-build-bench-mpich}
+    RELEASE_CMAKE_ARGS="-DMPI_C_COMPILER=mpicc.mpich -DMPI_Fortran_COMPILER=mpifort.mpich" \
+        release_build cpu bench_pack_cpu
+    echo "== bench_pack_cpu (MPICH build)"
+    "$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack_mpich.txt" || pack_rc=1
+    grep -v '^#' "$out/cpu_pack_mpich.txt" >"$out/cpu_pack_mpich.csv"
+    packs+=("$out/cpu_pack_mpich.csv")
+    build=$ompi_build
+else
+    echo "run-cpu: no mpicc.mpich: bench_pack_cpu against Open MPI only"
+fi
 
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/cpu-machine.txt"
 
-python3=/usr/bin/python3
-[ -x "$python3" ] || python3=python3
-$python3 bench/plot_cpu.py "$out/cpu_pack.csv" "$out" --commit "$out/cpu_commit.csv" ||
-    echo "run-cpu: plotting failed (matplotlib missing?)"
+# The first python3 that has matplotlib draws the plots; any prints the tables.
+python3=""
+for p in python3 /usr/bin/python3; do
+    if "$p" -c "import matplotlib" 2>/dev/null; then
+        python3=$p
+        break
+    fi
+done
+if [ -n "$python3" ]; then
+    "$python3" bench/plot_cpu.py "${packs[@]}" "$out" --commit "$out/cpu_commit.csv"
+else
+    echo "run-cpu: no python3 with matplotlib (Debian: python3-matplotlib): no plots"
+    python3=python3
+fi
 echo
-$python3 bench/plot_cpu.py --table "$out/cpu_pack.csv" --commit "$out/cpu_commit.csv"
+"$python3" bench/plot_cpu.py --table "${packs[@]}" --commit "$out/cpu_commit.csv"
 echo
 echo "run-cpu: results in $out (commit rc=$commit_rc, huge rc=$huge_rc, pack rc=$pack_rc)"
 [ $commit_rc -eq 0 ] && [ $huge_rc -eq 0 ] && [ $pack_rc -eq 0 ]

@@ -23,9 +23,12 @@ set(TJ_CHECKED ${CMAKE_CURRENT_SOURCE_DIR}/run_checked.sh)
 tj_add_test(interpose_engine LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=engine -np 2
           $<TARGET_FILE:test_interpose> engine --types 1500)
+tj_add_test(interpose_auto LABELS "mpi;portable" TIMEOUT 300
+  COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -np 2 $<TARGET_FILE:test_interpose> auto
+          --types 1500)
 tj_add_test(interpose_system LABELS "mpi;portable" TIMEOUT 300
-  COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -np 2 $<TARGET_FILE:test_interpose> system
-          --types 500)
+  COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=system -np 2
+          $<TARGET_FILE:test_interpose> system --types 500)
 tj_add_test(interpose_disabled LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --silent -- ${TJ_MPIEXEC} -x TYPEJIT_DISABLE=1 -x TYPEJIT_HOST=engine
           -np 2 $<TARGET_FILE:test_interpose> disabled --types 300)
@@ -42,11 +45,11 @@ tj_add_test(interpose_stats LABELS "mpi;portable" TIMEOUT 300
 # regular expression has no semicolon: CMake would split the argument there).
 tj_add_test(interpose_misspelt_setting LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --once "ignoring TYPEJIT_HOTS: not a typejit setting. did you mean TYPEJIT_HOST.$"
-          -- ${TJ_MPIEXEC} -x TYPEJIT_HOTS=engine -np 2 $<TARGET_FILE:test_interpose> system
+          -- ${TJ_MPIEXEC} -x TYPEJIT_HOTS=engine -np 2 $<TARGET_FILE:test_interpose> auto
           --types 50)
 tj_add_test(interpose_bad_setting LABELS "mpi;portable" TIMEOUT 300
   COMMAND ${TJ_CHECKED} --expect "ignoring TYPEJIT_HOST=\"bogus\""
-          -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=bogus -np 1 $<TARGET_FILE:test_interpose> system
+          -- ${TJ_MPIEXEC} -x TYPEJIT_HOST=bogus -np 1 $<TARGET_FILE:test_interpose> auto
           --types 50)
 
 # Commit of a 1,000,000-member indexed type: typejit's translation may add only a bounded amount

@@ -21,6 +21,7 @@
 #include "type/cpu.h"
 #include "type/flatten.h"
 #include "type/translate.h"
+#include "util/common.h"
 
 static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
 {
@@ -37,11 +38,17 @@ static void report(const char *what, const char *desc, int count, int pos, int64
                 what, desc, count, pos, (long long)where);
 }
 
-/* One type, by its strided block or else by its layout: pack and unpack `count` objects at
- * packed position `pos`. */
-static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layout_t *layout,
-                       const char *desc, int count, int pos, uint64_t salt)
+/* Instruction sets the strided blocks are packed with: every level this processor runs. */
+static int isa_levels = 1;
+static const char *pack_names[] = {"pack", "pack (avx2)", "pack (avx512)"};
+static const char *unpack_names[] = {"unpack", "unpack (avx2)", "unpack (avx512)"};
+
+/* One type, by its strided block (with the loops of instruction set @p isa) or else by its
+ * layout: pack and unpack `count` objects at packed position `pos`. */
+static void check_type_isa(MPI_Datatype type, const tj_block_t *block, const tj_layout_t *layout,
+                           tj_cpu_isa_t isa, const char *desc, int count, int pos, uint64_t salt)
 {
+    tj_cpu_plan_t plan;
     MPI_Aint tlb, text, lb, ext;
     MPI_Count size;
     int64_t lo, hi, n, where = 0;
@@ -79,17 +86,19 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layo
     memset(p2, POISON, (size_t)outsize);
     REQUIRE(PMPI_Pack(src.origin, count, type, p1, outsize, &pos1, MPI_COMM_SELF) == MPI_SUCCESS);
     CHECK_EQ_INT(pos1, pos + n);
-    if (layout != NULL)
+    if (layout != NULL) {
         tj_cpu_pack_layout(layout, src.origin, count, p2 + pos);
-    else
-        tj_cpu_pack(block, src.origin, count, p2 + pos);
+    } else {
+        tj_cpu_plan_isa(block, isa, &plan);
+        tj_cpu_pack_plan(block, &plan, src.origin, count, p2 + pos);
+    }
     if (memcmp(p1, p2, (size_t)outsize) != 0) {
         for (int i = 0; i < outsize; i++)
             if (p1[i] != p2[i]) {
                 where = i;
                 break;
             }
-        report("pack", desc, count, pos, where);
+        report(pack_names[isa], desc, count, pos, where);
     }
     region_close(&src);
 
@@ -103,14 +112,84 @@ static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layo
     if (layout != NULL)
         tj_cpu_unpack_layout(layout, pattern + pos, count, b.origin);
     else
-        tj_cpu_unpack(block, pattern + pos, count, b.origin);
+        tj_cpu_unpack_plan(block, &plan, pattern + pos, count, b.origin);
     if (!region_equal(&a, &b, &where))
-        report("unpack", desc, count, pos, where);
+        report(unpack_names[isa], desc, count, pos, where);
     region_close(&a);
     region_close(&b);
     free(pattern);
     free(p1);
     free(p2);
+}
+
+/* A layout, or a strided block with the loops of every instruction set this processor runs. */
+static void check_type(MPI_Datatype type, const tj_block_t *block, const tj_layout_t *layout,
+                       const char *desc, int count, int pos, uint64_t salt)
+{
+    for (int isa = isa_levels - 1; isa >= 0; isa--) {
+        check_type_isa(type, block, layout, (tj_cpu_isa_t)isa, desc, count, pos, salt);
+        if (layout != NULL)
+            break;
+    }
+}
+
+/* ---- every loop of the CPU packer -------------------------------------------------------------
+ */
+
+/* Vectors of bytes of every run length a loop of its own moves and of lengths between them, at
+ * strides that make each loop run (the dense loop: runs close together; prefetching: rows of
+ * long strides beyond the L2 cache), forwards and backwards, one object and several (the
+ * objects a dimension of their own, or continuing the last one). Returns the loops used. */
+static unsigned loop_cases(void)
+{
+    static const int runs[] = {1,   2,   3,   4,   5,   7,    8,    9,    12,   15,  16,
+                               17,  24,  31,  32,  33,  48,   63,   64,   65,   100, 127,
+                               128, 129, 200, 256, 257, 1000, 2047, 2048, 2049, 5000};
+    unsigned used = 0;
+    int cases = 0;
+
+    for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+        const int run = runs[r];
+        const int strides[] = {run + 1, 2 * run, 3 * run + 5, 64, 512, -2 * run, -512};
+        for (size_t s = 0; s < sizeof(strides) / sizeof(strides[0]); s++) {
+            const int stride = strides[s];
+            if (tj_abs64(stride) <= run)
+                continue;
+            /* Some rows past the prefetch threshold (2 MiB of typed bytes and more), and short
+             * runs close together past the span where unpacks leave the dense loop (8 MiB). */
+            int64_t span = cases % 3 != 0 ? 4096 : run <= 4 && stride <= 8 ? (10 << 20) : (4 << 20);
+            int64_t blocks = span / tj_abs64(stride) + 3;
+            if (blocks * run > (8 << 20))
+                blocks = (8 << 20) / run;
+            MPI_Datatype v, t;
+            MPI_Type_create_hvector((int)blocks, run, stride, MPI_BYTE, &v);
+            /* Objects one after the other, or overlapping (the last write wins). */
+            MPI_Type_create_resized(
+                v, 0, cases % 2 ? (MPI_Aint)(blocks * tj_abs64(stride)) : run * 3 + 1, &t);
+            REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+            tj_block_t block;
+            tj_cpu_plan_t plan;
+            char desc[128];
+            if (tj_translate_block(t, &block, NULL) != TJ_OK) {
+                fprintf(stderr, "loops: run %d stride %d not strided\n", run, stride);
+                check_failures++;
+            } else {
+                tj_cpu_plan(&block, &plan);
+                used |= 1u << plan.loop;
+                if (plan.dense && stride > run && stride <= 64 - run)
+                    used |= 1u << TJ_CPU_LOOP_DENSE;
+                snprintf(desc, sizeof(desc), "hvector(%lld, %d, %d, MPI_BYTE)", (long long)blocks,
+                         run, stride);
+                for (int count = 1; count <= 3; count += 2)
+                    check_type(t, &block, NULL, desc, count, count == 1 ? 0 : 5,
+                               (uint64_t)(cases * 7 + count));
+            }
+            MPI_Type_free(&t);
+            MPI_Type_free(&v);
+            cases++;
+        }
+    }
+    return used;
 }
 
 /* ---- evenly spaced members, folded into strided parts -----------------------------------------
@@ -380,6 +459,12 @@ int main(int argc, char **argv)
         return 77;
     }
 #endif
+    isa_levels = (int)tj_cpu_isa_best() + 1;
+    unsigned loops = loop_cases();
+    printf("loops: instruction sets 0 to %d, loops used 0x%x\n", isa_levels - 1, loops);
+    /* Every run-length loop, and the dense one where the processor has it. */
+    CHECK((loops & ((1u << TJ_CPU_LOOP_DENSE) - 1)) == (1u << TJ_CPU_LOOP_DENSE) - 1);
+    CHECK(tj_cpu_isa_best() < TJ_CPU_ISA_AVX512 || (loops & (1u << TJ_CPU_LOOP_DENSE)) != 0);
     fold_cases();
     wrap_cases();
     rt_seed(&rng, seed);

@@ -32,9 +32,28 @@ static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t posi
     return true;
 }
 
+/* Whether the CPU engine packs (or unpacks) a host call of a type whose record is @p info:
+ * TYPEJIT_HOST=engine for every strided type (a pending type may be one: type/lazy.h, resolved
+ * here), auto as the cost model chose at commit, system never. */
+static bool host_engine(MPI_Datatype datatype, tj_type_info_t *info, bool unpack)
+{
+    switch (tj_config()->host) {
+    case TJ_HOST_ENGINE:
+        tj_lazy_resolve(datatype, info);
+        /* A type that became one block at its first device or engine call has no plan yet. */
+        if (info->strided && info->cpu.run == 0)
+            tj_cpu_plan(&info->block, &info->cpu);
+        return true;
+    case TJ_HOST_AUTO:
+        return unpack ? info->cpu.unpack : info->cpu.pack;
+    default:
+        return false;
+    }
+}
+
 /* MPI_Pack and MPI_Pack_c, in 64-bit counts: whether typejit packs the call (the device paths,
- * or the engine when TYPEJIT_HOST=engine), with *position advanced and the result in *rc; false
- * when the caller hands the call to the system MPI unchanged. */
+ * or the CPU engine on host buffers: host_engine), with *position advanced and the result in
+ * *rc; false when the caller hands the call to the system MPI unchanged. */
 static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype, void *outbuf,
                       int64_t outsize, int64_t *position, MPI_Comm comm, int *rc)
 {
@@ -45,12 +64,9 @@ static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype,
     if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
                         comm, rc))
         return true;
-    /* The engine packs host calls of strided types: a pending type may be one (type/lazy.h). */
-    if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known)
-        tj_lazy_resolve(datatype, &info);
-    if (tj_config()->host == TJ_HOST_ENGINE && inbuf != NULL && known &&
+    if (inbuf != NULL && known && host_engine(datatype, &info, false) &&
         engine_takes(&info, incount, *position, outsize, outbuf, comm, &bytes)) {
-        tj_cpu_pack(&info.block, inbuf, incount, (char *)outbuf + *position);
+        tj_cpu_pack_plan(&info.block, &info.cpu, inbuf, incount, (char *)outbuf + *position);
         *position += bytes;
         tj_stats_inc(TJ_STAT_packs_engine);
         *rc = MPI_SUCCESS;
@@ -70,12 +86,10 @@ static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, vo
     if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
                           comm, rc))
         return true;
-    /* The engine packs host calls of strided types: a pending type may be one (type/lazy.h). */
-    if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known)
-        tj_lazy_resolve(datatype, &info);
-    if (tj_config()->host == TJ_HOST_ENGINE && outbuf != NULL && known &&
+    if (outbuf != NULL && known && host_engine(datatype, &info, true) &&
         engine_takes(&info, outcount, *position, insize, inbuf, comm, &bytes)) {
-        tj_cpu_unpack(&info.block, (const char *)inbuf + *position, outcount, outbuf);
+        tj_cpu_unpack_plan(&info.block, &info.cpu, (const char *)inbuf + *position, outcount,
+                           outbuf);
         *position += bytes;
         tj_stats_inc(TJ_STAT_unpacks_engine);
         *rc = MPI_SUCCESS;

@@ -5,10 +5,12 @@
 
 #include "interpose/constructors.h"
 #include "interpose/init.h"
+#include "interpose/pairing.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
 #include "kernels/prepare.h"
+#include "type/cpu_model.h"
 #include "type/lazy.h"
 #include "type/translate.h"
 #include "util/log.h"
@@ -34,6 +36,36 @@ static void check_jit_always(void)
                   "kernels",
                   tj_status_string(st));
     }
+}
+
+/* Whose packer the CPU engine stands in for on host buffers: the system MPI's, known once MPI_Init
+ * has checked the pairing (every commit comes after it). MPICH's own releases pack with Yaksa;
+ * other members of its family (Intel MPI, ...) and the standard ABI get the model's cautious
+ * choices. */
+static tj_cpu_peer_t host_peer(void)
+{
+    static atomic_int peer = -1;
+    int p = atomic_load_explicit(&peer, memory_order_relaxed);
+
+    if (p < 0) {
+        tj_mpi_family_t family = tj_pairing_built_for();
+        p = family == TJ_MPI_OPEN_MPI ? TJ_CPU_PEER_OPEN_MPI
+            : family == TJ_MPI_MPICH && strncmp(tj_pairing_mpi_version(), "MPICH", 5) == 0
+                ? TJ_CPU_PEER_MPICH
+                : TJ_CPU_PEER_OTHER;
+        atomic_store_explicit(&peer, p, memory_order_relaxed);
+    }
+    return (tj_cpu_peer_t)p;
+}
+
+/* The CPU packer's plan of a strided type and the cost model's choice for TYPEJIT_HOST=auto,
+ * once at its commit; nothing with TYPEJIT_HOST=system, which never packs with the engine. */
+static void plan_host(tj_type_info_t *info)
+{
+    if (!info->strided || tj_config()->host == TJ_HOST_SYSTEM)
+        return;
+    tj_cpu_plan(&info->block, &info->cpu);
+    tj_cpu_model_decide(&info->block, host_peer(), &info->cpu);
 }
 
 void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
@@ -104,6 +136,7 @@ void tj_interpose_record(MPI_Datatype type)
     info.why = st;
     info.reason = st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     defer_layout(&info);
+    plan_host(&info);
     tj_stats_inc(TJ_STAT_commits);
     tj_stats_inc(info.strided   ? TJ_STAT_strided
                  : info.pending ? TJ_STAT_deferred
@@ -152,6 +185,7 @@ bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
     info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
     tj_table_read_extents(type, info);
     defer_layout(info); /* a pair type with a hole */
+    plan_host(info);
     tj_table_put(type, info);
     /* The copy returned holds no reference: the record has it, and named types stay. */
     tj_type_info_release(info);

@@ -7,6 +7,7 @@
 
 #include "type/block.h"
 #include "type/contents.h"
+#include "type/cpu.h"
 #include "type/layout.h"
 
 /* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
@@ -27,6 +28,9 @@ typedef struct {
     tj_status_t why;  /* TJ_OK, or why the type is not strided */
     int reason;       /* tj_reason_t (type/translate.h) when why is NOT_STRIDED */
     tj_block_t block; /* valid when strided */
+    /* How the CPU packer moves the block, and whether TYPEJIT_HOST=auto lets it pack the type's
+     * host calls: made at commit for a strided type unless TYPEJIT_HOST=system (run 0: none). */
+    tj_cpu_plan_t cpu;
     /* A type that is not strided but has a layout (type/layout.h), finished; NULL otherwise.
      * Neither strided nor with a layout: the system MPI handles the type. The table's record
      * holds a reference; a copy made by tj_table_get does not: a copy kept beyond the MPI call

@@ -275,7 +275,8 @@ void tj_config_parse(tj_config_t *cfg)
         {"off", TJ_LOG_OFF},      {"error", TJ_LOG_ERROR}, {"warn", TJ_LOG_WARN},
         {"warning", TJ_LOG_WARN}, {"info", TJ_LOG_INFO},   {"debug", TJ_LOG_DEBUG},
     };
-    static const choice_t hosts[] = {{"system", TJ_HOST_SYSTEM}, {"engine", TJ_HOST_ENGINE}};
+    static const choice_t hosts[] = {
+        {"auto", TJ_HOST_AUTO}, {"system", TJ_HOST_SYSTEM}, {"engine", TJ_HOST_ENGINE}};
     static const choice_t jits[] = {
         {"off", TJ_JIT_OFF}, {"auto", TJ_JIT_AUTO}, {"always", TJ_JIT_ALWAYS}};
     static const choice_t caches[] = {
@@ -295,7 +296,7 @@ void tj_config_parse(tj_config_t *cfg)
 
     cfg->disable = parse_bool("TYPEJIT_DISABLE", false);
     cfg->stats = parse_bool("TYPEJIT_STATS", false);
-    cfg->host = (tj_host_mode_t)parse_choice("TYPEJIT_HOST", hosts, 2, TJ_HOST_SYSTEM);
+    cfg->host = (tj_host_mode_t)parse_choice("TYPEJIT_HOST", hosts, 3, TJ_HOST_AUTO);
     cfg->jit = (tj_jit_mode_t)parse_choice("TYPEJIT_JIT", jits, 3, TJ_JIT_AUTO);
     cfg->cache = (tj_cache_mode_t)parse_choice("TYPEJIT_CACHE", caches, 3, TJ_CACHE_RW);
     cfg->save_source = parse_bool("TYPEJIT_CACHE_SAVE_SOURCE", false);

@@ -7,7 +7,7 @@
 
 #include "util/log.h"
 
-typedef enum { TJ_HOST_SYSTEM, TJ_HOST_ENGINE } tj_host_mode_t;
+typedef enum { TJ_HOST_AUTO, TJ_HOST_SYSTEM, TJ_HOST_ENGINE } tj_host_mode_t;
 typedef enum { TJ_JIT_OFF, TJ_JIT_AUTO, TJ_JIT_ALWAYS } tj_jit_mode_t;
 typedef enum { TJ_CACHE_RW, TJ_CACHE_RO, TJ_CACHE_OFF } tj_cache_mode_t;
 /* auto / yes / no settings. */

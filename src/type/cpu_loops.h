@@ -1,0 +1,336 @@
+/* The CPU packer's row loops, written once and compiled once per instruction set: cpu.c includes
+ * this file for each level with TJ_LOOPS_SUFFIX (the name suffix), TJ_LOOPS_ATTR (the function
+ * attribute that enables the level), TJ_LOOPS_VEC (the widest move: 16, 32 or 64 bytes) and
+ * TJ_LOOPS_MASKED (1 where byte-masked loads, stores, compress and expand exist: AVX-512 BW and
+ * VBMI2) defined, and gets the table rows_SUFFIX of every loop of that level.
+ *
+ * A row is `n` runs of `run` bytes, `stride` bytes apart on the typed side and back to back on
+ * the packed side. Each loop kind moves runs of one length with constant-size moves (the compiler
+ * folds the length into the moves), or any length with overlapping moves of the widest size that
+ * fits. Each loop exists plain, with software prefetch `ahead` bytes down the row (for rows
+ * whose typed bytes lie beyond the caches), and, to unpack, storing twice to each run's line
+ * (TJ_CPU_AGAIN in cpu.c). */
+
+#define TJ_LOOPS_CAT2(_a, _b) _a##_##_b
+#define TJ_LOOPS_CAT(_a, _b)  TJ_LOOPS_CAT2(_a, _b)
+#define F(_name)              TJ_LOOPS_CAT(_name, TJ_LOOPS_SUFFIX)
+#define TJ_LOOPS_INLINE       TJ_LOOPS_ATTR static inline __attribute__((always_inline))
+
+#if TJ_LOOPS_VEC == 64
+typedef __m512i F(vec_t);
+#define VLOAD(_p)      _mm512_loadu_si512((const void *)(_p))
+#define VSTORE(_p, _v) _mm512_storeu_si512((void *)(_p), (_v))
+#elif TJ_LOOPS_VEC == 32
+typedef __m256i F(vec_t);
+#define VLOAD(_p)      _mm256_loadu_si256((const __m256i *)(_p))
+#define VSTORE(_p, _v) _mm256_storeu_si256((__m256i *)(_p), (_v))
+#else
+/* The portable level: 16-byte moves written as memcpy of a constant size, which compilers turn
+ * into one vector load and store. */
+typedef struct {
+    char b[16];
+} F(vec_t);
+#define VLOAD(_p)      F(load16)(_p)
+#define VSTORE(_p, _v) F(store16)((_p), (_v))
+TJ_LOOPS_INLINE F(vec_t) F(load16)(const char *p)
+{
+    F(vec_t) v;
+    memcpy(&v, p, 16);
+    return v;
+}
+TJ_LOOPS_INLINE void F(store16)(char *p, F(vec_t) v)
+{
+    memcpy(p, &v, 16);
+}
+#endif
+
+/* Copy n bytes, n > 0: up to four vectors (the last ones overlapping the ones before), all
+ * loaded before any is stored, as the C library's memcpy does (stores first let a load wait
+ * behind a store to an address that looks alike: 256-byte runs ran 10% slower); longer runs in
+ * groups of four; below a vector, two overlapping moves of the widest size that fits. Every byte
+ * is read before the move that writes it and written with its own value, so a run that overlaps
+ * another still gets the bytes of the later run last. A constant n folds to its moves. */
+TJ_LOOPS_INLINE void F(copy)(char *d, const char *s, int64_t n)
+{
+    enum { V = TJ_LOOPS_VEC };
+
+    if (n >= V) {
+        if (n <= 2 * V) {
+            F(vec_t) a = VLOAD(s), b = VLOAD(s + n - V);
+            VSTORE(d, a);
+            VSTORE(d + n - V, b);
+            return;
+        }
+        if (n <= 4 * V) {
+            F(vec_t) a = VLOAD(s), b = VLOAD(s + V), c = VLOAD(s + n - 2 * V);
+            F(vec_t) e = VLOAD(s + n - V);
+            VSTORE(d, a);
+            VSTORE(d + V, b);
+            VSTORE(d + n - 2 * V, c);
+            VSTORE(d + n - V, e);
+            return;
+        }
+        if (n > TJ_LOOPS_CALL) {
+            memcpy(d, s, (size_t)n);
+            return;
+        }
+        int64_t i = 0;
+        if (n >= 8 * V) {
+            /* A long run: one unaligned head, then stores aligned to the vector, so that no
+             * store but the head and the tail splits across two cache lines. */
+            VSTORE(d, VLOAD(s));
+            i = V - (int64_t)((uintptr_t)d & (V - 1));
+        }
+        for (; i + 4 * V < n; i += 4 * V) {
+            F(vec_t) a = VLOAD(s + i), b = VLOAD(s + i + V), c = VLOAD(s + i + 2 * V);
+            F(vec_t) e = VLOAD(s + i + 3 * V);
+            VSTORE(d + i, a);
+            VSTORE(d + i + V, b);
+            VSTORE(d + i + 2 * V, c);
+            VSTORE(d + i + 3 * V, e);
+        }
+        F(vec_t) a = VLOAD(s + n - 4 * V), b = VLOAD(s + n - 3 * V), c = VLOAD(s + n - 2 * V);
+        F(vec_t) e = VLOAD(s + n - V);
+        VSTORE(d + n - 4 * V, a);
+        VSTORE(d + n - 3 * V, b);
+        VSTORE(d + n - 2 * V, c);
+        VSTORE(d + n - V, e);
+#if TJ_LOOPS_VEC > 32
+    } else if (n >= 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)s);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + n - 32));
+        _mm256_storeu_si256((__m256i *)d, a);
+        _mm256_storeu_si256((__m256i *)(d + n - 32), b);
+#endif
+#if TJ_LOOPS_VEC > 16
+    } else if (n >= 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + n - 16));
+        _mm_storeu_si128((__m128i *)d, a);
+        _mm_storeu_si128((__m128i *)(d + n - 16), b);
+#endif
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n >= 2) {
+        uint16_t a, b;
+        memcpy(&a, s, 2);
+        memcpy(&b, s + n - 2, 2);
+        memcpy(d, &a, 2);
+        memcpy(d + n - 2, &b, 2);
+    } else {
+        *d = *s;
+    }
+}
+
+/* The lines of one run `ahead` bytes further down the row: the line of its first byte, and one
+ * more per 64 bytes of a longer run. */
+TJ_LOOPS_INLINE void F(prefetch)(const char *at, int64_t run, int write)
+{
+    for (int64_t j = 0; j < run; j += 64) {
+        if (write)
+            __builtin_prefetch(at + j, 1, 3);
+        else
+            __builtin_prefetch(at + j, 0, 3);
+    }
+}
+
+TJ_LOOPS_INLINE void F(pack_row)(char *restrict packed, const char *restrict typed, int64_t n,
+                                 int64_t stride, int64_t run, int64_t ahead, int how)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (how == TJ_CPU_PREFETCH)
+            F(prefetch)(typed + ahead, run, 0);
+        F(copy)(packed, typed, run);
+        packed += run;
+        typed += stride;
+    }
+}
+
+TJ_LOOPS_INLINE void F(unpack_row)(char *restrict packed, char *restrict typed, int64_t n,
+                                   int64_t stride, int64_t run, int64_t ahead, int how)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (how == TJ_CPU_PREFETCH)
+            F(prefetch)(typed + ahead, run, 1);
+        F(copy)(typed, packed, run);
+        /* A second store to the run's line: see TJ_CPU_AGAIN. The compiler must keep both: the
+         * barrier keeps the first (which the second may overwrite whole), and the volatile the
+         * second (which stores what the line already holds). */
+        if (how == TJ_CPU_AGAIN) {
+            __asm__ volatile("" ::: "memory");
+            *(volatile char *)(typed + run - 1) = packed[run - 1];
+        }
+        packed += run;
+        typed += stride;
+    }
+}
+
+/* The loops of one run length (_len: a constant, or `run`), named by _tag: pack and unpack,
+ * plain, prefetching, and (unpack) storing twice to each run's line. */
+#define TJ_LOOPS_KIND(_tag, _len)                                                                  \
+    TJ_LOOPS_ATTR static void F(pack_##_tag)(char *p, char *t, int64_t n, int64_t s, int64_t run,  \
+                                             int64_t ahead)                                        \
+    {                                                                                              \
+        (void)run;                                                                                 \
+        F(pack_row)(p, t, n, s, _len, ahead, TJ_CPU_PLAIN);                                        \
+    }                                                                                              \
+    TJ_LOOPS_ATTR static void F(pack_pf_##_tag)(char *p, char *t, int64_t n, int64_t s,            \
+                                                int64_t run, int64_t ahead)                        \
+    {                                                                                              \
+        (void)run;                                                                                 \
+        F(pack_row)(p, t, n, s, _len, ahead, TJ_CPU_PREFETCH);                                     \
+    }                                                                                              \
+    TJ_LOOPS_ATTR static void F(unpack_##_tag)(char *p, char *t, int64_t n, int64_t s,             \
+                                               int64_t run, int64_t ahead)                         \
+    {                                                                                              \
+        (void)run;                                                                                 \
+        F(unpack_row)(p, t, n, s, _len, ahead, TJ_CPU_PLAIN);                                      \
+    }                                                                                              \
+    TJ_LOOPS_ATTR static void F(unpack_pf_##_tag)(char *p, char *t, int64_t n, int64_t s,          \
+                                                  int64_t run, int64_t ahead)                      \
+    {                                                                                              \
+        (void)run;                                                                                 \
+        F(unpack_row)(p, t, n, s, _len, ahead, TJ_CPU_PREFETCH);                                   \
+    }                                                                                              \
+    TJ_LOOPS_ATTR static void F(unpack_again_##_tag)(char *p, char *t, int64_t n, int64_t s,       \
+                                                     int64_t run, int64_t ahead)                   \
+    {                                                                                              \
+        (void)run;                                                                                 \
+        F(unpack_row)(p, t, n, s, _len, ahead, TJ_CPU_AGAIN);                                      \
+    }
+
+TJ_LOOPS_KIND(1, 1)
+TJ_LOOPS_KIND(2, 2)
+TJ_LOOPS_KIND(4, 4)
+TJ_LOOPS_KIND(8, 8)
+TJ_LOOPS_KIND(16, 16)
+TJ_LOOPS_KIND(32, 32)
+TJ_LOOPS_KIND(64, 64)
+TJ_LOOPS_KIND(128, 128)
+TJ_LOOPS_KIND(256, 256)
+TJ_LOOPS_KIND(any, run)
+
+#if TJ_LOOPS_MASKED
+/* Runs shorter than their stride, several in 64 bytes (stride + run <= 64): each window of `k`
+ * runs is one masked load of exactly their bytes, one compress (pack) or expand (unpack) and
+ * one masked store, so that no byte outside the runs is read or written (masked-out bytes do
+ * not fault), the gaps included. */
+TJ_LOOPS_INLINE uint64_t F(window)(int64_t runs, int64_t stride, int64_t run)
+{
+    uint64_t one = run >= 64 ? ~0ULL : (1ULL << run) - 1, m = 0;
+
+    for (int64_t j = 0; j < runs; j++)
+        m |= one << (j * stride);
+    return m;
+}
+
+TJ_LOOPS_INLINE uint64_t F(low)(int64_t bytes)
+{
+    return bytes >= 64 ? ~0ULL : (1ULL << bytes) - 1;
+}
+
+TJ_LOOPS_ATTR static void F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run,
+                                        int64_t ahead)
+{
+    const int64_t k = (64 - run) / s + 1;
+    const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
+    int64_t i = 0;
+
+    (void)ahead;
+    /* Whole 64-byte loads while they end within the row (the gaps they read lie between its
+     * runs), whole stores while 64 packed bytes of the row remain (the next window overwrites
+     * what one writes past its runs); masked ones at the end of the row. */
+    for (; i + k <= n && (i + k - 1) * s + 64 <= (n - 1) * s + run && (n - i) * run >= 64; i += k) {
+        __m512i v = _mm512_loadu_si512(t);
+        _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(in, v));
+        p += k * run;
+        t += k * s;
+    }
+    for (; i + k <= n; i += k) {
+        __m512i v = _mm512_maskz_loadu_epi8(in, t);
+        _mm512_mask_storeu_epi8(p, out, _mm512_maskz_compress_epi8(in, v));
+        p += k * run;
+        t += k * s;
+    }
+    if (i < n) {
+        const __mmask64 in_tail = F(window)(n - i, s, run), out_tail = F(low)((n - i) * run);
+        __m512i v = _mm512_maskz_loadu_epi8(in_tail, t);
+        _mm512_mask_storeu_epi8(p, out_tail, _mm512_maskz_compress_epi8(in_tail, v));
+    }
+}
+
+TJ_LOOPS_ATTR static void F(unpack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run,
+                                          int64_t ahead)
+{
+    const int64_t k = (64 - run) / s + 1;
+    const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
+    int64_t i = 0;
+
+    (void)ahead;
+    /* Whole loads of the packed bytes while 64 of the row remain; the typed side only ever
+     * gets masked stores (its gaps are not the call's to write). */
+    for (; i + k <= n && (n - i) * run >= 64; i += k) {
+        __m512i v = _mm512_loadu_si512(p);
+        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
+        p += k * run;
+        t += k * s;
+    }
+    for (; i + k <= n; i += k) {
+        __m512i v = _mm512_maskz_loadu_epi8(out, p);
+        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
+        p += k * run;
+        t += k * s;
+    }
+    if (i < n) {
+        const __mmask64 in_tail = F(window)(n - i, s, run), out_tail = F(low)((n - i) * run);
+        __m512i v = _mm512_maskz_loadu_epi8(out_tail, p);
+        _mm512_mask_storeu_epi8(t, in_tail, _mm512_maskz_expand_epi8(in_tail, v));
+    }
+}
+#define TJ_LOOPS_DENSE(_dir) F(_dir##_dense)
+#else
+#define TJ_LOOPS_DENSE(_dir) NULL
+#endif
+
+/* Indexed by tj_cpu_loop_t, direction (0 pack, 1 unpack) and variant (TJ_CPU_PLAIN,
+ * TJ_CPU_PREFETCH, TJ_CPU_AGAIN; a pack stores once). The dense loops have one variant: their
+ * rows are dense, which the hardware prefetches, and their runs share lines. */
+/* clang-format off */
+#define TJ_LOOPS_ROW(_tag)                                                                         \
+    {{F(pack_##_tag), F(pack_pf_##_tag), F(pack_##_tag)},                                          \
+     {F(unpack_##_tag), F(unpack_pf_##_tag), F(unpack_again_##_tag)}}
+/* clang-format on */
+static const tj_cpu_rows_fn F(rows)[TJ_CPU_LOOPS][2][TJ_CPU_VARIANTS] = {
+    TJ_LOOPS_ROW(1),
+    TJ_LOOPS_ROW(2),
+    TJ_LOOPS_ROW(4),
+    TJ_LOOPS_ROW(8),
+    TJ_LOOPS_ROW(16),
+    TJ_LOOPS_ROW(32),
+    TJ_LOOPS_ROW(64),
+    TJ_LOOPS_ROW(128),
+    TJ_LOOPS_ROW(256),
+    TJ_LOOPS_ROW(any),
+    {{TJ_LOOPS_DENSE(pack), TJ_LOOPS_DENSE(pack), TJ_LOOPS_DENSE(pack)},
+     {TJ_LOOPS_DENSE(unpack), TJ_LOOPS_DENSE(unpack), TJ_LOOPS_DENSE(unpack)}},
+};
+
+#undef TJ_LOOPS_ROW
+#undef TJ_LOOPS_DENSE
+#undef TJ_LOOPS_KIND
+#undef VLOAD
+#undef VSTORE
+#undef TJ_LOOPS_INLINE
+#undef F
+#undef TJ_LOOPS_CAT
+#undef TJ_LOOPS_CAT2
