@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Commit latency with a cold kernel cache: T strided types of distinct layouts are
  * committed into an empty cache (their kernels must be compiled), then T more of the same
  * layouts (their kernels are in the memory table: the warm commit). Run with libtypejit.so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on device-resident derived datatypes, per method, printed as CSV (rank 0):
  *
  *   mpirun -np N -x LD_PRELOAD=libtypejit.so bench_coll [--quick|--smoke] [--reps R]

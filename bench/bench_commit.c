@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Datatype create + commit + free time, natively and under typejit, in one run (TEMPI figure 7).
  *
  *   LD_PRELOAD=libtypejit.so bench_commit [--quick] [--rounds N] [--iters N] [--shape TEXT]

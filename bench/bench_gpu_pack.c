@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU pack/unpack sweep: for the paper's 2-D objects and the 26 halo regions
  * of a 512^3 float grid, the JIT kernel against the generic run-time-parameter kernel,
  * cuMemcpy2DAsync (2-D only) and the device-to-device copy of the same bytes (the ceiling), all

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JIT and kernel-cache costs on the CPU: NVRTC cold compile per kernel, disk-cache
  * load, memory-table lookup, and what that makes of a commit (translate + pack and unpack
  * kernels) cold, warm from disk and warm from memory, against the system MPI's commit. No GPU

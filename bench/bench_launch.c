@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A whole MPI program that commits a strided datatype and moves it once between ranks in host
  * memory: what bench/run-launch.sh launches again and again, with and without typejit, to see
  * what typejit costs a program it cannot speed up (no device buffer). Each rank prints the CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU pack/unpack throughput: typejit's CPU packer against the system MPI's PMPI_Pack and
  * PMPI_Unpack on 2-D objects (the TEMPI paper's figure 8, widened), in one run, with the memcpy
  * of the same bytes beside them as the ceiling.

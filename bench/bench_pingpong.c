@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ping-pong latency between ranks 0 and 1, printed as CSV (rank 0):
  *
  *   mpirun -np 2 [-x LD_PRELOAD=libtypejit.so] bench_pingpong --host [--reps N]

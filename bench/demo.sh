@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job as `cmake --build build --target demo` runs it (docs/halo3d.md): halo3d on RANKS
 # ranks with libtypejit.so preloaded and TYPEJIT_STATS=1, three times:
 #   1. the grid in host memory, packed by typejit's CPU packer (TYPEJIT_HOST=engine);

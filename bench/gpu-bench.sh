@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The GPU benchmark in one call, on a machine with a CUDA GPU:
 #   bash bench/gpu-bench.sh [--quick]
 # Builds the project in Release in $BUILD (default build-gpu-bench) against the MPI whose mpicc

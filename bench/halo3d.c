@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The main job: a 3-D halo exchange (TEMPI, section 6.4). Each rank owns an N^3 block of grid
  * points, Q doubles each (8 by default, as in the paper), with a ghost shell of radius R (3 by
  * default) and exchanges all 26 faces, edges and corners with its neighbours in a periodic

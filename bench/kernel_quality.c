@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel quality without a GPU, the part that runs kernels: for a fixed set of shapes, each pack
  * and unpack kernel is compiled for sm_90 (the CUBIN is written for bench/kernel-quality, which
  * reads its SASS) and launched once on the CPU-only test driver (tests/fakecuda) with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots and tables of the CPU benchmarks (bench_pack_cpu's and bench_commit's CSV).
 
     plot_cpu.py PACK.csv [PACK.csv ...] OUTDIR [--commit commit.csv]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots and the short table of the GPU sweep (bench_gpu_pack's CSV).
 
     plot_gpu.py gpu_pack.csv OUTDIR          write gpu_pack_2d.png and gpu_pack_3d.png

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the bench/run-*.sh scripts: `release_build NAME TARGET...` configures $build in
 # Release (with $RELEASE_CMAKE_ARGS, if set) without the tests and without -Werror (the benchmarks need neither, and a part under
 # construction elsewhere in the tree must not stop them), builds only TARGETs, keeps the logs as

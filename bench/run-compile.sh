@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Compile costs, no GPU needed: commit latency with a cold cache, compile-at-commit
 # (TYPEJIT_JIT_SYNC=1) against background compiles, and the kernels compiled per job at 1, 4
 # and 16 ranks sharing one cold cache. Writes bench/results/compile.csv (or $OUT/compile.csv).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The CPU benchmarks in one call (no GPU needed):
 #   bash bench/run-cpu.sh [--quick]
 # Builds libtypejit.so, bench_commit and bench_pack_cpu in Release (in $BUILD, default

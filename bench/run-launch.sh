@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What typejit costs the launch of a program it cannot speed up (issue 30): bench_launch (2
+# SPDX-License-Identifier: BSD-3-Clause
+# What typejit costs the launch of a program it cannot speed up: bench_launch (2
 # ranks: MPI_Init, commit a strided type, one host exchange of it, MPI_Finalize) launched RUNS
 # times (default 15) in each configuration, alternating so that all see the same machine state:
 # the system MPI alone, then typejit preloaded without a CUDA driver, and both again with the

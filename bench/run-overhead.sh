@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The host overhead of interposition: an 8-byte MPI_BYTE ping-pong in host memory
 # between two ranks, with and without libtypejit.so preloaded, alternating RUNS (default 9) times
 # each so that both see the same machine state. Prints each run, the medians and their ratio, and writes

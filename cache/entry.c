@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel cache entries: validation on load, atomic writes through tmp/ on save.
  *
  * An entry is a fixed header (magic, format version, key and image lengths, checksum), the full

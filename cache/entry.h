@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel cache entries: load with full validation, save through tmp/ and rename. */
 #ifndef TJ_CACHE_ENTRY_H
 #define TJ_CACHE_ENTRY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cache key hashing with XXH3, compiled inline so that no libxxhash is needed at run time. */
 #include "cache/hash.h"
 

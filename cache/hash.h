@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cache key hashing: 128-bit XXH3 of the full key text, and its hex form for file names. */
 #ifndef TJ_CACHE_HASH_H
 #define TJ_CACHE_HASH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A set of 128-bit hashes on uthash. */
 #include "cache/hashset.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A set of 128-bit hashes: the manifest lines a store has seen, the lines trimming drops. */
 #ifndef TJ_CACHE_HASHSET_H
 #define TJ_CACHE_HASHSET_H

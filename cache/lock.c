@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-kernel compile locks of the kernel cache: lock files created with O_EXCL, stale ones
  * detected and broken, and waiting for the entry another process is compiling.
  *

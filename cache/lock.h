@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-kernel compile locks of the kernel cache: of the processes sharing a cache, the first to
  * miss a kernel compiles it; the others wait for its entry or use the generic kernel meanwhile. */
 #ifndef TJ_CACHE_LOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The manifest of the kernel cache: one line per kernel a run needed, appended once, read back
  * by `typejit warm`. */
 #include "cache/manifest.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The manifest of the kernel cache: the kernels runs needed, one line each. */
 #ifndef TJ_CACHE_MANIFEST_H
 #define TJ_CACHE_MANIFEST_H

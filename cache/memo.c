@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The in-memory kernel table: a uthash table keyed by the 128-bit key hash under a rwlock, so
  * that the many lookups of a running program proceed in parallel and inserts are rare. */
 #include "cache/memo.h"

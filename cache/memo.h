@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The in-memory kernel table in front of the disk store: hash -> value, safe across threads. */
 #ifndef TJ_CACHE_MEMO_H
 #define TJ_CACHE_MEMO_H

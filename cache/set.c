@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel caches a process reads: its own store, then the shared read-only ones of
  * TYPEJIT_CACHE_PATH. The first valid entry wins; each store validates and trusts as always. */
 #include "cache/set.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel caches a process reads: the user's own store first, then the shared read-only
  * caches of TYPEJIT_CACHE_PATH (a site-wide cache warmed ahead of jobs), in order. */
 #ifndef TJ_CACHE_SET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The on-disk kernel cache's store: its folders, what it trusts, opening and closing it.
  *
  * Layout under the root: <toolchain>/<arch>/<hash>.bin (entries, entry.c), <hash>.cu (sources),

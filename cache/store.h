@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The on-disk kernel cache: a store rooted at one directory, opened with its trust checks. What
  * a store holds has a module each: validated entries under readable toolchain/arch levels
  * (cache/entry.h), the manifest of kernels the runtime needed (cache/manifest.h), maintenance

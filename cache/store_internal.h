@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The parts of the kernel cache's store shared by its files (store.c: folders, trust, open and
  * close; entry.c: entries; manifest.c: the manifest; walk.c: maintenance walks; lock.c: compile
  * locks; trim.c: trimming). Not for use outside cache/. */

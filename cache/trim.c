@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Trimming the kernel cache: least recently used entries go first, the manifest keeps only the
  * lines of kernels still cached, and nothing that another process is writing or compiling is
  * removed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Trimming the kernel cache to a size: the entries used least recently go first. */
 #ifndef TJ_CACHE_TRIM_H
 #define TJ_CACHE_TRIM_H

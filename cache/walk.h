@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Maintenance walks over the kernel cache: statistics, verification, clearing. */
 #ifndef TJ_CACHE_WALK_H
 #define TJ_CACHE_WALK_H

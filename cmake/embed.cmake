@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Turns each kernel template into a C string so that libtypejit.so is self-contained.
 # Inputs: OUTPUT (the .c file to write) and INPUTS (a list of template paths).
 separate_arguments(INPUTS)
@@ -6,10 +7,17 @@ string(APPEND out "#include <stddef.h>\n\n")
 string(APPEND out "typedef struct { const char *name; const char *text; size_t len; } tj_template_t;\n")
 string(APPEND out "extern const tj_template_t tj_templates[];\nextern const size_t tj_templates_count;\n\n")
 set(table "")
+string(HEX "/* SPDX-License-Identifier: BSD-3-Clause */\n" spdx_hex)
 set(i 0)
 foreach(path IN LISTS INPUTS)
   get_filename_component(name ${path} NAME)
   file(READ ${path} hex HEX)
+  # The licence line of the template file is not kernel text: generated sources (and so the
+  # kernels' cache keys) are the same with or without it.
+  if(hex MATCHES "^${spdx_hex}")
+    string(LENGTH "${spdx_hex}" spdx_len)
+    string(SUBSTRING "${hex}" ${spdx_len} -1 hex)
+  endif()
   string(LENGTH "${hex}" hexlen)
   math(EXPR len "${hexlen} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Installation: libtypejit.so with its SONAME links, the `typejit` command, include/typejit.h,
 # a pkg-config file, a CMake package (find_package(typejit) -> typejit::typejit) and the licence.
 include(GNUInstallDirs)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Which family of MPI the headers belong to (docs/mpis.md): handles are pointers in Open MPI,
 # ints in the MPICH family (MPICH, Intel MPI, MVAPICH, Cray MPICH), opaque pointers of their own
 # in the MPI 5.0 standard ABI. Sets TJ_MPI_FAMILY to openmpi, mpich or abi.

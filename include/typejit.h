@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit public API: status codes, version and introspection of the preloaded interposer. */
 #ifndef TYPEJIT_H
 #define TYPEJIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel generation: fills templates/strided.cu with the constants of one strided block, and
  * computes the launch geometry that the filled kernel expects. */
 #include "jit/gen.h"

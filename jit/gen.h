@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel generation: CUDA source of one pack or unpack kernel per strided block and word size,
  * its launch geometry, and the generic kernel that takes the layout as run-time arguments. */
 #ifndef TJ_JIT_GEN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the generator of templates/strided.cu shares with the generators of the other templates
  * (jit/parts.c): filling a template, word types, literals, kernel names. */
 #ifndef TJ_JIT_GEN_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NVRTC behind a table of function pointers filled by dlsym, so that the preloaded library starts
  * where NVRTC is absent. Every NVRTC call goes through NVRTC_CHECK. */
 #include "jit/nvrtc.h"

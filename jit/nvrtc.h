@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NVRTC, opened with dlopen at run time behind a table of function pointers, so that the library
  * starts on hosts without it: loading, version and build identity, target choice, compiling. */
 #ifndef TJ_JIT_NVRTC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel generation for layouts: fills templates/parts.cu with a layout's frame, shapes and, when
  * small, its part table; builds the part table a larger layout's kernel reads from device
  * memory. */

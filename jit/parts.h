@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel generation for layouts (type/layout.h): one pack or unpack kernel that moves every part
  * of a layout (templates/parts.cu), its launch geometry and arguments, and the part table it
  * reads from device memory when the table is not baked into its source. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel templates of templates/, embedded into the library as strings by cmake/embed.cmake. */
 #ifndef TJ_JIT_TEMPLATES_H
 #define TJ_JIT_TEMPLATES_H

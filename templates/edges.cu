@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
             /* Slot j of run `run` of object k, in a kernel with edges (templates/edges.cu: the
              * statements jit/gen.c puts where a kernel of templates/strided.cu moves a word). The
              * launch chose W so that every run's typed bytes agree with their packed position

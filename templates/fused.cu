@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit fused @DIRECTION@ kernel @NAME@, generated from templates/fused.cu.
  *   @SHAPES@ blocks, each moved W bytes per load and store, its own W:
 @BLOCKS@

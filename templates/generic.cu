@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit generic kernels for W = @WORD@, from templates/generic.cu: the layout travels as run-time
  * arguments (the TEMPI approach), so one compiled image per word size serves every strided block.
  * They are the baseline the JIT kernels are measured against and the path taken when the JIT is

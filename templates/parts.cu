@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit @DIRECTION@ kernel @NAME@, generated from templates/parts.cu.
  *   layout: @LAYOUT@
  *   W = @WORD@ bytes per load and store; @TABLE_NOTE@

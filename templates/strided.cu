@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit @DIRECTION@ kernel @NAME@, generated from templates/strided.cu.
  *   block: @BLOCK@
  *   W = @WORD@ bytes per load and store, @WORDS@ words per object.@EDGES@

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # One wait per call (src/gpu/batch.c), on the CPU-only test driver: tests/test_batch.c sends,
 # starts, completes and runs collectives on device buffers of several regions, compares every
 # received byte with the system MPI's on host copies, and counts each call's waits for the device

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The kernel cache: key hashing, the on-disk store (validation, permissions, concurrent
 # writers, manifest) and the in-memory table.
 tj_test_program(test_hash test_hash.c)
@@ -12,7 +13,7 @@ tj_add_test(cache_store_concurrent COMMAND test_store_concurrent LABELS unit TIM
 tj_test_program(test_memo test_memo.c)
 tj_add_test(cache_memo COMMAND test_memo LABELS unit TIMEOUT 60)
 
-# Issue 12: compile locks across processes, the TYPEJIT_CACHE_PATH search path, trimming.
+# Compile locks across processes, the TYPEJIT_CACHE_PATH search path, trimming.
 tj_test_program(test_store_lock test_store_lock.c tempdir.c)
 tj_add_test(cache_store_lock COMMAND test_store_lock LABELS unit TIMEOUT 120)
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Device buffers in every MPI call that takes one (docs/device-calls.md): the table against the
 # system MPI's headers and the library's wrappers (tests/check_device_calls.cmake).
 

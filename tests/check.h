@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal assertions for the tests: each failure prints the expression, file and line. */
 #ifndef TJ_TESTS_CHECK_H
 #define TJ_TESTS_CHECK_H

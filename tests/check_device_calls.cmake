@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks docs/device-calls.md against the system MPI's headers and the wrappers libtypejit.so
 # defines (see the page's last section). Inputs: DOC (the page), INCLUDE_DIRS (the MPI's include
 # directories, ;-separated), NM, LIB (libtypejit.so).

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every setting, counter and flag the code has is documented (the brief: every TYPEJIT_*
+# SPDX-License-Identifier: BSD-3-Clause
+"""Every setting, counter and flag the code has is documented (every TYPEJIT_*
 variable, tool flag and output format is documented; the README names them and points to the
 reference in docs/).
 

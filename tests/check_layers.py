@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The layers of the library, checked from its #include lines and from the calls of its
 objects (docs/architecture.md).
 

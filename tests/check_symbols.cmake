@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The library owns its exports: the dynamic symbols libtypejit.so defines are exactly the MPI
 # entry points its source defines, its Fortran names, and the tj_* API of include/typejit.h.
 # Inputs: LIB (the library), READELF, SRC (the source tree), FORTRAN: "openmpi" (every C entry point

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Every test's verdict must include its exit status: ctest ignores the exit status of a test
 # that has a PASS_REGULAR_EXPRESSION (a crash, in MPI_Finalize too, would pass), so no test may
 # have one. Run as: cmake -DCTEST=<ctest> -DBUILD=<build dir> -P check_tests.cmake

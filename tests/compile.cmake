@@ -1,4 +1,5 @@
-# One compile per kernel per shared cache (issue 12): 16 ranks, oversubscribed, commit the same
+# SPDX-License-Identifier: BSD-3-Clause
+# One compile per kernel per shared cache: 16 ranks, oversubscribed, commit the same
 # 20 strided types into one cold cache at once; no device is needed (TYPEJIT_JIT=always).
 foreach(mode sync background)
   add_test(NAME compile_once_${mode}_reset COMMAND ${CMAKE_COMMAND} -E rm -rf

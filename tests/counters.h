@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The preloaded library's counters, read as an application would: tj_stats_format, found with
  * dlsym, so that test programs need not link typejit. */
 #ifndef TJ_TESTS_COUNTERS_H

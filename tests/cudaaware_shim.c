@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A CUDA-aware MPI for the emu tests: preloaded after libtypejit.so, it stands in front of the
  * system MPI's point-to-point calls (the PMPI_* names typejit calls) and lets them take buffers
  * in device memory of the CPU-only test driver, as a CUDA-aware MPI takes GPU memory. It stages

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The CPU-only stand-in of the CUDA runtime API (tests/fakecuda/cudart), over the test driver:
 # libcudart.so.13 against the toolkit's headers, and libcudart.so.12 against CUDA 12's runtime
 # headers where the build has them (.ci/install-deps --all puts them in build/cuda12), both in

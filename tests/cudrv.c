@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The test applications' CUDA driver table (see cudrv.h). */
 #include "cudrv.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA driver as a test application uses it, opened with dlopen so that a test binary starts
  * (and skips) on machines without libcuda.so.1. Under the emu label that library is the CPU-only
  * test double of tests/fakecuda/, chosen by LD_LIBRARY_PATH; under gpu, the real driver. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Buffers of every memory kind for the device tests (see devbuf.h). Device 0's primary context is
  * the application's current one (cudrv_open); memory of device 1 is allocated, copied and freed
  * with device 1's primary context pushed, as an application of two devices does. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Buffers of every memory kind for the device tests, allocated, filled and read through the CUDA
  * driver as an application does: device memory (cuMemAlloc), managed, page-locked and pageable
  * host memory, and the kinds real programs bring besides (stream-ordered pools, VMM mappings,

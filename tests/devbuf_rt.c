@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Buffers of every memory kind for the device tests, through the CUDA runtime API (the
  * runtime-API builds of the device tests, compiled with TJ_CUDART): device memory from cudaMalloc
  * or, with buf_stream_ordered, from cudaMallocAsync; managed, pinned mapped and pageable host

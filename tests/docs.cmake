@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The reference is complete: every TYPEJIT_* variable the library reads, every counter of the
 # stats line, every option of the typejit command and of halo3d and every knob of the test driver
 # is documented (README index and docs/ pages; tests/check_docs.py says what it checks).
@@ -6,4 +7,11 @@ if(Python3_FOUND)
   add_test(NAME docs_reference COMMAND ${Python3_EXECUTABLE}
            ${CMAKE_CURRENT_SOURCE_DIR}/check_docs.py ${PROJECT_SOURCE_DIR})
   set_tests_properties(docs_reference PROPERTIES TIMEOUT 30 LABELS unit)
+endif()
+
+# Every source file says its licence (tests/check_licence.py).
+if(Python3_FOUND)
+  add_test(NAME licence_lines COMMAND ${Python3_EXECUTABLE}
+           ${CMAKE_CURRENT_SOURCE_DIR}/check_licence.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(licence_lines PROPERTIES TIMEOUT 30 LABELS unit)
 endif()

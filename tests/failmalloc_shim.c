@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allocation failures on demand, for the tests of typejit's out-of-memory paths: preloaded after
  * libtypejit.so, it stands in front of malloc, calloc, realloc, aligned_alloc, posix_memalign
  * and free. A test arms it with failmalloc_arm(N): from then on, the N-th allocation that

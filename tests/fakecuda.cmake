@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The CPU-only test double of the CUDA driver (tests/fakecuda): libcuda.so.1 built for driver
 # 13.0 and 12.4, the NVRTC shim that carries each program's source to it, and the double's own
 # test. Other test files run under ${TJ_EMU_ENV}, ${TJ_EMU_ENV_12} or, with mpirun,

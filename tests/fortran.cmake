@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fortran programs through typejit: Open MPI's Fortran bindings call PMPI_* directly, so these
 # pass only through the Fortran entry points in src/interpose/fortran.c. Built only when CMake
 # finds a Fortran compiler and MPI's Fortran bindings; the stats line is the proof that the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Device paths. Each scenario is registered twice: label `gpu` on whatever driver the machine has
 # (exit 77, shown as skipped, without a device), and label `emu` on the CPU-only test double of
 # tests/fakecuda/ (TJ_EMU_ENV), which every CI run executes: there nothing may be skipped.
@@ -63,7 +64,7 @@ if(TJ_HEAVY_TESTS)
     COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
   set_tests_properties(emu_pack_background PROPERTIES FIXTURES_REQUIRED emu_background)
 
-  # One run leaves the cache warm (issue 30): the default settings (background compiles) with
+  # One run leaves the cache warm: the default settings (background compiles) with
   # TYPEJIT_JIT_DRAIN long enough for every queued compile, twice on one cache; the second run
   # compiles nothing. Kernels a call needs at other words than its commit's are queued by the
   # call, and layouts that share a device-table kernel share its cache entry (a second run

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs halo3d --device once per allocation kind, each run checked: every ghost cell right
 # (PASS), and on every rank kernels launched, fused launches made and no device call staged
 # (gpu_fallbacks=0 in the stats line; the command sets TYPEJIT_STATS=1).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed tree (cmake/install.cmake): a consumer found through find_package, another
 # built with pkg-config's flags. Not in a sanitizer build: its library needs the sanitizer runtime
 # loaded first, which a plain consumer program does not do (the packaging is the same).

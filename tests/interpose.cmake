@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The preloaded library: exported symbols, and MPI programs under mpirun with it preloaded.
 if(TJ_MPI_FAMILY STREQUAL "openmpi")
   set(TJ_FORTRAN_NAMES openmpi)
@@ -53,7 +54,7 @@ tj_add_test(interpose_bad_setting LABELS "mpi;portable" TIMEOUT 300
           --types 50)
 
 # Commit of a 1,000,000-member indexed type: typejit's translation may add only a bounded amount
-# of memory over the system MPI's own commit (it took 1.9 KB a member before issue 11, and an
+# of memory over the system MPI's own commit (it once took 1.9 KB a member, and an
 # irregular type's layout 16 bytes a part before its build waited for a device call); no commit
 # of a host-only program builds a layout. Without the JIT: with a cold kernel cache, the
 # background compile a commit starts (NVRTC, about 30 MB) ran inside the next type's measurement.

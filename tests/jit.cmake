@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Kernel generation: generator unit checks, NVRTC compiles, host emulation against the system
 # MPI, and the PTX of representative kernels.
 tj_test_program(test_gen test_gen.c)

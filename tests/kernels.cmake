@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The kernel supply layer (src/kernels): the background compiler at volume, its bounded stop
 # at MPI_Finalize, its threads' signal mask, and its stop at exit without MPI_Finalize.
 tj_test_program(test_compiler test_compiler.c)
@@ -55,7 +56,7 @@ if(NOT TJ_HEAVY_TESTS)
   return()
 endif()
 
-# Issue 16 item 3: the disk cache must be keyed by the exact kernel source, so that a library
+# The disk cache must be keyed by the exact kernel source, so that a library
 # whose generator emits other text never loads the kernels of the old one. The variant below is
 # the whole library built with another thread-block size baked into its kernels
 # (TJ_GEN_BLOCK_THREADS; a compile definition of these test targets only), so a stale kernel
@@ -118,7 +119,7 @@ if(TARGET fakecuda_nvrtc)
   tj_heavy(emu_variant_reset emu_variant_original emu_variant_other emu_variant_original_again)
 endif()
 
-# Issue 17 item 1: `typejit warm` fills exactly the keys the runtime looks up. A program's types
+# `typejit warm` fills exactly the keys the runtime looks up. A program's types
 # are written as type descriptions (halo3d --describe, with the fused sets of its neighbor mode;
 # the device oracle's --describe), warmed, and the program then runs on the test driver with the
 # NVRTC of the test double refusing every compile: nothing may be compiled, not even tried, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The method model: its choices on synthetic system tables (unit), and `typejit measure` on the
 # CPU-only test driver with 2 ranks and with 1, each followed by a check that the table it wrote
 # parses. The test driver's timings mean nothing: no timing is asserted, only that every

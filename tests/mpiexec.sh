@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs an MPI job on any launcher, with the options the tests write (Open MPI's spelling):
 #   mpiexec.sh LAUNCHER [-np N] [-x VAR=VALUE]... PROGRAM [ARGS...] [: [-np N] [-x ...] PROGRAM ...]
 # Each -x belongs to its application context, as in Open MPI 4's mpirun. Launchers differ in how

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Preloaded in front of the MPI library by test_tool.sh: a command that must not start MPI (the
  * cache maintenance of `typejit`) fails loudly if it does. */
 #include <mpi.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Random datatype generator. Most draws are built to be strided (uniform displacements, one
  * member shape) so that the engine is exercised; a share are deliberately irregular (members at
  * uneven places, of several block lengths or several types, darrays) so that layouts are

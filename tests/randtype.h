@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Random nested MPI datatypes for the oracle tests, each with its description in the type
  * description syntax of `typejit inspect`, so a failure can be reproduced by hand. */
 #ifndef TJ_TESTS_RANDTYPE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Typed buffers for the oracle tests (see region.h). */
 #include "region.h"
 

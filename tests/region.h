@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Typed buffers for the oracle tests: a mapping around an object's footprint, poisoned and
  * compared whole when small, sparse (MAP_NORESERVE, untouched pages read as zero) when strides
  * beyond 2^31 make it huge. */

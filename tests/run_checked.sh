@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a command and checks its exit status and output, so that a test never needs ctest's
 # PASS_REGULAR_EXPRESSION (under which ctest ignores the exit status: a crash, in MPI_Finalize
 # too, would pass). Options:

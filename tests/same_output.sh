@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs two commands (separated by an argument `::`) and succeeds when both succeed and print the
 # same standard output, which it prints once: "the same with and without typejit". When the first
 # command skips (exit status 77: what it needs is missing), so does the script, with its output.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An MPI whose PMPI_Irecv takes its time after posting the receive, for the emu tests: preloaded
  * after libtypejit.so, it stands in front of the system MPI's PMPI_Irecv (the name typejit and the
  * tests' reference receives call) and pauses SLOW_IRECV_US microseconds (default 200) once the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An MPI whose PMPI_Sendrecv takes its time between posting the receive and sending, for the emu
  * tests: preloaded after libtypejit.so, it stands in front of the system MPI's PMPI_Sendrecv (the
  * name typejit calls) and runs it as Irecv, a pause of SLOW_SENDRECV_US microseconds (default

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a command (an mpirun of typejit ranks with TYPEJIT_STATS=1) and checks one counter summed
 # over the stats lines of every rank:  stat_sum.sh NAME EXPECTED -- COMMAND...
 # Exit status: the command's when it failed, else 1 when the sum is not EXPECTED.

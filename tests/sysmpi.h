@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI the tests run on, for the few checks whose answer depends on it: where an MPI's own
  * bug or latitude makes its answer differ from the one a check expects (docs/mpis.md lists
  * each, with the MPI's behaviour shown without typejit). */

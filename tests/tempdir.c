@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test folders under /tmp. */
 #include "tempdir.h"
 

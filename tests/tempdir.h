@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A fresh folder for a test, and its removal with everything in it. */
 #ifndef TJ_TESTS_TEMPDIR_H
 #define TJ_TESTS_TEMPDIR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One wait per call (docs/send-paths.md#when-typejit-waits), through the preloaded library on
  * device buffers: non-blocking sends of several regions and their Waitall, persistent sends with
  * Startall and Start, a single receive's Wait, MPI_Pack and MPI_Unpack through pageable host

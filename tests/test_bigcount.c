@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Big counts and footprints on device buffers, through the preloaded library: datatypes whose
  * objects lie past 2^31 and 2^32 bytes from the buffer argument (extents and strides that large,
  * forwards and backwards), packed and unpacked with MPI_Pack and MPI_Unpack, sent to this rank

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every allocation kind a program brings (tests/devbuf.h: cuMemAlloc, stream-ordered pools of
  * device 0, of device 1 and of the host, VMM mappings of device memory and of host memory with and
  * without the CPU's access, managed memory plain and with advice and prefetch, page-locked memory

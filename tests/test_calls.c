@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every MPI function of docs/device-calls.md on device buffers, through the preloaded library,
  * against the system MPI itself: each call runs on device buffers (MPI_X, typejit's wrapper),
  * then the same call runs through PMPI_X on host copies of every buffer, and the device buffers
@@ -517,7 +518,7 @@ static void coll_family(void)
                 }
 }
 
-/* The collectives typejit packed before issue 21, each called once per type, count, root and
+/* The collectives typejit packed first, each called once per type, count, root and
  * in-place choice (tests/test_coll.c checks them at length on random types). */
 enum {
     K_BCAST,

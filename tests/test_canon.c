@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the canonical passes (dense folding, stream elision, stream flattening, offset
  * hoisting) on hand-built IR chains, and of the strided block built from them: counts, strides,
  * word size, footprint, disjointness, text round trip and overflow detection. No MPI needed. */

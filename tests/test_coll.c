@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on device buffers with derived datatypes, through the preloaded library, against
  * the system MPI itself: after each call, the same collective runs through PMPI on host copies
  * of every buffer, with the same types, counts and displacements, and the receive buffers are

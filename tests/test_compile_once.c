@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One compile per kernel per shared cache: every rank of a job commits the same strided types at
  * once into one cold cache directory (TYPEJIT_JIT=always, no device needed). The per-key locks
  * must make the ranks together compile each distinct kernel exactly once (sync mode: the others

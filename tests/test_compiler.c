@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The background compiler (src/kernels/compiler.c), one scenario per run:
  *
  *   test_compiler volume   more distinct kernels than its queue and its table of pending keys
  *                          hold, requested as a commit requests them (the target left to the
- *                          worker): each request is served exactly once. Issue 16 item 1 was a
+ *                          worker): each request is served exactly once. A past bug was a
  *                          worker that forgot another key than its request had added, so that
  *                          the table overflowed after about 320 requests. Run with
  *                          TYPEJIT_JIT=always, TYPEJIT_CACHE=off and the test double's NVRTC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The constructor wrappers: a type recorded at creation (src/interpose/constructors.c) commits
  * to the same block, or the same not-strided reason, as translating the committed type afresh
  * through envelope and contents; a type that is not strided gets no layout at its commit, and

@@ -1,5 +1,6 @@
 #!/bin/sh
-# TYPEJIT_LOG=debug tells a user what happened to each of their types and calls (issue 18):
+# SPDX-License-Identifier: BSD-3-Clause
+# TYPEJIT_LOG=debug tells a user what happened to each of their types and calls:
 #   test_debug_log.sh "MPIEXEC_SH LAUNCHER" LIBTYPEJIT HALO3D FAKECUDA_13_PATH FAKECUDA_12_PATH
 # halo3d --device names its types (MPI_Type_set_name). On the test driver: each commit line names
 # the type (handle and name) and the layout its kernels are made for, which the kernel lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The generated kernels, compiled for the host with g++ against tests/emu/tj_emu.h and run over
  * their whole grid, against the system MPI's PMPI_Pack / PMPI_Unpack on random strided types:
  * pack and unpack, counts 1 to 4, packed positions other than zero, poisoned buffers, W of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit checks of the kernel generator: the constants and name in the source, argument checks,
  * launch geometry limits and coverage, generic parameters, the template hash. */
 #include <stdint.h>
@@ -484,7 +485,7 @@ static tj_layout_t *table_layout(int n)
 /* Layouts of one frame and shapes over device tables share one kernel (the memory table keys it
  * by the layout's kernel hash): its source must not depend on anything else, such as the
  * number of parts, or each layout gets its own disk cache entry and a second run compiles again
- * what the first took from the memory table (issue 30). */
+ * what the first took from the memory table. */
 static void check_table_source(void)
 {
     tj_layout_t *a = table_layout(300), *b = table_layout(411);

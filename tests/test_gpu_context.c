@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Contexts and devices as applications use them, through the preloaded library: packs from a
  * thread that never touched CUDA, buffers on device 1 (another arch), an application-owned
  * cuCtxCreate context, buffers on two devices in one call, four threads packing at once (and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The oracle on device buffers: MPI_Pack / MPI_Unpack through the preloaded library with device,
  * managed, pinned mapped or pageable memory on each side (at least one on the device), against
  * PMPI_Pack / PMPI_Unpack on host copies, byte for byte: random nested types, counts 0 to 4,
@@ -410,7 +411,7 @@ static int check_shapes(FILE *describe)
     return n;
 }
 
-/* Word size per dimension (issue 17 item 4): types whose launches' words depend on the count,
+/* Word size per dimension: types whose launches' words depend on the count,
  * the buffers and the position (docs/datatypes.md#3-strided-block), each in a few memory
  * combinations, counts, positions and misaligned buffers. 64 runs of 64 bytes with an odd
  * extent (W 16 for one object, 1 for several); a run of 4099 bytes (W 1, edges of a kernel of
@@ -486,7 +487,7 @@ static int check_words(FILE *describe)
 }
 
 /* Types of no bytes on device buffers: MPI_SUCCESS and no movement, as the system MPI says. */
-/* layout_tables (issue 30): a layout's part table goes to device memory when it has more than
+/* layout_tables: a layout's part table goes to device memory when it has more than
  * 256 parts, or, whatever its size, as the table of its runs the generic parts kernel reads
  * (TYPEJIT_JIT=off, or while its own kernel compiles in the background). One device pack and
  * unpack of a 3-part layout and of a 300-part one, each counted: with the kernels compiled at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Several threads use one CUDA context through src/gpu/cuda.c while the application resets it
  * again and again: each use reads typejit's record of the context (the instance it saw, the
  * stream it made there), and the first use after a reset renews it. Built with ThreadSanitizer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the cache key hash: XXH3-128 vectors for lengths that take each of XXH3's code
  * paths (computed independently with the python xxhash package), the hex form, and that
  * different inputs give different hashes. */

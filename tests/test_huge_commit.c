@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Commit of huge indexed types under typejit: the translation's memory must not grow with the
- * number of members beyond what the type needs (issue 11: 1,000,000 one-int blocks took 1.97 GB,
+ * number of members beyond what the type needs (1,000,000 one-int blocks once took 1.97 GB,
  * about 1.9 KB a member); an irregular one gets no layout at its commit, only at its first
- * device call or description (issue 19: a host-only program pays nothing for it), and so do
+ * device call or description (a host-only program pays nothing for it), and so do
  * thousands of small irregular types.
  *
  *   mpirun -np 1 -x LD_PRELOAD=libtypejit.so test_huge_commit [--members N] [--bound-mb M]

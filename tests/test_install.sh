@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed tree: `cmake --install` into a temporary prefix, then programs built against it.
 #   test_install.sh BUILD_DIR SOURCE_DIR VERSION cmake|pkg-config
 # Both: the files, the licence and the SONAME links are there. cmake: a consumer project finds

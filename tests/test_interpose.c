@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The preloaded interposer under mpirun: MPI_Pack / MPI_Unpack through the wrappers against
  * PMPI_Pack / PMPI_Unpack on random and hand-made types, with positions != 0, too-small buffers
  * (same error code, position untouched), a packed exchange between ranks, the counters, and

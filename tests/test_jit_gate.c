@@ -1,4 +1,5 @@
-/* Under TYPEJIT_JIT=auto kernels are made only for a process that uses CUDA (issue 30): a
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Under TYPEJIT_JIT=auto kernels are made only for a process that uses CUDA: a
  * program that commits strided types and moves host buffers only compiles nothing and never
  * loads NVRTC, with or without a CUDA driver; once it moves a device buffer, the kernels of the
  * types it committed before are made (in the background) and then used.

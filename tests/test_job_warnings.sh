@@ -1,6 +1,7 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Warnings about conditions every rank of a job meets alike are said once per job, not once per
-# rank (issue 18):
+# rank:
 #   test_job_warnings.sh "MPIEXEC_SH LAUNCHER" LIBTYPEJIT HALO3D [FAKECUDA_LIBRARY_PATH]
 # Host runs of halo3d on 3 ranks: a cache folder writable by others (own and shared), a missing
 # TYPEJIT_CACHE_PATH folder, a cache level that cannot be made (what a full disk does to a save),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI-4 large-count datatypes through the preloaded library (MPICH 4 and 5, the standard ABI;
  * an MPI without the `_c` calls exits 77).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the in-memory kernel table: get/put, first insert wins, destroy with a free
  * function, and 8 threads racing to insert and look up the same keys without losing or
  * duplicating a value. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the method model on synthetic system tables: oneshot wins small messages,
  * device (CUDA-aware MPI) or staged large ones, device never without CUDA-awareness,
  * TYPEJIT_METHOD forcing, the defaults without a table, malformed tables ignored with one

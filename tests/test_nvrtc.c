@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every generated kernel compiles with NVRTC: random strided types and hand-made extreme blocks,
  * both directions, several word sizes, for sm_90 and sm_75, plus the generic kernels, target
  * selection and the failure path. Exit 77 when NVRTC is absent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit's out-of-memory paths on device buffers, through tests/failmalloc_shim.c preloaded after
  * the library: each call below is made again and again with the 1st, 2nd, 3rd, ... allocation of
  * typejit's own code failing, until one runs without reaching the armed failure. Every run must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The oracle: random nested datatypes packed and unpacked by the engine's CPU packer and by the
  * system MPI's PMPI_Pack / PMPI_Unpack, compared byte for byte in poisoned buffers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point MPI on device buffers with derived datatypes, through the preloaded library,
  * against the system MPI itself: every received buffer, status, MPI_Get_count and
  * MPI_Get_elements is compared with what the system MPI delivers for the same types and bytes

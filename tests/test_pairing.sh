@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A libtypejit.so built for one MPI family preloaded in front of a program of another, both
 # ways: one line says so, typejit steps aside, the program's output is its output without
 # typejit and it exits 0.

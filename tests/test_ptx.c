@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The machine code of representative JIT kernels, two with edges: NVRTC's PTX for compute_90
  * moves W-byte words with single global loads and stores (v4 for W = 16), holds no division or
  * remainder instruction, and ptxas for sm_90 reports no stack frame and no spills. Prints the

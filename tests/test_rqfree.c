@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Requests freed while active (MPI_Request_free before completion), as MPICH's test
  * pt2pt/rqfree makes them: rank 0 frees an Isend, an Ibsend, an Issend and an Irsend at once,
  * through an attached buffer it detaches later, then sends a large message (a rendezvous) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the object pool (src/util/slab.c): objects 16-byte aligned and disjoint across
  * several pages, each holding what was written to it, freed ones handed out again before new
  * pages are mapped, and a pool usable again after tj_slab_release. Under AddressSanitizer the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the on-disk kernel cache: round trips, every kind of damaged or foreign entry
  * (each a miss that the next save repairs), read-only stores, directory and entry permissions,
  * symbolic links, path components, the manifest, stats and clear. Each run works in a fresh

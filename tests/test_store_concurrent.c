@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Concurrency test of the on-disk kernel cache: 8 processes released at once load, "compile",
  * save and reload the same 60 keys (images of 1 B to 300 KiB) and append the same manifest lines.
  * Every load must be a clean miss or exactly the right bytes: never torn, never corrupt. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compile locks of the kernel cache across real processes: exclusion, a killed holder whose
  * lock the next taker breaks, forged stale and live locks (pid reused, another host, cut short),
  * waiting that returns when the entry appears or the holder dies, the bounded wait, and eight

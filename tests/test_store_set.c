@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The search path of shared read-only caches (TYPEJIT_CACHE_PATH): the user's store first, then
  * the path in order, the first valid entry wins; an untrusted folder is refused, a missing one
  * skipped; nothing is ever written to a shared store. Also the parsing of the two settings. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Trimming the kernel cache: the most recently used entries are kept, valid, and everything
  * older goes; the manifest keeps exactly the lines of kernels still cached (and lines it never
  * had an entry for); entries with a live compile lock stay; a load marks an entry used;

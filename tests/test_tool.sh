@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The typejit command and the JIT at commit, end to end without a GPU:
 #   test_tool.sh TYPEJIT_BINARY LIBTYPEJIT HALO3D "MPIEXEC_SH LAUNCHER" NOMPI_SHIM
 # warm fills an empty cache and a second warm compiles nothing; inspect shows the block and the
@@ -32,7 +33,7 @@ echo "$out" | grep -q "12 kernels: 0 compiled, 12 already cached" || fail "manif
 "$tool" cache stats --cache-dir "$dir/c" | grep -q ": 12 entries, [0-9]* bytes, 0 invalid, 0 sources, 12 manifest lines" ||
     fail "stats"
 
-# Word size per dimension (issue 17 item 4): rows of 1001 floats padded by 16 bytes get a kernel
+# Word size per dimension: rows of 1001 floats padded by 16 bytes get a kernel
 # with edges; a fused set moves each member with its own word (packed one after the other, each
 # apart, several objects each), and the manifest's lines name them so that warming from it finds
 # the same kernels.
@@ -76,7 +77,7 @@ grep -q '__global__' "$(find "$dir/c" -name '*.cu' | head -1)" || fail "saved so
 "$tool" cache clear --cache-dir "$dir/c" | grep -q cleared || fail clear
 "$tool" cache stats --cache-dir "$dir/c" | grep -q ": 0 entries" || fail "stats after clear"
 
-# --- what the command must refuse or report (issue 11) ---------------------------------------
+# --- what the command must refuse or report ---------------------------------------
 # expect RC REGEX CMD...: CMD exits with RC and its output (stdout and stderr) matches REGEX.
 expect() {
     want=$1 pat=$2
@@ -119,7 +120,7 @@ expect 2 "typejit version: unexpected extra" "$tool" version extra
 expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
 
 # --option=value is read as --option value (as getopt_long reads it); options that take no
-# value refuse one; measure names a missing value (issue 18).
+# value refuse one; measure names a missing value.
 expect 0 "2 kernels: 2 compiled" "$tool" warm --arch=sm_90 --jobs=2 --cache-dir="$dir/eq" "$one"
 expect 0 "^manifest=sm_80 pack W=4 " "$tool" inspect --word=4 --arch=sm_80 --no-source 'vector(4, 2, 4, int)'
 echo "$got" | grep -q "^target=sm_80$" || fail "inspect --arch=sm_80 not used: $got"
@@ -145,7 +146,7 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
     deep="hvector(2, 1, $((3 * k)), $deep)"
     k=$((4 * k))
 done
-# Both are layouts with parts kernels now (issue 19); a type that packs no bytes needs none.
+# Both are layouts with parts kernels now; a type that packs no bytes needs none.
 expect 0 "strided: *no \(more than 16 strided dimensions\): a layout of strided parts" \
     "$tool" inspect --no-source "$deep"
 expect 0 "strided: *no \(mixed struct members\): a layout of strided parts" \
@@ -167,7 +168,7 @@ done
 expect 3 "nompi_shim: MPI was initialised" env LD_PRELOAD="$nompi" "$tool" inspect 'contiguous(4, int)'
 
 # cache list: one line per entry, least recently used first, with the kernel it holds; an
-# entry that fails validation is named, with why, by list, stats and verify (issue 18).
+# entry that fails validation is named, with why, by list, stats and verify.
 "$tool" warm --arch sm_90 --cache-dir "$dir/ls" "$one" >/dev/null
 expect 0 "" "$tool" cache list --cache-dir "$dir/ls"
 [ "$(echo "$got" | wc -l)" -eq 2 ] || fail "cache list: not 2 lines: $got"
@@ -262,7 +263,7 @@ wait
 [ "$(wc -l <"$dir/con/manifest.txt")" -eq 8 ] || fail "concurrent warms: $(wc -l <"$dir/con/manifest.txt") manifest lines, not 8"
 expect 0 "8 manifest lines \(8 distinct\)" "$tool" cache stats --cache-dir "$dir/con"
 
-# Trimming (issue 12): sizes are checked; the least recently used entries go, with their manifest
+# Trimming: sizes are checked; the least recently used entries go, with their manifest
 # lines, so that the kernels left are exactly what a manifest warm finds cached; all verify.
 for bad in -1 abc '' 2x 1.5G 2GB ' 1M' 99999999999999999999; do
     expect 2 "--max-size wants a size such as 500M or 2G" "$tool" cache trim --max-size "$bad" --cache-dir "$dir/con"
@@ -272,7 +273,7 @@ expect 2 "give --max-size SIZE" "$tool" cache trim --cache-dir "$dir/con"
 expect 2 "--max-size is for trim only" "$tool" cache stats --max-size 1M --cache-dir "$dir/con"
 expect 0 "ignoring TYPEJIT_CACHE_MAX_SIZE=\"lots\"" env TYPEJIT_CACHE_MAX_SIZE=lots "$tool" cache stats --cache-dir "$dir/con"
 # Word settings list what they accept; a misspelt name is named with the closest setting, an
-# unrelated one is named; each once (issue 18).
+# unrelated one is named; each once.
 expect 0 "ignoring TYPEJIT_CACHE=\"readonly\": not one of rw, ro or off; using rw" \
     env TYPEJIT_CACHE=readonly "$tool" cache stats --cache-dir "$dir/con"
 expect 0 "ignoring TYPEJIT_STATS=\"maybe\": not one of 1, yes, true, on, 0, no, false or off; using 0" \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the translation of MPI datatypes into canonical strided blocks: every
  * constructor with its expected block written out, the types that must not be reported strided,
  * and equivalent constructions (the TEMPI paper's figure 2 and the row/plane/cuboid variants of

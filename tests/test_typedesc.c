@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Type description parser: random descriptions round-trip to equivalent datatypes, every
  * constructor and spelling by hand, and every error comes back with a column and no leaked
  * handle.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The `typejit` command's helpers: the type description parser.
 tj_test_program(test_typedesc test_typedesc.c ${PROJECT_SOURCE_DIR}/src/tools/typedesc.c
                 $<TARGET_OBJECTS:tj_randtype>)
@@ -12,7 +13,7 @@ tj_add_test(tool LABELS jit TIMEOUT 300
           ${TJ_LIB} $<TARGET_FILE:halo3d> "${TJ_LAUNCH_WORDS}"
           $<TARGET_FILE:tj_nompi_shim>)
 
-# Warnings about what all ranks of a job share are said once per job (issue 18); the device part
+# Warnings about what all ranks of a job share are said once per job; the device part
 # runs on the test driver when it is built.
 set(TJ_WARNINGS_FAKE "")
 set(TJ_WARNINGS_LABELS mpi)
@@ -24,7 +25,7 @@ tj_add_test(job_warnings LABELS "${TJ_WARNINGS_LABELS}" TIMEOUT 300
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_job_warnings.sh "${TJ_LAUNCH_WORDS}"
           ${TJ_LIB} $<TARGET_FILE:halo3d> ${TJ_WARNINGS_FAKE})
 
-# The debug log names types, ties kernels to them, and says per call what was done (issue 18).
+# The debug log names types, ties kernels to them, and says per call what was done.
 if(TARGET fakecuda_13000)
   tj_add_test(debug_log LABELS "mpi;emu" TIMEOUT 300
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_debug_log.sh "${TJ_LAUNCH_WORDS}"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The type engine: IR, canonical passes, blocks, translation, CPU packer, the oracle.
 tj_test_program(test_canon test_canon.c)
 tj_add_test(canon COMMAND test_canon LABELS unit)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Batches: the contexts a call left work in, each waited on once. A batch is one call's and
  * lives on its stack: a thread's wait covers its own launches (and, on a shared stream, any
  * other thread's launched before them, which only finishes those sooner), and a thread never

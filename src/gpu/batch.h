@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Batches: the contexts a call left device work in, each waited on once. The device work of a
  * send, a collective or a completion call (pack and unpack kernels, and the copies around them)
  * is launched region by region on the streams of the contexts it belongs to, and waited for once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA driver behind a table of function pointers filled by dlsym, so that the preloaded
  * library starts on hosts without any CUDA driver. Every driver call goes through CU_CHECK.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA driver, opened with dlopen: device discovery, pointer queries, context scopes, one
  * stream per context, module loading, launches and the copies the pack paths need. */
 #ifndef TJ_GPU_CUDA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stepping aside (see aside.h). */
 #include "interpose/aside.h"
 

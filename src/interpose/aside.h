@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stepping aside: once typejit has decided not to take part (interpose/pairing.h), every
  * entry point it exports goes straight to the system MPI: the C trampolines read a flag
  * (interpose/exports.c), and the slots of the Fortran names (interpose/fortran_binding.h) are

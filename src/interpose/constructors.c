@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The datatype constructors: each new type's translation is recorded from the constructor's
  * arguments and its children's records, so that MPI_Type_commit need not ask
  * MPI_Type_get_contents (which in Open MPI duplicates every derived child). Types made by paths

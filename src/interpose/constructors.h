@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The datatype constructor wrappers: what each new type was made of, learnt at creation. */
 #ifndef TJ_INTERPOSE_CONSTRUCTORS_H
 #define TJ_INTERPOSE_CONSTRUCTORS_H

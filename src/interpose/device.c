@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the wrappers share about device buffers: whether a call can have one, where a buffer's
  * first byte lies, and the one way a call typejit cannot serve is refused. */
 #include <pthread.h>

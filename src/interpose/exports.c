@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The exported MPI entry points of the C wrappers: one trampoline per entry of TJ_WRAPPERS.
  *
  * The library owns its exports (the symbols are hidden by default and an MPI's header may or

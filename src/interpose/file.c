@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI-IO wrappers: every read and write form (blocking, non-blocking, individual, shared and
  * ordered file pointers, explicit offsets, split collectives). A device buffer with an MPI that
  * is not CUDA-aware is staged exactly through host memory (src/send/staged.c): a write's bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Fortran entry points (mpif.h, `use mpi`, `use mpi_f08`) of the functions typejit wraps.
  *
  * Open MPI's Fortran bindings call PMPI_* directly (libmpi_mpifh imports PMPI_Type_commit, not

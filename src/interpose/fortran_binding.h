@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of Fortran entry points share (fortran.c, fortran_coll.c, fortran_rma.c,
  * fortran_io.c): the Fortran INTEGER, the sentinels and statuses of the family's bindings, the
  * error argument, and the exported names. The mechanisms are defined once, in fortran.c. */

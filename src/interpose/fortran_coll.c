@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Fortran entry points of the collectives and reductions (coll.c, reduce.c), in Open MPI
  * builds: the MPICH family's bindings of these calls, which all take a buffer, reach the C
  * wrappers (fortran.c says how each family's bindings reach C). */

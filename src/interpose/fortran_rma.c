@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Fortran entry points of one-sided communication (rma.c): the origin calls and window
  * creation in Open MPI builds, and the window synchronisations that complete staged origin
  * buffers and the release of a window in every family. The MPICH family's bindings of the calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Init, MPI_Init_thread and MPI_Finalize: set up and tear down typejit around the system
  * MPI. */
 #include <stdatomic.h>

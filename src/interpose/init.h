@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Init and MPI_Finalize: typejit's state around the system MPI, shared by every wrapper: the
  * re-entry guard and the "is typejit active" test. */
 #ifndef TJ_INTERPOSE_INIT_H

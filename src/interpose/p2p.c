@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point wrappers: sends and receives of every mode, blocking, non-blocking and
  * persistent, Sendrecv, Sendrecv_replace and the matched receives. A call with a device buffer
  * moves packed bytes (src/send/p2p.c); every other call goes to the system MPI after one pointer

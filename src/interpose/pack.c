@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Pack, MPI_Unpack, MPI_Pack_size, and MPI_Pack_external and MPI_Unpack_external (device
  * buffers staged through host memory, src/send/external.c). The engine takes only calls it can
  * complete exactly; every call the system MPI would reject (bad arguments, a too-small buffer) is

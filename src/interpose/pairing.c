@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which MPI typejit runs in front of, and whether it was built for it.
  *
  * A libtypejit.so compiled against one MPI family and preloaded in front of a program of

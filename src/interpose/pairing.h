@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which MPI typejit runs in front of, and whether it was built for it. */
 #ifndef TJ_INTERPOSE_PAIRING_H
 #define TJ_INTERPOSE_PAIRING_H

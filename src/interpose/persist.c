@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Persistent collectives (Open MPI's MPIX_*_init extension, MPI 4.0's MPI_*_init): the request
  * they return is started and completed many times on the buffers given at the init, which an MPI
  * that is not CUDA-aware would read and write from host code. typejit does not stage them (yet):

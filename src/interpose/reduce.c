@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction wrappers: Reduce, Allreduce, Reduce_scatter, Reduce_scatter_block, Scan, Exscan,
  * their non-blocking forms, and Reduce_local, each also in its large-count form (`_c`) where the
  * MPI has them. A call with a device buffer and an MPI that is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Calls whose buffer the MPI keeps and reads or writes later from host code, which typejit
  * refuses on device memory (MPI_ERR_BUFFER, one error line) when the MPI is not CUDA-aware: the
  * buffered-send buffer, and the MPI 4 point-to-point forms typejit does not pack yet (Isendrecv,

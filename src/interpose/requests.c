@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Request wrappers: Wait, Test and their any/some/all forms, Start, Startall, Request_free and
  * Request_get_status. While typejit has no request of its own in flight each goes straight to
  * the system MPI; otherwise the requests typejit made are taken out of its table around the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided wrappers. The origin-side calls (Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
  * Compare_and_swap and the request-based R forms) stage device buffers through host memory when
  * the MPI is not CUDA-aware (src/send/rma.c); the window synchronisations that complete them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: translate each committed type once and keep
  * its record; tj_type_describe reads it. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Type_commit, MPI_Type_free and MPI_Type_dup: the record typejit keeps of each type, which
  * every wrapper with a datatype argument looks up. */
 #ifndef TJ_INTERPOSE_TYPES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI functions typejit interposes, in one list: the exported entry points are made from it
  * (src/interpose/exports.c) and the symbol test checks the library's dynamic symbols against it
  * and against the definitions in src/interpose/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The background compiler: a bounded queue of kernels to compile and up to TYPEJIT_JIT_THREADS
  * worker threads started on first use. A worker only provisions kernels through the supply
  * (memory table, disk cache, NVRTC, store) after asking the CUDA driver for device 0's compute

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Background compiles: kernels a commit needs are compiled by worker threads (at most
  * TYPEJIT_JIT_THREADS at once) instead of stalling MPI_Type_commit; until they are ready, device
  * calls of that type use the generic kernel. TYPEJIT_JIT_SYNC=1 compiles at commit instead. */

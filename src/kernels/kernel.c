@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A kernel: the checks every spec shares, and the object the supply keeps. What differs between
  * kinds is asked of their table (kernels/kind.h). */
 #include "kernels/kernel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A kernel: its spec (kernels/spec.h), its exact CUDA source, its compiled image, and its module
  * in every context it was loaded in. Kernels are made and owned by the supply (kernels/supply.h);
  * other layers hold them by pointer and launch them through the launch room (kernels/launch.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernel names: disk key text, memory-table key and manifest lines. */
 #include "kernels/key.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How kernels are named on disk: the key text of the disk cache, the line the manifest of the
  * cache records for a kernel and how it reads back, and what a key names in words. (The key of
  * this process's memory table is each kind's: kernels/kind.h.) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The table of kinds of kernel (see kind.h): one strided block, a fused set, the generic kernel,
  * the parts of a layout. */
 #include "kernels/kind.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kinds of kernel as one table of operations: for each kind, how its spec is checked, what
  * its function is called, its CUDA source, its key in the memory table, its manifest line and
  * how that line reads back, how the log and the cache listing describe it, and the geometry and

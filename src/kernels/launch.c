@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The launch room (see launch.h). */
 #include "kernels/launch.h"
 

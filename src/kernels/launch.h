@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The launch room: the one path from what a launch moves (a launch descriptor) to a kernel
  * running on the device, shared by MPI_Pack and the send paths, fused sets, MPI_Reduce_local,
  * external32 and `typejit measure`. It takes the kernel from the supply (or asks the background

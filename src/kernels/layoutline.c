@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The manifest text of a layout (see layoutline.h). */
 #include "kernels/layoutline.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The manifest text of a layout: what a parts kernel depends on, written into its manifest line
  * and its disk key, and read back by `typejit warm`. */
 #ifndef TJ_KERNELS_LAYOUTLINE_H

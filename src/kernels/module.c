@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading a kernel image once per CUDA context. */
 #include "kernels/module.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A kernel image's modules, one per CUDA context it runs in: loaded on first use in each
  * context, again after the context was reset, and a failure to load remembered per context. */
 #ifndef TJ_KERNELS_MODULE_H

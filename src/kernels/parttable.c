@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device part tables (see parttable.h). A layout's record of its tables hangs from the layout's
  * device slot (tj_layout_device_t: the type layer declares the slot, this file defines what it
  * holds and registers the hook that frees it); a process-wide list of the records lets

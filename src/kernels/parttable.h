@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The part tables of layouts in device memory: what the kernel of a layout of more parts than
  * its source holds reads (jit/parts.h). Each is built at the first device call that needs it, in
  * the context of that call, kept with the layout (shared by every type of that layout) and freed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernels a commit asks for ahead of its type's first launch, and where they stand (see
  * prepare.h). */
 #include "kernels/prepare.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernels a commit asks for ahead of its type's first launch: for a freshly committed strided
  * type, when the process uses CUDA (TYPEJIT_JIT=auto: a device buffer met or a context current;
  * always with TYPEJIT_JIT=always), its pack and unpack kernels for launches on aligned buffers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel supply. The memory table answers repeated requests without touching the disk;
  * the disk store answers requests from earlier runs and other ranks; NVRTC compiles the rest, and
  * every compiled image is stored for them. A process uses the bytes it compiled itself and never

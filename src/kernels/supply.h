@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel supply: the one path from a kernel spec (kernels/spec.h: every kind) to a compiled
  * kernel. The memory table answers repeated requests of the process; the
  * disk caches answer requests from earlier runs and other ranks; of the processes that miss a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compile targets, per device, found once each. */
 #include "kernels/target.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compile targets: the arch a device's kernels are compiled for, and whether the CUDA driver can
  * load what the loaded NVRTC produces. */
 #ifndef TJ_KERNELS_TARGET_H

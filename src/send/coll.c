@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The life of a collective on device buffers (see coll.h): the call described as two sides of
  * per-peer slices (coll_sides.c); a side with bytes in device or managed memory is packed into
  * page-locked mapped host memory laid out for the wire (coll_wire.c) by kernels (coll_move.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on device buffers, built from per-peer packs: every device-resident side of the
  * call is packed peer by peer (src/send/devpack.c) into page-locked mapped host memory, the
  * system MPI runs the same collective on those bytes, and the receiving side is unpacked peer by

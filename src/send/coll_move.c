@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Moving a packed side of a collective (see coll_move.h). */
 #include "send/coll_move.h"
 

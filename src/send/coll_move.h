@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Moving a packed side of a collective between its typed buffer and its staging: consecutive
  * slices of one type whose objects follow each other in the typed buffer (the usual
  * displacements) make one run, packed or unpacked by one call, so one kernel launch serves all

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A collective call as two sides of per-peer slices (see coll_sides.h). */
 #include "send/coll_sides.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A collective call as typejit sees it: the application's arguments, and two sides, send and
  * receive, each a list of per-peer slices (a count of objects of one datatype at a byte offset from
  * the buffer argument), read from the application's arguments as each collective defines them

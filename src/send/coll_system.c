@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The system MPI's collective on the packed bytes (see coll_system.h). */
 #include "send/coll_system.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which sides of a collective typejit packs, and their wire layout (see coll_wire.h). */
 #include "send/coll_wire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which sides of a collective typejit packs, and how a packed side lies on the wire: its slices
  * one after another in peer order in one page-locked mapped host buffer of the buffer's context,
  * each slice of `count` objects of a type of `size` bytes sent as `count` objects of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The core's life: set up after MPI_Init, torn down before MPI_Finalize (see core.h). The order
  * of the teardown is the reverse of the layers: what holds device memory (requests, staging,
  * part tables, kernels) goes before the contexts it lives in, and nothing is released while a

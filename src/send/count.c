@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* typejit's own MPI calls with 64-bit counts (see count.h). */
 #include "send/count.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The system MPI's calls that typejit makes itself with 64-bit counts: the int form where every
  * value fits an int (every MPI has it), the MPI-4 large-count form (`_c`) where one does not and
  * the MPI has it. Where neither can say the value, MPI_ERR_COUNT, with no error handler run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device pack paths. A call is the GPU's when the first byte the type touches, or the first
  * packed byte, is in device or managed memory. The kernel path takes only calls it can complete
  * exactly (a strided type, valid arguments, enough room, every byte inside its allocation);

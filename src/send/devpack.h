@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Pack and MPI_Unpack with a device buffer on either side: JIT kernels where the type is
  * strided, staging through host memory where it is not or a kernel cannot serve the call. */
 #ifndef TJ_SEND_DEVPACK_H

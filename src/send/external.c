@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* external32 packing of device buffers (see external.h). A strided type whose elements are all of
  * one predefined type of the same size in external32 is packed by one kernel that reverses each
  * element's bytes as it moves it (the byte swap of the strided kernels: kernels/spec.h), when both

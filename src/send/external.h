@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Pack_external and MPI_Unpack_external with a buffer in device memory: the typed side is
  * staged through a host mirror (src/send/staged.c), the packed side through host memory of the
  * bytes the call moves, and the system MPI converts to or from the external data representation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fused moves: which sets one fused kernel may move (every byte a member touches in the one
  * allocation of the typed buffer's context; an unpack's members never writing a byte twice),
  * handed to the launch room, which makes the members' blocks the kernel's shapes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fused moves: several strided datatypes of one device buffer packed (or unpacked) by one
  * kernel launch (templates/fused.cu), for the sends a Startall starts together and the slices
  * of a collective. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host mirrors of device buffers (see mirror.h). The footprint is copied with one driver copy
  * each way; the write-back of a strided type packs the mirror on the CPU (the type engine) into
  * page-locked staging, from which the type's unpack kernel writes exactly the typed bytes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host mirrors: the exact staging of a device buffer for a call that the system MPI runs on host
  * memory with the application's own datatype (reductions, one-sided origin buffers, file I/O,
  * external32 packing). A mirror holds the buffer's whole typed footprint, read from the device

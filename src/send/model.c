@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The method model: CUDA-awareness of the system MPI, the system table of this machine, the
  * predicted time of each method and the choice, remembered per (run, size, count, peer,
  * direction). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The method model: how a send or receive moves a device-resident datatype (pack into device
  * memory for a CUDA-aware MPI, pack straight into mapped host memory, or pack on the device and
  * copy to host memory), chosen per call from a table measured on this kind of machine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One wait per call (see onewait.h). */
 #include "send/onewait.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One wait per call, and what happens when it fails: a call's device work (packs, unpacks and
  * the copies around them) goes into one batch (gpu/batch.h) and is waited for once; when that
  * wait fails, the effects of the work are unknown and it is done again step by step, each step

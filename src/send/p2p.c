@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point transfers of device-resident datatypes. The packing itself is the device pack
  * path's (src/send/devpack.c: kernels, or staging for what has none), between the user's buffer
  * and staging memory of the buffer's own context; the method decides which staging:

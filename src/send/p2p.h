@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point transfers of device-resident datatypes: the send side packs into staging memory
  * chosen by the method model and the system MPI sends those bytes as MPI_PACKED; the receive
  * side receives MPI_PACKED bytes into staging memory and unpacks them when the receive completes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reductions staged through host mirrors (src/send/staged.c). Each call has up to two buffers that
  * matter on this rank: the input vector (sbuf, or the receive buffer with MPI_IN_PLACE) and the
  * receive buffer where it is significant. A device one gets a mirror holding its footprint; the

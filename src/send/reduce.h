@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reductions on device buffers with an MPI that is not CUDA-aware: staged exactly through host
  * mirrors (src/send/mirror.c). The system MPI runs the application's reduction, with its datatype
  * and operation, on host copies of the device buffers; the result goes back to the device when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The request table: system request handles of typejit's transfers, in a hash table under one
  * lock, and the detached requests the application freed while they were active. The table's
  * chains run through the records themselves, so that putting a record in never allocates: a

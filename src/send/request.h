@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The requests typejit made: the system MPI's own request handles, remembered with the transfer
  * each belongs to, so that the interposed Wait and Test calls can finish a receive (unpack) and
  * release staging when the system MPI completes it. The application holds the system's handles

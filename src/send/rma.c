@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Staged one-sided operations, pending until they complete (see rma.h). One list under one lock:
  * operations are few (each is a staged call on device memory with an MPI that is not
  * CUDA-aware), and a window synchronisation walks it once. The write-back runs under the lock,

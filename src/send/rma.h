@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided communication with origin buffers in device memory, for an MPI that is not
  * CUDA-aware: the origin (and compare and result) buffers are staged through host mirrors
  * (src/send/staged.c) that live until the operation completes at the origin: the window

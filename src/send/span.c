@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The pieces of a wide type, asked of the driver (see span.h). A device piece inside the
  * allocation of the one before needs no query; a host piece is asked at both ends (host memory
  * has no bounds the driver reports). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the bytes of a wide datatype lie (tj_type_info_t.wide: absolute addresses over
  * MPI_BOTTOM, huge extents). A call's buffer is classified by the first byte its type touches;
  * for a wide type that is not enough, since its other bytes may lie in another allocation or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The staged buffers of split collectives in progress: a short list under a lock (one entry per
  * file handle with a staged _begin). */
 #include "send/split.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Split collective file accesses in progress (MPI_File_*_begin ... _end): the staged buffer of
  * each file handle's _begin, until its _end. A file handle has at most one split collective in
  * progress (MPI-3.1 13.4.5). */

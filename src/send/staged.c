@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Calls staged through host mirrors (see staged.h). */
 #include "send/staged.h"
 

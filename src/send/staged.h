@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Calls staged exactly through host memory: the system MPI runs the application's call, with its
  * own datatypes, counts and operation, on host mirrors (src/send/mirror.c) of the buffers that
  * are in device memory, and the mirrors of the buffers it writes are written back when the call

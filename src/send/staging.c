@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The staging pool. Buffers are sized in powers of two so that calls of similar sizes reuse
  * them; at most TJ_STAGE_IDLE idle buffers are kept, none larger than TJ_STAGE_KEEP_MAX, so the
  * pool stays bounded however large one call was. The lock covers the idle list only: no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Staging buffers: device memory and page-locked mapped host memory, taken by one call at a time
  * and kept in one small process-wide pool, so that a busy process does not allocate on every
  * call. A buffer belongs to the context it was allocated in and is reused only there. Where

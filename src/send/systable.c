@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The system table's text format (parser, validator, writer) and its interpolation. A table is
  * untrusted input: a file anyone could have edited, so the parser checks every field and
  * bound and rejects the whole file on the first fault. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The system table: what `typejit measure` timed on one kind of machine (kernels by packed size
  * and run length, device-host copies, ping-pong, launch latency), its text format, and the
  * interpolation the method model predicts from. docs/system-table.md documents the format. */

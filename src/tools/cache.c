@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit cache`: the kernel cache's stats, listing, verification, clearing and trimming, on
  * files alone (no MPI); and how a command keeps the store's own warnings from saying a problem
  * twice. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit cache`: maintain the kernel cache. */
 #ifndef TJ_TOOLS_CACHE_H
 #define TJ_TOOLS_CACHE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit inspect`: what typejit makes of one type: its IR before and after the canonical passes,
  * its strided block or layout, its word, and the kernel the runtime launches for it, with its
  * cache key and source. */

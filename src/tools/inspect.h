@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit inspect`: what typejit makes of one type. */
 #ifndef TJ_TOOLS_INSPECT_H
 #define TJ_TOOLS_INSPECT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit measure`: times pack and unpack kernels (into device and mapped host memory) by size
  * and run length, device-host copies, launch latency and, with two or more ranks, the MPI's
  * host (and, when it is CUDA-aware, device) ping-pong between ranks 0 and 1, then writes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit measure`: time what the method model needs on this machine and write the system
  * table. */
 #ifndef TJ_TOOLS_MEASURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command-line options of the `typejit` commands: `--name VALUE` and `--name=VALUE` alike, as
  * getopt_long reads them, and the values several commands take. */
 #include "options.h"

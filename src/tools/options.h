@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command-line options of the `typejit` commands: `--name VALUE` and `--name=VALUE` alike, and
  * the values several commands take (numbers, targets, the cache folder). */
 #ifndef TJ_TOOLS_OPTIONS_H

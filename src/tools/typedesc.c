@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Recursive-descent parser of type descriptions into MPI datatypes built with PMPI constructors. */
 #include "typedesc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Type descriptions: the one-line text form of an MPI datatype used by `typejit inspect` and
  * `typejit warm`, parsed into a committed datatype with the PMPI constructors. */
 #ifndef TJ_TOOLS_TYPEDESC_H

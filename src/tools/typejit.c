@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The `typejit` command: one subcommand a file (warm.c, inspect.c, cache.c, measure.c); this one
  * reads the command line, sets up what each needs (MPI or not) and says the version. */
 #include <mpi.h>

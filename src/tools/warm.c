@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit warm`: compile the kernels of type descriptions, or of the cache's manifest, into the
  * kernel cache ahead of a job, for one or many targets, without a GPU. */
 #include "type/layout_builder.h"

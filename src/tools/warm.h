@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `typejit warm`: fill the kernel cache ahead of a job. */
 #ifndef TJ_TOOLS_WARM_H
 #define TJ_TOOLS_WARM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Strided blocks: conversion from the IR (TEMPI, algorithm 5), word size, footprint, text. */
 #include "type/block.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The strided block: start, counts[] and strides[] of any number of dimensions, the object's
  * extent, its packed size and the word size W the kernels move. */
 #ifndef TJ_TYPE_BLOCK_H

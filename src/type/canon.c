@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Canonical passes: dense folding, stream elision, stream flattening (TEMPI, section 3.2), run to
  * a fixed point. The paper's fourth pass, sorting streams by stride, is deliberately absent: it
  * reorders dimensions and so changes the packed byte order of transposed nestings. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Canonical passes over an IR chain. None of them changes the order in which bytes are packed. */
 #ifndef TJ_TYPE_CANON_H
 #define TJ_TYPE_CANON_H

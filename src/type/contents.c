@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A datatype's constructor call from the system MPI's introspection (see contents.h): the
  * large-count calls where the MPI has them, and both layouts of the contents decoded into one
  * set of 64-bit arguments. */

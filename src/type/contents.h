@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A datatype's constructor call, as the application made it or as the system MPI reports it
  * (MPI_Type_get_envelope and MPI_Type_get_contents), by the large-count calls where the MPI has
  * them, so that a type made by an MPI-4 `_c` constructor is read like any other and no question

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU pack and unpack. A plan made once per type picks the loop that moves one row of runs (the
  * run length folded into constant-size moves, or the dense loop for short runs close together)
  * and the widest instruction set the processor has; each call walks the dimensions beyond the

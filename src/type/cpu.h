@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU packer: packs and unpacks host buffers straight from a strided block. */
 #ifndef TJ_TYPE_CPU_H
 #define TJ_TYPE_CPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU packer's row loops, written once and compiled once per instruction set: cpu.c includes
  * this file for each level with TJ_LOOPS_SUFFIX (the name suffix), TJ_LOOPS_ATTR (the function
  * attribute that enables the level), TJ_LOOPS_VEC (the widest move: 16, 32 or 64 bytes) and

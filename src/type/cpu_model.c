@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The host cost model (see cpu_model.h). Both packers move the same bytes; what differs is the
  * work per run, which decides where memory does not. bench/bench_pack_cpu measures both on the
  * sweep of bench/RESULTS.md (section "CPU engine against Open MPI and MPICH"), and these rules

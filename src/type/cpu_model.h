@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The host cost model: whether typejit's CPU packer or the system MPI packs and unpacks the host
  * buffers of a strided type under TYPEJIT_HOST=auto, decided once per type at its commit. */
 #ifndef TJ_TYPE_CPU_MODEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A datatype's element type, found through its constructors (see element.h). */
 #include "type/element.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one predefined element type a datatype is made of, if it is made of one (a vector of
  * doubles, a struct of blocks of ints), for the kernels that compute on elements rather than
  * move bytes (MPI_Reduce_local's). */

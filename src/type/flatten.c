@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layouts of datatypes, one constructor level at a time (see flatten.h). A level's result is a
  * node: a strided chain while it is one (the canonical passes keep it small), else a layout.
  * Streams wrap a chain as the strided translation does and a layout as a new frame dimension;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Translation of the datatypes that are not one strided block into layouts (type/layout.h):
  * indexed and struct types of any members, named types with a hole, darrays, chains too long for
  * a block. Run only for types the strided translation (type/translate.h) leaves out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Construction and printing of IR chains. */
 #include "type/ir.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The type IR: a chain of stream nodes ending in one dense node, outermost first. */
 #ifndef TJ_TYPE_IR_H
 #define TJ_TYPE_IR_H

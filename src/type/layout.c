@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layouts (see layout.h): the object (references, the parts shared between layouts, the device
  * slot), its frame, finishing (word, element sizes, the hash kernels are keyed by), what it may
  * equal (a chain, a block), whether its objects overlap, and a layout assembled from its parts

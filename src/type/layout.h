@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layouts: the typemap of one object of a datatype that is not one strided block (an irregular
  * indexed type, a struct of differently shaped members, a named type with a hole, a darray, a
  * subarray of more than 16 dimensions), as a frame of strided dimensions over a list of parts,

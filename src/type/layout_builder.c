@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Building a layout part by part (see layout_builder.h): merging parts that continue one
  * another, folding evenly spaced ones into strided shapes, and the layouts of a chain and of a
  * block made that way. */

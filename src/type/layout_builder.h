@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Building a layout part by part: runs, copies of strided chains and of other layouts added in
  * typemap order, parts that continue one another merged, evenly spaced ones folded into strided
  * shapes; and the layouts of a chain and of a block made that way. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the modules of layouts share and nobody else sees: the parts a layout's store holds, a
  * new layout over a store, and making a shared layout one's own. */
 #ifndef TJ_TYPE_LAYOUT_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A layout's contiguous runs (see layout_runs.h). */
 #include "type/layout_runs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A layout's contiguous runs in packed order: walked, counted, and made a layout of their own
  * (what the generic parts kernel moves). */
 #ifndef TJ_TYPE_LAYOUT_RUNS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layouts built at a type's first device call (see lazy.h). The type table owns the records and
  * who builds one (tj_table_claim); a build runs holding no lock (it calls the system MPI), and a
  * thread that finds another one building waits for any build to end, then asks again. */

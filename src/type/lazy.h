@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Layouts built at a type's first device call. A committed type that is not one strided block is
  * recorded as pending (tj_type_info_t.pending); the first call that moves it on a device, or
  * asks for its description, builds its layout (type/flatten.h) and records it in the type table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Taking a wide datatype apart (see pieces.h), through MPI_Type_get_envelope and
  * MPI_Type_get_contents, only as deep as its spans are wide. */
 #include "type/pieces.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The pieces of a wide datatype (tj_type_info_t.wide): the byte ranges its typemap touches,
  * taken apart along its constructors until each is narrower than TJ_WIDE, so that the memory
  * each lies in can be asked of the driver. A struct of blocks at absolute addresses (over

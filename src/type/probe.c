@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Probing a datatype's typemap through PMPI_Pack (see probe.h). Offsets below 2^20 take three
  * passes of one byte each: pass d fills typed byte i with byte d of i. */
 #include "type/layout_builder.h"

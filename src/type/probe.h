@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The layout of a datatype learnt from the system MPI itself: for the types whose constructors
  * typejit does not take apart (a byte stride of -1, which Open MPI reads its own way, a
  * constructor newer than typejit, a translation that disagrees with MPI on the size), one

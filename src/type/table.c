@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The type table: an open-addressing map from MPI_Datatype to its record under a reader-writer
  * lock, safe under MPI_THREAD_MULTIPLE. Lookups (every pack) take the read side only.
  *

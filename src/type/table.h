@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The type table: what typejit knows about each committed MPI_Datatype, keyed by handle. */
 #ifndef TJ_TYPE_TABLE_H
 #define TJ_TYPE_TABLE_H

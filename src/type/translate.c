@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Translation of MPI datatypes into IR chains (TEMPI, section 3.1), recursively through
  * MPI_Type_get_envelope / MPI_Type_get_contents. Each level is simplified as soon as it is built,
  * so that members of an indexed or struct type can be compared by shape. */

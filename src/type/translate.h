@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI datatype -> IR chain -> canonical strided block, through envelope and contents. */
 #ifndef TJ_TYPE_TRANSLATE_H
 #define TJ_TYPE_TRANSLATE_H

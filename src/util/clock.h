@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Time: a monotonic clock, a sleep that resumes after signals, and the median of samples. One
  * header of inline functions, so that the library, its tools, the tests and the benchmarks (which
  * link only MPI, as applications do) share one copy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small helpers shared by every layer: array sizes, branch hints, overflow-checked arithmetic. */
 #ifndef TJ_UTIL_COMMON_H
 #define TJ_UTIL_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parsing of the TYPEJIT_* environment variables; docs/settings.md documents each one. */
 #include "util/config.h"
 

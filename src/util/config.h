@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every TYPEJIT_* setting, parsed once from the environment into one struct. */
 #ifndef TJ_UTIL_CONFIG_H
 #define TJ_UTIL_CONFIG_H

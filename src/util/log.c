@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging: one formatted line per message, written with a single write(2) so that lines from
  * several ranks or threads do not interleave. */
 #include "util/log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging to stderr with a "typejit[rank]:" prefix; the level comes from TYPEJIT_LOG. */
 #ifndef TJ_UTIL_LOG_H
 #define TJ_UTIL_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Errors typejit itself detects, raised as the system MPI raises its own. */
 #include "util/mpierr.h"
 

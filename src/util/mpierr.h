@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Errors typejit itself detects, raised as the system MPI raises its own. */
 #ifndef TJ_UTIL_MPIERR_H
 #define TJ_UTIL_MPIERR_H

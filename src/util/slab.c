@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The object pool: pages from mmap, each holding a link to the next page and then objects. */
 #include "util/slab.h"
 

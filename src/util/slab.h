@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A pool of fixed-size objects carved from pages of their own, outside the malloc heap. */
 #ifndef TJ_UTIL_SLAB_H
 #define TJ_UTIL_SLAB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Counters and their "key=value" text. */
 #include "util/stats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-process counters of what typejit did, printed at MPI_Finalize when TYPEJIT_STATS=1. */
 #ifndef TJ_UTIL_STATS_H
 #define TJ_UTIL_STATS_H

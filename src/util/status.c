@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status strings and the library version, generated from the lists in typejit.h. */
 #include "typejit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host emulation of the CUDA features the generated kernels use, so that their source compiles
  * with g++ and runs on the host: the whole grid in order (tj_emu_launch, for tests/test_emu.c),
  * or one thread block at a time with its threads in a given order (tj_emu_block_invoke, for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Contexts: primary contexts with reference counts, created contexts, the per-thread stack. */
 #include <stdlib.h>
 

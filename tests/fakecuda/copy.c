@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Copies and memsets, with the synchronisation cuda.h documents under "API synchronization
  * behavior": what is asynchronous is queued, what is synchronous runs before the call returns. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Devices: count, handles, names, attributes and memory size of the emulated GPUs. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every CUresult cuda.h defines, for cuGetErrorName and cuGetErrorString (generated from the enum
  * CUresult of the CUDA 13.0 cuda.h). */
 #ifndef TJ_TESTS_FAKECUDA_ERRORS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interface of the CPU-only test double of libcuda.so.1: state shared by its files. */
 #ifndef TJ_TESTS_FAKECUDA_FAKECUDA_H
 #define TJ_TESTS_FAKECUDA_FAKECUDA_H

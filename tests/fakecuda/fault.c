@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Faults inside emulated device work: the handler jumps back to the guard that ran it, and
  * passes every other fault on to whatever handler was there before. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the test double's two on-disk caches (host-compiled kernels, kernel.c; NVRTC results,
  * nvrtc_cache.c) share: the hash that names their files and the creation of their folder. */
 #ifndef TJ_TESTS_FAKECUDA_FILES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Running a launch as a GPU may: its thread blocks in a shuffled order on several host threads
  * at once (FAKECUDA_THREADS, the caller's included), each block's threads shuffled too, so that a
  * kernel whose result depends on an order or on threads running one at a time shows it. The

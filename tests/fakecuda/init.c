@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Driver start-up: cuInit reads the FAKECUDA_* settings once; version, error strings, counters,
  * and the exit status of a process in which emulated device work broke a rule. */
 #include <ctype.h>

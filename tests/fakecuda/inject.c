@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The entry of every exported call: the global lock, FAKECUDA_FAIL failure injection, logging. */
 #include <pthread.h>
 #include <stdarg.h>

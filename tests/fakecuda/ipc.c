@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Legacy IPC (CUDA Driver API, Memory Management: cuIpcGetMemHandle, cuIpcOpenMemHandle,
  * cuIpcCloseMemHandle): cuMemAlloc memory opened by another process. Memory shared between
  * processes needs shared pages: an exported allocation's pages become a memfd's at its first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernels: the source from the NVRTC shim's trailer is compiled for the host against
  * tests/emu/tj_emu.h (cached on disk by its hash), launched with the driver's checks and run
  * over its whole grid when the queue reaches it (grid.c: shuffled, on several host threads),

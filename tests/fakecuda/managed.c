@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Managed memory's advice and prefetches (CUDA Driver API, Unified Addressing: cuMemAdvise,
  * cuMemPrefetchAsync, cuMemRangeGetAttribute(s)), in the 8.0 forms (a device ordinal or
  * CU_DEVICE_CPU) and the 12.2 forms (a CUmemLocation) that the 13.0 cuda.h maps the names to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory: device allocations in a PROT_NONE arena with guard pages, managed and page-locked host
  * memory, host registration, and the table of live allocations every other file looks up; which
  * allocations the device work of a context may touch, opened for it while it runs. */

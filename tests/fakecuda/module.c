@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Modules: CUBIN and PTX images are checked as the driver checks them (architecture, toolkit and
  * PTX ISA version), and their kernels come from the source the NVRTC shim appended. */
 #include <ctype.h>

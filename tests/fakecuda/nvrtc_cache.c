@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NVRTC shim's result cache (nvrtc_cache.h).
  *
  * File <dir>/<hash of the key, 16 hex digits>.nvrtc, integers little-endian as on the host:

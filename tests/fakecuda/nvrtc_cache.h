@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NVRTC shim's result cache: what a successful nvrtcCompileProgram produced (PTX, CUBIN and
  * program log, each with the status its getter returned), kept in one file per compile under
  * FAKECUDA_NVRTC_CACHE and keyed by everything the real NVRTC sees (its version, the program's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libnvrtc.so.13 for tests with the fake driver: forwards to the real NVRTC and appends the
  * program's source to every PTX and CUBIN (trailer.h), so the fake driver can run its kernels.
  *

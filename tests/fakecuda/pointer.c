@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pointer attributes, answered from the table of live allocations (interior pointers too), for
  * every kind of memory: what each answers, and where the driver's documentation says so, is in
  * docs/testing.md ("Allocation kinds"). */

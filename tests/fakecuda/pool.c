@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream-ordered memory allocator (CUDA Driver API, Stream Ordered Memory Allocator): a default
  * and a current pool per device (and, from 13.0, for the host), user pools on a device or on the
  * host, allocations and frees queued in stream order, access of other devices, attributes, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuGetProcAddress (the entry point for a name and CUDA version) and cuGetExportTable. */
 #include <string.h>
 

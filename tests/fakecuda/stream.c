@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Streams and events: device work is queued and runs only when the host must observe it
  * (a synchronising call), in stream order and with the legacy default stream's implicit
  * synchronisation, so a caller that forgets to synchronise sees stale memory, as on a GPU. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fake CUDA driver checked against the semantics cuda.h documents: contexts, streams,
  * faults, queued work, pointer attributes, module compatibility and failure injection; and the
  * rules it holds emulated kernels to: threads run in a shuffled order on several host threads,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address trace (FAKECUDA_TRACE=FILE): for every launch, each thread's loads and stores of device
  * memory, grouped as a GPU groups them into requests: the i-th load (or store) of every thread of
  * one warp (32 consecutive linear thread indices of a block) is one request, as it is when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Exactly once: per launch of one of typejit's pack or unpack kernels, how often each byte of its
  * output is written. A GPU kernel whose threads map two ways onto one byte races, and one that
  * skips a byte leaves garbage; neither need show in a byte comparison (the racing writes may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The trailer the NVRTC shim appends to every PTX and CUBIN image: the CUDA source the image was
  * compiled from, which the fake driver compiles for the host to run the image's kernels. */
 #ifndef TJ_TESTS_FAKECUDA_TRAILER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Virtual memory management (CUDA Driver API, Virtual Memory Management): address reservations in
  * the device arena, physical allocations on a device or on the host (cuMemCreate), mappings of
  * them (cuMemMap; one allocation may be mapped at several addresses), access per device and for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Buffers for the Fortran test programs: host memory, or device memory of the CUDA driver (the
  * CPU-only test driver under the emu label), which the Fortran code never touches directly. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Fortran calls whose entry points typejit adds beside the C wrappers (tests/fortran.cmake):
 ! Allreduce, Iallreduce in place, Reduce_local, Alltoall, external32, one-sided Put and Get
 ! completed by a fence, MPI-IO at explicit offsets. Built twice, with `use mpi` and (TJ_F08) with `use mpi_f08`. The

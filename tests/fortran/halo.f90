@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! A Fortran halo exchange through typejit (tests/fortran.cmake): faces of a 3-D array described
 ! by derived datatypes (subarray, vector, hvector, a dup; the x face also through every other
 ! constructor), packed with MPI_Pack and MPI_Unpack

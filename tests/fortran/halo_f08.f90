@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! The same checks as halo.f90 through `use mpi_f08` (tests/fortran.cmake): Open MPI's mpi_f08
 ! module calls its mpif.h layer's ompi_*_f functions, which typejit interposes.
 program halo_f08

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A program of an installed typejit: prints the library's version through the public API. */
 #include <stdio.h>
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Every function the runtime stand-in exports is one the real library of its soname exports, in
 # the same version node, so that a program built against the toolkit resolves against it; none of
 # its own helpers leaks out. Usage: check_exports.sh STAND_IN REAL_LIBRARY

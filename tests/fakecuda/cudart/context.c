@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Devices and contexts as the runtime sees them: the calling thread's device (cudaSetDevice,
  * device 0 by default), the primary context of each device retained at first use and made
  * current to each thread that has none, cudaDeviceSynchronize and cudaDeviceReset. */

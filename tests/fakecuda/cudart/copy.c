@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Copies and memsets. Each cudaMemcpyKind is the driver copy of those two kinds of memory, so the
  * driver's rules apply: which memory each side may be, and when the call returns ("API
  * synchronization behavior" is one table for both APIs). cudaMemcpyDefault lets the pointers say

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interface of the CPU-only stand-in of the CUDA runtime API (libcudart.so.12 and
  * libcudart.so.13, built from the same files against that version's headers): the driver it runs
  * on, the calling thread's device and context, the runtime's error rules. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Devices: their count, attributes and properties (from the driver's attributes), and the
  * versions of the driver and of this runtime. */
 #include <stddef.h>

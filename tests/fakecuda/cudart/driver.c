@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver under the stand-in: libcuda.so.1 (under the tests, the CPU-only test double) opened
  * with dlopen, each entry point resolved with dlsym, cuInit once per process. */
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The runtime's error rules: the calling thread's last error (cudaGetLastError,
  * cudaPeekAtLastError), sticky errors, and the names and descriptions of every cudaError_t. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every cudaError_t of the runtime API, for cudaGetErrorName and cudaGetErrorString: name,
  * value and a description (generated from the enum cudaError of the CUDA 13.0 driver_types.h,
  * which CUDA 12.9 shares; a description is the name in words, some of them reworded). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Events: cudaEvent_t is the driver's CUevent, and the event flags have the driver's values. */
 #include "cudart.h"
 

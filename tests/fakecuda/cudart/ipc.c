@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Interprocess handles of device memory and events: cudaIpcMemHandle_t and cudaIpcEventHandle_t
  * hold the driver's CUipcMemHandle and CUipcEventHandle byte for byte (both 64 bytes). */
 #include <stdint.h>

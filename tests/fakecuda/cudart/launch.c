@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A program's own device code: what nvcc's host code registers at start-up (fatbinaries, their
  * kernels and variables) is accepted, so the program starts; a launch of one of its kernels is
  * refused with cudaErrorNotSupported and one line on stderr, since the test driver runs only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory that is not stream ordered: device memory, managed memory with its advice and
  * prefetches, page-locked host memory (allocated or registered), and the free and total amounts. */
 #include <stdint.h>

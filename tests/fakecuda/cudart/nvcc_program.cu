@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // A runtime-API program as nvcc builds it, with one kernel of its own: built with -cudart shared
 // it links libcudart.so.13 and runs on the runtime stand-in, which accepts the registration of its
 // device code, refuses the kernel's launch (cudaErrorNotSupported, one line on stderr) and goes on.

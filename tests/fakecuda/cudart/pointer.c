@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cudaPointerGetAttributes, from the driver's pointer attributes. */
 #include <stdint.h>
 #include <string.h>

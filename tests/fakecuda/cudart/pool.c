@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream-ordered allocator: cudaMallocAsync and cudaFreeAsync on a stream, memory pools (the
  * device's default one, the current one, and pools the program creates), their access and
  * attributes. cudaMemPool_t is the driver's CUmemoryPool. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Streams: cudaStream_t is the driver's CUstream. The legacy default stream is the driver's; the
  * per-thread default stream, which the test driver does not have, is a stream of the runtime's
  * own per thread and context, made at first use: a blocking stream (CUDA Runtime API, "Stream

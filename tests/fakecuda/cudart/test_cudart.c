@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The runtime stand-in's own test: a program of the runtime API, built against the toolkit's
  * libcudart (or CUDA 12's), run with the stand-in and the test driver first on the library path.
  * Each family of calls: versions, errors and the last error, devices and their properties,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The runtime functions the stand-in does not emulate (unsupported.h): each is exported, so that a
  * program that links it starts, and a call returns cudaErrorNotSupported, made the last error, and
  * says once on stderr which function it was. This file includes no CUDA header: the functions are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The functions of the real libcudart that return a cudaError_t and that the stand-in does not
  * emulate (generated from the exports of CUDA 13.0's libcudart.so.13 and CUDA 12.9's
  * libcudart.so.12, and the return types their cuda_runtime_api.h declares): both versions', CUDA
