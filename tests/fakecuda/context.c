@@ -142,12 +142,18 @@ FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int
 }
 
 /* cuda.h: destroys every resource of the primary context but does not release it; a retained
- * context is usable again at once, empty and without its sticky error. */
+ * context is usable again at once, empty. Not after a fault: cuda.h says of
+ * CUDA_ERROR_ILLEGAL_ADDRESS (and the other sticky errors) that the process is left in an
+ * inconsistent state, any further CUDA work returns the same error, and the process must be
+ * terminated to use CUDA again; so the reset of a poisoned context returns its error and the
+ * context stays poisoned (some drivers recover there; a program may not count on it). */
 FC_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     FC_BEGIN(cuDevicePrimaryCtxReset_v2, true);
     if (!valid_device(dev)) {
         rc = CUDA_ERROR_INVALID_DEVICE;
+    } else if (primary(dev)->active && primary(dev)->sticky != CUDA_SUCCESS) {
+        rc = primary(dev)->sticky;
     } else {
         struct CUctx_st *ctx = primary(dev);
         if (ctx->active)

@@ -189,9 +189,11 @@ RT_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
 
 /* CUDA Runtime API, Device Management, cudaDeviceReset: destroys every resource of the current
  * device's primary context (the driver's cuDevicePrimaryCtxReset; the runtime keeps its
- * reference, so the device is usable again at the next call), and with it the device's sticky
- * error. With a context of the program's own current, only the runtime's state for it goes: the
- * per-thread default streams made in it. */
+ * reference, so the device is usable again at the next call). Not after a sticky error: the
+ * runtime API's error reference says the process must be terminated to use CUDA again, so the
+ * reset returns the error and the device stays poisoned, as the test driver's reset does. With a
+ * context of the program's own current, only the runtime's state for it goes: the per-thread
+ * default streams made in it. */
 RT_EXPORT cudaError_t CUDARTAPI cudaDeviceReset(void)
 {
     CUcontext cur = NULL, primary = NULL;

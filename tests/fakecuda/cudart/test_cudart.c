@@ -13,7 +13,7 @@
  *                            function the stand-in does not emulate: cudaErrorNotSupported, one
  *                            line
  *   test_cudart sticky       a sticky error (FAKECUDA_FAIL=cuMemsetD8_v2:1=700): every call
- *                            returns it, cudaGetLastError cannot clear it, cudaDeviceReset does
+ *                            returns it, neither cudaGetLastError nor cudaDeviceReset clears it
  *   test_cudart old-driver   on a driver older than the runtime: cudaErrorInsufficientDriver */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -598,12 +598,10 @@ static int check_sticky(void)
     CHECK_EQ_INT(cudaGetLastError(), cudaErrorIllegalAddress);
     CHECK_EQ_INT(cudaGetLastError(), cudaErrorIllegalAddress);
     CHECK_EQ_INT(cudaPeekAtLastError(), cudaErrorIllegalAddress);
-    RT(cudaDeviceReset());
-    CHECK_EQ_INT(cudaGetLastError(), cudaSuccess);
-    RT(cudaMalloc(&e, 4096));
-    RT(cudaMemset(e, 0, 4096));
-    RT(cudaDeviceSynchronize());
-    RT(cudaFree(e));
+    /* The process must end to use CUDA again: a reset does not bring the device back. */
+    CHECK_EQ_INT(cudaDeviceReset(), cudaErrorIllegalAddress);
+    CHECK_EQ_INT(cudaMalloc(&e, 4096), cudaErrorIllegalAddress);
+    CHECK_EQ_INT(cudaGetLastError(), cudaErrorIllegalAddress);
     CHECK_DONE();
 }
 
