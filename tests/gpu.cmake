@@ -394,8 +394,8 @@ set_tests_properties(emu_p2p_device PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 # applies (two devices: device 1's kinds beside device 0's), and host memory left to the system
 # MPI (on a system whose devices report pageable memory access, FAKECUDA_PAGEABLE=1, malloc memory
 # included). Then injected failures of the
-# pointer query (MPI_ERR_INTERN or exact bytes, and the error line) and of typejit's page-locked
-# staging (exact bytes through pageable staging, said once).
+# pointer query (MPI_ERR_INTERN or exact bytes, and the error line), of typejit's page-locked
+# staging (exact bytes through pageable staging, said once) and of its device staging.
 tj_device_program(test_bufkinds test_bufkinds.c devbuf.c)
 add_test(NAME emu_bufkinds COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x FAKECUDA_PAGEABLE=1
@@ -414,8 +414,18 @@ add_test(NAME emu_bufkinds_fault_pinned COMMAND ${TJ_CHECKED}
          FAKECUDA_FAIL=cuMemHostGetDevicePointer_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=oneshot
          TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
          $<TARGET_FILE:test_bufkinds> --faults pinned --kinds ${TJ_BUFKINDS_FAULT_KINDS})
-set_tests_properties(emu_bufkinds emu_bufkinds_fault_query emu_bufkinds_fault_pinned PROPERTIES
-                     TIMEOUT 600 LABELS "emu;mpi")
+# Every cuMemAlloc failing (an application holding the device's memory) with the staged method:
+# typejit's device staging is page-locked mapped memory instead, exact, said once (the kinds
+# below allocate without cuMemAlloc).
+add_test(NAME emu_bufkinds_fault_devstage COMMAND ${TJ_CHECKED}
+         --once "info: device memory for staging could not be allocated"
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
+         FAKECUDA_FAIL=cuMemAlloc_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=staged
+         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
+         $<TARGET_FILE:test_bufkinds> --faults devstage
+         --kinds pool,pool_user,vmm,vmm_host,managed_advise,registered)
+set_tests_properties(emu_bufkinds emu_bufkinds_fault_query emu_bufkinds_fault_pinned
+                     emu_bufkinds_fault_devstage PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
 # The fused halo exchange (halo3d --collective neighbor) on grids of each allocation kind, each
 # rank on its own device (two devices, two ranks): every ghost cell right, fused kernels, nothing

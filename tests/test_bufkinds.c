@@ -13,13 +13,16 @@
  * host memory and must be exact all the same.
  *
  *   mpirun -np 2 test_bufkinds [--kinds a,b,...] [--all]
- *   test_bufkinds --faults query|pinned [--kinds a,b,...]
+ *   test_bufkinds --faults query|pinned|devstage [--kinds a,b,...]
  *
  * --all: every kind must be available (the emu test; otherwise kinds this driver cannot make
  * are left out with a line saying why). --faults, on one rank, with FAKECUDA_FAIL failing the
- * pointer query (query) or typejit's page-locked allocations (pinned): each call returns
+ * pointer query (query), typejit's page-locked allocations (pinned) or every cuMemAlloc
+ * (devstage: typejit's device staging; the kinds given must not use cuMemAlloc, and the packed
+ * side of MPI_Pack and MPI_Unpack is pageable memory, so that they stage): each call returns
  * MPI_ERR_INTERN or is exact, never a fault; with pinned every call must succeed, through
- * pageable staging. Exits 77 without a CUDA device. */
+ * pageable staging, and with devstage through page-locked staging the kernels reach. Exits 77
+ * without a CUDA device. */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -474,7 +477,7 @@ static void fault_judge(fault_tally_t *f, const char *what, kind_t kind, int t, 
  * MPI_Wait) and MPI_Alltoall on MPI_COMM_SELF, each of them exact or MPI_ERR_INTERN. A receive
  * that failed leaves its message to be drained by the system MPI; a send that failed has its
  * receive cancelled. */
-static void fault_round(fault_tally_t *f, kind_t kind, int t, unsigned salt)
+static void fault_round(fault_tally_t *f, kind_t kind, kind_t packed_kind, int t, unsigned salt)
 {
     MPI_Datatype type = types[t];
     int size, pos, rpos, rc, rc2;
@@ -487,7 +490,7 @@ static void fault_round(fault_tally_t *f, kind_t kind, int t, unsigned salt)
     size *= counts[t];
     side_init(&s, kind, type, counts[t]);
     side_init(&r, kind, type, counts[t]);
-    p = flat_alloc(K_DEVICE, size);
+    p = flat_alloc(packed_kind, size);
     want = malloc((size_t)size);
     got = malloc((size_t)(size > (int)s.span ? size : (int)s.span));
     ref = malloc((size_t)s.span);
@@ -572,24 +575,33 @@ static void fault_round(fault_tally_t *f, kind_t kind, int t, unsigned salt)
 static int faults(const char *mode, const kind_t *kinds, int nkinds)
 {
     fault_tally_t f = {0, 0, 0};
-    bool pinned = strcmp(mode, "pinned") == 0;
-    long pageable;
+    bool pinned = strcmp(mode, "pinned") == 0, devstage = strcmp(mode, "devstage") == 0;
+    long pageable, mapped;
 
-    if (!pinned && strcmp(mode, "query") != 0) {
-        fprintf(stderr, "test_bufkinds: --faults query or --faults pinned\n");
+    if (!pinned && !devstage && strcmp(mode, "query") != 0) {
+        fprintf(stderr, "test_bufkinds: --faults query, pinned or devstage\n");
         return 2;
     }
     for (int round = 0; round < 3; round++)
         for (int i = 0; i < nkinds; i++)
             for (int t = 0; t < NTYPES; t++)
-                fault_round(&f, kinds[i], t, (unsigned)(round * 16 + i * 4 + t));
+                fault_round(&f, kinds[i], devstage ? K_HOST : K_DEVICE, t,
+                            (unsigned)(round * 16 + i * 4 + t));
     pageable = tj_counter("staging_pageable");
-    printf("faults (%s): %ld calls, %ld exact, %ld MPI_ERR_INTERN, staging_pageable=%ld\n", mode,
-           f.calls, f.exact, f.errors, pageable);
-    /* The injection must have hit: queries failed, or staging went pageable with no error. */
+    mapped = tj_counter("staging_mapped");
+    printf("faults (%s): %ld calls, %ld exact, %ld MPI_ERR_INTERN, staging_pageable=%ld "
+           "staging_mapped=%ld method_oneshot=%ld\n",
+           mode, f.calls, f.exact, f.errors, pageable, mapped, tj_counter("method_oneshot"));
+    /* The injection must have hit: queries failed, or staging went pageable (pinned) or to
+     * page-locked memory (devstage) with no error. */
     if (pinned) {
         CHECK(f.errors == 0);
         CHECK(pageable > 0);
+    } else if (devstage) {
+        CHECK(f.errors == 0);
+        CHECK(mapped > 0);
+        CHECK(tj_counter("method_oneshot") > 0);
+        CHECK(tj_counter("method_staged") == 0 && tj_counter("method_device") == 0);
     } else {
         CHECK(f.errors > 0);
         CHECK(f.exact > 0);

@@ -87,9 +87,10 @@ static tj_status_t launch(const call_t *c, int device, tj_devptr_t typed, tj_dev
 }
 
 /* Typed side on the device (or managed); packed side on the same context's device, in pinned
- * mapped host memory, or pageable (through a device staging buffer). In the typed context. The
- * kernel's wait is the call's batch's when it has one, except through device staging, which
- * goes back to the pool before the call returns: then the call waits, once (the copy's). */
+ * mapped host memory, or pageable (through a staging buffer the kernel reaches: device memory,
+ * else page-locked mapped memory). In the typed context. The kernel's wait is the call's batch's
+ * when it has one, except through staging, which goes back to the pool before the call returns:
+ * then the call waits, once. */
 static tj_status_t from_device(const call_t *c)
 {
     tj_devptr_t typed = (tj_devptr_t)(uintptr_t)c->typed;
@@ -101,9 +102,15 @@ static tj_status_t from_device(const call_t *c)
     if (is_gpu(c->pp.kind) ||
         (c->pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr(at, &pdev) == TJ_OK))
         return launch(c, c->tp.device, typed, pdev, true);
-    if ((st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)c->bytes, &stage)) != TJ_OK)
+    if ((st = tj_staging_get_reachable((size_t)c->bytes, &stage)) != TJ_OK)
         return st;
-    if (c->pack) {
+    if (stage->kind == TJ_STAGE_PINNED) {
+        if (!c->pack)
+            memcpy(stage->host, at, (size_t)c->bytes);
+        if ((st = launch(c, c->tp.device, typed, stage->dev, false)) == TJ_OK &&
+            (st = tj_gpu_sync()) == TJ_OK && c->pack)
+            memcpy(at, stage->host, (size_t)c->bytes);
+    } else if (c->pack) {
         if ((st = launch(c, c->tp.device, typed, stage->dev, false)) == TJ_OK)
             st = tj_gpu_copy_dtoh(at, stage->dev, (size_t)c->bytes);
     } else if ((st = tj_gpu_copy_htod_async(stage->dev, at, (size_t)c->bytes)) == TJ_OK &&

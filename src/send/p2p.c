@@ -112,9 +112,11 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     return true;
 }
 
-/* Staging for the method, in the buffer's context; the method counted. Host staging that is
- * pageable memory (page-locked memory could not be had) is out of the kernels' reach: oneshot
- * becomes staged, its kernel moving the bytes through device staging and a copy. */
+/* Staging for the method, in the buffer's context; the method counted. Where device memory
+ * could not be had the kernel packs into page-locked mapped host memory: device and staged
+ * become oneshot. Host staging that is pageable memory (page-locked memory could not be had) is
+ * out of the kernels' reach: oneshot becomes staged, its kernel moving the bytes through device
+ * staging and a copy. Fails only where neither device nor page-locked memory can be had. */
 static tj_status_t get_staging(tj_xfer_t *x)
 {
     tj_gpu_scope_t scope;
@@ -122,9 +124,16 @@ static tj_status_t get_staging(tj_xfer_t *x)
 
     if ((st = tj_gpu_enter(x->ctx, &scope)) != TJ_OK)
         return st;
-    if (x->method != TJ_METHOD_ONESHOT)
-        st = tj_staging_get(TJ_STAGE_DEVICE, (size_t)x->bytes, &x->dev);
-    if (st == TJ_OK && x->method != TJ_METHOD_DEVICE)
+    if (x->method != TJ_METHOD_ONESHOT &&
+        (st = tj_staging_get_reachable((size_t)x->bytes, &x->dev)) == TJ_OK &&
+        x->dev->kind == TJ_STAGE_PINNED) {
+        tj_log_debug("device %s: no device memory for staging, method oneshot instead of %s",
+                     x->recv ? "receive" : "send", tj_method_name(x->method));
+        x->method = TJ_METHOD_ONESHOT;
+        x->host = x->dev;
+        x->dev = NULL;
+    }
+    if (st == TJ_OK && x->method != TJ_METHOD_DEVICE && x->host == NULL)
         st = tj_staging_get(TJ_STAGE_PINNED, (size_t)x->bytes, &x->host);
     if (st == TJ_OK && x->method == TJ_METHOD_ONESHOT && x->host->kind == TJ_STAGE_PAGEABLE) {
         tj_log_debug("device %s: no page-locked staging, method staged instead of oneshot",

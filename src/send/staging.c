@@ -58,7 +58,8 @@ static tj_status_t pageable(tj_stage_t *b, size_t len)
     return TJ_OK;
 }
 
-tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
+/* A pooled or new buffer of @p kind, device or page-locked memory only. */
+static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
 {
     tj_gpu_ctx_t ctx = tj_gpu_current();
     unsigned gen = tj_gpu_generation();
@@ -113,13 +114,42 @@ tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
     else if ((st = tj_gpu_alloc_host(want, &b->host)) == TJ_OK &&
              (st = tj_gpu_host_devptr(b->host, &b->dev)) != TJ_OK)
         tj_gpu_free_host(b->host);
-    if (st != TJ_OK && kind == TJ_STAGE_PINNED)
-        st = pageable(b, len);
     if (st != TJ_OK) {
         free(b);
         return st;
     }
     *buf = b;
+    return TJ_OK;
+}
+
+tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
+{
+    tj_stage_t *b;
+    tj_status_t st;
+
+    if (tj_gpu_current() == NULL)
+        return TJ_ERR_INVALID;
+    if ((st = take(kind, len, buf)) == TJ_OK || kind != TJ_STAGE_PINNED)
+        return st;
+    if ((b = calloc(1, sizeof(*b))) == NULL)
+        return TJ_ERR_NOMEM;
+    if ((st = pageable(b, len)) != TJ_OK) {
+        free(b);
+        return st;
+    }
+    *buf = b;
+    return TJ_OK;
+}
+
+tj_status_t tj_staging_get_reachable(size_t len, tj_stage_t **buf)
+{
+    tj_status_t st = take(TJ_STAGE_DEVICE, len, buf);
+
+    if (st == TJ_OK || take(TJ_STAGE_PINNED, len, buf) != TJ_OK)
+        return st;
+    tj_stats_inc(TJ_STAT_staging_mapped);
+    tj_log_info_once("device memory for staging could not be allocated; kernels pack into "
+                     "page-locked host memory instead");
     return TJ_OK;
 }
 

@@ -3,7 +3,8 @@
  * and kept in one small process-wide pool, so that a busy process does not allocate on every
  * call. A buffer belongs to the context it was allocated in and is reused only there. Where
  * page-locked memory cannot be had, host staging is pageable memory instead: slower (copies to
- * and from it are synchronous, kernels cannot reach it), never failing for that. */
+ * and from it are synchronous, kernels cannot reach it), never failing for that; where device
+ * memory cannot be had, kernels pack into page-locked host memory instead. */
 #ifndef TJ_SEND_STAGING_H
 #define TJ_SEND_STAGING_H
 
@@ -30,6 +31,12 @@ typedef struct tj_stage {
  * memory cannot be had (counted in staging_pageable, said once at info level): callers look at
  * `kind` (or `dev`) before handing it to a kernel. */
 tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf);
+
+/* A buffer of at least @p len bytes that kernels reach, in the current scope's context, for the
+ * caller alone until tj_staging_put: device memory, or where device memory cannot be had (an
+ * application that holds the device's memory) page-locked mapped host memory (TJ_STAGE_PINNED,
+ * counted in staging_mapped, said once at info level). Fails only when neither can be had. */
+tj_status_t tj_staging_get_reachable(size_t len, tj_stage_t **buf);
 
 /* Pageable host memory of @p len bytes, zeroed, in no context: for a call that must hand the
  * system MPI some bytes when it cannot move the application's. */

@@ -30,6 +30,7 @@
     _X(method_oneshot)                                                                             \
     _X(method_staged)                                                                              \
     _X(staging_pageable)                                                                           \
+    _X(staging_mapped)                                                                             \
     _X(jit_compiles)                                                                               \
     _X(jit_failures)                                                                               \
     _X(jit_background)                                                                             \
