@@ -30,6 +30,7 @@
 #include "jit/gen.h"
 #include "randtype.h"
 #include "region.h"
+#include "sysmpi.h"
 #include "type/cpu.h"
 #include "type/translate.h"
 
@@ -41,6 +42,9 @@
 #endif
 
 #define MAX_BATCH 1000
+/* MPICH 4.0.2 packs some newly made types short once about 500 datatypes are alive
+ * (docs/mpis.md); a batch holds its cases' types until it has run, and two batches are alive. */
+#define MPICH40_BATCH 40
 
 extern char **environ;
 
@@ -75,6 +79,7 @@ static char workdir[256];
 static bool verbose, keep;
 static int mismatches;
 static long packs, unpacks, generic_runs, shrunk;
+static long short_packs; /* MPICH 4.0.2 packed fewer bytes than the type holds: not compared */
 
 static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
 {
@@ -172,7 +177,7 @@ static void run_kernel(const case_t *c, const kernel_t *k, tj_dir_t dir, void *d
 /* Packs with the kernel and with PMPI_Pack, compares the whole output buffers. */
 static void check_pack(const case_t *c, const kernel_t *k, const char *what)
 {
-    int64_t size = c->block.size, lo, hi, where = 0;
+    int64_t size = c->block.size, lo, hi, where = 0, end;
     region_t src;
     int outsize;
     unsigned char *pattern, *p1, *p2;
@@ -196,7 +201,14 @@ static void check_pack(const case_t *c, const kernel_t *k, const char *what)
     }
     memset(p1, POISON, (size_t)outsize);
     memset(p2, POISON, (size_t)outsize);
-    CHECK_EQ_INT(oracle_pack(c, src.origin, p1, outsize), c->pos + c->count * size);
+    end = oracle_pack(c, src.origin, p1, outsize);
+    if (end < c->pos + c->count * size && c->type != MPI_DATATYPE_NULL &&
+        sysmpi_version_has("MPICH Version: 4.0")) {
+        /* MPICH's own error, no reference to compare with (docs/mpis.md). */
+        short_packs++;
+        goto out_close;
+    }
+    CHECK_EQ_INT(end, c->pos + c->count * size);
     run_kernel(c, k, TJ_DIR_PACK, p2 + c->pos, src.origin);
     if (memcmp(p1, p2, (size_t)outsize) != 0) {
         for (int i = 0; i < outsize; i++)
@@ -206,6 +218,7 @@ static void check_pack(const case_t *c, const kernel_t *k, const char *what)
             }
         report(what, c, where);
     }
+out_close:
     region_close(&src);
     free(pattern);
     free(p1);
@@ -617,8 +630,14 @@ static void fused_check(const fset_t *f, emu_fused_fn_t pack, emu_fused_fn_t unp
     memset(p2, POISON, pl);
     for (int i = 0; i < f->n; i++) {
         int pos = f->m[i].pos;
+        int64_t end = f->m[i].pos + f->m[i].count * f->m[i].block.size;
         CHECK(PMPI_Pack(typed + f->m[i].salt, f->m[i].count, f->m[i].type, p1, (int)pl, &pos,
                         MPI_COMM_SELF) == MPI_SUCCESS);
+        if (pos < end && sysmpi_version_has("MPICH Version: 4.0")) {
+            short_packs++; /* as in check_pack: no reference for this set */
+            goto out_free;
+        }
+        CHECK_EQ_INT(pos, end);
     }
     fused_run(f, pack, p2, typed);
     fused_packs++;
@@ -644,6 +663,7 @@ static void fused_check(const fset_t *f, emu_fused_fn_t pack, emu_fused_fn_t unp
                 break;
             }
     }
+out_free:
     free(typed);
     free(t2);
     free(p1);
@@ -775,6 +795,12 @@ int main(int argc, char **argv)
     }
     if (batch_size < 1 || batch_size > MAX_BATCH)
         batch_size = 250;
+    if (batch_size > MPICH40_BATCH && sysmpi_version_has("MPICH Version: 4.0")) {
+        batch_size = MPICH40_BATCH;
+        printf("MPICH 4.0: batches of %d types (more live datatypes make it pack some new types "
+               "short)\n",
+               batch_size);
+    }
     if (TJ_EMU_CXX[0] == '\0' || access(TJ_EMU_CXX, X_OK) != 0) {
         printf("SKIP: no host C++ compiler for the emulation\n");
         return 77;
@@ -869,6 +895,10 @@ int main(int argc, char **argv)
            (unsigned long long)seed, drawn, strided, handmade, narrow, edged, packs, unpacks,
            generic_runs, shrunk, mismatches);
     printf("fused: %d sets, %ld packs, %ld unpacks\n", FUSED_SETS, fused_packs, fused_unpacks);
+    if (short_packs > 0)
+        printf("MPICH 4.0: %ld packs skipped: its MPI_Pack packed fewer bytes than the type holds "
+               "(docs/mpis.md)\n",
+               short_packs);
     CHECK(mismatches == 0);
     CHECK(edged >= 20); /* the hand-made blocks of edge_blocks run with edges */
     CHECK(fused_unpacks > 0);

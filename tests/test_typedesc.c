@@ -278,6 +278,8 @@ static void test_hand_layouts(void)
         {"struct({1, 1},  # two members\n {0, 8},\n {int, double})  # done\n", 12, 0, 16, 0, 16},
         {"contiguous(2, # count\n float) # a comment that names ) and ,\n", 8, 0, 8, 0, 8},
         {"hvector(4, 1, 8, vector(4, 1, 4, double))", 128, 0, 128, 0, 128},
+        /* Members written otherwise are distinct datatypes. */
+        {"struct({1,1},{0,64},{contiguous(2,int),contiguous(3,int)})", 20, 0, 76, 0, 76},
     };
     char err[256];
 
@@ -306,8 +308,8 @@ static void test_hand_layouts(void)
 /* Descriptions against the same types built directly with MPI. */
 static void test_hand_equivalents(void)
 {
-    MPI_Datatype direct[8], inner, parsed;
-    const char *texts[8];
+    MPI_Datatype direct[10], inner, parsed;
+    const char *texts[10];
     int n = 0, sizes[3] = {8, 6, 5}, subs[3] = {1, 6, 5}, starts[3] = {7, 0, 0};
     int bls[2] = {1, 2};
     MPI_Aint displs[2] = {4, 16};
@@ -337,6 +339,20 @@ static void test_hand_equivalents(void)
         int s = 4, ss = 2, st = 1;
         MPI_Type_create_subarray(1, &s, &ss, &st, MPI_ORDER_C, MPI_FLOAT, &inner);
         MPI_Type_vector(3, 2, 5, inner, &direct[n++]);
+        MPI_Type_free(&inner);
+    }
+    /* Members written alike are one datatype, as a program makes the struct that builds the
+     * member once: on MPICH that has another extent (180) than distinct datatypes of the same
+     * layout (184), elsewhere the same. */
+    {
+        int bl[2] = {3, 3};
+        MPI_Aint d[2] = {0, 144};
+        MPI_Type_create_resized(MPI_INT64_T, -3, 12, &inner);
+        members[0] = members[1] = inner;
+        texts[n] = "struct({3,3},{0,144},{resized(-3,12,int64_t), Resized( -3 ,12, MPI_INT64_T )})";
+        MPI_Type_create_struct(2, bl, d, members, &direct[n++]);
+        texts[n] = "struct({3,3},{0,144},{resized(-3,12,INT64_T) # one\n, resized(-3,12,int64_t)})";
+        MPI_Type_create_struct(2, bl, d, members, &direct[n++]);
         MPI_Type_free(&inner);
     }
     for (int i = 0; i < n; i++) {

@@ -37,6 +37,7 @@ typedef struct {
 typedef struct {
     MPI_Datatype type;
     bool owned;
+    const char *from, *to; /* its text (struct members only) */
 } node_t;
 
 /* Accepted values of one integer argument and the C type it is passed as. */
@@ -460,8 +461,11 @@ static tj_status_t parse_members(parser_t *ps, int depth, nodes_t *m)
             m->v = grown;
             m->cap = cap;
         }
+        skip_space(ps);
+        m->v[m->n].from = ps->p;
         if ((status = parse_type(ps, depth + 1, &m->v[m->n])) != TJ_OK)
             return status;
+        m->v[m->n].to = ps->p;
         m->n++;
         skip_space(ps);
         if (*ps->p == '}') {
@@ -871,6 +875,64 @@ static MPI_Aint *to_aint(const list_t *l)
     return v;
 }
 
+/* A member's text as it counts for likeness, into a new string: upper case, without white space,
+ * comments and the MPI_ prefix of a word. NULL when out of memory. */
+static char *alike_form(const node_t *n)
+{
+    char *out = malloc((size_t)(n->to - n->from) + 1), *o = out;
+    bool word_start = true;
+
+    if (out == NULL)
+        return NULL;
+    for (const char *q = n->from; q < n->to;) {
+        if (*q == '#') {
+            while (q < n->to && *q != '\n')
+                q++;
+            word_start = true;
+            continue;
+        }
+        if (isspace((unsigned char)*q)) {
+            q++;
+            word_start = true;
+            continue;
+        }
+        if (word_start && n->to - q > 4 && strncasecmp(q, "MPI_", 4) == 0 && is_word_char(q[4]))
+            q += 4;
+        word_start = !is_word_char(*q);
+        *o++ = (char)toupper((unsigned char)*q++);
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Whether every member of a struct is written alike: the struct is then made of one datatype,
+ * as by a program that builds the member once and passes it for each. It matters on MPICH, whose
+ * datatype engine (Yaksa) makes a struct of one datatype an hindexed, without the alignment
+ * padding of a struct of distinct members, even of distinct members of one layout. */
+static tj_status_t members_alike(parser_t *ps, const nodes_t *m, bool *alike)
+{
+    char *first, *other;
+    tj_status_t status = TJ_OK;
+
+    *alike = false;
+    if (m->n < 2)
+        return TJ_OK;
+    if ((first = alike_form(&m->v[0])) == NULL)
+        return fail(ps, m->at, TJ_ERR_NOMEM, "out of memory comparing the member types");
+    *alike = true;
+    for (int i = 1; i < m->n && *alike; i++) {
+        if ((other = alike_form(&m->v[i])) == NULL) {
+            status = fail(ps, m->at, TJ_ERR_NOMEM, "out of memory comparing the member types");
+            *alike = false;
+            break;
+        }
+        *alike = strcmp(first, other) == 0;
+        free(other);
+    }
+    free(first);
+    return status;
+}
+
 /* Calls the MPI constructor on checked arguments. */
 static tj_status_t build(parser_t *ps, const args_t *args, MPI_Datatype *out)
 {
@@ -895,6 +957,13 @@ static tj_status_t build(parser_t *ps, const args_t *args, MPI_Datatype *out)
     }
     for (int i = 0; i < args->members.n; i++)
         types[i] = args->members.v[i].type;
+    if (args->kind == CT_STRUCT) {
+        bool alike;
+        if ((status = members_alike(ps, &args->members, &alike)) != TJ_OK)
+            goto cleanup;
+        for (int i = 1; alike && i < args->members.n; i++)
+            types[i] = types[0];
+    }
 
     switch (args->kind) {
     case CT_CONTIGUOUS:
@@ -1048,7 +1117,7 @@ static void errors_restore(handlers_t *h)
 tj_status_t tj_typedesc_parse(const char *text, MPI_Datatype *type, char *err, size_t errlen)
 {
     parser_t ps = {text, text, err, errlen};
-    node_t node = {MPI_DATATYPE_NULL, false};
+    node_t node = {MPI_DATATYPE_NULL, false, NULL, NULL};
     handlers_t saved;
     char buf[48];
     int initialized = 0, finalized = 0, rc;
@@ -1127,7 +1196,7 @@ tj_status_t tj_typedesc_parse_fused(const char *text, MPI_Datatype *types, int m
             status = fail(&ps, ps.p, TJ_ERR_PARSE, "a fused set has at most %d members", max);
             goto out_release;
         }
-        nodes[count] = (node_t){MPI_DATATYPE_NULL, false};
+        nodes[count] = (node_t){MPI_DATATYPE_NULL, false, NULL, NULL};
         if ((status = parse_type(&ps, 1, &nodes[count])) != TJ_OK)
             goto out_release;
         count++;
