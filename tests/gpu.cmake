@@ -238,6 +238,20 @@ foreach(ranks 2 4)
   set_tests_properties(emu_halo3d_device_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 endforeach()
 
+# The README's first command ends with the demo (`cmake --build build --target demo`,
+# bench/demo.sh): run as a user runs it, from an empty kernel cache, it must show kernels made at
+# commit, every ghost cell right in all three runs, and the third run taking every kernel from
+# the disk cache and compiling none, on both ranks.
+add_test(NAME demo COMMAND ${TJ_CHECKED}
+         --stdout "kernels=jit"
+         --stdout "^demo: rank 0: kernel_launches=[1-9][0-9]* jit_compiles=0 cache_hits_disk=[1-9]"
+         --stdout "^demo: rank 1: kernel_launches=[1-9][0-9]* jit_compiles=0 cache_hits_disk=[1-9]"
+         -- ${PROJECT_SOURCE_DIR}/tests/demo_check.sh
+         ${PROJECT_SOURCE_DIR}/bench/demo.sh 2 ${TJ_LIB} $<TARGET_FILE:halo3d>
+         ${CMAKE_CURRENT_BINARY_DIR}/demo-cache ${CMAKE_CURRENT_BINARY_DIR}/fakecuda ${TJ_LAUNCH}
+         -x FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE} -x FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
+set_tests_properties(demo PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+
 # bench/gpu-bench.sh, the one command a GPU user is told to run, on this build's test driver:
 # every step once on tiny sizes, so that it cannot break unseen (its times mean nothing and are not
 # reported). It checks each step's table (bench_gpu_pack --smoke: every path it times, once on
