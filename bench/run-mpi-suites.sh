@@ -10,7 +10,7 @@
 # whose median time differs most, any program that fails or writes to stderr only under typejit,
 # the load average) to the terminal and $OUT/mpi-suites-NAME.txt; each run's line goes to stderr.
 #   bash bench/run-mpi-suites.sh TESTMPI MPICC [--dirs "coll pt2pt"] [--rounds 3] [--timeout 180]
-#        [--maxnp N] [--dtp] [--only REGEX]
+#        [--maxnp N] [--dtp] [--xfail] [--only REGEX]
 # TESTMPI: MPICH's test/mpi folder (git clone https://github.com/pmodels/mpich); MPICC: the MPI's
 # C compiler wrapper (mpicc.openmpi, mpicc.mpich, ...), whose mpiexec beside it launches.
 # BUILD: typejit's release build (default build-suites-NAME, NAME the compiler's name);
@@ -20,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: bash bench/run-mpi-suites.sh TESTMPI MPICC [--dirs \"coll pt2pt\"] [--rounds N]"
-usage+=" [--timeout S] [--maxnp N] [--dtp] [--only REGEX]"
+usage+=" [--timeout S] [--maxnp N] [--dtp] [--xfail] [--only REGEX]"
 [ $# -ge 2 ] || { echo "$usage"; exit 2; }
 src=$1 cc=$2
 shift 2
@@ -32,6 +32,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout="$2"; shift 2 ;;
     --maxnp) extra+=(--maxnp "$2"); shift 2 ;;
     --only) extra+=(--only "$2"); shift 2 ;;
+    --xfail) extra+=(--xfail); shift ;;
     --dtp) dtp=(--dtp); shift ;;
     *) echo "$usage"; exit 2 ;;
     esac
