@@ -264,6 +264,9 @@ def program(a, t):
 
 
 def cmd_run(a):
+    # Launchers hand their own environment to the ranks: the modes must be all that differs.
+    for k in [k for k in os.environ if k.startswith("TYPEJIT_") or k == "LD_PRELOAD"]:
+        del os.environ[k]
     family = mpi_family(a.cc)
     a.launcher = a.launcher or default_launcher(a.cc)
     modes = a.modes.split(",")
@@ -385,7 +388,8 @@ def main():
                    help="alone: no typejit; other words: typejit with TYPEJIT_HOST=word (auto: "
                         "the default settings, nothing set)")
     r.add_argument("--rounds", type=int, default=3)
-    r.add_argument("--maxnp", type=int, help="run at most this many processes (default: the list's)")
+    r.add_argument("--maxnp", type=int,
+                   help="run at most this many processes (default: the list's)")
     r.add_argument("--timeout", type=float, default=180, help="seconds a run may take")
     r.add_argument("--csv")
     r.add_argument("--logs", help="keep the output of failed runs and of runs with stderr here")
