@@ -163,11 +163,12 @@ typedef struct {
     int word, edge;
 } block_ideal_t;
 
-static void ideal_block_run(int64_t disp, void *arg)
+static bool ideal_block_run(int64_t disp, void *arg)
 {
     block_ideal_t *x = arg;
     ideal_run_words(x->r, x->base + disp, x->packed, x->len, x->word, x->edge);
     x->packed += x->len;
+    return true;
 }
 
 /* The ideal mapping's requests and sectors, typed and packed sides. */

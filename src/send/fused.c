@@ -37,12 +37,13 @@ typedef struct {
     int64_t n, base, len;
 } listing_t;
 
-static void list_run(int64_t disp, void *arg)
+static bool list_run(int64_t disp, void *arg)
 {
     listing_t *l = arg;
     l->spans[l->n].lo = l->base + disp;
     l->spans[l->n].hi = l->base + disp + l->len;
     l->n++;
+    return true;
 }
 
 /* Whether no typed byte is written twice by the members (@p blocks[m] with start, @p shift[m]

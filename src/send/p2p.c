@@ -29,7 +29,7 @@
 #include "util/stats.h"
 
 /* Private duplicates of MPI_COMM_SELF for the partial-object unpack, so that it can never match
- * a message of the application's; each is lent to one call at a time, so that threads finishing
+ * a message of the application's; each serves one call at a time, so that threads finishing
  * partial objects at once cannot take each other's bytes. The pool grows to the most calls ever
  * in flight together and is freed at MPI_Finalize. */
 typedef struct self_comm {

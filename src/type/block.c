@@ -226,13 +226,14 @@ int tj_block_word_at(int word, uintptr_t addr)
     return word;
 }
 
-void tj_block_each_run(const tj_block_t *block, void (*fn)(int64_t disp, void *arg), void *arg)
+bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *arg), void *arg)
 {
     int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = 0;
 
     for (;;) {
         int d = 1;
-        fn(at, arg);
+        if (!fn(at, arg))
+            return false;
         /* The next run: an odometer over dimensions 1 and up. */
         for (; d < block->ndims; d++) {
             at += block->strides[d];
@@ -242,7 +243,7 @@ void tj_block_each_run(const tj_block_t *block, void (*fn)(int64_t disp, void *a
             idx[d] = 0;
         }
         if (d == block->ndims)
-            return;
+            return true;
     }
 }
 

@@ -100,8 +100,8 @@ int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_
 
 /* The contiguous runs of one object in packed order, counts[0] bytes each: calls @p fn with
  * each run's byte offset from the object's first run (sum_d i_d * strides[d], the start
- * excluded). */
-void tj_block_each_run(const tj_block_t *block, void (*fn)(int64_t disp, void *arg), void *arg);
+ * excluded), until @p fn returns false. True when every run was passed on. */
+bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *arg), void *arg);
 
 /* Bytes of the block's contiguous runs: counts[0], times the counts of the dimensions that
  * continue it without a gap (a stride equal to the run's length so far; dimensions of one

@@ -176,39 +176,23 @@ TJ_LOOPS_INLINE void F(unpack_row)(char *restrict packed, char *restrict typed, 
     }
 }
 
+/* One loop: the row loop _row with run length _len (a constant, or `run`) and mode _how. */
+#define TJ_LOOP(_name, _row, _len, _how)                                                           \
+    TJ_LOOPS_ATTR static void F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run,        \
+                                       int64_t ahead)                                              \
+    {                                                                                              \
+        (void)run;                                                                                 \
+        F(_row)(p, t, n, s, _len, ahead, _how);                                                    \
+    }
+
 /* The loops of one run length (_len: a constant, or `run`), named by _tag: pack and unpack,
  * plain, prefetching, and (unpack) storing twice to each run's line. */
 #define TJ_LOOPS_KIND(_tag, _len)                                                                  \
-    TJ_LOOPS_ATTR static void F(pack_##_tag)(char *p, char *t, int64_t n, int64_t s, int64_t run,  \
-                                             int64_t ahead)                                        \
-    {                                                                                              \
-        (void)run;                                                                                 \
-        F(pack_row)(p, t, n, s, _len, ahead, TJ_CPU_PLAIN);                                        \
-    }                                                                                              \
-    TJ_LOOPS_ATTR static void F(pack_pf_##_tag)(char *p, char *t, int64_t n, int64_t s,            \
-                                                int64_t run, int64_t ahead)                        \
-    {                                                                                              \
-        (void)run;                                                                                 \
-        F(pack_row)(p, t, n, s, _len, ahead, TJ_CPU_PREFETCH);                                     \
-    }                                                                                              \
-    TJ_LOOPS_ATTR static void F(unpack_##_tag)(char *p, char *t, int64_t n, int64_t s,             \
-                                               int64_t run, int64_t ahead)                         \
-    {                                                                                              \
-        (void)run;                                                                                 \
-        F(unpack_row)(p, t, n, s, _len, ahead, TJ_CPU_PLAIN);                                      \
-    }                                                                                              \
-    TJ_LOOPS_ATTR static void F(unpack_pf_##_tag)(char *p, char *t, int64_t n, int64_t s,          \
-                                                  int64_t run, int64_t ahead)                      \
-    {                                                                                              \
-        (void)run;                                                                                 \
-        F(unpack_row)(p, t, n, s, _len, ahead, TJ_CPU_PREFETCH);                                   \
-    }                                                                                              \
-    TJ_LOOPS_ATTR static void F(unpack_again_##_tag)(char *p, char *t, int64_t n, int64_t s,       \
-                                                     int64_t run, int64_t ahead)                   \
-    {                                                                                              \
-        (void)run;                                                                                 \
-        F(unpack_row)(p, t, n, s, _len, ahead, TJ_CPU_AGAIN);                                      \
-    }
+    TJ_LOOP(pack_##_tag, pack_row, _len, TJ_CPU_PLAIN)                                             \
+    TJ_LOOP(pack_pf_##_tag, pack_row, _len, TJ_CPU_PREFETCH)                                       \
+    TJ_LOOP(unpack_##_tag, unpack_row, _len, TJ_CPU_PLAIN)                                         \
+    TJ_LOOP(unpack_pf_##_tag, unpack_row, _len, TJ_CPU_PREFETCH)                                   \
+    TJ_LOOP(unpack_again_##_tag, unpack_row, _len, TJ_CPU_AGAIN)
 
 TJ_LOOPS_KIND(1, 1)
 TJ_LOOPS_KIND(2, 2)
@@ -329,6 +313,7 @@ static const tj_cpu_rows_fn F(rows)[TJ_CPU_LOOPS][2][TJ_CPU_VARIANTS] = {
 #undef TJ_LOOPS_ROW
 #undef TJ_LOOPS_DENSE
 #undef TJ_LOOPS_KIND
+#undef TJ_LOOP
 #undef VLOAD
 #undef VSTORE
 #undef TJ_LOOPS_INLINE

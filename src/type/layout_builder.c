@@ -260,28 +260,27 @@ void tj_layout_builder_add_run(tj_layout_builder_t *b, int64_t disp, int64_t len
     add_part(b, disp, len, s);
 }
 
+/* One row of add_rows: a run of `len` bytes at `base` + the row's offset. */
+typedef struct {
+    tj_layout_builder_t *b;
+    int64_t base, len;
+} row_t;
+
+static bool add_row(int64_t off, void *arg)
+{
+    row_t *r = arg;
+    tj_layout_builder_add_run(r->b, r->base + off, r->len);
+    return r->b->st == TJ_OK;
+}
+
 /* Every row (a run of counts[0] bytes) of @p n repetitions of @p shape at @p disp, as runs. */
 static void add_rows(tj_layout_builder_t *b, int64_t disp, int64_t n, const tj_block_t *shape)
 {
-    int64_t idx[TJ_BLOCK_MAX_DIMS] = {0};
+    row_t row = {b, 0, shape->counts[0]};
 
     for (int64_t r = 0; r < n && b->st == TJ_OK; r++) {
-        int64_t base = disp + r * shape->extent, off = 0;
-        memset(idx, 0, sizeof(idx));
-        for (;;) {
-            int d;
-            tj_layout_builder_add_run(b, base + off, shape->counts[0]);
-            for (d = 1; d < shape->ndims; d++) {
-                if (++idx[d] < shape->counts[d]) {
-                    off += shape->strides[d];
-                    break;
-                }
-                off -= (shape->counts[d] - 1) * shape->strides[d];
-                idx[d] = 0;
-            }
-            if (d >= shape->ndims || b->st != TJ_OK)
-                break;
-        }
+        row.base = disp + r * shape->extent;
+        tj_block_each_run(shape, add_row, &row);
     }
 }
 

@@ -2,8 +2,6 @@
 /* A layout's contiguous runs (see layout_runs.h). */
 #include "type/layout_runs.h"
 
-#include <string.h>
-
 #include "type/layout_builder.h"
 #include "type/layout_internal.h"
 
@@ -12,6 +10,7 @@ typedef struct {
     int64_t d, len, count, max;
     void (*fn)(int64_t, int64_t, void *);
     void *arg;
+    int64_t row_base, row_len; /* the shaped part being walked (emit_row) */
 } runs_t;
 
 /* Pass on the pending run, if any. */
@@ -41,9 +40,16 @@ static bool emit(runs_t *r, int64_t d, int64_t len)
     return true;
 }
 
+/* One row of a shaped part: a run of r->row_len bytes at r->row_base + the row's offset. */
+static bool emit_row(int64_t off, void *arg)
+{
+    runs_t *r = arg;
+    return emit(r, r->row_base + off, r->row_len);
+}
+
 static bool each_run(const tj_layout_t *l, runs_t *r)
 {
-    int64_t elems = tj_layout_elements(l), idx[TJ_BLOCK_MAX_DIMS];
+    int64_t elems = tj_layout_elements(l);
 
     for (int64_t e = 0; e < elems; e++) {
         int64_t fo = tj_layout_frame_offset(l, e);
@@ -55,24 +61,11 @@ static bool each_run(const tj_layout_t *l, runs_t *r)
                     return false;
                 continue;
             }
+            r->row_len = sh->counts[0];
             for (int64_t k = 0; k < len / sh->size; k++) {
-                int64_t off = d + k * sh->extent;
-                memset(idx, 0, sizeof(idx));
-                for (;;) {
-                    int dd;
-                    if (!emit(r, off, sh->counts[0]))
-                        return false;
-                    for (dd = 1; dd < sh->ndims; dd++) {
-                        if (++idx[dd] < sh->counts[dd]) {
-                            off += sh->strides[dd];
-                            break;
-                        }
-                        off -= (sh->counts[dd] - 1) * sh->strides[dd];
-                        idx[dd] = 0;
-                    }
-                    if (dd >= sh->ndims)
-                        break;
-                }
+                r->row_base = d + k * sh->extent;
+                if (!tj_block_each_run(sh, emit_row, r))
+                    return false;
             }
         }
     }
@@ -82,13 +75,13 @@ static bool each_run(const tj_layout_t *l, runs_t *r)
 bool tj_layout_runs_each(const tj_layout_t *l, int64_t max,
                          void (*fn)(int64_t disp, int64_t len, void *arg), void *arg)
 {
-    runs_t r = {0, 0, 0, max, fn, arg};
+    runs_t r = {0, 0, 0, max, fn, arg, 0, 0};
     return each_run(l, &r);
 }
 
 int64_t tj_layout_runs_count(const tj_layout_t *l, int64_t max)
 {
-    runs_t r = {0, 0, 0, max, NULL, NULL};
+    runs_t r = {0, 0, 0, max, NULL, NULL, 0, 0};
     return each_run(l, &r) ? r.count : -1;
 }
 
