@@ -39,7 +39,7 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUe
 #endif
 
 /* The counters tests read with dlsym(RTLD_DEFAULT, "fakecuda_stats"): launches, copies, ...
- * (init.c), and "calls:NAME", how often the entry point NAME was called. */
+ * (init.c), and "calls:NAME", how often the entry point NAME was called ("calls:*": any). */
 FC_EXPORT long long fakecuda_stats(const char *name);
 
 #define FC_MAX_DEVICES 8
@@ -55,6 +55,7 @@ typedef struct {
     bool log;
     int threads;   /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
     bool pageable; /* FAKECUDA_PAGEABLE=1: devices may access pageable host memory */
+    size_t arena;  /* FAKECUDA_ARENA_GIB: the address range device memory is carved from */
 } fc_config_t;
 
 extern fc_config_t fc_config;
@@ -75,7 +76,7 @@ typedef struct fc_site {
     struct fc_site *next; /* every site called so far, for fakecuda_stats("calls:NAME") */
 } fc_site_t;
 
-/* How often the entry point @p name was called; 0 if never. */
+/* How often the entry point @p name was called (any entry point for "*"); 0 if never. */
 long long fc_site_calls(const char *name);
 
 /* Counts the call, then returns CUDA_ERROR_NOT_INITIALIZED before cuInit (when @p needs_init),

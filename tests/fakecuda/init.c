@@ -12,7 +12,7 @@
 #include "errors.h"
 #include "fakecuda.h"
 
-fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4, false};
+fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4, false, 0};
 bool fc_initialized;
 fc_stats_t fc_stats;
 
@@ -71,6 +71,7 @@ static void init_once_fn(void)
     const char *log = getenv("FAKECUDA_LOG");
     const char *threads = getenv("FAKECUDA_THREADS");
     const char *pageable = getenv("FAKECUDA_PAGEABLE");
+    const char *arena = getenv("FAKECUDA_ARENA_GIB");
 
     fc_config.log = log != NULL && strcmp(log, "1") == 0;
     if (devices != NULL) {
@@ -88,6 +89,14 @@ static void init_once_fn(void)
             fc_config.threads = (int)n;
         else
             fc_log("ignoring malformed FAKECUDA_THREADS '%s' (1 to 64)", threads);
+    }
+    if (arena != NULL) {
+        char *end;
+        long n = strtol(arena, &end, 10);
+        if (end != arena && *end == '\0' && n >= 1 && n <= 1024)
+            fc_config.arena = (size_t)n << 30;
+        else
+            fc_log("ignoring malformed FAKECUDA_ARENA_GIB '%s' (1 to 1024)", arena);
     }
     if (pageable != NULL && strcmp(pageable, "0") != 0 && strcmp(pageable, "1") != 0)
         fc_log("ignoring malformed FAKECUDA_PAGEABLE '%s' (0 or 1)", pageable);
@@ -201,7 +210,8 @@ FC_EXPORT long long fakecuda_stats(const char *name)
     };
     long long value = -1;
 
-    /* "calls:cuPointerGetAttributes": how often that entry point was called. */
+    /* "calls:cuPointerGetAttributes": how often that entry point was called; "calls:*": how
+     * often any was. */
     if (name != NULL && strncmp(name, "calls:", 6) == 0)
         return fc_site_calls(name + 6);
     fc_lock();

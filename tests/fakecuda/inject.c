@@ -164,7 +164,9 @@ long long fc_site_calls(const char *name)
 
     pthread_mutex_lock(&count_lock);
     for (const fc_site_t *at = sites; at != NULL; at = at->next)
-        if (strcmp(at->name, name) == 0)
+        if (strcmp(name, "*") == 0)
+            calls += (long long)at->calls;
+        else if (strcmp(at->name, name) == 0)
             calls = (long long)at->calls;
     pthread_mutex_unlock(&count_lock);
     return calls;

@@ -11,7 +11,9 @@
 #include "fakecuda.h"
 
 /* Device memory comes from one reservation so a host access to it faults, as on a GPU. */
-#define ARENA_SIZE   (1ull << 40)
+/* The address range device memory is carved from, reserved at the first allocation: 1 TiB, or
+ * FAKECUDA_ARENA_GIB (valgrind cannot reserve as much). */
+#define ARENA_SIZE   (fc_config.arena != 0 ? fc_config.arena : (size_t)1 << 40)
 #define DEVICE_ALIGN 256
 #define DEVICE_TOTAL (16ull << 30)
 /* Fresh memory holds this byte, so reading what was never written shows. */
