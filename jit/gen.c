@@ -691,14 +691,14 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
     tj_gen_edges_launch(block, word, 0, count, launch);
 }
 
-void tj_gen_edges_launch(const tj_block_t *block, int word, int edge, int64_t count,
-                         tj_launch_t *launch)
+void tj_gen_edges_geometry(const tj_block_t *block, int word, int edge, tj_gen_geometry_t *geo)
 {
     shape_t shape;
     tj_launch_t l;
 
     if (!valid_block(block)) {
-        launch_one(launch);
+        launch_one(&geo->one);
+        geo->per_y = INT64_MAX; /* one thread block, whatever the count */
         return;
     }
     form_shape(block, word, edge, &shape);
@@ -707,10 +707,19 @@ void tj_gen_edges_launch(const tj_block_t *block, int word, int edge, int64_t co
     l.block[2] = 1;
     l.grid[0] =
         (unsigned)TJ_MIN(ceil_div(shape.words, (int64_t)shape.span * shape.istep), GRID_X_MAX);
-    l.grid[1] = (unsigned)TJ_MIN(ceil_div(TJ_MAX(count, 1), (int64_t)shape.objects * shape.kstep),
-                                 GRID_YZ_MAX);
+    l.grid[1] = 1;
     l.grid[2] = 1;
-    *launch = l;
+    geo->one = l;
+    geo->per_y = (int64_t)shape.objects * shape.kstep;
+}
+
+void tj_gen_edges_launch(const tj_block_t *block, int word, int edge, int64_t count,
+                         tj_launch_t *launch)
+{
+    tj_gen_geometry_t geo;
+
+    tj_gen_edges_geometry(block, word, edge, &geo);
+    tj_gen_geometry_launch(&geo, count, launch);
 }
 
 /* templates/generic.cu declares the argument with the same layout: no padding may differ. */

@@ -72,6 +72,25 @@ void tj_gen_launch(const tj_block_t *block, int word, int64_t count, tj_launch_t
 void tj_gen_edges_launch(const tj_block_t *block, int word, int edge, int64_t count,
                          tj_launch_t *launch);
 
+/* What tj_gen_edges_launch's geometry is made of besides the count, worked out once per kernel:
+ * the launch of one object, and the objects one row of the grid (y) holds. */
+typedef struct {
+    tj_launch_t one;
+    int64_t per_y;
+} tj_gen_geometry_t;
+
+void tj_gen_edges_geometry(const tj_block_t *block, int word, int edge, tj_gen_geometry_t *geo);
+
+/* tj_gen_edges_launch's geometry of @p count objects, from @p geo. */
+static inline void tj_gen_geometry_launch(const tj_gen_geometry_t *geo, int64_t count,
+                                          tj_launch_t *launch)
+{
+    int64_t y = count <= geo->per_y ? 1 : (count - 1) / geo->per_y + 1;
+
+    *launch = geo->one;
+    launch->grid[1] = (unsigned)(y < 65535 ? y : 65535);
+}
+
 /* The generic kernels' layout argument (the TEMPI approach), passed by value. The block's
  * dimensions are merged as the JIT kernels merge them (dimension 0 the run's words, stride W,
  * unless a run is a single word; dimensions of one element left out), fastest first; with P_d

@@ -22,13 +22,28 @@
 #include "type/translate.h"
 #include "util/stats.h"
 
+/* A copy of the commit record of @p t (its layout held by the record, which the type keeps). */
+static bool copy_of(MPI_Datatype t, tj_type_info_t *info)
+{
+    const tj_type_info_t *r = tj_table_get(t);
+
+    if (r == NULL)
+        return false;
+    *info = *r;
+    tj_table_return(r);
+    return true;
+}
+
 /* The commit record of @p t as its first device call finds it. A commit builds no layout: a
  * type that is not strided (and packs bytes) is pending until then (type/lazy.h), and the device
  * call builds it. */
 static bool record_of(MPI_Datatype t, tj_type_info_t *info)
 {
-    if (!tj_table_get(t, info))
+    const tj_type_info_t *r, *built;
+
+    if ((r = tj_table_get(t)) == NULL)
         return false;
+    *info = *r;
     if (!info->strided && info->why == TJ_ERR_NOT_STRIDED && info->size > 0 &&
         (!info->pending || info->layout != NULL)) {
         char label[MPI_MAX_OBJECT_NAME + 32];
@@ -37,7 +52,10 @@ static bool record_of(MPI_Datatype t, tj_type_info_t *info)
                 info->layout != NULL ? "a layout" : "no layout");
         check_failures++;
     }
-    tj_lazy_resolve(t, info);
+    built = tj_lazy_resolve(t, r);
+    *info = *built;
+    tj_lazy_return(r, built);
+    tj_table_return(r);
     return true;
 }
 
@@ -119,7 +137,7 @@ static void expect_reason_layout(MPI_Datatype t, tj_reason_t reason, bool layout
 
     REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
     compare(t, what); /* builds the layout */
-    REQUIRE(tj_table_get(t, &info));
+    REQUIRE(copy_of(t, &info));
     if (info.strided || info.reason != (int)reason || (info.layout != NULL) != layout) {
         fprintf(stderr, "%s: reason \"%s\"%s, expected \"%s\"%s\n", what,
                 tj_reason_string((tj_reason_t)info.reason), info.layout ? " with a layout" : "",
@@ -155,7 +173,7 @@ static void deep_chain(int levels, bool strided)
         return;
     }
     REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
-    REQUIRE(tj_table_get(t, &info));
+    REQUIRE(copy_of(t, &info));
     CHECK(info.strided && info.block.ndims == 16);
     MPI_Type_free(&t);
 }
@@ -209,7 +227,7 @@ static void each_constructor(void)
     MPI_Type_create_darray(1, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
     REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
     compare(t, "darray of blocks");
-    CHECK(tj_table_get(t, &info) && info.strided && info.block.ndims == 1);
+    CHECK(copy_of(t, &info) && info.strided && info.block.ndims == 1);
     MPI_Type_free(&t);
     /* Blocks of 3 rows dealt to 2 processes: rank 0 has rows 0-2 and 6-7, a shorter last
      * block: a layout. */
@@ -219,7 +237,7 @@ static void each_constructor(void)
     MPI_Type_create_darray(2, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
     REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
     compare(t, "cyclic darray");
-    CHECK(tj_table_get(t, &info) && info.layout != NULL);
+    CHECK(copy_of(t, &info) && info.layout != NULL);
     MPI_Type_free(&t);
     /* A block-cyclic dimension over a distributed block one. */
     distribs[0] = MPI_DISTRIBUTE_CYCLIC;
@@ -244,11 +262,11 @@ static void dup_of_committed(void)
     MPI_Type_vector(16, 3, 8, MPI_DOUBLE, &v);
     MPI_Type_commit(&v);
     MPI_Type_dup(v, &d);
-    REQUIRE(tj_table_get(v, &a));
-    CHECK(tj_table_get(d, &b));
+    REQUIRE(copy_of(v, &a));
+    CHECK(copy_of(d, &b));
     CHECK(b.strided && tj_block_equal(&a.block, &b.block));
     MPI_Type_dup(MPI_DOUBLE, &d); /* a named original is committed too */
-    CHECK(tj_table_get(d, &b) && b.strided && b.block.size == 8);
+    CHECK(copy_of(d, &b) && b.strided && b.block.size == 8);
     MPI_Type_free(&d);
     MPI_Type_free(&v);
 }
@@ -266,7 +284,7 @@ static void reused_handle(void)
         MPI_Type_commit(&b);
         tj_type_info_t info;
         tj_block_t fresh;
-        REQUIRE(tj_table_get(b, &info));
+        REQUIRE(copy_of(b, &info));
         CHECK(tj_translate_block(b, &fresh, NULL) == TJ_OK);
         CHECK(info.strided && tj_block_equal(&info.block, &fresh));
         MPI_Type_free(&b);

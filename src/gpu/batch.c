@@ -36,7 +36,7 @@ tj_status_t tj_batch_wait(tj_batch_t *b)
      * running when its staging goes back to the pool. */
     for (int i = 0; i < b->nctx; i++) {
         tj_gpu_scope_t scope;
-        tj_status_t one = tj_gpu_enter(b->ctx[i], &scope);
+        tj_status_t one = tj_gpu_enter_again(b->ctx[i], &scope);
         if (one == TJ_OK) {
             one = tj_gpu_sync();
             tj_gpu_leave(&scope);

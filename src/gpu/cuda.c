@@ -75,6 +75,8 @@ static struct {
 #define TJ_GPU_MAX_CONTEXTS 64
 /* Devices whose primary contexts typejit may retain for memory without a context of its own. */
 #define TJ_GPU_MAX_DEVICES 64
+/* Allocations per context whose ids tj_gpu_enter_at remembers (a power of two). */
+#define TJ_GPU_SEEN 16
 /* Distinct (call site, error) pairs logged at warning level; repeats go to the debug level. */
 #define TJ_GPU_MAX_REPORTED 64
 
@@ -92,6 +94,10 @@ typedef struct {
      * context (cudaDeviceReset) keeps its handle but takes everything made in it along. */
     atomic_ullong id;
     atomic_uint gen;
+    /* Ids of allocations found in the present instance (tj_gpu_enter_at), by their low bits:
+     * while a query still finds one, the instance is the same (a reset frees every
+     * allocation). 0: none. */
+    atomic_ullong seen[TJ_GPU_SEEN];
 } ctx_entry_t;
 
 static void *libcuda;
@@ -112,8 +118,15 @@ static _Atomic(CUcontext) primaries[TJ_GPU_MAX_DEVICES];
 static CUdevice used[TJ_GPU_MAX_CONTEXTS];
 static int nused;
 
-static _Thread_local ctx_entry_t *here; /* the record of the innermost scope */
-static _Thread_local int releasing;     /* inside tj_gpu_enter_to_release scopes */
+/* Initial-exec: read on every device call, as one load (the library is loaded at start). */
+#define TLS _Thread_local __attribute__((tls_model("initial-exec")))
+static TLS ctx_entry_t *here; /* the record of the innermost scope */
+static TLS int releasing;     /* inside tj_gpu_enter_to_release scopes */
+/* The context this thread had current outside typejit's scopes when typejit last asked
+ * (tj_gpu_enter_at assumes it still is), and the innermost scope, for calls that must check
+ * an assumed one. */
+static TLS CUcontext last_current;
+static TLS tj_gpu_scope_t *innermost;
 
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -534,17 +547,19 @@ static tj_status_t contextless(const void *ptr, tj_gpu_ptr_t *p)
 
 tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
 {
-    CUpointer_attribute attrs[6] = {
+    CUpointer_attribute attrs[7] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_CONTEXT,
-        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        CU_POINTER_ATTRIBUTE_BUFFER_ID};
     unsigned int type = 0, managed = 0;
     int ordinal = -1;
     CUcontext ctx = NULL;
     CUdeviceptr start = 0;
     size_t size = 0;
-    void *data[6] = {&type, &managed, &ordinal, &ctx, &start, &size};
-    tj_gpu_ptr_t p = {TJ_MEM_HOST, -1, NULL, 0, 0};
+    unsigned long long id = 0;
+    void *data[7] = {&type, &managed, &ordinal, &ctx, &start, &size, &id};
+    tj_gpu_ptr_t p = {TJ_MEM_HOST, -1, NULL, 0, 0, 0, 0};
     CUresult rc;
     tj_status_t st;
 
@@ -555,7 +570,7 @@ tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
     /* Memory CUDA does not know is no error for the plural query: every value is its default
      * (cuda.h). An error is the driver's failure to answer, documented with no retry: the caller
      * must not take the buffer for host memory. */
-    rc = cu.cuPointerGetAttributes(6, attrs, data, (CUdeviceptr)(uintptr_t)ptr);
+    rc = cu.cuPointerGetAttributes(7, attrs, data, (CUdeviceptr)(uintptr_t)ptr);
     if (rc != CUDA_SUCCESS)
         return CANNOT_TELL(ptr, "cuPointerGetAttributes", rc);
     if (managed)
@@ -571,6 +586,9 @@ tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
         p.ctx = ctx;
         p.base = (uintptr_t)start;
         p.size = size;
+        /* Memory of a context dies with its instance; memory of none (pools, VMM mappings) may
+         * outlive a reset of the primary context it runs in, so its id says nothing of that. */
+        p.id = ctx != NULL ? id : 0;
         if (ctx == NULL && (st = contextless(ptr, &p)) != TJ_OK)
             return st;
     }
@@ -620,6 +638,8 @@ static ctx_entry_t *entry_for(CUcontext ctx)
     *e = (ctx_entry_t){.ctx = ctx};
     atomic_init(&e->dead, false);
     atomic_init(&e->gen, 1);
+    for (int i = 0; i < TJ_GPU_SEEN; i++)
+        atomic_init(&e->seen[i], 0);
     if (cu.cuCtxGetId == NULL || cu.cuCtxGetId(ctx, &id) != CUDA_SUCCESS)
         id = 0;
     atomic_init(&e->id, id);
@@ -661,6 +681,9 @@ static void renew_if_replaced(ctx_entry_t *e)
         return;
     pthread_mutex_lock(&entry_lock);
     if (id != atomic_load(&e->id) && CU_CHECK(cuStreamCreate(&fresh, CU_STREAM_DEFAULT)) == TJ_OK) {
+        /* The allocations seen were the old instance's. */
+        for (int i = 0; i < TJ_GPU_SEEN; i++)
+            atomic_store(&e->seen[i], 0);
         /* The stream first: a thread that sees the new instance's id uses its stream. */
         atomic_store(&e->stream, fresh);
         atomic_store(&e->id, id);
@@ -673,6 +696,27 @@ static void renew_if_replaced(ctx_entry_t *e)
     pthread_mutex_unlock(&entry_lock);
 }
 
+/* The record of @p ctx if typejit has one, asking nothing. */
+static ctx_entry_t *entry_known(CUcontext ctx)
+{
+    int n = atomic_load_explicit(&nentries, memory_order_acquire);
+
+    for (int i = 0; i < n; i++)
+        if (entries[i].ctx == ctx)
+            return &entries[i];
+    return NULL;
+}
+
+static void scope_opened(tj_gpu_scope_t *scope, ctx_entry_t *e, bool quiet)
+{
+    scope->entry = e;
+    scope->releasing = quiet;
+    releasing += quiet;
+    here = e;
+    scope->prev_scope = innermost;
+    innermost = scope;
+}
+
 static tj_status_t enter(tj_gpu_ctx_t ctx, bool quiet, tj_gpu_scope_t *scope)
 {
     CUcontext cur = NULL, popped;
@@ -683,12 +727,15 @@ static tj_status_t enter(tj_gpu_ctx_t ctx, bool quiet, tj_gpu_scope_t *scope)
     scope->prev = here;
     scope->pushed = false;
     scope->releasing = false;
+    scope->assumed = false;
     if ((st = tj_gpu_init()) != TJ_OK)
         return st;
     if (ctx == NULL)
         return TJ_ERR_INVALID;
     if ((st = CU_CHECK(cuCtxGetCurrent(&cur))) != TJ_OK)
         return st;
+    if (here == NULL)
+        last_current = cur;
     if (cur != (CUcontext)ctx) {
         if (quiet && cu.cuCtxPushCurrent((CUcontext)ctx) != CUDA_SUCCESS)
             return TJ_ERR_CONTEXT;
@@ -705,16 +752,95 @@ static tj_status_t enter(tj_gpu_ctx_t ctx, bool quiet, tj_gpu_scope_t *scope)
         scope->pushed = false;
         return e == NULL ? TJ_ERR_CUDA : TJ_ERR_CONTEXT;
     }
-    scope->entry = e;
-    scope->releasing = quiet;
-    releasing += quiet;
-    here = e;
+    scope_opened(scope, e, quiet);
     return TJ_OK;
 }
 
 tj_status_t tj_gpu_enter(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
 {
     return enter(ctx, false, scope);
+}
+
+/* Open @p scope in @p e's context without a driver call, when the context current on the thread
+ * is known to be it: the enclosing scope's (exactly known), or outside any scope the one this
+ * thread had at typejit's last check (assumed). */
+static bool enter_known(ctx_entry_t *e, tj_gpu_scope_t *scope)
+{
+    CUcontext cur = here != NULL ? here->ctx : last_current;
+
+    if (cur != e->ctx || atomic_load_explicit(&e->dead, memory_order_relaxed))
+        return false;
+    scope->prev = here;
+    scope->pushed = false;
+    scope->releasing = false;
+    scope->assumed = here == NULL;
+    scope_opened(scope, e, false);
+    return true;
+}
+
+tj_status_t tj_gpu_enter_at(const tj_gpu_ptr_t *p, tj_gpu_scope_t *scope)
+{
+    ctx_entry_t *e;
+    tj_status_t st;
+
+    /* Inside a scope of the same context (entered for this buffer earlier in the call). */
+    if (here != NULL && here->ctx == (CUcontext)p->ctx && enter_known(here, scope))
+        return TJ_OK;
+    e = entry_known((CUcontext)p->ctx);
+    if (e != NULL && p->id != 0 &&
+        atomic_load_explicit(&e->seen[p->id & (TJ_GPU_SEEN - 1)], memory_order_relaxed) == p->id &&
+        enter_known(e, scope))
+        return TJ_OK;
+    if ((st = enter(p->ctx, false, scope)) == TJ_OK && p->id != 0)
+        /* The instance was checked on entering (renew_if_replaced): the allocation is its. */
+        atomic_store_explicit(&((ctx_entry_t *)scope->entry)->seen[p->id & (TJ_GPU_SEEN - 1)],
+                              p->id, memory_order_relaxed);
+    return st;
+}
+
+tj_status_t tj_gpu_enter_again(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
+{
+    ctx_entry_t *e = entry_known((CUcontext)ctx);
+
+    if (e != NULL && enter_known(e, scope))
+        return TJ_OK;
+    return enter(ctx, false, scope);
+}
+
+/* In an assumed scope (tj_gpu_enter_at), after a driver call failed: whether the context was
+ * not current after all; it is then pushed, and the caller makes the call again. Calls that
+ * make something in the current context (a module, memory, a stream) ask first
+ * (confirm_current), so that nothing is made in another context. */
+static bool was_not_current(void)
+{
+    tj_gpu_scope_t *scope = innermost;
+    CUcontext cur = NULL;
+
+    if (scope == NULL || !scope->assumed)
+        return false;
+    scope->assumed = false;
+    if (cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
+        return false;
+    last_current = cur;
+    if (cur == here->ctx || cu.cuCtxPushCurrent(here->ctx) != CUDA_SUCCESS)
+        return false;
+    scope->pushed = true;
+    return true;
+}
+
+static void confirm_current(void)
+{
+    tj_gpu_scope_t *scope = innermost;
+    CUcontext cur = NULL;
+
+    if (scope == NULL || !scope->assumed)
+        return;
+    scope->assumed = false;
+    if (cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
+        return;
+    last_current = cur;
+    if (cur != here->ctx && cu.cuCtxPushCurrent(here->ctx) == CUDA_SUCCESS)
+        scope->pushed = true;
 }
 
 tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
@@ -731,6 +857,7 @@ void tj_gpu_leave(tj_gpu_scope_t *scope)
     releasing -= scope->releasing;
     scope->releasing = false;
     here = scope->prev;
+    innermost = scope->prev_scope;
 }
 
 /* The record of the innermost scope, else of the caller's current context. */
@@ -758,6 +885,18 @@ tj_gpu_ctx_t tj_gpu_current(void)
     if (tj_gpu_init() != TJ_OK || cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
         return NULL;
     return cur;
+}
+
+tj_gpu_ctx_t tj_gpu_current_instance(unsigned *generation)
+{
+    ctx_entry_t *e = here;
+
+    if (e == NULL && (e = entry_here()) == NULL) {
+        *generation = 0;
+        return tj_gpu_current();
+    }
+    *generation = atomic_load(&e->gen);
+    return e->ctx;
 }
 
 int tj_gpu_current_device(void)
@@ -848,6 +987,7 @@ tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return TJ_ERR_NOMEM;
+    confirm_current();
     if ((st = CU_CHECK(cuCtxGetCurrent(&m->ctx))) != TJ_OK)
         goto out_free;
     m->gen = tj_gpu_generation();
@@ -880,28 +1020,50 @@ void tj_gpu_module_unload(tj_gpu_module_t *module)
     free(module);
 }
 
+/* A driver call in the current scope, made again once when the scope was assumed and its
+ * context turned out not to be current (was_not_current). */
+#define IN_SCOPE(_st, _call)                                                                       \
+    do {                                                                                           \
+        CUresult rc_ = cu._call;                                                                   \
+        if (rc_ != CUDA_SUCCESS && was_not_current())                                              \
+            rc_ = cu._call;                                                                        \
+        (_st) = cu_check(rc_, #_call, false, __FILE__, __LINE__);                                  \
+    } while (0)
+
 tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const unsigned block[3],
                           void **args)
 {
-    return CU_CHECK(cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                   block[2], 0, stream(), args, NULL));
+    tj_status_t st;
+
+    IN_SCOPE(st, cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                block[2], 0, stream(), args, NULL));
+    return st;
 }
 
 tj_status_t tj_gpu_sync(void)
 {
+    tj_status_t st;
+
     /* The one place typejit waits for the device: every wait is counted. */
     tj_stats_inc(TJ_STAT_gpu_waits);
-    return CU_CHECK(cuStreamSynchronize(stream()));
+    IN_SCOPE(st, cuStreamSynchronize(stream()));
+    return st;
 }
 
 tj_status_t tj_gpu_copy_dtoh_async(void *dst, tj_devptr_t src, size_t len)
 {
-    return CU_CHECK(cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, len, stream()));
+    tj_status_t st;
+
+    IN_SCOPE(st, cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, len, stream()));
+    return st;
 }
 
 tj_status_t tj_gpu_copy_htod_async(tj_devptr_t dst, const void *src, size_t len)
 {
-    return CU_CHECK(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
+    tj_status_t st;
+
+    IN_SCOPE(st, cuMemcpyHtoDAsync((CUdeviceptr)dst, src, len, stream()));
+    return st;
 }
 
 tj_status_t tj_gpu_copy_dtoh(void *dst, tj_devptr_t src, size_t len)
@@ -919,7 +1081,10 @@ tj_status_t tj_gpu_copy_htod(tj_devptr_t dst, const void *src, size_t len)
 tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr)
 {
     CUdeviceptr p;
-    tj_status_t st = CU_CHECK(cuMemAlloc(&p, len ? len : 1));
+    tj_status_t st;
+
+    confirm_current();
+    st = CU_CHECK(cuMemAlloc(&p, len ? len : 1));
     if (st == TJ_OK)
         *ptr = (tj_devptr_t)p;
     return st;
@@ -934,7 +1099,10 @@ void tj_gpu_free(tj_devptr_t ptr)
 tj_status_t tj_gpu_alloc_host(size_t len, void **ptr)
 {
     void *p;
-    tj_status_t st = CU_CHECK_QUIET(
+    tj_status_t st;
+
+    confirm_current();
+    st = CU_CHECK_QUIET(
         cuMemHostAlloc(&p, len ? len : 1, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
     if (st == TJ_OK)
         *ptr = p;
@@ -950,7 +1118,11 @@ void tj_gpu_free_host(void *ptr)
 tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev)
 {
     CUdeviceptr p;
-    tj_status_t st = CU_CHECK_QUIET(cuMemHostGetDevicePointer(&p, host, 0));
+    tj_status_t st;
+
+    /* The device address is the current context's. */
+    confirm_current();
+    st = CU_CHECK_QUIET(cuMemHostGetDevicePointer(&p, host, 0));
     if (st == TJ_OK)
         *dev = (tj_devptr_t)p;
     return st;
@@ -958,7 +1130,9 @@ tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev)
 
 tj_status_t tj_gpu_memset(tj_devptr_t dst, unsigned char value, size_t len)
 {
-    tj_status_t st = CU_CHECK(cuMemsetD8Async((CUdeviceptr)dst, value, len, stream()));
+    tj_status_t st;
+
+    IN_SCOPE(st, cuMemsetD8Async((CUdeviceptr)dst, value, len, stream()));
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 
@@ -993,5 +1167,7 @@ void tj_gpu_finalize(void)
         atomic_store(&primaries[i], NULL);
     }
     here = NULL;
+    innermost = NULL;
+    last_current = NULL;
     pthread_mutex_unlock(&entry_lock);
 }

@@ -19,6 +19,13 @@ typedef enum {
     TJ_MEM_MANAGED, /* managed memory: kernels may touch it */
 } tj_mem_t;
 
+/* Memory only kernels and the driver's copies may touch as a whole: device memory, and managed
+ * memory (which kernels reach where it lies). Page-locked host memory is not: both may. */
+static inline bool tj_gpu_device_like(tj_mem_t m)
+{
+    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
+}
+
 typedef struct tj_gpu_module tj_gpu_module_t;
 typedef void *tj_gpu_function_t; /* a CUfunction */
 typedef void *tj_gpu_ctx_t;      /* a CUcontext */
@@ -32,6 +39,12 @@ typedef struct {
                        * context of its device for memory of no context; NULL for host memory */
     uintptr_t base;   /* the allocation holding the address, [base, base + size); 0 if unknown */
     size_t size;
+    /* The driver's unique id of the allocation (CU_POINTER_ATTRIBUTE_BUFFER_ID) where a scope
+     * may rely on it to know the context's instance (tj_gpu_enter_at), else 0. */
+    unsigned long long id;
+    /* Page-locked host memory: the device address of base, where typejit knows it (its own
+     * staging), else 0 (tj_gpu_host_devptr asks). */
+    tj_devptr_t dev_base;
 } tj_gpu_ptr_t;
 
 /* While a scope is entered, typejit's driver calls run in its context on the calling thread;
@@ -41,6 +54,11 @@ typedef struct {
     void *prev;     /* the record of the enclosing scope, if any */
     bool pushed;    /* the context was pushed and must be popped */
     bool releasing; /* entered by tj_gpu_enter_to_release: failures are not warnings */
+    /* Entered without asking the driver which context is current (tj_gpu_enter_at): the first
+     * driver call that fails in the scope asks, pushes the context if it was not, and is made
+     * again. */
+    bool assumed;
+    void *prev_scope; /* the enclosing tj_gpu_scope_t, if any */
 } tj_gpu_scope_t;
 
 /* Open the driver and initialise it, once. TJ_ERR_NO_CUDA when there is no libcuda.so.1 or no
@@ -98,6 +116,17 @@ bool tj_gpu_inside(const tj_gpu_ptr_t *p, uintptr_t lo, uintptr_t hi);
 tj_status_t tj_gpu_enter(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
 void tj_gpu_leave(tj_gpu_scope_t *scope);
 
+/* tj_gpu_enter of the context of the memory @p p describes (a tj_gpu_query answer of device,
+ * managed or page-locked memory), asking the driver nothing when this thread found that
+ * context current at its last check and the allocation (its id) was seen before in the
+ * context's present instance: the steady case of a call on a buffer used before. Otherwise as
+ * tj_gpu_enter, which is then remembered. */
+tj_status_t tj_gpu_enter_at(const tj_gpu_ptr_t *p, tj_gpu_scope_t *scope);
+
+/* tj_gpu_enter of a context this thread entered earlier in the same MPI call (a batch's wait),
+ * asking the driver nothing that the first enter asked. */
+tj_status_t tj_gpu_enter_again(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
+
 /* tj_gpu_enter for releasing what typejit made in @p ctx: an application may have destroyed
  * that context already (its resources went with it), so failing to enter it is silent. */
 tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope);
@@ -108,6 +137,8 @@ tj_gpu_ctx_t tj_gpu_current(void);
  * when the application resets or replaces the context behind the same handle, and what typejit
  * made in an earlier instance (staging, modules) is gone with it. */
 unsigned tj_gpu_generation(void);
+/* tj_gpu_current() and tj_gpu_generation() at once (one load inside a scope). */
+tj_gpu_ctx_t tj_gpu_current_instance(unsigned *generation);
 /* The device ordinal of tj_gpu_current(), -1 if none. */
 int tj_gpu_current_device(void);
 

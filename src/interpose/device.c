@@ -20,22 +20,28 @@ bool tj_interpose_device_calls(void)
 
 int tj_interpose_on_device(const void *buf, int64_t count, MPI_Datatype type, bool *on)
 {
-    tj_type_info_t info;
+    const tj_type_info_t *info;
     tj_gpu_ptr_t where;
-    int rc;
+    int rc = MPI_SUCCESS;
 
     *on = false;
-    if (count <= 0 || buf == MPI_IN_PLACE || !tj_interpose_lookup(type, &info) || !info.extents ||
-        info.size == 0)
+    if (count <= 0 || buf == MPI_IN_PLACE || (info = tj_interpose_lookup(type)) == NULL)
         return MPI_SUCCESS;
-    if (info.wide && (rc = tj_span_check(&info, type, buf, count, "a call")) != MPI_SUCCESS) {
+    if (!info->extents || info->size == 0)
+        goto out;
+    if (info->wide && (rc = tj_span_check(info, type, buf, count, "a call")) != MPI_SUCCESS) {
         *on = rc == MPI_ERR_BUFFER; /* partly on the device */
-        return *on ? MPI_SUCCESS : rc;
+        if (*on)
+            rc = MPI_SUCCESS;
+        goto out;
     }
-    if (tj_gpu_query((const char *)buf + info.true_lb, &where) != TJ_OK)
-        return MPI_ERR_INTERN; /* the query said why */
-    *on = where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
-    return MPI_SUCCESS;
+    if (tj_gpu_query((const char *)buf + info->true_lb, &where) != TJ_OK)
+        rc = MPI_ERR_INTERN; /* the query said why */
+    else
+        *on = tj_gpu_device_like(where.kind);
+out:
+    tj_table_return(info);
+    return rc;
 }
 
 /* The functions already reported: a refused call that a program repeats says so once. */

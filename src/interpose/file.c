@@ -21,15 +21,15 @@
 static tj_staged_result_t begin(const char *fn, MPI_File fh, const void *buf, int64_t count,
                                 MPI_Datatype type, bool out, bool keep, tj_staged_t **s, int *rc)
 {
-    tj_type_info_t info;
     tj_staged_buf_t b = {buf, count, type, NULL, out};
     tj_staged_result_t r;
 
     if (!tj_interpose_device_calls() || tj_model_cuda_aware())
         return TJ_STAGED_PASS;
-    b.info = tj_interpose_lookup(type, &info) ? &info : NULL;
+    b.info = tj_interpose_lookup(type);
     if ((r = tj_staged_begin(fn, 1, &b, keep, s, rc)) == TJ_STAGED_FAILED)
         tj_mpi_raise_file(fh, *rc);
+    tj_table_return(b.info);
     return r;
 }
 

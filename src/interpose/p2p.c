@@ -30,17 +30,19 @@ static bool device_calls(void)
 static bool send_begin(MPI_Datatype type, const void *buf, int64_t count, int dest, MPI_Comm comm,
                        tj_xfer_t *x, int *rc)
 {
-    tj_type_info_t info;
-    bool known = tj_interpose_lookup(type, &info);
-    return tj_p2p_send_begin(known ? &info : NULL, type, buf, count, dest, comm, x, rc);
+    const tj_type_info_t *info = tj_interpose_lookup(type);
+    bool taken = tj_p2p_send_begin(info, type, buf, count, dest, comm, x, rc);
+    tj_table_return(info);
+    return taken;
 }
 
 static bool recv_begin(MPI_Datatype type, void *buf, int64_t count, int source, MPI_Comm comm,
                        tj_xfer_t *x, int *rc)
 {
-    tj_type_info_t info;
-    bool known = tj_interpose_lookup(type, &info);
-    return tj_p2p_recv_begin(known ? &info : NULL, type, buf, count, source, comm, x, rc);
+    const tj_type_info_t *info = tj_interpose_lookup(type);
+    bool taken = tj_p2p_recv_begin(info, type, buf, count, source, comm, x, rc);
+    tj_table_return(info);
+    return taken;
 }
 
 /* Whether typejit moves a send or receive (a device buffer it packs); *rc is then the result of
@@ -98,6 +100,7 @@ static int tracked(tj_request_t *r, int rc, MPI_Request *req, tj_xfer_t *x, bool
         tj_p2p_end(x);
         return rc;
     }
+    x->persistent = persistent;
     tj_request_add(r, *req, x, persistent);
     return rc;
 }

@@ -33,22 +33,20 @@ static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t posi
     return true;
 }
 
-/* Whether the CPU engine packs (or unpacks) a host call of a type whose record is @p info:
+/* The record the CPU engine packs (or unpacks) a host call of @p datatype with, or NULL:
  * TYPEJIT_HOST=engine for every strided type (a pending type may be one: type/lazy.h, resolved
- * here), auto as the cost model chose at commit, system never. */
-static bool host_engine(MPI_Datatype datatype, tj_type_info_t *info, bool unpack)
+ * here, and given back with tj_lazy_return), auto as the cost model chose at commit, system
+ * never. */
+static const tj_type_info_t *host_engine(MPI_Datatype datatype, const tj_type_info_t *info,
+                                         bool unpack)
 {
     switch (tj_config()->host) {
     case TJ_HOST_ENGINE:
-        tj_lazy_resolve(datatype, info);
-        /* A type that became one block at its first device or engine call has no plan yet. */
-        if (info->strided && info->cpu.run == 0)
-            tj_cpu_plan(&info->block, &info->cpu);
-        return true;
+        return tj_lazy_resolve(datatype, info);
     case TJ_HOST_AUTO:
-        return unpack ? info->cpu.unpack : info->cpu.pack;
+        return (unpack ? info->cpu.unpack : info->cpu.pack) ? info : NULL;
     default:
-        return false;
+        return NULL;
     }
 }
 
@@ -58,46 +56,53 @@ static bool host_engine(MPI_Datatype datatype, tj_type_info_t *info, bool unpack
 static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype, void *outbuf,
                       int64_t outsize, int64_t *position, MPI_Comm comm, int *rc)
 {
-    tj_type_info_t info;
-    bool known = tj_interpose_lookup(datatype, &info);
+    const tj_type_info_t *info = tj_interpose_lookup(datatype), *e = NULL;
     int64_t bytes;
+    bool taken = true;
 
-    if (tj_devpack_pack(known ? &info : NULL, datatype, inbuf, incount, outbuf, outsize, position,
-                        comm, rc))
-        return true;
-    if (inbuf != NULL && known && host_engine(datatype, &info, false) &&
-        engine_takes(&info, incount, *position, outsize, outbuf, comm, &bytes)) {
-        tj_cpu_pack_plan(&info.block, &info.cpu, inbuf, incount, (char *)outbuf + *position);
+    if (tj_devpack_pack(info, datatype, inbuf, incount, outbuf, outsize, position, comm, rc))
+        goto out;
+    if (inbuf != NULL && info != NULL && (e = host_engine(datatype, info, false)) != NULL &&
+        engine_takes(e, incount, *position, outsize, outbuf, comm, &bytes)) {
+        tj_cpu_pack_plan(&e->block, &e->cpu, inbuf, incount, (char *)outbuf + *position);
         *position += bytes;
         tj_stats_inc(TJ_STAT_packs_engine);
         *rc = MPI_SUCCESS;
-        return true;
+        goto out;
     }
     tj_stats_inc(TJ_STAT_packs_system);
-    return false;
+    taken = false;
+out:
+    if (e != NULL)
+        tj_lazy_return(info, e);
+    tj_table_return(info);
+    return taken;
 }
 
 static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, void *outbuf,
                         int64_t outcount, MPI_Datatype datatype, MPI_Comm comm, int *rc)
 {
-    tj_type_info_t info;
-    bool known = tj_interpose_lookup(datatype, &info);
+    const tj_type_info_t *info = tj_interpose_lookup(datatype), *e = NULL;
     int64_t bytes;
+    bool taken = true;
 
-    if (tj_devpack_unpack(known ? &info : NULL, datatype, inbuf, insize, position, outbuf, outcount,
-                          comm, rc))
-        return true;
-    if (outbuf != NULL && known && host_engine(datatype, &info, true) &&
-        engine_takes(&info, outcount, *position, insize, inbuf, comm, &bytes)) {
-        tj_cpu_unpack_plan(&info.block, &info.cpu, (const char *)inbuf + *position, outcount,
-                           outbuf);
+    if (tj_devpack_unpack(info, datatype, inbuf, insize, position, outbuf, outcount, comm, rc))
+        goto out;
+    if (outbuf != NULL && info != NULL && (e = host_engine(datatype, info, true)) != NULL &&
+        engine_takes(e, outcount, *position, insize, inbuf, comm, &bytes)) {
+        tj_cpu_unpack_plan(&e->block, &e->cpu, (const char *)inbuf + *position, outcount, outbuf);
         *position += bytes;
         tj_stats_inc(TJ_STAT_unpacks_engine);
         *rc = MPI_SUCCESS;
-        return true;
+        goto out;
     }
     tj_stats_inc(TJ_STAT_unpacks_system);
-    return false;
+    taken = false;
+out:
+    if (e != NULL)
+        tj_lazy_return(info, e);
+    tj_table_return(info);
+    return taken;
 }
 
 /* Each wrapper in its two forms from one definition: (suffix, count type). The position is
@@ -165,14 +170,16 @@ static int external_end(tj_staged_result_t r, int rc)
                                           MPI_Datatype datatype, void *outbuf, _pos outsize,       \
                                           _pos *position)                                          \
     {                                                                                              \
-        tj_type_info_t info;                                                                       \
+        const tj_type_info_t *info;                                                                \
         tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
         int64_t pos = 0;                                                                           \
         int rc;                                                                                    \
         if (tj_interpose_device_calls() && position != NULL) {                                     \
             pos = *position;                                                                       \
-            r = tj_external_pack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep,     \
-                                 inbuf, incount, datatype, outbuf, outsize, &pos, &rc);            \
+            info = tj_interpose_lookup(datatype);                                                  \
+            r = tj_external_pack(info, datarep, inbuf, incount, datatype, outbuf, outsize, &pos,   \
+                                 &rc);                                                             \
+            tj_table_return(info);                                                                 \
         }                                                                                          \
         if (r == TJ_STAGED_PASS)                                                                   \
             return PMPI_Pack_external##_s(datarep, inbuf, incount, datatype, outbuf, outsize,      \
@@ -188,14 +195,16 @@ EXTERNAL_FORMS(PACK_EXTERNAL)
                                             _pos *position, void *outbuf, _cnt outcount,           \
                                             MPI_Datatype datatype)                                 \
     {                                                                                              \
-        tj_type_info_t info;                                                                       \
+        const tj_type_info_t *info;                                                                \
         tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
         int64_t pos = 0;                                                                           \
         int rc;                                                                                    \
         if (tj_interpose_device_calls() && position != NULL) {                                     \
             pos = *position;                                                                       \
-            r = tj_external_unpack(tj_interpose_lookup(datatype, &info) ? &info : NULL, datarep,   \
-                                   inbuf, insize, &pos, outbuf, outcount, datatype, &rc);          \
+            info = tj_interpose_lookup(datatype);                                                  \
+            r = tj_external_unpack(info, datarep, inbuf, insize, &pos, outbuf, outcount,           \
+                                   datatype, &rc);                                                 \
+            tj_table_return(info);                                                                 \
         }                                                                                          \
         if (r == TJ_STAGED_PASS)                                                                   \
             return PMPI_Unpack_external##_s(datarep, inbuf, insize, position, outbuf, outcount,    \

@@ -36,11 +36,13 @@ static bool refuse_coll(const char *fn, tj_coll_call_t *c, int *rc)
 
 static bool refuse_red(const char *fn, tj_red_call_t *c, int *rc)
 {
-    tj_type_info_t info;
+    bool on;
     if (!tj_interpose_device_calls() || tj_model_cuda_aware())
         return false;
-    c->info = tj_interpose_lookup(c->type, &info) ? &info : NULL;
-    if (!tj_reduce_on_device(c))
+    c->info = tj_interpose_lookup(c->type);
+    on = tj_reduce_on_device(c);
+    tj_table_return(c->info);
+    if (!on)
         return false;
     *rc = tj_interpose_refuse(fn, why);
     tj_mpi_raise(c->comm, *rc);

@@ -16,13 +16,13 @@
  * raises them), as the system MPI's do. */
 static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
 {
-    tj_type_info_t info;
     tj_red_result_t r;
 
     if (!tj_interpose_device_calls())
         return false;
-    c->info = tj_interpose_lookup(c->type, &info) ? &info : NULL;
+    c->info = tj_interpose_lookup(c->type);
     r = tj_reduce_run(c, req, rc);
+    tj_table_return(c->info);
     if (r == TJ_RED_FAILED)
         tj_mpi_raise(c->kind == TJ_RED_LOCAL ? MPI_COMM_WORLD : c->comm, *rc);
     return r != TJ_RED_PASS;

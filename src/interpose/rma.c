@@ -19,15 +19,16 @@
 static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MPI_Win win,
                                 tj_rma_op_t **op, int *rc)
 {
-    tj_type_info_t info[TJ_STAGED_MAX];
     tj_staged_result_t r;
 
     if (!tj_interpose_device_calls() || tj_model_cuda_aware())
         return TJ_STAGED_PASS;
     for (int i = 0; i < n; i++)
-        bufs[i].info = tj_interpose_lookup(bufs[i].type, &info[i]) ? &info[i] : NULL;
+        bufs[i].info = tj_interpose_lookup(bufs[i].type);
     if ((r = tj_rma_begin(fn, n, bufs, op, rc)) == TJ_STAGED_FAILED)
         tj_mpi_raise_win(win, *rc);
+    for (int i = 0; i < n; i++)
+        tj_table_return(bufs[i].info);
     return r;
 }
 

@@ -14,6 +14,7 @@
 #include "type/cpu_model.h"
 #include "type/lazy.h"
 #include "type/translate.h"
+#include "util/common.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -149,7 +150,6 @@ void tj_interpose_record(MPI_Datatype type)
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
     tj_prepare_commit(&info);
-    tj_type_info_release(&info); /* the table holds its own reference */
     if (tj_log_level >= TJ_LOG_DEBUG) {
         char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";
         tj_interpose_describe(&info, text, sizeof(text));
@@ -171,28 +171,30 @@ void tj_interpose_record(MPI_Datatype type)
     }
 }
 
-bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info)
+/* The record of a named type, made the first time it is looked up. */
+static const tj_type_info_t *record_named(MPI_Datatype type)
 {
+    tj_type_info_t info = {0};
     tj_envelope_t env;
 
-    if (tj_table_get(type, info))
-        return true;
-    /* Named types are never committed; record them the first time they are packed. */
     if (!tj_envelope_get(type, &env) || env.combiner != MPI_COMBINER_NAMED)
-        return false;
-    *info = (tj_type_info_t){0};
-    info->why = tj_translate_block(type, &info->block, NULL);
-    info->strided = info->why == TJ_OK;
-    info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
-    tj_table_read_extents(type, info);
-    defer_layout(info); /* a pair type with a hole */
-    plan_host(info);
-    tj_table_put(type, info);
-    /* The copy returned holds no reference: the record has it, and named types stay. */
-    tj_type_info_release(info);
-    if (!tj_table_get(type, info))
-        return false;
-    return true;
+        return NULL;
+    info.why = tj_translate_block(type, &info.block, NULL);
+    info.strided = info.why == TJ_OK;
+    info.reason = info.why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
+    tj_table_read_extents(type, &info);
+    defer_layout(&info); /* a pair type with a hole */
+    plan_host(&info);
+    tj_table_put(type, &info);
+    return tj_table_get(type);
+}
+
+const tj_type_info_t *tj_interpose_lookup(MPI_Datatype type)
+{
+    const tj_type_info_t *found = tj_table_get(type);
+
+    /* Named types are never committed; recorded the first time they are looked up. */
+    return TJ_LIKELY(found != NULL) ? found : record_named(type);
 }
 
 int TJ_WRAPPER(MPI_Type_commit)(MPI_Datatype *type)
@@ -220,7 +222,7 @@ int TJ_WRAPPER(MPI_Type_free)(MPI_Datatype *type)
 
 int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    tj_type_info_t info;
+    const tj_type_info_t *info;
     int rc;
 
     if (!tj_interpose_active())
@@ -232,8 +234,10 @@ int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
         tj_interpose_learn(*newtype, &args);
         /* A duplicate has its original's committed state (named types are committed), and
          * the same typemap and extents: it shares the original's record and kernels. */
-        if (tj_interpose_lookup(oldtype, &info) && tj_table_put(*newtype, &info) != TJ_OK)
+        if ((info = tj_interpose_lookup(oldtype)) != NULL &&
+            tj_table_share(*newtype, info) != TJ_OK)
             tj_table_drop(*newtype);
+        tj_table_return(info);
     }
     tj_in_wrapper = 0;
     return rc;
@@ -241,14 +245,15 @@ int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 
 tj_status_t tj_type_describe(const void *datatype, char *buf, size_t len)
 {
-    tj_type_info_t info;
+    const tj_type_info_t *info;
 
     if (datatype == NULL || buf == NULL)
         return TJ_ERR_INVALID;
-    if (!tj_interpose_lookup(*(const MPI_Datatype *)datatype, &info))
+    if ((info = tj_interpose_lookup(*(const MPI_Datatype *)datatype)) == NULL)
         return TJ_ERR_NOT_FOUND;
     /* The form the type takes: a pending layout is built now, as its first device call would. */
-    tj_lazy_resolve(*(const MPI_Datatype *)datatype, &info);
-    tj_interpose_describe(&info, buf, len);
+    info = tj_lazy_resolve(*(const MPI_Datatype *)datatype, info);
+    tj_interpose_describe(info, buf, len);
+    tj_table_return(info);
     return TJ_OK;
 }

@@ -10,9 +10,10 @@
 
 #include "type/table.h"
 
-/* The record of @p type, computing it on first use for named types (which are never
- * committed). */
-bool tj_interpose_lookup(MPI_Datatype type, tj_type_info_t *info);
+/* The record of @p type, borrowed for the calling MPI call (tj_table_return gives it back): made
+ * on first use for named types (which are never committed); NULL for a type typejit has no
+ * record of. */
+const tj_type_info_t *tj_interpose_lookup(MPI_Datatype type);
 
 /* Translate @p type and record it (MPI_Type_commit). */
 void tj_interpose_record(MPI_Datatype type);

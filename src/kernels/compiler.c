@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@ static int nactive;
 static pthread_t workers[WORKERS_MAX];
 static int nworkers;
 static bool stopping;
+/* Jobs that ended, for tj_compiler_finished. */
+static atomic_uint finished;
 
 static tj_hash_t job_key(const job_t *j)
 {
@@ -177,6 +180,7 @@ static void *worker(void *arg)
                 tj_stats_inc(TJ_STAT_jit_background);
         }
         tj_layout_release(j.layout);
+        atomic_fetch_add_explicit(&finished, 1, memory_order_release);
         pthread_mutex_lock(&lock);
         running--;
         drop_key(pending, &npending, key);
@@ -185,6 +189,11 @@ static void *worker(void *arg)
     }
     pthread_mutex_unlock(&lock);
     return NULL;
+}
+
+unsigned tj_compiler_finished(void)
+{
+    return atomic_load_explicit(&finished, memory_order_acquire);
 }
 
 /* A child of fork has none of the workers: it starts with an empty compiler. */

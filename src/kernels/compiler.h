@@ -46,4 +46,8 @@ void tj_compiler_drain(int seconds);
  * tj_compiler_drain). The same stop runs at exit when MPI_Finalize did not. */
 void tj_compiler_finalize(void);
 
+/* How many background compiles have ended so far (one load): a launch that asked for a kernel
+ * need not look for it again until this has grown. */
+unsigned tj_compiler_finished(void);
+
 #endif /* TJ_KERNELS_COMPILER_H */

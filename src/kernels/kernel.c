@@ -67,6 +67,8 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
         snprintf(k->what, sizeof(k->what), "%s", spec->op.what);
     }
     tj_modules_init(&k->modules);
+    if (k->kind == TJ_KERNEL_SINGLE)
+        tj_gen_edges_geometry(&k->blocks[0], k->word, k->edge, &k->geo);
     *kernel = k;
     return TJ_OK;
 out_nomem:

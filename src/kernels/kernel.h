@@ -32,6 +32,8 @@ typedef struct tj_kernel {
     void *image;
     size_t len;
     tj_modules_t modules;
+    /* SINGLE: the launch geometry of its block, word and edge, but for the count. */
+    tj_gen_geometry_t geo;
 } tj_kernel_t;
 
 /* TJ_OK when @p spec is well formed: a known kind, a direction and a target of fitting length,

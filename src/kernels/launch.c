@@ -18,6 +18,73 @@
 /* Whether this process has prepared a launch before. */
 static atomic_bool launched;
 
+/* The index of a launch's words among a plan's variants (type/table.h): 0-4 a word of 1 to 16
+ * bytes alone, 5-14 a word of 2 to 16 with an edge word below it. */
+static int variant_of(tj_words_t w)
+{
+    int wl = __builtin_ctz((unsigned)w.word), el;
+
+    if (w.edge == 0)
+        return wl;
+    el = __builtin_ctz((unsigned)w.edge);
+    return 5 + wl * (wl - 1) / 2 + el;
+}
+
+/* The plan's kernels are for the compile target numbered @p key (kernels/target.h): the first
+ * launch to keep one sets it; a launch on a device of another target keeps nothing there. */
+static bool plan_for(tj_type_plan_t *plan, int key)
+{
+    int had = 0;
+
+    if (key == 0)
+        return false;
+    if (atomic_load_explicit(&plan->target, memory_order_acquire) == key)
+        return true;
+    /* The kernels of another target, or of an earlier epoch, are dropped first. */
+    for (int d = 0; d < 2; d++)
+        for (int v = 0; v < TJ_PLAN_VARIANTS; v++) {
+            atomic_store_explicit(&plan->kernel[d][v], NULL, memory_order_relaxed);
+            atomic_store_explicit(&plan->missed[d][v], 0, memory_order_relaxed);
+        }
+    had = atomic_load(&plan->target);
+    return atomic_compare_exchange_strong(&plan->target, &had, key) || had == key;
+}
+
+/* A JIT kernel the supply gave for variant @p v, kept on the plan for the next launch. */
+static void plan_keep(const tj_launch_desc_t *d, int v, tj_kernel_t *k)
+{
+    if (d->plan != NULL && plan_for(d->plan, tj_target_index(d->device)))
+        atomic_store_explicit(&d->plan->kernel[d->dir][v], k, memory_order_release);
+}
+
+/* The plan's kernel of variant @p v, if it has one for this launch's target. */
+static tj_kernel_t *planned(const tj_launch_desc_t *d, int v)
+{
+    int key;
+
+    if (d->plan == NULL || d->op.kind != TJ_OP_MOVE || d->policy != TJ_LAUNCH_AS_SET ||
+        (key = tj_target_index(d->device)) == 0 ||
+        atomic_load_explicit(&d->plan->target, memory_order_acquire) != key)
+        return NULL;
+    return atomic_load_explicit(&d->plan->kernel[d->dir][v], memory_order_acquire);
+}
+
+/* Whether the plan asked the background compiler for variant @p v and no compile has ended
+ * since: the launch then runs the generic kernel without asking again. */
+static bool asked_already(const tj_launch_desc_t *d, int v)
+{
+    return d->plan != NULL &&
+           atomic_load_explicit(&d->plan->missed[d->dir][v], memory_order_relaxed) ==
+               tj_compiler_finished() + 1;
+}
+
+static void asked(const tj_launch_desc_t *d, int v)
+{
+    if (d->plan != NULL)
+        atomic_store_explicit(&d->plan->missed[d->dir][v], tj_compiler_finished() + 1,
+                              memory_order_relaxed);
+}
+
 tj_status_t tj_launch_possible(void)
 {
     return tj_target_loadable();
@@ -64,6 +131,27 @@ static void pointers(const tj_launch_desc_t *d, tj_devptr_t at, tj_launch_ready_
     r->args.src = d->dir == TJ_DIR_PACK ? at : d->packed;
 }
 
+/* The steady launch of a strided block: the kernel its plan kept for these words, its
+ * function in this context and its geometry for the count. False when the plan has none. */
+static bool prepare_planned(const tj_launch_desc_t *d, tj_launch_ready_t *r)
+{
+    tj_devptr_t at = d->typed + (tj_devptr_t)d->block->start; /* object 0's first byte */
+    tj_words_t words = tj_block_words(d->block, d->count, (uintptr_t)at, (uintptr_t)d->packed);
+    tj_kernel_t *k = planned(d, variant_of(words));
+
+    if (k == NULL || tj_kernel_function(k, &r->fn) != TJ_OK)
+        return false;
+    pointers(d, at, r);
+    tj_gen_geometry_launch(&k->geo, d->count, &r->args.geo);
+    r->args.count = d->count;
+    r->args.argv[0] = &r->args.dst;
+    r->args.argv[1] = &r->args.src;
+    r->args.argv[2] = &r->args.count;
+    r->jit = true;
+    r->edges = words.edge != 0;
+    return true;
+}
+
 /* One strided block: its kernel for the launch's words, or the generic kernel (the layout as
  * run-time arguments) while that is not there. */
 static tj_status_t prepare_block(const tj_launch_desc_t *d, const char *target,
@@ -76,16 +164,22 @@ static tj_status_t prepare_block(const tj_launch_desc_t *d, const char *target,
                            : (tj_words_t){d->op_size, 0};
     tj_kernel_spec_t spec = tj_spec_words(&b, words, d->dir, target);
     tj_kind_work_t work = {.block = &b, .count = d->count};
+    int v = variant_of(words);
     tj_kernel_t *k;
-    tj_status_t st;
+    tj_status_t st = TJ_ERR_NOT_FOUND;
 
     spec.op = d->op;
     pointers(d, at, r);
-    if ((st = kernel_as(&spec, d->policy, &k)) == TJ_OK) {
+    if ((d->op.kind != TJ_OP_MOVE || !asked_already(d, v)) &&
+        (st = kernel_as(&spec, d->policy, &k)) == TJ_OK) {
+        if (d->op.kind == TJ_OP_MOVE)
+            plan_keep(d, v, k);
         r->jit = true;
         r->edges = words.edge != 0;
         return ready(k, &work, r);
     }
+    if (st == TJ_ERR_NOT_FOUND && d->op.kind == TJ_OP_MOVE && tj_config()->jit != TJ_JIT_OFF)
+        asked(d, v);
     if (st != TJ_ERR_NOT_FOUND || d->op.kind != TJ_OP_MOVE)
         return st;
     /* The generic kernel has no edges: the plain word of the launch. Its geometry first: a block
@@ -187,7 +281,8 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
     char target[TJ_TARGET_MAX];
     tj_status_t st;
 
-    memset(r, 0, sizeof(*r));
+    r->jit = r->edges = r->serial = r->fused = false;
+    r->shapes = 0;
     /* The first launch: the kernels of the types committed before the process met the GPU are
      * asked for now (kernels/prepare.h); later launches pay one load. */
     if (!atomic_load_explicit(&launched, memory_order_relaxed) && !atomic_exchange(&launched, true))
@@ -195,8 +290,12 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
     if ((d->block != NULL) + (d->layout != NULL) + (d->members != NULL) != 1 ||
         (d->op.kind != TJ_OP_MOVE && (d->block == NULL || d->policy != TJ_LAUNCH_COMPILE)))
         return TJ_ERR_INVALID;
-    if ((st = tj_launch_possible()) != TJ_OK ||
-        (st = tj_target_of_device(d->device, target, sizeof(target))) != TJ_OK)
+    if ((st = tj_launch_possible()) != TJ_OK)
+        return st;
+    if (d->block != NULL && d->plan != NULL && prepare_planned(d, r))
+        return TJ_OK;
+    memset(r, 0, sizeof(*r));
+    if ((st = tj_target_of_device(d->device, target, sizeof(target))) != TJ_OK)
         return st;
     if (d->block != NULL)
         return prepare_block(d, target, r);

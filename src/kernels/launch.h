@@ -17,6 +17,7 @@
 #include "gpu/cuda.h"
 #include "kernels/kernel.h"
 #include "kernels/kind.h"
+#include "type/table.h"
 
 /* How a launch finds its kernel. */
 typedef enum {
@@ -41,6 +42,10 @@ typedef struct {
 typedef struct {
     const tj_block_t *block; /* count objects of one strided block, object 0 at its start */
     tj_layout_t *layout;     /* count objects of a finished layout, frame element 0 at its start */
+    /* The plan of the type whose block or layout this is (its record's: type/table.h), where
+     * the launch keeps the kernel it found, so that the type's next launch of the same words
+     * finds it by index; NULL: none. */
+    tj_type_plan_t *plan;
     const tj_launch_member_t *members; /* a fused set: 2 to TJ_FUSED_MAX members */
     int nmembers;
     int64_t count;

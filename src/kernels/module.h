@@ -5,6 +5,7 @@
 #define TJ_KERNELS_MODULE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "gpu/cuda.h"
@@ -20,10 +21,13 @@ typedef struct {
     tj_gpu_function_t fn; /* NULL: the load failed */
 } tj_module_t;
 
+/* Launches read the loaded modules without the lock: an entry is written whole before the count
+ * that publishes it, and never changed afterwards (a context's later instance gets an entry of
+ * its own). The lock serialises loads, once per context instance. */
 typedef struct {
     pthread_mutex_t lock;
     tj_module_t loaded[TJ_MODULE_MAX_CONTEXTS];
-    int n;
+    atomic_int n;
 } tj_modules_t;
 
 void tj_modules_init(tj_modules_t *modules);

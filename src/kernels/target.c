@@ -3,6 +3,7 @@
 #include "kernels/target.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,12 @@
 
 static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
 static char device_targets[TJ_TARGET_MAX_DEVICES][32];
+/* tj_target_index: each device's number, and the targets numbered so far (number i + 1 is
+ * names[i]); `epoch` tells numbers from before a tj_target_forget apart. */
+static atomic_int device_index[TJ_TARGET_MAX_DEVICES];
+static char index_names[TJ_TARGET_MAX_DEVICES][32];
+static int nindex;
+static atomic_int epoch = 1;
 
 tj_status_t tj_target_of_device(int device, char *target, size_t len)
 {
@@ -95,9 +102,36 @@ tj_status_t tj_target_loadable(void)
     return loadable_status;
 }
 
+int tj_target_index(int device)
+{
+    char name[32];
+    int i, n;
+
+    if (device >= 0 && device < TJ_TARGET_MAX_DEVICES &&
+        (n = atomic_load_explicit(&device_index[device], memory_order_acquire)) != 0)
+        return n;
+    if (tj_target_of_device(device, name, sizeof(name)) != TJ_OK)
+        return 0;
+    pthread_mutex_lock(&target_lock);
+    for (i = 0; i < nindex && strcmp(index_names[i], name) != 0; i++)
+        ;
+    if (i == nindex && nindex < TJ_TARGET_MAX_DEVICES)
+        snprintf(index_names[nindex++], sizeof(index_names[0]), "%s", name);
+    /* Numbers of one epoch are apart from every earlier epoch's. */
+    n = i < TJ_TARGET_MAX_DEVICES ? i + 1 + atomic_load(&epoch) * TJ_TARGET_MAX_DEVICES : 0;
+    if (n != 0 && device >= 0 && device < TJ_TARGET_MAX_DEVICES)
+        atomic_store_explicit(&device_index[device], n, memory_order_release);
+    pthread_mutex_unlock(&target_lock);
+    return n;
+}
+
 void tj_target_forget(void)
 {
     pthread_mutex_lock(&target_lock);
     memset(device_targets, 0, sizeof(device_targets));
+    for (int i = 0; i < TJ_TARGET_MAX_DEVICES; i++)
+        atomic_store(&device_index[i], 0);
+    nindex = 0;
+    atomic_fetch_add(&epoch, 1);
     pthread_mutex_unlock(&target_lock);
 }

@@ -26,4 +26,9 @@ tj_status_t tj_target_loadable(void);
 /* Forget the targets found (a tool's change of cache, MPI_Finalize). */
 void tj_target_forget(void);
 
+/* A small number naming device @p device's compile target, from 1 (devices of one target share
+ * it), or 0 when tj_target_of_device fails: found once per device, then one load. Until
+ * tj_target_forget a number names the same target. */
+int tj_target_index(int device);
+
 #endif /* TJ_KERNELS_TARGET_H */

@@ -5,8 +5,8 @@
 #include <limits.h>
 
 #include "send/count.h"
-#include "send/devpack.h"
 #include "send/fused.h"
+#include "send/move.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -24,10 +24,10 @@ static int run_end(const tj_coll_side_t *sd, int i, bool only_in, int64_t *objs)
         int64_t total, bytes;
         int64_t reach, next;
         if (b->t != a->t || b->skip || (only_in && !b->in) || !tj_add64(n, b->count, &total) ||
-            !tj_count_sayable(total) || !tj_mul64(total, ct->info.size, &bytes) ||
-            !tj_count_sayable(bytes) || !tj_mul64(n, ct->info.extent, &reach) ||
+            !tj_count_sayable(total) || !tj_mul64(total, ct->info->size, &bytes) ||
+            !tj_count_sayable(bytes) || !tj_mul64(n, ct->info->extent, &reach) ||
             !tj_add64(a->off, reach, &next) || b->off != next ||
-            b->poff != a->poff + n * ct->info.size)
+            b->poff != a->poff + n * ct->info->size)
             break;
         n = total;
     }
@@ -51,16 +51,16 @@ static bool fused_move(tj_coll_side_t *sd, bool pack, tj_batch_t *b)
         const tj_coll_type_t *ct = &sd->types[sl->t];
         int64_t objs;
 
-        if (sl->skip || sl->count == 0 || ct->info.size == 0) {
+        if (sl->skip || sl->count == 0 || ct->info->size == 0) {
             i++;
             continue;
         }
         if (n == TJ_FUSED_MAX || !ct->known)
             return false;
         i = run_end(sd, i, false, &objs);
-        items[n++] = (tj_fused_item_t){&ct->info, sl->off, sl->poff, objs};
+        items[n++] = (tj_fused_item_t){ct->info, sl->off, sl->poff, objs};
     }
-    return tj_fused_move(sd->buf, sd->ctx, sd->stage->dev, items, n,
+    return tj_fused_move(sd->buf, sd->ctx, &sd->at, sd->stage->dev, items, n,
                          pack ? TJ_DIR_PACK : TJ_DIR_UNPACK, b);
 }
 
@@ -81,30 +81,49 @@ int tj_coll_move_side(tj_coll_t *x, tj_coll_side_t *sd, bool pack, bool only_in,
         int j, rc = MPI_SUCCESS;
         int64_t pos = 0, len;
         char *typed, *packed;
-        const tj_type_info_t *info;
+        tj_gpu_ptr_t where;
 
-        if (sl->skip || sl->count == 0 || ct->info.size == 0 || (only_in && !sl->in)) {
+        if (sl->skip || sl->count == 0 || ct->info->size == 0 || (only_in && !sl->in)) {
             i++;
             continue;
         }
         j = run_end(sd, i, only_in, &objs);
-        if (!tj_count_sayable(objs * ct->info.size)) {
+        if (!tj_count_sayable(objs * ct->info->size)) {
             tj_log_error("a device collective's slice of %lld packed bytes is more than this MPI "
                          "can say (%d); MPI_ERR_COUNT",
-                         (long long)(objs * ct->info.size), INT_MAX);
+                         (long long)(objs * ct->info->size), INT_MAX);
             return MPI_ERR_COUNT;
         }
-        len = objs * ct->info.size;
+        len = objs * ct->info->size;
         typed = sd->buf + sl->off;
         packed = sd->stage->host + sl->poff;
-        info = ct->known ? &ct->info : NULL;
-        if (pack) {
-            if (!tj_devpack_pack_at(info, ct->type, typed, objs, NULL, packed, len, &at, &pos,
-                                    x->c.comm, b, &rc))
-                rc = tj_count_pack(typed, objs, ct->type, packed, len, &pos, x->c.comm);
-        } else if (!tj_devpack_unpack_at(info, ct->type, packed, len, &at, &pos, typed, objs, NULL,
-                                         x->c.comm, b, &rc)) {
-            rc = tj_count_unpack(packed, len, &pos, typed, objs, ct->type, x->c.comm);
+        /* The side's one query answers for every slice inside the same allocation. */
+        where = sd->at;
+        if (!tj_move_inside(ct->info, typed, 0, objs, &where) &&
+            tj_gpu_query(typed + ct->info->true_lb, &where) != TJ_OK)
+            return MPI_ERR_INTERN; /* the query said why */
+        if (!tj_gpu_device_like(where.kind)) {
+            /* A slice in host memory: the system MPI packs it where it lies. */
+            rc = pack ? tj_count_pack(typed, objs, ct->type, packed, len, &pos, x->c.comm)
+                      : tj_count_unpack(packed, len, &pos, typed, objs, ct->type, x->c.comm);
+        } else if (!tj_move_inside(ct->info, typed, 0, objs, &where)) {
+            tj_log_error("a device collective's slice reaches outside its allocation (the "
+                         "datatype's bytes must lie in one allocation); MPI_ERR_BUFFER");
+            rc = MPI_ERR_BUFFER;
+        } else {
+            tj_move_t m = {.pack = pack,
+                           .info = ct->info,
+                           .type = ct->type,
+                           .typed = typed,
+                           .tp = where,
+                           .count = objs,
+                           .packed = packed,
+                           .pp = at,
+                           .bytes = len,
+                           .comm = x->c.comm,
+                           .batch = b};
+            m.pp.id = 0;
+            rc = tj_move(&m);
         }
         if (rc != MPI_SUCCESS)
             return rc;

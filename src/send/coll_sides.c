@@ -51,14 +51,20 @@ static int type_index(tj_coll_side_t *sd, MPI_Datatype type, const tj_coll_call_
     ct = &sd->types[sd->ntypes];
     ct->type = type;
     ct->wire = MPI_DATATYPE_NULL;
-    ct->known = c->lookup != NULL && c->lookup(type, &ct->info);
-    if (!ct->known) {
-        memset(&ct->info, 0, sizeof(ct->info));
-        tj_table_read_extents(type, &ct->info);
+    ct->info = NULL;
+    if (c->lookup != NULL) {
+        const tj_type_info_t *found = c->lookup(type);
+        /* The record may outlive the call (a non-blocking collective), and the type with it. */
+        ct->info = tj_type_hold(found);
+        tj_table_return(found);
     }
-    /* The record may outlive the call (a non-blocking collective), and the type with it. */
-    tj_type_info_hold(&ct->info);
-    if (!ct->info.extents)
+    ct->known = ct->info != NULL;
+    if (!ct->known) {
+        memset(&ct->own, 0, sizeof(ct->own));
+        tj_table_read_extents(type, &ct->own);
+        ct->info = &ct->own;
+    }
+    if (!ct->info->extents)
         return -1;
     return sd->ntypes++;
 }
@@ -94,7 +100,7 @@ static bool side_from(tj_coll_side_t *sd, const void *buf, int n, int64_t count,
         int ti = type_index(sd, t, c);
         if (ti < 0)
             return false;
-        ext = sd->types[ti].info.extent;
+        ext = sd->types[ti].info->extent;
         if (adispls != NULL)
             off = adispls[i];
         else if (displs != NULL && bytes)
@@ -306,7 +312,8 @@ void tj_coll_sides_free(tj_coll_side_t *sd)
 {
     tj_staging_put(sd->stage);
     for (int t = 0; t < sd->ntypes; t++) {
-        tj_type_info_release(&sd->types[t].info);
+        if (sd->types[t].known)
+            tj_type_release(sd->types[t].info);
         if (sd->types[t].wire != MPI_DATATYPE_NULL)
             PMPI_Type_free(&sd->types[t].wire);
         if (sd->types[t].dup)

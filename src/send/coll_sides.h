@@ -58,18 +58,19 @@ typedef struct {
     const MPI_Datatype *rtypes;
     int root;
     MPI_Comm comm;
-    /* The type table's record of a datatype (the interposition layer's lookup, which also
-     * records named types); false when there is none. */
-    bool (*lookup)(MPI_Datatype type, tj_type_info_t *info);
+    /* The type table's record of a datatype, borrowed (the interposition layer's lookup, which
+     * also records named types); NULL when there is none. */
+    const tj_type_info_t *(*lookup)(MPI_Datatype type);
 } tj_coll_call_t;
 
 /* A datatype a side uses, with its record. */
 typedef struct {
-    MPI_Datatype type;   /* the application's, or the duplicate a pending receive keeps */
-    bool dup;            /* `type` is typejit's duplicate, freed on release */
-    bool known;          /* `info` is the type table's record (else extents only) */
-    tj_type_info_t info; /* extents always valid */
-    MPI_Datatype wire;   /* what the system MPI moves for one object; MPI_DATATYPE_NULL: none */
+    MPI_Datatype type; /* the application's, or the duplicate a pending receive keeps */
+    bool dup;          /* `type` is typejit's duplicate, freed on release */
+    bool known;        /* `info` is the type table's record, held (else `own`: extents only) */
+    const tj_type_info_t *info; /* extents always valid */
+    tj_type_info_t own;
+    MPI_Datatype wire; /* what the system MPI moves for one object; MPI_DATATYPE_NULL: none */
 } tj_coll_type_t;
 
 /* One peer's part of a side. */
@@ -98,6 +99,7 @@ typedef struct {
     int64_t bytes; /* packed bytes of all slices */
     tj_gpu_ctx_t ctx;
     int device;
+    tj_gpu_ptr_t at; /* where the first slice that moves bytes lies (its one query) */
     tj_stage_t *stage;
     /* The arguments the system MPI gets for a packed side: counts and displacements as int
      * arrays, or MPI_Count and MPI_Aint arrays for a large-count call. */

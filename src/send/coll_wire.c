@@ -12,21 +12,16 @@
 #include "util/common.h"
 #include "util/log.h"
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
 /* Whether a device-resident type needs typejit (see tj_coll_run); a type whose layout is pending
  * (type/lazy.h) may. */
 static bool wants(const tj_coll_type_t *ct)
 {
-    const tj_block_t *b = &ct->info.block;
+    const tj_block_t *b = &ct->info->block;
     if (!tj_model_cuda_aware())
         return true;
-    if (ct->info.strided && b->ndims == 1 && b->extent == b->size)
+    if (ct->info->strided && b->ndims == 1 && b->extent == b->size)
         return tj_model_stage_contiguous();
-    return tj_type_info_kernel(&ct->info) || ct->info.pending;
+    return tj_type_info_kernel(ct->info) || ct->info->pending;
 }
 
 /* Whether a type of the side's slices that move bytes wants typejit. */
@@ -36,7 +31,7 @@ static bool side_wants(const tj_coll_side_t *sd)
 
     for (int i = 0; i < sd->n && !want; i++) {
         const tj_coll_slice_t *sl = &sd->slices[i];
-        if (sl->count != 0 && !sl->skip && sd->types[sl->t].info.size != 0)
+        if (sl->count != 0 && !sl->skip && sd->types[sl->t].info->size != 0)
             want = wants(&sd->types[sl->t]);
     }
     return want;
@@ -58,15 +53,15 @@ void tj_coll_wire_classify(tj_coll_side_t *sd)
     for (int i = 0; i < sd->n; i++) {
         const tj_coll_slice_t *sl = &sd->slices[i];
         const tj_coll_type_t *ct = &sd->types[sl->t];
-        if (sl->count == 0 || sl->skip || ct->info.size == 0)
+        if (sl->count == 0 || sl->skip || ct->info->size == 0)
             continue;
         if (first == NULL)
             first = sl;
         want |= wants(ct);
-        pending |= ct->info.pending;
+        pending |= ct->info->pending;
         /* A type at absolute addresses may have bytes in host and device memory at once. */
-        if (ct->info.wide && !sd->split && !sd->blind &&
-            (rc = tj_span_check(&ct->info, ct->type, sd->buf + sl->off, sl->count,
+        if (ct->info->wide && !sd->split && !sd->blind &&
+            (rc = tj_span_check(ct->info, ct->type, sd->buf + sl->off, sl->count,
                                 "a collective")) != MPI_SUCCESS) {
             sd->split = rc == MPI_ERR_BUFFER;
             sd->blind = !sd->split;
@@ -75,7 +70,7 @@ void tj_coll_wire_classify(tj_coll_side_t *sd)
     if (sd->split)
         return;
     if (!sd->blind && first != NULL && want &&
-        tj_gpu_query(sd->buf + first->off + sd->types[first->t].info.true_lb, &where) != TJ_OK)
+        tj_gpu_query(sd->buf + first->off + sd->types[first->t].info->true_lb, &where) != TJ_OK)
         sd->blind = true; /* the query said why */
     if (sd->blind) {
         sd->packed = true;
@@ -83,14 +78,18 @@ void tj_coll_wire_classify(tj_coll_side_t *sd)
     }
     if (first == NULL || !want)
         return;
-    if (!is_gpu(where.kind))
+    if (!tj_gpu_device_like(where.kind))
         return;
     /* On the device: the layouts of pending types are built now (held as the records are). */
     if (pending) {
         for (int t = 0; t < sd->ntypes; t++)
-            if (sd->types[t].info.pending) {
-                tj_lazy_resolve(sd->types[t].type, &sd->types[t].info);
-                tj_type_info_hold(&sd->types[t].info);
+            if (sd->types[t].info->pending) {
+                /* The settled record is held in place of the pending one. */
+                const tj_type_info_t *was = sd->types[t].info;
+                const tj_type_info_t *built = tj_lazy_resolve(sd->types[t].type, was);
+                sd->types[t].info = tj_type_hold(built);
+                tj_lazy_return(was, built);
+                tj_type_release(was);
             }
         if (!side_wants(sd))
             return;
@@ -98,6 +97,7 @@ void tj_coll_wire_classify(tj_coll_side_t *sd)
     sd->packed = true;
     sd->ctx = where.ctx;
     sd->device = where.device;
+    sd->at = where;
 }
 
 /* Whether @p v fits the int of an int-form call (a large-count call takes any). */
@@ -145,11 +145,11 @@ int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_
     for (int t = 0; t < sd->ntypes; t++) {
         tj_coll_type_t *ct = &sd->types[t];
         int rc;
-        if (ct->info.size == 0)
+        if (ct->info->size == 0)
             continue;
-        if (!fits_int(c, ct->info.size, "object size"))
+        if (!fits_int(c, ct->info->size, "object size"))
             return MPI_ERR_COUNT;
-        if ((rc = tj_count_contiguous(ct->info.size, MPI_BYTE, &ct->wire)) != MPI_SUCCESS)
+        if ((rc = tj_count_contiguous(ct->info->size, MPI_BYTE, &ct->wire)) != MPI_SUCCESS)
             return rc;
         if ((rc = PMPI_Type_commit(&ct->wire)) != MPI_SUCCESS)
             return rc;
@@ -158,12 +158,12 @@ int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_
         tj_coll_slice_t *sl = &sd->slices[i];
         const tj_coll_type_t *ct = &sd->types[sl->t];
         int64_t len;
-        if (!tj_mul64(sl->count, ct->info.size, &len) || !tj_add64(at, len, &sd->bytes)) {
+        if (!tj_mul64(sl->count, ct->info->size, &len) || !tj_add64(at, len, &sd->bytes)) {
             tj_log_error("a device collective's packed size overflows 64 bits; MPI_ERR_COUNT");
             return MPI_ERR_COUNT;
         }
         sl->poff = at;
-        put_count(c, sd->wcounts, i, ct->info.size > 0 ? sl->count : 0);
+        put_count(c, sd->wcounts, i, ct->info->size > 0 ? sl->count : 0);
         sd->wtypes[i] = ct->wire != MPI_DATATYPE_NULL ? ct->wire : MPI_BYTE;
         sd->wadispls[i] = (MPI_Aint)at;
         if (bytes_displs) {
@@ -172,7 +172,7 @@ int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_
             put_displ(c, sd->wdispls, i, at);
         } else {
             /* In objects of the wire type, whose extent is the type's size. */
-            int64_t d = ct->info.size > 0 ? at / ct->info.size : 0;
+            int64_t d = ct->info->size > 0 ? at / ct->info->size : 0;
             if (!fits_int(c, d, "displacement"))
                 return MPI_ERR_COUNT;
             put_displ(c, sd->wdispls, i, d);
@@ -190,7 +190,7 @@ int tj_coll_wire_stage(tj_coll_side_t *sd)
 
     if (sd->blind)
         return tj_staging_host(len, &sd->stage) == TJ_OK ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if ((st = tj_gpu_enter(sd->ctx, &scope)) != TJ_OK)
+    if ((st = tj_gpu_enter_at(&sd->at, &scope)) != TJ_OK)
         return MPI_ERR_INTERN;
     st = tj_staging_get(TJ_STAGE_PINNED, len, &sd->stage);
     tj_gpu_leave(&scope);

@@ -22,10 +22,6 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
 
 /* The packed side: its bytes from *position, at most @p want of them within @p size. */
 typedef struct {
@@ -50,7 +46,7 @@ static int packed_find(packed_t *p, const void *buf, int64_t size, const int64_t
     p->len = size - *position < want ? size - *position : want;
     if (tj_gpu_query(p->user + p->from, &p->at) != TJ_OK)
         return MPI_ERR_INTERN;
-    *on = is_gpu(p->at.kind);
+    *on = tj_gpu_device_like(p->at.kind);
     return MPI_SUCCESS;
 }
 
@@ -67,7 +63,7 @@ static int packed_copy(packed_t *p, bool to_device, int64_t len)
                      "the buffer; MPI_ERR_BUFFER");
         return MPI_ERR_BUFFER;
     }
-    if ((st = tj_gpu_enter(p->at.ctx, &scope)) != TJ_OK)
+    if ((st = tj_gpu_enter_at(&p->at, &scope)) != TJ_OK)
         return MPI_ERR_INTERN;
     st = to_device ? tj_gpu_copy_htod(dev, p->host, (size_t)len)
                    : tj_gpu_copy_dtoh(p->host, dev, (size_t)len);
@@ -126,34 +122,51 @@ static bool begin(const char *fn, const tj_type_info_t *info, const char *datare
     return true;
 }
 
+static bool kernel_move(bool pack, const tj_type_info_t *info, const char *datarep,
+                        const void *typed, const tj_gpu_ptr_t *tpp, int64_t count,
+                        MPI_Datatype type, void *pbuf, int64_t psize, int64_t *position, int *rc);
+
 /* The kernel path: true when it did the whole call (*rc its result), false to stage instead. */
 static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datarep,
                         const void *typed, int64_t count, MPI_Datatype type, void *pbuf,
                         int64_t psize, int64_t *position, int *rc)
 {
+    const tj_type_info_t *given = info;
+    tj_gpu_ptr_t tp;
+    bool done;
+
+    if (info == NULL || info->wide || count <= 0 || position == NULL || pbuf == NULL)
+        return false;
+    if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK) {
+        *rc = MPI_ERR_INTERN; /* the query said why */
+        return true;
+    }
+    if (!tj_gpu_device_like(tp.kind))
+        return false;
+    /* A type whose layout is pending may be one strided block: found out now that the call is
+     * on the device (type/lazy.h). */
+    info = tj_lazy_resolve(type, given);
+    done = kernel_move(pack, info, datarep, typed, &tp, count, type, pbuf, psize, position, rc);
+    tj_lazy_return(given, info);
+    return done;
+}
+
+/* kernel_path's launch once the typed side, at @p tp, is known to be on the device. */
+static bool kernel_move(bool pack, const tj_type_info_t *info, const char *datarep,
+                        const void *typed, const tj_gpu_ptr_t *tpp, int64_t count,
+                        MPI_Datatype type, void *pbuf, int64_t psize, int64_t *position, int *rc)
+{
     int esize = 0, kind;
     MPI_Aint xsize = 0;
     int64_t bytes, lo, hi, reach;
-    tj_gpu_ptr_t tp, pp;
-    tj_type_info_t own;
+    tj_gpu_ptr_t tp = *tpp, pp;
     tj_devptr_t pdev;
     tj_words_t words;
     tj_gpu_scope_t scope;
     tj_status_t st;
     MPI_Datatype e;
 
-    if (info != NULL && info->pending) {
-        /* A type whose layout is pending may be one strided block: found out when the call is
-         * on the device (type/lazy.h). */
-        if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK) {
-            *rc = MPI_ERR_INTERN; /* the query said why */
-            return true;
-        }
-        if (is_gpu(tp.kind))
-            info = tj_lazy_info(type, info, &own);
-    }
-    if (info == NULL || !info->strided || info->wide || count <= 0 || position == NULL ||
-        pbuf == NULL || datarep == NULL || strcmp(datarep, "external32") != 0 ||
+    if (!info->strided || datarep == NULL || strcmp(datarep, "external32") != 0 ||
         tj_config()->jit == TJ_JIT_OFF || (e = tj_type_element(type)) == MPI_DATATYPE_NULL ||
         tj_element_ctype(e, &esize, &kind) == NULL ||
         PMPI_Pack_external_size("external32", 1, e, &xsize) != MPI_SUCCESS || xsize != esize ||
@@ -163,13 +176,12 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
         return false;
     lo = info->true_lb + (reach < 0 ? reach : 0);
     hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
-    if (tj_gpu_query((const char *)typed + info->true_lb, &tp) != TJ_OK ||
-        tj_gpu_query((const char *)pbuf + *position, &pp) != TJ_OK) {
+    if (tj_gpu_query((const char *)pbuf + *position, &pp) != TJ_OK) {
         *rc = MPI_ERR_INTERN; /* the query said why */
         return true;
     }
-    if (!is_gpu(tp.kind) || !(is_gpu(pp.kind) || pp.kind == TJ_MEM_PINNED) ||
-        (is_gpu(pp.kind) && pp.ctx != tp.ctx) ||
+    if (!(tj_gpu_device_like(pp.kind) || pp.kind == TJ_MEM_PINNED) ||
+        (tj_gpu_device_like(pp.kind) && pp.ctx != tp.ctx) ||
         !tj_gpu_inside(&tp, (uintptr_t)typed + (uintptr_t)lo, (uintptr_t)typed + (uintptr_t)hi) ||
         !tj_gpu_inside(&pp, (uintptr_t)pbuf + (uintptr_t)*position,
                        (uintptr_t)pbuf + (uintptr_t)(*position + bytes)))
@@ -179,7 +191,7 @@ static bool kernel_path(bool pack, const tj_type_info_t *info, const char *datar
                            (uintptr_t)pbuf + (uintptr_t)*position);
     if ((words.edge != 0 ? words.edge : words.word) % esize != 0)
         return false;
-    if (tj_launch_possible() != TJ_OK || tj_gpu_enter(tp.ctx, &scope) != TJ_OK)
+    if (tj_launch_possible() != TJ_OK || tj_gpu_enter_at(&tp, &scope) != TJ_OK)
         return false;
     pdev = (tj_devptr_t)(uintptr_t)((char *)pbuf + *position);
     if (pp.kind == TJ_MEM_PINNED && tj_gpu_host_devptr((char *)pbuf + *position, &pdev) != TJ_OK) {

@@ -9,7 +9,7 @@
 
 #include "cache/hash.h"
 #include "kernels/launch.h"
-#include "send/devpack.h"
+#include "send/move.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -129,13 +129,9 @@ static bool members_disjoint(const tj_block_t *const *blocks, const int64_t *off
     return disjoint;
 }
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
-bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
-                   const tj_fused_item_t *items, int n, tj_dir_t dir, tj_batch_t *batch)
+bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, const tj_gpu_ptr_t *known,
+                   tj_devptr_t packed, const tj_fused_item_t *items, int n, tj_dir_t dir,
+                   tj_batch_t *batch)
 {
     tj_launch_member_t members[TJ_FUSED_MAX];
     int64_t lo[TJ_FUSED_MAX], hi[TJ_FUSED_MAX], offs[TJ_FUSED_MAX], counts[TJ_FUSED_MAX];
@@ -153,7 +149,7 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
         int64_t shift;
 
         if (!info->strided || items[m].count < 1 ||
-            !tj_devpack_span(info, items[m].typed, items[m].count, &lo[m], &hi[m]) ||
+            !tj_move_span(info, items[m].typed, items[m].count, &lo[m], &hi[m]) ||
             !tj_add64(items[m].typed, info->block.start, &shift))
             return false;
         if (!pack && !tj_block_disjoint(&info->block, items[m].count))
@@ -167,17 +163,21 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
     /* Every member's bytes inside the one allocation of the buffer's context, and an unpack's
      * members apart from each other: their spans, else (halo faces interleave) their runs. */
     /* A query that fails leaves the set to the one-by-one path, whose own queries fail the call. */
-    if (tj_gpu_query(typed + lo[0], &where) != TJ_OK || !is_gpu(where.kind) || where.ctx != ctx)
+    if (known != NULL)
+        where = *known;
+    else if (tj_gpu_query(typed + lo[0], &where) != TJ_OK)
+        return false;
+    if (!tj_gpu_device_like(where.kind) || where.ctx != ctx)
         return false;
     for (int m = 0; m < n; m++) {
-        if (!tj_devpack_inside(items[m].info, typed, items[m].typed, items[m].count, &where))
+        if (!tj_move_inside(items[m].info, typed, items[m].typed, items[m].count, &where))
             return false;
         for (int o = 0; !pack && o < m; o++)
             apart = apart && (lo[m] >= hi[o] || lo[o] >= hi[m]);
     }
     if (!apart && !members_disjoint(typed_blocks, offs, counts, n))
         return false;
-    if (tj_gpu_enter(ctx, &scope) != TJ_OK)
+    if (tj_gpu_enter_at(&where, &scope) != TJ_OK)
         return false;
     {
         /* One fused kernel of the members' blocks, from the launch room (kernels/launch.h). A set

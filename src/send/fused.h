@@ -24,13 +24,15 @@ typedef struct {
 /* Move the @p n items between the device (or managed) buffer @p typed of context @p ctx and the
  * packed side at device address @p packed (device staging, or the mapping of pinned staging, in
  * that context) with one fused kernel launch, and wait for it, or leave the wait to @p batch
- * (tj_devpack_pack_at says how). False, with nothing moved, when
+ * (as tj_move says). @p where: what the caller's query of the buffer found in this call (the
+ * set's first member's allocation), or NULL: asked here. False, with nothing moved, when
  * the set does not fit: TYPEJIT_JIT=off, fewer than two items or more than TJ_FUSED_MAX, a type
  * that is not strided, a count below 1, typed bytes outside the buffer's allocation or not in
  * @p ctx, an unpack whose items could write a byte twice, no kernel; the caller then moves the
  * items one by one. A launch or synchronisation that fails also returns false (warned once):
  * both directions may be redone, packs and disjoint unpacks being idempotent. */
-bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, tj_devptr_t packed,
-                   const tj_fused_item_t *items, int n, tj_dir_t dir, tj_batch_t *batch);
+bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, const tj_gpu_ptr_t *where,
+                   tj_devptr_t packed, const tj_fused_item_t *items, int n, tj_dir_t dir,
+                   tj_batch_t *batch);
 
 #endif /* TJ_SEND_FUSED_H */

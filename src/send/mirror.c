@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "send/devpack.h"
+#include "send/move.h"
 #include "type/lazy.h"
 #include "send/span.h"
 #include "send/staging.h"
@@ -17,39 +17,38 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
 bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                     const char *fn, tj_mirror_t *m)
 {
     int64_t reach;
 
+    const tj_type_info_t *resolved;
+
     memset(m, 0, sizeof(*m));
     if (count <= 0 || type == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE || !tj_gpu_available())
         return false;
-    if (info != NULL)
-        m->info = *info;
-    else
-        tj_table_read_extents(type, &m->info);
-    if (!m->info.extents || m->info.size == 0 || m->info.true_extent <= 0 ||
-        !tj_mul64(count - 1, m->info.extent, &reach))
+    if (info == NULL) {
+        tj_table_read_extents(type, &m->own);
+        info = &m->own;
+    }
+    if (!info->extents || info->size == 0 || info->true_extent <= 0 ||
+        !tj_mul64(count - 1, info->extent, &reach))
         return false;
-    m->lo = m->info.true_lb + (reach < 0 ? reach : 0);
-    m->hi = m->info.true_lb + m->info.true_extent + (reach > 0 ? reach : 0);
-    m->error = tj_span_check(&m->info, type, buf, count, fn);
-    if (m->error == MPI_SUCCESS &&
-        tj_gpu_query((const char *)buf + m->info.true_lb, &m->at) != TJ_OK)
+    m->lo = info->true_lb + (reach < 0 ? reach : 0);
+    m->hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
+    m->error = tj_span_check(info, type, buf, count, fn);
+    if (m->error == MPI_SUCCESS && tj_gpu_query((const char *)buf + info->true_lb, &m->at) != TJ_OK)
         m->error = MPI_ERR_INTERN; /* the query said why */
-    if (m->error == MPI_SUCCESS && !is_gpu(m->at.kind))
+    if (m->error == MPI_SUCCESS && !tj_gpu_device_like(m->at.kind))
         return false;
-    tj_lazy_resolve(type, &m->info);
     m->user = (char *)buf;
     m->count = count;
     m->type = type;
-    tj_type_info_hold(&m->info); /* until tj_mirror_free */
+    if (info != &m->own) {
+        resolved = tj_lazy_resolve(type, info);
+        m->rec = tj_type_hold(resolved); /* until tj_mirror_free */
+        tj_lazy_return(info, resolved);
+    }
     return true;
 }
 
@@ -59,7 +58,7 @@ static tj_status_t copy(const tj_mirror_t *m, bool to_device, int64_t lo, int64_
     tj_gpu_scope_t scope;
     tj_status_t st;
 
-    if ((st = tj_gpu_enter(m->at.ctx, &scope)) != TJ_OK)
+    if ((st = tj_gpu_enter_at(&m->at, &scope)) != TJ_OK)
         return st;
     st = to_device ? tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)(m->user + lo),
                                       m->host + (lo - m->lo), (size_t)len)
@@ -108,7 +107,7 @@ int tj_mirror_keep_type(tj_mirror_t *m)
 /* A contiguous layout: the footprint is the typed bytes. */
 static bool contiguous(const tj_mirror_t *m)
 {
-    const tj_type_info_t *i = &m->info;
+    const tj_type_info_t *i = tj_mirror_info(m);
     return i->size == i->true_extent && (m->count == 1 || i->extent == i->size);
 }
 
@@ -120,29 +119,35 @@ static bool write_typed(tj_mirror_t *m, int *rc)
     int64_t bytes;
     tj_gpu_scope_t scope;
     tj_stage_t *stage = NULL;
-    tj_gpu_ptr_t pinned;
-    int64_t pos = 0;
-    bool done;
+    const tj_type_info_t *info = tj_mirror_info(m);
+    tj_move_t mv;
 
-    if (!tj_type_info_kernel(&m->info) || !tj_mul64(m->count, m->info.size, &bytes) ||
-        bytes > INT_MAX)
+    if (!tj_type_info_kernel(info) || !tj_mul64(m->count, info->size, &bytes) || bytes > INT_MAX)
         return false;
-    if (tj_gpu_enter(m->at.ctx, &scope) != TJ_OK)
+    if (tj_gpu_enter_at(&m->at, &scope) != TJ_OK)
         return false;
     if (tj_staging_get(TJ_STAGE_PINNED, (size_t)bytes, &stage) != TJ_OK)
         stage = NULL;
     tj_gpu_leave(&scope);
     if (stage == NULL)
         return false;
-    if (m->info.layout != NULL)
-        tj_cpu_pack_layout(m->info.layout, tj_mirror_arg(m), m->count, stage->host);
+    if (info->layout != NULL)
+        tj_cpu_pack_layout(info->layout, tj_mirror_arg(m), m->count, stage->host);
     else
-        tj_cpu_pack(&m->info.block, tj_mirror_arg(m), m->count, stage->host);
-    pinned = tj_staging_where(stage, m->at.device);
-    done = tj_devpack_unpack_at(&m->info, m->type, stage->host, bytes, &pinned, &pos, m->user,
-                                m->count, &m->at, MPI_COMM_SELF, NULL, rc);
+        tj_cpu_pack(&info->block, tj_mirror_arg(m), m->count, stage->host);
+    mv = (tj_move_t){.pack = false,
+                     .info = info,
+                     .type = m->own_type ? m->type : tj_type_handle(m->rec, m->type),
+                     .typed = m->user,
+                     .tp = m->at,
+                     .count = m->count,
+                     .packed = stage->host,
+                     .pp = tj_staging_where(stage, m->at.device),
+                     .bytes = bytes,
+                     .comm = MPI_COMM_SELF};
+    *rc = tj_move(&mv);
     tj_staging_put(stage);
-    return done;
+    return true;
 }
 
 int tj_mirror_write_back(tj_mirror_t *m)
@@ -161,7 +166,8 @@ void tj_mirror_free(tj_mirror_t *m)
 {
     free(m->host);
     m->host = NULL;
-    tj_type_info_release(&m->info);
+    tj_type_release(m->rec);
+    m->rec = NULL;
     if (m->own_type)
         PMPI_Type_free(&m->type);
     m->own_type = false;

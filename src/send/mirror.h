@@ -20,7 +20,10 @@ typedef struct {
     int64_t count;
     MPI_Datatype type;   /* for the write-back: the application's, or a kept duplicate */
     bool own_type;       /* `type` is typejit's duplicate */
-    tj_type_info_t info; /* extents always; the block when strided */
+    /* The type's record, held until tj_mirror_free, or NULL: `own` has its extents (a type
+     * typejit has no record of). tj_mirror_info reads whichever it is. */
+    const tj_type_info_t *rec;
+    tj_type_info_t own;
     int64_t lo, hi;      /* the footprint, relative to `user` */
     tj_gpu_ptr_t at;     /* the allocation of the footprint's first byte */
     char *host;          /* [lo, hi) in host memory, once fetched */
@@ -43,6 +46,11 @@ bool tj_mirror_find(const tj_type_info_t *info, MPI_Datatype type, const void *b
  * when the footprint reaches outside its allocation, MPI_ERR_NO_MEM, MPI_ERR_INTERN when the
  * driver fails (it said why), or the `error` tj_mirror_find found. */
 int tj_mirror_fetch(tj_mirror_t *m, const char *fn);
+
+static inline const tj_type_info_t *tj_mirror_info(const tj_mirror_t *m)
+{
+    return m->rec != NULL ? m->rec : &m->own;
+}
 
 /* The buffer argument to give the system MPI in place of the application's. */
 static inline void *tj_mirror_arg(const tj_mirror_t *m)

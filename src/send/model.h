@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "type/block.h"
+#include "type/table.h"
 
 typedef enum {
     TJ_METHOD_AUTO = 0, /* let the model choose (TYPEJIT_METHOD=auto) */
@@ -38,6 +39,12 @@ void tj_model_check_settings(void);
  * that is said once at TYPEJIT_LOG=info. A choice is remembered per (block, count, same_node).
  * Never returns TJ_METHOD_AUTO, never TJ_METHOD_DEVICE when the MPI is not CUDA-aware. */
 tj_method_t tj_model_choose(const tj_block_t *block, int64_t count, int64_t bytes, bool same_node);
+
+/* tj_model_choose (or, @p recv, tj_model_choose_recv) for a peer across the network, through
+ * the methods @p plan (a type's record's: type/table.h; NULL: none) remembers for its last
+ * packed sizes, so that a steady call takes no lock. */
+tj_method_t tj_model_choose_for(tj_type_plan_t *plan, const tj_block_t *block, int64_t count,
+                                int64_t bytes, bool recv);
 
 /* As tj_model_choose, for a receive: the model predicts the receive and the unpack (device:
  * unpack from device memory; oneshot: the kernel reads mapped host memory; staged: copy to the

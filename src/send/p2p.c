@@ -17,12 +17,12 @@
 #include <string.h>
 
 #include "gpu/batch.h"
-#include "send/onewait.h"
 #include "send/count.h"
-#include "send/devpack.h"
 #include "send/fused.h"
-#include "type/lazy.h"
+#include "send/move.h"
+#include "send/onewait.h"
 #include "send/span.h"
+#include "type/lazy.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -40,11 +40,6 @@ typedef struct self_comm {
 static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
 static self_comm_t *self_free;
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
 static void stat_method(tj_method_t m)
 {
     tj_stats_inc(m == TJ_METHOD_DEVICE    ? TJ_STAT_method_device
@@ -59,48 +54,64 @@ static bool contiguous(const tj_type_info_t *info)
     return info->strided && info->block.ndims == 1 && info->block.extent == info->block.size;
 }
 
-/* The common part of both directions: is the call typejit's, and with what. True with *failed
- * set (and @p x empty) when the driver cannot tell where the buffer lies: the call fails. */
+/* The common part of both directions: is the call typejit's, and with what. @p info is the
+ * record the caller borrowed (NULL for a type typejit has no record of). True with *failed set
+ * (and nothing to end) when the driver cannot tell where the buffer lies: the call fails. */
 static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
                   int peer, MPI_Comm comm, bool recv, tj_xfer_t *x, bool *failed)
 {
+    const tj_type_info_t *rec;
+    tj_type_info_t *own = NULL;
     tj_gpu_ptr_t where;
     int64_t bytes;
 
     *failed = false;
     if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL || !tj_gpu_available())
         return false;
-    memset(x, 0, sizeof(*x));
-    x->type = MPI_DATATYPE_NULL;
-    if (info != NULL)
-        x->info = *info;
-    else
-        tj_table_read_extents(type, &x->info);
-    if (!x->info.extents || x->info.size == 0 || !tj_mul64(count, x->info.size, &bytes))
-        return false;
-    if (tj_gpu_query((const char *)buf + x->info.true_lb, &where) != TJ_OK) {
+    if (info == NULL) {
+        if ((own = calloc(1, sizeof(*own))) == NULL)
+            return false; /* out of memory: the system MPI's call, as without typejit */
+        tj_table_read_extents(type, own);
+        info = own;
+    }
+    if (!info->extents || info->size == 0 || !tj_mul64(count, info->size, &bytes))
+        goto out_pass;
+    if (tj_gpu_query((const char *)buf + info->true_lb, &where) != TJ_OK) {
+        free(own);
         *failed = true; /* the query said why */
         return true;
     }
-    if (!is_gpu(where.kind))
-        return false;
-    tj_lazy_resolve(type, &x->info);
-    if (contiguous(&x->info) && !tj_model_stage_contiguous())
-        return false;
+    if (!tj_gpu_device_like(where.kind))
+        goto out_pass;
+    rec = own != NULL ? own : tj_lazy_resolve(type, info);
+    if (contiguous(rec) && !tj_model_stage_contiguous()) {
+        if (own == NULL)
+            tj_lazy_return(info, rec);
+        goto out_pass;
+    }
+    /* Held until tj_p2p_end, past the borrow of the call. */
+    x->own_info = own != NULL;
+    x->info = own != NULL ? own : tj_type_hold(rec);
+    if (own == NULL)
+        tj_lazy_return(info, rec);
     x->recv = recv;
+    x->persistent = false;
     x->type = type;
     x->user_type = type;
+    x->own_type = false;
     x->buf = (void *)buf;
     x->count = count;
     x->comm = comm;
     x->bytes = bytes;
     x->ctx = where.ctx;
     x->at = where;
+    x->dev = x->host = NULL;
+    x->wire = NULL;
     /* Whether the peer shares this node is not known: learning it takes a collective, which a
      * job whose ranks do not all run typejit could never complete. The model is asked for a peer
      * across the network. */
-    x->method = (recv ? tj_model_choose_recv : tj_model_choose)(
-        x->info.strided ? &x->info.block : NULL, count, bytes, false);
+    x->method = tj_model_choose_for(x->own_info ? NULL : (tj_type_plan_t *)&x->info->plan,
+                                    rec->strided ? &rec->block : NULL, count, bytes, recv);
     if (tj_log_level >= TJ_LOG_DEBUG) {
         char label[MPI_MAX_OBJECT_NAME + 32];
         tj_table_label(type, label, sizeof(label));
@@ -110,6 +121,9 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
                      tj_config()->method != TJ_FORCE_AUTO ? " (TYPEJIT_METHOD)" : "");
     }
     return true;
+out_pass:
+    free(own);
+    return false;
 }
 
 /* Staging for the method, in the buffer's context; the method counted. Where device memory
@@ -122,7 +136,7 @@ static tj_status_t get_staging(tj_xfer_t *x)
     tj_gpu_scope_t scope;
     tj_status_t st;
 
-    if ((st = tj_gpu_enter(x->ctx, &scope)) != TJ_OK)
+    if ((st = tj_gpu_enter_at(&x->at, &scope)) != TJ_OK)
         return st;
     if (x->method != TJ_METHOD_ONESHOT &&
         (st = tj_staging_get_reachable((size_t)x->bytes, &x->dev)) == TJ_OK &&
@@ -156,7 +170,7 @@ static tj_status_t move(tj_xfer_t *x, bool to_host, size_t len, tj_batch_t *b)
     tj_gpu_scope_t scope;
     tj_status_t st;
 
-    if ((st = tj_gpu_enter(x->ctx, &scope)) != TJ_OK)
+    if ((st = tj_gpu_enter_at(&x->at, &scope)) != TJ_OK)
         return st;
     st = to_host ? tj_gpu_copy_dtoh_async(x->host->host, x->dev->dev, len)
                  : tj_gpu_copy_htod_async(x->dev->dev, x->host->host, len);
@@ -178,26 +192,48 @@ static tj_gpu_ptr_t kernel_side_at(const tj_xfer_t *x)
     return tj_staging_where(x->dev != NULL ? x->dev : x->host, x->at.device);
 }
 
+/* The handle the transfer's type is moved with after the call that began it. */
+static MPI_Datatype xfer_handle(const tj_xfer_t *x)
+{
+    return x->own_type ? x->type : tj_type_handle(x->own_info ? NULL : x->info, x->user_type);
+}
+
+/* The move between the transfer's buffer (where @p at says it lies) and @p n objects' packed
+ * bytes in its staging, into @p b. */
+static int xfer_move(const tj_xfer_t *x, const tj_gpu_ptr_t *at, int64_t n, tj_batch_t *b)
+{
+    tj_move_t m = {.pack = !x->recv,
+                   .info = tj_xfer_info(x),
+                   .type = xfer_handle(x),
+                   .typed = x->buf,
+                   .tp = *at,
+                   .count = n,
+                   .packed = kernel_side(x),
+                   .pp = kernel_side_at(x),
+                   .bytes = n * tj_xfer_info(x)->size,
+                   .comm = x->comm,
+                   .batch = b};
+    return tj_move(&m);
+}
+
 /* Pack the send into its staging, into @p b (tj_onewait_work_t). @p fresh: x->at still describes
  * the buffer (the pack right after begin); a persistent send's later Start queries again, since
  * the application may have replaced the allocation meanwhile. */
 static int send_pack(tj_xfer_t *x, bool fresh, tj_batch_t *b)
 {
-    tj_gpu_ptr_t out = kernel_side_at(x), in = x->at;
-    int64_t pos = 0;
-    int rc = MPI_SUCCESS;
+    tj_gpu_ptr_t in = x->at;
+    int rc;
 
     /* A buffer that stopped being device memory was freed meanwhile (an erroneous program):
      * nothing may read it, not even the host side of a staged pack. */
     if (!fresh) {
-        if (tj_gpu_query((const char *)x->buf + x->info.true_lb, &in) != TJ_OK)
+        if (tj_gpu_query((const char *)x->buf + tj_xfer_info(x)->true_lb, &in) != TJ_OK)
             return MPI_ERR_INTERN; /* the query said why */
-        if (!is_gpu(in.kind))
+        if (!tj_gpu_device_like(in.kind) || in.ctx != x->ctx ||
+            !tj_move_inside(tj_xfer_info(x), x->buf, 0, x->count, &in))
             return MPI_ERR_BUFFER;
     }
-    if (!tj_devpack_pack_at(&x->info, x->type, x->buf, x->count, &in, kernel_side(x), x->bytes,
-                            &out, &pos, x->comm, b, &rc))
-        rc = MPI_ERR_INTERN;
+    rc = xfer_move(x, &in, x->count, b);
     if (rc == MPI_SUCCESS && x->method == TJ_METHOD_STAGED &&
         move(x, true, (size_t)x->bytes, b) != TJ_OK)
         rc = MPI_ERR_INTERN;
@@ -238,8 +274,8 @@ static bool fused_repack(tj_xfer_t *const *g, int n, tj_batch_t *b)
         return false;
     for (int m = 0; m < n; m++)
         items[m] =
-            (tj_fused_item_t){&g[m]->info, 0, (int64_t)(kernel_dev(g[m]) - base), g[m]->count};
-    return tj_fused_move(g[0]->buf, g[0]->ctx, base, items, n, TJ_DIR_PACK, b);
+            (tj_fused_item_t){tj_xfer_info(g[m]), 0, (int64_t)(kernel_dev(g[m]) - base), g[m]->count};
+    return tj_fused_move(g[0]->buf, g[0]->ctx, NULL, base, items, n, TJ_DIR_PACK, b);
 }
 
 typedef struct {
@@ -258,10 +294,10 @@ static int repack_set(void *arg, tj_batch_t *b)
 
     for (int i = 0; done != NULL && i < n; i++) {
         int ng = 0;
-        if (done[i] || !xs[i]->info.strided)
+        if (done[i] || !tj_xfer_info(xs[i])->strided)
             continue;
         for (int j = i; j < n && ng < TJ_FUSED_MAX; j++)
-            if (!done[j] && xs[j]->info.strided && xs[j]->buf == xs[i]->buf &&
+            if (!done[j] && tj_xfer_info(xs[j])->strided && xs[j]->buf == xs[i]->buf &&
                 xs[j]->ctx == xs[i]->ctx)
                 group[ng++] = xs[j];
         if (ng < 2 || !fused_repack(group, ng, b))
@@ -292,7 +328,7 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
  * its end would fault on a GPU and leave the application's context unusable. */
 static bool inside(const tj_xfer_t *x)
 {
-    if (tj_devpack_inside(&x->info, x->buf, 0, x->count, &x->at))
+    if (tj_move_inside(tj_xfer_info(x), x->buf, 0, x->count, &x->at))
         return true;
     tj_log_error("a device %s reaches outside its allocation (the datatype's bytes must lie in "
                  "one allocation, count x extent within the address space); MPI_ERR_BUFFER",
@@ -318,13 +354,15 @@ static int split(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
                  int peer, const char *fn)
 {
     tj_type_info_t own;
+
     if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL)
         return MPI_SUCCESS;
     if (info == NULL) {
+        memset(&own, 0, sizeof(own));
         tj_table_read_extents(type, &own);
         info = &own;
     }
-    return info->extents ? tj_span_check(info, type, buf, count, fn) : MPI_SUCCESS;
+    return info->extents && info->wide ? tj_span_check(info, type, buf, count, fn) : MPI_SUCCESS;
 }
 
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
@@ -345,10 +383,20 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
         *rc = MPI_ERR_COUNT;
     } else if (!inside(x)) {
         *rc = MPI_ERR_BUFFER;
-    } else if (get_staging(x) != TJ_OK) {
-        *rc = MPI_ERR_NO_MEM;
     } else {
-        *rc = tj_onewait_run(first_pack, x);
+        /* The staging and the pack in one scope of the buffer's context. */
+        tj_gpu_scope_t scope;
+        bool in = tj_gpu_enter_at(&x->at, &scope) == TJ_OK;
+        if (get_staging(x) != TJ_OK)
+            *rc = MPI_ERR_NO_MEM;
+        else if (x->method != TJ_METHOD_STAGED)
+            /* One step, which waits for itself: a failed wait is done again by the move itself,
+             * staged through host memory. */
+            *rc = send_pack(x, true, NULL);
+        else
+            *rc = tj_onewait_run(first_pack, x);
+        if (in)
+            tj_gpu_leave(&scope);
     }
     if (*rc != MPI_SUCCESS)
         tj_p2p_end(x);
@@ -369,7 +417,6 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
         return true;
     }
     tj_stats_inc(TJ_STAT_recvs_gpu);
-    x->type = MPI_DATATYPE_NULL;
     /* The application may free its type before the receive completes. */
     if (!fits_int(x)) {
         *rc = MPI_ERR_COUNT;
@@ -416,7 +463,7 @@ static void self_give(self_comm_t *s)
  * (host memory) into a host copy of object @p k's footprint, which is then written back. */
 static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int64_t len)
 {
-    const tj_type_info_t *info = &x->info;
+    const tj_type_info_t *info = tj_xfer_info(x);
     char *obj = (char *)x->buf + k * info->extent + info->true_lb;
     size_t span = (size_t)(info->true_extent > 0 ? info->true_extent : 1);
     char *mirror = malloc(span);
@@ -424,13 +471,13 @@ static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int64_t len
     tj_gpu_scope_t scope;
     int rc = MPI_ERR_INTERN;
 
-    if (mirror == NULL || self == NULL || tj_gpu_enter(x->ctx, &scope) != TJ_OK) {
+    if (mirror == NULL || self == NULL || tj_gpu_enter_at(&x->at, &scope) != TJ_OK) {
         rc = mirror == NULL || self == NULL ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
         goto out_free;
     }
     if (tj_gpu_copy_dtoh(mirror, (tj_devptr_t)(uintptr_t)obj, span) == TJ_OK) {
-        rc = tj_count_sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1, x->type, 0,
-                               0, self->comm, MPI_STATUS_IGNORE);
+        rc = tj_count_sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1,
+                               xfer_handle(x), 0, 0, self->comm, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS &&
             tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)obj, mirror, span) != TJ_OK)
             rc = MPI_ERR_INTERN;
@@ -446,11 +493,14 @@ out_free:
 int tj_p2p_keep_type(tj_xfer_t *x)
 {
     MPI_Datatype own;
-    int rc = PMPI_Type_dup(x->user_type, &own);
-    if (rc == MPI_SUCCESS) {
+    int rc;
+
+    /* The record keeps a duplicate when the application frees the type (tj_table_drop). */
+    if (!x->own_info || x->own_type)
+        return MPI_SUCCESS;
+    if ((rc = PMPI_Type_dup(x->user_type, &own)) == MPI_SUCCESS) {
         x->type = own;
         x->own_type = true;
-        tj_type_info_hold(&x->info); /* the layout, as the type, outlives the user's handle */
     }
     return rc;
 }
@@ -459,7 +509,7 @@ int tj_p2p_keep_type(tj_xfer_t *x)
 static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
 {
     int cancelled = 0, rc = MPI_SUCCESS;
-    int64_t whole, rest, received = 0, pos = 0;
+    int64_t whole, rest, received = 0;
 
     if (PMPI_Test_cancelled(status, &cancelled) != MPI_SUCCESS || cancelled)
         return MPI_SUCCESS;
@@ -467,21 +517,24 @@ static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
         return MPI_SUCCESS;
     if (received > x->bytes)
         received = x->bytes; /* truncated: the system MPI reported it and stored this much */
-    whole = received / x->info.size;
-    rest = received - whole * x->info.size;
+    whole = received / tj_xfer_info(x)->size;
+    rest = received - whole * tj_xfer_info(x)->size;
     /* The partial object's host copy is read after the whole objects are unpacked: they are
      * waited for first. */
     if (rest > 0)
         b = NULL;
     if (x->method == TJ_METHOD_STAGED && move(x, false, (size_t)received, b) != TJ_OK)
         return MPI_ERR_INTERN;
-    /* The receive buffer is queried again: a persistent receive's may have been replaced since
-     * the init. */
+    /* A persistent receive's buffer is queried again: it may have been replaced since the
+     * init. */
     if (whole > 0) {
-        tj_gpu_ptr_t in = kernel_side_at(x);
-        if (!tj_devpack_unpack_at(&x->info, x->type, kernel_side(x), whole * x->info.size, &in,
-                                  &pos, x->buf, whole, NULL, x->comm, b, &rc))
-            rc = MPI_ERR_INTERN;
+        tj_gpu_ptr_t out = x->at;
+        if (x->persistent &&
+            (tj_gpu_query((const char *)x->buf + tj_xfer_info(x)->true_lb, &out) != TJ_OK ||
+             !tj_gpu_device_like(out.kind) || out.ctx != x->ctx ||
+             !tj_move_inside(tj_xfer_info(x), x->buf, 0, whole, &out)))
+            return MPI_ERR_BUFFER; /* freed meanwhile (an erroneous program), or the query failed */
+        rc = xfer_move(x, &out, whole, b);
     }
     if (rc == MPI_SUCCESS && rest > 0) {
         /* The partial object's bytes, on the host. */
@@ -490,17 +543,17 @@ static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
         if (wire == NULL) {
             tj_gpu_scope_t scope;
             copy = malloc((size_t)rest);
-            if (copy == NULL || tj_gpu_enter(x->ctx, &scope) != TJ_OK) {
+            if (copy == NULL || tj_gpu_enter_at(&x->at, &scope) != TJ_OK) {
                 free(copy);
                 return MPI_ERR_INTERN;
             }
-            if (tj_gpu_copy_dtoh(copy, x->dev->dev + (tj_devptr_t)(whole * x->info.size),
+            if (tj_gpu_copy_dtoh(copy, x->dev->dev + (tj_devptr_t)(whole * tj_xfer_info(x)->size),
                                  (size_t)rest) != TJ_OK)
                 rc = MPI_ERR_INTERN;
             tj_gpu_leave(&scope);
             wire = copy;
         } else {
-            wire += whole * x->info.size;
+            wire += whole * tj_xfer_info(x)->size;
         }
         if (rc == MPI_SUCCESS)
             rc = partial_object(x, whole, wire, rest);
@@ -523,7 +576,14 @@ static int recv_work(void *arg, tj_batch_t *b)
 int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch)
 {
     recv_t r = {x, status};
-    return batch != NULL ? recv_unpack(x, status, batch) : tj_onewait_run(recv_work, &r);
+
+    if (batch != NULL)
+        return recv_unpack(x, status, batch);
+    /* One step, which waits for itself (a failed wait is done again by the move, staged), unless
+     * the staged method's copy goes first. */
+    if (x->method != TJ_METHOD_STAGED)
+        return recv_unpack(x, status, NULL);
+    return tj_onewait_run(recv_work, &r);
 }
 
 void tj_p2p_end(tj_xfer_t *x)
@@ -532,12 +592,16 @@ void tj_p2p_end(tj_xfer_t *x)
     tj_staging_put(x->host);
     x->dev = x->host = NULL;
     x->wire = NULL;
-    if (x->own_type && x->type != MPI_DATATYPE_NULL) {
+    if (x->own_type && x->type != MPI_DATATYPE_NULL)
         PMPI_Type_free(&x->type);
-        tj_type_info_release(&x->info);
-    }
     x->own_type = false;
     x->type = MPI_DATATYPE_NULL;
+    if (x->own_info)
+        free((void *)x->info);
+    else
+        tj_type_release(x->info);
+    x->info = NULL;
+    x->own_info = false;
 }
 
 void tj_p2p_finalize(void)

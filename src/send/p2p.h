@@ -20,8 +20,12 @@
 /* One send or receive of a device buffer, from its begin to its end. */
 typedef struct {
     bool recv;
+    bool persistent; /* a persistent request's: its buffer is queried again at each use */
     tj_method_t method;
-    tj_type_info_t info;    /* the user's type (extents, block, kernels) */
+    /* The user's type: its record, held from the begin to the end, or, for a type typejit has
+     * no record of, a record of its extents alone that the transfer owns (`own_info`). */
+    const tj_type_info_t *info;
+    bool own_info;
     MPI_Datatype type;      /* the type packed and unpacked with: the user's, or own_type's dup */
     MPI_Datatype user_type; /* the application's handle, which it may free meanwhile */
     bool own_type;          /* `type` is typejit's duplicate, freed by tj_p2p_end */
@@ -36,6 +40,11 @@ typedef struct {
     void *wire;       /* what the system MPI sends from or receives into */
 } tj_xfer_t;
 
+static inline const tj_type_info_t *tj_xfer_info(const tj_xfer_t *x)
+{
+    return x->info;
+}
+
 /* Begin a send of `count` objects of @p type at @p buf: false (nothing done) when the call is not
  * typejit's (no device buffer, nothing to move, MPI_PROC_NULL, a contiguous buffer a CUDA-aware
  * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
@@ -45,8 +54,10 @@ typedef struct {
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
                        int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
 
-/* Use a duplicate of the user's type from now on (receives, persistent sends: the application
- * may free its type while the transfer is still to be finished). Returns the MPI result. */
+/* Keep what the transfer needs beyond the call that began it (receives, non-blocking and
+ * persistent sends: the application may free its type meanwhile): the type's handle, which
+ * the type's record keeps should the application free it (tj_type_keep_handle), or, for a type
+ * typejit has no record of, a duplicate. Returns the MPI result. */
 int tj_p2p_keep_type(tj_xfer_t *x);
 
 /* Repack the send of a persistent request (MPI_Start) into its staging: packed (and copied) on

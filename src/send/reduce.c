@@ -139,18 +139,13 @@ static int call_system(const red_t *x, const tj_staged_t *st, MPI_Request *req)
     return MPI_ERR_INTERN;
 }
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
 /* The quick test every reduction on a machine with a device pays: is the first element of the
  * send or the receive buffer in device memory (whatever the counts; describe decides the rest)?
  * At most two pointer queries, no allocation. MPI_ERR_INTERN when a query failed (it said why):
  * the call fails. */
 static int touches_device(const tj_red_call_t *c, bool *on)
 {
-    tj_type_info_t own;
+    tj_type_info_t own = {0};
     const tj_type_info_t *info = c->info;
     tj_gpu_ptr_t where;
 
@@ -168,12 +163,12 @@ static int touches_device(const tj_red_call_t *c, bool *on)
     if (c->sbuf != MPI_IN_PLACE) {
         if (tj_gpu_query((const char *)c->sbuf + info->true_lb, &where) != TJ_OK)
             return MPI_ERR_INTERN;
-        if ((*on = is_gpu(where.kind)))
+        if ((*on = tj_gpu_device_like(where.kind)))
             return MPI_SUCCESS;
     }
     if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &where) != TJ_OK)
         return MPI_ERR_INTERN;
-    *on = is_gpu(where.kind);
+    *on = tj_gpu_device_like(where.kind);
     return MPI_SUCCESS;
 }
 
@@ -232,20 +227,40 @@ static const char *op_expr(MPI_Op op, int kind, const char **name)
     return NULL;
 }
 
-static bool is_gpu_kind(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
 /* MPI_Reduce_local of a strided type of one predefined element type with a predefined
  * operation, both buffers in one context's device memory: one generated kernel, the operation
  * and element type baked in. TJ_RED_PASS (nothing done) when the call does not fit; TJ_RED_DONE
  * with the system MPI's verdict on the arguments (its error handler has run) or the kernel's
  * success; TJ_RED_FAILED when the kernel failed on the device. */
+static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info,
+                                       int *rc);
+
 static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
 {
     const tj_type_info_t *info = c->info;
-    tj_type_info_t own;
+    tj_red_result_t r;
+    tj_gpu_ptr_t io;
+
+    if (info != NULL && info->pending) {
+        /* A type whose layout is pending may be one strided block: found out when the call is
+         * on the device (type/lazy.h). */
+        if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK) {
+            /* A buffer the driver cannot place (the query said why) is never host memory. */
+            *rc = MPI_ERR_INTERN;
+            return TJ_RED_FAILED;
+        }
+        if (!tj_gpu_device_like(io.kind))
+            return TJ_RED_PASS;
+        info = tj_lazy_resolve(c->type, c->info);
+    }
+    r = local_kernel_of(c, info, rc);
+    tj_lazy_return(c->info, info);
+    return r;
+}
+
+static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info,
+                                       int *rc)
+{
     const char *ctype, *expr, *opname;
     char what[96];
     int esize = 0, kind;
@@ -255,14 +270,6 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     tj_gpu_scope_t scope;
     tj_status_t st;
 
-    if (info != NULL && info->pending) {
-        /* A type whose layout is pending may be one strided block: found out when the call is
-         * on the device (type/lazy.h). */
-        if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK)
-            goto out_unplaced;
-        if (is_gpu_kind(io.kind))
-            info = tj_lazy_info(c->type, info, &own);
-    }
     if (info == NULL || !info->strided || c->count <= 0 || info->wide ||
         tj_config()->jit == TJ_JIT_OFF || !tj_mul64(c->count - 1, info->extent, &reach))
         return TJ_RED_PASS;
@@ -282,7 +289,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     if (tj_gpu_query((const char *)c->sbuf + info->true_lb, &in) != TJ_OK ||
         tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK)
         goto out_unplaced;
-    if (!is_gpu_kind(in.kind) || !is_gpu_kind(io.kind) || in.ctx != io.ctx ||
+    if (!tj_gpu_device_like(in.kind) || !tj_gpu_device_like(io.kind) || in.ctx != io.ctx ||
         !tj_gpu_inside(&in, (uintptr_t)c->sbuf + (uintptr_t)lo,
                        (uintptr_t)c->sbuf + (uintptr_t)hi) ||
         !tj_gpu_inside(&io, (uintptr_t)c->rbuf + (uintptr_t)lo, (uintptr_t)c->rbuf + (uintptr_t)hi))
@@ -293,7 +300,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
         MPI_SUCCESS)
         return TJ_RED_DONE;
     snprintf(what, sizeof(what), "MPI_Reduce_local %s on %s", opname, ctype);
-    if (tj_launch_possible() != TJ_OK || tj_gpu_enter(io.ctx, &scope) != TJ_OK)
+    if (tj_launch_possible() != TJ_OK || tj_gpu_enter_at(&io, &scope) != TJ_OK)
         return TJ_RED_PASS;
     {
         /* The strided kernel family with the operation as each word's statement (one element

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/log.h"
 
@@ -32,9 +33,69 @@ struct tj_request {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_request_t *first_buckets[TABLE_FIRST];
 static tj_request_t **buckets = first_buckets;
-static size_t nbuckets = TABLE_FIRST, nrecords;
+static _Atomic size_t nbuckets = TABLE_FIRST;
+static size_t nrecords;
 static tj_request_t *detached;
+static atomic_bool any_detached; /* detached is not empty: tj_request_progress has work */
 atomic_int tj_request_count;
+
+/* Records given back, kept per thread for its next requests (at most SPARE_MAX of them), so that
+ * a steady request allocates nothing and takes no lock for its record; freed when the thread
+ * ends. */
+#define SPARE_MAX 64
+typedef struct {
+    tj_request_t *list;
+    int n;
+    bool known; /* the thread's key holds it: freed when the thread ends */
+} spare_t;
+static _Thread_local spare_t spare __attribute__((tls_model("initial-exec")));
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_free(void *arg)
+{
+    spare_t *sp = arg;
+    while (sp->list != NULL) {
+        tj_request_t *next = sp->list->next;
+        free(sp->list);
+        sp->list = next;
+    }
+    sp->n = 0;
+}
+
+static void spare_init(void)
+{
+    pthread_key_create(&spare_key, spare_free);
+}
+
+/* A record for reuse, zeroed; NULL when there is none. */
+static tj_request_t *spare_take(void)
+{
+    tj_request_t *r = spare.list;
+
+    if (r == NULL)
+        return NULL;
+    spare.list = r->next;
+    spare.n--;
+    memset(r, 0, sizeof(*r));
+    return r;
+}
+
+static void spare_put(tj_request_t *r)
+{
+    if (spare.n >= SPARE_MAX) {
+        free(r);
+        return;
+    }
+    if (!spare.known) {
+        pthread_once(&spare_once, spare_init);
+        pthread_setspecific(spare_key, &spare);
+        spare.known = true;
+    }
+    r->next = spare.list;
+    spare.list = r;
+    spare.n++;
+}
 
 static size_t bucket_of(MPI_Request handle, size_t n)
 {
@@ -90,21 +151,27 @@ static void grow(void)
 
 tj_request_t *tj_request_reserve(void)
 {
-    tj_request_t *r = calloc(1, sizeof(*r));
-    if (r == NULL) {
+    tj_request_t *r = spare_take();
+
+    if (r == NULL && (r = calloc(1, sizeof(*r))) == NULL) {
         tj_log_error("out of memory recording a request; MPI_ERR_NO_MEM");
         return NULL;
     }
-    pthread_mutex_lock(&table_lock);
-    if (nrecords >= nbuckets)
-        grow();
-    pthread_mutex_unlock(&table_lock);
+    /* The records in flight outnumber the buckets: grown before this one goes in. */
+    if ((size_t)atomic_load_explicit(&tj_request_count, memory_order_relaxed) >=
+        atomic_load_explicit(&nbuckets, memory_order_relaxed)) {
+        pthread_mutex_lock(&table_lock);
+        if (nrecords >= nbuckets)
+            grow();
+        pthread_mutex_unlock(&table_lock);
+    }
     return r;
 }
 
 void tj_request_unreserve(tj_request_t *r)
 {
-    free(r);
+    if (r != NULL)
+        spare_put(r);
 }
 
 static void insert(tj_request_t *r, MPI_Request handle)
@@ -235,7 +302,7 @@ static void release(tj_request_t *r)
         r->completion.release(r->completion.arg);
     else
         tj_p2p_end(&r->xfer);
-    free(r);
+    spare_put(r);
     atomic_fetch_sub(&tj_request_count, 1);
 }
 
@@ -370,6 +437,7 @@ int tj_request_free(MPI_Request *handle)
     pthread_mutex_lock(&table_lock);
     r->next = detached;
     detached = r;
+    atomic_store(&any_detached, true);
     pthread_mutex_unlock(&table_lock);
     *handle = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -381,9 +449,12 @@ void tj_request_progress(bool wait)
     MPI_Status status;
     int flag;
 
+    if (!atomic_load_explicit(&any_detached, memory_order_relaxed))
+        return;
     pthread_mutex_lock(&table_lock);
     list = detached;
     detached = NULL;
+    atomic_store(&any_detached, false);
     pthread_mutex_unlock(&table_lock);
     while (list != NULL) {
         tj_request_t *r = list;
@@ -412,6 +483,7 @@ void tj_request_progress(bool wait)
             tail = &(*tail)->next;
         *tail = detached;
         detached = keep;
+        atomic_store(&any_detached, true);
         pthread_mutex_unlock(&table_lock);
     }
 }

@@ -19,6 +19,65 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_stage_t *idle;
 static int nidle;
 
+/* Each thread keeps the last few buffers it gave back, for its next calls: a steady call takes
+ * its staging without a lock. The caches are listed (under pool_lock, once per thread) so that
+ * tj_staging_finalize frees them all; a thread that ends gives its buffers to the pool. */
+#define CACHE_SLOTS 4
+typedef struct cache {
+    tj_stage_t *slot[CACHE_SLOTS];
+    struct cache *next, **prev;
+} cache_t;
+static cache_t *caches;
+static _Thread_local cache_t *mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void give_to_pool(tj_stage_t *buf);
+
+static void cache_drop(void *arg)
+{
+    cache_t *c = arg;
+
+    pthread_mutex_lock(&pool_lock);
+    if (c->prev != NULL) {
+        *c->prev = c->next;
+        if (c->next != NULL)
+            c->next->prev = c->prev;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (c->slot[i] != NULL)
+            give_to_pool(c->slot[i]);
+    free(c);
+}
+
+static void cache_key_init(void)
+{
+    pthread_key_create(&cache_key, cache_drop);
+}
+
+/* This thread's cache, made on first use; NULL when out of memory. */
+static cache_t *cache_here(void)
+{
+    cache_t *c = mine;
+
+    if (c != NULL)
+        return c;
+    pthread_once(&cache_once, cache_key_init);
+    if ((c = calloc(1, sizeof(*c))) == NULL)
+        return NULL;
+    pthread_mutex_lock(&pool_lock);
+    c->next = caches;
+    if (caches != NULL)
+        caches->prev = &c->next;
+    c->prev = &caches;
+    caches = c;
+    pthread_mutex_unlock(&pool_lock);
+    pthread_setspecific(cache_key, c);
+    mine = c;
+    return c;
+}
+
 static void release(tj_stage_t *b)
 {
     tj_gpu_scope_t scope;
@@ -69,6 +128,15 @@ static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
 
     if (ctx == NULL)
         return TJ_ERR_INVALID;
+    if (mine != NULL)
+        for (int i = 0; i < CACHE_SLOTS; i++) {
+            b = mine->slot[i];
+            if (b != NULL && b->kind == kind && b->ctx == ctx && b->gen == gen && b->len >= len) {
+                mine->slot[i] = NULL;
+                *buf = b;
+                return TJ_OK;
+            }
+        }
     pthread_mutex_lock(&pool_lock);
     for (at = &idle; *at != NULL;) {
         if ((*at)->ctx == ctx && (*at)->gen != gen) {
@@ -172,19 +240,35 @@ tj_gpu_ptr_t tj_staging_where(const tj_stage_t *buf, int device)
 {
     switch (buf->kind) {
     case TJ_STAGE_DEVICE:
-        return (tj_gpu_ptr_t){TJ_MEM_DEVICE, device, buf->ctx, (uintptr_t)buf->dev, buf->len};
+        return (tj_gpu_ptr_t){TJ_MEM_DEVICE, device, buf->ctx, (uintptr_t)buf->dev, buf->len, 0, 0};
     case TJ_STAGE_PINNED:
-        return (tj_gpu_ptr_t){TJ_MEM_PINNED, device, buf->ctx, (uintptr_t)buf->host, buf->len};
+        return (tj_gpu_ptr_t){TJ_MEM_PINNED, device,   buf->ctx, (uintptr_t)buf->host,
+                              buf->len,      0,        buf->dev};
     case TJ_STAGE_PAGEABLE:
         break;
     }
-    return (tj_gpu_ptr_t){TJ_MEM_HOST, -1, NULL, 0, 0};
+    return (tj_gpu_ptr_t){TJ_MEM_HOST, -1, NULL, 0, 0, 0, 0};
 }
 
 void tj_staging_put(tj_stage_t *buf)
 {
+    cache_t *c;
+
     if (buf == NULL)
         return;
+    if (buf->kind != TJ_STAGE_PAGEABLE && buf->len <= TJ_STAGE_KEEP_MAX &&
+        (c = cache_here()) != NULL)
+        for (int i = 0; i < CACHE_SLOTS; i++)
+            if (c->slot[i] == NULL) {
+                c->slot[i] = buf;
+                return;
+            }
+    give_to_pool(buf);
+}
+
+/* Into the pool of idle buffers, or freed when it holds enough. */
+static void give_to_pool(tj_stage_t *buf)
+{
     pthread_mutex_lock(&pool_lock);
     if (buf->kind != TJ_STAGE_PAGEABLE && nidle < TJ_STAGE_IDLE && buf->len <= TJ_STAGE_KEEP_MAX) {
         buf->next = idle;
@@ -202,6 +286,14 @@ void tj_staging_finalize(void)
     tj_stage_t *list;
 
     pthread_mutex_lock(&pool_lock);
+    /* No other thread is inside MPI at MPI_Finalize: every cache is still. */
+    for (cache_t *c = caches; c != NULL; c = c->next)
+        for (int i = 0; i < CACHE_SLOTS; i++)
+            if (c->slot[i] != NULL) {
+                c->slot[i]->next = idle;
+                idle = c->slot[i];
+                c->slot[i] = NULL;
+            }
     list = idle;
     idle = NULL;
     nidle = 0;

@@ -40,6 +40,9 @@ static void build(MPI_Datatype type, tj_type_info_t *info)
         info->strided = true;
         info->why = TJ_OK;
         info->reason = TJ_REASON_NONE;
+        /* For TYPEJIT_HOST=engine; the cost model of TYPEJIT_HOST=auto decides only at commit,
+         * and leaves such a type to the system MPI. */
+        tj_cpu_plan(&info->block, &info->cpu);
         tj_layout_release(l);
         return;
     }
@@ -64,25 +67,25 @@ static void log_built(MPI_Datatype type, const tj_type_info_t *info)
     }
 }
 
-void tj_lazy_build(MPI_Datatype type, tj_type_info_t *info)
+const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *info)
 {
+    const tj_type_info_t *found = NULL, *settled = NULL;
     tj_type_info_t rec;
     unsigned long seen;
-    bool built = false;
+    bool built;
 
     for (;;) {
         pthread_mutex_lock(&done_lock);
         seen = builds_done;
         pthread_mutex_unlock(&done_lock);
-        switch (tj_table_claim(type, &rec)) {
+        switch (tj_table_claim(type, &found)) {
         case TJ_TABLE_NONE:
             /* No record any more (freed by another thread meanwhile): the system MPI's. */
-            rec = *info;
-            rec.pending = false;
-            goto out;
+            return info;
         case TJ_TABLE_SETTLED:
-            goto out;
+            return found;
         case TJ_TABLE_BUSY:
+            tj_table_return(found);
             pthread_mutex_lock(&done_lock);
             while (builds_done == seen)
                 pthread_cond_wait(&done, &done_lock);
@@ -91,22 +94,23 @@ void tj_lazy_build(MPI_Datatype type, tj_type_info_t *info)
         case TJ_TABLE_CLAIMED:
             break;
         }
+        rec = *found;
+        tj_table_return(found);
         build(type, &rec);
-        /* The table's reference keeps the layout for the copies; this one is dropped. A record
+        /* The published record takes a reference to the layout; this one is dropped. A record
          * that is no longer pending (the type freed, or committed anew, meanwhile) is asked
          * for again. */
-        built = tj_table_settle(type, &rec) == TJ_OK;
+        built = tj_table_settle(type, &rec, &settled) == TJ_OK;
         tj_layout_release(rec.layout);
         pthread_mutex_lock(&done_lock);
         builds_done++;
         pthread_cond_broadcast(&done);
         pthread_mutex_unlock(&done_lock);
         if (built)
-            goto out;
+            break;
     }
-out:
-    *info = rec;
     /* Its kernels are asked for by the calls that launch them (each its direction and word). */
-    if (built && tj_log_level >= TJ_LOG_DEBUG)
-        log_built(type, info);
+    if (tj_log_level >= TJ_LOG_DEBUG)
+        log_built(type, settled);
+    return settled;
 }

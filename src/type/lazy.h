@@ -13,30 +13,25 @@
 
 /* Build the layout of the pending type @p type: the first thread to ask claims the record
  * (tj_table_claim), builds the layout holding no lock and settles it in the type table; any
- * other waits for that and takes the record. @p info, a copy of the
- * type's record, is replaced by the record as it is then: a layout, a strided block (a layout
- * that is one), or neither (the system MPI's; also when the build failed), never pending. Like a
- * copy from tj_table_get it holds no reference of its own. */
-void tj_lazy_build(MPI_Datatype type, tj_type_info_t *info);
+ * other waits for that and takes the record. Returns the record as it is then, borrowed besides
+ * @p info (which stays valid): a layout, a strided block (a layout that is one), or neither (the
+ * system MPI's; also when the build failed). Where the type was freed meanwhile, @p info itself,
+ * still pending: it gets no kernel. */
+const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *info);
 
-/* tj_lazy_build when @p info is pending; nothing else (one load). For a call that has found a
- * device buffer: host calls never build a layout. */
-static inline void tj_lazy_resolve(MPI_Datatype type, tj_type_info_t *info)
+/* tj_lazy_build when @p info is pending; else @p info (one load). For a call that has found a
+ * device buffer: host calls never build a layout. NULL stays NULL. What it returns goes back
+ * through tj_lazy_return before the caller returns. */
+static inline const tj_type_info_t *tj_lazy_resolve(MPI_Datatype type, const tj_type_info_t *info)
 {
-    if (info->pending)
-        tj_lazy_build(type, info);
+    return info != NULL && info->pending ? tj_lazy_build(type, info) : info;
 }
 
-/* @p info itself (NULL too), or, when it is pending, @p own: a copy of it resolved. For callers
- * that hold the record as const. */
-static inline const tj_type_info_t *tj_lazy_info(MPI_Datatype type, const tj_type_info_t *info,
-                                                 tj_type_info_t *own)
+/* Give back what tj_lazy_resolve(type, @p info) returned. */
+static inline void tj_lazy_return(const tj_type_info_t *info, const tj_type_info_t *resolved)
 {
-    if (info == NULL || !info->pending)
-        return info;
-    *own = *info;
-    tj_lazy_build(type, own);
-    return own;
+    if (resolved != info)
+        tj_table_return(resolved);
 }
 
 #endif /* TJ_TYPE_LAZY_H */

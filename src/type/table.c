@@ -153,36 +153,84 @@ static void slot_remove(size_t i)
 }
 
 /* Entries and commit records come from pools of their own (util/slab.h): no malloc per type,
- * and none of typejit's records between the system MPI's allocations. Guarded by the write
- * lock. */
+ * and none of typejit's records between the system MPI's allocations. Entries are guarded by
+ * the table's write lock; records by a lock of their own, since the last holder of one may
+ * release it outside any call of the table. */
 static tj_slab_t entry_pool = TJ_SLAB_INIT(sizeof(entry_t));
 static tj_slab_t info_pool = TJ_SLAB_INIT(sizeof(tj_type_info_t));
+static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t live_records;
 
-/* Release what @p e owns and @p e itself. Called with the write lock held. */
-static void info_free(tj_type_info_t *info)
+/* A record made from @p from, with one reference (the caller's) and an empty plan. */
+static tj_type_info_t *record_new(const tj_type_info_t *from)
 {
-    if (info != NULL)
-        tj_layout_release(info->layout);
-    tj_slab_free(&info_pool, info);
+    tj_type_info_t *r;
+
+    pthread_mutex_lock(&record_lock);
+    r = tj_slab_alloc(&info_pool);
+    live_records += r != NULL;
+    pthread_mutex_unlock(&record_lock);
+    if (r == NULL)
+        return NULL;
+    *r = *from;
+    memset(&r->plan, 0, sizeof(r->plan));
+    r->settled_from = NULL;
+    atomic_init(&r->has_kept, false);
+    atomic_init(&r->refs, 1);
+    tj_layout_hold(r->layout);
+    return r;
+}
+
+static void record_unref(const tj_type_info_t *info)
+{
+    tj_type_info_t *r = (tj_type_info_t *)info;
+
+    while (r != NULL && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
+        tj_type_info_t *from = (tj_type_info_t *)r->settled_from;
+        if (atomic_load(&r->has_kept))
+            PMPI_Type_free(&r->kept);
+        tj_layout_release(r->layout);
+        pthread_mutex_lock(&record_lock);
+        tj_slab_free(&info_pool, r);
+        live_records--;
+        pthread_mutex_unlock(&record_lock);
+        r = from;
+    }
+}
+
+/* A borrowed record: counted only where another thread may drop the table's reference while
+ * the borrower uses it. The level is set once, inside MPI_Init, before any record exists. */
+static const tj_type_info_t *borrow(const tj_type_info_t *info)
+{
+    if (info != NULL && atomic_load_explicit(&threaded, memory_order_relaxed))
+        atomic_fetch_add_explicit(&((tj_type_info_t *)info)->refs, 1, memory_order_relaxed);
+    return info;
+}
+
+void tj_table_return(const tj_type_info_t *info)
+{
+    if (info != NULL && atomic_load_explicit(&threaded, memory_order_relaxed))
+        record_unref(info);
 }
 
 static void entry_release(entry_t *e)
 {
     if (e->nodes != e->small)
         free(e->nodes);
-    info_free(e->info);
+    record_unref(e->info);
     tj_slab_free(&entry_pool, e);
 }
 
-void tj_type_info_hold(const tj_type_info_t *info)
+const tj_type_info_t *tj_type_hold(const tj_type_info_t *info)
 {
-    tj_layout_hold(info->layout);
+    if (info != NULL)
+        atomic_fetch_add_explicit(&((tj_type_info_t *)info)->refs, 1, memory_order_relaxed);
+    return info;
 }
 
-void tj_type_info_release(tj_type_info_t *info)
+void tj_type_release(const tj_type_info_t *info)
 {
-    tj_layout_release(info->layout);
-    info->layout = NULL;
+    record_unref(info);
 }
 
 /* The entry of @p type, created empty when there is none; NULL when out of memory. Called with
@@ -210,46 +258,70 @@ static entry_t *entry_get(MPI_Datatype type)
     return e;
 }
 
-tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
+/* Publish @p r (one reference, which the table takes) under @p type; @p if_pending: only in
+ * place of a pending record. Returns whether it was published (else @p r is the caller's). */
+static bool publish(MPI_Datatype type, const tj_type_info_t *r, bool if_pending,
+                    const tj_type_info_t **settled)
 {
+    const tj_type_info_t *old = NULL;
     entry_t *e;
-
-    tj_layout_t *old = NULL;
+    bool done = false;
 
     write_lock();
-    e = entry_get(type);
-    if (e != NULL && e->info == NULL) {
-        if ((e->info = tj_slab_alloc(&info_pool)) == NULL)
-            e = NULL;
-        else
-            e->info->layout = NULL;
-    }
-    if (e != NULL) {
-        old = e->info->layout;
-        *e->info = *info;
+    e = if_pending ? entry_find(type) : entry_get(type);
+    if (e != NULL && (!if_pending || (e->info != NULL && e->info->pending))) {
+        old = e->info;
+        if (if_pending) {
+            ((tj_type_info_t *)r)->settled_from = old; /* the table's reference, moved */
+            old = NULL;
+        }
+        e->info = (tj_type_info_t *)r;
         e->building = false;
-        tj_layout_hold(info->layout);
+        done = true;
+        if (settled != NULL)
+            *settled = borrow(r);
     }
     unlock();
-    tj_layout_release(old);
-    return e != NULL ? TJ_OK : TJ_ERR_NOMEM;
+    record_unref(old);
+    return done;
 }
 
-bool tj_table_get(MPI_Datatype type, tj_type_info_t *info)
+tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
 {
+    tj_type_info_t *r = record_new(info);
+
+    if (r == NULL)
+        return TJ_ERR_NOMEM;
+    if (!publish(type, r, false, NULL)) {
+        record_unref(r);
+        return TJ_ERR_NOMEM;
+    }
+    return TJ_OK;
+}
+
+tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info)
+{
+    tj_type_hold(info);
+    if (!publish(type, info, false, NULL)) {
+        record_unref(info);
+        return TJ_ERR_NOMEM;
+    }
+    return TJ_OK;
+}
+
+const tj_type_info_t *tj_table_get(MPI_Datatype type)
+{
+    const tj_type_info_t *r;
     entry_t *e;
-    bool found;
 
     read_lock();
     e = entry_find(type);
-    found = e != NULL && e->info != NULL;
-    if (found)
-        *info = *e->info;
+    r = borrow(e != NULL ? e->info : NULL);
     unlock();
-    return found;
+    return r;
 }
 
-tj_table_claim_t tj_table_claim(MPI_Datatype type, tj_type_info_t *info)
+tj_table_claim_t tj_table_claim(MPI_Datatype type, const tj_type_info_t **info)
 {
     tj_table_claim_t found = TJ_TABLE_NONE;
     entry_t *e;
@@ -257,7 +329,7 @@ tj_table_claim_t tj_table_claim(MPI_Datatype type, tj_type_info_t *info)
     write_lock();
     e = entry_find(type);
     if (e != NULL && e->info != NULL) {
-        *info = *e->info;
+        *info = borrow(e->info);
         if (!e->info->pending)
             found = TJ_TABLE_SETTLED;
         else if (e->building)
@@ -271,31 +343,25 @@ tj_table_claim_t tj_table_claim(MPI_Datatype type, tj_type_info_t *info)
     return found;
 }
 
-tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info)
+tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info,
+                            const tj_type_info_t **settled)
 {
-    tj_layout_t *old = NULL;
-    entry_t *e;
-    bool done = false;
+    tj_type_info_t *r = record_new(info);
 
-    write_lock();
-    e = entry_find(type);
-    if (e != NULL && e->info != NULL && e->info->pending) {
-        old = e->info->layout;
-        *e->info = *info;
-        e->building = false;
-        tj_layout_hold(info->layout);
-        done = true;
+    if (r == NULL)
+        return TJ_ERR_NOMEM;
+    if (!publish(type, r, true, settled)) {
+        record_unref(r);
+        return TJ_ERR_NOT_FOUND;
     }
-    unlock();
-    tj_layout_release(old);
-    return done ? TJ_OK : TJ_ERR_NOT_FOUND;
+    return TJ_OK;
 }
 
 tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir)
 {
     int n = known->st == TJ_OK && ir != NULL ? ir->n : 0;
     tj_ir_node_t *nodes = NULL;
-    tj_type_info_t *old_info = NULL;
+    const tj_type_info_t *old_info = NULL;
     entry_t *e;
 
     if (n > KNOWN_SMALL && (nodes = malloc((size_t)n * sizeof(*nodes))) == NULL) {
@@ -318,8 +384,8 @@ tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, 
         e->info = NULL;
         e->building = false;
     }
-    info_free(old_info);
     unlock();
+    record_unref(old_info);
     if (e == NULL) {
         free(nodes);
         return TJ_ERR_NOMEM;
@@ -346,6 +412,7 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir)
 
 void tj_table_drop(MPI_Datatype type)
 {
+    tj_type_info_t *info = NULL;
     entry_t *e;
 
     write_lock();
@@ -353,10 +420,18 @@ void tj_table_drop(MPI_Datatype type)
         size_t i = slot_find(type);
         if ((e = slots[i].e) != NULL) {
             slot_remove(i);
+            info = e->info;
+            e->info = NULL;
             entry_release(e);
         }
     }
     unlock();
+    /* Held beyond the table (a transfer still to finish): the handle outlives the
+     * application's. The records a record settled from share its handle but are only read. */
+    if (info != NULL && atomic_load(&info->refs) > 1 && !atomic_load(&info->has_kept) &&
+        PMPI_Type_dup(type, &info->kept) == MPI_SUCCESS)
+        atomic_store_explicit(&info->has_kept, true, memory_order_release);
+    record_unref(info);
 }
 
 void tj_table_strided_blocks(tj_block_t **blocks, size_t *n)
@@ -386,16 +461,34 @@ void tj_table_strided_blocks(tj_block_t **blocks, size_t *n)
 
 void tj_table_clear(void)
 {
+    tj_type_info_t **gone;
+    size_t ngone = 0;
+
     write_lock();
+    /* Records are released after the lock where memory allows: one with a kept handle frees it,
+     * an MPI call. */
+    gone = calloc(nslots > 0 ? nslots : 1, sizeof(*gone));
     for (size_t i = 0; i < nslots; i++)
-        if (slots[i].e != NULL)
+        if (slots[i].e != NULL) {
+            if (gone != NULL) {
+                gone[ngone++] = slots[i].e->info;
+                slots[i].e->info = NULL;
+            }
             entry_release(slots[i].e);
+        }
     free(slots);
     slots = NULL;
     nslots = nused = 0;
     tj_slab_release(&entry_pool);
-    tj_slab_release(&info_pool);
     unlock();
+    for (size_t i = 0; i < ngone; i++)
+        record_unref(gone[i]);
+    free(gone);
+    /* Records still held (by requests the application never completed) stay where they are. */
+    pthread_mutex_lock(&record_lock);
+    if (live_records == 0)
+        tj_slab_release(&info_pool);
+    pthread_mutex_unlock(&record_lock);
 }
 
 void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)

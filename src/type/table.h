@@ -4,6 +4,7 @@
 #define TJ_TYPE_TABLE_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "type/block.h"
@@ -14,8 +15,31 @@
 /* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
  * practice, and less than the distance between a heap address and a device address. */
 #define TJ_WIDE ((int64_t)1 << 32)
-/* Entries are copied in and out under a lock, so a reader never sees one that another thread
- * is dropping. */
+
+/* The word variants of a launch: a word of 1, 2, 4, 8 or 16 bytes, alone or with an edge word
+ * below it (tj_words_t): 5 + 10. */
+#define TJ_PLAN_VARIANTS 15
+/* Send methods a type's plan remembers, by packed size. */
+#define TJ_PLAN_METHODS 4
+
+/* What the layers above resolve once for a type and keep on its record, so that a steady call
+ * finds it by index: per direction and word variant the kernel its launches use (a tj_kernel_t
+ * of the kernel layer, opaque here; published once the supply has it) and whether it was
+ * missed since the background compiler last finished one; the send methods chosen for the last
+ * packed sizes. Caches only: a record with none of them moves the same bytes. */
+typedef struct {
+    _Atomic int target; /* the compile target the kernels are for (kernels/target.h); 0: none */
+    _Atomic(void *) kernel[2][TJ_PLAN_VARIANTS];
+    _Atomic unsigned missed[2][TJ_PLAN_VARIANTS];
+    _Atomic unsigned long long methods[TJ_PLAN_METHODS];
+    _Atomic unsigned next_method;
+} tj_type_plan_t;
+
+/* The record of a committed type: immutable once in the type table (but for the caches of its
+ * plan), reference-counted, held by pointer. A call borrows it for its own length
+ * (tj_table_get, tj_table_return); what keeps it beyond the call (a request, a mirror) holds a
+ * reference (tj_type_hold, tj_type_release). A record is made by filling one on the stack and
+ * handing it to tj_table_put or tj_table_settle, which publish a copy. */
 typedef struct {
     bool extents;                 /* the four MPI values below are known */
     int64_t size;                 /* MPI_Type_size */
@@ -33,14 +57,23 @@ typedef struct {
      * host calls: made at commit for a strided type unless TYPEJIT_HOST=system (run 0: none). */
     tj_cpu_plan_t cpu;
     /* A type that is not strided but has a layout (type/layout.h), finished; NULL otherwise.
-     * Neither strided nor with a layout: the system MPI handles the type. The table's record
-     * holds a reference; a copy made by tj_table_get does not: a copy kept beyond the MPI call
-     * that made it (a request's) takes one of its own with tj_type_info_hold. */
+     * Neither strided nor with a layout: the system MPI handles the type. A published record
+     * holds a reference to it. */
     tj_layout_t *layout;
     /* Not strided, and whether it has a layout is not known yet: it is built at the type's first
      * device call (type/lazy.h), so that a program that never moves the type on a device pays
      * nothing for it. Until then the type is neither strided nor with a layout. */
     bool pending;
+    tj_type_plan_t plan;
+    _Atomic int refs; /* the table's, the holders', the borrowers' under MPI_THREAD_MULTIPLE */
+    /* The pending record this one settled (tj_table_settle), kept while this one lives: a call
+     * that borrowed it before the build may still read it. */
+    const void *settled_from;
+    /* A duplicate of the type's handle, made when the application freed the type while
+     * something still held this record (tj_table_drop), freed with the record: what a
+     * transfer still to finish packs with (tj_type_handle). */
+    MPI_Datatype kept;
+    atomic_bool has_kept;
 } tj_type_info_t;
 
 /* Whether a kernel can move the type: it is strided or has a layout (a pending type has
@@ -50,10 +83,19 @@ static inline bool tj_type_info_kernel(const tj_type_info_t *info)
     return info->strided || info->layout != NULL;
 }
 
-/* Take a reference to what @p info points to, for a copy kept beyond the current call; undone
- * by tj_type_info_release. */
-void tj_type_info_hold(const tj_type_info_t *info);
-void tj_type_info_release(tj_type_info_t *info);
+/* A reference to a published record @p info (NULL is passed through), for what keeps it beyond
+ * the current call; undone by tj_type_release. */
+const tj_type_info_t *tj_type_hold(const tj_type_info_t *info);
+void tj_type_release(const tj_type_info_t *info);
+
+/* The handle to move the type of @p info with: @p handle, the application's, or, once the
+ * application freed it, the duplicate the record kept. */
+static inline MPI_Datatype tj_type_handle(const tj_type_info_t *info, MPI_Datatype handle)
+{
+    return info != NULL && atomic_load_explicit(&info->has_kept, memory_order_acquire)
+               ? info->kept
+               : handle;
+}
 
 /* What typejit learnt of a type when it was created (the constructor wrappers), kept until the
  * type is freed, committed or not: the status of its translation (with the chain, when TJ_OK),
@@ -79,31 +121,42 @@ bool tj_table_get_known(MPI_Datatype type, tj_type_known_t *known, tj_ir_t *ir);
  * the system MPI answered): once per type at commit, so that device calls need not ask. */
 void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info);
 
-/* Record @p info for @p type, replacing any earlier record (handles are reused after free); the
- * record takes a reference to info->layout. */
+/* Publish a record made from @p info for @p type, replacing any earlier record (handles are
+ * reused after free); it takes a reference to info->layout, and its plan starts empty. */
 tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info);
 
-/* Copy the commit record of @p type into @p info; false when there is none. */
-bool tj_table_get(MPI_Datatype type, tj_type_info_t *info);
+/* Publish @p info itself, a record already published under another handle, for @p type too
+ * (MPI_Type_dup: a duplicate shares its original's record, plan and kernels). */
+tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info);
+
+/* The commit record of @p type, borrowed for the length of the calling MPI call (with a
+ * reference under MPI_THREAD_MULTIPLE, where another thread may free the type meanwhile): NULL
+ * when there is none. Every record it returns goes back through tj_table_return. */
+const tj_type_info_t *tj_table_get(MPI_Datatype type);
+void tj_table_return(const tj_type_info_t *info);
 
 /* What tj_table_claim found. */
 typedef enum {
     TJ_TABLE_NONE,    /* no commit record */
-    TJ_TABLE_SETTLED, /* a record that is not pending, copied into *info */
-    TJ_TABLE_CLAIMED, /* a pending record, copied: the caller builds its layout and settles it */
+    TJ_TABLE_SETTLED, /* a record that is not pending, borrowed into *info */
+    TJ_TABLE_CLAIMED, /* a pending record, borrowed: the caller builds its layout and settles it */
     TJ_TABLE_BUSY,    /* a pending record whose layout another thread is building */
 } tj_table_claim_t;
 
 /* The commit record of @p type, claimed for its layout's build when it is pending and no other
  * thread has claimed it (type/lazy.h builds it without holding any lock, then settles it). */
-tj_table_claim_t tj_table_claim(MPI_Datatype type, tj_type_info_t *info);
+tj_table_claim_t tj_table_claim(MPI_Datatype type, const tj_type_info_t **info);
 
-/* Replace the commit record of @p type by @p info (its layout built) if that record is still
- * pending, ending its claim; the record takes a reference to info->layout. TJ_ERR_NOT_FOUND
- * when there is no pending record (the type was freed, or another thread settled it first). */
-tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info);
+/* Replace the commit record of @p type by one made from @p info (its layout built) if that
+ * record is still pending, ending its claim; the new record takes a reference to info->layout
+ * and to the pending record (borrowers of that one may go on reading it), and is borrowed into
+ * *@p settled. TJ_ERR_NOT_FOUND when there is no pending record (the type was freed, or another
+ * thread settled it first). */
+tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info,
+                            const tj_type_info_t **settled);
 
-/* Forget @p type, both its commit and its creation record (MPI_Type_free). */
+/* Forget @p type, both its commit and its creation record (MPI_Type_free, before the system
+ * MPI's): a record something still holds keeps a duplicate of the handle (tj_type_handle). */
 void tj_table_drop(MPI_Datatype type);
 
 /* The blocks of every committed strided type, copied (malloc'd into *@p blocks, the caller frees
