@@ -89,6 +89,7 @@ foreach(major ${tj_cudart_majors})
   add_test(NAME cudart_launch_refused_${major} COMMAND ${TJ_CHECKED}
            --once "^cudart stand-in: cannot run the program's own kernels \\(launch of _Z6kernelv"
            --once "^cudart stand-in: cudaDeviceSetLimit is not emulated \\(cudaErrorNotSupported\\)$"
+           --once "^cudart stand-in: cudaMemcpy3D of a CUDA array is not emulated \\(cudaErrorNotSupported\\)$"
            -- ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} $<TARGET_FILE:test_cudart_${major}> launch)
   add_test(NAME cudart_sticky_${major} COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_CUDART_ENV} FAKECUDA_FAIL=cuMemsetD8_v2:1=700 $<TARGET_FILE:test_cudart_${major}>
