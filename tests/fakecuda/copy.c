@@ -367,9 +367,9 @@ static bool mul_add(size_t a, size_t b, size_t c, size_t *out)
  * must be greater than or equal to WidthInBytes + srcXInBytes" and "srcHeight must be greater
  * than or equal to Height + srcY" (the slice height "may be 0 if Depth==1"); "an error if any
  * pitch is greater than the maximum allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH)". Assumption: the
- * pitch binds only where there is more than one row (the double's 2-D copies and memsets always
- * took a single row's pitch as unused). Arrays are not emulated; an address that does not fit is
- * an invalid value. */
+ * width binds the pitch only where there is more than one row (the double's 2-D copies and
+ * memsets always took a single row's pitch as unused). Arrays are not emulated; an address that
+ * does not fit is an invalid value. */
 static CUresult end_of(struct CUctx_st *ctx, const place_t *p, size_t width, size_t height,
                        size_t depth, end_t *e)
 {
