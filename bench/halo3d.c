@@ -27,10 +27,13 @@
  * or not, moves host memory. The check copies the grid back to the host. --alloc chooses how the
  * grids are allocated, as the programs typejit is for allocate: cuMemAlloc (the default), the
  * stream-ordered allocator (pool memory, which has no context), a VMM mapping of device memory or
- * of host memory the CPU may not touch, managed memory, or the memory of another device than the
- * rank's own (current) one. Built with HALO3D_CUDART (build/tests/halo3d_cudart) the device mode
- * uses the CUDA runtime API instead of the driver, as most GPU programs do: cudaSetDevice,
- * cudaMalloc, cudaMallocAsync or cudaMallocManaged, cudaMemcpy.
+ * of host memory the CPU may not touch, managed memory, the memory of another device than the
+ * rank's own (current) one, or pitched memory whose rows of x points are padded (cuMemAllocPitch,
+ * cudaMalloc3D: the datatypes then describe the padded rows, the grid moves with 2-D or 3-D
+ * copies, and the padding, poisoned at the start, must be untouched at the end). Built with
+ * HALO3D_CUDART (build/tests/halo3d_cudart) the device mode uses the CUDA runtime API instead of
+ * the driver, as most GPU programs do: cudaSetDevice, cudaMalloc, cudaMallocAsync,
+ * cudaMallocManaged or cudaMalloc3D, cudaMemcpy or cudaMemcpy3D.
  *
  * With --tolerate-errors the MPI calls return their errors, which are counted: a call that fails
  * before it is matched (MPI_Pack, MPI_Unpack, MPI_Isend, MPI_Irecv) is made again at once, and a
@@ -80,7 +83,8 @@ static const char usage[] =
     "  --alloc KIND   with --device, how the grids are allocated: device (cuMemAlloc,\n"
     "                 default), pool (stream-ordered), vmm (cuMemCreate + cuMemMap), vmm_host\n"
     "                 (host memory mapped for the device only), managed, other (the next\n"
-    "                 device's memory while the rank's own device is current)\n"
+    "                 device's memory while the rank's own device is current), pitched\n"
+    "                 (cuMemAllocPitch or cudaMalloc3D: padded rows)\n"
     "  --collective   how halos move: pack (MPI_Pack + MPI_Alltoallv + MPI_Unpack, default),\n"
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
@@ -97,14 +101,32 @@ static void die(const char *what)
 }
 
 /* The few device calls the device mode makes, as an application would: device_open, dev_alloc,
- * dev_free, pinned, pinned_free, to_device, to_host. --alloc chooses how dev_alloc allocates the
- * grids (the stream-ordered allocator on the legacy stream, so the copies that follow are ordered
- * after the allocation). */
-typedef enum { A_DEVICE, A_POOL, A_VMM, A_VMM_HOST, A_MANAGED, A_OTHER, A_KINDS } alloc_t;
-static const char *const alloc_names[A_KINDS] = {"device",   "pool",    "vmm",
-                                                 "vmm_host", "managed", "other"};
+ * dev_free, pinned, pinned_free, to_device, to_host, and for --alloc pitched pitched_alloc,
+ * pitched_to_device, pitched_to_host. --alloc chooses how dev_alloc allocates the grids (the
+ * stream-ordered allocator on the legacy stream, so the copies that follow are ordered after the
+ * allocation). */
+typedef enum {
+    A_DEVICE,
+    A_POOL,
+    A_VMM,
+    A_VMM_HOST,
+    A_MANAGED,
+    A_OTHER,
+    A_PITCHED,
+    A_KINDS
+} alloc_t;
+static const char *const alloc_names[A_KINDS] = {"device",  "pool",  "vmm",    "vmm_host",
+                                                 "managed", "other", "pitched"};
 static alloc_t alloc_kind = A_DEVICE;
 static int own_device, other_device; /* the rank's device, and the next one (--alloc other) */
+
+/* A grid of --alloc pitched: @p slices slices of @p rows rows of @p width bytes each, a row every
+ * *pitch bytes (set by the allocation). */
+static void *pitched_alloc(size_t width, size_t rows, size_t slices, size_t *pitch);
+static void pitched_to_device(void *dst, size_t pitch, const void *src, size_t width, size_t rows,
+                              size_t slices);
+static void pitched_to_host(void *dst, const void *src, size_t pitch, size_t width, size_t rows,
+                            size_t slices);
 
 #ifdef HALO3D_CUDART
 static void rt_ok(cudaError_t e, const char *call)
@@ -186,6 +208,42 @@ static void to_host(void *dst, const void *src, size_t len)
 {
     rt_ok(cudaMemcpy(dst, src, len, cudaMemcpyDeviceToHost), "cudaMemcpy");
 }
+
+/* As TEMPI's halo exchange allocates its grids: cudaMalloc3D, the extent's width in bytes. */
+static void *pitched_alloc(size_t width, size_t rows, size_t slices, size_t *pitch)
+{
+    struct cudaPitchedPtr p;
+    struct cudaExtent e = {.width = width, .height = rows, .depth = slices};
+    rt_ok(cudaMalloc3D(&p, e), "cudaMalloc3D");
+    *pitch = p.pitch;
+    return p.ptr;
+}
+
+/* One cudaMemcpy3D between the dense host grid and the pitched device grid. */
+static void copy_3d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                    size_t rows, size_t slices, enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms c;
+    memset(&c, 0, sizeof(c));
+    c.srcPtr = (struct cudaPitchedPtr){
+        .ptr = (void *)(uintptr_t)src, .pitch = spitch, .xsize = width, .ysize = rows};
+    c.dstPtr = (struct cudaPitchedPtr){.ptr = dst, .pitch = dpitch, .xsize = width, .ysize = rows};
+    c.extent = (struct cudaExtent){.width = width, .height = rows, .depth = slices};
+    c.kind = kind;
+    rt_ok(cudaMemcpy3D(&c), "cudaMemcpy3D");
+}
+
+static void pitched_to_device(void *dst, size_t pitch, const void *src, size_t width, size_t rows,
+                              size_t slices)
+{
+    copy_3d(dst, pitch, src, width, width, rows, slices, cudaMemcpyHostToDevice);
+}
+
+static void pitched_to_host(void *dst, const void *src, size_t pitch, size_t width, size_t rows,
+                            size_t slices)
+{
+    copy_3d(dst, width, src, pitch, width, rows, slices, cudaMemcpyDeviceToHost);
+}
 #else
 /* The driver, opened with dlopen so that the host mode needs none. */
 static struct {
@@ -213,6 +271,8 @@ static struct {
     __typeof__(&cuMemFreeHost) host_free;
     __typeof__(&cuMemcpyHtoD) htod;
     __typeof__(&cuMemcpyDtoH) dtoh;
+    __typeof__(&cuMemAllocPitch) alloc_pitch;
+    __typeof__(&cuMemcpy2D) copy_2d;
 } cu;
 
 static void cu_ok(CUresult rc, const char *call)
@@ -259,6 +319,8 @@ static void device_open(MPI_Comm world)
     *(void **)&cu.host_free = dlsym(lib, "cuMemFreeHost");
     *(void **)&cu.htod = dlsym(lib, "cuMemcpyHtoD_v2");
     *(void **)&cu.dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
+    *(void **)&cu.alloc_pitch = dlsym(lib, "cuMemAllocPitch_v2");
+    *(void **)&cu.copy_2d = dlsym(lib, "cuMemcpy2D_v2");
     if (!cu.init || !cu.device_count || !cu.device_get || !cu.retain || !cu.set_current ||
         !cu.alloc || !cu.free || !cu.host_alloc || !cu.host_free || !cu.htod || !cu.dtoh)
         die("the CUDA driver lacks a function --device needs");
@@ -267,7 +329,8 @@ static void device_open(MPI_Comm world)
         ((alloc_kind == A_VMM || alloc_kind == A_VMM_HOST) &&
          (!cu.granularity || !cu.create || !cu.release || !cu.reserve || !cu.unreserve || !cu.map ||
           !cu.unmap || !cu.set_access)) ||
-        (alloc_kind == A_OTHER && (!cu.push || !cu.pop)))
+        (alloc_kind == A_OTHER && (!cu.push || !cu.pop)) ||
+        (alloc_kind == A_PITCHED && (!cu.alloc_pitch || !cu.copy_2d)))
         die("the CUDA driver lacks a function --alloc needs");
     cu_ok(cu.init(0), "cuInit");
     cu_ok(cu.device_count(&ndev), "cuDeviceGetCount");
@@ -419,6 +482,47 @@ static void to_host(void *dst, const void *src, size_t len)
     cu_ok(cu.dtoh(dst, (CUdeviceptr)(uintptr_t)src, len), "cuMemcpyDtoH");
     other_leave();
 }
+
+/* cuMemAllocPitch of rows * slices rows (16-byte elements, the widest a kernel moves); the
+ * copies are cuMemcpy2D of as many rows, as a driver-API program moves a pitched allocation. */
+static void *pitched_alloc(size_t width, size_t rows, size_t slices, size_t *pitch)
+{
+    CUdeviceptr d = 0;
+    cu_ok(cu.alloc_pitch(&d, pitch, width, rows * slices, 16), "cuMemAllocPitch");
+    return (void *)(uintptr_t)d;
+}
+
+static void pitched_to_device(void *dst, size_t pitch, const void *src, size_t width, size_t rows,
+                              size_t slices)
+{
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof(c));
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = src;
+    c.srcPitch = width;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = (CUdeviceptr)(uintptr_t)dst;
+    c.dstPitch = pitch;
+    c.WidthInBytes = width;
+    c.Height = rows * slices;
+    cu_ok(cu.copy_2d(&c), "cuMemcpy2D");
+}
+
+static void pitched_to_host(void *dst, const void *src, size_t pitch, size_t width, size_t rows,
+                            size_t slices)
+{
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof(c));
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = (CUdeviceptr)(uintptr_t)src;
+    c.srcPitch = pitch;
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = dst;
+    c.dstPitch = width;
+    c.WidthInBytes = width;
+    c.Height = rows * slices;
+    cu_ok(cu.copy_2d(&c), "cuMemcpy2D");
+}
 #endif
 
 /* A positive int option value, or the usage. */
@@ -459,6 +563,86 @@ static size_t at(int x, int y, int z)
     return ((size_t)(z + radius) * p + (size_t)(y + radius)) * p + (size_t)(x + radius);
 }
 
+/* The grid the MPI calls see: bytes from one row of x points to the next (p points of Q
+ * doubles, or the longer rows of --alloc pitched), and the byte offset of a cell in it. */
+static size_t row_pitch;
+
+static size_t offset_of(int x, int y, int z)
+{
+    size_t p = (size_t)(n + 2 * radius);
+    return ((size_t)(z + radius) * p + (size_t)(y + radius)) * row_pitch +
+           (size_t)(x + radius) * (size_t)q * sizeof(double);
+}
+
+/* The padding of each row of --alloc pitched holds this byte from the allocation on. */
+#define PADDING_BYTE 0xa5
+
+/* A device grid of @p values doubles, p = @p side points a side, rows of @p row_bytes: one
+ * allocation of dev_alloc, or (--alloc pitched) a pitched one whose padding is poisoned, whose
+ * pitch becomes row_pitch, the datatypes' row (a whole number of points). */
+static void *grid_alloc(size_t values, size_t row_bytes, size_t side)
+{
+    size_t pitch = 0;
+    void *d;
+    unsigned char *poison;
+
+    if (alloc_kind != A_PITCHED)
+        return dev_alloc(values * sizeof(double));
+    d = pitched_alloc(row_bytes, side, side, &pitch);
+    if (pitch < row_bytes || pitch % ((size_t)q * sizeof(double)) != 0) {
+        char text[160];
+        snprintf(text, sizeof(text),
+                 "--alloc pitched: a pitch of %zu bytes is no whole number of points of %d "
+                 "doubles",
+                 pitch, q);
+        die(text);
+    }
+    row_pitch = pitch;
+    if ((poison = malloc(pitch * side * side)) == NULL)
+        die("out of memory");
+    memset(poison, PADDING_BYTE, pitch * side * side);
+    to_device(d, poison, pitch * side * side);
+    free(poison);
+    return d;
+}
+
+static void grid_to_device(void *d, const double *grid, size_t values, size_t row_bytes,
+                           size_t side)
+{
+    if (alloc_kind == A_PITCHED)
+        pitched_to_device(d, row_pitch, grid, row_bytes, side, side);
+    else
+        to_device(d, grid, values * sizeof(double));
+}
+
+static void grid_to_host(double *grid, const void *d, size_t values, size_t row_bytes, size_t side)
+{
+    if (alloc_kind == A_PITCHED)
+        pitched_to_host(grid, d, row_pitch, row_bytes, side, side);
+    else
+        to_host(grid, d, values * sizeof(double));
+}
+
+/* The bytes of a pitched grid's padding that no longer hold PADDING_BYTE (0 for other kinds):
+ * the datatypes never reach them. */
+static long padding_written(const void *d, size_t row_bytes, size_t side)
+{
+    size_t len = row_pitch * side * side;
+    unsigned char *all;
+    long written = 0;
+
+    if (alloc_kind != A_PITCHED)
+        return 0;
+    if ((all = malloc(len)) == NULL)
+        die("out of memory");
+    to_host(all, d, len);
+    for (size_t r = 0; r < side * side; r++)
+        for (size_t i = row_bytes; i < row_pitch; i++)
+            written += all[r * row_pitch + i] != PADDING_BYTE;
+    free(all);
+    return written;
+}
+
 /* The value component c of a point holds: a function of its global coordinates, so any rank can
  * check it. */
 static double value(int gx, int gy, int gz, int c)
@@ -483,34 +667,34 @@ static void region(int d, int send, int *start, int *size)
 }
 
 /* A box of the padded array as a datatype: subarray of points (Q contiguous doubles), or the
- * same layout as an hvector of vectors of doubles, so that both constructions meet typejit. It is
- * named (MPI_Type_set_name), as a careful application names its types: typejit's debug log
- * shows the names. */
+ * same layout as an hvector of vectors of doubles, so that both constructions meet typejit; rows
+ * row_pitch bytes apart (a whole number of points). It is named (MPI_Type_set_name), as a careful
+ * application names its types: typejit's debug log shows the names. */
 static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray,
                              const char *name)
 {
-    int p = n + 2 * radius;
-    MPI_Datatype t, row, plane, point;
+    int p = n + 2 * radius, row = (int)(row_pitch / ((size_t)q * sizeof(double)));
+    MPI_Aint plane_bytes = (MPI_Aint)p * (MPI_Aint)row_pitch;
+    MPI_Datatype t, rows, plane, point;
     if (as_subarray) {
-        int sizes[3] = {p, p, p};
+        int sizes[3] = {p, p, row};
         int subs[3] = {size[2], size[1], size[0]};
         int starts[3] = {start[2] + radius, start[1] + radius, start[0] + radius};
         MPI_Type_contiguous(q, MPI_DOUBLE, &point);
         MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, point, &t);
         MPI_Type_free(&point);
     } else {
-        /* x runs of size[0] points, size[1] of them p points apart, size[2] planes p*p apart;
+        /* x runs of size[0] points, size[1] of them a row apart, size[2] planes p rows apart;
          * the displacement of the box origin comes from a struct with one member. */
-        MPI_Aint disp = (MPI_Aint)(at(start[0], start[1], start[2]) * q * sizeof(double));
+        MPI_Aint disp = (MPI_Aint)offset_of(start[0], start[1], start[2]);
         int one = 1;
         MPI_Datatype moved;
-        MPI_Type_vector(size[1], size[0] * q, p * q, MPI_DOUBLE, &row);
-        MPI_Type_create_hvector(size[2], 1, (MPI_Aint)p * p * q * (MPI_Aint)sizeof(double), row,
-                                &plane);
+        MPI_Type_vector(size[1], size[0] * q, row * q, MPI_DOUBLE, &rows);
+        MPI_Type_create_hvector(size[2], 1, plane_bytes, rows, &plane);
         MPI_Type_create_struct(1, &one, &disp, &plane, &moved);
         /* The extent of the whole padded array, as for the subarray. */
-        MPI_Type_create_resized(moved, 0, (MPI_Aint)p * p * p * q * (MPI_Aint)sizeof(double), &t);
-        MPI_Type_free(&row);
+        MPI_Type_create_resized(moved, 0, (MPI_Aint)p * plane_bytes, &t);
+        MPI_Type_free(&rows);
         MPI_Type_free(&plane);
         MPI_Type_free(&moved);
     }
@@ -534,20 +718,20 @@ static MPI_Datatype box_type(const int start[3], const int size[3], int as_subar
  * way box_type builds it. */
 static void box_text(const int start[3], const int size[3], int as_subarray, char *buf, size_t len)
 {
-    long long p = n + 2 * radius;
+    long long p = n + 2 * radius, row = (long long)(row_pitch / ((size_t)q * sizeof(double)));
+    long long plane_bytes = p * (long long)row_pitch;
     if (as_subarray)
         snprintf(buf, len,
                  "subarray({%lld,%lld,%lld}, {%d,%d,%d}, {%d,%d,%d}, C, contiguous(%d, "
                  "double))",
-                 p, p, p, size[2], size[1], size[0], start[2] + radius, start[1] + radius,
+                 p, p, row, size[2], size[1], size[0], start[2] + radius, start[1] + radius,
                  start[0] + radius, q);
     else
         snprintf(buf, len,
                  "resized(0, %lld, struct({1}, {%lld}, {hvector(%d, 1, %lld, vector(%d, %d, %lld, "
                  "double))}))",
-                 p * p * p * q * (long long)sizeof(double),
-                 (long long)(at(start[0], start[1], start[2]) * q * sizeof(double)), size[2],
-                 p * p * q * (long long)sizeof(double), size[1], size[0] * q, p * q);
+                 p * plane_bytes, (long long)offset_of(start[0], start[1], start[2]), size[2],
+                 plane_bytes, size[1], size[0] * q, row * q);
 }
 
 /* The regions of direction d (0..26 but 13): what is sent, what is received. */
@@ -660,6 +844,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "halo3d: --alloc needs --device\n%s", usage);
         return 2;
     }
+    row_pitch = (size_t)(n + 2 * radius) * (size_t)q * sizeof(double);
     if (describe_only) {
         describe_types();
         return 0;
@@ -674,6 +859,18 @@ int main(int argc, char **argv)
     MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
     MPI_Comm_rank(cart, &rank);
     MPI_Cart_coords(cart, rank, 3, coords);
+
+    /* The grid: on the host, and in device memory; pitched device grids first, since their
+     * pitch is the datatypes' row. */
+    size_t cells = at(n + radius - 1, n + radius - 1, n + radius - 1) + 1;
+    size_t values = cells * (size_t)q;
+    size_t row_bytes = row_pitch, side = (size_t)(n + 2 * radius);
+    bool two = mode == EX_ALLTOALLV || mode == EX_NEIGHBOR;
+    void *dgrid = NULL, *drgrid = NULL;
+    if (device)
+        dgrid = grid_alloc(values, row_bytes, side);
+    if (device && two)
+        drgrid = grid_alloc(values, row_bytes, side);
 
     /* Directions 0..26 as (dx, dy, dz) = (d % 3 - 1, d / 3 % 3 - 1, d / 9 - 1); 13 is the
      * centre and is skipped. */
@@ -696,15 +893,11 @@ int main(int argc, char **argv)
         MPI_Type_size(send_t[d], &dsize[d]);
     }
 
-    size_t cells = at(n + radius - 1, n + radius - 1, n + radius - 1) + 1;
-    size_t values = cells * (size_t)q;
     double *grid = malloc(values * sizeof(double));
     /* What the MPI calls see: the host grid, or its copy in device memory. A collective may not
      * take one buffer as both its send and its receive buffer, so the alltoallv and neighbor
      * modes receive into a second copy of the grid (`rfield`), whose ghosts are checked. */
     void *field = grid, *rfield = grid;
-    void *dgrid = NULL, *drgrid = NULL;
-    bool two = mode == EX_ALLTOALLV || mode == EX_NEIGHBOR;
     double *rgrid = two && !device ? malloc(values * sizeof(double)) : NULL;
     int *scount = calloc((size_t)nranks, sizeof(int)),
         *sdispl = calloc((size_t)nranks, sizeof(int));
@@ -723,12 +916,9 @@ int main(int argc, char **argv)
         die("out of memory");
     rfield = two ? (void *)rgrid : field;
     if (device) {
-        dgrid = dev_alloc(values * sizeof(double));
         field = rfield = dgrid;
-        if (two) {
-            drgrid = dev_alloc(values * sizeof(double));
+        if (two)
             rfield = drgrid;
-        }
     }
 
     /* The directions each peer rank takes, in ascending order: what goes to rank r, and what
@@ -787,9 +977,9 @@ int main(int argc, char **argv)
                                 : -1.0;
                 }
         if (device)
-            to_device(dgrid, grid, values * sizeof(double));
+            grid_to_device(dgrid, grid, values, row_bytes, side);
         if (device && two)
-            to_device(drgrid, grid, values * sizeof(double));
+            grid_to_device(drgrid, grid, values, row_bytes, side);
         else if (two)
             memcpy(rgrid, grid, values * sizeof(double));
 
@@ -878,7 +1068,7 @@ int main(int argc, char **argv)
             t_exch += t3 - t0;
         }
         if (device)
-            to_host(grid, two ? drgrid : dgrid, values * sizeof(double));
+            grid_to_host(grid, two ? drgrid : dgrid, values, row_bytes, side);
         else if (two)
             memcpy(grid, rgrid, values * sizeof(double));
 
@@ -896,8 +1086,12 @@ int main(int argc, char **argv)
                 }
     }
 
-    long all_bad = 0, all_errors = 0;
+    long all_bad = 0, all_errors = 0, padding = 0, all_padding = 0;
+    if (device)
+        padding = padding_written(dgrid, row_bytes, side) +
+                  (two ? padding_written(drgrid, row_bytes, side) : 0);
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, cart);
+    MPI_Reduce(&padding, &all_padding, 1, MPI_LONG, MPI_SUM, 0, cart);
     MPI_Reduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, 0, cart);
     if (rank == 0 && !quiet) {
         describe_fn describe = (describe_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
@@ -928,7 +1122,10 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && tolerate)
         printf("MPI errors met and recovered from: %ld\n", all_errors);
-    if (rank == 0)
+    if (rank == 0 && all_padding != 0)
+        printf("FAIL: %ld wrong ghost cells, %ld bytes of the rows' padding written\n", all_bad,
+               all_padding);
+    else if (rank == 0)
         printf("%s: %ld wrong ghost cells\n", all_bad == 0 ? "PASS" : "FAIL", all_bad);
     for (int d = 0; d < 27; d++)
         if (d != 13) {
@@ -962,5 +1159,5 @@ int main(int argc, char **argv)
         MPI_Comm_free(&graph);
     MPI_Comm_free(&cart);
     MPI_Finalize();
-    return all_bad == 0 || rank != 0 ? 0 : 1;
+    return (all_bad == 0 && all_padding == 0) || rank != 0 ? 0 : 1;
 }

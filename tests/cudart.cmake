@@ -89,6 +89,7 @@ foreach(major ${tj_cudart_majors})
   add_test(NAME cudart_launch_refused_${major} COMMAND ${TJ_CHECKED}
            --once "^cudart stand-in: cannot run the program's own kernels \\(launch of _Z6kernelv"
            --once "^cudart stand-in: cudaDeviceSetLimit is not emulated \\(cudaErrorNotSupported\\)$"
+           --once "^cudart stand-in: cudaMemcpy3D of a CUDA array is not emulated \\(cudaErrorNotSupported\\)$"
            -- ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} $<TARGET_FILE:test_cudart_${major}> launch)
   add_test(NAME cudart_sticky_${major} COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_CUDART_ENV} FAKECUDA_FAIL=cuMemsetD8_v2:1=700 $<TARGET_FILE:test_cudart_${major}>
@@ -149,6 +150,22 @@ foreach(alloc malloc pool)
   set_tests_properties(emu_cudart_pack${suffix} emu_cudart_halo3d${suffix}_2 PROPERTIES
                        TIMEOUT 300 LABELS emu)
   set_property(TEST emu_cudart_halo3d${suffix}_2 APPEND PROPERTY LABELS mpi)
+endforeach()
+
+# halo3d_cudart on grids of cudaMalloc3D, as TEMPI's halo exchange allocates them: padded rows
+# (the datatypes describe them), copies by cudaMemcpy3D, the padding untouched; the regions by
+# MPI_Isend/MPI_Irecv, and packed by MPI_Pack into one buffer for MPI_Alltoallv.
+foreach(how isend pack)
+  add_test(NAME emu_cudart_halo3d_pitched_${how}_2 COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*gpu_fallbacks=0 .*kernel_launches=[1-9]"
+           --expect "^typejit\\[1\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*gpu_fallbacks=0 .*kernel_launches=[1-9]"
+           --stdout "PASS: 0 wrong ghost cells"
+           -- ${TJ_MPIEXEC} ${TJ_CUDART_MPI_ENV} -x TYPEJIT_STATS=1
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart-halo -np 2
+           $<TARGET_FILE:halo3d_cudart> --device --alloc pitched --collective ${how} --n 8
+           --radius 2 --iters 2 --quiet)
+  set_tests_properties(emu_cudart_halo3d_pitched_${how}_2 PROPERTIES TIMEOUT 300
+                       LABELS "emu;mpi")
 endforeach()
 
 # A program nvcc builds: linked with -cudart shared (libcudart.so.13) it runs on the stand-in and

@@ -445,7 +445,7 @@ set_tests_properties(emu_bufkinds emu_bufkinds_fault_query emu_bufkinds_fault_pi
 # rank on its own device (two devices, two ranks): every ghost cell right, fused kernels, nothing
 # staged (tests/halo3d_allocs.sh).
 add_test(NAME emu_halo3d_allocs_2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/halo3d_allocs.sh 2
-         device pool vmm vmm_host managed other
+         device pool vmm vmm_host managed other pitched
          -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x TYPEJIT_STATS=1
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np 2
          $<TARGET_FILE:halo3d> --device --collective neighbor --n 10 --radius 2 --iters 2 --quiet)

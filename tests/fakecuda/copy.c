@@ -12,7 +12,7 @@ typedef enum { SIDE_DEVICE, SIDE_PINNED, SIDE_PAGEABLE } side_t;
 
 typedef struct {
     uintptr_t addr;
-    size_t pitch;
+    size_t pitch, slice; /* bytes from one row to the next, from one slice to the next */
     side_t side;
     bool managed;
 } end_t;
@@ -103,15 +103,17 @@ static size_t span_of(size_t pitch, size_t width, size_t height)
     return height == 0 ? 0 : (height - 1) * pitch + width;
 }
 
+/* Copies @p depth slices of @p height rows of @p width bytes (each side's rows and slices
+ * @p pitch and @p slice bytes apart). */
 static CUresult copy(struct CUctx_st *ctx, struct CUstream_st *s, end_t dst, end_t src,
-                     size_t width, size_t height, bool async)
+                     size_t width, size_t height, size_t depth, bool async)
 {
     bool host_only = dst.side != SIDE_DEVICE && src.side != SIDE_DEVICE;
     bool run_now;
     fc_op_t *op;
 
     (void)ctx;
-    if (width == 0 || height == 0)
+    if (width == 0 || height == 0 || depth == 0)
         return CUDA_SUCCESS;
     if (host_only)
         run_now = true; /* host to host: fully synchronous */
@@ -129,19 +131,26 @@ static CUresult copy(struct CUctx_st *ctx, struct CUstream_st *s, end_t dst, end
     op->u.copy.src_pitch = src.pitch;
     op->u.copy.width = width;
     op->u.copy.height = height;
+    op->u.copy.dst_slice = dst.slice;
+    op->u.copy.src_slice = src.slice;
+    op->u.copy.depth = depth;
     /* From pageable memory the driver copies to a staging buffer at once, so later host writes
      * to the source do not reach the device. */
     if (src.side == SIDE_PAGEABLE && !run_now) {
-        unsigned char *staging = malloc(width * height);
+        unsigned char *staging =
+            width > SIZE_MAX / height / depth ? NULL : malloc(width * height * depth);
         if (staging == NULL) {
             free(op);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        for (size_t r = 0; r < height; r++)
-            memcpy(staging + r * width, (const void *)(src.addr + r * src.pitch), width);
+        for (size_t z = 0; z < depth; z++)
+            for (size_t r = 0; r < height; r++)
+                memcpy(staging + (z * height + r) * width,
+                       (const void *)(src.addr + z * src.slice + r * src.pitch), width);
         op->u.copy.staging = staging;
         op->u.copy.src = (uintptr_t)staging;
         op->u.copy.src_pitch = width;
+        op->u.copy.src_slice = width * height;
     }
     fc_stream_enqueue(s, op);
     return run_now ? fc_stream_run(s, op->seq) : CUDA_SUCCESS;
@@ -167,9 +176,12 @@ static void run_op(void *arg)
         }
         return;
     }
-    for (size_t r = 0; r < op->u.copy.height; r++)
-        memmove((void *)(op->u.copy.dst + r * op->u.copy.dst_pitch),
-                (const void *)(op->u.copy.src + r * op->u.copy.src_pitch), op->u.copy.width);
+    for (size_t z = 0; z < op->u.copy.depth; z++)
+        for (size_t r = 0; r < op->u.copy.height; r++)
+            memmove((void *)(op->u.copy.dst + z * op->u.copy.dst_slice + r * op->u.copy.dst_pitch),
+                    (const void *)(op->u.copy.src + z * op->u.copy.src_slice +
+                                   r * op->u.copy.src_pitch),
+                    op->u.copy.width);
 }
 
 void fc_copy_execute(struct CUctx_st *ctx, fc_op_t *op)
@@ -208,8 +220,8 @@ static CUresult linear(kind_t dkind, uintptr_t dst, kind_t skind, uintptr_t src,
         return CUDA_SUCCESS;
     if ((rc = resolve[dkind](ctx, dst, n, &d)) || (rc = resolve[skind](ctx, src, n, &e)))
         return rc;
-    d.pitch = e.pitch = n;
-    return copy(ctx, s, d, e, n, 1, async);
+    d.pitch = e.pitch = d.slice = e.slice = n;
+    return copy(ctx, s, d, e, n, 1, 1, async);
 }
 
 FC_EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
@@ -310,7 +322,8 @@ static CUresult peer_copy(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src
     op->u.copy.dst = dst;
     op->u.copy.src = src;
     op->u.copy.dst_pitch = op->u.copy.src_pitch = op->u.copy.width = n;
-    op->u.copy.height = 1;
+    op->u.copy.dst_slice = op->u.copy.src_slice = n;
+    op->u.copy.height = op->u.copy.depth = 1;
     op->u.copy.peer[0] = dstContext;
     op->u.copy.peer[1] = srcContext;
     fc_stream_enqueue(s, op);
@@ -335,31 +348,69 @@ FC_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext ds
     FC_END();
 }
 
-/* One side of a CUDA_MEMCPY2D; arrays are not emulated. */
-static CUresult end_2d(struct CUctx_st *ctx, CUmemorytype type, const void *host, CUdeviceptr dev,
-                       size_t x, size_t y, size_t pitch, size_t width, size_t height, end_t *e)
-{
-    size_t span = span_of(pitch, width, height);
-    uintptr_t base;
+/* One side of a CUDA_MEMCPY2D or CUDA_MEMCPY3D: its memory type, base, position, pitch and (3-D)
+ * the height of its slices. */
+typedef struct {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr device;
+    size_t x, y, z, pitch, slice_height;
+} place_t;
 
-    if (height > 1 && pitch < width)
+/* a * b + c, false when it does not fit. */
+static bool mul_add(size_t a, size_t b, size_t c, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out) && !__builtin_add_overflow(*out, c, out);
+}
+
+/* cuda.h, cuMemcpy2D and cuMemcpy3D: the start is base + (z * height + y) * pitch + x; "srcPitch
+ * must be greater than or equal to WidthInBytes + srcXInBytes" and "srcHeight must be greater
+ * than or equal to Height + srcY" (the slice height "may be 0 if Depth==1"); "an error if any
+ * pitch is greater than the maximum allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH)". Assumption: the
+ * width binds the pitch only where there is more than one row (the double's 2-D copies and
+ * memsets always took a single row's pitch as unused). Arrays are not emulated; an address that
+ * does not fit is an invalid value. */
+static CUresult end_of(struct CUctx_st *ctx, const place_t *p, size_t width, size_t height,
+                       size_t depth, end_t *e)
+{
+    size_t start, span, slice = 0, end;
+    uintptr_t base;
+    CUresult rc;
+
+    if (p->pitch > FC_MAX_PITCH)
         return CUDA_ERROR_INVALID_VALUE;
-    switch (type) {
+    if ((height > 1 || depth > 1) && (__builtin_add_overflow(p->x, width, &end) || p->pitch < end))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (depth > 1 && (__builtin_add_overflow(p->y, height, &end) || p->slice_height < end))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((depth > 1 || p->z > 0) && __builtin_mul_overflow(p->pitch, p->slice_height, &slice))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!mul_add(p->z, p->slice_height, p->y, &start) || !mul_add(start, p->pitch, p->x, &start) ||
+        !mul_add(height - 1, p->pitch, width, &span) || !mul_add(depth - 1, slice, span, &span))
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (p->type) {
     case CU_MEMORYTYPE_HOST:
-        base = (uintptr_t)host + y * pitch + x;
-        return host == NULL ? CUDA_ERROR_INVALID_VALUE : host_end(ctx, base, span, e);
+        if (p->host == NULL || __builtin_add_overflow((uintptr_t)p->host, start, &base))
+            return CUDA_ERROR_INVALID_VALUE;
+        rc = host_end(ctx, base, span, e);
+        break;
     case CU_MEMORYTYPE_DEVICE:
-        base = dev + y * pitch + x;
-        return device_end(ctx, base, span, e);
     case CU_MEMORYTYPE_UNIFIED:
-        base = dev + y * pitch + x;
-        return unified_end(ctx, base, span, e);
+        if (__builtin_add_overflow(p->device, start, &base))
+            return CUDA_ERROR_INVALID_VALUE;
+        rc = p->type == CU_MEMORYTYPE_DEVICE ? device_end(ctx, base, span, e)
+                                             : unified_end(ctx, base, span, e);
+        break;
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }
+    e->pitch = p->pitch;
+    e->slice = slice;
+    return rc;
 }
 
-static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, bool async)
+static CUresult copy_3d(const place_t *dst, const place_t *src, size_t width, size_t height,
+                        size_t depth, CUstream hStream, bool async)
 {
     struct CUctx_st *ctx = NULL;
     struct CUstream_st *s = NULL;
@@ -368,18 +419,41 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, bool async)
 
     if ((rc = fc_ctx_current(&ctx)) || (rc = fc_stream_get(ctx, hStream, &s)))
         return rc;
-    if (p == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (p->WidthInBytes == 0 || p->Height == 0)
+    if (width == 0 || height == 0 || depth == 0)
         return CUDA_SUCCESS;
-    if ((rc = end_2d(ctx, p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
-                     p->dstPitch, p->WidthInBytes, p->Height, &d)) ||
-        (rc = end_2d(ctx, p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
-                     p->srcPitch, p->WidthInBytes, p->Height, &e)))
+    if ((rc = end_of(ctx, dst, width, height, depth, &d)) ||
+        (rc = end_of(ctx, src, width, height, depth, &e)))
         return rc;
+    return copy(ctx, s, d, e, width, height, depth, async);
+}
+
+/* A parameter block that is NULL or malformed: INVALID_VALUE, once a usable context is current. */
+static CUresult no_params(void)
+{
+    struct CUctx_st *ctx = NULL;
+    CUresult rc = fc_ctx_current(&ctx);
+    return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, bool async)
+{
+    place_t d = {0}, e = {0};
+
+    if (p == NULL)
+        return no_params();
+    d.type = p->dstMemoryType;
+    d.host = p->dstHost;
+    d.device = p->dstDevice;
+    d.x = p->dstXInBytes;
+    d.y = p->dstY;
     d.pitch = p->dstPitch;
+    e.type = p->srcMemoryType;
+    e.host = p->srcHost;
+    e.device = p->srcDevice;
+    e.x = p->srcXInBytes;
+    e.y = p->srcY;
     e.pitch = p->srcPitch;
-    return copy(ctx, s, d, e, p->WidthInBytes, p->Height, async);
+    return copy_3d(&d, &e, p->WidthInBytes, p->Height, 1, hStream, async);
 }
 
 FC_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
@@ -401,6 +475,49 @@ FC_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstre
 {
     FC_BEGIN(cuMemcpy2DAsync_v2, true);
     rc = copy_2d(pCopy, hStream, true);
+    FC_END();
+}
+
+/* cuda.h, cuMemcpy3D: "The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set
+ * to 0", reserved0 and reserved1 "Must be NULL". */
+static CUresult copy_3d_params(const CUDA_MEMCPY3D *p, CUstream hStream, bool async)
+{
+    place_t d = {0}, e = {0};
+
+    if (p == NULL || p->srcLOD != 0 || p->dstLOD != 0 || p->reserved0 != NULL ||
+        p->reserved1 != NULL)
+        return no_params();
+    d.type = p->dstMemoryType;
+    d.host = p->dstHost;
+    d.device = p->dstDevice;
+    d.x = p->dstXInBytes;
+    d.y = p->dstY;
+    d.z = p->dstZ;
+    d.pitch = p->dstPitch;
+    d.slice_height = p->dstHeight;
+    e.type = p->srcMemoryType;
+    e.host = p->srcHost;
+    e.device = p->srcDevice;
+    e.x = p->srcXInBytes;
+    e.y = p->srcY;
+    e.z = p->srcZ;
+    e.pitch = p->srcPitch;
+    e.slice_height = p->srcHeight;
+    return copy_3d(&d, &e, p->WidthInBytes, p->Height, p->Depth, hStream, async);
+}
+
+/* cuda.h, cuMemcpy3D: synchronous as cuMemcpy2D is ("API synchronization behavior"). */
+FC_EXPORT CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
+{
+    FC_BEGIN(cuMemcpy3D_v2, true);
+    rc = copy_3d_params(pCopy, NULL, false);
+    FC_END();
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    FC_BEGIN(cuMemcpy3DAsync_v2, true);
+    rc = copy_3d_params(pCopy, hStream, true);
     FC_END();
 }
 

@@ -96,7 +96,7 @@ static CUresult attribute(CUdevice_attribute attrib, CUdevice dev, int *value)
         *value = 32;
         break;
     case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
-        *value = 2147483647;
+        *value = FC_MAX_PITCH;
         break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
         *value = 65536;
@@ -105,7 +105,10 @@ static CUresult attribute(CUdevice_attribute attrib, CUdevice dev, int *value)
         *value = 1500000;
         break;
     case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:
-        *value = 512;
+        *value = FC_TEXTURE_ALIGNMENT;
+        break;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT:
+        *value = FC_TEXTURE_PITCH_ALIGNMENT;
         break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
         *value = 4;

@@ -47,6 +47,14 @@ FC_EXPORT long long fakecuda_stats(const char *name);
 #define FC_MAX_PARAMS  64
 #define FC_MAX_PEERS   8 /* peer contexts of one context (cuCtxEnablePeerAccess: TOO_MANY_PEERS) */
 
+/* Pitches and alignments as current GPUs answer them (CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT,
+ * _TEXTURE_PITCH_ALIGNMENT, _MAX_PITCH): cuMemAllocPitch pads a row to a multiple of
+ * FC_TEXTURE_ALIGNMENT (memory.c says why), a multiple of FC_TEXTURE_PITCH_ALIGNMENT too; no
+ * copy takes a pitch above FC_MAX_PITCH. */
+#define FC_TEXTURE_ALIGNMENT       512
+#define FC_TEXTURE_PITCH_ALIGNMENT 32
+#define FC_MAX_PITCH               2147483647
+
 /* ---- settings and statistics (init.c) ------------------------------------------------------ */
 
 typedef struct {
@@ -292,6 +300,8 @@ typedef struct fc_op {
         struct {
             uintptr_t dst, src;
             size_t dst_pitch, src_pitch, width, height;
+            /* cuMemcpy3D: depth slices, each side's this many bytes apart */
+            size_t dst_slice, src_slice, depth;
             void *staging;            /* the pageable source captured at call time, freed after */
             struct CUctx_st *peer[2]; /* cuMemcpyPeer: the two contexts whose memory it moves */
         } copy;

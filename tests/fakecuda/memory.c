@@ -403,21 +403,27 @@ FC_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 }
 
 /* cuda.h: the pitch is "the width in bytes of the allocation", padded so that rows keep the
- * alignment "for texture binding"; ElementSizeBytes "may be 4, 8 or 16". Assumption: rows are
- * padded to CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT's 512 bytes (what current GPUs answer
- * for it, and the double's TEXTURE_ALIGNMENT). It is cuMemAlloc memory of the current context. */
+ * alignment "for texture binding" (a multiple of CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 32
+ * on current GPUs); ElementSizeBytes "may be 4, 8 or 16". Assumption: rows are padded to a
+ * multiple of 512 bytes (FC_TEXTURE_ALIGNMENT), what the real driver and runtime give on every
+ * NVIDIA GPU reported: rows "filled to a multiple of 512 Bytes" on Kepler and Maxwell (NVIDIA
+ * developer forum, "Understanding Memory Pitch Alignment"), the pitch alignment equal to
+ * textureAlignment, 512, on all platforms alpaka tested (alpaka pull request 2566), and TEMPI's
+ * host stand-in of cudaMalloc3D rounds to 512 "to match CUDA". A 512-byte pitch is a multiple of
+ * 32, so rows also meet the texture pitch alignment. The padding is device memory like the rest:
+ * the allocation is cuMemAlloc memory of the current context, pitch * Height bytes. */
 FC_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
                                               size_t WidthInBytes, size_t Height,
                                               unsigned int ElementSizeBytes)
 {
     struct CUctx_st *ctx = NULL;
-    size_t pitch = round_up(WidthInBytes, 512);
+    size_t pitch = round_up(WidthInBytes, FC_TEXTURE_ALIGNMENT);
     FC_BEGIN(cuMemAllocPitch_v2, true);
     if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
         ;
     else if (dptr == NULL || pPitch == NULL || WidthInBytes == 0 || Height == 0 ||
              (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) ||
-             pitch / 512 > SIZE_MAX / 512 / Height)
+             pitch < WidthInBytes || pitch > SIZE_MAX / Height)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if ((rc = device_alloc(ctx, pitch * Height, dptr)) == CUDA_SUCCESS)
         *pPitch = pitch;

@@ -99,6 +99,8 @@ static const proc_t procs[] = {
     P("cuMemcpyDtoDAsync", 3020, true, cuMemcpyDtoDAsync_v2),
     P("cuMemcpy2D", 3020, true, cuMemcpy2D_v2),
     P("cuMemcpy2DAsync", 3020, true, cuMemcpy2DAsync_v2),
+    P("cuMemcpy3D", 3020, true, cuMemcpy3D_v2),
+    P("cuMemcpy3DAsync", 3020, true, cuMemcpy3DAsync_v2),
     P("cuMemcpy", 4000, true, cuMemcpy),
     P("cuMemcpyAsync", 4000, true, cuMemcpyAsync),
     P("cuMemsetD8", 3020, true, cuMemsetD8_v2),

@@ -1282,6 +1282,123 @@ static void check_devices(void)
         CHECK_EQ_INT(cuMemFree(pitched), CUDA_SUCCESS);
     }
 
+    /* 3-D copies: a box of 5 x 3 x 2 bytes from pageable memory into pitched memory of 3 slices
+     * of 4 rows at (1, 1, 1), every byte of the allocation read back with one 3-D copy; the
+     * pitch (a multiple of the texture pitch alignment), slice and position rules. */
+    {
+        enum { W = 5, H = 3, D = 2, ROWS = 4, SLICES = 3 };
+        CUdeviceptr box;
+        CUstream cs;
+        size_t pitch = 0;
+        unsigned char box_src[D][H][W], *all;
+        int align = 0;
+        CUDA_MEMCPY3D c;
+        CUDA_MEMCPY2D c2d;
+        for (int z = 0; z < D; z++)
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    box_src[z][y][x] = (unsigned char)(1 + x + 10 * y + 100 * z);
+        CHECK_EQ_INT(cuDeviceGetAttribute(&align, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 0),
+                     CUDA_SUCCESS);
+        CHECK_EQ_INT(align, 32);
+        CHECK_EQ_INT(cuMemAllocPitch(&box, &pitch, 40, ROWS * SLICES, 16), CUDA_SUCCESS);
+        CHECK(pitch >= 40 && pitch % (size_t)align == 0);
+        CHECK(host_touch_faults(box + 40)); /* the padding is device memory */
+        REQUIRE((all = malloc(pitch * ROWS * SLICES)) != NULL);
+        CHECK_EQ_INT(cuMemsetD8(box, 0xee, pitch * ROWS * SLICES), CUDA_SUCCESS);
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = box_src;
+        c.srcPitch = W;
+        c.srcHeight = H;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = box;
+        c.dstXInBytes = c.dstY = c.dstZ = 1;
+        c.dstPitch = pitch;
+        c.dstHeight = ROWS;
+        c.WidthInBytes = W;
+        c.Height = H;
+        c.Depth = D;
+        /* Queued from pageable memory (after the memset: a blocking stream): the source is taken
+         * at the call. */
+        CHECK_EQ_INT(cuStreamCreate(&cs, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemcpy3DAsync(&c, cs), CUDA_SUCCESS);
+        box_src[0][0][0] = 0;
+        CHECK_EQ_INT(cuStreamSynchronize(cs), CUDA_SUCCESS);
+        box_src[0][0][0] = 1;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = box;
+        c.srcPitch = c.dstPitch = pitch;
+        c.srcHeight = c.dstHeight = ROWS;
+        c.dstMemoryType = CU_MEMORYTYPE_HOST;
+        c.dstHost = all;
+        c.WidthInBytes = pitch;
+        c.Height = ROWS;
+        c.Depth = SLICES;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_SUCCESS);
+        for (size_t z = 0, bad = 0; z < SLICES; z++)
+            for (size_t y = 0; y < ROWS; y++)
+                for (size_t x = 0; x < pitch; x++) {
+                    bool in = x >= 1 && x < 1 + W && y >= 1 && y < 1 + H && z >= 1 && z < 1 + D;
+                    unsigned char want = in ? box_src[z - 1][y - 1][x - 1] : 0xee;
+                    if (all[(z * ROWS + y) * pitch + x] != want && bad++ == 0)
+                        CHECK(!"cuMemcpy3D bytes");
+                }
+        /* One row and one slice need no pitch or slice height; more need room for the box. */
+        c.WidthInBytes = 1;
+        c.Height = c.Depth = 1;
+        c.srcPitch = c.dstPitch = 0;
+        c.srcHeight = c.dstHeight = 0;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_SUCCESS);
+        c.srcPitch = c.dstPitch = pitch;
+        c.srcHeight = c.dstHeight = ROWS;
+        c.Height = c.Depth = 2;
+        c.srcXInBytes = pitch;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE); /* pitch < x + width */
+        c.srcXInBytes = 0;
+        c.srcY = ROWS - 1;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE); /* height < y + Height */
+        c.srcY = 0;
+        c.srcZ = SLICES - 1;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE); /* past the allocation */
+        c.srcZ = 0;
+        c.srcLOD = 1;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE);
+        c.srcLOD = 0;
+        c.reserved1 = all;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE);
+        c.reserved1 = NULL;
+        c.srcPitch = (size_t)2147483647 + 1;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE);
+        c.srcPitch = pitch;
+        c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE); /* no arrays */
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = all;
+        c.dstMemoryType = CU_MEMORYTYPE_HOST;
+        c.dstHost = (void *)(uintptr_t)box;
+        CHECK_EQ_INT(cuMemcpy3D(&c), CUDA_ERROR_INVALID_VALUE); /* device memory as host memory */
+        CHECK_EQ_INT(cuMemcpy3D(NULL), CUDA_ERROR_INVALID_VALUE);
+        /* cuMemcpy2D: the pitch holds the x position too. */
+        memset(&c2d, 0, sizeof c2d);
+        c2d.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c2d.srcHost = all;
+        c2d.srcPitch = pitch;
+        c2d.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c2d.dstDevice = box;
+        c2d.dstPitch = pitch;
+        c2d.dstXInBytes = pitch - 8;
+        c2d.WidthInBytes = 8;
+        c2d.Height = 2;
+        CHECK_EQ_INT(cuMemcpy2D(&c2d), CUDA_SUCCESS);
+        c2d.WidthInBytes = 9;
+        CHECK_EQ_INT(cuMemcpy2D(&c2d), CUDA_ERROR_INVALID_VALUE);
+        CHECK_EQ_INT(cuStreamDestroy(cs), CUDA_SUCCESS);
+        CHECK_EQ_INT(cuMemFree(box), CUDA_SUCCESS);
+        free(all);
+    }
+
     /* Streams and contexts answer what they were made with; a host function runs in stream
      * order, when the host observes the stream. */
     CHECK_EQ_INT(cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);

@@ -129,9 +129,22 @@ static CUmemorytype memory_type(side_t side)
                                  : CU_MEMORYTYPE_UNIFIED;
 }
 
-/* CUDA Runtime API, Memory Management, cudaMemcpy2D: a pitch narrower than the width is
- * cudaErrorInvalidPitchValue (assumption: the runtime checks it before the driver, whose answer
- * would be an invalid value). */
+/* CUDA Runtime API, Memory Management, cudaMemcpy2D and cudaMemcpy3D: "width must not exceed
+ * either dpitch or spitch" (3-D: nor the pitch less the x position) and an error "if dpitch or
+ * spitch exceeds the maximum allowed": cudaErrorInvalidPitchValue, "one or more of the
+ * pitch-related parameters passed to the API call is not within the acceptable range for pitch"
+ * (driver_types.h). Assumption: the runtime checks them before the driver, whose answer would be
+ * an invalid value, the width only where there is more than one row, the maximum always. */
+static cudaError_t pitch_check(int device, size_t pitch, size_t x, size_t width, bool rows)
+{
+    size_t max = 0;
+    cudaError_t e = rt_max_pitch(device, &max);
+
+    if (e == cudaSuccess && (pitch > max || (rows && (pitch < x || pitch - x < width))))
+        e = cudaErrorInvalidPitchValue;
+    return e;
+}
+
 static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                            size_t height, enum cudaMemcpyKind kind, cudaStream_t stream, bool async,
                            bool per_thread)
@@ -139,18 +152,20 @@ static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spi
     CUDA_MEMCPY2D p;
     side_t ds, ss;
     CUstream hs = NULL;
+    int device = 0;
     bool wait;
-    cudaError_t e = rt_enter(NULL);
+    cudaError_t e = rt_enter(&device);
 
     if (e == cudaSuccess)
         e = sides(kind, &ds, &ss);
     if (e == cudaSuccess)
         e = rt_stream(stream, per_thread, &hs);
-    if (e == cudaSuccess && height > 1 && (dpitch < width || spitch < width))
-        e = cudaErrorInvalidPitchValue;
     if (e != cudaSuccess || width == 0 || height == 0)
         return rt_return(e);
-    if (ds == SIDE_HOST && ss == SIDE_HOST && (e = host_only(dst)) == cudaSuccess)
+    if ((e = pitch_check(device, dpitch, 0, width, height > 1)) == cudaSuccess)
+        e = pitch_check(device, spitch, 0, width, height > 1);
+    if (e == cudaSuccess && ds == SIDE_HOST && ss == SIDE_HOST &&
+        (e = host_only(dst)) == cudaSuccess)
         e = host_only(src);
     if (e != cudaSuccess)
         return rt_return(e);
@@ -201,24 +216,104 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch,
     return copy_2d(dst, dpitch, src, spitch, width, height, kind, stream, true, true);
 }
 
-/* cudaMemset sets bytes to the low byte of @p value. A 2-D memset is one of the driver's, or its
- * rows one by one on the same stream when the driver lacks the 2-D form. */
-static cudaError_t set(void *devPtr, size_t pitch, int value, size_t width, size_t height,
-                       cudaStream_t stream, bool async, bool per_thread)
+/* CUDA Runtime API, Memory Management, cudaMemcpy3D: "must specify one of srcArray or srcPtr and
+ * one of dstArray or dstPtr. Passing more than one non-zero source or destination will cause
+ * cudaMemcpy3D() to return an error" (an invalid value, as is passing none); for linear memory
+ * the positions and the extent count bytes ("The element for a host or device pointer is assumed
+ * to be unsigned char"); each side is its cudaPitchedPtr's pitch and ysize (the height of a
+ * slice), the driver's CUDA_MEMCPY3D, whose rules (a slice height that holds the box when there
+ * is more than one slice, the box inside the memory) answer cudaErrorInvalidValue. xsize, a
+ * logical width, bounds nothing (assumption: the runtime does not check it, programs leave it
+ * 0). CUDA arrays are not emulated: cudaErrorNotSupported, said once. */
+static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
+                           bool per_thread)
 {
-    CUdeviceptr d = (CUdeviceptr)(uintptr_t)devPtr;
-    unsigned char byte = (unsigned char)value;
+    static int said[2];
+    CUDA_MEMCPY3D c;
+    side_t ds, ss;
     CUstream hs = NULL;
-    cudaError_t e = rt_enter(NULL);
+    int device = 0;
+    bool rows, wait;
+    cudaError_t e = rt_enter(&device);
 
+    if (e == cudaSuccess && (p == NULL || (p->srcArray != NULL) == (p->srcPtr.ptr != NULL) ||
+                             (p->dstArray != NULL) == (p->dstPtr.ptr != NULL)))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess && (p->srcArray != NULL || p->dstArray != NULL))
+        return (cudaError_t)rt_unsupported(async ? "cudaMemcpy3DAsync of a CUDA array"
+                                                 : "cudaMemcpy3D of a CUDA array",
+                                           &said[async]);
+    if (e == cudaSuccess)
+        e = sides(p->kind, &ds, &ss);
     if (e == cudaSuccess)
         e = rt_stream(stream, per_thread, &hs);
-    if (e == cudaSuccess && height > 1 && pitch < width)
-        e = cudaErrorInvalidPitchValue;
-    if (e != cudaSuccess || width == 0 || height == 0)
+    if (e != cudaSuccess || p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
         return rt_return(e);
-    if (!async && hs != NULL)
-        async = true;
+    rows = p->extent.height > 1 || p->extent.depth > 1;
+    if ((e = pitch_check(device, p->dstPtr.pitch, p->dstPos.x, p->extent.width, rows)) ==
+        cudaSuccess)
+        e = pitch_check(device, p->srcPtr.pitch, p->srcPos.x, p->extent.width, rows);
+    if (e == cudaSuccess && ds == SIDE_HOST && ss == SIDE_HOST &&
+        (e = host_only(p->dstPtr.ptr)) == cudaSuccess)
+        e = host_only(p->srcPtr.ptr);
+    if (e != cudaSuccess)
+        return rt_return(e);
+    memset(&c, 0, sizeof c);
+    c.srcXInBytes = p->srcPos.x;
+    c.srcY = p->srcPos.y;
+    c.srcZ = p->srcPos.z;
+    c.srcMemoryType = memory_type(ss);
+    c.srcHost = p->srcPtr.ptr;
+    c.srcDevice = (CUdeviceptr)(uintptr_t)p->srcPtr.ptr;
+    c.srcPitch = p->srcPtr.pitch;
+    c.srcHeight = p->srcPtr.ysize;
+    c.dstXInBytes = p->dstPos.x;
+    c.dstY = p->dstPos.y;
+    c.dstZ = p->dstPos.z;
+    c.dstMemoryType = memory_type(ds);
+    c.dstHost = p->dstPtr.ptr;
+    c.dstDevice = (CUdeviceptr)(uintptr_t)p->dstPtr.ptr;
+    c.dstPitch = p->dstPtr.pitch;
+    c.dstHeight = p->dstPtr.ysize;
+    c.WidthInBytes = p->extent.width;
+    c.Height = p->extent.height;
+    c.Depth = p->extent.depth;
+    wait = per_thread_sync(&async, hs, ds, ss);
+    e = async ? RT_CALL(cuMemcpy3DAsync, &c, hs) : RT_CALL(cuMemcpy3D, &c);
+    if (e == cudaSuccess && wait)
+        e = RT_CALL(cuStreamSynchronize, hs);
+    return rt_return(e);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
+{
+    return copy_3d(p, NULL, false, false);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p)
+{
+    return copy_3d(p, NULL, false, true);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
+                                                  cudaStream_t stream)
+{
+    return copy_3d(p, stream, true, false);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
+                                                       cudaStream_t stream)
+{
+    return copy_3d(p, stream, true, true);
+}
+
+/* @p height rows of @p width bytes, @p pitch apart, set to @p byte on stream @p hs: one driver
+ * memset, or its rows one by one on the same stream when the driver lacks the 2-D form. */
+static cudaError_t set_rows(CUdeviceptr d, size_t pitch, unsigned char byte, size_t width,
+                            size_t height, CUstream hs, bool async)
+{
+    cudaError_t e = cudaSuccess;
+
     if (height == 1)
         e = async ? RT_CALL(cuMemsetD8Async, d, byte, width, hs)
                   : RT_CALL(cuMemsetD8, d, byte, width);
@@ -230,6 +325,25 @@ static cudaError_t set(void *devPtr, size_t pitch, int value, size_t width, size
         for (size_t r = 0; r < height && e == cudaSuccess; r++)
             e = async ? RT_CALL(cuMemsetD8Async, d + r * pitch, byte, width, hs)
                       : RT_CALL(cuMemsetD8, d + r * pitch, byte, width);
+    return e;
+}
+
+/* cudaMemset sets bytes to the low byte of @p value; a synchronous memset on a per-thread default
+ * stream is queued there, as the driver's on the legacy stream is. */
+static cudaError_t set(void *devPtr, size_t pitch, int value, size_t width, size_t height,
+                       cudaStream_t stream, bool async, bool per_thread)
+{
+    CUstream hs = NULL;
+    cudaError_t e = rt_enter(NULL);
+
+    if (e == cudaSuccess)
+        e = rt_stream(stream, per_thread, &hs);
+    if (e == cudaSuccess && height > 1 && pitch < width)
+        e = cudaErrorInvalidPitchValue;
+    if (e != cudaSuccess || width == 0 || height == 0)
+        return rt_return(e);
+    e = set_rows((CUdeviceptr)(uintptr_t)devPtr, pitch, (unsigned char)value, width, height, hs,
+                 async || hs != NULL);
     return rt_return(e);
 }
 
@@ -278,4 +392,85 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemset2DAsync_ptsz(void *devPtr, size_t pitc
                                                        cudaStream_t stream)
 {
     return set(devPtr, pitch, value, width, height, stream, true, true);
+}
+
+/* The BUFFER_ID of the memory at @p p (0: none the driver knows). */
+static unsigned long long buffer_of(CUdeviceptr p)
+{
+    CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_BUFFER_ID;
+    unsigned long long id = 0;
+    void *data = &id;
+    if (RT_CALL(cuPointerGetAttributes, 1, &attr, &data, p) != cudaSuccess)
+        id = 0;
+    return id;
+}
+
+/* CUDA Runtime API, Memory Management, cudaMemset3D: the pitch "is ignored when height and depth
+ * are both equal to 1", ysize is "the height of each 2D slice in rows", the extent's width counts
+ * bytes. The one error it documents is an invalid value: a pitch narrower than the width, and
+ * (assumption) a height above ysize when there are several slices, which would overlap. Slices
+ * as high as the extent are one 2-D memset of height * depth rows; others one memset each, in
+ * stream order, once the whole box is known to lie in one allocation (BUFFER_ID of its first and
+ * last byte), so that no slice is set when a later one would be refused. */
+static cudaError_t set_3d(struct cudaPitchedPtr p, int value, struct cudaExtent extent,
+                          cudaStream_t stream, bool async, bool per_thread)
+{
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)p.ptr, last;
+    unsigned char byte = (unsigned char)value;
+    size_t slice = 0, rows = 0, span = 0;
+    CUstream hs = NULL;
+    cudaError_t e = rt_enter(NULL);
+
+    if (e == cudaSuccess)
+        e = rt_stream(stream, per_thread, &hs);
+    if (e != cudaSuccess || extent.width == 0 || extent.height == 0 || extent.depth == 0)
+        return rt_return(e);
+    if ((extent.height > 1 || extent.depth > 1) && p.pitch < extent.width)
+        e = cudaErrorInvalidValue;
+    if (extent.depth > 1 &&
+        (p.ysize < extent.height || __builtin_mul_overflow(p.pitch, p.ysize, &slice)))
+        e = cudaErrorInvalidValue;
+    if (e != cudaSuccess)
+        return rt_return(e);
+    async = async || hs != NULL;
+    if (extent.depth == 1 || p.ysize == extent.height) {
+        if (__builtin_mul_overflow(extent.height, extent.depth, &rows))
+            e = cudaErrorInvalidValue;
+        else
+            e = set_rows(d, p.pitch, byte, extent.width, rows, hs, async);
+        return rt_return(e);
+    }
+    if (__builtin_mul_overflow(extent.depth - 1, slice, &span) ||
+        __builtin_add_overflow(span, (extent.height - 1) * p.pitch + extent.width, &span) ||
+        __builtin_add_overflow(d, span - 1, &last) ||
+        (buffer_of(d) != 0 && buffer_of(last) != buffer_of(d)))
+        e = cudaErrorInvalidValue;
+    for (size_t z = 0; z < extent.depth && e == cudaSuccess; z++)
+        e = set_rows(d + z * slice, p.pitch, byte, extent.width, extent.height, hs, async);
+    return rt_return(e);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                             struct cudaExtent extent)
+{
+    return set_3d(pitchedDevPtr, value, extent, NULL, false, false);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                                  struct cudaExtent extent)
+{
+    return set_3d(pitchedDevPtr, value, extent, NULL, false, true);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                                  struct cudaExtent extent, cudaStream_t stream)
+{
+    return set_3d(pitchedDevPtr, value, extent, stream, true, false);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr,
+                                                       int value, struct cudaExtent extent,
+                                                       cudaStream_t stream)
+{
+    return set_3d(pitchedDevPtr, value, extent, stream, true, true);
 }

@@ -42,6 +42,8 @@
     _X(cuCtxSynchronize, "cuCtxSynchronize", (void))                                               \
     _X(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", (int *, int *))                 \
     _X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                       \
+    _X(cuMemAllocPitch, "cuMemAllocPitch_v2",                                                      \
+       (CUdeviceptr *, size_t *, size_t, size_t, unsigned int))                                    \
     _X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                   \
     _X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr *, size_t, unsigned int))              \
     _X(cuMemAllocHost, "cuMemAllocHost_v2", (void **, size_t))                                     \
@@ -67,6 +69,8 @@
     _X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))    \
     _X(cuMemcpy2D, "cuMemcpy2D_v2", (const CUDA_MEMCPY2D *))                                       \
     _X(cuMemcpy2DAsync, "cuMemcpy2DAsync_v2", (const CUDA_MEMCPY2D *, CUstream))                   \
+    _X(cuMemcpy3D, "cuMemcpy3D_v2", (const CUDA_MEMCPY3D *))                                       \
+    _X(cuMemcpy3DAsync, "cuMemcpy3DAsync_v2", (const CUDA_MEMCPY3D *, CUstream))                   \
     _X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                          \
     _X(cuMemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))         \
     _X(cuMemsetD2D8, "cuMemsetD2D8_v2", (CUdeviceptr, size_t, unsigned char, size_t, size_t))      \
@@ -166,6 +170,9 @@ int rt_current_device(void);
 /* The primary context of @p device, retained once by the runtime (the first call retains it). */
 cudaError_t rt_primary(int device, CUcontext *ctx);
 
+/* cudaDevAttrMaxPitch of @p device (a driver device), asked of the driver once per device. */
+cudaError_t rt_max_pitch(int device, size_t *max);
+
 /* How often cudaDeviceReset has reset @p device: handles the runtime keeps for a device (its
  * per-thread default streams) are stale once this changes. */
 unsigned rt_device_generation(int device);
@@ -196,6 +203,9 @@ cudaError_t CUDARTAPI cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *sr
 cudaError_t CUDARTAPI cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
                                              size_t spitch, size_t width, size_t height,
                                              enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p);
+cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
+                                             cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemset_ptds(void *devPtr, int value, size_t count);
 cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
                                            cudaStream_t stream);
@@ -203,6 +213,10 @@ cudaError_t CUDARTAPI cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, s
                                         size_t height);
 cudaError_t CUDARTAPI cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width,
                                              size_t height, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                        struct cudaExtent extent);
+cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                             struct cudaExtent extent, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,

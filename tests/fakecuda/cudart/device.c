@@ -53,6 +53,23 @@ RT_EXPORT cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDevi
     return rt_return(e);
 }
 
+cudaError_t rt_max_pitch(int device, size_t *max)
+{
+    static int known[RT_MAX_DEVICES];
+    bool cached = device >= 0 && device < RT_MAX_DEVICES;
+    int v = cached ? __atomic_load_n(&known[device], __ATOMIC_RELAXED) : 0;
+    cudaError_t e = cudaSuccess;
+
+    if (v == 0 &&
+        (e = RT_CALL(cuDeviceGetAttribute, &v, CU_DEVICE_ATTRIBUTE_MAX_PITCH, (CUdevice)device)) ==
+            cudaSuccess &&
+        cached)
+        __atomic_store_n(&known[device], v, __ATOMIC_RELAXED);
+    if (e == cudaSuccess)
+        *max = (size_t)(unsigned)v;
+    return e;
+}
+
 /* One field of cudaDeviceProp and the driver attribute it holds. */
 typedef struct {
     size_t offset, size;

@@ -21,6 +21,64 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
     return rt_return(e);
 }
 
+/* CUDA Runtime API, Memory Management, cudaMallocPitch and cudaMalloc3D: "at least width (in
+ * bytes) * height bytes of linear memory", each row padded "to ensure that corresponding pointers
+ * in any given row will continue to meet the alignment requirements", the pitch "the width in
+ * bytes of the allocation". The driver's cuMemAllocPitch pads the rows (to 512 bytes, as current
+ * GPUs do: the test driver says why, tests/fakecuda/memory.c), asked for 16-byte elements, the
+ * widest a kernel moves at once; the padding is device memory like the rest. cudaMalloc3D's
+ * slices are height rows each of one allocation of height * depth rows; its cudaPitchedPtr
+ * carries xsize and ysize, "the logical width and height of the allocation". Assumption: an
+ * empty extent gives no memory (NULL), a pitch of 0 and cudaSuccess, as cudaMalloc does for 0
+ * bytes (alpaka's runtime buffers rely on zero-sized pitched allocations succeeding, alpaka pull
+ * request 198). */
+static cudaError_t alloc_pitch(size_t width, size_t rows, void **ptr, size_t *pitch)
+{
+    CUdeviceptr d = 0;
+    size_t p = 0;
+    cudaError_t e = cudaSuccess;
+
+    if (width > 0 && rows > 0)
+        e = RT_CALL(cuMemAllocPitch, &d, &p, width, rows, 16);
+    if (e == cudaSuccess) {
+        *ptr = (void *)(uintptr_t)d;
+        *pitch = p;
+    }
+    return e;
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
+                                                size_t height)
+{
+    cudaError_t e = rt_enter(NULL);
+
+    if (e == cudaSuccess && (devPtr == NULL || pitch == NULL))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = alloc_pitch(width, height, devPtr, pitch);
+    return rt_return(e);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
+                                             struct cudaExtent extent)
+{
+    struct cudaPitchedPtr p;
+    size_t rows = 0;
+    cudaError_t e = rt_enter(NULL);
+
+    if (e == cudaSuccess &&
+        (pitchedDevPtr == NULL || __builtin_mul_overflow(extent.height, extent.depth, &rows)))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = alloc_pitch(extent.width, rows, &p.ptr, &p.pitch);
+    if (e == cudaSuccess) {
+        p.xsize = extent.width;
+        p.ysize = extent.height;
+        *pitchedDevPtr = p;
+    }
+    return rt_return(e);
+}
+
 /* CUDA Runtime API, Memory Management, cudaFree: "If devPtr is 0, no operation is performed"
  * (the cudaFree(0) idiom still initialises the runtime, as every call does). Memory of the
  * stream-ordered allocator is freed without synchronising, as the driver's cuMemFree does. */

@@ -3,6 +3,7 @@
  * libcudart (or CUDA 12's), run with the stand-in and the test driver first on the library path.
  * Each family of calls: versions, errors and the last error, devices and their properties,
  * threads, device, managed, pinned and registered memory, copies of every kind and memsets,
+ * pitched and 3-D memory with its copies and memsets,
  * streams (the legacy and per-thread default ones too) and events, cudaPointerGetAttributes on
  * each kind of memory, the stream-ordered allocator and pools, device memory opened by another
  * process through an IPC handle (a second copy of this test, "ipc FD"), cudaDeviceReset.
@@ -10,15 +11,16 @@
  *
  *   test_cudart              everything above (FAKECUDA_DEVICES=2 FAKECUDA_SM=90,80)
  *   test_cudart launch       a registered kernel's launch refused, with one line on stderr; a
- *                            function the stand-in does not emulate: cudaErrorNotSupported, one
- *                            line
+ *                            function the stand-in does not emulate, and a 3-D copy of a CUDA
+ *                            array: cudaErrorNotSupported, one line each
  *   test_cudart sticky       a sticky error (FAKECUDA_FAIL=cuMemsetD8_v2:1=700): every call
  *                            returns it, neither cudaGetLastError nor cudaDeviceReset clears it
  *   test_cudart old-driver   on a driver older than the runtime: cudaErrorInsufficientDriver */
 #include <cuda.h>
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h> /* make_cudaExtent, make_cudaPitchedPtr, make_cudaPos */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +49,9 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p);
+cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                   struct cudaExtent extent, cudaStream_t stream);
 
 #define RT(_call) CHECK_EQ_INT((_call), cudaSuccess)
 
@@ -165,6 +170,8 @@ static void check_devices(void)
     CHECK_EQ_INT(prop.managedMemory, 1);
     CHECK_EQ_INT(prop.canMapHostMemory, 1);
     CHECK_EQ_INT(prop.pciBusID, 1);
+    CHECK_EQ_INT(prop.texturePitchAlignment, 32);
+    CHECK_EQ_INT(prop.memPitch, 2147483647);
     RT(cudaGetDeviceProperties(&prop, 1));
     CHECK_EQ_INT(prop.major, 8);
     CHECK_EQ_INT(prop.pciBusID, 2);
@@ -173,6 +180,10 @@ static void check_devices(void)
     CHECK_EQ_INT(value, 8);
     RT(cudaDeviceGetAttribute(&value, cudaDevAttrUnifiedAddressing, 0));
     CHECK_EQ_INT(value, 1);
+    RT(cudaDeviceGetAttribute(&value, cudaDevAttrTexturePitchAlignment, 1));
+    CHECK_EQ_INT(value, 32);
+    RT(cudaDeviceGetAttribute(&value, cudaDevAttrMaxPitch, 1));
+    CHECK_EQ_INT(value, 2147483647);
     CHECK_EQ_INT(cudaDeviceGetAttribute(&value, cudaDevAttrWarpSize, 5), cudaErrorInvalidDevice);
     RT(cudaDeviceSynchronize());
     RT(cudaSetDevice(0));
@@ -306,6 +317,261 @@ static void check_memory(void)
     RT(cudaFree(d));
     free(h);
     free(back);
+}
+
+/* Whether host code touching @p p faults (in a child, so that the fault ends only it). */
+static bool host_touch_faults(const void *p)
+{
+    pid_t pid;
+    int status;
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ((volatile const unsigned char *)p)[0];
+        _exit(0);
+    }
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+/* A pitched pointer of @p g's memory moved by @p x bytes, @p y rows and @p z slices. */
+static struct cudaPitchedPtr moved(struct cudaPitchedPtr g, size_t x, size_t y, size_t z)
+{
+    g.ptr = (char *)g.ptr + (z * g.ysize + y) * g.pitch + x;
+    return g;
+}
+
+/* Every byte of the D slices of @p g (padding too) against @p want, read with one 3-D copy. */
+static void check_grid(struct cudaPitchedPtr g, size_t depth, const unsigned char *want,
+                       const char *what)
+{
+    size_t n = g.pitch * g.ysize * depth, bad = 0;
+    unsigned char *back = malloc(n);
+    struct cudaMemcpy3DParms c;
+
+    REQUIRE(back != NULL);
+    memset(back, 0, n);
+    memset(&c, 0, sizeof c);
+    c.srcPtr = g;
+    c.dstPtr = make_cudaPitchedPtr(back, g.pitch, g.pitch, g.ysize);
+    c.extent = make_cudaExtent(g.pitch, g.ysize, depth);
+    c.kind = cudaMemcpyDeviceToHost;
+    RT(cudaMemcpy3D(&c));
+    for (size_t i = 0; i < n; i++)
+        bad += back[i] != want[i];
+    if (bad != 0)
+        fprintf(stderr, "%s: %zu wrong bytes\n", what, bad);
+    CHECK(bad == 0);
+    free(back);
+}
+
+/* What @p want holds after setting a box of @p g's layout (x, y, z its corner, w bytes, h rows,
+ * d slices) to @p v. */
+static void model_set(unsigned char *want, struct cudaPitchedPtr g, size_t x, size_t y, size_t z,
+                      size_t w, size_t h, size_t d, unsigned char v)
+{
+    for (size_t k = z; k < z + d; k++)
+        for (size_t j = y; j < y + h; j++)
+            memset(want + (k * g.ysize + j) * g.pitch + x, v, w);
+}
+
+/* Pitched and 3-D memory: cudaMallocPitch and cudaMalloc3D (the pitch a multiple of the texture
+ * pitch alignment: 512 bytes, as the real runtime's; the padding device memory host code cannot
+ * touch), cudaMemcpy3D and cudaMemcpy2D between host and pitched memory, device to device, with
+ * positions in bytes, every cudaMemcpyKind, on a stream; cudaMemset3D of sub-boxes, slice by
+ * slice and in one; every byte of the allocation checked after each; and the documented errors. */
+static void check_pitched(void)
+{
+    enum { W = 40, H = 5, D = 4 };
+    struct cudaPitchedPtr g, g2, z;
+    struct cudaMemcpy3DParms c;
+    unsigned char grid[D][H][W], *want, *want2, box[3][4][16], hbox[3][4][16];
+    void *p = NULL, *q = &p;
+    size_t pitch = 0, n;
+    int align = 0;
+    cudaStream_t s = NULL;
+
+    for (int k = 0; k < D; k++)
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++)
+                grid[k][j][i] = (unsigned char)(1 + i + 7 * j + 31 * k);
+    RT(cudaDeviceGetAttribute(&align, cudaDevAttrTexturePitchAlignment, 0));
+    RT(cudaStreamCreate(&s));
+
+    /* cudaMallocPitch: rows of 512 bytes; the padding is device memory. */
+    RT(cudaMallocPitch(&p, &pitch, 100, 3));
+    CHECK_EQ_INT(pitch, 512);
+    CHECK(pitch % (size_t)align == 0);
+    check_attributes((char *)p + 2 * pitch + 300, cudaMemoryTypeDevice, 0,
+                     (char *)p + 2 * pitch + 300, NULL);
+    CHECK(host_touch_faults((char *)p + 100));
+    {
+        unsigned char rows[3][100], rows_back[3][100];
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 100; i++)
+                rows[j][i] = (unsigned char)(i ^ (j << 5));
+        RT(cudaMemset2D(p, pitch, 0x33, pitch, 3));
+        RT(cudaMemcpy2D(p, pitch, rows, 100, 100, 3, cudaMemcpyHostToDevice));
+        RT(cudaMemset2D((char *)p + pitch + 10, pitch, 0x44, 20, 2));
+        memset(rows_back, 0, sizeof rows_back);
+        RT(cudaMemcpy2D(rows_back, 100, p, pitch, 100, 3, cudaMemcpyDefault));
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 100; i++)
+                CHECK(rows_back[j][i] == (j >= 1 && i >= 10 && i < 30 ? 0x44 : rows[j][i]));
+        RT(cudaMemcpy2D(rows_back, 100, (char *)p + 100, pitch, 4, 3, cudaMemcpyDeviceToHost));
+        CHECK(rows_back[2][3] == 0x33); /* the padding holds what it was set to */
+        /* A pitch below the width, or above cudaDevAttrMaxPitch. */
+        CHECK_EQ_INT(cudaMemcpy2D(p, 99, rows, 100, 100, 3, cudaMemcpyHostToDevice),
+                     cudaErrorInvalidPitchValue);
+        CHECK_EQ_INT(cudaMemcpy2D(p, (size_t)1 << 31, rows, 100, 100, 1, cudaMemcpyHostToDevice),
+                     cudaErrorInvalidPitchValue);
+    }
+    RT(cudaFree(p));
+    /* 0 bytes: no memory; NULL outputs are invalid. */
+    p = q;
+    RT(cudaMallocPitch(&p, &pitch, 0, 8));
+    CHECK(p == NULL && pitch == 0);
+    CHECK_EQ_INT(cudaMallocPitch(NULL, &pitch, 8, 8), cudaErrorInvalidValue);
+    CHECK_EQ_INT(cudaMallocPitch(&p, NULL, 8, 8), cudaErrorInvalidValue);
+    RT(cudaMalloc3D(&z, make_cudaExtent(16, 4, 0)));
+    CHECK(z.ptr == NULL && z.pitch == 0 && z.xsize == 16 && z.ysize == 4);
+    CHECK_EQ_INT(cudaMalloc3D(NULL, make_cudaExtent(16, 4, 4)), cudaErrorInvalidValue);
+    CHECK_EQ_INT(cudaMalloc3D(&z, make_cudaExtent(16, SIZE_MAX, 2)), cudaErrorInvalidValue);
+    CHECK_EQ_INT(cudaGetLastError(), cudaErrorInvalidValue);
+
+    /* cudaMalloc3D: every byte set, the grid copied in from the host, read back. */
+    RT(cudaMalloc3D(&g, make_cudaExtent(W, H, D)));
+    CHECK(g.ptr != NULL && g.pitch == 512 && g.xsize == W && g.ysize == H);
+    CHECK(host_touch_faults((char *)g.ptr + W));
+    n = g.pitch * H * D;
+    REQUIRE((want = malloc(n)) != NULL);
+    RT(cudaMemset3D(g, 0x5a, make_cudaExtent(g.pitch, H, D)));
+    memset(want, 0x5a, n);
+    check_grid(g, D, want, "cudaMemset3D of the whole allocation");
+    memset(&c, 0, sizeof c);
+    c.srcPtr = make_cudaPitchedPtr(grid, W, W, H);
+    c.dstPtr = g;
+    c.extent = make_cudaExtent(W, H, D);
+    c.kind = cudaMemcpyHostToDevice;
+    RT(cudaMemcpy3D(&c));
+    for (size_t k = 0; k < D; k++)
+        for (size_t j = 0; j < H; j++)
+            memcpy(want + (k * H + j) * g.pitch, grid[k][j], W);
+    check_grid(g, D, want, "cudaMemcpy3D from the host");
+
+    /* cudaMemset3D of a box of 3 rows of 5 slices' 4: one memset per slice (ysize 5 > 3). */
+    RT(cudaMemset3D(moved(g, 7, 1, 1), 0xc3, make_cudaExtent(11, 3, 2)));
+    model_set(want, g, 7, 1, 1, 11, 3, 2, 0xc3);
+    check_grid(g, D, want, "cudaMemset3D of a sub-box");
+    /* Full-height slices, on a stream (per-thread form too): one 2-D memset. */
+    RT(cudaMemset3DAsync(moved(g, 30, 0, 2), 0x17, make_cudaExtent(3, H, 2), s));
+    RT(cudaStreamSynchronize(s));
+    model_set(want, g, 30, 0, 2, 3, H, 2, 0x17);
+    RT(cudaMemset3DAsync_ptsz(moved(g, 0, 4, 0), 0x29, make_cudaExtent(2, 1, 1),
+                              cudaStreamPerThread));
+    RT(cudaStreamSynchronize(cudaStreamPerThread));
+    model_set(want, g, 0, 4, 0, 2, 1, 1, 0x29);
+    check_grid(g, D, want, "cudaMemset3DAsync");
+
+    /* A box at (3, 1, 1) out to the host at (2, 1, 0) of a poisoned buffer, cudaMemcpyDefault;
+     * and host to host. */
+    memset(box, 0xff, sizeof box);
+    memset(&c, 0, sizeof c);
+    c.srcPtr = g;
+    c.srcPos = make_cudaPos(3, 1, 1);
+    c.dstPtr = make_cudaPitchedPtr(box, 16, 16, 4);
+    c.dstPos = make_cudaPos(2, 1, 0);
+    c.extent = make_cudaExtent(10, 3, 2);
+    c.kind = cudaMemcpyDefault;
+    RT(cudaMemcpy3D(&c));
+    for (size_t k = 0; k < 3; k++)
+        for (size_t j = 0; j < 4; j++)
+            for (size_t i = 0; i < 16; i++) {
+                bool in = k < 2 && j >= 1 && j < 4 && i >= 2 && i < 12;
+                CHECK(box[k][j][i] ==
+                      (in ? want[((k + 1) * H + j) * g.pitch + i + 1] : (unsigned char)0xff));
+            }
+    memset(hbox, 0, sizeof hbox);
+    c.srcPtr = c.dstPtr;
+    c.srcPos = c.dstPos;
+    c.dstPtr = make_cudaPitchedPtr(hbox, 16, 16, 4);
+    c.kind = cudaMemcpyHostToHost;
+    RT(cudaMemcpy3D_ptds(&c));
+    for (size_t k = 0; k < 2; k++)
+        for (size_t j = 1; j < 4; j++)
+            CHECK(memcmp(&hbox[k][j][2], &box[k][j][2], 10) == 0);
+    c.srcPtr = g;
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidValue); /* device memory, host to host */
+
+    /* Device to device on a stream into a grid of 6-row slices, set to 0 first. */
+    RT(cudaMalloc3D(&g2, make_cudaExtent(W, H + 1, D)));
+    RT(cudaMemset3DAsync(g2, 0, make_cudaExtent(g2.pitch, H + 1, D), s));
+    memset(&c, 0, sizeof c);
+    c.srcPtr = g;
+    c.dstPtr = g2;
+    c.dstPos = make_cudaPos(0, 1, 0);
+    c.extent = make_cudaExtent(W, H, D);
+    c.kind = cudaMemcpyDeviceToDevice;
+    RT(cudaMemcpy3DAsync(&c, s));
+    RT(cudaStreamSynchronize(s));
+    REQUIRE((want2 = calloc(g2.pitch * (H + 1), D)) != NULL);
+    for (size_t k = 0; k < D; k++)
+        for (size_t j = 0; j < H; j++)
+            memcpy(want2 + (k * (H + 1) + j + 1) * g2.pitch, want + (k * H + j) * g.pitch, W);
+    check_grid(g2, D, want2, "cudaMemcpy3DAsync device to device");
+
+    /* The documented errors; none of them writes a byte. */
+    CHECK_EQ_INT(cudaMemcpy3D(NULL), cudaErrorInvalidValue);
+    c.srcArray = (cudaArray_t)(uintptr_t)1; /* a source twice */
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidValue);
+    c.srcArray = NULL;
+    c.dstPtr.ptr = NULL; /* no destination */
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidValue);
+    c.dstPtr = g2;
+    c.kind = (enum cudaMemcpyKind)7;
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidMemcpyDirection);
+    c.kind = cudaMemcpyDeviceToDevice;
+    c.dstPos.x = g2.pitch - W + 1; /* past the pitch */
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidPitchValue);
+    c.dstPos.x = 0;
+    c.srcPtr.pitch = W - 1;
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidPitchValue);
+    c.srcPtr.pitch = (size_t)1 << 31; /* above cudaDevAttrMaxPitch */
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidPitchValue);
+    c.srcPtr = g;
+    c.srcPos.y = 1; /* slices too short for the rows */
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidValue);
+    c.srcPos.y = 0;
+    c.srcPos.z = 1; /* past the allocation */
+    CHECK_EQ_INT(cudaMemcpy3DAsync(&c, s), cudaErrorInvalidValue);
+    c.srcPos.z = 0;
+    c.kind = cudaMemcpyHostToDevice; /* the source is no host memory */
+    CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorInvalidValue);
+    c.extent.depth = 0; /* nothing to copy */
+    RT(cudaMemcpy3D(&c));
+    CHECK_EQ_INT(cudaMemset3D(g, 1, make_cudaExtent(g.pitch + 1, 2, 1)), cudaErrorInvalidValue);
+    CHECK_EQ_INT(cudaMemset3D(g, 1, make_cudaExtent(W, H + 1, 2)), cudaErrorInvalidValue);
+    CHECK_EQ_INT(cudaMemset3D(moved(g, 0, 0, 2), 1, make_cudaExtent(W, 2, 3)),
+                 cudaErrorInvalidValue); /* its last slice past the allocation */
+    CHECK_EQ_INT(cudaMemset3D(make_cudaPitchedPtr(grid, W, W, H), 1, make_cudaExtent(W, 2, 2)),
+                 cudaErrorInvalidValue); /* host memory */
+    CHECK_EQ_INT(cudaGetLastError(), cudaErrorInvalidValue);
+    {
+        /* One row: the pitch is not looked at. */
+        struct cudaPitchedPtr row = g;
+        row.pitch = 0;
+        RT(cudaMemset3D(row, 0x61, make_cudaExtent(4, 1, 1)));
+        model_set(want, g, 0, 0, 0, 4, 1, 1, 0x61);
+    }
+    check_grid(g, D, want, "after the refused calls");
+    check_grid(g2, D, want2, "after the refused calls");
+
+    RT(cudaStreamDestroy(s));
+    RT(cudaFree(g.ptr));
+    RT(cudaFree(g2.ptr));
+    free(want);
+    free(want2);
 }
 
 static void check_streams(void)
@@ -580,6 +846,19 @@ static int check_launch(void)
     __cudaUnregisterFatBinary(handle);
     CHECK_EQ_INT(cudaLaunchKernel((const void *)(uintptr_t)kernel_stub, grid, block, NULL, 0, NULL),
                  cudaErrorInvalidDeviceFunction);
+    /* A 3-D copy of a CUDA array, twice: cudaErrorNotSupported, one line. */
+    {
+        static char dst[64];
+        struct cudaMemcpy3DParms c;
+        memset(&c, 0, sizeof c);
+        c.srcArray = (cudaArray_t)(uintptr_t)1;
+        c.dstPtr = make_cudaPitchedPtr(dst, 8, 8, 8);
+        c.extent = make_cudaExtent(8, 8, 1);
+        c.kind = cudaMemcpyDeviceToHost;
+        CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorNotSupported);
+        CHECK_EQ_INT(cudaMemcpy3D(&c), cudaErrorNotSupported);
+        CHECK_EQ_INT(cudaGetLastError(), cudaErrorNotSupported);
+    }
     /* A function the stand-in does not emulate, twice: one line. */
     CHECK_EQ_INT(cudaDeviceSetLimit(cudaLimitStackSize, 4096), cudaErrorNotSupported);
     CHECK_EQ_INT(cudaDeviceSetLimit(cudaLimitStackSize, 4096), cudaErrorNotSupported);
@@ -636,6 +915,7 @@ int main(int argc, char **argv)
     check_errors();
     check_devices();
     check_memory();
+    check_pitched();
     check_streams();
     check_pools();
     check_ipc();

@@ -176,11 +176,9 @@
     _X(cudaLibraryLoadData)                                                                        \
     _X(cudaLibraryLoadFromFile)                                                                    \
     _X(cudaLibraryUnload)                                                                          \
-    _X(cudaMalloc3D)                                                                               \
     _X(cudaMalloc3DArray)                                                                          \
     _X(cudaMallocArray)                                                                            \
     _X(cudaMallocMipmappedArray)                                                                   \
-    _X(cudaMallocPitch)                                                                            \
     _X(cudaMemPoolExportPointer)                                                                   \
     _X(cudaMemPoolExportToShareableHandle)                                                         \
     _X(cudaMemPoolImportFromShareableHandle)                                                       \
@@ -197,16 +195,12 @@
     _X(cudaMemcpy2DToArrayAsync)                                                                   \
     _X(cudaMemcpy2DToArrayAsync_ptsz)                                                              \
     _X(cudaMemcpy2DToArray_ptds)                                                                   \
-    _X(cudaMemcpy3D)                                                                               \
-    _X(cudaMemcpy3DAsync)                                                                          \
-    _X(cudaMemcpy3DAsync_ptsz)                                                                     \
     _X(cudaMemcpy3DBatchAsync)                                                                     \
     _X(cudaMemcpy3DBatchAsync_ptsz)                                                                \
     _X(cudaMemcpy3DPeer)                                                                           \
     _X(cudaMemcpy3DPeerAsync)                                                                      \
     _X(cudaMemcpy3DPeerAsync_ptsz)                                                                 \
     _X(cudaMemcpy3DPeer_ptds)                                                                      \
-    _X(cudaMemcpy3D_ptds)                                                                          \
     _X(cudaMemcpyArrayToArray)                                                                     \
     _X(cudaMemcpyArrayToArray_ptds)                                                                \
     _X(cudaMemcpyBatchAsync)                                                                       \
@@ -229,10 +223,6 @@
     _X(cudaMemcpyToSymbolAsync)                                                                    \
     _X(cudaMemcpyToSymbolAsync_ptsz)                                                               \
     _X(cudaMemcpyToSymbol_ptds)                                                                    \
-    _X(cudaMemset3D)                                                                               \
-    _X(cudaMemset3DAsync)                                                                          \
-    _X(cudaMemset3DAsync_ptsz)                                                                     \
-    _X(cudaMemset3D_ptds)                                                                          \
     _X(cudaMipmappedArrayGetMemoryRequirements)                                                    \
     _X(cudaMipmappedArrayGetSparseProperties)                                                      \
     _X(cudaOccupancyAvailableDynamicSMemPerBlock)                                                  \
