@@ -85,11 +85,11 @@ set(TJ_VARIANT_TYPES ${CMAKE_CURRENT_SOURCE_DIR}/variant.types)
 add_test(NAME kernels_variant_warm COMMAND sh -c
          "rm -rf ${TJ_VARIANT_CACHE} &&
           $0 warm --jobs 2 --cache-dir ${TJ_VARIANT_CACHE} ${TJ_VARIANT_TYPES} | tee /dev/stderr |
-            grep -q ': 12 kernels: 12 compiled, 0 already cached, 0 failed' &&
+            grep -q ': 24 kernels: 24 compiled, 0 already cached, 0 failed' &&
           $1 warm --jobs 2 --cache-dir ${TJ_VARIANT_CACHE} ${TJ_VARIANT_TYPES} | tee /dev/stderr |
-            grep -q ': 12 kernels: 12 compiled, 0 already cached, 0 failed' &&
+            grep -q ': 24 kernels: 24 compiled, 0 already cached, 0 failed' &&
           $0 warm --jobs 2 --cache-dir ${TJ_VARIANT_CACHE} ${TJ_VARIANT_TYPES} | tee /dev/stderr |
-            grep -q ': 12 kernels: 0 compiled, 12 already cached, 0 failed'"
+            grep -q ': 24 kernels: 0 compiled, 24 already cached, 0 failed'"
          $<TARGET_FILE:typejit_tool> $<TARGET_FILE:typejit_tool_variant>)
 set_tests_properties(kernels_variant_warm PROPERTIES TIMEOUT 300 LABELS jit)
 tj_heavy(kernels_variant_warm)
