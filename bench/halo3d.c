@@ -17,6 +17,12 @@
  * In the last three the packing happens inside the MPI calls (typejit's, when preloaded), so
  * only the whole exchange is timed.
  *
+ * With --offset-faces every region's datatype is the box at the array's origin and the calls
+ * take the region where it lies: the buffer d + offset (the byte offset of the region's first
+ * point) in MPI_Pack, MPI_Unpack, MPI_Isend and MPI_Irecv, and the displacement in the
+ * collectives, as hand-written halo codes do; with an odd Q half of those offsets are 8 bytes
+ * off a 16-byte boundary.
+ *
  * --describe prints the datatypes of the regions (and the fused sets of the neighbor mode) as
  * type descriptions for `typejit warm`, and exits without MPI: warming them leaves nothing for
  * the pack, neighbor and isend modes to compile.
@@ -42,13 +48,15 @@
  * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
  *
  *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device [--alloc KIND]]
- *          [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet] [--describe]
+ *          [--collective pack|alltoallv|neighbor|isend] [--offset-faces] [--tolerate-errors]
+ *          [--quiet] [--describe]
  */
 #include <cuda.h>
 #ifdef HALO3D_CUDART
 #include <cuda_runtime_api.h>
 #endif
 #include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,7 +70,7 @@
 typedef int (*describe_fn)(const void *, char *, size_t);
 
 static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0, tolerate = 0;
-static int describe_only = 0;
+static int describe_only = 0, offset_faces = 0;
 static long errors; /* MPI errors met and recovered from (--tolerate-errors) */
 
 typedef enum { EX_PACK, EX_ALLTOALLV, EX_NEIGHBOR, EX_ISEND } exchange_t;
@@ -72,8 +80,8 @@ static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend
 static const char usage[] =
     "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K]\n"
     "              [--host | --device [--alloc KIND]]\n"
-    "              [--collective pack|alltoallv|neighbor|isend] [--tolerate-errors] [--quiet]\n"
-    "              [--describe]\n"
+    "              [--collective pack|alltoallv|neighbor|isend] [--offset-faces]\n"
+    "              [--tolerate-errors] [--quiet] [--describe]\n"
     "  --n N          points per side per rank (default 32)\n"
     "  --radius R     ghost-shell radius, 1 <= R <= N (default 3)\n"
     "  --per-point Q  doubles per grid point (default 8)\n"
@@ -89,6 +97,8 @@ static const char usage[] =
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
     "                 (MPI_Isend/MPI_Irecv of each region)\n"
+    "  --offset-faces every region's datatype at the origin, the calls at d + offset (the\n"
+    "                 region's first point) or at that displacement\n"
     "  --tolerate-errors  count MPI errors and redo what failed (for fault injection)\n"
     "  --quiet        print only the PASS/FAIL line\n"
     "  --describe     print the regions' datatypes, and the fused sets of the neighbor mode, as\n"
@@ -666,16 +676,28 @@ static void region(int d, int send, int *start, int *size)
     }
 }
 
+/* Where a region's datatype places it, and the byte offset of the buffer the calls pass: the
+ * region itself and 0, or with --offset-faces the array's origin and the offset of the region's
+ * first point. */
+static void region_place(const int start[3], int box[3], MPI_Aint *offset)
+{
+    for (int a = 0; a < 3; a++)
+        box[a] = offset_faces ? -radius : start[a];
+    *offset = offset_faces ? (MPI_Aint)offset_of(start[0], start[1], start[2]) : 0;
+}
+
 /* A box of the padded array as a datatype: subarray of points (Q contiguous doubles), or the
  * same layout as an hvector of vectors of doubles, so that both constructions meet typejit; rows
  * row_pitch bytes apart (a whole number of points). It is named (MPI_Type_set_name), as a careful
- * application names its types: typejit's debug log shows the names. */
-static MPI_Datatype box_type(const int start[3], const int size[3], int as_subarray,
+ * application names its types: typejit's debug log shows the names. With --offset-faces the box
+ * is at the origin (region_place). */
+static MPI_Datatype box_type(const int region_start[3], const int size[3], int as_subarray,
                              const char *name)
 {
-    int p = n + 2 * radius, row = (int)(row_pitch / ((size_t)q * sizeof(double)));
-    MPI_Aint plane_bytes = (MPI_Aint)p * (MPI_Aint)row_pitch;
+    int p = n + 2 * radius, row = (int)(row_pitch / ((size_t)q * sizeof(double))), start[3];
+    MPI_Aint plane_bytes = (MPI_Aint)p * (MPI_Aint)row_pitch, unused;
     MPI_Datatype t, rows, plane, point;
+    region_place(region_start, start, &unused);
     if (as_subarray) {
         int sizes[3] = {p, p, row};
         int subs[3] = {size[2], size[1], size[0]};
@@ -716,10 +738,14 @@ static MPI_Datatype box_type(const int start[3], const int size[3], int as_subar
 
 /* The type description (typejit's `inspect`/`warm` syntax) of box_type's datatype, written the
  * way box_type builds it. */
-static void box_text(const int start[3], const int size[3], int as_subarray, char *buf, size_t len)
+static void box_text(const int region_start[3], const int size[3], int as_subarray, char *buf,
+                     size_t len)
 {
     long long p = n + 2 * radius, row = (long long)(row_pitch / ((size_t)q * sizeof(double)));
     long long plane_bytes = p * (long long)row_pitch;
+    int start[3];
+    MPI_Aint unused;
+    region_place(region_start, start, &unused);
     if (as_subarray)
         snprintf(buf, len,
                  "subarray({%lld,%lld,%lld}, {%d,%d,%d}, {%d,%d,%d}, C, contiguous(%d, "
@@ -744,33 +770,57 @@ static void regions(int d, int ss[3], int sz[3], int rs[3], int rz[3])
     }
 }
 
+/* A member of a fused set: with --offset-faces the region's datatype at its displacement (a
+ * struct of one member), since the word each member moves depends on where it lies. */
+static void member_text(const char *type, MPI_Aint offset)
+{
+    if (offset_faces)
+        printf("struct({1}, {%lld}, {%s})", (long long)offset, type);
+    else
+        printf("%s", type);
+}
+
 /* --describe: every region's datatype, then the neighbor mode's two fused sets (its slots in
  * order: slot k is direction d_k, sent as send_t[d_k], received as recv_t[26 - d_k]). */
 static void describe_types(void)
 {
     char send[27][512], recv[27][512];
+    MPI_Aint soff[27], roff[27];
     for (int d = 0; d < 27; d++) {
-        int ss[3], sz[3], rs[3], rz[3];
+        int ss[3], sz[3], rs[3], rz[3], box[3];
         if (d == 13)
             continue;
         regions(d, ss, sz, rs, rz);
         box_text(ss, sz, d % 2 == 0, send[d], sizeof(send[d]));
         box_text(rs, rz, d % 2 == 1, recv[d], sizeof(recv[d]));
+        region_place(ss, box, &soff[d]);
+        region_place(rs, box, &roff[d]);
     }
-    printf("# halo3d --n %d --radius %d --per-point %d: the datatypes of the regions\n", n, radius,
-           q);
+    printf("# halo3d --n %d --radius %d --per-point %d%s: the datatypes of the regions\n", n,
+           radius, q, offset_faces ? " --offset-faces" : "");
     for (int d = 0; d < 27; d++)
         if (d != 13)
             printf("%s\n%s\n", send[d], recv[d]);
-    printf("# --collective neighbor: one fused launch per side, the slots in order\nfused(");
+    printf("# --collective neighbor: one fused launch per side, the slots in order%s\nfused(",
+           offset_faces ? ", each member at its displacement" : "");
     for (int d = 0, k = 0; d < 27; d++)
-        if (d != 13)
-            printf("%s%s", k++ ? ", " : "", send[d]);
+        if (d != 13) {
+            printf("%s", k++ ? ", " : "");
+            member_text(send[d], soff[d]);
+        }
     printf(")\nfused(");
     for (int d = 0, k = 0; d < 27; d++)
-        if (d != 13)
-            printf("%s%s", k++ ? ", " : "", recv[26 - d]);
+        if (d != 13) {
+            printf("%s", k++ ? ", " : "");
+            member_text(recv[26 - d], roff[26 - d]);
+        }
     printf(")\n");
+}
+
+/* @p buf moved on by @p offset bytes: a region's place with --offset-faces. */
+static void *shifted(void *buf, MPI_Aint offset)
+{
+    return (char *)buf + offset;
 }
 
 int main(int argc, char **argv)
@@ -779,6 +829,7 @@ int main(int argc, char **argv)
                       allocated = 0;
     MPI_Comm cart;
     MPI_Datatype send_t[27], recv_t[27];
+    MPI_Aint soff[27], roff[27]; /* where the calls place each region (--offset-faces) */
     int nbr[27], dsize[27];
     long bad = 0;
     double t_pack = 0, t_unpack = 0, t_exch = 0;
@@ -831,6 +882,8 @@ int main(int argc, char **argv)
             allocated = 1;
         } else if (strcmp(argv[i], "--describe") == 0) {
             describe_only = 1;
+        } else if (strcmp(argv[i], "--offset-faces") == 0) {
+            offset_faces = 1;
         } else {
             fprintf(stderr, "halo3d: unknown or incomplete argument \"%s\"\n%s", argv[i], usage);
             return 2;
@@ -883,8 +936,10 @@ int main(int argc, char **argv)
             c[a] = ((coords[a] + off) % dims[a] + dims[a]) % dims[a];
         }
         MPI_Cart_rank(cart, c, &nbr[d]);
-        int ss[3], sz[3], rs[3], rz[3];
+        int ss[3], sz[3], rs[3], rz[3], box[3];
         regions(d, ss, sz, rs, rz);
+        region_place(ss, box, &soff[d]);
+        region_place(rs, box, &roff[d]);
         char name[64];
         snprintf(name, sizeof(name), "halo send (%+d,%+d,%+d)", dx, dy, dz);
         send_t[d] = box_type(ss, sz, d % 2 == 0, name);
@@ -893,6 +948,9 @@ int main(int argc, char **argv)
         MPI_Type_size(send_t[d], &dsize[d]);
     }
 
+    if (offset_faces && mode == EX_ALLTOALLV && row_pitch * side * side > INT_MAX)
+        die("--offset-faces with --collective alltoallv: the grid is too large for the int "
+            "displacements of MPI_Alltoallw");
     double *grid = malloc(values * sizeof(double));
     /* What the MPI calls see: the host grid, or its copy in device memory. A collective may not
      * take one buffer as both its send and its receive buffer, so the alltoallv and neighbor
@@ -946,7 +1004,7 @@ int main(int argc, char **argv)
      * nbr[26 - d_k]; two slots between one pair of ranks are matched in slot order. */
     MPI_Comm graph = MPI_COMM_NULL;
     int gsrc[26], gdst[26], gcnt[26], weights[26];
-    MPI_Aint gdis[26];
+    MPI_Aint gsdis[26], grdis[26];
     MPI_Datatype gs_t[26], gr_t[26];
     for (int d = 0, k = 0; d < 27; d++) {
         if (d == 13)
@@ -956,7 +1014,8 @@ int main(int argc, char **argv)
         gs_t[k] = send_t[d];
         gr_t[k] = recv_t[26 - d];
         gcnt[k] = 1;
-        gdis[k] = 0;
+        gsdis[k] = soff[d];
+        grdis[k] = roff[26 - d];
         weights[k] = 1;
         k++;
     }
@@ -996,8 +1055,9 @@ int main(int argc, char **argv)
                     sdispl[r] = pos;
                     for (int k = 0; k < nto[r]; k++) {
                         int was = pos;
-                        RETRY((pos = was,
-                               MPI_Pack(field, 1, send_t[to[r][k]], sbuf, (int)total, &pos, cart)));
+                        RETRY(
+                            (pos = was, MPI_Pack(shifted(field, soff[to[r][k]]), 1,
+                                                 send_t[to[r][k]], sbuf, (int)total, &pos, cart)));
                     }
                     scount[r] = pos - sdispl[r];
                 }
@@ -1016,7 +1076,8 @@ int main(int argc, char **argv)
                     int p = rdispl[s];
                     for (int k = 0; k < nto[s]; k++) {
                         int was = p;
-                        RETRY((p = was, MPI_Unpack(rbuf, (int)total, &p, field, 1,
+                        RETRY((p = was, MPI_Unpack(rbuf, (int)total, &p,
+                                                   shifted(field, roff[26 - from[s][k]]), 1,
                                                    recv_t[26 - from[s][k]], cart)));
                     }
                 }
@@ -1025,7 +1086,8 @@ int main(int argc, char **argv)
                     for (int r = 0; r < nranks; r++) {
                         int has = k < nto[r];
                         scount[r] = rcount[r] = has;
-                        sdispl[r] = rdispl[r] = 0;
+                        sdispl[r] = has ? (int)soff[to[r][k]] : 0;
+                        rdispl[r] = has ? (int)roff[26 - from[r][k]] : 0;
                         stypes[r] = has ? send_t[to[r][k]] : MPI_DOUBLE;
                         rtypes[r] = has ? recv_t[26 - from[r][k]] : MPI_DOUBLE;
                     }
@@ -1033,8 +1095,8 @@ int main(int argc, char **argv)
                                             rtypes, cart) != MPI_SUCCESS;
                 }
             } else if (mode == EX_NEIGHBOR) {
-                failed |= MPI_Neighbor_alltoallw(field, gcnt, gdis, gs_t, rfield, gcnt, gdis, gr_t,
-                                                 graph) != MPI_SUCCESS;
+                failed |= MPI_Neighbor_alltoallw(field, gcnt, gsdis, gs_t, rfield, gcnt, grdis,
+                                                 gr_t, graph) != MPI_SUCCESS;
             } else {
                 MPI_Request reqs[52];
                 /* Statuses, not MPI_STATUSES_IGNORE: MPICH's header declares the array's size to
@@ -1044,9 +1106,11 @@ int main(int argc, char **argv)
                 for (int d = 0; d < 27; d++) {
                     if (d == 13)
                         continue;
-                    RETRY(MPI_Irecv(field, 1, recv_t[26 - d], nbr[26 - d], d, cart, &reqs[nreq]));
+                    RETRY(MPI_Irecv(shifted(field, roff[26 - d]), 1, recv_t[26 - d], nbr[26 - d], d,
+                                    cart, &reqs[nreq]));
                     nreq++;
-                    RETRY(MPI_Isend(field, 1, send_t[d], nbr[d], d, cart, &reqs[nreq]));
+                    RETRY(MPI_Isend(shifted(field, soff[d]), 1, send_t[d], nbr[d], d, cart,
+                                    &reqs[nreq]));
                     nreq++;
                 }
                 failed |= MPI_Waitall(nreq, reqs, sts) != MPI_SUCCESS;
@@ -1096,9 +1160,9 @@ int main(int argc, char **argv)
     if (rank == 0 && !quiet) {
         describe_fn describe = (describe_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tj_type_describe");
         printf("halo3d: %d ranks in a %dx%dx%d grid, %d^3 points of %d doubles each, radius %d, "
-               "%d iterations, grid in %s memory, exchange by %s\n",
+               "%d iterations, grid in %s memory, exchange by %s%s\n",
                nranks, dims[0], dims[1], dims[2], n, q, radius, iters, device ? "device" : "host",
-               mode_names[mode]);
+               mode_names[mode], offset_faces ? ", regions at d + offset" : "");
         if (describe == NULL)
             printf("typejit is not loaded: every datatype is handled by the system MPI\n");
         for (int d = 0; d < 27 && describe != NULL; d++) {

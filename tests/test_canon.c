@@ -657,6 +657,110 @@ static tj_block_t make(int64_t start, int64_t extent, int ndims, const int64_t *
     return b;
 }
 
+/* Whether @p w is among the @p n words of @p list. */
+static bool listed(const tj_words_offsets_t *list, int n, tj_words_t w)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i].words.word == w.word && list[i].words.edge == w.edge)
+            return true;
+    return false;
+}
+
+/* The words of every placement of @p b whose typed buffer and packed bytes lie at multiples of
+ * @p align from a 16-byte boundary: each listed once, each with a placement that selects it,
+ * and every such placement's words listed. */
+static int check_aligned_to(const tj_block_t *b, int64_t count, int align,
+                            tj_words_offsets_t list[TJ_BLOCK_WORDS_MAX])
+{
+    int n = tj_block_words_aligned_to(b, count, align, list);
+    int step = (align & -align) > 16 ? 16 : align & -align;
+
+    CHECK(n >= 1 && n <= TJ_BLOCK_WORDS_MAX);
+    CHECK_EQ_INT(list[0].typed_offset, 0);
+    CHECK_EQ_INT(list[0].packed_offset, 0);
+    for (int i = 0; i < n; i++) {
+        tj_words_t w = tj_block_words(b, count, (uintptr_t)(b->start + list[i].typed_offset),
+                                      (uintptr_t)list[i].packed_offset);
+        CHECK(list[i].typed_offset % step == 0 && list[i].packed_offset % step == 0);
+        CHECK_WORDS(w, list[i].words.word, list[i].words.edge);
+        CHECK(!listed(list, i, list[i].words));
+    }
+    for (int t = 0; t < 64; t += step)
+        for (int p = 0; p < 64; p += step)
+            CHECK(listed(list, n,
+                         tj_block_words(b, count, (uintptr_t)(b->start + 256 + t), (uintptr_t)p)));
+    return n;
+}
+
+/* The words of element-aligned placements: a halo code's faces sent from d + offset, 8 bytes off
+ * a 16-byte boundary, packed at sums of earlier packs. */
+static void test_words_aligned_to(void)
+{
+    tj_words_offsets_t list[TJ_BLOCK_WORDS_MAX];
+    tj_words_t all[TJ_BLOCK_WORDS_MAX], aligned[2];
+    tj_block_t b;
+    int n;
+
+    /* 16 runs of 24 doubles 4576 bytes apart: W 16 on aligned buffers, 8 from d + 8 (or at an
+     * odd packed double); runs of 192 bytes are too short for edges. */
+    b = make(0, 68832, 2, (const int64_t[]){192, 16}, (const int64_t[]){1, 4576});
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 8, list), 2);
+    CHECK_WORDS(list[0].words, 16, 0);
+    CHECK_WORDS(list[1].words, 8, 0);
+    CHECK_EQ_INT(list[1].typed_offset, 8); /* the typed buffer first */
+    CHECK_EQ_INT(list[1].packed_offset, 0);
+    CHECK_EQ_INT(check_aligned_to(&b, 2, 8, list), 2);
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 16, list), 1); /* 16-byte aligned: the aligned words */
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 64, list), 1);
+    CHECK_WORDS(list[0].words, 16, 0);
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 4, list), 3);  /* floats: W 4 too */
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 24, list), 2); /* multiples of 24: of 8 modulo 16 */
+    /* Bytes: every plain word, and edges of words up to 4 (32 of them fit in a run of 192). */
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 1, list), 8);
+
+    /* The face's first point 8 bytes into the type: aligned buffers select W 8, d + 8 W 16. */
+    b = make(8, 68832, 2, (const int64_t[]){192, 16}, (const int64_t[]){1, 4576});
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 8, list), 2);
+    CHECK_WORDS(list[0].words, 8, 0);
+    CHECK_WORDS(list[1].words, 16, 0);
+    CHECK_EQ_INT(list[1].typed_offset, 8);
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 16, list), 1);
+    CHECK_EQ_INT(tj_block_words_aligned(&b, aligned), 1);
+    CHECK_WORDS(list[0].words, aligned[0].word, aligned[0].edge);
+
+    /* The count matters through the extent: an odd one moves several objects in bytes. */
+    b = make(0, 32769, 2, (const int64_t[]){64, 64}, (const int64_t[]){1, 512});
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 8, list), 2);
+    CHECK_EQ_INT(check_aligned_to(&b, 2, 8, list), 1);
+    CHECK_WORDS(list[0].words, 1, 0);
+    CHECK_EQ_INT(check_aligned_to(&b, 1000, 8, list), 1);
+    CHECK_WORDS(list[0].words, 1, 0);
+
+    /* Rows of 1001 floats padded by 16 bytes, from any float: edges where the typed buffer and
+     * the packed bytes agree modulo 8 or 16, none where they do not. */
+    b = make(0, 64 * 4020, 2, (const int64_t[]){4004, 64}, (const int64_t[]){1, 4020});
+    n = check_aligned_to(&b, 1, 4, list);
+    CHECK_WORDS(list[0].words, 16, 4);
+    CHECK(listed(list, n, (tj_words_t){8, 4}));
+    CHECK(listed(list, n, (tj_words_t){4, 0}));
+    CHECK(!listed(list, n, (tj_words_t){16, 2}));
+    CHECK_EQ_INT(n, 3);
+    CHECK_EQ_INT(check_aligned_to(&b, 1, 8, list), 2); /* 16 with edges of 4, and 8 with them */
+
+    /* Every placement at all: the words of --all-words, one object or several. */
+    n = tj_block_words_all(&b, all);
+    {
+        int n1 = check_aligned_to(&b, 1, 1, list), m = n1;
+        tj_words_offsets_t several[TJ_BLOCK_WORDS_MAX];
+        int n2 = check_aligned_to(&b, 2, 1, several);
+        for (int i = 0; i < n2; i++)
+            m += !listed(list, n1, several[i].words);
+        CHECK_EQ_INT(n, m);
+        for (int i = 0; i < n1; i++)
+            CHECK_WORDS(all[i], list[i].words.word, list[i].words.edge);
+    }
+}
+
 static void test_disjoint(void)
 {
     tj_block_t b;
@@ -890,6 +994,7 @@ int main(void)
     test_block_make();
     test_word();
     test_launch_words();
+    test_words_aligned_to();
     test_footprint();
     test_disjoint();
     test_block_equal();

@@ -25,12 +25,14 @@ subarray({64,64,64}, {1,64,64}, {0,0,0}, C, MPI_FLOAT)
 struct({1,1}, {0,8}, {MPI_INT, MPI_DOUBLE})
 TYPES
 out=$("$tool" warm --arch sm_90,sm_75 --jobs 2 --cache-dir "$dir/c" "$dir/types.txt")
-echo "$out" | grep -q "12 kernels: 12 compiled, 0 already cached, 0 failed" || fail "first warm: $out"
+echo "$out" | grep -q "36 kernels: 36 compiled, 0 already cached, 0 failed" || fail "first warm: $out"
+echo "$out" | grep -q "^typejit warm: not compiled: [1-9][0-9]* kernels of launches on buffers or packed positions not aligned to their types' elements (--all-words compiles them)$" ||
+    fail "first warm does not say what it left out: $out"
 out=$("$tool" warm --arch sm_90,sm_75 --cache-dir "$dir/c" "$dir/types.txt")
-echo "$out" | grep -q "12 kernels: 0 compiled, 12 already cached, 0 failed" || fail "second warm: $out"
+echo "$out" | grep -q "36 kernels: 0 compiled, 36 already cached, 0 failed" || fail "second warm: $out"
 out=$("$tool" warm --cache-dir "$dir/c")
-echo "$out" | grep -q "12 kernels: 0 compiled, 12 already cached" || fail "manifest warm: $out"
-"$tool" cache stats --cache-dir "$dir/c" | grep -q ": 12 entries, [0-9]* bytes, 0 invalid, 0 sources, 12 manifest lines" ||
+echo "$out" | grep -q "36 kernels: 0 compiled, 36 already cached" || fail "manifest warm: $out"
+"$tool" cache stats --cache-dir "$dir/c" | grep -q ": 36 entries, [0-9]* bytes, 0 invalid, 0 sources, 36 manifest lines" ||
     fail "stats"
 
 # Word size per dimension: rows of 1001 floats padded by 16 bytes get a kernel
@@ -42,13 +44,13 @@ vector(64, 1001, 1005, MPI_FLOAT)
 fused(vector(8, 4, 8, MPI_INT), contiguous(3, MPI_INT), vector(8, 4, 8, MPI_INT))
 TYPES
 out=$("$tool" warm --cache-dir "$dir/w" "$dir/words.txt")
-echo "$out" | grep -q "12 kernels: 12 compiled" || fail "words warm: $out"
+echo "$out" | grep -q "26 kernels: 26 compiled" || fail "words warm: $out"
 grep -q "^sm_90 pack W=16 edge=4 start=0 extent=257264 counts=4004,64 strides=1,4020$" "$dir/w/manifest.txt" ||
     fail "no kernel with edges in the manifest: $(cat "$dir/w/manifest.txt")"
 grep -q "^sm_90 unpack W=16 fused start=0 extent=240 counts=16,8 strides=1,32 | W=4 start=0 extent=12 counts=12 strides=1$" "$dir/w/manifest.txt" ||
     fail "no fused kernel of two words in the manifest: $(cat "$dir/w/manifest.txt")"
 out=$("$tool" warm --cache-dir "$dir/w")
-echo "$out" | grep -q "12 kernels: 0 compiled, 12 already cached, 0 failed" || fail "words manifest warm: $out"
+echo "$out" | grep -q "26 kernels: 0 compiled, 26 already cached, 0 failed" || fail "words manifest warm: $out"
 out=$("$tool" inspect --no-source 'vector(64, 1001, 1005, MPI_FLOAT)')
 echo "$out" | grep -q "^word: *W=4$" || fail "inspect word of the rows: $out"
 echo "$out" | grep -q "^launch: *W=16 with edges of 4 bytes (aligned buffers)$" || fail "inspect launch: $out"
@@ -57,6 +59,11 @@ out=$("$tool" inspect --no-source 'resized(0, 32769, vector(64, 8, 64, MPI_DOUBL
 echo "$out" | grep -q "^launch: *W=16 for one object (aligned buffers)$" || fail "inspect one object: $out"
 echo "$out" | grep -q "^ *W=1 for several (aligned buffers)$" || fail "inspect several: $out"
 
+# The words of every element-aligned placement: a column of doubles from d + 8 moves words of 8.
+out=$("$tool" inspect --no-source 'vector(64, 8, 64, MPI_DOUBLE)')
+echo "$out" | grep -q "^alignment: *8 (of the elements)$" || fail "inspect alignment: $out"
+echo "$out" | grep -q "^launch: *W=16 (aligned buffers)$" || fail "inspect aligned launch: $out"
+echo "$out" | grep -q "^ *W=8 (typed buffer at 16n+8)$" || fail "inspect launch from d + 8: $out"
 out=$("$tool" inspect 'vector(64, 8, 64, MPI_DOUBLE)')
 echo "$out" | grep -q "^block: *start=0 extent=32320 counts=64,64 strides=1,512" || fail "inspect block: $out"
 echo "$out" | grep -q "W=16" || fail "inspect word"
@@ -69,10 +76,10 @@ entry=$(find "$dir/c" -name '*.bin' | head -1)
 printf 'XXXX' | dd of="$entry" bs=1 seek=40 conv=notrunc 2>/dev/null
 "$tool" cache verify --cache-dir "$dir/c" >/dev/null && fail "verify missed a damaged entry"
 out=$("$tool" warm --arch sm_90,sm_75 --cache-dir "$dir/c" "$dir/types.txt")
-echo "$out" | grep -q "1 compiled, 11 already cached" || fail "rewarm: $out"
+echo "$out" | grep -q "1 compiled, 35 already cached" || fail "rewarm: $out"
 out=$(TYPEJIT_CACHE_SAVE_SOURCE=1 "$tool" warm --arch sm_86 --cache-dir "$dir/c" "$dir/types.txt")
-echo "$out" | grep -q "6 kernels: 6 compiled" || fail "warm with sources: $out"
-[ "$(find "$dir/c" -name '*.cu' | wc -l)" -eq 6 ] || fail "TYPEJIT_CACHE_SAVE_SOURCE kept no .cu"
+echo "$out" | grep -q "18 kernels: 18 compiled" || fail "warm with sources: $out"
+[ "$(find "$dir/c" -name '*.cu' | wc -l)" -eq 18 ] || fail "TYPEJIT_CACHE_SAVE_SOURCE kept no .cu"
 grep -q '__global__' "$(find "$dir/c" -name '*.cu' | head -1)" || fail "saved source is not the kernel"
 "$tool" cache clear --cache-dir "$dir/c" | grep -q cleared || fail clear
 "$tool" cache stats --cache-dir "$dir/c" | grep -q ": 0 entries" || fail "stats after clear"
@@ -91,6 +98,12 @@ expect() {
 }
 one="$dir/one.txt"
 echo 'vector(64, 8, 64, MPI_DOUBLE)' >"$one"
+
+# What warm leaves out is what --all-words adds, and --all-words leaves nothing out.
+expect 0 "^typejit warm: not compiled: 8 kernels of launches" "$tool" warm --arch sm_90 --cache-dir "$dir/all" "$one"
+expect 0 "^typejit warm: 12 kernels: 8 compiled, 4 already cached, 0 failed" \
+    "$tool" warm --all-words --arch sm_90 --cache-dir "$dir/all" "$one"
+echo "$got" | grep -q "not compiled" && fail "--all-words left something out: $got"
 
 # Numbers are checked whole; an option without its value says so.
 for bad in -1 0 abc '' 2x 99999999999999999999 ' 4' 1025; do
@@ -121,10 +134,10 @@ expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
 
 # --option=value is read as --option value (as getopt_long reads it); options that take no
 # value refuse one; measure names a missing value.
-expect 0 "2 kernels: 2 compiled" "$tool" warm --arch=sm_90 --jobs=2 --cache-dir="$dir/eq" "$one"
+expect 0 "4 kernels: 4 compiled" "$tool" warm --arch=sm_90 --jobs=2 --cache-dir="$dir/eq" "$one"
 expect 0 "^manifest=sm_80 pack W=4 " "$tool" inspect --word=4 --arch=sm_80 --no-source 'vector(4, 2, 4, int)'
 echo "$got" | grep -q "^target=sm_80$" || fail "inspect --arch=sm_80 not used: $got"
-expect 0 ": 2 entries" "$tool" cache stats --cache-dir="$dir/eq"
+expect 0 ": 4 entries" "$tool" cache stats --cache-dir="$dir/eq"
 expect 2 "--no-source takes no value" "$tool" inspect --no-source=yes 'contiguous(4, int)'
 expect 2 "typejit measure: --output needs a value" "$tool" measure --output
 expect 2 "typejit measure: --quick takes no value" "$tool" measure --quick=yes
@@ -160,7 +173,7 @@ echo "$got" | grep -q "4 kernels: 4 compiled, 0 already cached, 0 failed" ||
 
 # Cache maintenance starts no MPI: it runs in an empty environment (where MPI_Init failed with
 # 40 lines of Open MPI errors) and under a stand-in MPI_Init that exits.
-expect 0 "^cache $dir/eq: 2 entries" env -i "$tool" cache stats --cache-dir "$dir/eq"
+expect 0 "^cache $dir/eq: 4 entries" env -i "$tool" cache stats --cache-dir "$dir/eq"
 for sub in stats list verify "trim --max-size 1G" clear; do
     # shellcheck disable=SC2086
     expect 0 "^cache $dir/eq|^[0-9a-f]{32} " env LD_PRELOAD="$nompi" "$tool" cache $sub --cache-dir "$dir/eq"
@@ -171,10 +184,12 @@ expect 3 "nompi_shim: MPI was initialised" env LD_PRELOAD="$nompi" "$tool" inspe
 # entry that fails validation is named, with why, by list, stats and verify.
 "$tool" warm --arch sm_90 --cache-dir "$dir/ls" "$one" >/dev/null
 expect 0 "" "$tool" cache list --cache-dir "$dir/ls"
-[ "$(echo "$got" | wc -l)" -eq 2 ] || fail "cache list: not 2 lines: $got"
+[ "$(echo "$got" | wc -l)" -eq 4 ] || fail "cache list: not 4 lines: $got"
 echo "$got" | grep -Eq "^[0-9a-f]{32} nvrtc-[^ ]*/sm_90 [0-9]+ [0-9T:-]+Z pack W=16 start=0 extent=32320 counts=64,64 strides=1,512$" ||
     fail "cache list: no pack line: $got"
 echo "$got" | grep -q " unpack W=16 start=0 " || fail "cache list: no unpack line: $got"
+# A column of doubles from d + 8 (a typed buffer at any double) moves words of 8.
+echo "$got" | grep -q " pack W=8 start=0 extent=32320 " || fail "cache list: no kernel of d + 8: $got"
 entry=$(find "$dir/ls" -name '*.bin' | head -1)
 printf 'XXXX' | dd of="$entry" bs=1 seek=40 conv=notrunc 2>/dev/null
 expect 0 "^$(basename "$entry" .bin) .* invalid: entry for another key$" "$tool" cache list --cache-dir "$dir/ls"
@@ -198,7 +213,7 @@ expect 1 "cannot read $dir: Is a directory" "$tool" warm --cache-dir "$dir/n" "$
 # the good file is warmed and the summary printed; the exit status still says something failed.
 expect 1 "cannot read $dir/missing.txt: No such file or directory" \
     "$tool" warm --arch sm_90 --cache-dir "$dir/partial" "$one" "$dir/missing.txt"
-echo "$got" | grep -q "typejit warm: 2 kernels: 2 compiled, 0 already cached, 0 failed" ||
+echo "$got" | grep -q "typejit warm: 4 kernels: 4 compiled, 0 already cached, 0 failed" ||
     fail "a missing file stopped the warm of the good one: $got"
 printf 'vector(64, 8, 64, MPI_DOUBLE)\nvector(4,\0001, 8, int)\n' >"$dir/nul.txt"
 expect 1 "nul.txt:2: holds a NUL byte" "$tool" warm --cache-dir "$dir/n" "$dir/nul.txt"
@@ -220,9 +235,9 @@ expect 1 "cannot store kernels in $dir/file" "$tool" warm --cache-dir "$dir/file
 "$tool" warm --cache-dir "$dir/tc" "$one" >/dev/null
 toolchain=$(cd "$dir/tc" && ls -d nvrtc-*)
 mkdir -p "$dir/full/$toolchain" && : >"$dir/full/$toolchain/sm_90"
-expect 1 "2 compiled kernels were not stored: .*sm_90: not a directory" \
+expect 1 "4 compiled kernels were not stored: .*sm_90: not a directory" \
     "$tool" warm --arch sm_90 --cache-dir "$dir/full" "$one"
-echo "$got" | grep -q "2 kernels: 0 compiled, 0 already cached, 2 failed" || fail "unstored summary: $got"
+echo "$got" | grep -q "4 kernels: 0 compiled, 0 already cached, 4 failed" || fail "unstored summary: $got"
 
 # Another user's folders (needs root to make them): named as such, and commands that could not
 # do what they say exit 1.
@@ -237,7 +252,7 @@ if [ "$(id -u)" -eq 0 ] && nobody=$(id -u nobody 2>/dev/null); then
     expect 1 "1 folder not counted: .*owned by uid $nobody" "$tool" cache stats --cache-dir "$dir/lvl"
     echo "$got" | grep -q ": 0 entries" || fail "stats in a refused level: $got"
     expect 1 "not cleared" "$tool" cache clear --cache-dir "$dir/lvl"
-    [ "$(find "$dir/lvl" -name '*.bin' | wc -l)" -eq 2 ] || fail "clear removed another user's entries"
+    [ "$(find "$dir/lvl" -name '*.bin' | wc -l)" -eq 4 ] || fail "clear removed another user's entries"
     expect 1 "compiled kernels were not stored: .*owned by uid $nobody" \
         "$tool" warm --arch sm_90 --cache-dir "$dir/lvl" "$dir/types.txt"
 else
@@ -249,10 +264,10 @@ fi
 arch_dir=$(dirname "$(find "$dir/d" -name '*.bin' | head -1)")
 mkdir -p "$arch_dir/0123456789abcdef0123456789abcdef.bin/x"
 expect 1 "a directory where an entry should be, and not empty" "$tool" cache verify --cache-dir "$dir/d"
-echo "$got" | grep -q "2 entries, [0-9]* bytes, 1 invalid (0 deleted)" || fail "verify counts: $got"
+echo "$got" | grep -q "4 entries, [0-9]* bytes, 1 invalid (0 deleted)" || fail "verify counts: $got"
 rmdir "$arch_dir/0123456789abcdef0123456789abcdef.bin/x"
 expect 1 "1 invalid \(1 deleted\)" "$tool" cache verify --cache-dir "$dir/d"
-expect 0 "2 entries, [0-9]* bytes, 0 invalid \(0 deleted\)" "$tool" cache verify --cache-dir "$dir/d"
+expect 0 "4 entries, [0-9]* bytes, 0 invalid \(0 deleted\)" "$tool" cache verify --cache-dir "$dir/d"
 
 # Concurrent warms of one cache: each manifest line is written once (the two strided types).
 grep -v struct "$dir/types.txt" >"$dir/strided.txt"
@@ -260,8 +275,8 @@ for i in 1 2 3; do
     "$tool" warm --arch sm_90,sm_75 --jobs 1 --cache-dir "$dir/con" "$dir/strided.txt" >/dev/null &
 done
 wait
-[ "$(wc -l <"$dir/con/manifest.txt")" -eq 8 ] || fail "concurrent warms: $(wc -l <"$dir/con/manifest.txt") manifest lines, not 8"
-expect 0 "8 manifest lines \(8 distinct\)" "$tool" cache stats --cache-dir "$dir/con"
+[ "$(wc -l <"$dir/con/manifest.txt")" -eq 32 ] || fail "concurrent warms: $(wc -l <"$dir/con/manifest.txt") manifest lines, not 32"
+expect 0 "32 manifest lines \(32 distinct\)" "$tool" cache stats --cache-dir "$dir/con"
 
 # Trimming: sizes are checked; the least recently used entries go, with their manifest
 # lines, so that the kernels left are exactly what a manifest warm finds cached; all verify.
@@ -289,7 +304,7 @@ for bad in -1 abc 2x 3601 ' 4'; do
     expect 0 "ignoring TYPEJIT_JIT_DRAIN=\"$bad\": expected a whole number of seconds from 0 to 3600, using 2" env TYPEJIT_JIT_DRAIN="$bad" "$tool" cache stats --cache-dir "$dir/con"
     expect 0 "ignoring TYPEJIT_JIT_THREADS=\"$bad\"" env TYPEJIT_JIT_THREADS="$bad" "$tool" cache stats --cache-dir "$dir/con"
 done
-expect 0 "removed 0 entries .* 8 entries left" "$tool" cache trim --max-size 1G --cache-dir "$dir/con"
+expect 0 "removed 0 entries .* 32 entries left" "$tool" cache trim --max-size 1G --cache-dir "$dir/con"
 # Entry i was last used 1000 - i seconds ago; room for the newest three.
 now=$(date +%s) i=0
 for f in $(ls "$dir"/con/nvrtc-*/*/*.bin); do
@@ -298,7 +313,7 @@ for f in $(ls "$dir"/con/nvrtc-*/*/*.bin); do
 done
 newest=$(ls "$dir"/con/nvrtc-*/*/*.bin | tail -3)
 room=$(cat $newest | wc -c)
-expect 0 "removed 5 entries .*, 5 manifest lines; 3 entries left \($room bytes" \
+expect 0 "removed 29 entries .*, 29 manifest lines; 3 entries left \($room bytes" \
     env TYPEJIT_CACHE_MAX_SIZE="$room" "$tool" cache trim --cache-dir "$dir/con"
 for f in $newest; do [ -f "$f" ] || fail "trim removed a recently used entry $f"; done
 expect 0 "3 entries, [0-9]* bytes, 0 invalid \(0 deleted\), 0 sources, 3 manifest lines" \
@@ -313,7 +328,7 @@ ro() { unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1"
 if [ "$(id -u)" -eq 0 ] && ro "$dir" true 2>/dev/null; then
     "$tool" warm --cache-dir "$dir/ro" "$one" >/dev/null
     arch_dir=$(dirname "$(find "$dir/ro" -name '*.bin' | head -1)")
-    expect 1 "removed 0 entries \(0 bytes\), 0 manifest lines; 2 entries left" \
+    expect 1 "removed 0 entries \(0 bytes\), 0 manifest lines; 4 entries left" \
         ro "$dir/ro" "$tool" cache trim --max-size 0 --cache-dir "$dir/ro"
     echo "$got" | grep -q "cannot remove $arch_dir/[0-9a-f]*\.bin: Read-only file system" ||
         fail "trim on a read-only cache does not name the entry it could not remove: $got"

@@ -8,6 +8,9 @@ tj_add_test(slab COMMAND test_slab LABELS unit)
 
 tj_test_program(test_translate test_translate.c)
 tj_add_test(translate COMMAND test_translate LABELS "unit;portable")
+# A type's element, and the alignment its placements keep (the words `typejit warm` compiles).
+tj_test_program(test_element test_element.c)
+tj_add_test(element COMMAND test_element LABELS "unit;portable")
 
 tj_test_program(test_oracle test_oracle.c region.c $<TARGET_OBJECTS:tj_randtype>)
 tj_add_test(oracle COMMAND test_oracle --seed 1 --types 3000 LABELS "unit;portable" TIMEOUT 600)

@@ -17,6 +17,7 @@
 #include "kernels/key.h"
 #include "kernels/supply.h"
 #include "options.h"
+#include "type/element.h"
 #include "type/flatten.h"
 #include "type/translate.h"
 #include "typedesc.h"
@@ -34,7 +35,8 @@ static const char *usage_inspect =
     "usage: typejit inspect [--arch sm_XX] [--word W] [--unpack] [--no-source] 'TYPE'\n"
     "\n"
     "Print the type's IR as translated and after the canonical passes, its strided block, word\n"
-    "size W, whether its objects overlap, and the kernel the runtime launches for it: the block\n"
+    "size W, the words of its launches on buffers and packed positions aligned to its elements,\n"
+    "whether its objects overlap, and the kernel the runtime launches for it: the block\n"
     "moved to start 0 (launched at the start), its cache key (header lines, then the source) and\n"
     "hash, and its CUDA source. Needs no GPU; the key needs NVRTC.\n"
     "\n"
@@ -43,14 +45,50 @@ static const char *usage_inspect =
     "  --unpack       the unpack kernel instead of the pack kernel\n"
     "  --no-source    leave the source out\n";
 
-/* One line of inspect's launch words: "W=16 with edges of 4 bytes for one object (aligned
- * buffers)". */
-static void print_launch(const char *head, const char *what, tj_words_t w)
+/* Whether @p w is among the @p n words of @p list. */
+static bool listed(const tj_words_offsets_t *list, int n, tj_words_t w)
 {
-    if (w.edge != 0)
-        printf("%sW=%d with edges of %d bytes%s (aligned buffers)\n", head, w.word, w.edge, what);
+    for (int i = 0; i < n; i++)
+        if (list[i].words.word == w.word && list[i].words.edge == w.edge)
+            return true;
+    return false;
+}
+
+/* One line of inspect's launch words and the first placement that selects them: "W=16 with
+ * edges of 4 bytes for one object (aligned buffers)", "W=8 (typed buffer at 16n+8)". */
+static void print_launch(const char *head, const char *what, const tj_words_offsets_t *at)
+{
+    char edges[48] = "", place[80];
+
+    if (at->words.edge != 0)
+        snprintf(edges, sizeof(edges), " with edges of %d bytes", at->words.edge);
+    if (at->typed_offset == 0 && at->packed_offset == 0)
+        snprintf(place, sizeof(place), "aligned buffers");
+    else if (at->packed_offset == 0)
+        snprintf(place, sizeof(place), "typed buffer at 16n+%d", at->typed_offset);
+    else if (at->typed_offset == 0)
+        snprintf(place, sizeof(place), "packed bytes at 16n+%d", at->packed_offset);
     else
-        printf("%sW=%d%s (aligned buffers)\n", head, w.word, what);
+        snprintf(place, sizeof(place), "typed buffer at 16n+%d, packed bytes at 16n+%d",
+                 at->typed_offset, at->packed_offset);
+    printf("%sW=%d%s%s (%s)\n", head, at->words.word, edges, what, place);
+}
+
+/* The words of the launches of @p block on typed buffers and packed positions at multiples of
+ * @p align (tj_block_words_aligned_to), one object and several: each once, with the first
+ * placement that selects it, "for one object" or "for several" where only those take it. */
+static void print_launches(const tj_block_t *block, int align)
+{
+    tj_words_offsets_t one[TJ_BLOCK_WORDS_MAX], several[TJ_BLOCK_WORDS_MAX];
+    int n1 = tj_block_words_aligned_to(block, 1, align, one);
+    int n2 = tj_block_words_aligned_to(block, 2, align, several);
+    const char *head = "launch:     ";
+
+    for (int i = 0; i < n1; i++, head = "            ")
+        print_launch(head, listed(several, n2, one[i].words) ? "" : " for one object", &one[i]);
+    for (int i = 0; i < n2; i++)
+        if (!listed(one, n1, several[i].words))
+            print_launch(head, " for several", &several[i]);
 }
 
 int tj_inspect_run(int argc, char **argv)
@@ -70,6 +108,7 @@ int tj_inspect_run(int argc, char **argv)
     tj_layout_t *layout = NULL;
     tj_reason_t fwhy = TJ_REASON_NONE;
     bool from_layout = false;
+    int align;
     tj_status_t st, st_ir, fst = TJ_ERR_NOT_STRIDED;
 
     if (tj_opt_help(argc, argv)) {
@@ -123,6 +162,7 @@ int tj_inspect_run(int argc, char **argv)
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &tlb, &textent);
     PMPI_Type_size_x(type, &size);
+    align = tj_type_alignment(type);
     st_ir = tj_translate_ir(type, &ir);
     st = tj_translate_block(type, &block, &canon);
     why = why_not(st);
@@ -216,12 +256,8 @@ int tj_inspect_run(int argc, char **argv)
         tj_block_format(&block, buf, sizeof(buf));
         printf("block:      %s\n", buf);
         printf("dimensions: %d\nword:       W=%d\n", block.ndims, block.word);
-        if (tj_block_words_aligned(&block, launch_words) == 1)
-            print_launch("launch:     ", "", launch_words[0]);
-        else {
-            print_launch("launch:     ", " for one object", launch_words[0]);
-            print_launch("            ", " for several", launch_words[1]);
-        }
+        printf("alignment:  %d (of the elements)\n", align);
+        print_launches(&block, align);
         printf("footprint:  [%lld, %lld) per object, %s\n", (long long)block.lo,
                (long long)block.hi,
                block.disjoint ? "no byte addressed twice"

@@ -24,6 +24,7 @@
 #include "kernels/key.h"
 #include "kernels/supply.h"
 #include "options.h"
+#include "type/element.h"
 #include "type/flatten.h"
 #include "type/translate.h"
 #include "typedesc.h"
@@ -39,15 +40,16 @@ static const char *usage_warm =
     "\n"
     "Compile the kernels the runtime launches for every type described in FILEs (one type\n"
     "description a line, `#` comments; a line fused(T1, T2, ...) names the members of one fused\n"
-    "launch), or, without FILE, every kernel listed in the cache's manifest (the kernels earlier\n"
-    "runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled again. A kernel\n"
-    "compiled but not stored counts as failed; exit status 1 if any failed or a line did not\n"
-    "parse. Refused when TYPEJIT_CACHE is ro or off.\n"
+    "launch), on buffers and packed positions at any multiple of the alignment of the type's\n"
+    "elements, or, without FILE, every kernel listed in the cache's manifest (the kernels\n"
+    "earlier runs needed). Needs NVRTC, no GPU. Kernels already cached are not compiled again.\n"
+    "A kernel compiled but not stored counts as failed; exit status 1 if any failed or a line\n"
+    "did not parse. Refused when TYPEJIT_CACHE is ro or off.\n"
     "\n"
     "  --arch LIST      targets, comma-separated (default: TYPEJIT_ARCH, else sm_90; with no FILE\n"
     "                   the manifest's own targets, plus LIST when given)\n"
-    "  --all-words      with FILEs, also the kernels of every narrower word (buffers or packed\n"
-    "                   positions not aligned to the type's word W)\n"
+    "  --all-words      with FILEs, also the kernels of buffers and packed positions not\n"
+    "                   aligned to the types' elements (every narrower word)\n"
     "  --jobs N         compile N kernels at once, 1 to 1024 (default: the number of CPUs)\n"
     "  --cache-dir DIR  the cache to fill (default: TYPEJIT_CACHE_DIR, else\n"
     "                   $XDG_CACHE_HOME/typejit, else ~/.cache/typejit)\n";
@@ -152,33 +154,81 @@ static int add_spec(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int nar
     return 0;
 }
 
-/* The kernels of @p spec (a parts kernel) at its word and, with @p all_words, every narrower
- * one. */
-static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
+/* The kernels of @p spec (a parts kernel) at the words its launches take (the layout's word
+ * narrowed by both addresses; it divides the layout's start): at its word and, for buffers and
+ * packed positions at multiples of @p align, that narrowed by it; with @p all_words every
+ * narrower one. */
+static int add_kernels(work_t *w, tj_kernel_spec_t spec, int align, char (*archs)[32], int narchs,
                        bool all_words)
 {
-    for (int word = spec.word; word >= 1; word /= 2) {
+    int widest = spec.word, narrowest = tj_block_word_at(widest, (uintptr_t)align);
+
+    for (int word = widest; word >= 1; word /= 2) {
+        if (!all_words && word != widest && word != narrowest)
+            continue;
         spec.word = word;
         if (add_spec(w, spec, archs, narchs) != 0)
             return -1;
-        if (!all_words)
-            break;
     }
     return 0;
 }
 
-/* The kernels of @p block the runtime launches (tj_block_words): those of aligned buffers, one
- * object or several; with @p all_words those of every alignment. */
-static int add_block_kernels(work_t *w, const tj_block_t *block, char (*archs)[32], int narchs,
-                             bool all_words)
+/* The kernels of @p block the runtime launches (tj_block_words), one object or several: those
+ * of typed buffers and packed positions at multiples of @p align from a 16-byte boundary
+ * (tj_block_words_aligned_to); with @p all_words those of every alignment. */
+static int add_block_kernels(work_t *w, const tj_block_t *block, int align, char (*archs)[32],
+                             int narchs, bool all_words)
 {
     tj_words_t words[TJ_BLOCK_WORDS_MAX];
-    int n = all_words ? tj_block_words_all(block, words) : tj_block_words_aligned(block, words);
+    int n = 0;
 
+    if (all_words)
+        n = tj_block_words_all(block, words);
+    for (int64_t count = 1; count <= 2 && !all_words; count++) {
+        tj_words_offsets_t at[TJ_BLOCK_WORDS_MAX];
+        int m = tj_block_words_aligned_to(block, count, align, at);
+        for (int j = 0; j < m; j++) {
+            int i = 0;
+            while (i < n &&
+                   (words[i].word != at[j].words.word || words[i].edge != at[j].words.edge))
+                i++;
+            if (i == n && n < TJ_BLOCK_WORDS_MAX)
+                words[n++] = at[j].words;
+        }
+    }
     for (int i = 0; i < n; i++)
         if (add_spec(w, tj_spec_words(block, words[i], TJ_DIR_PACK, ""), archs, narchs) != 0)
             return -1;
     return 0;
+}
+
+static tj_kernel_spec_t item_spec(const item_t *it)
+{
+    return (tj_kernel_spec_t){.kind = it->kind,
+                              .blocks = it->blocks,
+                              .nblocks = it->nblocks,
+                              .word = it->word,
+                              .edge = it->edge,
+                              .words = it->words,
+                              .dir = it->dir,
+                              .target = it->target,
+                              .layout = it->layout,
+                              .serial = it->serial};
+}
+
+/* How many kernels of @p more are not among those of @p w. */
+static int left_out(const work_t *w, const work_t *more)
+{
+    int n = 0;
+
+    for (int j = 0; j < more->n; j++) {
+        tj_kernel_spec_t spec = item_spec(&more->items[j]);
+        int i = 0;
+        while (i < w->n && !same_item(&w->items[i], &spec))
+            i++;
+        n += i == w->n;
+    }
+    return n;
 }
 
 static void free_items(work_t *w)
@@ -196,6 +246,7 @@ static void free_items(work_t *w)
 
 typedef struct {
     work_t *work;
+    work_t *more; /* without --all-words: the kernels it would compile, to say what is left out */
     char (*archs)[32];
     int narchs;
     bool all_words;
@@ -209,48 +260,64 @@ static void line_error(file_ctx_t *ctx, int line, const char *what)
         fprintf(stderr, "typejit warm: %s:%d: %s\n", ctx->file, line, what);
 }
 
-/* The kernels the runtime launches for a type: its block's or its layout's (@p layout, whose
- * reference this takes), and for a block whose objects may overlap the serial unpack of the
- * block as a layout of one part. */
-static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_t *layout)
+/* Into @p w, the kernels of a type: of its @p block (NULL for a layout), and of @p layout (NULL
+ * for a block whose objects do not overlap). */
+static int type_kernels(file_ctx_t *ctx, work_t *w, bool all_words, const tj_block_t *block,
+                        tj_layout_t *layout, int align)
 {
+    if (block != NULL &&
+        add_block_kernels(w, block, align, ctx->archs, ctx->narchs, all_words) != 0)
+        return -1;
+    if (layout == NULL)
+        return 0;
+    return add_kernels(w, tj_spec_parts(layout, layout->word, TJ_DIR_PACK, false, ""), align,
+                       ctx->archs, ctx->narchs, all_words);
+}
+
+/* The kernels the runtime launches for a type whose placements keep @p align (tj_type_alignment):
+ * its block's or its layout's (@p layout, whose reference this takes), and for a block whose
+ * objects may overlap the serial unpack of the block as a layout of one part. */
+static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_t *layout,
+                            int align)
+{
+    const tj_block_t *strided = layout == NULL ? block : NULL;
     int rc;
 
-    if (layout == NULL) {
-        rc = add_block_kernels(ctx->work, block, ctx->archs, ctx->narchs, ctx->all_words);
-        if (rc != 0 || tj_block_disjoint(block, 2))
-            return rc;
-        if (tj_layout_builder_from_block(block, block->size, &layout) != TJ_OK)
-            return -1;
-    }
-    rc = add_kernels(ctx->work, tj_spec_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
-                     ctx->archs, ctx->narchs, ctx->all_words);
+    if (layout == NULL && !tj_block_disjoint(block, 2) &&
+        tj_layout_builder_from_block(block, block->size, &layout) != TJ_OK)
+        return -1;
+    rc = type_kernels(ctx, ctx->work, ctx->all_words, strided, layout, align);
+    if (rc == 0 && ctx->more != NULL)
+        rc = type_kernels(ctx, ctx->more, true, strided, layout, align);
     tj_layout_release(layout);
     return rc;
 }
 
-/* The fused kernels of a set of strided members (@p blocks at start 0, @p n of them) the
+/* Into @p w, the fused kernels of a set of strided members (@p blocks, @p n of them) the
  * runtime launches: every member's word from its own launch (tj_block_words, without edges), for
- * members of one object each and of several, their packed bytes one after the other (a
- * collective's) or each at an aligned address (the sends of a Startall, each in a staging
- * buffer of its own), the typed buffer aligned; with @p all_words, typed and consecutive packed
- * buffers of every alignment too. Members of equal blocks and words share a shape. */
-static int add_fused_kernels(file_ctx_t *ctx, const tj_block_t *blocks, int n)
+ * members of one object each and of several, their packed bytes one after the other from the
+ * start of typejit's staging (a collective's) or each at the start of a staging buffer of its
+ * own (the sends of a Startall), the typed buffer at multiples of @p align from a 16-byte
+ * boundary (each member then lies its block's start further on); with @p all_words typed
+ * buffers and consecutive packed bytes of every alignment. Members of equal blocks and words
+ * share a shape. */
+static int add_fused_kernels(file_ctx_t *ctx, work_t *w, bool all_words, const tj_block_t *blocks,
+                             int n, int align)
 {
-    int spread = ctx->all_words ? 16 : 1;
+    int step = all_words ? 1 : tj_block_word_at(16, (uintptr_t)align);
 
     for (int64_t count = 1; count <= 2; count++)
         for (int apart = 0; apart < 2; apart++)
-            for (int t = 0; t < spread; t++)
-                for (int p = 0; p < (apart ? 1 : spread); p++) {
+            for (int t = 0; t < 16; t += step)
+                for (int p = 0; p < (all_words && !apart ? 16 : 1); p++) {
                     tj_block_t shapes[TJ_FUSED_MAX];
                     int words[TJ_FUSED_MAX], nshapes = 0;
                     int64_t packed = p;
                     for (int m = 0; m < n; m++) {
-                        tj_words_t w = tj_block_words(&blocks[m], count,
-                                                      (uintptr_t)blocks[m].start + (uintptr_t)t,
-                                                      (uintptr_t)(apart ? 0 : packed));
-                        int word = w.edge != 0 ? w.edge : w.word, s = 0;
+                        tj_words_t mw = tj_block_words(&blocks[m], count,
+                                                       (uintptr_t)blocks[m].start + (uintptr_t)t,
+                                                       (uintptr_t)(apart ? 0 : packed));
+                        int word = mw.edge != 0 ? mw.edge : mw.word, s = 0;
                         tj_block_t b = tj_block_at_zero(&blocks[m]);
                         while (s < nshapes && !(tj_block_equal(&shapes[s], &b) && words[s] == word))
                             s++;
@@ -260,7 +327,7 @@ static int add_fused_kernels(file_ctx_t *ctx, const tj_block_t *blocks, int n)
                         }
                         packed += blocks[m].size * count;
                     }
-                    if (add_spec(ctx->work, tj_spec_fused(shapes, words, nshapes, TJ_DIR_PACK, ""),
+                    if (add_spec(w, tj_spec_fused(shapes, words, nshapes, TJ_DIR_PACK, ""),
                                  ctx->archs, ctx->narchs) != 0)
                         return -1;
                 }
@@ -272,13 +339,17 @@ static int add_fused_kernels(file_ctx_t *ctx, const tj_block_t *blocks, int n)
 static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
 {
     tj_block_t blocks[TJ_FUSED_MAX];
-    int rc = 0;
+    int rc = 0, least = 16;
     bool all_strided = true;
 
     for (int m = 0; m < n && rc == 0; m++) {
         tj_layout_t *layout;
         tj_reason_t why;
+        int align = tj_type_alignment(types[m]);
         tj_status_t st = tj_flatten_form(types[m], &blocks[m], &layout, &why);
+
+        if (align < least)
+            least = align;
         if (st != TJ_OK) {
             fprintf(stderr,
                     "typejit warm: %s:%d: member %d: %s: no kernel needed, and the runtime moves "
@@ -294,14 +365,16 @@ static int warm_fused(file_ctx_t *ctx, int line, MPI_Datatype *types, int n)
                     "typejit warm: %s:%d: member %d is not strided: the runtime moves this set "
                     "member by member\n",
                     ctx->file, line, m + 1);
-            rc = add_type_kernels(ctx, &blocks[m], layout);
+            rc = add_type_kernels(ctx, &blocks[m], layout, align);
             all_strided = false;
             continue;
         }
-        rc = add_type_kernels(ctx, &blocks[m], NULL);
+        rc = add_type_kernels(ctx, &blocks[m], NULL, align);
     }
     if (rc == 0 && all_strided)
-        rc = add_fused_kernels(ctx, blocks, n);
+        rc = add_fused_kernels(ctx, ctx->work, ctx->all_words, blocks, n, least);
+    if (rc == 0 && all_strided && ctx->more != NULL)
+        rc = add_fused_kernels(ctx, ctx->more, true, blocks, n, least);
     return rc;
 }
 
@@ -313,7 +386,7 @@ static int warm_line(int line, const char *text, void *arg)
     tj_layout_t *layout;
     tj_reason_t why;
     char err[256];
-    int n = 0, rc;
+    int n = 0, rc, align;
     tj_status_t st;
 
     if (text == NULL) {
@@ -335,6 +408,7 @@ static int warm_line(int line, const char *text, void *arg)
         line_error(ctx, line, err);
         return 0;
     }
+    align = tj_type_alignment(type);
     st = tj_flatten_form(type, &block, &layout, &why);
     PMPI_Type_free(&type);
     if (st != TJ_OK) {
@@ -345,7 +419,7 @@ static int warm_line(int line, const char *text, void *arg)
                 st == TJ_ERR_NOT_STRIDED ? tj_reason_string(why) : tj_status_string(st));
         return 0;
     }
-    return add_type_kernels(ctx, &block, layout);
+    return add_type_kernels(ctx, &block, layout, align);
 }
 
 typedef struct {
@@ -398,17 +472,7 @@ static void *warm_worker(void *arg)
         long saved, failed;
         if (i >= w->n)
             return NULL;
-        item_t *it = &w->items[i];
-        tj_kernel_spec_t spec = {.kind = it->kind,
-                                 .blocks = it->blocks,
-                                 .nblocks = it->nblocks,
-                                 .word = it->word,
-                                 .edge = it->edge,
-                                 .words = it->words,
-                                 .dir = it->dir,
-                                 .target = it->target,
-                                 .layout = it->layout,
-                                 .serial = it->serial};
+        tj_kernel_spec_t spec = item_spec(&w->items[i]);
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
@@ -466,11 +530,11 @@ static bool cache_writable(const char *dir)
 int tj_warm_run(int argc, char **argv)
 {
     char archs[MAX_ARCHS][32];
-    int narchs = 0, nfiles = 0, errors = 0, nt, rc = 1;
+    int narchs = 0, nfiles = 0, errors = 0, nt, rc = 1, left;
     bool all_words = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     const char *dir = NULL, *value, **files = NULL;
-    work_t w = {0};
+    work_t w = {0}, more = {0};
     pthread_t *tid = NULL;
     double t0, t1;
 
@@ -533,7 +597,7 @@ int tj_warm_run(int argc, char **argv)
                 goto out_free;
         }
         for (int f = 0; f < nfiles; f++) {
-            file_ctx_t ctx = {&w, archs, narchs, all_words, files[f], 0};
+            file_ctx_t ctx = {&w, all_words ? NULL : &more, archs, narchs, all_words, files[f], 0};
             if (tj_typedesc_each_line(files[f], warm_line, &ctx) != TJ_OK) {
                 /* The other files are still warmed; the exit status says this one failed. */
                 fprintf(stderr, "typejit warm: cannot read %s: %s\n", files[f],
@@ -582,6 +646,10 @@ int tj_warm_run(int argc, char **argv)
     if (atomic_load(&w.unstored) > 0)
         fprintf(stderr, "typejit warm: %d compiled kernels were not stored: %s\n",
                 atomic_load(&w.unstored), w.why_unstored);
+    if (more.n > 0 && (left = left_out(&w, &more)) > 0)
+        printf("typejit warm: not compiled: %d kernels of launches on buffers or packed positions "
+               "not aligned to their types' elements (--all-words compiles them)\n",
+               left);
     printf("typejit warm: %d kernels: %d compiled, %d already cached, %d failed (%.2f s, cache "
            "%s)\n",
            w.n, atomic_load(&w.compiled), atomic_load(&w.cached), atomic_load(&w.failed), t1 - t0,
@@ -590,6 +658,7 @@ int tj_warm_run(int argc, char **argv)
 out_free:
     free(tid);
     free_items(&w);
+    free_items(&more);
     free(files);
     return rc;
 out_usage:

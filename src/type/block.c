@@ -292,20 +292,42 @@ int tj_block_words_aligned(const tj_block_t *block, tj_words_t words[2])
     return words[1].word == words[0].word && words[1].edge == words[0].edge ? 1 : 2;
 }
 
+int tj_block_words_aligned_to(const tj_block_t *block, int64_t count, int align,
+                              tj_words_offsets_t words[TJ_BLOCK_WORDS_MAX])
+{
+    int n = 0, low = align < 1 ? 1 : align & -align;
+    /* Multiples of the largest power of two dividing align, modulo 16: only the addresses
+     * modulo 16 matter. Every (word, edge) pair the loops meet is one of the TJ_BLOCK_WORDS_MAX
+     * there are. */
+    uintptr_t step = low > 16 ? 16 : (uintptr_t)low;
+
+    for (uintptr_t p = 0; p < 16; p += step)
+        for (uintptr_t t = 0; t < 16; t += step) {
+            tj_words_t w = tj_block_words(block, count, (uintptr_t)block->start + t, p);
+            int i = 0;
+            while (i < n && (words[i].words.word != w.word || words[i].words.edge != w.edge))
+                i++;
+            if (i == n && n < TJ_BLOCK_WORDS_MAX)
+                words[n++] = (tj_words_offsets_t){w, (int)t, (int)p};
+        }
+    return n;
+}
+
 int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_MAX])
 {
     int n = 0;
 
-    /* Five plain words and ten pairs of a word and a narrower edge word: at most 15. */
-    for (int64_t count = 1; count <= 2; count++)
-        for (uintptr_t t = 0; t < 16; t++)
-            for (uintptr_t p = 0; p < 16; p++) {
-                tj_words_t w = tj_block_words(block, count, (uintptr_t)block->start + t, p);
-                int i = 0;
-                while (i < n && (words[i].word != w.word || words[i].edge != w.edge))
-                    i++;
-                if (i == n && n < TJ_BLOCK_WORDS_MAX)
-                    words[n++] = w;
-            }
+    for (int64_t count = 1; count <= 2; count++) {
+        tj_words_offsets_t at[TJ_BLOCK_WORDS_MAX];
+        int m = tj_block_words_aligned_to(block, count, 1, at);
+        for (int j = 0; j < m; j++) {
+            int i = 0;
+            while (i < n &&
+                   (words[i].word != at[j].words.word || words[i].edge != at[j].words.edge))
+                i++;
+            if (i == n && n < TJ_BLOCK_WORDS_MAX)
+                words[n++] = at[j].words;
+        }
+    }
     return n;
 }

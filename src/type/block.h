@@ -88,14 +88,35 @@ tj_words_t tj_block_words(const tj_block_t *block, int64_t count, uintptr_t type
 
 /* The words of the launches of @p block on buffers aligned to 16 bytes (device allocations
  * are), at packed position 0: words[0] for one object, words[1] for several. Returns 1 when the
- * two are the same (words[1] is then words[0]), else 2. The kernels a commit prepares and
- * `typejit warm` compiles. */
+ * two are the same (words[1] is then words[0]), else 2. The kernels a commit prepares. */
 int tj_block_words_aligned(const tj_block_t *block, tj_words_t words[2]);
+
+/* The most distinct words of a block's launches: five plain words, and ten pairs of a word and
+ * a narrower edge word. */
+#define TJ_BLOCK_WORDS_MAX 15
+
+/* A launch's words and the first placement that selects them (tj_block_words_aligned_to): the
+ * offsets from a 16-byte boundary of the typed buffer (object 0 lies the block's start further
+ * on) and of the packed bytes. */
+typedef struct {
+    tj_words_t words;
+    int typed_offset;
+    int packed_offset;
+} tj_words_offsets_t;
+
+/* Every distinct words of a launch of @p count objects of @p block (only count > 1 matters) whose
+ * typed buffer and packed bytes each lie at a multiple of @p align bytes (the alignment of
+ * the type's element, 8 for doubles; 16 and its multiples: 16-byte aligned) from a 16-byte
+ * boundary: a halo code's faces sent from d + offset, packed at positions that are sums of
+ * earlier packs. Each with the first placement that selects it, in increasing order of the
+ * packed offset, then of the typed one: words[0] is that of 16-byte aligned buffers. Returns how
+ * many (1 to TJ_BLOCK_WORDS_MAX): the kernels `typejit warm` compiles for a type description. */
+int tj_block_words_aligned_to(const tj_block_t *block, int64_t count, int align,
+                              tj_words_offsets_t words[TJ_BLOCK_WORDS_MAX]);
 
 /* Every distinct words of a launch of @p block (tj_block_words for any count and any addresses:
  * only one object or several, and the addresses modulo 16 matter), at most
  * TJ_BLOCK_WORDS_MAX: the kernels `typejit warm --all-words` compiles. Returns how many. */
-#define TJ_BLOCK_WORDS_MAX 15
 int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_MAX]);
 
 /* The contiguous runs of one object in packed order, counts[0] bytes each: calls @p fn with

@@ -10,32 +10,41 @@
 /* Nesting followed at most. */
 #define ELEMENT_DEPTH 16
 
-static MPI_Datatype element(MPI_Datatype type, int depth)
+/* Calls @p fn with each predefined type @p type is made of (a F90 parameterized type counts as
+ * one), through its constructors, until @p fn returns false. False when it did, or when the
+ * constructors cannot be followed (too deep, refused by the MPI, out of memory). */
+static bool each_element(MPI_Datatype type, int depth,
+                         bool (*fn)(MPI_Datatype e, int combiner, void *arg), void *arg)
 {
     tj_contents_t *c;
-    MPI_Datatype found = MPI_DATATYPE_NULL;
     bool ok = true;
 
     if ((c = malloc(sizeof(*c))) == NULL)
-        return MPI_DATATYPE_NULL;
+        return false;
     if (tj_contents_get(type, c) != TJ_OK) {
         free(c);
-        return MPI_DATATYPE_NULL;
+        return false;
     }
-    if (c->env.combiner == MPI_COMBINER_NAMED)
-        found = type;
-    else if (depth >= ELEMENT_DEPTH || c->env.nd < 1 || tj_combiner_named(c->env.combiner))
+    if (tj_combiner_named(c->env.combiner))
+        ok = fn(type, c->env.combiner, arg);
+    else if (depth >= ELEMENT_DEPTH || c->env.nd < 1)
         ok = false;
-    for (MPI_Count i = 0; i < c->env.nd && ok; i++) {
-        MPI_Datatype e = element(c->types[i], depth + 1);
-        if (e == MPI_DATATYPE_NULL || (found != MPI_DATATYPE_NULL && e != found))
-            ok = false;
-        else
-            found = e;
-    }
+    for (MPI_Count i = 0; i < c->env.nd && ok && !tj_combiner_named(c->env.combiner); i++)
+        ok = each_element(c->types[i], depth + 1, fn, arg);
     tj_contents_free(c);
     free(c);
-    return ok ? found : MPI_DATATYPE_NULL;
+    return ok;
+}
+
+/* The one element met so far: false at the second kind, or a parameterized type. */
+static bool same_element(MPI_Datatype e, int combiner, void *arg)
+{
+    MPI_Datatype *found = arg;
+
+    if (combiner != MPI_COMBINER_NAMED || (*found != MPI_DATATYPE_NULL && *found != e))
+        return false;
+    *found = e;
+    return true;
 }
 
 const char *tj_element_ctype(MPI_Datatype e, int *size, int *kind)
@@ -73,5 +82,53 @@ const char *tj_element_ctype(MPI_Datatype e, int *size, int *kind)
 
 MPI_Datatype tj_type_element(MPI_Datatype type)
 {
-    return type == MPI_DATATYPE_NULL ? MPI_DATATYPE_NULL : element(type, 0);
+    MPI_Datatype found = MPI_DATATYPE_NULL;
+
+    if (type == MPI_DATATYPE_NULL || !each_element(type, 0, same_element, &found))
+        return MPI_DATATYPE_NULL;
+    return found;
+}
+
+/* Whether @p e is made of two scalars (the complex types, and the pair types of MPI_MINLOC and
+ * MPI_MAXLOC): aligned to a part, not to the whole. */
+static bool two_parts(MPI_Datatype e, int combiner)
+{
+    if (combiner == MPI_COMBINER_F90_COMPLEX)
+        return true;
+    if (combiner != MPI_COMBINER_NAMED)
+        return false;
+    return e == MPI_C_FLOAT_COMPLEX || e == MPI_C_DOUBLE_COMPLEX ||
+           e == MPI_C_LONG_DOUBLE_COMPLEX || e == MPI_COMPLEX || e == MPI_DOUBLE_COMPLEX ||
+#ifdef MPI_CXX_FLOAT_COMPLEX
+           e == MPI_CXX_FLOAT_COMPLEX || e == MPI_CXX_DOUBLE_COMPLEX ||
+           e == MPI_CXX_LONG_DOUBLE_COMPLEX ||
+#endif
+           e == MPI_2INT || e == MPI_FLOAT_INT || e == MPI_DOUBLE_INT || e == MPI_LONG_INT ||
+           e == MPI_SHORT_INT || e == MPI_LONG_DOUBLE_INT || e == MPI_2REAL ||
+           e == MPI_2DOUBLE_PRECISION || e == MPI_2INTEGER;
+}
+
+/* The smallest alignment of the elements met so far. */
+static bool least_alignment(MPI_Datatype e, int combiner, void *arg)
+{
+    int *align = arg, size, a = 8;
+
+    if (PMPI_Type_size(e, &size) != MPI_SUCCESS || size <= 0)
+        a = 1;
+    else if (two_parts(e, combiner))
+        size /= 2;
+    while (a > 1 && size % a != 0)
+        a /= 2;
+    if (a < *align)
+        *align = a;
+    return true;
+}
+
+int tj_type_alignment(MPI_Datatype type)
+{
+    int align = 8;
+
+    if (type == MPI_DATATYPE_NULL || !each_element(type, 0, least_alignment, &align))
+        return 1;
+    return align;
 }
