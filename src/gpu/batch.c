@@ -13,10 +13,10 @@ void tj_batch_init(tj_batch_t *b)
 
 tj_status_t tj_batch_settle(tj_batch_t *b)
 {
-    tj_gpu_ctx_t ctx = tj_gpu_current();
+    tj_gpu_ctx_t ctx;
     int i = 0;
 
-    if (b == NULL || ctx == NULL)
+    if (b == NULL || (ctx = tj_gpu_current()) == NULL)
         return tj_gpu_sync();
     while (i < b->nctx && b->ctx[i] != ctx)
         i++;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/common.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -176,12 +177,10 @@ static bool first_report(int line, CUresult rc)
     return first;
 }
 
-static tj_status_t cu_check(CUresult rc, const char *call, bool quiet, const char *file, int line)
+static tj_status_t cu_failed(CUresult rc, const char *call, bool quiet, const char *file, int line)
 {
     tj_log_level_t level;
     const char *msg = NULL;
-    if (rc == CUDA_SUCCESS)
-        return TJ_OK;
     if (cu.cuGetErrorString == NULL || cu.cuGetErrorString(rc, &msg) != CUDA_SUCCESS || !msg)
         msg = "unknown error";
     if (is_sticky(rc) && here != NULL) {
@@ -198,6 +197,12 @@ static tj_status_t cu_check(CUresult rc, const char *call, bool quiet, const cha
     if (tj_log_level >= (int)level)
         tj_log_write(level, file, line, "cuda call %s failed: %s (%d)", call, msg, (int)rc);
     return TJ_ERR_CUDA;
+}
+
+static inline tj_status_t cu_check(CUresult rc, const char *call, bool quiet, const char *file,
+                                   int line)
+{
+    return TJ_LIKELY(rc == CUDA_SUCCESS) ? TJ_OK : cu_failed(rc, call, quiet, file, line);
 }
 
 /* Every driver call: log the call, the error string, file and line; map to TJ_ERR_CUDA, or to
@@ -375,13 +380,10 @@ bool tj_gpu_memory_met(void)
 
 tj_status_t tj_gpu_init(void)
 {
+    if (atomic_load_explicit(&tj_gpu_state, memory_order_acquire) == TJ_GPU_PRESENT)
+        return TJ_OK;
     pthread_once(&init_once, init_once_body);
     return init_status;
-}
-
-bool tj_gpu_available(void)
-{
-    return tj_gpu_init() == TJ_OK;
 }
 
 int tj_gpu_driver_version(void)
@@ -547,7 +549,7 @@ static tj_status_t contextless(const void *ptr, tj_gpu_ptr_t *p)
 
 tj_status_t tj_gpu_query(const void *ptr, tj_gpu_ptr_t *out)
 {
-    CUpointer_attribute attrs[7] = {
+    static CUpointer_attribute attrs[7] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_CONTEXT,
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
@@ -780,17 +782,31 @@ static bool enter_known(ctx_entry_t *e, tj_gpu_scope_t *scope)
 
 tj_status_t tj_gpu_enter_at(const tj_gpu_ptr_t *p, tj_gpu_scope_t *scope)
 {
-    ctx_entry_t *e;
+    ctx_entry_t *e = here;
     tj_status_t st;
 
-    /* Inside a scope of the same context (entered for this buffer earlier in the call). */
-    if (here != NULL && here->ctx == (CUcontext)p->ctx && enter_known(here, scope))
-        return TJ_OK;
-    e = entry_known((CUcontext)p->ctx);
-    if (e != NULL && p->id != 0 &&
-        atomic_load_explicit(&e->seen[p->id & (TJ_GPU_SEEN - 1)], memory_order_relaxed) == p->id &&
-        enter_known(e, scope))
-        return TJ_OK;
+    /* Inside a scope of the same context (entered for this buffer earlier in the call), or the
+     * context assumed current, its instance known by the allocation seen in it before. */
+    if (e == NULL || e->ctx != (CUcontext)p->ctx) {
+        e = entry_known((CUcontext)p->ctx);
+        if (e == NULL || p->id == 0 ||
+            atomic_load_explicit(&e->seen[p->id & (TJ_GPU_SEEN - 1)], memory_order_relaxed) !=
+                p->id ||
+            (here != NULL ? here->ctx : last_current) != e->ctx)
+            goto slow;
+    }
+    if (atomic_load_explicit(&e->dead, memory_order_relaxed))
+        goto slow;
+    scope->entry = e;
+    scope->prev = here;
+    scope->prev_scope = innermost;
+    scope->pushed = false;
+    scope->releasing = false;
+    scope->assumed = here == NULL;
+    here = e;
+    innermost = scope;
+    return TJ_OK;
+slow:
     if ((st = enter(p->ctx, false, scope)) == TJ_OK && p->id != 0)
         /* The instance was checked on entering (renew_if_replaced): the allocation is its. */
         atomic_store_explicit(&((ctx_entry_t *)scope->entry)->seen[p->id & (TJ_GPU_SEEN - 1)],
@@ -851,11 +867,14 @@ tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
 void tj_gpu_leave(tj_gpu_scope_t *scope)
 {
     CUcontext popped;
-    if (scope->pushed)
+    if (scope->pushed) {
         CU_CHECK(cuCtxPopCurrent(&popped));
-    scope->pushed = false;
-    releasing -= scope->releasing;
-    scope->releasing = false;
+        scope->pushed = false;
+    }
+    if (scope->releasing) {
+        releasing--;
+        scope->releasing = false;
+    }
     here = scope->prev;
     innermost = scope->prev_scope;
 }

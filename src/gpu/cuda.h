@@ -65,12 +65,16 @@ typedef struct {
  * device: a normal state, logged at debug level only. */
 tj_status_t tj_gpu_init(void);
 
-/* True once tj_gpu_init has succeeded. */
-bool tj_gpu_available(void);
-
 /* What tj_gpu_init found: nothing yet, no usable device, or a device. */
 enum { TJ_GPU_UNKNOWN, TJ_GPU_ABSENT, TJ_GPU_PRESENT };
 extern atomic_int tj_gpu_state;
+
+/* True once tj_gpu_init has succeeded (after it has, one load). */
+static inline bool tj_gpu_available(void)
+{
+    return atomic_load_explicit(&tj_gpu_state, memory_order_acquire) == TJ_GPU_PRESENT ||
+           tj_gpu_init() == TJ_OK;
+}
 
 /* True when tj_gpu_init has already run and found no usable device; false before it has run.
  * One relaxed load, starting nothing: the test every interposed call makes first, so that on a

@@ -143,7 +143,7 @@ static bool t_device(const void *buf)
      * memory, which the MPI library would touch from host code. */
     if (tj_gpu_query(buf, &where) != TJ_OK)
         return true;
-    return where.kind == TJ_MEM_DEVICE || where.kind == TJ_MEM_MANAGED;
+    return tj_gpu_device_like(where.kind);
 }
 
 static int t_refuse(const char *fn)

@@ -149,6 +149,8 @@ static bool prepare_planned(const tj_launch_desc_t *d, tj_launch_ready_t *r)
     r->args.argv[2] = &r->args.count;
     r->jit = true;
     r->edges = words.edge != 0;
+    r->serial = r->fused = false;
+    r->shapes = 0;
     return true;
 }
 
@@ -281,8 +283,12 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
     char target[TJ_TARGET_MAX];
     tj_status_t st;
 
-    r->jit = r->edges = r->serial = r->fused = false;
-    r->shapes = 0;
+    /* A kernel the plan kept was launched before: the first launch's work and the driver's
+     * check are behind it. */
+    if (d->plan != NULL && d->block != NULL && d->layout == NULL && d->members == NULL &&
+        prepare_planned(d, r))
+        return TJ_OK;
+    memset(r, 0, sizeof(*r));
     /* The first launch: the kernels of the types committed before the process met the GPU are
      * asked for now (kernels/prepare.h); later launches pay one load. */
     if (!atomic_load_explicit(&launched, memory_order_relaxed) && !atomic_exchange(&launched, true))
@@ -292,9 +298,6 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
         return TJ_ERR_INVALID;
     if ((st = tj_launch_possible()) != TJ_OK)
         return st;
-    if (d->block != NULL && d->plan != NULL && prepare_planned(d, r))
-        return TJ_OK;
-    memset(r, 0, sizeof(*r));
     if ((st = tj_target_of_device(d->device, target, sizeof(target))) != TJ_OK)
         return st;
     if (d->block != NULL)

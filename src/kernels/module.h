@@ -35,6 +35,10 @@ void tj_modules_init(tj_modules_t *modules);
 /* Unload every module (the contexts that still exist) and destroy the set. */
 void tj_modules_release(tj_modules_t *modules);
 
+/* The function of the image already loaded in the current context (a tj_gpu_enter scope):
+ * true, with it in @p fn, else false (tj_modules_function loads it). No lock. */
+bool tj_modules_loaded(const tj_modules_t *modules, tj_gpu_function_t *fn);
+
 /* The function @p name of @p image in the current context (a tj_gpu_enter scope, or the
  * caller's current context), loading the image there on first use. A failed load is
  * remembered per context: TJ_ERR_CUDA at once, logged only the first time. */

@@ -19,7 +19,7 @@ static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
 static char device_targets[TJ_TARGET_MAX_DEVICES][32];
 /* tj_target_index: each device's number, and the targets numbered so far (number i + 1 is
  * names[i]); `epoch` tells numbers from before a tj_target_forget apart. */
-static atomic_int device_index[TJ_TARGET_MAX_DEVICES];
+atomic_int tj_target_indexes[TJ_TARGET_MAX_DEVICES];
 static char index_names[TJ_TARGET_MAX_DEVICES][32];
 static int nindex;
 static atomic_int epoch = 1;
@@ -98,18 +98,23 @@ static void check_loadable(void)
 
 tj_status_t tj_target_loadable(void)
 {
+    static atomic_bool checked;
+
+    /* One load once checked: every launch asks. */
+    if (atomic_load_explicit(&checked, memory_order_acquire))
+        return loadable_status;
     pthread_once(&loadable_once, check_loadable);
+    atomic_store_explicit(&checked, true, memory_order_release);
     return loadable_status;
 }
 
-int tj_target_index(int device)
+_Static_assert(TJ_TARGET_MAX_DEVICES == 64, "tj_target_index reads 64 devices");
+
+int tj_target_index_find(int device)
 {
     char name[32];
     int i, n;
 
-    if (device >= 0 && device < TJ_TARGET_MAX_DEVICES &&
-        (n = atomic_load_explicit(&device_index[device], memory_order_acquire)) != 0)
-        return n;
     if (tj_target_of_device(device, name, sizeof(name)) != TJ_OK)
         return 0;
     pthread_mutex_lock(&target_lock);
@@ -120,7 +125,7 @@ int tj_target_index(int device)
     /* Numbers of one epoch are apart from every earlier epoch's. */
     n = i < TJ_TARGET_MAX_DEVICES ? i + 1 + atomic_load(&epoch) * TJ_TARGET_MAX_DEVICES : 0;
     if (n != 0 && device >= 0 && device < TJ_TARGET_MAX_DEVICES)
-        atomic_store_explicit(&device_index[device], n, memory_order_release);
+        atomic_store_explicit(&tj_target_indexes[device], n, memory_order_release);
     pthread_mutex_unlock(&target_lock);
     return n;
 }
@@ -130,7 +135,7 @@ void tj_target_forget(void)
     pthread_mutex_lock(&target_lock);
     memset(device_targets, 0, sizeof(device_targets));
     for (int i = 0; i < TJ_TARGET_MAX_DEVICES; i++)
-        atomic_store(&device_index[i], 0);
+        atomic_store(&tj_target_indexes[i], 0);
     nindex = 0;
     atomic_fetch_add(&epoch, 1);
     pthread_mutex_unlock(&target_lock);

@@ -5,6 +5,7 @@
 #define TJ_KERNELS_TARGET_H
 
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "typejit.h"
@@ -29,6 +30,16 @@ void tj_target_forget(void);
 /* A small number naming device @p device's compile target, from 1 (devices of one target share
  * it), or 0 when tj_target_of_device fails: found once per device, then one load. Until
  * tj_target_forget a number names the same target. */
-int tj_target_index(int device);
+int tj_target_index_find(int device);
+extern atomic_int tj_target_indexes[64];
+static inline int tj_target_index(int device)
+{
+    int n;
+
+    if (device >= 0 && device < 64 &&
+        (n = atomic_load_explicit(&tj_target_indexes[device], memory_order_acquire)) != 0)
+        return n;
+    return tj_target_index_find(device);
+}
 
 #endif /* TJ_KERNELS_TARGET_H */

@@ -370,7 +370,8 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
 {
     bool failed;
 
-    if ((*rc = split(info, type, buf, count, peer, "a send")) != MPI_SUCCESS)
+    if ((info == NULL || info->wide) &&
+        (*rc = split(info, type, buf, count, peer, "a send")) != MPI_SUCCESS)
         return true;
     if (!begin(info, type, buf, count, peer, comm, false, x, &failed))
         return false;
@@ -408,7 +409,8 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
 {
     bool failed;
 
-    if ((*rc = split(info, type, buf, count, peer, "a receive")) != MPI_SUCCESS)
+    if ((info == NULL || info->wide) &&
+        (*rc = split(info, type, buf, count, peer, "a receive")) != MPI_SUCCESS)
         return true;
     if (!begin(info, type, buf, count, peer, comm, true, x, &failed))
         return false;

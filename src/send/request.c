@@ -7,6 +7,7 @@
 #include "send/request.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,7 +31,21 @@ struct tj_request {
  * buckets) where memory allows; a table that cannot grow only has longer chains. */
 #define TABLE_FIRST 256
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A spinning lock: every section under it is a few loads and stores (allocations and frees run
+ * outside it), and a steady request takes it twice. */
+static atomic_flag table_lock = ATOMIC_FLAG_INIT;
+
+static void lock_table(void)
+{
+    for (int spins = 0; atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire);)
+        if (++spins % 64 == 0)
+            sched_yield();
+}
+
+static void unlock_table(void)
+{
+    atomic_flag_clear_explicit(&table_lock, memory_order_release);
+}
 static tj_request_t *first_buckets[TABLE_FIRST];
 static tj_request_t **buckets = first_buckets;
 static _Atomic size_t nbuckets = TABLE_FIRST;
@@ -128,13 +143,9 @@ static tj_request_t *find_record(MPI_Request handle, bool unlink)
     return NULL;
 }
 
-/* Four times the buckets, if memory allows; under table_lock. */
-static void grow(void)
+/* Rehash into @p fresh, @p n zeroed buckets (four times the buckets); under table_lock. */
+static void grow(tj_request_t **fresh, size_t n)
 {
-    size_t n = nbuckets * 4;
-    tj_request_t **fresh = calloc(n, sizeof(*fresh));
-    if (fresh == NULL)
-        return;
     for (size_t b = 0; b < nbuckets; b++)
         while (buckets[b] != NULL) {
             tj_request_t *r = buckets[b];
@@ -143,8 +154,6 @@ static void grow(void)
             r->chain = fresh[to];
             fresh[to] = r;
         }
-    if (buckets != first_buckets)
-        free(buckets);
     buckets = fresh;
     nbuckets = n;
 }
@@ -157,13 +166,21 @@ tj_request_t *tj_request_reserve(void)
         tj_log_error("out of memory recording a request; MPI_ERR_NO_MEM");
         return NULL;
     }
-    /* The records in flight outnumber the buckets: grown before this one goes in. */
+    /* The records in flight outnumber the buckets: grown before this one goes in, the new
+     * buckets allocated (and the old ones freed) outside the lock. */
     if ((size_t)atomic_load_explicit(&tj_request_count, memory_order_relaxed) >=
         atomic_load_explicit(&nbuckets, memory_order_relaxed)) {
-        pthread_mutex_lock(&table_lock);
-        if (nrecords >= nbuckets)
-            grow();
-        pthread_mutex_unlock(&table_lock);
+        size_t n = atomic_load(&nbuckets) * 4;
+        tj_request_t **fresh = calloc(n, sizeof(*fresh)), **old = NULL;
+        lock_table();
+        if (fresh != NULL && nrecords >= nbuckets && n == nbuckets * 4) {
+            old = buckets != first_buckets ? buckets : NULL;
+            grow(fresh, n);
+            fresh = NULL;
+        }
+        unlock_table();
+        free(fresh);
+        free(old);
     }
     return r;
 }
@@ -177,10 +194,10 @@ void tj_request_unreserve(tj_request_t *r)
 static void insert(tj_request_t *r, MPI_Request handle)
 {
     r->handle = handle;
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     link_record(r);
     atomic_fetch_add(&tj_request_count, 1);
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
 }
 
 void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, bool persistent)
@@ -234,7 +251,7 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
     }
     c->release = release;
     c->arg = arg;
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     r = find_record(handle, false);
     if (r != NULL && !r->custom) {
         st = TJ_ERR_INVALID; /* a point-to-point transfer: nothing to chain to */
@@ -242,7 +259,7 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
         c->inner = r->completion;
         r->completion = done;
     }
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
     if (st == TJ_OK && r == NULL) {
         tj_request_add_completion(fresh, handle, &done);
         fresh = NULL;
@@ -271,9 +288,9 @@ tj_request_t *tj_request_take(MPI_Request handle)
     tj_request_t *r = NULL;
     if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
         return NULL;
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     r = find_record(handle, true);
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
     return r;
 }
 
@@ -282,18 +299,18 @@ bool tj_request_known(MPI_Request handle)
     tj_request_t *r = NULL;
     if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
         return false;
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     r = find_record(handle, false);
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
     return r != NULL;
 }
 
 void tj_request_put(tj_request_t *r, MPI_Request handle)
 {
     r->handle = handle;
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     link_record(r);
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
 }
 
 static void release(tj_request_t *r)
@@ -434,11 +451,11 @@ int tj_request_free(MPI_Request *handle)
         return rc;
     }
     /* Still active: the operation must go on; typejit keeps the handle and completes it later. */
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     r->next = detached;
     detached = r;
     atomic_store(&any_detached, true);
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
     *handle = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
@@ -451,11 +468,11 @@ void tj_request_progress(bool wait)
 
     if (!atomic_load_explicit(&any_detached, memory_order_relaxed))
         return;
-    pthread_mutex_lock(&table_lock);
+    lock_table();
     list = detached;
     detached = NULL;
     atomic_store(&any_detached, false);
-    pthread_mutex_unlock(&table_lock);
+    unlock_table();
     while (list != NULL) {
         tj_request_t *r = list;
         list = r->next;
@@ -477,13 +494,13 @@ void tj_request_progress(bool wait)
         release(r);
     }
     if (keep != NULL) {
-        pthread_mutex_lock(&table_lock);
+        lock_table();
         tj_request_t **tail = &keep;
         while (*tail != NULL)
             tail = &(*tail)->next;
         *tail = detached;
         detached = keep;
         atomic_store(&any_detached, true);
-        pthread_mutex_unlock(&table_lock);
+        unlock_table();
     }
 }

@@ -14,11 +14,6 @@
 /* Pieces asked at most; a type with more is judged by its first and last bytes. */
 #define SPAN_PIECES 256
 
-static bool is_gpu(tj_mem_t m)
-{
-    return m == TJ_MEM_DEVICE || m == TJ_MEM_MANAGED;
-}
-
 /* One piece [lo, hi) of the buffer; *gpu (the first piece decides) and *alloc follow the pieces
  * seen so far. *fits false when it does not lie with them. TJ_ERR_CUDA when a query failed. */
 static tj_status_t piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu,
@@ -33,7 +28,7 @@ static tj_status_t piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu,
         return TJ_OK;
     if ((st = tj_gpu_query(buf + lo, &at)) != TJ_OK)
         return st;
-    if (is_gpu(at.kind)) {
+    if (tj_gpu_device_like(at.kind)) {
         if (*gpu == 0 || !tj_gpu_inside(&at, a, b) ||
             (*gpu == 1 && (at.base != alloc->base || at.ctx != alloc->ctx))) {
             *fits = false;
@@ -45,7 +40,7 @@ static tj_status_t piece_fits(const char *buf, int64_t lo, int64_t hi, int *gpu,
     }
     if ((st = tj_gpu_query(buf + hi - 1, &last)) != TJ_OK)
         return st;
-    if (*gpu == 1 || is_gpu(last.kind))
+    if (*gpu == 1 || tj_gpu_device_like(last.kind))
         *fits = false;
     else
         *gpu = 0;

@@ -120,8 +120,8 @@ static tj_status_t pageable(tj_stage_t *b, size_t len)
 /* A pooled or new buffer of @p kind, device or page-locked memory only. */
 static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
 {
-    tj_gpu_ctx_t ctx = tj_gpu_current();
-    unsigned gen = tj_gpu_generation();
+    unsigned gen;
+    tj_gpu_ctx_t ctx = tj_gpu_current_instance(&gen);
     tj_stage_t **at, **best = NULL, *b, *stale = NULL;
     size_t want = TJ_STAGE_MIN;
     tj_status_t st;
@@ -195,9 +195,8 @@ tj_status_t tj_staging_get(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
     tj_stage_t *b;
     tj_status_t st;
 
-    if (tj_gpu_current() == NULL)
-        return TJ_ERR_INVALID;
-    if ((st = take(kind, len, buf)) == TJ_OK || kind != TJ_STAGE_PINNED)
+    /* take refuses to work without a current context, as this does. */
+    if ((st = take(kind, len, buf)) == TJ_OK || kind != TJ_STAGE_PINNED || st == TJ_ERR_INVALID)
         return st;
     if ((b = calloc(1, sizeof(*b))) == NULL)
         return TJ_ERR_NOMEM;
