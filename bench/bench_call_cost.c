@@ -16,6 +16,7 @@
  *   pack        MPI_Pack of a vector(16, 4, 64, MPI_DOUBLE) face, device to device (both ranks)
  *   unpack      MPI_Unpack of the same, device to device (both ranks)
  *   isend       MPI_Isend + MPI_Wait of the face from device memory / MPI_Irecv + MPI_Wait into it
+ *   isend_call  the same, the MPI_Wait of either rank not counted: the MPI_Isend / MPI_Irecv call
  *   irecv       the same with the roles swapped (rank 0 receives)
  *   sendrecv    MPI_Sendrecv of the face, device to device, both ranks
  *   startall    MPI_Startall + MPI_Waitall of 26 persistent sends of the faces, edges and corners
@@ -43,6 +44,7 @@
 #define CALLGRIND_STOP_INSTRUMENTATION
 #define CALLGRIND_ZERO_STATS
 #define CALLGRIND_DUMP_STATS_AT(_s)
+#define CALLGRIND_TOGGLE_COLLECT
 #endif
 
 static int rank, iters = 100, warmup = 100;
@@ -214,6 +216,20 @@ static void isend_as(face_t *f, int sender)
 static void isend_step(void *arg)
 {
     isend_as(arg, 0);
+}
+
+static void isend_call_step(void *arg)
+{
+    face_t *f = arg;
+    MPI_Request r;
+
+    if (rank == 0)
+        MPI_Isend(f->grid, 1, f->type, f->peer, 7, MPI_COMM_WORLD, &r);
+    else
+        MPI_Irecv(f->other, 1, f->type, f->peer, 7, MPI_COMM_WORLD, &r);
+    CALLGRIND_TOGGLE_COLLECT;
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CALLGRIND_TOGGLE_COLLECT;
 }
 
 static void irecv_step(void *arg)
@@ -417,6 +433,8 @@ int main(int argc, char **argv)
         measure("unpack", unpack_step, &f);
     if (wanted(only, "isend"))
         measure("isend", isend_step, &f);
+    if (wanted(only, "isend_call"))
+        measure("isend_call", isend_call_step, &f);
     if (wanted(only, "irecv"))
         measure("irecv", irecv_step, &f);
     if (wanted(only, "sendrecv"))

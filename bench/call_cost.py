@@ -12,7 +12,9 @@ typejit's own = the exclusive instructions of the functions of libtypejit.so, pl
 instructions of what they call outside it, except what the CUDA driver (libcuda, and the kernels
 the test driver runs), NVRTC and the MPI library (and the libraries it brings: PMIx, hwloc,
 libevent, UCX, libfabric; code callgrind names no object for is the MPI's) do. Printed per scenario and rank, per call, with the driver calls the
-program counted; --top N lists the N functions of typejit's own that cost the most."""
+program counted, the pthread locks and hash calls typejit's own code made per call, and how many
+of its source files ran; --top N lists the N functions of typejit's own that cost the most, and
+the files."""
 import os
 import re
 import sys
@@ -47,6 +49,10 @@ def parse(path):
     pending_call = False
     costs = {}
     called_other = 0
+    counted = {"locks": 0, "hashes": 0}
+    files = set()
+    fl = ""
+    call_count = 0
 
     def name(kind, text):
         m = re.match(r"\((\d+)\)(?: (.*))?$", text)
@@ -93,10 +99,13 @@ def parse(path):
                     cfn = v
                 continue
             if eq and key in ("fl", "fi", "fe", "cfi", "cfl"):
-                name("fl", val)
+                v = name("fl", val)
+                if key in ("fl", "fi", "fe"):
+                    fl = v
                 continue
             if eq and key == "calls":
                 pending_call = True
+                call_count = int(val.split()[0])
                 continue
             if eq and key in ("jump", "jcnd"):
                 continue
@@ -107,6 +116,11 @@ def parse(path):
             if pending_call:
                 pending_call = False
                 callee_ob = cob if cob is not None else ob
+                if own_object(ob):
+                    if re.match(r"pthread_(mutex_lock|rwlock_(rd|wr)lock|spin_lock)", cfn or ""):
+                        counted["locks"] += call_count
+                    if re.match(r"(XXH|tj_hash)", cfn or ""):
+                        counted["hashes"] += call_count
                 if own_object(ob) and not own_object(callee_ob):
                     if outside(callee_ob):
                         k = f"{cfn or '?'} (called by {fn})"
@@ -117,8 +131,12 @@ def parse(path):
                 continue
             if own_object(ob):
                 costs[fn] = costs.get(fn, 0) + cost
+                if cost and fl.endswith(".c"):
+                    # The path inside the tree (a shared compiler cache may name another copy).
+                    m = re.search(r"((src|jit|cache)/.*)$", fl)
+                    files.add(m.group(1) if m else fl)
     costs = {k: v for k, v in costs.items() if v}
-    return desc, costs, sum(costs.values()), called_other
+    return desc, costs, sum(costs.values()), called_other, counted, files
 
 
 def main(argv):
@@ -146,7 +164,7 @@ def main(argv):
                 lines[(fields["scenario"], fields.get("pid", ""))] = fields
     rows = []
     for path in args[1:]:
-        desc, costs, own, other = parse(path)
+        desc, costs, own, other, counted, files = parse(path)
         m = re.search(r"Client Request: (\S+)", desc)
         if not m:
             continue
@@ -156,22 +174,27 @@ def main(argv):
         fields = lines.get((scenario, pid), {})
         calls = int(fields.get("calls", 1))
         rows.append((scenario, fields.get("rank", "?"), own / calls, other / calls, fields, costs,
-                     calls))
-    order = ["pack", "unpack", "isend", "irecv", "sendrecv", "startall", "neighbor"]
+                     calls, counted, files))
+    order = ["pack", "unpack", "isend", "isend_call", "irecv", "sendrecv", "startall", "neighbor"]
     rows.sort(key=lambda r: (order.index(r[0]) if r[0] in order else 99, r[1]))
     if csv:
-        print("scenario,rank,own_per_call,driver_and_mpi_per_call,driver_calls_per_call,waits_per_call")
-    for scenario, rank, own, other, fields, costs, calls in rows:
+        print("scenario,rank,own_per_call,driver_and_mpi_per_call,driver_calls_per_call,"
+              "waits_per_call,pthread_locks_per_call,hashes_per_call,source_files")
+    for scenario, rank, own, other, fields, costs, calls, counted, files in rows:
         dc = int(fields.get("driver_calls", -1))
         waits = int(fields.get("waits", -1))
         per = lambda v: v / calls if v >= 0 else -1
         if csv:
-            print(f"{scenario},{rank},{own:.0f},{other:.0f},{per(dc):g},{per(waits):g}")
+            print(f"{scenario},{rank},{own:.0f},{other:.0f},{per(dc):g},{per(waits):g},"
+                  f"{counted['locks'] / calls:g},{counted['hashes'] / calls:g},{len(files)}")
             continue
         extra = " ".join(f"{k}={int(v) / calls:g}" for k, v in fields.items()
                          if k.startswith("cu"))
-        print(f"{scenario:9s} rank {rank}: own {own:8.0f} instr/call   driver+MPI below typejit "
-              f"{other:9.0f}   driver calls/call {per(dc):g} (waits {per(waits):g}) {extra}")
+        print(f"{scenario:9s} rank {rank}: own {own:8.0f} instr/call   driver calls/call {per(dc):g} "
+              f"(waits {per(waits):g})   pthread locks/call {counted['locks'] / calls:g}   "
+              f"hashes/call {counted['hashes'] / calls:g}   source files {len(files)}   {extra}")
+        if top:
+            print("    files: " + " ".join(sorted(files)))
         for name, cost in sorted(costs.items(), key=lambda kv: -kv[1])[:top]:
             print(f"    {cost / calls:8.0f}  {name}")
 

@@ -39,6 +39,7 @@ function(tj_device_test name)
 endfunction()
 
 tj_device_program(test_gpu_pack test_gpu_pack.c devbuf.c randtype.c)
+tj_device_program(test_compile_burst test_compile_burst.c)
 
 # The oracle with JIT kernels on a cold kernel cache, then again on the cache it filled, which
 # must compile nothing. The fixture orders the two and starts from an empty cache; the kernels
@@ -85,6 +86,30 @@ if(TJ_HEAVY_TESTS)
   set_tests_properties(emu_rerun_second PROPERTIES FIXTURES_REQUIRED "emu_rerun;emu_rerun_filled")
   set_tests_properties(emu_rerun_first emu_rerun_second PROPERTIES TIMEOUT 600 LABELS emu)
   tj_heavy(emu_rerun_reset emu_rerun_first emu_rerun_second)
+
+  # A start-up's burst: 1000 distinct strided types committed one after another in the default
+  # settings (background compiles), twice on one cache. The background compiler drops none of
+  # the requests: the first run compiles every kernel (MPI_Finalize drains the queue), and the
+  # second compiles nothing.
+  add_test(NAME emu_burst_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
+           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-burst)
+  set_tests_properties(emu_burst_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_burst)
+  set(TJ_BURST ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
+      TYPEJIT_JIT_DRAIN=1200 TYPEJIT_JIT_THREADS=2
+      TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-burst
+      $<TARGET_FILE:test_compile_burst> --types 1000)
+  add_test(NAME emu_burst_first COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* jit_compiles=[1-9][0-9][0-9][0-9]+ jit_failures=0 "
+           -- ${TJ_BURST})
+  add_test(NAME emu_burst_second COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* cache_misses=0 .*"
+           --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 jit_background=0 "
+           -- ${TJ_BURST})
+  set_tests_properties(emu_burst_first PROPERTIES FIXTURES_REQUIRED emu_burst
+                       FIXTURES_SETUP emu_burst_filled)
+  set_tests_properties(emu_burst_second PROPERTIES FIXTURES_REQUIRED "emu_burst;emu_burst_filled")
+  set_tests_properties(emu_burst_first emu_burst_second PROPERTIES TIMEOUT 1500 LABELS emu)
+  tj_heavy(emu_burst_reset emu_burst_first emu_burst_second)
 
   # Volume, in the default settings (background compiles): 1500 random types, constructions of
   # 200 random layouts (about 500 kernels), three times on one cache: cold, then warm twice. Each

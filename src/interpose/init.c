@@ -13,13 +13,8 @@
 /* initial-exec: the library is loaded at startup (LD_PRELOAD or linked), and each wrapper reads
  * this; the default model calls __tls_get_addr on every access. */
 _Thread_local int tj_in_wrapper __attribute__((tls_model("initial-exec")));
-static atomic_bool initialised;
-
-bool tj_interpose_active(void)
-{
-    /* `initialised` is set only when TYPEJIT_DISABLE is not. */
-    return atomic_load_explicit(&initialised, memory_order_acquire) && !tj_in_wrapper;
-}
+/* Set only when TYPEJIT_DISABLE is not. */
+atomic_bool tj_interpose_initialised;
 
 /* The constructor only reads the environment (STYLE: never MPI or CUDA here), so that a bad
  * TYPEJIT_* value is reported once, early. */
@@ -36,7 +31,7 @@ void tj_interpose_after_init(void)
     tj_log_info("typejit %s active in front of %s", tj_version(), tj_pairing_mpi_version());
     tj_log_debug("host buffers packed by %s",
                  tj_config()->host == TJ_HOST_ENGINE ? "the engine" : "the system MPI");
-    atomic_store_explicit(&initialised, true, memory_order_release);
+    atomic_store_explicit(&tj_interpose_initialised, true, memory_order_release);
 }
 
 /* Before the system MPI starts, typejit decides whether it takes part (pairing.c): when it
@@ -63,7 +58,7 @@ TJ_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 
 TJ_EXPORT int MPI_Finalize(void)
 {
-    if (atomic_exchange(&initialised, false))
+    if (atomic_exchange(&tj_interpose_initialised, false))
         tj_core_finalize();
     return PMPI_Finalize();
 }

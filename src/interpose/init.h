@@ -5,6 +5,7 @@
 #define TJ_INTERPOSE_INIT_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "util/config.h"
@@ -13,9 +14,15 @@
  * PMPI calls goes straight through. */
 extern _Thread_local int tj_in_wrapper __attribute__((tls_model("initial-exec")));
 
+/* Set once typejit is active (MPI initialised through it, TYPEJIT_DISABLE not set). */
+extern atomic_bool tj_interpose_initialised;
+
 /* True when this call should be looked at: typejit is enabled, MPI is initialised by us and we
  * are not inside another wrapper. */
-bool tj_interpose_active(void);
+static inline bool tj_interpose_active(void)
+{
+    return atomic_load_explicit(&tj_interpose_initialised, memory_order_acquire) && !tj_in_wrapper;
+}
 
 /* Activate typejit after the system MPI's MPI_Init or MPI_Init_thread returned MPI_SUCCESS
  * (also the Fortran entry points). */

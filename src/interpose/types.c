@@ -171,8 +171,8 @@ void tj_interpose_record(MPI_Datatype type)
     }
 }
 
-/* The record of a named type, made the first time it is looked up. */
-static const tj_type_info_t *record_named(MPI_Datatype type)
+/* The record of a named type, made the first time it is looked up (NULL for any other type). */
+const tj_type_info_t *tj_interpose_record_named(MPI_Datatype type)
 {
     tj_type_info_t info = {0};
     tj_envelope_t env;
@@ -189,13 +189,6 @@ static const tj_type_info_t *record_named(MPI_Datatype type)
     return tj_table_get(type);
 }
 
-const tj_type_info_t *tj_interpose_lookup(MPI_Datatype type)
-{
-    const tj_type_info_t *found = tj_table_get(type);
-
-    /* Named types are never committed; recorded the first time they are looked up. */
-    return TJ_LIKELY(found != NULL) ? found : record_named(type);
-}
 
 int TJ_WRAPPER(MPI_Type_commit)(MPI_Datatype *type)
 {

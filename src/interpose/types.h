@@ -9,11 +9,17 @@
 #include <stddef.h>
 
 #include "type/table.h"
+#include "util/common.h"
 
 /* The record of @p type, borrowed for the calling MPI call (tj_table_return gives it back): made
  * on first use for named types (which are never committed); NULL for a type typejit has no
  * record of. */
-const tj_type_info_t *tj_interpose_lookup(MPI_Datatype type);
+const tj_type_info_t *tj_interpose_record_named(MPI_Datatype type);
+static inline const tj_type_info_t *tj_interpose_lookup(MPI_Datatype type)
+{
+    const tj_type_info_t *found = tj_table_get(type);
+    return TJ_LIKELY(found != NULL) ? found : tj_interpose_record_named(type);
+}
 
 /* Translate @p type and record it (MPI_Type_commit). */
 void tj_interpose_record(MPI_Datatype type);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The background compiler: a bounded queue of kernels to compile and up to TYPEJIT_JIT_THREADS
- * worker threads started on first use. A worker only provisions kernels through the supply
+/* The background compiler: a queue of kernels to compile, as long as the requests make it (none
+ * is dropped: every kernel a run asks for is compiled in that run, the last ones while
+ * MPI_Finalize drains the queue), and up to TYPEJIT_JIT_THREADS worker threads started on first
+ * use. A worker only provisions kernels through the supply
  * (memory table, disk cache, NVRTC, store) after asking the CUDA driver for device 0's compute
  * capability once: it makes no MPI call and runs no CUDA context, stream or launch, so it never
  * meets the application's threads inside MPI or a context. Workers run with every signal
@@ -20,6 +22,7 @@
 #include <time.h>
 
 #include "cache/hash.h"
+#include "cache/hashset.h"
 #include "gpu/cuda.h"
 #include "jit/nvrtc.h"
 #include "kernels/supply.h"
@@ -29,7 +32,6 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-#define QUEUE_MAX   256
 #define WORKERS_MAX 64
 
 typedef struct {
@@ -40,14 +42,21 @@ typedef struct {
     bool serial;
 } job_t;
 
+/* A queued job, in the order of the requests. */
+typedef struct queued_job {
+    job_t job;
+    tj_hash_t key;
+    struct queued_job *next;
+} queued_t;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
-static job_t queue[QUEUE_MAX];
-static int head, queued, running;
+static queued_t *head, **tail = &head;
+static long queued;
+static int running;
 /* Keys of the jobs queued or running, so that a kernel is never queued twice; and of those
  * running. */
-static tj_hash_t pending[QUEUE_MAX + WORKERS_MAX];
-static int npending;
+static tj_hashset_t pending;
 static tj_hash_t active[WORKERS_MAX];
 static int nactive;
 static pthread_t workers[WORKERS_MAX];
@@ -82,7 +91,7 @@ static bool key_equal(tj_hash_t a, tj_hash_t b)
     return a.lo == b.lo && a.hi == b.hi;
 }
 
-/* Remove @p key from the set @p keys of *n. */
+/* Remove @p key from the set @p keys of *n (the running jobs). */
 static void drop_key(tj_hash_t *keys, int *n, tj_hash_t key)
 {
     for (int i = 0; i < *n; i++)
@@ -156,18 +165,23 @@ static void *worker(void *arg)
         tj_kernel_t *k;
         tj_origin_t from;
 
+        queued_t *q;
+
         while (queued == 0 && !stopping)
             pthread_cond_wait(&work, &lock);
         if (stopping)
             break;
-        j = queue[head];
-        /* The key the request added, taken before resolve_target fills in the target. */
-        key = job_key(&j);
-        head = (head + 1) % QUEUE_MAX;
+        q = head;
+        if ((head = q->next) == NULL)
+            tail = &head;
         queued--;
         running++;
+        j = q->job;
+        /* The key the request added, taken before resolve_target fills in the target. */
+        key = q->key;
         active[nactive++] = key;
         pthread_mutex_unlock(&lock);
+        free(q);
         /* Failures are logged where they happen and remembered by the kernel table. */
         if (resolve_target(&j)) {
             tj_kernel_spec_t spec =
@@ -183,7 +197,7 @@ static void *worker(void *arg)
         atomic_fetch_add_explicit(&finished, 1, memory_order_release);
         pthread_mutex_lock(&lock);
         running--;
-        drop_key(pending, &npending, key);
+        tj_hashset_remove(&pending, key);
         drop_key(active, &nactive, key);
         pthread_cond_broadcast(&work);
     }
@@ -201,7 +215,12 @@ static void forget_in_child(void)
 {
     pthread_mutex_init(&lock, NULL);
     pthread_cond_init(&work, NULL);
-    head = queued = running = npending = nactive = nworkers = 0;
+    /* The parent's jobs are its own: the child forgets them (and leaks their memory). */
+    head = NULL;
+    tail = &head;
+    queued = 0;
+    running = nactive = nworkers = 0;
+    memset(&pending, 0, sizeof(pending));
     stopping = false;
 }
 
@@ -269,7 +288,7 @@ tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, 
     pthread_mutex_lock(&lock);
     if (has_key(active, nactive, key))
         state = TJ_COMPILE_RUNNING;
-    else if (has_key(pending, npending, key))
+    else if (tj_hashset_has(&pending, key))
         state = TJ_COMPILE_QUEUED;
     pthread_mutex_unlock(&lock);
     return state;
@@ -279,20 +298,27 @@ tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, 
 static void request(job_t *jp)
 {
     int want = tj_config()->jit_threads;
-    job_t j = *jp;
-    tj_hash_t key = job_key(&j);
+    tj_hash_t key = job_key(jp);
+    queued_t *q = malloc(sizeof(*q));
+    bool added = false;
 
-    pthread_mutex_lock(&lock);
-    if (stopping || has_key(pending, npending, key))
-        goto out_unlock;
-    if (queued == QUEUE_MAX) {
-        tj_log_debug("background compile queue full; a kernel is asked for again later");
-        goto out_unlock;
+    if (q == NULL) {
+        tj_log_warn_once("out of memory queuing a background compile; the kernel is compiled "
+                         "when a launch needs it");
+        return;
     }
-    j.layout = tj_layout_hold(j.layout);
-    queue[(head + queued) % QUEUE_MAX] = j;
+    q->job = *jp;
+    q->key = key;
+    q->next = NULL;
+    pthread_mutex_lock(&lock);
+    if (stopping || tj_hashset_has(&pending, key) || tj_hashset_add(&pending, key, &added) != TJ_OK ||
+        !added)
+        goto out_unlock;
+    q->job.layout = tj_layout_hold(q->job.layout);
+    *tail = q;
+    tail = &q->next;
+    q = NULL;
     queued++;
-    pending[npending++] = key;
     /* Workers start on first use: a process that never compiles has none. */
     if (nworkers < want && nworkers < WORKERS_MAX && nworkers < queued + running) {
         if (start_worker(&workers[nworkers]))
@@ -303,6 +329,7 @@ static void request(job_t *jp)
     pthread_cond_signal(&work);
 out_unlock:
     pthread_mutex_unlock(&lock);
+    free(q);
 }
 
 tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, tj_dir_t dir)
@@ -314,7 +341,7 @@ tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, 
     pthread_mutex_lock(&lock);
     if (has_key(active, nactive, key))
         state = TJ_COMPILE_RUNNING;
-    else if (has_key(pending, npending, key))
+    else if (tj_hashset_has(&pending, key))
         state = TJ_COMPILE_QUEUED;
     pthread_mutex_unlock(&lock);
     return state;
@@ -332,7 +359,7 @@ bool tj_compiler_busy(void)
 void tj_compiler_drain(int seconds)
 {
     struct timespec until;
-    int left;
+    long left;
 
     pthread_mutex_lock(&lock);
     if (seconds > 0 && nworkers > 0 && (queued > 0 || running > 0)) {
@@ -348,7 +375,7 @@ void tj_compiler_drain(int seconds)
     left = queued;
     pthread_mutex_unlock(&lock);
     if (left > 0)
-        tj_log_info("%d background compile(s) still queued after TYPEJIT_JIT_DRAIN=%d s are "
+        tj_log_info("%ld background compile(s) still queued after TYPEJIT_JIT_DRAIN=%d s are "
                     "dropped; `typejit warm` can fill the cache ahead of the next run",
                     left, seconds);
 }
@@ -358,17 +385,14 @@ void tj_compiler_drain(int seconds)
  * the kernel is stored for the next run), none starts another. */
 static void stop_workers(void)
 {
-    tj_layout_t *dropped[QUEUE_MAX];
-    int n, ndropped = 0;
+    queued_t *dropped;
+    int n;
 
     pthread_mutex_lock(&lock);
-    while (queued > 0) {
-        drop_key(pending, &npending, job_key(&queue[head]));
-        if (queue[head].layout != NULL)
-            dropped[ndropped++] = queue[head].layout;
-        head = (head + 1) % QUEUE_MAX;
-        queued--;
-    }
+    dropped = head;
+    head = NULL;
+    tail = &head;
+    queued = 0;
     stopping = true;
     tj_supply_give_up_waits(0);
     pthread_cond_broadcast(&work);
@@ -376,15 +400,18 @@ static void stop_workers(void)
     pthread_mutex_unlock(&lock);
     /* Released without the lock: the last reference to a layout frees its device part tables,
      * driver calls that never run under the compiler's lock. */
-    for (int i = 0; i < ndropped; i++)
-        tj_layout_release(dropped[i]);
+    while (dropped != NULL) {
+        queued_t *next = dropped->next;
+        tj_layout_release(dropped->job.layout);
+        free(dropped);
+        dropped = next;
+    }
     for (int i = 0; i < n; i++)
         pthread_join(workers[i], NULL);
     pthread_mutex_lock(&lock);
     nworkers = 0;
-    npending = 0;
+    tj_hashset_clear(&pending);
     nactive = 0;
-    head = 0;
     pthread_mutex_unlock(&lock);
 }
 

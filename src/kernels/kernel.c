@@ -106,13 +106,10 @@ void tj_kernel_free(tj_kernel_t *kernel)
     free(kernel);
 }
 
-tj_status_t tj_kernel_function(tj_kernel_t *kernel, tj_gpu_function_t *fn)
+tj_status_t tj_kernel_load(tj_kernel_t *kernel, tj_gpu_function_t *fn)
 {
-    tj_kernel_spec_t spec;
+    tj_kernel_spec_t spec = tj_kernel_spec(kernel);
 
-    if (tj_modules_loaded(&kernel->modules, fn))
-        return TJ_OK;
-    spec = tj_kernel_spec(kernel);
     return tj_modules_function(&kernel->modules, kernel->image, kernel->len, tj_kernel_name(&spec),
                                fn);
 }

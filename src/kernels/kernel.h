@@ -57,8 +57,14 @@ tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel);
 /* Free @p kernel, its image and its modules (the supply, at tj_supply_finalize). */
 void tj_kernel_free(tj_kernel_t *kernel);
 
+/* tj_kernel_function when the module is not loaded in the current context yet. */
+tj_status_t tj_kernel_load(tj_kernel_t *kernel, tj_gpu_function_t *fn);
+
 /* The loaded function of @p kernel in the current context (a tj_gpu_enter scope, or the
  * caller's current context), loading its module there on first use (kernels/module.h). */
-tj_status_t tj_kernel_function(tj_kernel_t *kernel, tj_gpu_function_t *fn);
+static inline tj_status_t tj_kernel_function(tj_kernel_t *kernel, tj_gpu_function_t *fn)
+{
+    return tj_modules_loaded(&kernel->modules, fn) ? TJ_OK : tj_kernel_load(kernel, fn);
+}
 
 #endif /* TJ_KERNELS_KERNEL_H */

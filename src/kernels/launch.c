@@ -2,7 +2,9 @@
 /* The launch room (see launch.h). */
 #include "kernels/launch.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/compiler.h"
@@ -83,11 +85,6 @@ static void asked(const tj_launch_desc_t *d, int v)
     if (d->plan != NULL)
         atomic_store_explicit(&d->plan->missed[d->dir][v], tj_compiler_finished() + 1,
                               memory_order_relaxed);
-}
-
-tj_status_t tj_launch_possible(void)
-{
-    return tj_target_loadable();
 }
 
 /* The kernel of @p spec as @p policy says: TJ_ERR_NOT_FOUND when the launch is to run the
@@ -232,6 +229,118 @@ static tj_status_t prepare_layout(const tj_launch_desc_t *d, const char *target,
     return tj_kind_of(spec.kind)->geometry(&spec, &work, &r->args);
 }
 
+/* Fused launches made before, kept per thread: a persistent set started again, or a collective
+ * called again with the same types and buffers, takes its kernel and arguments from here. A
+ * launch is named by its members' records (their serials, never reused), offsets and counts,
+ * the two base addresses modulo 16 (which decide the words), its direction and its target's
+ * number (which names the kernels' epoch). */
+#define FUSED_KEPT 8
+typedef struct {
+    int key; /* the target's number; 0: unused */
+    int n;
+    tj_dir_t dir;
+    unsigned typed_lo, packed_lo;
+    struct {
+        uint64_t serial;
+        int64_t typed, packed, count;
+    } m[TJ_FUSED_MAX];
+    tj_kernel_t *kernel;
+    tj_fused_args_t args;
+    tj_launch_t geo;
+    int shapes;
+} fused_kept_t;
+
+typedef struct {
+    fused_kept_t kept[FUSED_KEPT];
+    int next;
+} fused_cache_t;
+
+static _Thread_local fused_cache_t *fused_cache __attribute__((tls_model("initial-exec")));
+static pthread_key_t fused_key;
+static pthread_once_t fused_once = PTHREAD_ONCE_INIT;
+
+static void fused_key_init(void)
+{
+    pthread_key_create(&fused_key, free);
+}
+
+/* Whether @p e names launch @p d. */
+static bool fused_same(const fused_kept_t *e, const tj_launch_desc_t *d, int key)
+{
+    if (e->key != key || e->n != d->nmembers || e->dir != d->dir ||
+        e->typed_lo != (unsigned)(d->typed & 15) || e->packed_lo != (unsigned)(d->packed & 15))
+        return false;
+    for (int i = 0; i < d->nmembers; i++) {
+        const tj_launch_member_t *mb = &d->members[i];
+        if (mb->serial == 0 || e->m[i].serial != mb->serial || e->m[i].typed != mb->typed ||
+            e->m[i].packed != mb->packed || e->m[i].count != mb->count)
+            return false;
+    }
+    return true;
+}
+
+static bool fused_planned(const tj_launch_desc_t *d, tj_launch_ready_t *r)
+{
+    fused_cache_t *c = fused_cache;
+    int key;
+
+    if (c == NULL || (key = tj_target_index(d->device)) == 0)
+        return false;
+    for (int i = 0; i < FUSED_KEPT; i++) {
+        fused_kept_t *e = &c->kept[i];
+        if (!fused_same(e, d, key) || tj_kernel_function(e->kernel, &r->fn) != TJ_OK)
+            continue;
+        r->args.by.fused = e->args;
+        r->args.geo = e->geo;
+        r->args.argv[0] = &r->args.dst;
+        r->args.argv[1] = &r->args.src;
+        r->args.argv[2] = &r->args.by.fused;
+        pointers(d, d->typed, r);
+        r->jit = r->fused = true;
+        r->edges = r->serial = false;
+        r->shapes = e->shapes;
+        return true;
+    }
+    return false;
+}
+
+static void fused_keep(const tj_launch_desc_t *d, tj_kernel_t *k, const tj_launch_ready_t *r)
+{
+    fused_cache_t *c = fused_cache;
+    fused_kept_t *e;
+    int key = tj_target_index(d->device);
+
+    for (int i = 0; i < d->nmembers; i++)
+        if (d->members[i].serial == 0)
+            return;
+    if (key == 0)
+        return;
+    if (c == NULL) {
+        pthread_once(&fused_once, fused_key_init);
+        if ((c = calloc(1, sizeof(*c))) == NULL)
+            return;
+        pthread_setspecific(fused_key, c);
+        fused_cache = c;
+    }
+    e = &c->kept[c->next];
+    c->next = (c->next + 1) % FUSED_KEPT;
+    e->key = key;
+    e->n = d->nmembers;
+    e->dir = d->dir;
+    e->typed_lo = (unsigned)(d->typed & 15);
+    e->packed_lo = (unsigned)(d->packed & 15);
+    for (int i = 0; i < d->nmembers; i++) {
+        e->m[i].serial = d->members[i].serial;
+        e->m[i].typed = d->members[i].typed;
+        e->m[i].packed = d->members[i].packed;
+        e->m[i].count = d->members[i].count;
+    }
+    e->kernel = k;
+    e->args = r->args.by.fused;
+    e->geo = r->args.geo;
+    e->shapes = r->shapes;
+}
+
 /* A fused set: the members' blocks become the kernel's shapes, each moved with the widest word
  * its member's addresses allow (a fused kernel has no edges); members with equal blocks and
  * words share a shape. */
@@ -273,9 +382,11 @@ static tj_status_t prepare_fused(const tj_launch_desc_t *d, const char *target,
     r->fused = true;
     r->shapes = nshapes;
     pointers(d, d->typed, r);
-    if ((st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK)
+    if ((st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK ||
+        (st = ready(k, &work, r)) != TJ_OK)
         return st;
-    return ready(k, &work, r);
+    fused_keep(d, k, r);
+    return TJ_OK;
 }
 
 tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
@@ -287,6 +398,9 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
      * check are behind it. */
     if (d->plan != NULL && d->block != NULL && d->layout == NULL && d->members == NULL &&
         prepare_planned(d, r))
+        return TJ_OK;
+    if (d->members != NULL && d->block == NULL && d->layout == NULL && d->nmembers >= 1 &&
+        d->nmembers <= TJ_FUSED_MAX && d->op.kind == TJ_OP_MOVE && fused_planned(d, r))
         return TJ_OK;
     memset(r, 0, sizeof(*r));
     /* The first launch: the kernels of the types committed before the process met the GPU are
@@ -330,5 +444,7 @@ tj_status_t tj_launch_run(const tj_launch_desc_t *d)
 
     if ((st = tj_launch_prepare(d, &r)) != TJ_OK || (st = tj_launch_go(&r)) != TJ_OK)
         return st;
-    return d->wait ? tj_batch_settle(d->batch) : TJ_OK;
+    if (!d->wait)
+        return TJ_OK;
+    return d->batch == NULL ? tj_gpu_sync() : tj_batch_settle(d->batch);
 }

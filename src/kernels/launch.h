@@ -17,6 +17,7 @@
 #include "gpu/cuda.h"
 #include "kernels/kernel.h"
 #include "kernels/kind.h"
+#include "kernels/target.h"
 #include "type/table.h"
 
 /* How a launch finds its kernel. */
@@ -36,6 +37,9 @@ typedef enum {
 typedef struct {
     const tj_block_t *block;
     int64_t typed, packed, count;
+    /* The serial of the record the block is of (tj_type_info_t.serial), for the kernel layer to
+     * find the launch of a set it made before; 0: none. */
+    uint64_t serial;
 } tj_launch_member_t;
 
 /* What one launch moves. Exactly one of block, layout and members. */
@@ -82,7 +86,10 @@ typedef struct {
 
 /* Whether this process can launch the kernels its NVRTC compiles at all: TJ_ERR_UNSUPPORTED when
  * the driver is older than NVRTC (said once). */
-tj_status_t tj_launch_possible(void);
+static inline tj_status_t tj_launch_possible(void)
+{
+    return tj_target_loadable();
+}
 
 /* Everything before the launch of @p d, in the current scope's context: the kernel, the words,
  * geometry and arguments, a layout's part table on the device. TJ_ERR_NOT_FOUND never (the

@@ -29,21 +29,6 @@ static const tj_module_t *find(const tj_modules_t *modules, int n, tj_gpu_ctx_t 
     return NULL;
 }
 
-bool tj_modules_loaded(const tj_modules_t *modules, tj_gpu_function_t *fn)
-{
-    unsigned gen;
-    tj_gpu_ctx_t ctx = tj_gpu_current_instance(&gen);
-    const tj_module_t *l;
-
-    if (ctx == NULL ||
-        (l = find(modules, atomic_load_explicit(&modules->n, memory_order_acquire), ctx, gen)) ==
-            NULL ||
-        l->fn == NULL)
-        return false;
-    *fn = l->fn;
-    return true;
-}
-
 tj_status_t tj_modules_function(tj_modules_t *modules, const void *image, size_t len,
                                 const char *name, tj_gpu_function_t *fn)
 {

@@ -36,8 +36,23 @@ void tj_modules_init(tj_modules_t *modules);
 void tj_modules_release(tj_modules_t *modules);
 
 /* The function of the image already loaded in the current context (a tj_gpu_enter scope):
- * true, with it in @p fn, else false (tj_modules_function loads it). No lock. */
-bool tj_modules_loaded(const tj_modules_t *modules, tj_gpu_function_t *fn);
+ * true, with it in @p fn, else false (tj_modules_function loads it). No lock: the entries
+ * before the count are written whole before it is published. */
+static inline bool tj_modules_loaded(const tj_modules_t *modules, tj_gpu_function_t *fn)
+{
+    unsigned gen;
+    tj_gpu_ctx_t ctx = tj_gpu_current_instance(&gen);
+
+    for (int i = atomic_load_explicit(&modules->n, memory_order_acquire) - 1; ctx != NULL && i >= 0;
+         i--)
+        if (modules->loaded[i].ctx == ctx && modules->loaded[i].gen == gen) {
+            if (modules->loaded[i].fn == NULL)
+                return false;
+            *fn = modules->loaded[i].fn;
+            return true;
+        }
+    return false;
+}
 
 /* The function @p name of @p image in the current context (a tj_gpu_enter scope, or the
  * caller's current context), loading the image there on first use. A failed load is

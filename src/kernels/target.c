@@ -96,15 +96,14 @@ static void check_loadable(void)
     loadable_status = TJ_ERR_UNSUPPORTED;
 }
 
-tj_status_t tj_target_loadable(void)
-{
-    static atomic_bool checked;
+atomic_int tj_target_loadable_known;
 
-    /* One load once checked: every launch asks. */
-    if (atomic_load_explicit(&checked, memory_order_acquire))
-        return loadable_status;
+tj_status_t tj_target_check_loadable(void)
+{
     pthread_once(&loadable_once, check_loadable);
-    atomic_store_explicit(&checked, true, memory_order_release);
+    /* One load from now on: every launch asks. */
+    atomic_store_explicit(&tj_target_loadable_known, (int)loadable_status + 1,
+                          memory_order_release);
     return loadable_status;
 }
 

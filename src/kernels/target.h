@@ -22,7 +22,14 @@ bool tj_target_known(int device, char *target, size_t len);
 /* TJ_OK when the driver can load what the loaded NVRTC produces (NVRTC's major version is not
  * newer than the driver's); else TJ_ERR_UNSUPPORTED, warned once, and device buffers are
  * staged. */
-tj_status_t tj_target_loadable(void);
+tj_status_t tj_target_check_loadable(void);
+/* tj_target_loadable's answer once it has one, + 1; 0 before. */
+extern atomic_int tj_target_loadable_known;
+static inline tj_status_t tj_target_loadable(void)
+{
+    int known = atomic_load_explicit(&tj_target_loadable_known, memory_order_acquire);
+    return known != 0 ? (tj_status_t)(known - 1) : tj_target_check_loadable();
+}
 
 /* Forget the targets found (a tool's change of cache, MPI_Finalize). */
 void tj_target_forget(void);

@@ -60,12 +60,20 @@ static int type_index(tj_coll_side_t *sd, MPI_Datatype type, const tj_coll_call_
     }
     ct->known = ct->info != NULL;
     if (!ct->known) {
-        memset(&ct->own, 0, sizeof(ct->own));
-        tj_table_read_extents(type, &ct->own);
-        ct->info = &ct->own;
+        tj_type_info_t *own = calloc(1, sizeof(*own));
+        if (own == NULL)
+            return -1;
+        tj_table_read_extents(type, own);
+        ct->info = own;
     }
-    if (!ct->info->extents)
+    if (!ct->info->extents) {
+        if (ct->known)
+            tj_type_release(ct->info);
+        else
+            free((void *)ct->info);
+        ct->info = NULL;
         return -1;
+    }
     return sd->ntypes++;
 }
 
@@ -314,6 +322,8 @@ void tj_coll_sides_free(tj_coll_side_t *sd)
     for (int t = 0; t < sd->ntypes; t++) {
         if (sd->types[t].known)
             tj_type_release(sd->types[t].info);
+        else
+            free((void *)sd->types[t].info);
         if (sd->types[t].wire != MPI_DATATYPE_NULL)
             PMPI_Type_free(&sd->types[t].wire);
         if (sd->types[t].dup)

@@ -67,9 +67,9 @@ typedef struct {
 typedef struct {
     MPI_Datatype type; /* the application's, or the duplicate a pending receive keeps */
     bool dup;          /* `type` is typejit's duplicate, freed on release */
-    bool known;        /* `info` is the type table's record, held (else `own`: extents only) */
+    bool known; /* `info` is the type table's record, held (else the side's own record of its
+                 * extents, freed with the side) */
     const tj_type_info_t *info; /* extents always valid */
-    tj_type_info_t own;
     MPI_Datatype wire; /* what the system MPI moves for one object; MPI_DATATYPE_NULL: none */
 } tj_coll_type_t;
 

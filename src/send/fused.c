@@ -155,7 +155,8 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, const tj_gpu_ptr_t *know
         if (!pack && !tj_block_disjoint(&info->block, items[m].count))
             return false; /* a parallel unpack into an overlapping layout would race */
         members[m] =
-            (tj_launch_member_t){&info->block, items[m].typed, items[m].packed, items[m].count};
+            (tj_launch_member_t){&info->block, items[m].typed, items[m].packed, items[m].count,
+                                 info->serial};
         typed_blocks[m] = &info->block;
         offs[m] = items[m].typed;
         counts[m] = items[m].count;

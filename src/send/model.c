@@ -379,27 +379,15 @@ tj_method_t tj_model_choose_recv(const tj_block_t *block, int64_t count, int64_t
     return choose(block, count, bytes, same_node, true);
 }
 
-/* A remembered method: the packed size, whether a receive, and the method, in one word. */
-#define METHOD_WORD(_bytes, _recv, _m) (((unsigned long long)(_bytes) << 4) | ((_recv) ? 8u : 0u) | (unsigned)(_m))
-
-tj_method_t tj_model_choose_for(tj_type_plan_t *plan, const tj_block_t *block, int64_t count,
-                                int64_t bytes, bool recv)
+tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *block,
+                                       int64_t count, int64_t bytes, bool recv)
 {
-    tj_method_t m;
+    tj_method_t m = choose(block, count, bytes, false, recv);
 
-    /* Sizes beyond 2^59 bytes are not remembered (no such message fits an MPI count). */
-    if (plan != NULL && bytes >= 0 && bytes < ((int64_t)1 << 59)) {
-        for (int i = 0; i < TJ_PLAN_METHODS; i++) {
-            unsigned long long w = atomic_load_explicit(&plan->methods[i], memory_order_relaxed);
-            if (w != 0 && (w & ~7ull) == METHOD_WORD(bytes, recv, 0))
-                return (tj_method_t)(w & 7);
-        }
-    }
-    m = choose(block, count, bytes, false, recv);
     if (plan != NULL && bytes >= 0 && bytes < ((int64_t)1 << 59)) {
         unsigned i = atomic_fetch_add_explicit(&plan->next_method, 1, memory_order_relaxed);
-        atomic_store_explicit(&plan->methods[i % TJ_PLAN_METHODS], METHOD_WORD(bytes, recv, m),
-                              memory_order_relaxed);
+        atomic_store_explicit(&plan->methods[i % TJ_PLAN_METHODS],
+                              TJ_MODEL_METHOD_WORD(bytes, recv, m), memory_order_relaxed);
     }
     return m;
 }

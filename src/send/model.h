@@ -43,8 +43,25 @@ tj_method_t tj_model_choose(const tj_block_t *block, int64_t count, int64_t byte
 /* tj_model_choose (or, @p recv, tj_model_choose_recv) for a peer across the network, through
  * the methods @p plan (a type's record's: type/table.h; NULL: none) remembers for its last
  * packed sizes, so that a steady call takes no lock. */
-tj_method_t tj_model_choose_for(tj_type_plan_t *plan, const tj_block_t *block, int64_t count,
-                                int64_t bytes, bool recv);
+tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *block,
+                                       int64_t count, int64_t bytes, bool recv);
+
+/* A remembered method: the packed size, whether a receive, and the method, in one word. */
+#define TJ_MODEL_METHOD_WORD(_bytes, _recv, _m)                                                    \
+    (((unsigned long long)(_bytes) << 4) | ((_recv) ? 8u : 0u) | (unsigned)(_m))
+
+static inline tj_method_t tj_model_choose_for(tj_type_plan_t *plan, const tj_block_t *block,
+                                              int64_t count, int64_t bytes, bool recv)
+{
+    /* Sizes beyond 2^59 bytes are not remembered (no such message fits an MPI count). */
+    if (plan != NULL && bytes >= 0 && bytes < ((int64_t)1 << 59))
+        for (int i = 0; i < TJ_PLAN_METHODS; i++) {
+            unsigned long long w = atomic_load_explicit(&plan->methods[i], memory_order_relaxed);
+            if (w != 0 && (w & ~7ull) == TJ_MODEL_METHOD_WORD(bytes, recv, 0))
+                return (tj_method_t)(w & 7);
+        }
+    return tj_model_choose_remembered(plan, block, count, bytes, recv);
+}
 
 /* As tj_model_choose, for a receive: the model predicts the receive and the unpack (device:
  * unpack from device memory; oneshot: the kernel reads mapped host memory; staged: copy to the

@@ -214,7 +214,8 @@ static tj_status_t kernel_path(const tj_move_t *m, const char **why)
     }
     st = from_device(&k);
     tj_gpu_leave(&scope);
-    tj_layout_release(own);
+    if (own != NULL)
+        tj_layout_release(own);
     return st;
 }
 

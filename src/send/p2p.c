@@ -289,8 +289,12 @@ static int repack_set(void *arg, tj_batch_t *b)
     tj_xfer_t *const *xs = ((send_set_t *)arg)->xs;
     int n = ((send_set_t *)arg)->n;
     tj_xfer_t *group[TJ_FUSED_MAX];
-    bool *done = calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
+    bool done_small[64];
+    bool *done = n <= 64 ? done_small : calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
     int rc = MPI_SUCCESS;
+
+    if (n <= 64)
+        memset(done_small, 0, sizeof(done_small));
 
     for (int i = 0; done != NULL && i < n; i++) {
         int ng = 0;
@@ -314,7 +318,8 @@ static int repack_set(void *arg, tj_batch_t *b)
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
         if (done == NULL || !done[i])
             rc = send_pack(xs[i], false, b);
-    free(done);
+    if (done != done_small)
+        free(done);
     return rc;
 }
 

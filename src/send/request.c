@@ -404,13 +404,19 @@ int tj_request_start(MPI_Request handle)
 
 int tj_request_start_all(int n, const MPI_Request handles[])
 {
-    tj_request_t **recs = calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
-    tj_xfer_t **sends = calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
+    /* Up to 64 requests (a halo's 26 and more) on the stack. */
+    tj_request_t *recs_small[64];
+    tj_xfer_t *sends_small[64] = {NULL};
+    bool small = n <= 64;
+    tj_request_t **recs = small ? recs_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
+    tj_xfer_t **sends = small ? sends_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
     int nsends = 0, rc = MPI_SUCCESS;
 
     if (recs == NULL || sends == NULL) {
-        free(recs);
-        free(sends);
+        if (!small) {
+            free(recs);
+            free(sends);
+        }
         /* One at a time needs no memory. */
         for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
             rc = tj_request_start(handles[i]);
@@ -428,8 +434,10 @@ int tj_request_start_all(int n, const MPI_Request handles[])
     for (int i = 0; i < n; i++)
         if (recs[i] != NULL)
             tj_request_put(recs[i], handles[i]);
-    free(recs);
-    free(sends);
+    if (!small) {
+        free(recs);
+        free(sends);
+    }
     return rc;
 }
 

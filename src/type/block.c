@@ -9,15 +9,6 @@
 
 #include "util/common.h"
 
-int tj_block_word_for(const int64_t *vals, int n, int max_word)
-{
-    /* A power of two divides a value exactly when the value's low bits are zero, negative
-     * values included (two's complement): the answer is the lowest bit set in any of them. */
-    uint64_t bits = (uint64_t)max_word;
-    for (int i = 0; i < n; i++)
-        bits |= (uint64_t)vals[i];
-    return (int)(bits & (~bits + 1));
-}
 
 tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_t *counts,
                           const int64_t *strides, tj_block_t *block)
@@ -219,12 +210,6 @@ tj_block_t tj_block_at_zero(const tj_block_t *block)
     return b;
 }
 
-int tj_block_word_at(int word, uintptr_t addr)
-{
-    while (word > 1 && (addr & (uintptr_t)(word - 1)) != 0)
-        word /= 2;
-    return word;
-}
 
 bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *arg), void *arg)
 {
@@ -247,43 +232,7 @@ bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *a
     }
 }
 
-int64_t tj_block_run(const tj_block_t *block)
-{
-    int64_t run = block->counts[0];
 
-    for (int d = 1; d < block->ndims; d++) {
-        if (block->counts[d] == 1)
-            continue;
-        if (block->strides[d] != run)
-            break;
-        run *= block->counts[d]; /* cannot overflow: bounded by the block's size */
-    }
-    return run;
-}
-
-tj_words_t tj_block_words(const tj_block_t *block, int64_t count, uintptr_t typed_at,
-                          uintptr_t packed_at)
-{
-    tj_words_t w = {block->word, 0};
-    int wide = block->edges_word;
-
-    w.word = tj_block_word_at(tj_block_word_at(w.word, typed_at), packed_at);
-    if (count > 1) {
-        /* Object k's runs are k * extent and k * size further on. Each object's packed bytes
-         * must also begin at a wide word: else the window where one object ends and the next
-         * begins is moved by two threads, a sector touched twice per object. */
-        int64_t vals[2] = {(int64_t)((uint64_t)block->extent - (uint64_t)block->size), block->size};
-        w.word = tj_block_word_for(&block->extent, 1, w.word);
-        wide = tj_block_word_for(vals, 2, wide);
-    }
-    /* Object 0's first run: its typed and packed addresses must agree modulo the wide word. */
-    wide = tj_block_word_at(wide, typed_at - packed_at);
-    if (wide > w.word && tj_block_run(block) >= (int64_t)TJ_BLOCK_EDGE_RUN_WORDS * wide) {
-        w.edge = w.word;
-        w.word = wide;
-    }
-    return w;
-}
 
 int tj_block_words_aligned(const tj_block_t *block, tj_words_t words[2])
 {

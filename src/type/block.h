@@ -47,7 +47,15 @@ tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_
 
 /* Largest power of two that divides every value in @p vals and @p max_word (itself a power of
  * two). */
-int tj_block_word_for(const int64_t *vals, int n, int max_word);
+static inline int tj_block_word_for(const int64_t *vals, int n, int max_word)
+{
+    /* A power of two divides a value exactly when the value's low bits are zero, negative
+     * values included (two's complement): the answer is the lowest bit set in any of them. */
+    uint64_t bits = (uint64_t)max_word;
+    for (int i = 0; i < n; i++)
+        bits |= (uint64_t)vals[i];
+    return (int)(bits & (~bits + 1));
+}
 
 /* True if @p count consecutive objects address no byte twice (unpacking into them in parallel
  * cannot race). */
@@ -60,7 +68,12 @@ bool tj_block_disjoint(const tj_block_t *block, int64_t count);
 tj_block_t tj_block_at_zero(const tj_block_t *block);
 
 /* The largest word of 16, 8, 4, 2, 1, at most @p word, to which @p addr is aligned. */
-int tj_block_word_at(int word, uintptr_t addr);
+static inline int tj_block_word_at(int word, uintptr_t addr)
+{
+    while (word > 1 && (addr & (uintptr_t)(word - 1)) != 0)
+        word /= 2;
+    return word;
+}
 
 /* The words of one launch: W, and for a kernel with edges the narrower word that moves the
  * head and the tail of each run (0: no edges; every word is W). */
@@ -74,6 +87,23 @@ typedef struct {
  * sectors a warp touches at the layout's, only for long runs. */
 #define TJ_BLOCK_EDGE_RUN_WORDS 32
 
+/* Bytes of the block's contiguous runs: counts[0], times the counts of the dimensions that
+ * continue it without a gap (a stride equal to the run's length so far; dimensions of one
+ * element skipped). */
+static inline int64_t tj_block_run(const tj_block_t *block)
+{
+    int64_t run = block->counts[0];
+
+    for (int d = 1; d < block->ndims; d++) {
+        if (block->counts[d] == 1)
+            continue;
+        if (block->strides[d] != run)
+            break;
+        run *= block->counts[d]; /* cannot overflow: bounded by the block's size */
+    }
+    return run;
+}
+
 /* The words of a launch of @p count objects of @p block whose object 0 begins at address
  * @p typed_at (the typed pointer plus the block's start) and whose packed bytes begin at
  * @p packed_at. W is the block's word narrowed by the alignment of both addresses and, when
@@ -83,8 +113,29 @@ typedef struct {
  * bytes begin at such a word), the launch moves that wider word with edges of W. Every launch
  * of a block's kernels asks here, and so does `typejit warm`, so that the kernels it compiles
  * are the ones the runtime looks up. */
-tj_words_t tj_block_words(const tj_block_t *block, int64_t count, uintptr_t typed_at,
-                          uintptr_t packed_at);
+static inline tj_words_t tj_block_words(const tj_block_t *block, int64_t count,
+                                        uintptr_t typed_at, uintptr_t packed_at)
+{
+    tj_words_t w = {block->word, 0};
+    int wide = block->edges_word;
+
+    w.word = tj_block_word_at(tj_block_word_at(w.word, typed_at), packed_at);
+    if (count > 1) {
+        /* Object k's runs are k * extent and k * size further on. Each object's packed bytes
+         * must also begin at a wide word: else the window where one object ends and the next
+         * begins is moved by two threads, a sector touched twice per object. */
+        int64_t vals[2] = {(int64_t)((uint64_t)block->extent - (uint64_t)block->size), block->size};
+        w.word = tj_block_word_for(&block->extent, 1, w.word);
+        wide = tj_block_word_for(vals, 2, wide);
+    }
+    /* Object 0's first run: its typed and packed addresses must agree modulo the wide word. */
+    wide = tj_block_word_at(wide, typed_at - packed_at);
+    if (wide > w.word && tj_block_run(block) >= (int64_t)TJ_BLOCK_EDGE_RUN_WORDS * wide) {
+        w.edge = w.word;
+        w.word = wide;
+    }
+    return w;
+}
 
 /* The words of the launches of @p block on buffers aligned to 16 bytes (device allocations
  * are), at packed position 0: words[0] for one object, words[1] for several. Returns 1 when the
@@ -124,10 +175,6 @@ int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_
  * excluded), until @p fn returns false. True when every run was passed on. */
 bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *arg), void *arg);
 
-/* Bytes of the block's contiguous runs: counts[0], times the counts of the dimensions that
- * continue it without a gap (a stride equal to the run's length so far; dimensions of one
- * element skipped). */
-int64_t tj_block_run(const tj_block_t *block);
 
 /* True if the two blocks describe the same layout. */
 bool tj_block_equal(const tj_block_t *a, const tj_block_t *b);

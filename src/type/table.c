@@ -160,6 +160,7 @@ static tj_slab_t entry_pool = TJ_SLAB_INIT(sizeof(entry_t));
 static tj_slab_t info_pool = TJ_SLAB_INIT(sizeof(tj_type_info_t));
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t live_records;
+static atomic_ullong serials;
 
 /* A record made from @p from, with one reference (the caller's) and an empty plan. */
 static tj_type_info_t *record_new(const tj_type_info_t *from)
@@ -175,6 +176,7 @@ static tj_type_info_t *record_new(const tj_type_info_t *from)
     *r = *from;
     memset(&r->plan, 0, sizeof(r->plan));
     r->settled_from = NULL;
+    r->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
     atomic_init(&r->has_kept, false);
     atomic_init(&r->refs, 1);
     tj_layout_hold(r->layout);

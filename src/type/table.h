@@ -65,6 +65,7 @@ typedef struct {
      * nothing for it. Until then the type is neither strided nor with a layout. */
     bool pending;
     tj_type_plan_t plan;
+    uint64_t serial;  /* unique to this record in the process: what caches of launches name */
     _Atomic int refs; /* the table's, the holders', the borrowers' under MPI_THREAD_MULTIPLE */
     /* The pending record this one settled (tj_table_settle), kept while this one lives: a call
      * that borrowed it before the build may still read it. */
