@@ -25,6 +25,7 @@
 #include "kernels/supply.h"
 #include "options.h"
 #include "type/flatten.h"
+#include "type/layout_words.h"
 #include "type/translate.h"
 #include "typedesc.h"
 #include "util/clock.h"
@@ -62,7 +63,7 @@ typedef struct {
     tj_dir_t dir;
     char target[32];
     tj_layout_t *layout;
-    bool serial;
+    bool serial, one_object;
 } item_t;
 
 typedef struct {
@@ -81,7 +82,8 @@ static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
         strcmp(it->target, spec->target) != 0)
         return false;
     if (it->layout != NULL)
-        return it->serial == spec->serial && it->layout->hash[0] == spec->layout->hash[0] &&
+        return it->serial == spec->serial && it->one_object == spec->one_object &&
+               it->layout->hash[0] == spec->layout->hash[0] &&
                it->layout->hash[1] == spec->layout->hash[1];
     for (int i = 0; i < it->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
@@ -120,6 +122,7 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
     }
     it->layout = tj_layout_hold(spec->layout);
     it->serial = spec->serial;
+    it->one_object = spec->one_object;
     for (int i = 0; i < spec->nblocks; i++) {
         it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
         if (it->words != NULL)
@@ -152,18 +155,28 @@ static int add_spec(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int nar
     return 0;
 }
 
-/* The kernels of @p spec (a parts kernel) at its word and, with @p all_words, every narrower
- * one. */
-static int add_kernels(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int narchs,
-                       bool all_words)
+/* The parts kernels of @p layout the runtime launches (tj_layout_launch_word): those of aligned
+ * buffers, one object and several; with @p all_words those of every alignment. */
+static int add_layout_kernels(work_t *w, const tj_layout_t *layout, char (*archs)[32], int narchs,
+                              bool all_words)
 {
-    for (int word = spec.word; word >= 1; word /= 2) {
-        spec.word = word;
-        if (add_spec(w, spec, archs, narchs) != 0)
+    int words[10], n = 0;
+    bool one[10];
+
+    if (!all_words)
+        n = tj_layout_launch_words_aligned(layout, words, one);
+    for (int cap = 16; all_words && cap >= 1; cap /= 2)
+        for (int64_t count = 2; count >= 1; count--) {
+            int i = 0;
+            words[n] = tj_layout_launch_word(layout, count, (uintptr_t)cap, 0, &one[n]);
+            while (i < n && (words[i] != words[n] || one[i] != one[n]))
+                i++;
+            n += i == n;
+        }
+    for (int i = 0; i < n; i++)
+        if (add_spec(w, tj_spec_parts(layout, words[i], one[i], TJ_DIR_PACK, false, ""), archs,
+                     narchs) != 0)
             return -1;
-        if (!all_words)
-            break;
-    }
     return 0;
 }
 
@@ -223,8 +236,7 @@ static int add_type_kernels(file_ctx_t *ctx, const tj_block_t *block, tj_layout_
         if (tj_layout_builder_from_block(block, block->size, &layout) != TJ_OK)
             return -1;
     }
-    rc = add_kernels(ctx->work, tj_spec_parts(layout, layout->word, TJ_DIR_PACK, false, ""),
-                     ctx->archs, ctx->narchs, ctx->all_words);
+    rc = add_layout_kernels(ctx->work, layout, ctx->archs, ctx->narchs, ctx->all_words);
     tj_layout_release(layout);
     return rc;
 }
@@ -408,7 +420,8 @@ static void *warm_worker(void *arg)
                                  .dir = it->dir,
                                  .target = it->target,
                                  .layout = it->layout,
-                                 .serial = it->serial};
+                                 .serial = it->serial,
+                                 .one_object = it->one_object};
         tj_store_save_report(&saved, &failed);
         if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
