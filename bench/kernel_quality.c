@@ -5,11 +5,12 @@
  * FAKECUDA_TRACE set, whose address trace of every thread gives the sectors the launch's warps
  * touch. Per kernel one CSV row on stdout (columns in `header` below), with the layout's own
  * numbers beside the trace's:
- *   ideal_*: the sectors, requests and words of the ideal mapping: the launch's words in packed
- *            order, 32 consecutive ones per request (one word of W bytes per thread; a kernel
- *            with edges: its W-byte words and the pieces of each run's head and tail, as it cuts
- *            them; a parts kernel: each run in the words its own bytes allow, with edges when
- *            it is long: words plus edges), as if every request were a full warp;
+ *   ideal_*: the sectors and requests of the ideal mapping: the launch's words in packed order,
+ *            32 consecutive ones per request (one word of W bytes per thread; a kernel with
+ *            edges: its W-byte words and the pieces of each run's head and tail, as it cuts
+ *            them; a parts kernel: the words of its segments), as if every request were a full
+ *            warp; ideal_words: the words of that mapping, and for a parts kernel those of words
+ *            plus edges (each run in the widest word its own bytes allow, a long one with edges);
  *   units:   a parts kernel's words of every size (its threads' work; 0 for the other kinds);
  *            words_exact 1 where they are each run's own (one object of a baked layout of runs
  *            without a frame: held to the ideal's words), narrowest its narrowest word;
@@ -222,16 +223,65 @@ static bool ideal_block_run(int64_t disp, void *arg)
     return true;
 }
 
-/* The ideal mapping's requests, sectors (typed and packed sides) and words. */
+/* A parts kernel's words in packed order: each segment of each frame element of each object in
+ * its word (type/layout_words.h; a table in device memory: every part in W), a shaped part's
+ * runs one after the other. */
+static void ideal_parts(const item_t *it, ideal_t *r)
+{
+    const tj_layout_t *l = it->layout;
+    int64_t elems = tj_layout_elements(l), packed = 0;
+    int64_t n = l->baked ? tj_layout_segments(l, it->word, it->one, NULL, 0) : l->nparts;
+    tj_layout_segment_t *seg = malloc((size_t)(n > 0 ? n : 1) * sizeof(*seg));
+
+    if (seg == NULL)
+        return;
+    if (l->baked)
+        tj_layout_segments(l, it->word, it->one, seg, n);
+    else
+        for (int64_t p = 0; p < n; p++)
+            seg[p] = (tj_layout_segment_t){p, 0, l->pre[p + 1] - l->pre[p], it->word};
+    for (int64_t k = 0; k < it->count; k++)
+        for (int64_t e = 0; e < elems; e++) {
+            int64_t fo = l->start + k * l->extent + tj_layout_frame_offset(l, e);
+            for (int64_t s = 0; s < n; s++) {
+                const tj_block_t *sh = &l->shapes[l->shape != NULL ? l->shape[seg[s].part] : 0];
+                int64_t base = fo + l->disp[seg[s].part];
+                if (tj_layout_is_run(sh)) {
+                    ideal_run_words(r, base + seg[s].at, packed, seg[s].len, seg[s].word, 0);
+                    packed += seg[s].len;
+                    continue;
+                }
+                for (int64_t rep = 0; rep < seg[s].len / sh->size; rep++) {
+                    block_ideal_t x = {r, base + rep * sh->extent, packed, sh->counts[0],
+                                       seg[s].word, 0};
+                    tj_block_each_run(sh, ideal_block_run, &x);
+                    packed = x.packed;
+                }
+            }
+        }
+    free(seg);
+}
+
+/* The ideal mapping's requests, sectors (typed and packed sides) and words; a parts kernel's
+ * words, those of words plus edges. */
 static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
                   int64_t *packed_sectors, int64_t *words)
 {
     ideal_t r = {.n = 0};
 
     if (it->kind == TJ_KERNEL_PARTS) {
-        runs_ideal_t x = {.it = it, .r = &r};
+        /* The kernel's words mapped ideally; apart, the words plus edges of the runs. */
+        ideal_t best = {.n = 0};
+        runs_ideal_t x = {.it = it, .r = &best};
+        ideal_parts(it, &r);
         for (x.obj = 0; x.obj < it->count; x.obj++)
             tj_layout_runs_each(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &x);
+        ideal_flush(&r);
+        *requests = r.requests;
+        *typed_sectors = r.typed_sectors;
+        *packed_sectors = r.packed_sectors;
+        *words = best.words;
+        return;
     } else {
         int64_t packed = 0;
         for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++) {

@@ -85,15 +85,48 @@ static int part_segments(const tj_layout_t *l, int64_t p, uint64_t g, int cap,
     return n;
 }
 
+/* How the parts of @p l are moved at @p cap given the steps @p g: in words of their own when
+ * that saves enough units (TJ_LAYOUT_WORDS_GAIN), else all in @p *common, the word they share. */
+static bool own_words(const tj_layout_t *l, uint64_t g, int cap, int *common)
+{
+    int64_t own = 0, shared = 0;
+    int w = cap;
+
+    for (int64_t p = 0; p < l->nparts; p++) {
+        tj_layout_segment_t seg[TJ_LAYOUT_PART_SEGMENTS];
+        int k = part_segments(l, p, g, cap, seg);
+        for (int i = 0; i < k; i++) {
+            own += seg[i].len / seg[i].word;
+            if (seg[i].word < w)
+                w = seg[i].word;
+        }
+    }
+    for (int64_t p = 0; p < l->nparts; p++)
+        shared += (l->pre[p + 1] - l->pre[p]) / w;
+    *common = w;
+    return own * TJ_LAYOUT_WORDS_GAIN <= shared * (TJ_LAYOUT_WORDS_GAIN - 1);
+}
+
+/* Part @p p's segments as the kernel moves them: its own (@p own), or one in @p common. */
+static int chosen_segments(const tj_layout_t *l, int64_t p, uint64_t g, int cap, bool own,
+                           int common, tj_layout_segment_t seg[TJ_LAYOUT_PART_SEGMENTS])
+{
+    if (own)
+        return part_segments(l, p, g, cap, seg);
+    return add(seg, 0, p, 0, l->pre[p + 1] - l->pre[p], common);
+}
+
 int64_t tj_layout_segments(const tj_layout_t *l, int cap, bool one, tj_layout_segment_t *out,
                            int64_t max)
 {
     uint64_t g = steps(l, !one);
     int64_t n = 0;
+    int common;
+    bool own = own_words(l, g, cap, &common);
 
     for (int64_t p = 0; p < l->nparts; p++) {
         tj_layout_segment_t seg[TJ_LAYOUT_PART_SEGMENTS];
-        int k = part_segments(l, p, g, cap, seg);
+        int k = chosen_segments(l, p, g, cap, own, common, seg);
         for (int i = 0; i < k; i++, n++)
             if (n < max)
                 out[n] = seg[i];
@@ -114,12 +147,14 @@ void tj_layout_words_finish(tj_layout_t *l)
     for (int d = 0; d < l->nframe; d++)
         elems *= l->fcounts[d];
     for (int c = 0; c < 5; c++) {
-        int widest[2] = {1, 1};
+        int widest[2] = {1, 1}, common[2];
+        bool own[2] = {own_words(l, g[0], 1 << c, &common[0]),
+                       own_words(l, g[1], 1 << c, &common[1])};
         for (int64_t p = 0; p < l->nparts; p++) {
             tj_layout_segment_t seg[2][TJ_LAYOUT_PART_SEGMENTS];
             int n[2];
             for (int one = 0; one < 2; one++) {
-                n[one] = part_segments(l, p, g[one], 1 << c, seg[one]);
+                n[one] = chosen_segments(l, p, g[one], 1 << c, own[one], common[one], seg[one]);
                 for (int i = 0; i < n[one]; i++) {
                     l->kunits[one][c] += seg[one][i].len / seg[one][i].word;
                     if (seg[one][i].word > widest[one])

@@ -19,6 +19,12 @@ typedef struct {
 /* Most segments one part is cut into: a middle, and a head and a tail of at most 4 each. */
 #define TJ_LAYOUT_PART_SEGMENTS 9
 
+/* A kernel moves the parts in words of their own when that takes at most (GAIN - 1) / GAIN of
+ * the units of the word they all share: below, its choice of word per unit and the sectors that
+ * words of several sizes share between requests cost more than the units saved (the parts
+ * kernels of bench/kernel-quality; bench/RESULTS.md). */
+#define TJ_LAYOUT_WORDS_GAIN 4
+
 /* The segments of every part of one frame element of the finished baked layout @p l, in packed
  * order, for a kernel whose buffers (the typed one at the layout's start) are aligned to @p cap
  * (1 to 16), for launches of one object (@p one: the extent and the object's size do not narrow
@@ -29,8 +35,9 @@ typedef struct {
  * lies there at that word on both sides. A run of at least TJ_BLOCK_EDGE_RUN_WORDS words of the
  * largest of 16, 8, 4, 2, 1 dividing its displacement minus its packed offset and those frame
  * and object steps (its agreement) moves its middle in the agreement (at most @p cap) and its
- * head and tail in narrower aligned pieces, as templates/edges.cu cuts a run. Writes at most
- * @p max segments to @p out; returns how many there are. */
+ * head and tail in narrower aligned pieces, as templates/edges.cu cuts a run. Where that saves
+ * fewer units than TJ_LAYOUT_WORDS_GAIN asks, every part is one segment in the word they share.
+ * Writes at most @p max segments to @p out; returns how many there are. */
 int64_t tj_layout_segments(const tj_layout_t *l, int cap, bool one, tj_layout_segment_t *out,
                            int64_t max);
 
