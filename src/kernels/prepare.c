@@ -38,8 +38,9 @@ static bool kernels_ready(const tj_block_t *block, const char *target)
     return true;
 }
 
-/* Whether the supply's memory table holds the pack and unpack parts kernels of @p l for every
- * launch on aligned buffers (tj_layout_launch_words_aligned). */
+/* Whether the supply's memory table holds the pack and unpack parts kernels of @p l for a
+ * launch on aligned buffers, of several objects or of one (tj_layout_launch_words_aligned: a
+ * layout's kernels are asked for by the calls that launch them). */
 static bool parts_ready(const tj_layout_t *l, const char *target)
 {
     int words[2];
@@ -47,13 +48,14 @@ static bool parts_ready(const tj_layout_t *l, const char *target)
     int n = tj_layout_launch_words_aligned(l, words, one);
     tj_kernel_t *k;
 
-    for (int i = 0; i < n; i++)
-        for (int dir = TJ_DIR_PACK; dir <= TJ_DIR_UNPACK; dir++) {
-            tj_kernel_spec_t spec = tj_spec_parts(l, words[i], one[i], (tj_dir_t)dir, false, target);
-            if (tj_supply_get(&spec, TJ_SUPPLY_MEMORY, &k, NULL) != TJ_OK)
-                return false;
-        }
-    return true;
+    for (int i = 0; i < n; i++) {
+        tj_kernel_spec_t pack = tj_spec_parts(l, words[i], one[i], TJ_DIR_PACK, false, target);
+        tj_kernel_spec_t unpack = tj_spec_parts(l, words[i], one[i], TJ_DIR_UNPACK, false, target);
+        if (tj_supply_get(&pack, TJ_SUPPLY_MEMORY, &k, NULL) == TJ_OK &&
+            tj_supply_get(&unpack, TJ_SUPPLY_MEMORY, &k, NULL) == TJ_OK)
+            return true;
+    }
+    return false;
 }
 
 /* The pack and unpack kernels of @p block for every launch on aligned buffers, as the settings
