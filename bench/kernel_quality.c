@@ -252,8 +252,8 @@ static void ideal_parts(const item_t *it, ideal_t *r)
                     continue;
                 }
                 for (int64_t rep = 0; rep < seg[s].len / sh->size; rep++) {
-                    block_ideal_t x = {r, base + rep * sh->extent, packed, sh->counts[0],
-                                       seg[s].word, 0};
+                    block_ideal_t x = {
+                        r, base + rep * sh->extent, packed, sh->counts[0], seg[s].word, 0};
                     tj_block_each_run(sh, ideal_block_run, &x);
                     packed = x.packed;
                 }
@@ -497,26 +497,27 @@ static int run_item(item_t *it, tj_dir_t dir)
     ideal(it, &ireq, &its, &ips, &iwords);
     if (it->kind == TJ_KERNEL_PARTS)
         units = it->count * tj_layout_kernel_units(it->layout, it->word, it->one);
-    printf(
-        "%s,%s,%s,%s,%d,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,"
-        "%llu,%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu,%" PRId64 ",%" PRId64 ",%d,%d\n",
-        kname, it->family, dname,
-        it->kind == TJ_KERNEL_FUSED     ? "fused"
-        : it->kind == TJ_KERNEL_GENERIC ? "generic"
-        : it->kind == TJ_KERNEL_PARTS   ? "parts"
-                                        : "single",
-        it->word, it->kind == TJ_KERNEL_SINGLE ? it->edge : 0,
-        it->kind == TJ_KERNEL_SINGLE ? tj_gen_words_per_thread(&it->blocks[0], it->word, it->edge)
-        : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
-                                        : 1,
-        it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
-        it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
-        geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
-        geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
-        field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
-        field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
-        ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident, table_sectors,
-        units, iwords, narrowest_word(it), words_exact(it));
+    printf("%s,%s,%s,%s,%d,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,"
+           "%llu,%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu,%" PRId64 ",%" PRId64
+           ",%d,%d\n",
+           kname, it->family, dname,
+           it->kind == TJ_KERNEL_FUSED     ? "fused"
+           : it->kind == TJ_KERNEL_GENERIC ? "generic"
+           : it->kind == TJ_KERNEL_PARTS   ? "parts"
+                                           : "single",
+           it->word, it->kind == TJ_KERNEL_SINGLE ? it->edge : 0,
+           it->kind == TJ_KERNEL_SINGLE
+               ? tj_gen_words_per_thread(&it->blocks[0], it->word, it->edge)
+           : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
+                                           : 1,
+           it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
+           it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
+           geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
+           geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
+           field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
+           field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
+           ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident,
+           table_sectors, units, iwords, narrowest_word(it), words_exact(it));
     fflush(stdout);
     return 0;
 }
@@ -865,8 +866,9 @@ static int mixed(void)
         return 1;
     for (size_t i = 0; i < TJ_ARRAY_SIZE(structs) && rc == 0; i++) {
         tj_layout_t *l = runs_layout(structs[i].runs, structs[i].n);
-        rc = l == NULL ? 1
-                       : run_parts(structs[i].name, l, structs[i].extent, structs[i].count, "mixed");
+        rc = l == NULL
+                 ? 1
+                 : run_parts(structs[i].name, l, structs[i].extent, structs[i].count, "mixed");
     }
     /* MPI_DOUBLE_INT pairs (12 bytes, extent 16) and particles (56 bytes) at irregular indices:
      * 1 to 4 elements apart. */
@@ -879,9 +881,10 @@ static int mixed(void)
             at += 1 + (int64_t)((x = x * 6364136223846793005ull + 1) >> 62);
         }
         l = runs_layout((const int64_t(*)[2])gather, (int)n);
-        rc = l == NULL ? 1
-                       : run_parts(g == 0 ? "mixed-double-int-gather-256" : "mixed-particle-gather-200",
-                                   l, at * elem, 1, "mixed");
+        rc = l == NULL
+                 ? 1
+                 : run_parts(g == 0 ? "mixed-double-int-gather-256" : "mixed-particle-gather-200",
+                             l, at * elem, 1, "mixed");
     }
     free(gather);
     return rc;

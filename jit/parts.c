@@ -99,7 +99,7 @@ typedef struct {
     tj_layout_segment_t *seg;
     int64_t *pre, *disp, *at; /* units before each segment (n + 1); its typed and packed byte */
     uint8_t *shape, *wlog;
-    int words;  /* the words used, a bit each */
+    int words;     /* the words used, a bit each */
     int64_t units; /* of one frame element */
 } plan_t;
 
@@ -149,8 +149,7 @@ static bool plan_make(const tj_layout_t *l, int word, bool one, plan_t *pl)
 /* The statement moving one unit of @p w bytes from `in` to `out`. */
 static void put_move(FILE *f, const char *ind, int w)
 {
-    fprintf(f, "%s*(%s *)out = *(const %s *)in;\n", ind, tj_gen_word_type(w),
-            tj_gen_word_type(w));
+    fprintf(f, "%s*(%s *)out = *(const %s *)in;\n", ind, tj_gen_word_type(w), tj_gen_word_type(w));
 }
 
 /* The statements that move unit g: one word of W bytes, or of its segment's word. */
@@ -325,8 +324,8 @@ static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t
      * layout sharing a kernel (those of one frame and shapes over a device table) has the same
      * source and so the same entry in the disk cache. */
     if (l->baked)
-        fprintf(f[5], "%" PRId64 " parts of %d shapes, %" PRId64 " segments", l->nparts,
-                l->nshapes, pl->n);
+        fprintf(f[5], "%" PRId64 " parts of %d shapes, %" PRId64 " segments", l->nparts, l->nshapes,
+                pl->n);
     else
         fprintf(f[5], "parts of %d shapes in a device table", l->nshapes);
     if (l->nframe > 0) {
@@ -382,7 +381,10 @@ tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, bool one, tj_dir
             if ((pl.words & w) == 0)
                 continue;
             n += snprintf(words_note + n, sizeof(words_note) - (size_t)n, "%s %d",
-                          w == word ? "" : (pl.words & (w - 1)) != 0 ? "," : " and", w);
+                          w == word                   ? ""
+                          : (pl.words & (w - 1)) != 0 ? ","
+                                                      : " and",
+                          w);
         }
         snprintf(words_note + n, sizeof(words_note) - (size_t)n,
                  " bytes, each segment's own (W = %d, the widest)", word);

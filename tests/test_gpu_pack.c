@@ -510,8 +510,8 @@ static int check_words(FILE *describe)
                                    (MPI_Datatype[]){MPI_CHAR, MPI_BYTE}, &t);
             break;
         case 12:
-            MPI_Type_create_indexed_block(8, 1, (int[]){0, 1, 3, 4, 7, 11, 12, 15},
-                                          MPI_DOUBLE_INT, &t);
+            MPI_Type_create_indexed_block(8, 1, (int[]){0, 1, 3, 4, 7, 11, 12, 15}, MPI_DOUBLE_INT,
+                                          &t);
             break;
         default:
             MPI_Type_create_struct(4, (int[]){3, 3, 1, 1}, (MPI_Aint[]){0, 24, 48, 52},

@@ -483,9 +483,8 @@ static int parts_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
     if (m < 0 || (lay = malloc((size_t)m + 1)) == NULL)
         return -1;
     tj_layoutline_format(spec->layout, lay, (size_t)m + 1);
-    n = snprintf(buf, len, "%s %s W=%d parts%s%s %s", spec->target, dir_name(spec->dir),
-                 spec->word, spec->serial ? " serial" : "", spec->one_object ? " objects=1" : "",
-                 lay);
+    n = snprintf(buf, len, "%s %s W=%d parts%s%s %s", spec->target, dir_name(spec->dir), spec->word,
+                 spec->serial ? " serial" : "", spec->one_object ? " objects=1" : "", lay);
     free(lay);
     return n;
 }
@@ -540,8 +539,8 @@ static bool parts_describe_key(const char *head, size_t hlen, const char *tail, 
          (q = strstr(q, " | ")) != NULL && (size_t)(q - tail) < tlen && strncmp(q, " | parts=", 9);
          q += 3)
         shapes++;
-    snprintf(buf, len, "parts %.*s%s%s, %s, %d shape%s", (int)hlen, head,
-             serial ? " serial" : "", one ? ", of one object" : "",
+    snprintf(buf, len, "parts %.*s%s%s, %s, %d shape%s", (int)hlen, head, serial ? " serial" : "",
+             one ? ", of one object" : "",
              tlen >= at + 11 && strncmp(tail + at, "table=baked", 11) == 0 ? "baked table"
                                                                             : "device table",
              shapes, shapes == 1 ? "" : "s");

@@ -187,7 +187,8 @@ const char *tj_prepare_state(const tj_type_info_t *info)
             parts_ready(l, target))
             return "jit";
         for (int i = 0; i < nl; i++) {
-            tj_compile_state_t p = tj_compiler_state_parts(l, lwords[i], one[i], TJ_DIR_PACK, false);
+            tj_compile_state_t p =
+                tj_compiler_state_parts(l, lwords[i], one[i], TJ_DIR_PACK, false);
             tj_compile_state_t u =
                 tj_compiler_state_parts(l, lwords[i], one[i], TJ_DIR_UNPACK, false);
             pack = TJ_MAX(pack, p);

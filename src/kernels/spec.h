@@ -134,9 +134,8 @@ static inline tj_kernel_spec_t tj_spec_generic(int word, tj_dir_t dir, const cha
 /* The kernel of every part of the finished layout @p layout, (@p word, @p one_object) as a
  * launch takes it (tj_layout_launch_word); @p serial for the one-thread unpack of a layout whose
  * bytes overlap (a kernel of its own name). */
-static inline tj_kernel_spec_t tj_spec_parts(const tj_layout_t *layout, int word,
-                                             bool one_object, tj_dir_t dir, bool serial,
-                                             const char *target)
+static inline tj_kernel_spec_t tj_spec_parts(const tj_layout_t *layout, int word, bool one_object,
+                                             tj_dir_t dir, bool serial, const char *target)
 {
     tj_kernel_spec_t s = {.kind = TJ_KERNEL_PARTS,
                           .word = word,

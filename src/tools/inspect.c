@@ -84,7 +84,10 @@ static void format_words(int mask, char *buf, size_t len)
         if ((mask & w) == 0)
             continue;
         k = snprintf(buf + used, len - used, "%s%d",
-                     first ? "" : (mask & (w - 1)) != 0 ? ", " : " and ", w);
+                     first                   ? ""
+                     : (mask & (w - 1)) != 0 ? ", "
+                                             : " and ",
+                     w);
         if (k < 0 || (size_t)k >= len - used)
             return;
         used += (size_t)k;
@@ -120,7 +123,9 @@ static void print_layout_launch(const tj_layout_t *l)
             format_words(mask, buf, sizeof(buf));
         printf("%sW=%d%s%s%s (aligned buffers)\n", i == n - 1 ? "launch:     " : "            ",
                words[i], several ? ", parts in words of " : "", buf,
-               n == 1 ? "" : one[i] ? " for one object" : " for several");
+               n == 1   ? ""
+               : one[i] ? " for one object"
+                        : " for several");
     }
 }
 

@@ -64,7 +64,7 @@ static int part_segments(const tj_layout_t *l, int64_t p, uint64_t g, int cap,
      * be the same in all of them (g). The length a run needs is counted in words of the
      * agreement itself, whatever the buffers allow, so that a narrower alignment never cuts a
      * run its wider one leaves whole. */
-    agree = lowest_word(g | (uint64_t)(l->disp[p] - pre));
+    agree = lowest_word(g | ((uint64_t)l->disp[p] - (uint64_t)pre));
     s = agree < cap ? agree : cap;
     if (s <= w || len < (int64_t)TJ_BLOCK_EDGE_RUN_WORDS * agree)
         return add(seg, 0, p, 0, len, w);
