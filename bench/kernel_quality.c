@@ -8,7 +8,12 @@
  *   ideal_*: the sectors and requests of the ideal mapping: the launch's words in packed order,
  *            32 consecutive ones per request (one word of W bytes per thread; a kernel with
  *            edges: its W-byte words and the pieces of each run's head and tail, as it cuts
- *            them), as if every request were a full warp;
+ *            them; a parts kernel: the words of its segments), as if every request were a full
+ *            warp; ideal_words: the words of that mapping, and for a parts kernel those of words
+ *            plus edges (each run in the widest word its own bytes allow, a long one with edges);
+ *   units:   a parts kernel's words of every size (its threads' work; 0 for the other kinds);
+ *            words_exact 1 where they are each run's own (one object of a baked layout of runs
+ *            without a frame: held to the ideal's words), narrowest its narrowest word;
  *   *_distinct: every sector the launch's bytes occupy, once (no kernel can touch fewer).
  * Timings are not measured: the driver is a CPU emulation.
  *
@@ -17,8 +22,9 @@
  * The shapes: TEMPI's figure-8 objects (2-D and 3-D, runs of 1 to 512 bytes at a pitch of 512,
  * 1 KiB to 4 MiB); the 26 halo regions of a 64^3 grid of 8 doubles per point with radius 3,
  * per shape and fused (send side); vectors of elements of 1 to 16 bytes with a stride of three
- * elements; the generic kernel on some of them; shapes of the word size per dimension (words()),
- * each kernel at the words the runtime gives its launch on aligned buffers. */
+ * elements; the generic kernel on some of them; layouts (parts()) and mixed structs (mixed());
+ * shapes of the word size per dimension (words()), each kernel at the words the runtime gives
+ * its launch on aligned buffers. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +41,7 @@
 #include "type/layout.h"
 #include "type/layout_builder.h"
 #include "type/layout_runs.h"
+#include "type/layout_words.h"
 #include "util/common.h"
 
 #define TARGET "sm_90"
@@ -45,7 +52,7 @@ static char ident[64];
 
 /* One kernel to report: a single block, a fused set, or the generic kernel on one block. */
 typedef struct {
-    const char *family; /* fig8-2d, fig8-3d, halo, halo-fused, element, generic */
+    const char *family; /* fig8-2d, fig8-3d, halo, halo-fused, element, generic, parts, mixed */
     char name[128];
     tj_kernel_kind_t kind;
     tj_block_t blocks[TJ_FUSED_MAX]; /* at start 0 */
@@ -57,6 +64,7 @@ typedef struct {
     int words[TJ_FUSED_MAX]; /* a fused kernel's word of each block */
     int64_t count;
     tj_layout_t *layout; /* a parts kernel's (finished, start 0) */
+    bool one;            /* a parts kernel's: of one object (type/layout_words.h) */
 } item_t;
 
 /* The ideal mapping's requests: the launch's words in packed order, 32 to a request, each
@@ -65,7 +73,7 @@ typedef struct {
     int64_t ta[32], pa[32];
     int size[32];
     int n;
-    int64_t requests, typed_sectors, packed_sectors;
+    int64_t requests, typed_sectors, packed_sectors, words;
 } ideal_t;
 
 /* Distinct sectors of up to 32 accesses. */
@@ -99,6 +107,7 @@ static void ideal_word(ideal_t *r, int64_t typed, int64_t packed, int size)
     r->ta[r->n] = typed;
     r->pa[r->n] = packed;
     r->size[r->n] = size;
+    r->words++;
     if (++r->n == 32)
         ideal_flush(r);
 }
@@ -130,6 +139,38 @@ static void ideal_run_words(ideal_t *r, int64_t typed, int64_t packed, int64_t l
         }
 }
 
+/* The narrowest word a parts kernel moves (its narrowest segment's); W for the other kinds. */
+static int narrowest_word(const item_t *it)
+{
+    int w = it->word;
+
+    if (it->kind == TJ_KERNEL_PARTS && it->layout->baked) {
+        int64_t n = tj_layout_segments(it->layout, it->word, it->one, NULL, 0);
+        tj_layout_segment_t *seg = malloc((size_t)(n > 0 ? n : 1) * sizeof(*seg));
+        if (seg != NULL) {
+            tj_layout_segments(it->layout, it->word, it->one, seg, n);
+            for (int64_t i = 0; i < n; i++)
+                w = TJ_MIN(w, seg[i].word);
+        }
+        free(seg);
+    }
+    return w;
+}
+
+/* Whether the item is a parts kernel whose words are each run's own, as the ideal's: one object
+ * of a baked layout of runs without a frame, on aligned buffers. */
+static int words_exact(const item_t *it)
+{
+    const tj_layout_t *l = it->layout;
+
+    if (it->kind != TJ_KERNEL_PARTS || !l->baked || l->nframe > 0 || it->count != 1)
+        return 0;
+    for (int s = 0; s < l->nshapes; s++)
+        if (!tj_layout_is_run(&l->shapes[s]))
+            return 0;
+    return 1;
+}
+
 static int64_t member_count(const item_t *it, int m)
 {
     return it->kind == TJ_KERNEL_FUSED ? it->members[m].count : it->count;
@@ -148,11 +189,22 @@ typedef struct {
     int64_t packed, obj;
 } runs_ideal_t;
 
+/* A run's words plus edges at its own addresses: the widest of 16, 8, 4, 2, 1 dividing its typed
+ * and packed bytes and its length; a run of TJ_BLOCK_EDGE_RUN_WORDS words of the widest word its
+ * typed and packed bytes agree modulo, in that word with edges down to the first. */
 static void ideal_run(int64_t disp, int64_t len, void *arg)
 {
     runs_ideal_t *x = arg;
     const tj_layout_t *l = x->it->layout;
-    ideal_run_words(x->r, l->start + x->obj * l->extent + disp, x->packed, len, x->it->word, 0);
+    int64_t typed = l->start + x->obj * l->extent + disp;
+    uint64_t plain = (uint64_t)typed | (uint64_t)x->packed | (uint64_t)len | 16,
+             agree = (uint64_t)(typed - x->packed) | 16;
+    int w = (int)(plain & (~plain + 1)), a = (int)(agree & (~agree + 1));
+
+    if (a > w && len >= (int64_t)TJ_BLOCK_EDGE_RUN_WORDS * a)
+        ideal_run_words(x->r, typed, x->packed, len, a, w);
+    else
+        ideal_run_words(x->r, typed, x->packed, len, w, 0);
     x->packed += len;
 }
 
@@ -171,16 +223,65 @@ static bool ideal_block_run(int64_t disp, void *arg)
     return true;
 }
 
-/* The ideal mapping's requests and sectors, typed and packed sides. */
+/* A parts kernel's words in packed order: each segment of each frame element of each object in
+ * its word (type/layout_words.h; a table in device memory: every part in W), a shaped part's
+ * runs one after the other. */
+static void ideal_parts(const item_t *it, ideal_t *r)
+{
+    const tj_layout_t *l = it->layout;
+    int64_t elems = tj_layout_elements(l), packed = 0;
+    int64_t n = l->baked ? tj_layout_segments(l, it->word, it->one, NULL, 0) : l->nparts;
+    tj_layout_segment_t *seg = malloc((size_t)(n > 0 ? n : 1) * sizeof(*seg));
+
+    if (seg == NULL)
+        return;
+    if (l->baked)
+        tj_layout_segments(l, it->word, it->one, seg, n);
+    else
+        for (int64_t p = 0; p < n; p++)
+            seg[p] = (tj_layout_segment_t){p, 0, l->pre[p + 1] - l->pre[p], it->word};
+    for (int64_t k = 0; k < it->count; k++)
+        for (int64_t e = 0; e < elems; e++) {
+            int64_t fo = l->start + k * l->extent + tj_layout_frame_offset(l, e);
+            for (int64_t s = 0; s < n; s++) {
+                const tj_block_t *sh = &l->shapes[l->shape != NULL ? l->shape[seg[s].part] : 0];
+                int64_t base = fo + l->disp[seg[s].part];
+                if (tj_layout_is_run(sh)) {
+                    ideal_run_words(r, base + seg[s].at, packed, seg[s].len, seg[s].word, 0);
+                    packed += seg[s].len;
+                    continue;
+                }
+                for (int64_t rep = 0; rep < seg[s].len / sh->size; rep++) {
+                    block_ideal_t x = {
+                        r, base + rep * sh->extent, packed, sh->counts[0], seg[s].word, 0};
+                    tj_block_each_run(sh, ideal_block_run, &x);
+                    packed = x.packed;
+                }
+            }
+        }
+    free(seg);
+}
+
+/* The ideal mapping's requests, sectors (typed and packed sides) and words; a parts kernel's
+ * words, those of words plus edges. */
 static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
-                  int64_t *packed_sectors)
+                  int64_t *packed_sectors, int64_t *words)
 {
     ideal_t r = {.n = 0};
 
     if (it->kind == TJ_KERNEL_PARTS) {
-        runs_ideal_t x = {.it = it, .r = &r};
+        /* The kernel's words mapped ideally; apart, the words plus edges of the runs. */
+        ideal_t best = {.n = 0};
+        runs_ideal_t x = {.it = it, .r = &best};
+        ideal_parts(it, &r);
         for (x.obj = 0; x.obj < it->count; x.obj++)
             tj_layout_runs_each(it->layout, TJ_LAYOUT_MAX_PARTS, ideal_run, &x);
+        ideal_flush(&r);
+        *requests = r.requests;
+        *typed_sectors = r.typed_sectors;
+        *packed_sectors = r.packed_sectors;
+        *words = best.words;
+        return;
     } else {
         int64_t packed = 0;
         for (int m = 0; m < (it->kind == TJ_KERNEL_FUSED ? it->nmembers : 1); m++) {
@@ -202,6 +303,7 @@ static void ideal(const item_t *it, int64_t *requests, int64_t *typed_sectors,
     *requests = r.requests;
     *typed_sectors = r.typed_sectors;
     *packed_sectors = r.packed_sectors;
+    *words = r.words;
 }
 
 /* [lo, hi) of the typed bytes the launch touches, relative to the typed base. */
@@ -283,7 +385,7 @@ static int run_item(item_t *it, tj_dir_t dir)
     tj_devptr_t table = 0;
     void *pinned = NULL;
     unsigned long long table_sectors = 0;
-    int64_t lo, hi, bytes = packed_bytes(it), ireq, its, ips;
+    int64_t lo, hi, bytes = packed_bytes(it), ireq, its, ips, iwords, units = 0;
     tj_devptr_t tbuf, pbuf, typed, dst, src;
     long long count = it->count;
     void *args[4];
@@ -300,7 +402,7 @@ static int run_item(item_t *it, tj_dir_t dir)
         spec = tj_spec_generic(it->word, dir, TARGET);
         break;
     case TJ_KERNEL_PARTS:
-        spec = tj_spec_parts(it->layout, it->word, dir, false, TARGET);
+        spec = tj_spec_parts(it->layout, it->word, it->one, dir, false, TARGET);
         break;
     default:
         spec = tj_spec_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
@@ -346,7 +448,7 @@ static int run_item(item_t *it, tj_dir_t dir)
         void *image = malloc(tb > 0 ? tb : 1);
         args[2] = &count;
         args[3] = &pargs;
-        tj_gen_parts_launch(it->layout, it->word, it->count, false, &geo);
+        tj_gen_parts_launch(it->layout, it->word, it->one, it->count, false, &geo);
         if (!it->layout->baked) {
             tj_devptr_t mapped;
             if (image == NULL || tj_gpu_alloc(tb, &table) != TJ_OK ||
@@ -392,26 +494,30 @@ static int run_item(item_t *it, tj_dir_t dir)
         table_sectors -= field(line, "load_sectors");
     if (pinned != NULL)
         tj_gpu_free_host(pinned);
-    ideal(it, &ireq, &its, &ips);
-    printf(
-        "%s,%s,%s,%s,%d,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,"
-        "%llu,%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu\n",
-        kname, it->family, dname,
-        it->kind == TJ_KERNEL_FUSED     ? "fused"
-        : it->kind == TJ_KERNEL_GENERIC ? "generic"
-        : it->kind == TJ_KERNEL_PARTS   ? "parts"
-                                        : "single",
-        it->word, it->kind == TJ_KERNEL_SINGLE ? it->edge : 0,
-        it->kind == TJ_KERNEL_SINGLE ? tj_gen_words_per_thread(&it->blocks[0], it->word, it->edge)
-        : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
-                                        : 1,
-        it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
-        it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
-        geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
-        geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
-        field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
-        field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
-        ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident, table_sectors);
+    ideal(it, &ireq, &its, &ips, &iwords);
+    if (it->kind == TJ_KERNEL_PARTS)
+        units = it->count * tj_layout_kernel_units(it->layout, it->word, it->one);
+    printf("%s,%s,%s,%s,%d,%d,%d,%d,%" PRId64 ",%" PRId64 ",%u,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,"
+           "%llu,%llu,%llu,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%llu,%" PRId64 ",%" PRId64
+           ",%d,%d\n",
+           kname, it->family, dname,
+           it->kind == TJ_KERNEL_FUSED     ? "fused"
+           : it->kind == TJ_KERNEL_GENERIC ? "generic"
+           : it->kind == TJ_KERNEL_PARTS   ? "parts"
+                                           : "single",
+           it->word, it->kind == TJ_KERNEL_SINGLE ? it->edge : 0,
+           it->kind == TJ_KERNEL_SINGLE
+               ? tj_gen_words_per_thread(&it->blocks[0], it->word, it->edge)
+           : it->kind == TJ_KERNEL_GENERIC ? tj_gen_generic_words_per_thread(it->word)
+                                           : 1,
+           it->kind == TJ_KERNEL_FUSED ? it->nblocks : 1, bytes,
+           it->kind == TJ_KERNEL_FUSED ? (int64_t)it->nmembers : it->count,
+           geo.grid[0] * geo.grid[1] * geo.grid[2], geo.block[0] * geo.block[1] * geo.block[2],
+           geo.grid[0], geo.grid[1], field(line, "load_requests"), field(line, "load_sectors"),
+           field(line, "load_distinct"), field(line, "load_bytes"), field(line, "store_requests"),
+           field(line, "store_sectors"), field(line, "store_distinct"), field(line, "store_bytes"),
+           ireq, dir == TJ_DIR_PACK ? its : ips, dir == TJ_DIR_PACK ? ips : its, ident,
+           table_sectors, units, iwords, narrowest_word(it), words_exact(it));
     fflush(stdout);
     return 0;
 }
@@ -629,14 +735,16 @@ static int words(const item_t *halo_fused)
     return fused_words(&fused) ? run_both(&fused) : 1;
 }
 
-/* A parts item of the finished layout @p l (its reference is the item's). */
-static int run_parts(const char *name, tj_layout_t *l, int64_t extent, int64_t count)
+/* A parts item of family @p family of the layout @p l, finished here (its reference is the
+ * item's). */
+static int run_parts(const char *name, tj_layout_t *l, int64_t extent, int64_t count,
+                     const char *family)
 {
     item_t it;
     int rc;
 
     memset(&it, 0, sizeof(it));
-    it.family = "parts";
+    it.family = family;
     snprintf(it.name, sizeof(it.name), "%s", name);
     it.kind = TJ_KERNEL_PARTS;
     it.count = count;
@@ -647,7 +755,8 @@ static int run_parts(const char *name, tj_layout_t *l, int64_t extent, int64_t c
     }
     l->start = 0; /* launched at the typed buffer's start */
     it.layout = l;
-    it.word = l->word;
+    /* The words of the runtime's launch: buffers aligned, frame element 0 at the start. */
+    it.word = tj_layout_launch_word(l, count, 0, 0, &it.one);
     rc = run_both(&it);
     tj_layout_release(l);
     return rc;
@@ -678,7 +787,7 @@ static int parts(void)
         if (tj_layout_builder_end(&b, &l) != TJ_OK)
             return 1;
         rc |= run_parts(n == 0 ? "parts-indexed-20000x8B-table" : "parts-indexed-200x8B-baked", l,
-                        at * 8, 1);
+                        at * 8, 1, "parts");
     }
     /* struct {int; vector(3, 1, 2, double); MPI_SHORT_INT} at 0, 8, 80; extent 88. */
     tj_layout_builder_init(&b);
@@ -690,14 +799,14 @@ static int parts(void)
     tj_layout_builder_add_run(&b, 84, 4);
     if (tj_layout_builder_end(&b, &l) != TJ_OK)
         return 1;
-    rc |= run_parts("parts-struct-mixed-x4096", l, 88, 4096);
+    rc |= run_parts("parts-struct-mixed-x4096", l, 88, 4096, "parts");
     /* contiguous(4096, MPI_SHORT_INT): two runs a pair, a frame of 4096. */
     tj_layout_builder_init(&b);
     tj_layout_builder_add_run(&b, 0, 2);
     tj_layout_builder_add_run(&b, 4, 4);
     if (tj_layout_builder_end(&b, &l) != TJ_OK || tj_layout_stream(&l, 0, 4096, 8) != TJ_OK)
         return 1;
-    rc |= run_parts("parts-short-int-x4096", l, 4096 * 8, 1);
+    rc |= run_parts("parts-short-int-x4096", l, 4096 * 8, 1, "parts");
     /* 17 dimensions of 2 elements, each stride one byte more than twice the last: no two of
      * them merge, and a block holds 16. */
     {
@@ -707,9 +816,77 @@ static int parts(void)
             tj_ir_push_stream(ir, 0, 2, stride);
         if (tj_layout_builder_from_chain(ir, &l) != TJ_OK)
             return 1;
-        rc |= run_parts("parts-17-dimensions", l, stride, 1);
+        rc |= run_parts("parts-17-dimensions", l, stride, 1, "parts");
     }
     free(ir);
+    return rc;
+}
+
+/* A layout of the runs (disp, len) of @p runs, one after the other. */
+static tj_layout_t *runs_layout(const int64_t (*runs)[2], int n)
+{
+    tj_layout_builder_t b;
+    tj_layout_t *l = NULL;
+
+    tj_layout_builder_init(&b);
+    for (int i = 0; i < n; i++)
+        tj_layout_builder_add_run(&b, runs[i][0], runs[i][1]);
+    return tj_layout_builder_end(&b, &l) == TJ_OK ? l : NULL;
+}
+
+/* Mixed structs, whose parts take words of their own (type/layout_words.h): struct {double[3];
+ * int; char at 32} (a 28-byte run beside a char), one object and 4096; struct {int; double}
+ * (a hole after the int), 4096; a gather of 256 MPI_DOUBLE_INT pairs at irregular places and of
+ * 200 particles {double x[3], v[3]; int id; float m} (56 bytes; neighbours merge); struct
+ * {double[1000]; int[500] at 8192; char[10] at 10240} (arrays beside a few chars) and struct
+ * {double[1001]; char at 8016} (a run of 8008 bytes: 16-byte words and an 8-byte tail), one
+ * object each. */
+static int mixed(void)
+{
+    static const int64_t d3ic[][2] = {{0, 28}, {32, 1}}, intdouble[][2] = {{0, 4}, {8, 8}},
+                         arrays[][2] = {{0, 8000}, {8192, 2000}, {10240, 10}},
+                         long_run[][2] = {{0, 8008}, {8016, 1}};
+    static const struct {
+        const char *name;
+        const int64_t (*runs)[2];
+        int n;
+        int64_t extent, count;
+    } structs[] = {
+        {"mixed-struct-d3-i-c", d3ic, 2, 40, 1},
+        {"mixed-struct-d3-i-c-x4096", d3ic, 2, 40, 4096},
+        {"mixed-struct-int-double-x4096", intdouble, 2, 16, 4096},
+        {"mixed-struct-arrays", arrays, 3, 10256, 1},
+        {"mixed-struct-d1001-c", long_run, 2, 8024, 1},
+    };
+    int64_t (*gather)[2] = calloc(256, sizeof(*gather));
+    uint64_t x = 777;
+    int rc = 0;
+
+    if (gather == NULL)
+        return 1;
+    for (size_t i = 0; i < TJ_ARRAY_SIZE(structs) && rc == 0; i++) {
+        tj_layout_t *l = runs_layout(structs[i].runs, structs[i].n);
+        rc = l == NULL
+                 ? 1
+                 : run_parts(structs[i].name, l, structs[i].extent, structs[i].count, "mixed");
+    }
+    /* MPI_DOUBLE_INT pairs (12 bytes, extent 16) and particles (56 bytes) at irregular indices:
+     * 1 to 4 elements apart. */
+    for (int g = 0; g < 2 && rc == 0; g++) {
+        int64_t at = 0, elem = g == 0 ? 16 : 56, len = g == 0 ? 12 : 56, n = g == 0 ? 256 : 200;
+        tj_layout_t *l;
+        for (int64_t i = 0; i < n; i++) {
+            gather[i][0] = at * elem;
+            gather[i][1] = len;
+            at += 1 + (int64_t)((x = x * 6364136223846793005ull + 1) >> 62);
+        }
+        l = runs_layout((const int64_t(*)[2])gather, (int)n);
+        rc = l == NULL
+                 ? 1
+                 : run_parts(g == 0 ? "mixed-double-int-gather-256" : "mixed-particle-gather-200",
+                             l, at * elem, 1, "mixed");
+    }
+    free(gather);
     return rc;
 }
 
@@ -736,11 +913,12 @@ int main(int argc, char **argv)
            "threads,grid_x,grid_y,"
            "load_requests,load_sectors,load_distinct,load_bytes,store_requests,store_sectors,"
            "store_distinct,store_bytes,ideal_requests,ideal_load_sectors,ideal_store_sectors,"
-           "ident,table_load_sectors\n");
+           "ident,table_load_sectors,units,ideal_words,narrowest,words_exact\n");
     rc = fig8();
     rc |= halo(&halo_fused);
     rc |= elements();
     rc |= parts();
+    rc |= mixed();
     rc |= words(&halo_fused);
     tj_supply_finalize();
     tj_gpu_finalize();

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jit/gen_internal.h"
+#include "type/layout_words.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -77,8 +78,8 @@ static void put_shape(FILE *f, const tj_block_t *sh, const char *ind)
 
 /* Every substitution text of the template, written into the caller's buffers. */
 typedef struct {
-    char *table, *constants, *pointers, *frame, *shapes, *layout;
-    size_t len[6];
+    char *table, *constants, *pointers, *frame, *shapes, *layout, *copy;
+    size_t len[7];
 } texts_t;
 
 static void texts_free(texts_t *t)
@@ -89,66 +90,181 @@ static void texts_free(texts_t *t)
     free(t->frame);
     free(t->shapes);
     free(t->layout);
+    free(t->copy);
 }
 
-static bool put_texts(const tj_layout_t *l, int word, tj_dir_t dir, const char *name, texts_t *t)
+/* The segments of a baked layout's kernel (type/layout_words.h), with their tables. */
+typedef struct {
+    int64_t n;
+    tj_layout_segment_t *seg;
+    int64_t *pre, *disp, *at; /* units before each segment (n + 1); its typed and packed byte */
+    uint8_t *shape, *wlog;
+    int words;     /* the words used, a bit each */
+    int64_t units; /* of one frame element */
+} plan_t;
+
+static void plan_free(plan_t *pl)
 {
-    FILE *f[6];
-    char **out[6] = {&t->table, &t->constants, &t->pointers, &t->frame, &t->shapes, &t->layout};
-    bool pack = dir == TJ_DIR_PACK, ok = true;
+    free(pl->seg);
+    free(pl->pre);
+    free(pl->disp);
+    free(pl->at);
+    free(pl->shape);
+    free(pl->wlog);
+}
+
+static bool plan_make(const tj_layout_t *l, int word, bool one, plan_t *pl)
+{
+    int64_t n = tj_layout_segments(l, word, one, NULL, 0);
+
+    memset(pl, 0, sizeof(*pl));
+    pl->n = n;
+    pl->seg = malloc((size_t)n * sizeof(*pl->seg));
+    pl->pre = malloc((size_t)(n + 1) * sizeof(int64_t));
+    pl->disp = malloc((size_t)n * sizeof(int64_t));
+    pl->at = malloc((size_t)n * sizeof(int64_t));
+    pl->shape = malloc((size_t)n);
+    pl->wlog = malloc((size_t)n);
+    if (pl->seg == NULL || pl->pre == NULL || pl->disp == NULL || pl->at == NULL ||
+        pl->shape == NULL || pl->wlog == NULL)
+        return false;
+    tj_layout_segments(l, word, one, pl->seg, n);
+    pl->pre[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const tj_layout_segment_t *sg = &pl->seg[i];
+        int lg = 0;
+        while ((1 << lg) < sg->word)
+            lg++;
+        pl->pre[i + 1] = pl->pre[i] + sg->len / sg->word;
+        pl->disp[i] = l->disp[sg->part] + sg->at;
+        pl->at[i] = l->pre[sg->part] + sg->at;
+        pl->shape[i] = l->shape != NULL ? l->shape[sg->part] : 0;
+        pl->wlog[i] = (uint8_t)lg;
+        pl->words |= sg->word;
+    }
+    pl->units = pl->pre[n];
+    return true;
+}
+
+/* The statement moving one unit of @p w bytes from `in` to `out`. */
+static void put_move(FILE *f, const char *ind, int w)
+{
+    fprintf(f, "%s*(%s *)out = *(const %s *)in;\n", ind, tj_gen_word_type(w), tj_gen_word_type(w));
+}
+
+/* The statements that move unit g: one word of W bytes, or of its segment's word. */
+static void put_copy(FILE *f, const plan_t *pl, bool pack)
+{
+    const char *ind = "            ";
+    int narrowest = pl->words & -pl->words;
+
+    if (pl->seg == NULL || pl->words == narrowest) {
+        fprintf(f, "%s%s", ind,
+                pack ? "packed[g] = *(const word_t *)(typed + off);"
+                     : "*(word_t *)(typed + off) = packed[g];");
+        return;
+    }
+    fprintf(f, "%s{\n", ind);
+    fprintf(f, "%s    /* The unit's packed byte: its frame element's, its segment's, its own. */\n",
+            ind);
+    fprintf(f, "%s    const long long pk = (long long)e * FBYTES + at[p] + q;\n", ind);
+    fprintf(f, "%s    char *const out = %s;\n", ind, pack ? "packed + pk" : "typed + off");
+    fprintf(f, "%s    const char *const in = %s;\n", ind, pack ? "typed + off" : "packed + pk");
+    fprintf(f, "%s    switch (wl) {\n", ind);
+    for (int w = 16; w > narrowest; w /= 2) {
+        int lg = 0;
+        if ((pl->words & w) == 0)
+            continue;
+        while ((1 << lg) < w)
+            lg++;
+        fprintf(f, "%s    case %d:\n", ind, lg);
+        put_move(f, "                    ", w);
+        fprintf(f, "%s        break;\n", ind);
+    }
+    fprintf(f, "%s    default:\n", ind);
+    put_move(f, "                    ", narrowest);
+    fprintf(f, "%s        break;\n%s    }\n%s}", ind, ind, ind);
+}
+
+static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t dir,
+                      const char *name, texts_t *t)
+{
+    FILE *f[7];
+    char **out[7] = {&t->table,  &t->constants, &t->pointers, &t->frame,
+                     &t->shapes, &t->layout,    &t->copy};
+    bool pack = dir == TJ_DIR_PACK, ok = true, multi = pl->seg != NULL && pl->words != word;
     int64_t elems = tj_layout_elements(l);
     char lit[48], arr[256];
 
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if ((f[i] = open_memstream(out[i], &t->len[i])) == NULL)
             ok = false;
     if (!ok) {
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
             if (f[i] != NULL)
                 fclose(f[i]);
         return false;
     }
-    /* The part table, in the source or from device memory. */
+    /* The segment table, in the source or (the parts) from device memory. */
     if (l->baked) {
         snprintf(arr, sizeof(arr), "%s_pre", name);
-        put_list(f[0], "long long", arr, "packed byte offset of each part in its frame element",
-                 l->nparts + 1, l->pre, NULL);
+        put_list(f[0], "long long", arr, "units of the frame element before each segment",
+                 pl->n + 1, pl->pre, NULL);
         snprintf(arr, sizeof(arr), "%s_disp", name);
-        put_list(f[0], "long long", arr, "byte displacement of each part in its frame element",
-                 l->nparts, l->disp, NULL);
+        put_list(f[0], "long long", arr, "byte displacement of each segment in its frame element",
+                 pl->n, pl->disp, NULL);
         if (l->nshapes > 1) {
             snprintf(arr, sizeof(arr), "%s_shape", name);
-            put_list(f[0], "unsigned char", arr, "shape of each part", l->nparts, NULL, l->shape);
+            put_list(f[0], "unsigned char", arr, "shape of each segment", pl->n, NULL, pl->shape);
+        }
+        if (multi) {
+            snprintf(arr, sizeof(arr), "%s_at", name);
+            put_list(f[0], "long long", arr, "packed byte of each segment in its frame element",
+                     pl->n, pl->at, NULL);
+            snprintf(arr, sizeof(arr), "%s_wlog", name);
+            put_list(f[0], "unsigned char", arr, "log2 of each segment's word", pl->n, NULL,
+                     pl->wlog);
         }
         tj_gen_literal(lit, sizeof(lit), l->extent);
-        fprintf(
-            f[1],
-            "    /* Packed bytes of one object and of one frame element; frame elements of one\n"
-            "     * object; parts of one frame element; bytes from one object to the next. */\n"
-            "    const long long OBJECT_BYTES = %" PRId64 "LL;\n"
-            "    const unsigned long long OWORDS = (unsigned long long)OBJECT_BYTES / "
-            "sizeof(word_t);\n"
-            "    const unsigned long long FWORDS = %" PRId64 "ull;\n"
-            "    const unsigned long long ELEMS = %" PRId64 "ull;\n"
-            "    const long long PARTS = %" PRId64 "LL;\n"
-            "    const long long EXTENT = %s;",
-            l->size, l->pre[l->nparts] / word, elems, l->nparts, lit);
+        fprintf(f[1],
+                "    /* Units of one frame element and of one object; frame elements of one\n"
+                "     * object; segments of one frame element; what pre counts per unit; bytes\n"
+                "     * from one object to the next. */\n"
+                "    const unsigned long long FUNITS = %" PRId64 "ull;\n"
+                "    const unsigned long long ELEMS = %" PRId64 "ull;\n"
+                "    const unsigned long long OUNITS = FUNITS * ELEMS;\n"
+                "    const long long SEGMENTS = %" PRId64 "LL;\n"
+                "    const long long PRE_SCALE = 1;\n"
+                "    const long long EXTENT = %s;",
+                pl->units, elems, pl->n, lit);
+        if (multi)
+            fprintf(f[1],
+                    "\n    /* Packed bytes of one frame element. */\n"
+                    "    const long long FBYTES = %" PRId64 "LL;",
+                    l->pre[l->nparts]);
         fprintf(f[2],
                 "    const long long *pre = %s_pre;\n"
                 "    const long long *disp = %s_disp;\n",
                 name, name);
         if (l->nshapes > 1)
             fprintf(f[2], "    const unsigned char *shape = %s_shape;\n", name);
+        if (multi)
+            fprintf(f[2],
+                    "    const long long *at = %s_at;\n"
+                    "    const unsigned char *wlog = %s_wlog;\n",
+                    name, name);
     } else {
         fprintf(
             f[1],
-            "    /* Packed words of one frame element and of one object; frame elements of one\n"
-            "     * object; parts of one frame element; bytes from one object to the next. */\n"
-            "    const unsigned long long FWORDS = (unsigned long long)args.fbytes / "
+            "    /* Units (words) of one frame element and of one object; frame elements of one\n"
+            "     * object; segments (parts) of one frame element; what pre counts per unit\n"
+            "     * (bytes); bytes from one object to the next. */\n"
+            "    const unsigned long long FUNITS = (unsigned long long)args.fbytes / "
             "sizeof(word_t);\n"
             "    const unsigned long long ELEMS = %" PRId64 "ull;\n"
-            "    const unsigned long long OWORDS = FWORDS * ELEMS;\n"
-            "    const long long PARTS = args.parts;\n"
+            "    const unsigned long long OUNITS = FUNITS * ELEMS;\n"
+            "    const long long SEGMENTS = args.parts;\n"
+            "    const long long PRE_SCALE = (long long)sizeof(word_t);\n"
             "    const long long EXTENT = args.extent;",
             elems);
         /* The displacements start at the next multiple of 8 after the offsets. */
@@ -162,11 +278,18 @@ static bool put_texts(const tj_layout_t *l, int word, tj_dir_t dir, const char *
             fprintf(f[2], "    const unsigned char *shape = (const unsigned char *)(disp + "
                           "args.parts);\n");
     }
-    fprintf(f[2], "%s",
-            pack ? "    const char *typed = (const char *)src;\n"
-                   "    word_t *packed = (word_t *)dst;"
-                 : "    char *typed = (char *)dst;\n"
-                   "    const word_t *packed = (const word_t *)src;");
+    if (multi)
+        fprintf(f[2], "%s",
+                pack ? "    const char *typed = (const char *)src;\n"
+                       "    char *packed = (char *)dst;"
+                     : "    char *typed = (char *)dst;\n"
+                       "    const char *packed = (const char *)src;");
+    else
+        fprintf(f[2], "%s",
+                pack ? "    const char *typed = (const char *)src;\n"
+                       "    word_t *packed = (word_t *)dst;"
+                     : "    char *typed = (char *)dst;\n"
+                       "    const word_t *packed = (const word_t *)src;");
     /* The frame element's offset: digits of its index, dimension 0 fastest. */
     if (l->nframe > 0) {
         const char *ind = "            ";
@@ -201,7 +324,8 @@ static bool put_texts(const tj_layout_t *l, int word, tj_dir_t dir, const char *
      * layout sharing a kernel (those of one frame and shapes over a device table) has the same
      * source and so the same entry in the disk cache. */
     if (l->baked)
-        fprintf(f[5], "%" PRId64 " parts of %d shapes", l->nparts, l->nshapes);
+        fprintf(f[5], "%" PRId64 " parts of %d shapes, %" PRId64 " segments", l->nparts, l->nshapes,
+                pl->n);
     else
         fprintf(f[5], "parts of %d shapes in a device table", l->nshapes);
     if (l->nframe > 0) {
@@ -218,41 +342,75 @@ static bool put_texts(const tj_layout_t *l, int word, tj_dir_t dir, const char *
         tj_block_format(&l->shapes[s], block, sizeof(block));
         fprintf(f[5], "\n *   shape %d: %s", s, block);
     }
-    for (int i = 0; i < 6; i++)
+    put_copy(f[6], pl, pack);
+    for (int i = 0; i < 7; i++)
         if (f[i] != NULL && fclose(f[i]) != 0)
             ok = false;
     return ok;
 }
 
-tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, tj_dir_t dir, const char *name,
-                                char **source)
+tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, bool one, tj_dir_t dir,
+                                const char *name, char **source)
 {
     texts_t t = {0};
-    char word_s[8], note[128];
+    plan_t pl = {0};
+    char note[128], words_note[128], offset[160];
+    bool multi;
     tj_status_t st;
 
     if (l == NULL || !l->finished || (l->baked && l->nparts < 1) || !valid_word(word) ||
-        l->word % word != 0 || (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK) ||
+        !tj_layout_kernel_word(l, word, one) || (dir != TJ_DIR_PACK && dir != TJ_DIR_UNPACK) ||
         !tj_gen_valid_name(name)) {
         tj_log_error("cannot generate parts kernel %s: invalid layout, word %d or name",
                      name != NULL && tj_gen_valid_name(name) ? name : "(bad name)", word);
         return TJ_ERR_INVALID;
     }
-    if (!put_texts(l, word, dir, name, &t)) {
+    if ((l->baked && !plan_make(l, word, one, &pl)) || !put_texts(l, &pl, word, dir, name, &t)) {
+        plan_free(&pl);
         texts_free(&t);
         tj_log_error("out of memory generating kernel %s", name);
         return TJ_ERR_NOMEM;
     }
-    snprintf(word_s, sizeof(word_s), "%d", word);
+    multi = l->baked && pl.words != word;
+    if (!multi) {
+        snprintf(words_note, sizeof(words_note), "W = %d bytes per load and store", word);
+    } else {
+        /* "words of 16, 4 and 1 bytes": the widest first. */
+        int n = snprintf(words_note, sizeof(words_note), "words of");
+        for (int w = 16; w >= 1; w /= 2) {
+            if ((pl.words & w) == 0)
+                continue;
+            n += snprintf(words_note + n, sizeof(words_note) - (size_t)n, "%s %d",
+                          w == word                   ? ""
+                          : (pl.words & (w - 1)) != 0 ? ","
+                                                      : " and",
+                          w);
+        }
+        snprintf(words_note + n, sizeof(words_note) - (size_t)n,
+                 " bytes, each segment's own (W = %d, the widest)", word);
+    }
     if (l->baked)
-        snprintf(note, sizeof(note), "the part table is baked in below.");
+        snprintf(note, sizeof(note), "the segment table is baked in below%s.",
+                 one ? ", for a launch of one object" : "");
     else
         snprintf(note, sizeof(note), "the part table is read from device memory (args.table).");
+    if (!l->baked)
+        snprintf(offset, sizeof(offset),
+                 "            const long long q = jb - (long long)pre[p]; /* bytes into it */");
+    else if (!multi)
+        snprintf(offset, sizeof(offset),
+                 "            const long long q = (jb - (long long)pre[p]) * "
+                 "(long long)sizeof(word_t); /* bytes into it */");
+    else
+        snprintf(offset, sizeof(offset),
+                 "            const unsigned wl = wlog[p];\n"
+                 "            const long long q = (jb - (long long)pre[p]) << wl; /* bytes into "
+                 "it */");
     const tj_gen_subst_t subst[] = {
         {"NAME", name},
         {"DIRECTION", dir == TJ_DIR_PACK ? "pack" : "unpack"},
         {"LAYOUT", t.layout},
-        {"WORD", word_s},
+        {"WORDS_NOTE", words_note},
         {"TABLE_NOTE", note},
         {"TABLE", t.table},
         {"WORD_TYPE", tj_gen_word_type(word)},
@@ -266,42 +424,43 @@ tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, tj_dir_t dir, co
         {"POINTERS", t.pointers},
         {"FRAME", t.frame},
         {"SHAPES", t.shapes},
+        {"OFFSET", offset},
         {"ELEMENT",
-         l->baked ? "            /* The word's frame element and its word in it (constant "
+         l->baked ? "            /* The unit's frame element and its unit in it (constant "
                     "divisors). */\n"
-                    "            const unsigned long long e = g / FWORDS;\n"
-                    "            const unsigned long long jw = g - e * FWORDS;"
-                  : "            /* The word's frame element and its word in it: from the chunk's\n"
-                    "             * first word's when an element is longer than a chunk (at most\n"
+                    "            const unsigned long long e = g / FUNITS;\n"
+                    "            const unsigned long long ju = g - e * FUNITS;"
+                  : "            /* The unit's frame element and its unit in it: from the chunk's\n"
+                    "             * first unit's when an element is longer than a chunk (at most\n"
                     "             * one step), else by a division. */\n"
-                    "            unsigned long long e, jw;\n"
-                    "            if (FWORDS >= chunk) {\n"
-                    "                jw = r0 + (g - c0);\n"
+                    "            unsigned long long e, ju;\n"
+                    "            if (FUNITS >= chunk) {\n"
+                    "                ju = r0 + (g - c0);\n"
                     "                e = e0;\n"
-                    "                if (jw >= FWORDS) {\n"
-                    "                    jw -= FWORDS;\n"
+                    "                if (ju >= FUNITS) {\n"
+                    "                    ju -= FUNITS;\n"
                     "                    e++;\n"
                     "                }\n"
                     "            } else {\n"
-                    "                e = g / FWORDS;\n"
-                    "                jw = g - e * FWORDS;\n"
+                    "                e = g / FUNITS;\n"
+                    "                ju = g - e * FUNITS;\n"
                     "            }"},
-        {"COPY", dir == TJ_DIR_PACK ? "            packed[g] = *(const word_t *)(typed + off);"
-                                    : "            *(word_t *)(typed + off) = packed[g];"},
+        {"COPY", t.copy},
     };
     st = tj_gen_fill("parts.cu", subst, TJ_ARRAY_SIZE(subst), source);
+    plan_free(&pl);
     texts_free(&t);
     return st;
 }
 
-void tj_gen_parts_launch(const tj_layout_t *l, int word, int64_t count, bool serial,
+void tj_gen_parts_launch(const tj_layout_t *l, int word, bool one, int64_t count, bool serial,
                          tj_launch_t *launch)
 {
     int64_t total = 0;
     tj_launch_t g = {{1, 1, 1}, {1, 1, 1}};
 
     if (!serial && l != NULL && valid_word(word) && l->size > 0 &&
-        !__builtin_mul_overflow(TJ_MAX(count, 1), l->size / word, &total)) {
+        !__builtin_mul_overflow(TJ_MAX(count, 1), tj_layout_kernel_units(l, word, one), &total)) {
         g.block[0] = BLOCK_THREADS;
         g.grid[0] = (unsigned)TJ_MIN(ceil_div(total, (int64_t)BLOCK_THREADS * ITEMS), GRID_X_MAX);
     }

@@ -23,20 +23,23 @@ typedef struct {
 } tj_parts_args_t;
 
 /* CUDA source of the kernel @p name moving the finished layout @p l (at start 0: launched at
- * the typed pointer plus l->start) for @p word (dividing l->word) in direction @p dir:
+ * the typed pointer plus l->start) in direction @p dir, the kernel (@p word, @p one) of the
+ * layout (tj_layout_kernel_word: a baked layout's moves each segment in its own word, W the
+ * widest, for launches of one object with @p one; a device table's every part in words of W):
  *   extern "C" __global__ void NAME(void *dst, const void *src, long long count,
  *                                   const tj_parts_args_t args)
  * PACK: src is the typed pointer, dst the packed one; UNPACK the other way round. A baked layout
- * (l->baked) has its part table in the source; any other reads args.table (tj_gen_parts_table)
+ * (l->baked) has its segment table in the source; any other reads args.table (tj_gen_parts_table)
  * and takes its extent and sizes from args. Launch it with tj_gen_parts_launch; with @p serial
  * the launch is one thread, which writes in typemap order (the unpack of a layout whose bytes
  * overlap: the last write wins, as in MPI_Unpack). TJ_ERR_INVALID for a bad layout, word or
  * name; TJ_ERR_NOMEM. */
-tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, tj_dir_t dir, const char *name,
-                                char **source);
+tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, bool one, tj_dir_t dir,
+                                const char *name, char **source);
 
-/* Launch geometry for `count` objects; one thread when @p serial. */
-void tj_gen_parts_launch(const tj_layout_t *l, int word, int64_t count, bool serial,
+/* Launch geometry of the kernel (@p word, @p one) of @p l for `count` objects; one thread when
+ * @p serial. */
+void tj_gen_parts_launch(const tj_layout_t *l, int word, bool one, int64_t count, bool serial,
                          tj_launch_t *launch);
 
 /* The kernel's argument for a table at device address @p table (0 for a baked layout). */

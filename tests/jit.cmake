@@ -23,3 +23,14 @@ if(TJ_PTXAS_EXECUTABLE)
   target_compile_definitions(test_ptx PRIVATE TJ_PTXAS="${TJ_PTXAS_EXECUTABLE}")
 endif()
 tj_add_test(jit_ptx COMMAND test_ptx LABELS jit TIMEOUT 120)
+
+# Parts kernels whose parts take words of their own, on the CPU-only test driver: every
+# alignment of both buffers, one object and several, against the layout's runs; and a kernel
+# launched on a typed buffer its words do not allow faults there, as on a GPU.
+tj_test_program(test_parts test_parts.c tempdir.c)
+add_dependencies(test_parts fakecuda_13000 fakecuda_nvrtc)
+add_test(NAME emu_parts COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
+         $<TARGET_FILE:test_parts>)
+add_test(NAME emu_parts_misaligned COMMAND ${TJ_CHECKED} --expect "misaligned address"
+         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} $<TARGET_FILE:test_parts> misaligned)
+set_tests_properties(emu_parts emu_parts_misaligned PROPERTIES TIMEOUT 600 LABELS "emu;jit")

@@ -494,8 +494,8 @@ static void check_table_source(void)
     CHECK(!a->baked && !b->baked);
     CHECK(a->hash[0] == b->hash[0] && a->hash[1] == b->hash[1]);
     for (int dir = TJ_DIR_PACK; dir <= TJ_DIR_UNPACK; dir++) {
-        REQUIRE(tj_gen_parts_source(a, 8, (tj_dir_t)dir, "k", &sa) == TJ_OK);
-        REQUIRE(tj_gen_parts_source(b, 8, (tj_dir_t)dir, "k", &sb) == TJ_OK);
+        REQUIRE(tj_gen_parts_source(a, 8, false, (tj_dir_t)dir, "k", &sa) == TJ_OK);
+        REQUIRE(tj_gen_parts_source(b, 8, false, (tj_dir_t)dir, "k", &sb) == TJ_OK);
         CHECK(strcmp(sa, sb) == 0);
         free(sa);
         free(sb);

@@ -418,8 +418,13 @@ static int check_shapes(FILE *describe)
  * 16-byte words); rows of 1001 floats padded by 16 bytes, 64 of them and 4 of them (edges of 4,
  * for several objects too); 4 runs of 600 bytes at a negative stride (edges of 8); runs of 1001
  * bytes 1017 apart at an odd start (edges of 1 for a position of the same misalignment); a 3-D
- * subarray of such rows (edges of 4 in a kernel of 8-byte words). With @p describe their
- * descriptions go there instead (for `typejit warm`). Returns the number of types. */
+ * subarray of such rows (edges of 4 in a kernel of 8-byte words). And layouts whose parts take
+ * words of their own (one object: a 28-byte run in 4-byte words beside a char, arrays in 16-byte
+ * words beside 10 chars, a run of 8008 bytes in 16-byte words and an 8-byte tail, a run of 4000
+ * bytes after a char in 16-byte words with a head of 1, 2, 4 and 8; pairs with a hole; gathers of
+ * MPI_DOUBLE_INT pairs and of particles), for every alignment the runs give them. With
+ * @p describe their descriptions go there instead (for `typejit warm`). Returns the number of
+ * types. */
 static int check_words(FILE *describe)
 {
     static const char *const descs[] = {
@@ -430,6 +435,15 @@ static int check_words(FILE *describe)
         "hvector(4, 600, -616, MPI_BYTE)",
         "hindexed_block(1001, {3, 1020, 2037, 3054, 4071}, MPI_BYTE)",
         "subarray({6, 8, 1005}, {4, 6, 1001}, {1, 1, 2}, C, MPI_FLOAT)",
+        /* Layouts whose parts take words of their own (docs/layouts.md#the-words-of-the-parts). */
+        "struct({3, 1, 1}, {0, 24, 32}, {MPI_DOUBLE, MPI_INT, MPI_CHAR})",
+        "struct({1, 1}, {0, 8}, {MPI_INT, MPI_DOUBLE})",
+        "struct({1000, 500, 10}, {0, 8192, 10240}, {MPI_DOUBLE, MPI_INT, MPI_CHAR})",
+        "struct({1001, 1}, {0, 8016}, {MPI_DOUBLE, MPI_CHAR})",
+        "struct({1, 4000}, {0, 17}, {MPI_CHAR, MPI_BYTE})",
+        "indexed_block(1, {0, 1, 3, 4, 7, 11, 12, 15}, MPI_DOUBLE_INT)",
+        "indexed_block(1, {0, 2, 3, 7, 8, 9, 13, 20, 21}, "
+        "struct({3, 3, 1, 1}, {0, 24, 48, 52}, {MPI_DOUBLE, MPI_DOUBLE, MPI_INT, MPI_FLOAT}))",
     };
     enum { N = sizeof(descs) / sizeof(descs[0]) };
     static const struct {
@@ -470,11 +484,42 @@ static int check_words(FILE *describe)
             MPI_Type_create_hindexed_block(5, 1001, d, MPI_BYTE, &t);
             break;
         }
-        default: {
+        case 6: {
             int sizes[3] = {6, 8, 1005}, subs[3] = {4, 6, 1001}, starts[3] = {1, 1, 2};
             MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_FLOAT, &t);
             break;
         }
+        case 7:
+            MPI_Type_create_struct(3, (int[]){3, 1, 1}, (MPI_Aint[]){0, 24, 32},
+                                   (MPI_Datatype[]){MPI_DOUBLE, MPI_INT, MPI_CHAR}, &t);
+            break;
+        case 8:
+            MPI_Type_create_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 8},
+                                   (MPI_Datatype[]){MPI_INT, MPI_DOUBLE}, &t);
+            break;
+        case 9:
+            MPI_Type_create_struct(3, (int[]){1000, 500, 10}, (MPI_Aint[]){0, 8192, 10240},
+                                   (MPI_Datatype[]){MPI_DOUBLE, MPI_INT, MPI_CHAR}, &t);
+            break;
+        case 10:
+            MPI_Type_create_struct(2, (int[]){1001, 1}, (MPI_Aint[]){0, 8016},
+                                   (MPI_Datatype[]){MPI_DOUBLE, MPI_CHAR}, &t);
+            break;
+        case 11:
+            MPI_Type_create_struct(2, (int[]){1, 4000}, (MPI_Aint[]){0, 17},
+                                   (MPI_Datatype[]){MPI_CHAR, MPI_BYTE}, &t);
+            break;
+        case 12:
+            MPI_Type_create_indexed_block(8, 1, (int[]){0, 1, 3, 4, 7, 11, 12, 15}, MPI_DOUBLE_INT,
+                                          &t);
+            break;
+        default:
+            MPI_Type_create_struct(4, (int[]){3, 3, 1, 1}, (MPI_Aint[]){0, 24, 48, 52},
+                                   (MPI_Datatype[]){MPI_DOUBLE, MPI_DOUBLE, MPI_INT, MPI_FLOAT},
+                                   &inner);
+            MPI_Type_create_indexed_block(9, 1, (int[]){0, 2, 3, 7, 8, 9, 13, 20, 21}, inner, &t);
+            MPI_Type_free(&inner);
+            break;
         }
         MPI_Type_commit(&t);
         for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++)

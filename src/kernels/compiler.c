@@ -39,7 +39,7 @@ typedef struct {
     int32_t word, edge, dir;
     char target[32];
     tj_layout_t *layout; /* a parts kernel's (a reference held while queued), else NULL */
-    bool serial;
+    bool serial, one_object;
 } job_t;
 
 /* A queued job, in the order of the requests. */
@@ -71,7 +71,7 @@ static tj_hash_t job_key(const job_t *j)
         /* By what the kernel depends on, not by the layout's address. */
         struct {
             uint64_t hash[2];
-            int32_t word, dir, serial;
+            int32_t word, dir, serial, one_object;
             char target[32];
         } r;
         memset(&r, 0, sizeof(r));
@@ -80,6 +80,7 @@ static tj_hash_t job_key(const job_t *j)
         r.word = j->word;
         r.dir = j->dir;
         r.serial = j->serial;
+        r.one_object = j->one_object;
         memcpy(r.target, j->target, sizeof(r.target));
         return tj_hash_bytes(&r, sizeof(r));
     }
@@ -186,7 +187,8 @@ static void *worker(void *arg)
         if (resolve_target(&j)) {
             tj_kernel_spec_t spec =
                 j.layout != NULL
-                    ? tj_spec_parts(j.layout, j.word, (tj_dir_t)j.dir, j.serial, j.target)
+                    ? tj_spec_parts(j.layout, j.word, j.one_object, (tj_dir_t)j.dir, j.serial,
+                                    j.target)
                     : tj_spec_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
                                     j.target);
             if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
@@ -258,30 +260,31 @@ void tj_compiler_request(const tj_block_t *block, tj_words_t words, tj_dir_t dir
 }
 
 /* The job of a parts kernel's request. */
-static job_t job_of_layout(const tj_layout_t *l, int word, tj_dir_t dir, bool serial,
-                           const char *target)
+static job_t job_of_layout(const tj_layout_t *l, int word, bool one_object, tj_dir_t dir,
+                           bool serial, const char *target)
 {
     job_t j;
     memset(&j, 0, sizeof(j));
     j.layout = (tj_layout_t *)l;
     j.word = word;
+    j.one_object = one_object;
     j.dir = (int32_t)dir;
     j.serial = serial;
     snprintf(j.target, sizeof(j.target), "%s", target != NULL ? target : "");
     return j;
 }
 
-void tj_compiler_request_parts(const tj_layout_t *layout, int word, tj_dir_t dir, bool serial,
-                               const char *target)
+void tj_compiler_request_parts(const tj_layout_t *layout, int word, bool one_object, tj_dir_t dir,
+                               bool serial, const char *target)
 {
-    job_t j = job_of_layout(layout, word, dir, serial, target);
+    job_t j = job_of_layout(layout, word, one_object, dir, serial, target);
     request(&j);
 }
 
-tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
-                                           bool serial)
+tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, bool one_object,
+                                           tj_dir_t dir, bool serial)
 {
-    job_t j = job_of_layout(layout, word, dir, serial, NULL);
+    job_t j = job_of_layout(layout, word, one_object, dir, serial, NULL);
     tj_hash_t key = job_key(&j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 

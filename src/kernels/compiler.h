@@ -19,16 +19,17 @@
 void tj_compiler_request(const tj_block_t *block, tj_words_t words, tj_dir_t dir,
                          const char *target);
 
-/* The same for the parts kernel of the finished layout @p layout (kept alive while queued). */
-void tj_compiler_request_parts(const tj_layout_t *layout, int word, tj_dir_t dir, bool serial,
-                               const char *target);
+/* The same for the parts kernel (@p word, @p one_object) of the finished layout @p layout (kept
+ * alive while queued). */
+void tj_compiler_request_parts(const tj_layout_t *layout, int word, bool one_object, tj_dir_t dir,
+                               bool serial, const char *target);
 
 /* Where the commit's request for kernel (block, words, dir) stands (tj_compiler_request with a
  * NULL target): waiting in the queue, being compiled, or neither (never asked, or done). */
 typedef enum { TJ_COMPILE_IDLE, TJ_COMPILE_QUEUED, TJ_COMPILE_RUNNING } tj_compile_state_t;
 tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, tj_dir_t dir);
-tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
-                                           bool serial);
+tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, bool one_object,
+                                           tj_dir_t dir, bool serial);
 
 /* True while compiles are queued or running (tests, finalize). */
 bool tj_compiler_busy(void);

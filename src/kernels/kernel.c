@@ -49,6 +49,7 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel)
     if (spec->layout != NULL && tj_layout_signature(spec->layout, &k->layout) != TJ_OK)
         goto out_nomem;
     k->serial = spec->serial;
+    k->one_object = spec->one_object;
     k->kind = spec->kind;
     k->nblocks = spec->nblocks;
     for (int i = 0; i < spec->nblocks; i++) {
@@ -90,7 +91,8 @@ tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel)
                           .target = kernel->target,
                           .op = {kernel->op, kernel->ctype, kernel->expr, kernel->what},
                           .layout = kernel->layout,
-                          .serial = kernel->serial};
+                          .serial = kernel->serial,
+                          .one_object = kernel->one_object};
     return s;
 }
 

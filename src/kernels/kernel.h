@@ -26,7 +26,7 @@ typedef struct tj_kernel {
     char ctype[TJ_KERNEL_OP_TEXT_MAX], expr[TJ_KERNEL_OP_TEXT_MAX],
         what[TJ_KERNEL_OP_TEXT_MAX]; /* REDUCE: its texts */
     tj_layout_t *layout;             /* PARTS: what the source depends on (tj_layout_signature) */
-    bool serial;
+    bool serial, one_object;
     tj_status_t failed; /* a compile that failed, remembered so that it is neither retried nor
                            logged again; TJ_OK for a usable image */
     void *image;

@@ -158,7 +158,8 @@ tj_kernel_spec_t tj_key_line_spec(const tj_spec_line_t *parsed)
                           .dir = parsed->dir,
                           .target = parsed->target,
                           .layout = parsed->layout,
-                          .serial = parsed->serial};
+                          .serial = parsed->serial,
+                          .one_object = parsed->one_object};
     return s;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/layoutline.h"
+#include "type/layout_words.h"
 #include "util/common.h"
 
 static const char *dir_name(tj_dir_t dir)
@@ -432,7 +433,7 @@ static tj_status_t parts_check(const tj_kernel_spec_t *spec)
 {
     return spec->nblocks == 0 && spec->edge == 0 && spec->words == NULL &&
                    spec->op.kind == TJ_OP_MOVE && spec->layout != NULL && spec->layout->finished &&
-                   tj_spec_valid_word(spec->word) && spec->layout->word % spec->word == 0 &&
+                   tj_layout_kernel_word(spec->layout, spec->word, spec->one_object) &&
                    (!spec->serial || spec->dir == TJ_DIR_UNPACK)
                ? TJ_OK
                : TJ_ERR_INVALID;
@@ -447,16 +448,17 @@ static const char *parts_function(const tj_kernel_spec_t *spec)
 
 static tj_status_t parts_source(const tj_kernel_spec_t *spec, char **source)
 {
-    return tj_gen_parts_source(spec->layout, spec->word, spec->dir, parts_function(spec), source);
+    return tj_gen_parts_source(spec->layout, spec->word, spec->one_object, spec->dir,
+                               parts_function(spec), source);
 }
 
 /* Its identity is the layout's kernel hash (frame, shapes, element sizes, a baked table), with
- * the word, direction, serial launch and target. */
+ * the word, direction, serial launch, launches of one object and target. */
 static tj_hash_t parts_memo(const tj_kernel_spec_t *spec)
 {
     struct {
         char target[TJ_TARGET_MAX];
-        int32_t kind, dir, word, serial;
+        int32_t kind, dir, word, serial, one_object;
         uint64_t hash[2];
     } r;
 
@@ -466,12 +468,13 @@ static tj_hash_t parts_memo(const tj_kernel_spec_t *spec)
     r.dir = (int32_t)spec->dir;
     r.word = spec->word;
     r.serial = spec->serial;
+    r.one_object = spec->one_object;
     r.hash[0] = spec->layout->hash[0];
     r.hash[1] = spec->layout->hash[1];
     return tj_hash_bytes(&r, sizeof(r));
 }
 
-/* "TARGET DIRECTION W=WORD parts [serial ]LAYOUT" (tj_layoutline_format). */
+/* "TARGET DIRECTION W=WORD parts [serial ][objects=1 ]LAYOUT" (tj_layoutline_format). */
 static int parts_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
     char *lay;
@@ -480,8 +483,8 @@ static int parts_line(const tj_kernel_spec_t *spec, char *buf, size_t len)
     if (m < 0 || (lay = malloc((size_t)m + 1)) == NULL)
         return -1;
     tj_layoutline_format(spec->layout, lay, (size_t)m + 1);
-    n = snprintf(buf, len, "%s %s W=%d parts%s %s", spec->target, dir_name(spec->dir), spec->word,
-                 spec->serial ? " serial" : "", lay);
+    n = snprintf(buf, len, "%s %s W=%d parts%s%s %s", spec->target, dir_name(spec->dir), spec->word,
+                 spec->serial ? " serial" : "", spec->one_object ? " objects=1" : "", lay);
     free(lay);
     return n;
 }
@@ -495,9 +498,13 @@ static tj_status_t parts_parse(const char *p, tj_spec_line_t *parsed)
         parsed->serial = true;
         p += 7;
     }
+    if (strncmp(p, "objects=1 ", 10) == 0) {
+        parsed->one_object = true;
+        p += 10;
+    }
     if (tj_layoutline_parse(p, parsed->word, &parsed->layout) != TJ_OK)
         return TJ_ERR_PARSE;
-    if (parsed->layout->word % parsed->word != 0) {
+    if (!tj_layout_kernel_word(parsed->layout, parsed->word, parsed->one_object)) {
         tj_layout_release(parsed->layout);
         parsed->layout = NULL;
         return TJ_ERR_PARSE;
@@ -507,29 +514,35 @@ static tj_status_t parts_parse(const char *p, tj_spec_line_t *parsed)
 
 static void parts_describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
-    snprintf(buf, len, "parts %s%s %s W=%d of %lld parts, %d shapes, %s table", dir_name(spec->dir),
-             spec->serial ? " serial" : "", spec->target, spec->word,
+    snprintf(buf, len, "parts %s%s%s %s W=%d of %lld parts, %d shapes, %s table",
+             dir_name(spec->dir), spec->serial ? " serial" : "",
+             spec->one_object ? " of one object" : "", spec->target, spec->word,
              (long long)spec->layout->nparts, spec->layout->nshapes,
              spec->layout->baked ? "baked" : "device");
 }
 
-/* "parts pack W=8 serial, baked table, 3 shapes". */
+/* "parts pack W=8 serial, baked table, 3 shapes" ("..., of one object, baked table, ..."). */
 static bool parts_describe_key(const char *head, size_t hlen, const char *tail, size_t tlen,
                                char *buf, size_t len)
 {
-    bool serial;
+    bool serial, one;
+    size_t at;
     int shapes = 0;
 
     if (tail == NULL)
         return false;
     serial = tlen >= 7 && strncmp(tail, "serial ", 7) == 0;
+    at = serial ? 7 : 0;
+    one = tlen >= at + 10 && strncmp(tail + at, "objects=1 ", 10) == 0;
+    at += one ? 10 : 0;
     for (const char *q = tail;
          (q = strstr(q, " | ")) != NULL && (size_t)(q - tail) < tlen && strncmp(q, " | parts=", 9);
          q += 3)
         shapes++;
-    snprintf(buf, len, "parts %.*s%s, %s, %d shape%s", (int)hlen, head, serial ? " serial" : "",
-             strncmp(tail + (serial ? 7 : 0), "table=baked", 11) == 0 ? "baked table"
-                                                                      : "device table",
+    snprintf(buf, len, "parts %.*s%s%s, %s, %d shape%s", (int)hlen, head, serial ? " serial" : "",
+             one ? ", of one object" : "",
+             tlen >= at + 11 && strncmp(tail + at, "table=baked", 11) == 0 ? "baked table"
+                                                                            : "device table",
              shapes, shapes == 1 ? "" : "s");
     return true;
 }
@@ -538,7 +551,8 @@ static tj_status_t parts_geometry(const tj_kernel_spec_t *spec, const tj_kind_wo
                                   tj_kind_args_t *a)
 {
     tj_gen_parts_args(spec->layout, work->table, &a->by.parts);
-    tj_gen_parts_launch(spec->layout, spec->word, work->count, spec->serial, &a->geo);
+    tj_gen_parts_launch(spec->layout, spec->word, spec->one_object, work->count, spec->serial,
+                        &a->geo);
     base_args(a, work->count);
     a->argv[3] = &a->by.parts;
     return TJ_OK;

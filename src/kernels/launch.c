@@ -12,6 +12,7 @@
 #include "kernels/prepare.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "type/layout_words.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -102,7 +103,8 @@ static tj_status_t kernel_as(const tj_kernel_spec_t *spec, tj_launch_policy_t po
     if ((st = tj_supply_get(spec, TJ_SUPPLY_CACHED, k, NULL)) != TJ_ERR_NOT_FOUND)
         return st;
     if (spec->layout != NULL)
-        tj_compiler_request_parts(spec->layout, spec->word, spec->dir, spec->serial, spec->target);
+        tj_compiler_request_parts(spec->layout, spec->word, spec->one_object, spec->dir,
+                                  spec->serial, spec->target);
     else
         tj_compiler_request(&spec->blocks[0], (tj_words_t){spec->word, spec->edge}, spec->dir,
                             spec->target);
@@ -201,8 +203,9 @@ static tj_status_t prepare_layout(const tj_launch_desc_t *d, const char *target,
 {
     tj_layout_t *l = d->layout, *runs;
     tj_devptr_t at = d->typed + (tj_devptr_t)l->start; /* frame element 0 of object 0 */
-    int word = tj_block_word_at(tj_block_word_at(l->word, (uintptr_t)at), (uintptr_t)d->packed);
-    tj_kernel_spec_t spec = tj_spec_parts(l, word, d->dir, d->serial, target);
+    bool one;
+    int word = tj_layout_launch_word(l, d->count, (uintptr_t)at, (uintptr_t)d->packed, &one);
+    tj_kernel_spec_t spec = tj_spec_parts(l, word, one, d->dir, d->serial, target);
     tj_kind_work_t work = {.count = d->count};
     tj_kernel_t *k;
     tj_status_t st;
@@ -217,9 +220,9 @@ static tj_status_t prepare_layout(const tj_launch_desc_t *d, const char *target,
             tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
         if (tj_parttable_runs(l, &runs) == TJ_OK) {
             l = runs;
-            word = tj_block_word_at(tj_block_word_at(l->word, (uintptr_t)at), (uintptr_t)d->packed);
+            word = tj_layout_launch_word(l, d->count, (uintptr_t)at, (uintptr_t)d->packed, &one);
         }
-        spec = tj_spec_parts(l, word, d->dir, d->serial, target);
+        spec = tj_spec_parts(l, word, one, d->dir, d->serial, target);
         if ((st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK)
             return st;
     }

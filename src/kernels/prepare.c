@@ -10,6 +10,7 @@
 #include "kernels/compiler.h"
 #include "kernels/supply.h"
 #include "kernels/target.h"
+#include "type/layout_words.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -37,12 +38,24 @@ static bool kernels_ready(const tj_block_t *block, const char *target)
     return true;
 }
 
-/* The parts kernel of @p l for (word, dir) from the supply, as far as @p mode goes. */
-static tj_status_t parts_get(const tj_layout_t *l, int word, tj_dir_t dir, bool serial,
-                             const char *target, tj_supply_mode_t mode, tj_kernel_t **k)
+/* Whether the supply's memory table holds the pack and unpack parts kernels of @p l for a
+ * launch on aligned buffers, of several objects or of one (tj_layout_launch_words_aligned: a
+ * layout's kernels are asked for by the calls that launch them). */
+static bool parts_ready(const tj_layout_t *l, const char *target)
 {
-    tj_kernel_spec_t spec = tj_spec_parts(l, word, dir, serial, target);
-    return tj_supply_get(&spec, mode, k, NULL);
+    int words[2];
+    bool one[2];
+    int n = tj_layout_launch_words_aligned(l, words, one);
+    tj_kernel_t *k;
+
+    for (int i = 0; i < n; i++) {
+        tj_kernel_spec_t pack = tj_spec_parts(l, words[i], one[i], TJ_DIR_PACK, false, target);
+        tj_kernel_spec_t unpack = tj_spec_parts(l, words[i], one[i], TJ_DIR_UNPACK, false, target);
+        if (tj_supply_get(&pack, TJ_SUPPLY_MEMORY, &k, NULL) == TJ_OK &&
+            tj_supply_get(&unpack, TJ_SUPPLY_MEMORY, &k, NULL) == TJ_OK)
+            return true;
+    }
+    return false;
 }
 
 /* The pack and unpack kernels of @p block for every launch on aligned buffers, as the settings
@@ -160,7 +173,6 @@ const char *tj_prepare_state(const tj_type_info_t *info)
     tj_words_t words[2];
     int nwords = tj_block_words_aligned(block, words);
     char target[32];
-    tj_kernel_t *k;
 
     if (!tj_type_info_kernel(info) || tj_config()->jit == TJ_JIT_OFF)
         return "none";
@@ -168,12 +180,20 @@ const char *tj_prepare_state(const tj_type_info_t *info)
     if (l == NULL && tj_config()->jit == TJ_JIT_AUTO && !atomic_load(&uses_cuda))
         return tj_gpu_driver_installed() ? "later" : "none";
     if (l != NULL) {
+        int lwords[2];
+        bool one[2];
+        int nl = tj_layout_launch_words_aligned(l, lwords, one);
         if (tj_target_known(tj_gpu_absent() ? -1 : 0, target, sizeof(target)) &&
-            parts_get(l, l->word, TJ_DIR_PACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK &&
-            parts_get(l, l->word, TJ_DIR_UNPACK, false, target, TJ_SUPPLY_MEMORY, &k) == TJ_OK)
+            parts_ready(l, target))
             return "jit";
-        pack = tj_compiler_state_parts(l, l->word, TJ_DIR_PACK, false);
-        unpack = tj_compiler_state_parts(l, l->word, TJ_DIR_UNPACK, false);
+        for (int i = 0; i < nl; i++) {
+            tj_compile_state_t p =
+                tj_compiler_state_parts(l, lwords[i], one[i], TJ_DIR_PACK, false);
+            tj_compile_state_t u =
+                tj_compiler_state_parts(l, lwords[i], one[i], TJ_DIR_UNPACK, false);
+            pack = TJ_MAX(pack, p);
+            unpack = TJ_MAX(unpack, u);
+        }
         if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
             return "compiling";
         if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)

@@ -54,6 +54,9 @@ typedef struct {
     tj_kernel_op_t op;         /* SINGLE: what is done with each word (MOVE for the others) */
     const tj_layout_t *layout; /* PARTS: the finished layout (its table only when baked) */
     bool serial;               /* PARTS, UNPACK: launched as one thread (an overlapping layout) */
+    /* PARTS: for launches of one object (the extent and the object's size do not narrow the
+     * words of its segments: type/layout_words.h) */
+    bool one_object;
 } tj_kernel_spec_t;
 
 static inline tj_kernel_spec_t tj_spec_single(const tj_block_t *block, int word, tj_dir_t dir,
@@ -128,17 +131,19 @@ static inline tj_kernel_spec_t tj_spec_generic(int word, tj_dir_t dir, const cha
     return s;
 }
 
-/* The kernel of every part of the finished layout @p layout; @p serial for the one-thread
- * unpack of a layout whose bytes overlap (a kernel of its own name). */
-static inline tj_kernel_spec_t tj_spec_parts(const tj_layout_t *layout, int word, tj_dir_t dir,
-                                             bool serial, const char *target)
+/* The kernel of every part of the finished layout @p layout, (@p word, @p one_object) as a
+ * launch takes it (tj_layout_launch_word); @p serial for the one-thread unpack of a layout whose
+ * bytes overlap (a kernel of its own name). */
+static inline tj_kernel_spec_t tj_spec_parts(const tj_layout_t *layout, int word, bool one_object,
+                                             tj_dir_t dir, bool serial, const char *target)
 {
     tj_kernel_spec_t s = {.kind = TJ_KERNEL_PARTS,
                           .word = word,
                           .dir = dir,
                           .target = target,
                           .layout = layout,
-                          .serial = serial};
+                          .serial = serial,
+                          .one_object = one_object};
     return s;
 }
 
@@ -172,7 +177,7 @@ typedef struct {
     tj_dir_t dir;
     char target[TJ_TARGET_MAX];
     tj_layout_t *layout; /* PARTS: the layout the line names (tj_key_line_release) */
-    bool serial;
+    bool serial, one_object;
 } tj_spec_line_t;
 
 #endif /* TJ_KERNELS_SPEC_H */

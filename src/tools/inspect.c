@@ -19,6 +19,7 @@
 #include "options.h"
 #include "type/element.h"
 #include "type/flatten.h"
+#include "type/layout_words.h"
 #include "type/translate.h"
 #include "typedesc.h"
 #include "util/config.h"
@@ -91,6 +92,81 @@ static void print_launches(const tj_block_t *block, int align)
             print_launch(head, " for several", &several[i]);
 }
 
+/* The words the kernel (@p word, @p one) of the baked layout @p l moves part @p part in (every
+ * part's with -1), a bit each. */
+static int layout_words(const tj_layout_t *l, int word, bool one, int64_t part)
+{
+    int64_t n = tj_layout_segments(l, word, one, NULL, 0);
+    tj_layout_segment_t *seg = malloc((size_t)(n > 0 ? n : 1) * sizeof(*seg));
+    int mask = 0;
+
+    if (seg != NULL) {
+        tj_layout_segments(l, word, one, seg, n);
+        for (int64_t i = 0; i < n; i++)
+            if (part < 0 || seg[i].part == part)
+                mask |= seg[i].word;
+    }
+    free(seg);
+    return mask != 0 ? mask : word;
+}
+
+/* "16, 4 and 1": the words of @p mask, widest first. */
+static void format_words(int mask, char *buf, size_t len)
+{
+    size_t used = 0;
+    bool first = true;
+
+    buf[0] = '\0';
+    for (int w = 16; w >= 1; w /= 2) {
+        int k;
+        if ((mask & w) == 0)
+            continue;
+        k = snprintf(buf + used, len - used, "%s%d",
+                     first                   ? ""
+                     : (mask & (w - 1)) != 0 ? ", "
+                                             : " and ",
+                     w);
+        if (k < 0 || (size_t)k >= len - used)
+            return;
+        used += (size_t)k;
+        first = false;
+    }
+}
+
+/* ", words of 16 and 8" after a part's line, for a baked layout's kernel. */
+static void print_part_words(const tj_layout_t *l, int word, bool one, int64_t part)
+{
+    char buf[64];
+
+    if (l->baked) {
+        format_words(layout_words(l, word, one, part), buf, sizeof(buf));
+        printf(", words of %s", buf);
+    }
+    printf("\n");
+}
+
+/* The launch lines of a layout, its kernels of aligned buffers: "W=4, parts in words of 4 and 1
+ * for one object (aligned buffers)", then "W=1 for several ...". */
+static void print_layout_launch(const tj_layout_t *l)
+{
+    int words[2];
+    bool one[2];
+    int n = tj_layout_launch_words_aligned(l, words, one);
+
+    for (int i = n - 1; i >= 0; i--) {
+        int mask = l->baked ? layout_words(l, words[i], one[i], -1) : words[i];
+        bool several = (mask & (mask - 1)) != 0;
+        char buf[64] = "";
+        if (several)
+            format_words(mask, buf, sizeof(buf));
+        printf("%sW=%d%s%s%s (aligned buffers)\n", i == n - 1 ? "launch:     " : "            ",
+               words[i], several ? ", parts in words of " : "", buf,
+               n == 1   ? ""
+               : one[i] ? " for one object"
+                        : " for several");
+    }
+}
+
 int tj_inspect_run(int argc, char **argv)
 {
     const char *text = NULL, *arch = NULL;
@@ -107,7 +183,7 @@ int tj_inspect_run(int argc, char **argv)
     const char *why;
     tj_layout_t *layout = NULL;
     tj_reason_t fwhy = TJ_REASON_NONE;
-    bool from_layout = false;
+    bool from_layout = false, one = false;
     int align;
     tj_status_t st, st_ir, fst = TJ_ERR_NOT_STRIDED;
 
@@ -181,19 +257,20 @@ int tj_inspect_run(int argc, char **argv)
     } else {
         words.word = word;
     }
-    if (layout != NULL && word == 0)
-        word = layout->word;
     if ((st == TJ_OK || from_layout) && words.edge == 0 && block.word % word) {
         fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
                 block.word);
         return 2;
     }
-    if (layout != NULL && layout->word % word) {
+    if (layout != NULL && !layout->baked && word != 0 && layout->word % word) {
         fprintf(stderr, "typejit inspect: --word %d does not divide W=%d of this type\n", word,
                 layout->word);
         tj_layout_release(layout);
         return 2;
     }
+    /* A layout's: the kernel of one object on buffers aligned to 16 bytes, or to --word. */
+    if (layout != NULL)
+        word = tj_layout_launch_word(layout, 1, (uintptr_t)(word != 0 ? word : 16), 0, &one);
     snprintf(target, sizeof(target), "%s",
              arch                   ? arch
              : tj_config()->arch[0] ? tj_config()->arch
@@ -227,18 +304,22 @@ int tj_inspect_run(int argc, char **argv)
                 tj_block_format(&layout->shapes[sh], buf, sizeof(buf));
             printf("shape %-4d %s\n", sh, buf);
         }
-        for (int64_t p = 0; p < layout->nparts && p < 8; p++)
-            printf("part %-5lld at %lld, %lld bytes, shape %d\n", (long long)p,
+        for (int64_t p = 0; p < layout->nparts && p < 8; p++) {
+            printf("part %-5lld at %lld, %lld bytes, shape %d", (long long)p,
                    (long long)layout->disp[p], (long long)(layout->pre[p + 1] - layout->pre[p]),
                    layout->shape != NULL ? layout->shape[p] : 0);
+            print_part_words(layout, word, one, p);
+        }
         if (layout->nparts > 8)
             printf("(%lld more parts)\n", (long long)(layout->nparts - 8));
-        printf("word:       W=%d\nfootprint:  %s\n", layout->word,
+        printf("word:       W=%d\n", layout->word);
+        print_layout_launch(layout);
+        printf("footprint:  %s\n",
                disjoint && many ? "no byte addressed twice"
                : disjoint       ? "objects overlap (an unpack of several runs serially, in "
                                   "typemap order)"
                                 : "overlapping (unpack runs serially, in typemap order)");
-        spec = tj_spec_parts(layout, word, dir, unpack && !disjoint, target);
+        spec = tj_spec_parts(layout, word, one, dir, unpack && !disjoint, target);
     } else if (st != TJ_OK && !from_layout) {
         if (st == TJ_ERR_NOT_STRIDED && fst == TJ_ERR_NOT_STRIDED)
             printf("strided:    no (%s): the system MPI packs this type (%s)\n", why,

@@ -26,6 +26,7 @@
 #include "options.h"
 #include "type/element.h"
 #include "type/flatten.h"
+#include "type/layout_words.h"
 #include "type/translate.h"
 #include "typedesc.h"
 #include "util/clock.h"
@@ -64,7 +65,7 @@ typedef struct {
     tj_dir_t dir;
     char target[32];
     tj_layout_t *layout;
-    bool serial;
+    bool serial, one_object;
 } item_t;
 
 typedef struct {
@@ -83,7 +84,8 @@ static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
         strcmp(it->target, spec->target) != 0)
         return false;
     if (it->layout != NULL)
-        return it->serial == spec->serial && it->layout->hash[0] == spec->layout->hash[0] &&
+        return it->serial == spec->serial && it->one_object == spec->one_object &&
+               it->layout->hash[0] == spec->layout->hash[0] &&
                it->layout->hash[1] == spec->layout->hash[1];
     for (int i = 0; i < it->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
@@ -122,6 +124,7 @@ static int add_item(work_t *w, const tj_kernel_spec_t *spec)
     }
     it->layout = tj_layout_hold(spec->layout);
     it->serial = spec->serial;
+    it->one_object = spec->one_object;
     for (int i = 0; i < spec->nblocks; i++) {
         it->blocks[i] = tj_block_at_zero(&spec->blocks[i]);
         if (it->words != NULL)
@@ -154,22 +157,30 @@ static int add_spec(work_t *w, tj_kernel_spec_t spec, char (*archs)[32], int nar
     return 0;
 }
 
-/* The kernels of @p spec (a parts kernel) at the words its launches take (the layout's word
- * narrowed by both addresses; it divides the layout's start): at its word and, for buffers and
- * packed positions at multiples of @p align, that narrowed by it; with @p all_words every
- * narrower one. */
-static int add_kernels(work_t *w, tj_kernel_spec_t spec, int align, char (*archs)[32], int narchs,
-                       bool all_words)
+/* The parts kernels of @p layout the runtime launches (tj_layout_launch_word), one object and
+ * several: those of typed buffers and packed positions at multiples of @p align from a 16-byte
+ * boundary; with @p all_words those of every alignment. */
+static int add_layout_kernels(work_t *w, const tj_layout_t *layout, int align, char (*archs)[32],
+                              int narchs, bool all_words)
 {
-    int widest = spec.word, narrowest = tj_block_word_at(widest, (uintptr_t)align);
+    int words[11], n = 0, low = all_words ? 1 : tj_block_word_at(16, (uintptr_t)align);
+    bool one[11];
 
-    for (int word = widest; word >= 1; word /= 2) {
-        if (!all_words && word != widest && word != narrowest)
-            continue;
-        spec.word = word;
-        if (add_spec(w, spec, archs, narchs) != 0)
+    for (int typed = 16; typed >= low; typed /= 2)
+        for (int packed = 16; packed >= low; packed /= 2)
+            for (int64_t count = 2; count >= 1; count--) {
+                int i = 0;
+                /* An address of exactly that alignment: a multiple of it off a multiple of 16. */
+                words[n] = tj_layout_launch_word(layout, count, (uintptr_t)(typed % 16),
+                                                 (uintptr_t)(packed % 16), &one[n]);
+                while (i < n && (words[i] != words[n] || one[i] != one[n]))
+                    i++;
+                n += i == n && n < 10;
+            }
+    for (int i = 0; i < n; i++)
+        if (add_spec(w, tj_spec_parts(layout, words[i], one[i], TJ_DIR_PACK, false, ""), archs,
+                     narchs) != 0)
             return -1;
-    }
     return 0;
 }
 
@@ -213,7 +224,8 @@ static tj_kernel_spec_t item_spec(const item_t *it)
                               .dir = it->dir,
                               .target = it->target,
                               .layout = it->layout,
-                              .serial = it->serial};
+                              .serial = it->serial,
+                              .one_object = it->one_object};
 }
 
 /* How many kernels of @p more are not among those of @p w. */
@@ -270,8 +282,7 @@ static int type_kernels(file_ctx_t *ctx, work_t *w, bool all_words, const tj_blo
         return -1;
     if (layout == NULL)
         return 0;
-    return add_kernels(w, tj_spec_parts(layout, layout->word, TJ_DIR_PACK, false, ""), align,
-                       ctx->archs, ctx->narchs, all_words);
+    return add_layout_kernels(w, layout, align, ctx->archs, ctx->narchs, all_words);
 }
 
 /* The kernels the runtime launches for a type whose placements keep @p align (tj_type_alignment):

@@ -103,6 +103,9 @@ static tj_layout_t *clone(const tj_layout_t *l)
     c->store = l->store;
     c->finished = l->finished;
     c->word = l->word;
+    memcpy(c->kword, l->kword, sizeof(c->kword));
+    memcpy(c->kunits, l->kunits, sizeof(c->kunits));
+    memcpy(c->kone, l->kone, sizeof(c->kone));
     c->disp_bytes = l->disp_bytes;
     c->pre_bytes = l->pre_bytes;
     c->baked = l->baked;
@@ -252,6 +255,7 @@ static void kernel_hash(tj_layout_t *l)
 void tj_layout_unbake(tj_layout_t *l)
 {
     l->baked = false;
+    tj_layout_words_finish(l);
     kernel_hash(l);
 }
 
@@ -297,6 +301,7 @@ tj_status_t tj_layout_finish(tj_layout_t **lp, int64_t extent, int64_t size)
     }
     if (l->nshapes <= 1)
         l->shape = NULL;
+    tj_layout_words_finish(l);
     kernel_hash(l);
     l->finished = true;
     atomic_store(&l->disjoint_parts, -1);

@@ -56,6 +56,13 @@ typedef struct tj_layout {
     /* Set by tj_layout_finish. */
     bool finished;
     int word;         /* W: divides the start, the extent, every stride, offset and length */
+    /* A baked layout's parts kernels (type/layout_words.h): for launches of several objects [0]
+     * and of one [1], and for each alignment both buffers allow (log2 of 1 to 16), the word of
+     * the kernel the launch takes and the packed units of one object it moves; per alignment,
+     * whether the kernel of one object differs from that of several. */
+    int8_t kword[2][5];
+    int64_t kunits[2][5];
+    bool kone[5];
     int disp_bytes;   /* 4 or 8: the element size of the displacements in a device table */
     int pre_bytes;    /* 4 or 8: the element size of the packed offsets in a device table */
     bool baked;       /* the part table goes into the kernel's source */

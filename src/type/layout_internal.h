@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the modules of layouts share and nobody else sees: the parts a layout's store holds, a
- * new layout over a store, and making a shared layout one's own. */
+ * new layout over a store, making a shared layout one's own, and the finishing steps of other
+ * modules. */
 #ifndef TJ_TYPE_LAYOUT_INTERNAL_H
 #define TJ_TYPE_LAYOUT_INTERNAL_H
 
@@ -23,5 +24,9 @@ tj_status_t tj_layout_own(tj_layout_t **l);
 /* Keep the part table of the finished layout @p l out of its kernel's source (read from device
  * memory), its hash made anew. */
 void tj_layout_unbake(tj_layout_t *l);
+
+/* Fill the words of the parts kernels of the layout @p l being finished (l->kword, l->kunits,
+ * l->kone: type/layout_words.h); nothing for a device table. */
+void tj_layout_words_finish(tj_layout_t *l);
 
 #endif /* TJ_TYPE_LAYOUT_INTERNAL_H */
