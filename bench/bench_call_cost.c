@@ -7,6 +7,7 @@
  * driver calls of the measured calls (on the CPU-only test driver, which counts them).
  *
  *   mpirun -np 2 -x LD_PRELOAD=libtypejit.so bench_call_cost [--iters N] [--warmup N] [--only S]
+ *       [--time]
  *
  * One line per scenario and rank on stdout:
  *   call_cost scenario=S rank=R pid=P calls=N driver_calls=D waits=W [name=count ...]
@@ -22,8 +23,16 @@
  *   startall    MPI_Startall + MPI_Waitall of 26 persistent sends of the faces, edges and corners
  *               of one device grid / 26 persistent receives into another
  *   neighbor    MPI_Neighbor_alltoallw of the 6 faces of a device grid on a periodic 2x1x1 grid
+ *   host_contig MPI_Pack of 480 contiguous bytes in host memory (what typejit adds to a call it
+ *               leaves to the system MPI, or packs with its CPU engine, as TYPEJIT_HOST says)
+ *   host_face   MPI_Pack of the face in host memory
  *
- * Needs a CUDA driver with a device (the test driver will do); exit 77 without one. */
+ * With --time (outside valgrind), each host scenario's MPI_Pack is also timed against the system
+ * MPI's PMPI_Pack of the same call, interleaved (31 rounds of 20000 calls each, medians):
+ *   call_time scenario=S rank=R mpi_ns=T typejit_ns=T added_ns=T
+ *
+ * The device scenarios need a CUDA driver with a device (the test driver will do); without one
+ * only the host ones run. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
@@ -33,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "util/clock.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -48,6 +59,7 @@
 #endif
 
 static int rank, iters = 100, warmup = 100;
+static bool timed;
 
 static struct {
     __typeof__(&cuMemAlloc) alloc;
@@ -377,6 +389,54 @@ static void check_face(face_t *f)
     free(got);
 }
 
+/* ---- host buffers --------------------------------------------------------------------------- */
+
+typedef struct {
+    MPI_Datatype type;
+    char *in, *out;
+    int outsize;
+} host_t;
+
+static void host_step(void *arg)
+{
+    host_t *h = arg;
+    int pos = 0;
+    MPI_Pack(h->in, 1, h->type, h->out, h->outsize, &pos, MPI_COMM_WORLD);
+}
+
+static void host_scenario(const char *name, MPI_Datatype type, size_t span)
+{
+    host_t h = {type, calloc(span, 1), NULL, 0};
+    MPI_Pack_size(1, type, MPI_COMM_WORLD, &h.outsize);
+    h.out = calloc((size_t)h.outsize, 1);
+    if (h.in == NULL || h.out == NULL)
+        die("out of memory");
+    measure(name, host_step, &h);
+    if (timed) {
+        enum { ROUNDS = 31, CALLS = 20000 };
+        double mpi[ROUNDS], tj[ROUNDS];
+        for (int r = 0; r < ROUNDS; r++) {
+            double t0 = tj_clock_seconds();
+            for (int i = 0; i < CALLS; i++) {
+                int pos = 0;
+                PMPI_Pack(h.in, 1, h.type, h.out, h.outsize, &pos, MPI_COMM_WORLD);
+            }
+            double t1 = tj_clock_seconds();
+            for (int i = 0; i < CALLS; i++)
+                host_step(&h);
+            double t2 = tj_clock_seconds();
+            mpi[r] = (t1 - t0) / CALLS * 1e9;
+            tj[r] = (t2 - t1) / CALLS * 1e9;
+        }
+        double m = tj_median(mpi, ROUNDS), t = tj_median(tj, ROUNDS);
+        printf("call_time scenario=%s rank=%d mpi_ns=%.1f typejit_ns=%.1f added_ns=%.1f\n", name,
+               rank, m, t, t - m);
+        fflush(stdout);
+    }
+    free(h.in);
+    free(h.out);
+}
+
 static bool wanted(const char *only, const char *name)
 {
     return only == NULL || strcmp(only, name) == 0;
@@ -398,9 +458,12 @@ int main(int argc, char **argv)
             warmup = atoi(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--time") == 0)
+            timed = true;
         else {
             if (rank == 0)
-                fprintf(stderr, "usage: bench_call_cost [--iters N] [--warmup N] [--only S]\n");
+                fprintf(stderr,
+                        "usage: bench_call_cost [--iters N] [--warmup N] [--only S] [--time]\n");
             MPI_Finalize();
             return 2;
         }
@@ -411,15 +474,25 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (!open_driver()) {
-        if (rank == 0)
-            printf("# no CUDA device: nothing measured\n");
-        MPI_Finalize();
-        return 77;
-    }
     MPI_Type_vector(16, 4, 64, MPI_DOUBLE, &f.type);
     MPI_Type_commit(&f.type);
     f.span = (size_t)(15 * 64 + 4) * sizeof(double);
+    if (wanted(only, "host_contig")) {
+        MPI_Datatype c;
+        MPI_Type_contiguous(480, MPI_BYTE, &c);
+        MPI_Type_commit(&c);
+        host_scenario("host_contig", c, 480);
+        MPI_Type_free(&c);
+    }
+    if (wanted(only, "host_face"))
+        host_scenario("host_face", f.type, f.span);
+    if (!open_driver()) {
+        if (rank == 0)
+            printf("# no CUDA device: the device scenarios are not measured\n");
+        MPI_Type_free(&f.type);
+        MPI_Finalize();
+        return 0;
+    }
     f.grid = dev_alloc(f.span, 1);
     f.other = dev_alloc(f.span, 2);
     f.packed = dev_alloc(512, 4);

@@ -175,7 +175,8 @@ def main(argv):
         calls = int(fields.get("calls", 1))
         rows.append((scenario, fields.get("rank", "?"), own / calls, other / calls, fields, costs,
                      calls, counted, files))
-    order = ["pack", "unpack", "isend", "isend_call", "irecv", "sendrecv", "startall", "neighbor"]
+    order = ["host_contig", "host_face", "pack", "unpack", "isend", "isend_call", "irecv",
+             "sendrecv", "startall", "neighbor"]
     rows.sort(key=lambda r: (order.index(r[0]) if r[0] in order else 99, r[1]))
     if csv:
         print("scenario,rank,own_per_call,driver_and_mpi_per_call,driver_calls_per_call,"

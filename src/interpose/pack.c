@@ -37,8 +37,8 @@ static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t posi
  * TYPEJIT_HOST=engine for every strided type (a pending type may be one: type/lazy.h, resolved
  * here, and given back with tj_lazy_return), auto as the cost model chose at commit, system
  * never. */
-static const tj_type_info_t *host_engine(MPI_Datatype datatype, const tj_type_info_t *info,
-                                         bool unpack)
+static inline const tj_type_info_t *host_engine(MPI_Datatype datatype,
+                                                const tj_type_info_t *info, bool unpack)
 {
     switch (tj_config()->host) {
     case TJ_HOST_ENGINE:
@@ -48,6 +48,29 @@ static const tj_type_info_t *host_engine(MPI_Datatype datatype, const tj_type_in
     default:
         return NULL;
     }
+}
+
+/* Nothing for typejit to do: no device, and the system MPI packs the host buffers of this type
+ * (TYPEJIT_HOST=system, or auto where the cost model gave it the type; counted). A few loads.
+ * Under MPI_THREAD_MULTIPLE, where a record is borrowed with a reference, the call goes the
+ * longer way. */
+static inline bool system_packs(MPI_Datatype type, bool unpack)
+{
+    const tj_config_t *cfg;
+    const tj_type_info_t *info;
+
+    if (!tj_gpu_absent())
+        return false;
+    cfg = tj_config();
+    if (cfg->host == TJ_HOST_SYSTEM)
+        return true;
+    if (cfg->host != TJ_HOST_AUTO || atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+        return false;
+    info = tj_table_get(type);
+    if (info == NULL || (unpack ? info->cpu.unpack : info->cpu.pack))
+        return false;
+    tj_stats_inc(unpack ? TJ_STAT_unpacks_system : TJ_STAT_packs_system);
+    return true;
 }
 
 /* MPI_Pack and MPI_Pack_c, in 64-bit counts: whether typejit packs the call (the device paths,
@@ -60,7 +83,8 @@ static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype,
     int64_t bytes;
     bool taken = true;
 
-    if (tj_devpack_pack(info, datatype, inbuf, incount, outbuf, outsize, position, comm, rc))
+    if (!tj_gpu_absent() &&
+        tj_devpack_pack(info, datatype, inbuf, incount, outbuf, outsize, position, comm, rc))
         goto out;
     if (inbuf != NULL && info != NULL && (e = host_engine(datatype, info, false)) != NULL &&
         engine_takes(e, incount, *position, outsize, outbuf, comm, &bytes)) {
@@ -86,7 +110,8 @@ static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, vo
     int64_t bytes;
     bool taken = true;
 
-    if (tj_devpack_unpack(info, datatype, inbuf, insize, position, outbuf, outcount, comm, rc))
+    if (!tj_gpu_absent() &&
+        tj_devpack_unpack(info, datatype, inbuf, insize, position, outbuf, outcount, comm, rc))
         goto out;
     if (outbuf != NULL && info != NULL && (e = host_engine(datatype, info, true)) != NULL &&
         engine_takes(e, outcount, *position, insize, inbuf, comm, &bytes)) {
@@ -109,35 +134,49 @@ out:
  * handed over in 64 bits and written back only when typejit did the call: otherwise the system
  * MPI's own form of the call gets the application's arguments as they are. A position that
  * typejit advanced stays within the buffer size, so it fits the form's type. */
+/* The wrapper is the few loads of its first test and a tail call when typejit has nothing to do
+ * (no device, TYPEJIT_HOST=system): the rest lies in a function of its own, so that the common
+ * case saves no registers. */
 #define PACK(_s, _cnt)                                                                             \
-    int TJ_WRAPPER(MPI_Pack##_s)(const void *inbuf, _cnt incount, MPI_Datatype datatype,           \
-                                 void *outbuf, _cnt outsize, _cnt *position, MPI_Comm comm)        \
+    __attribute__((noinline)) static int pack_call##_s(const void *inbuf, _cnt incount,            \
+                                                       MPI_Datatype datatype, void *outbuf,        \
+                                                       _cnt outsize, _cnt *position, MPI_Comm comm) \
     {                                                                                              \
-        int64_t pos;                                                                               \
+        int64_t pos = *position;                                                                   \
         int rc;                                                                                    \
-        if (!tj_interpose_active() || position == NULL)                                            \
-            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
-        pos = *position;                                                                           \
         if (!pack_take(inbuf, incount, datatype, outbuf, outsize, &pos, comm, &rc))                \
             return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
         if (rc == MPI_SUCCESS)                                                                     \
             *position = (_cnt)pos;                                                                 \
         return rc;                                                                                 \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Pack##_s)(const void *inbuf, _cnt incount, MPI_Datatype datatype,           \
+                                 void *outbuf, _cnt outsize, _cnt *position, MPI_Comm comm)        \
+    {                                                                                              \
+        if (!tj_interpose_active() || position == NULL || system_packs(datatype, false))          \
+            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
+        return pack_call##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);           \
     }
 #define UNPACK(_s, _cnt)                                                                           \
-    int TJ_WRAPPER(MPI_Unpack##_s)(const void *inbuf, _cnt insize, _cnt *position, void *outbuf,   \
-                                   _cnt outcount, MPI_Datatype datatype, MPI_Comm comm)            \
+    __attribute__((noinline)) static int unpack_call##_s(const void *inbuf, _cnt insize,           \
+                                                         _cnt *position, void *outbuf,             \
+                                                         _cnt outcount, MPI_Datatype datatype,     \
+                                                         MPI_Comm comm)                            \
     {                                                                                              \
-        int64_t pos;                                                                               \
+        int64_t pos = *position;                                                                   \
         int rc;                                                                                    \
-        if (!tj_interpose_active() || position == NULL)                                            \
-            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
-        pos = *position;                                                                           \
         if (!unpack_take(inbuf, insize, &pos, outbuf, outcount, datatype, comm, &rc))              \
             return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
         if (rc == MPI_SUCCESS)                                                                     \
             *position = (_cnt)pos;                                                                 \
         return rc;                                                                                 \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_Unpack##_s)(const void *inbuf, _cnt insize, _cnt *position, void *outbuf,   \
+                                   _cnt outcount, MPI_Datatype datatype, MPI_Comm comm)            \
+    {                                                                                              \
+        if (!tj_interpose_active() || position == NULL || system_packs(datatype, true))           \
+            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
+        return unpack_call##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);         \
     }
 /* The packed size is the system MPI's: typejit packs the same bytes. */
 #define PACK_SIZE(_s, _cnt)                                                                        \

@@ -6,6 +6,7 @@
 #include "send/devpack.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "send/count.h"
 #include "send/move.h"
@@ -29,7 +30,6 @@ typedef struct {
     int64_t bytes;    /* packed bytes of the call */
     tj_gpu_ptr_t tp;  /* the typed side, queried at its first touched byte */
     tj_gpu_ptr_t pp;  /* the packed side, queried at *position */
-    tj_type_info_t own; /* the extents of a type typejit has no record of */
 } call_t;
 
 /* Invalid arguments, which every MPI reports before it touches a buffer. */
@@ -78,7 +78,8 @@ static int fail(const call_t *c, int code)
     return tj_mpi_raise(c->comm, code);
 }
 
-static bool run(call_t *c, int *rc)
+/* @p own: room for the extents of a type typejit has no record of. */
+static bool run(call_t *c, tj_type_info_t *own, int *rc)
 {
     const tj_type_info_t *given = c->info;
     tj_move_t m;
@@ -88,8 +89,9 @@ static bool run(call_t *c, int *rc)
         return false;
     if (c->info == NULL) {
         /* A type with no record (never committed through typejit): staged if on the device. */
-        tj_table_read_extents(c->type, &c->own);
-        c->info = &c->own;
+        memset(own, 0, sizeof(*own));
+        tj_table_read_extents(c->type, own);
+        c->info = own;
     }
     /* Zero bytes touch no memory: the system MPI answers, whatever the pointers are. */
     if (!c->info->extents || c->count <= 0 || c->info->size == 0 || c->position == NULL ||
@@ -152,6 +154,9 @@ bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *
                      int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
                      MPI_Comm comm, int *rc)
 {
+    tj_type_info_t own;
+    if (tj_gpu_absent())
+        return false; /* no device: host buffers only, and nothing to ask */
     call_t c = {.pack = true,
                 .info = info,
                 .type = type,
@@ -161,13 +166,16 @@ bool tj_devpack_pack(const tj_type_info_t *info, MPI_Datatype type, const void *
                 .bufsize = outsize,
                 .position = position,
                 .comm = comm};
-    return run(&c, rc);
+    return run(&c, &own, rc);
 }
 
 bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
                        int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
                        MPI_Comm comm, int *rc)
 {
+    tj_type_info_t own;
+    if (tj_gpu_absent())
+        return false;
     call_t c = {.pack = false,
                 .info = info,
                 .type = type,
@@ -177,5 +185,5 @@ bool tj_devpack_unpack(const tj_type_info_t *info, MPI_Datatype type, const void
                 .bufsize = insize,
                 .position = position,
                 .comm = comm};
-    return run(&c, rc);
+    return run(&c, &own, rc);
 }

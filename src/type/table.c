@@ -47,30 +47,33 @@ static slot_t *slots;
 static size_t nslots, nused; /* nslots is zero or a power of two; nused <= nslots / 2 */
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* Until MPI says otherwise, any thread may call in. */
-static atomic_bool threaded = true;
+atomic_bool tj_table_threaded = true;
 
 void tj_table_set_threaded(bool multiple)
 {
-    atomic_store_explicit(&threaded, multiple, memory_order_relaxed);
+    atomic_store_explicit(&tj_table_threaded, multiple, memory_order_relaxed);
 }
 
 static void read_lock(void)
 {
-    if (atomic_load_explicit(&threaded, memory_order_relaxed))
+    if (atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
         pthread_rwlock_rdlock(&table_lock);
 }
 
+atomic_uint tj_table_changes;
+
 static void write_lock(void)
 {
-    if (atomic_load_explicit(&threaded, memory_order_relaxed))
+    if (atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
         pthread_rwlock_wrlock(&table_lock);
+    atomic_fetch_add_explicit(&tj_table_changes, 1, memory_order_relaxed);
 }
 
 /* Unlocks what the matching lock call took: the level cannot change in between, since it is set
  * once, inside MPI_Init, before any type exists. */
 static void unlock(void)
 {
-    if (atomic_load_explicit(&threaded, memory_order_relaxed))
+    if (atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
         pthread_rwlock_unlock(&table_lock);
 }
 
@@ -204,15 +207,14 @@ static void record_unref(const tj_type_info_t *info)
  * the borrower uses it. The level is set once, inside MPI_Init, before any record exists. */
 static const tj_type_info_t *borrow(const tj_type_info_t *info)
 {
-    if (info != NULL && atomic_load_explicit(&threaded, memory_order_relaxed))
+    if (info != NULL && atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
         atomic_fetch_add_explicit(&((tj_type_info_t *)info)->refs, 1, memory_order_relaxed);
     return info;
 }
 
-void tj_table_return(const tj_type_info_t *info)
+void tj_table_return_counted(const tj_type_info_t *info)
 {
-    if (info != NULL && atomic_load_explicit(&threaded, memory_order_relaxed))
-        record_unref(info);
+    record_unref(info);
 }
 
 static void entry_release(entry_t *e)
@@ -311,15 +313,21 @@ tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info)
     return TJ_OK;
 }
 
-const tj_type_info_t *tj_table_get(MPI_Datatype type)
+_Thread_local tj_table_last_t tj_table_last __attribute__((tls_model("initial-exec")));
+
+const tj_type_info_t *tj_table_lookup(MPI_Datatype type)
 {
     const tj_type_info_t *r;
+    unsigned now = atomic_load_explicit(&tj_table_changes, memory_order_relaxed);
     entry_t *e;
 
     read_lock();
     e = entry_find(type);
     r = borrow(e != NULL ? e->info : NULL);
     unlock();
+    tj_table_last.type = type;
+    tj_table_last.info = r;
+    tj_table_last.changes = now;
     return r;
 }
 

@@ -133,8 +133,34 @@ tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info);
 /* The commit record of @p type, borrowed for the length of the calling MPI call (with a
  * reference under MPI_THREAD_MULTIPLE, where another thread may free the type meanwhile): NULL
  * when there is none. Every record it returns goes back through tj_table_return. */
-const tj_type_info_t *tj_table_get(MPI_Datatype type);
-void tj_table_return(const tj_type_info_t *info);
+const tj_type_info_t *tj_table_lookup(MPI_Datatype type);
+/* Whether borrowed records are counted (MPI_THREAD_MULTIPLE): tj_table_set_threaded. */
+extern atomic_bool tj_table_threaded;
+/* The last record this thread looked up, while the table has not changed since (`changes`
+ * grows at every change): a program that moves one type call after call finds it in a few
+ * loads. Only below MPI_THREAD_MULTIPLE, where a borrowed record is not counted (no other thread
+ * can drop it during the call). */
+typedef struct {
+    MPI_Datatype type;
+    const tj_type_info_t *info;
+    unsigned changes;
+} tj_table_last_t;
+extern _Thread_local tj_table_last_t tj_table_last __attribute__((tls_model("initial-exec")));
+extern atomic_uint tj_table_changes;
+static inline const tj_type_info_t *tj_table_get(MPI_Datatype type)
+{
+    if (tj_table_last.info != NULL && tj_table_last.type == type &&
+        tj_table_last.changes == atomic_load_explicit(&tj_table_changes, memory_order_relaxed) &&
+        !atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+        return tj_table_last.info;
+    return tj_table_lookup(type);
+}
+void tj_table_return_counted(const tj_type_info_t *info);
+static inline void tj_table_return(const tj_type_info_t *info)
+{
+    if (info != NULL && atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+        tj_table_return_counted(info);
+}
 
 /* What tj_table_claim found. */
 typedef enum {

@@ -412,23 +412,26 @@ bool tj_config_parse_size(const char *text, long long *out)
     return true;
 }
 
-static tj_config_t config;
+tj_config_t tj_config_settings;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 static void config_init(void)
 {
-    tj_config_parse(&config);
+    tj_config_parse(&tj_config_settings);
 }
 
-const tj_config_t *tj_config(void)
+atomic_bool tj_config_ready;
+
+const tj_config_t *tj_config_read(void)
 {
     pthread_once(&config_once, config_init);
-    return &config;
+    atomic_store_explicit(&tj_config_ready, true, memory_order_release);
+    return &tj_config_settings;
 }
 
 void tj_config_set(const tj_config_t *cfg)
 {
     pthread_once(&config_once, config_init);
-    config = *cfg;
+    tj_config_settings = *cfg;
     tj_log_set_level(cfg->log_level);
 }

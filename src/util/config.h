@@ -4,6 +4,7 @@
 #define TJ_UTIL_CONFIG_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "util/log.h"
@@ -46,7 +47,15 @@ typedef struct {
 void tj_config_parse(tj_config_t *cfg);
 
 /* The process-wide configuration, parsed on first use. */
-const tj_config_t *tj_config(void);
+const tj_config_t *tj_config_read(void);
+/* The settings once read (one load after the first call). */
+extern tj_config_t tj_config_settings;
+extern atomic_bool tj_config_ready;
+static inline const tj_config_t *tj_config(void)
+{
+    return atomic_load_explicit(&tj_config_ready, memory_order_acquire) ? &tj_config_settings
+                                                                          : tj_config_read();
+}
 
 /* Replace the process-wide configuration (tools apply their command-line flags this way). */
 void tj_config_set(const tj_config_t *cfg);

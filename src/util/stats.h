@@ -4,6 +4,7 @@
 #define TJ_UTIL_STATS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The printed key of each counter is its name. */
@@ -51,11 +52,26 @@ typedef enum {
         TJ_STAT_COUNT
 } tj_stat_t;
 
-extern _Atomic uint64_t tj_stats_counters[TJ_STAT_COUNT];
+/* Each thread counts in a block of its own, with plain stores (no locked instruction on a call's
+ * path); a reader sums the blocks. A block of a thread that ended is kept for the next thread,
+ * its counts moved to the process's total first. */
+typedef struct tj_stats_block {
+    _Atomic uint64_t v[TJ_STAT_COUNT];
+    struct tj_stats_block *next;
+} tj_stats_block_t;
+
+extern _Thread_local tj_stats_block_t *tj_stats_mine __attribute__((tls_model("initial-exec")));
+tj_stats_block_t *tj_stats_block(void);
 
 static inline void tj_stats_add(tj_stat_t which, uint64_t n)
 {
-    atomic_fetch_add_explicit(&tj_stats_counters[which], n, memory_order_relaxed);
+    tj_stats_block_t *b = tj_stats_mine;
+
+    if (b == NULL && (b = tj_stats_block()) == NULL)
+        return;
+    /* Only this thread writes its block: a load and a store, which readers see whole. */
+    atomic_store_explicit(&b->v[which], atomic_load_explicit(&b->v[which], memory_order_relaxed) + n,
+                          memory_order_relaxed);
 }
 
 #define tj_stats_inc(_which) tj_stats_add((_which), 1)
