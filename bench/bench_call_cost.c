@@ -126,13 +126,21 @@ static void dev_get(void *dst, const void *dev, size_t len)
 }
 
 /* The driver entry points whose calls each line lists, and the blocking ones among them. */
-static const char *const named[] = {"cuPointerGetAttributes", "cuCtxGetCurrent", "cuCtxGetId",
-                                    "cuCtxPushCurrent_v2",    "cuCtxPopCurrent_v2",
-                                    "cuLaunchKernel",         "cuStreamSynchronize",
-                                    "cuEventRecord",          "cuEventQuery",
-                                    "cuEventSynchronize",     "cuMemHostGetDevicePointer_v2",
-                                    "cuMemcpyDtoHAsync_v2",   "cuMemcpyHtoDAsync_v2",
-                                    "cuMemcpyDtoH_v2",        "cuMemcpyHtoD_v2"};
+static const char *const named[] = {"cuPointerGetAttributes",
+                                    "cuCtxGetCurrent",
+                                    "cuCtxGetId",
+                                    "cuCtxPushCurrent_v2",
+                                    "cuCtxPopCurrent_v2",
+                                    "cuLaunchKernel",
+                                    "cuStreamSynchronize",
+                                    "cuEventRecord",
+                                    "cuEventQuery",
+                                    "cuEventSynchronize",
+                                    "cuMemHostGetDevicePointer_v2",
+                                    "cuMemcpyDtoHAsync_v2",
+                                    "cuMemcpyHtoDAsync_v2",
+                                    "cuMemcpyDtoH_v2",
+                                    "cuMemcpyHtoD_v2"};
 #define NNAMED (sizeof(named) / sizeof(named[0]))
 
 typedef struct {
@@ -176,11 +184,11 @@ static void measure(const char *name, step_fn step, void *arg)
     CALLGRIND_STOP_INSTRUMENTATION;
     CALLGRIND_DUMP_STATS_AT(name);
     after = driver_count();
-    at = snprintf(line, sizeof(line),
-                  "call_cost scenario=%s rank=%d pid=%d calls=%d driver_calls=%lld waits=%lld",
-                  name, rank, (int)getpid(), iters,
-                  before.total < 0 ? -1 : after.total - before.total,
-                  before.syncs < 0 ? -1 : after.syncs - before.syncs);
+    at =
+        snprintf(line, sizeof(line),
+                 "call_cost scenario=%s rank=%d pid=%d calls=%d driver_calls=%lld waits=%lld", name,
+                 rank, (int)getpid(), iters, before.total < 0 ? -1 : after.total - before.total,
+                 before.syncs < 0 ? -1 : after.syncs - before.syncs);
     for (size_t i = 0; i < NNAMED && before.total >= 0; i++)
         if (after.each[i] > before.each[i] && at < (int)sizeof(line))
             at += snprintf(line + at, sizeof(line) - (size_t)at, " %s=%lld", named[i],
@@ -256,7 +264,8 @@ static void sendrecv_step(void *arg)
                  MPI_STATUS_IGNORE);
 }
 
-/* ---- 26 faces, edges and corners of one grid: persistent sends -------------------------------- */
+/* ---- 26 faces, edges and corners of one grid: persistent sends --------------------------------
+ */
 
 #define N 16 /* interior points per side; the grid has a halo of 1 */
 #define G (N + 2)
@@ -369,7 +378,8 @@ static void neighbor_free(neighbor_t *nb)
     cu.free((CUdeviceptr)(uintptr_t)nb->ghost);
 }
 
-/* ---- checks: the measured calls moved the right bytes ----------------------------------------- */
+/* ---- checks: the measured calls moved the right bytes -----------------------------------------
+ */
 
 /* The face of @p grid packed by the system MPI on a host copy: what MPI_Pack must give. */
 static void check_face(face_t *f)

@@ -26,7 +26,7 @@
 
 #include "gpu/cuda.h"
 #include "jit/gen.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "kernels/target.h"
 #include "type/translate.h"
 #include "util/clock.h"
@@ -233,7 +233,7 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     l.args[3] = &l.params;
 
     /* JIT kernel: built for the block at start 0, launched at its start */
-    if (tj_supply_get(&jit, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+    if (tj_lookup_kernel(&jit, TJ_LOOKUP_COMPILE, &k, NULL) == TJ_OK &&
         tj_kernel_function(k, &l.fn) == TJ_OK) {
         l.dst = dir == TJ_DIR_PACK ? packed : at;
         l.src = dir == TJ_DIR_PACK ? at : packed;
@@ -243,7 +243,7 @@ static void measure(const char *kind, const char *name, int run, const tj_block_
     /* generic kernel: the start is one of its run-time arguments */
     l.dst = dir == TJ_DIR_PACK ? packed : typed;
     l.src = dir == TJ_DIR_PACK ? typed : packed;
-    if (tj_supply_get(&generic, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+    if (tj_lookup_kernel(&generic, TJ_LOOKUP_COMPILE, &k, NULL) == TJ_OK &&
         tj_kernel_function(k, &l.fn) == TJ_OK) {
         tj_gen_generic_params(b, plain, &l.params);
         tj_gen_generic_launch(b, plain, count, &l.geo);
@@ -338,7 +338,7 @@ static void small_objects(tj_devptr_t typed, tj_devptr_t packed)
         tj_words_t w =
             tj_block_words(&b, 1, (uintptr_t)(typed + (tj_devptr_t)b.start), (uintptr_t)packed);
         tj_kernel_spec_t spec = tj_spec_words(&b, w, TJ_DIR_PACK, target);
-        if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK &&
+        if (tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL) == TJ_OK &&
             tj_kernel_function(k, &l.fn) == TJ_OK) {
             l.dst = packed;
             l.src = typed + (tj_devptr_t)b.start;

@@ -15,7 +15,7 @@
 
 #include "util/clock.h"
 #include "jit/nvrtc.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "type/translate.h"
 
 /* The i-th test shape: 3-D sub-cuboids of different sizes and offsets, so that every one is a
@@ -40,8 +40,8 @@ static double commit_with_kernels(int i, const char *arch)
     if (tj_translate_block(t, &b, NULL) == TJ_OK) {
         tj_kernel_spec_t pack = tj_spec_single(&b, b.word, TJ_DIR_PACK, arch);
         tj_kernel_spec_t unpack = tj_spec_single(&b, b.word, TJ_DIR_UNPACK, arch);
-        tj_supply_get(&pack, TJ_SUPPLY_COMPILE, &k, NULL);
-        tj_supply_get(&unpack, TJ_SUPPLY_COMPILE, &k, NULL);
+        tj_lookup_kernel(&pack, TJ_LOOKUP_COMPILE, &k, NULL);
+        tj_lookup_kernel(&unpack, TJ_LOOKUP_COMPILE, &k, NULL);
     }
     double dt = tj_clock_seconds() - t0;
     PMPI_Type_free(&t);
@@ -71,11 +71,11 @@ int main(int argc, char **argv)
     disk = calloc((size_t)n, sizeof(double));
     mem = calloc((size_t)n, sizeof(double));
     native = calloc((size_t)n, sizeof(double));
-    tj_supply_set_store(dir, 0);
+    tj_lookup_set_store(dir, 0);
     for (int i = 0; i < n; i++)
         cold[i] = commit_with_kernels(i, arch) / 2; /* per kernel, translate included */
-    tj_supply_finalize(); /* a new process: empty memory table, same disk */
-    tj_supply_set_store(dir, 0);
+    tj_lookup_finalize(); /* a new process: empty memory table, same disk */
+    tj_lookup_set_store(dir, 0);
     for (int i = 0; i < n; i++)
         disk[i] = commit_with_kernels(i, arch);
     for (int i = 0; i < n; i++)
@@ -98,8 +98,8 @@ int main(int argc, char **argv)
     printf("commit_cold,%.0f,%.0f\n", 2 * c * 1e6, 2 * c / nat);
     printf("commit_warm_disk,%.1f,%.1f\n", d * 1e6, d / nat);
     printf("commit_warm_memory,%.2f,%.1f\n", m * 1e6, m / nat);
-    tj_supply_set_store(dir, 0);
-    tj_supply_finalize();
+    tj_lookup_set_store(dir, 0);
+    tj_lookup_finalize();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

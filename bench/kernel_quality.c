@@ -36,7 +36,7 @@
 #include "gpu/cuda.h"
 #include "jit/gen.h"
 #include "jit/parts.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "type/block.h"
 #include "type/layout.h"
 #include "type/layout_builder.h"
@@ -408,7 +408,7 @@ static int run_item(item_t *it, tj_dir_t dir)
         spec = tj_spec_words(it->blocks, (tj_words_t){it->word, it->edge}, dir, TARGET);
         break;
     }
-    if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) != TJ_OK ||
+    if (tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL) != TJ_OK ||
         tj_kernel_function(k, &fn) != TJ_OK) {
         fprintf(stderr, "kernel_quality: %s %s: no kernel\n", it->name, dname);
         return 1;
@@ -858,7 +858,7 @@ static int mixed(void)
         {"mixed-struct-arrays", arrays, 3, 10256, 1},
         {"mixed-struct-d1001-c", long_run, 2, 8024, 1},
     };
-    int64_t (*gather)[2] = calloc(256, sizeof(*gather));
+    int64_t(*gather)[2] = calloc(256, sizeof(*gather));
     uint64_t x = 777;
     int rc = 0;
 
@@ -904,7 +904,7 @@ int main(int argc, char **argv)
     snprintf(ident, sizeof(ident), "%s", argv[2]);
     snprintf(cache, sizeof(cache), "%s/cache", outdir);
     mkdir(cache, 0700);
-    tj_supply_set_store(cache, 0);
+    tj_lookup_set_store(cache, 0);
     if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
         fprintf(stderr, "kernel_quality: no (test) CUDA driver\n");
         return 1;
@@ -920,7 +920,7 @@ int main(int argc, char **argv)
     rc |= parts();
     rc |= mixed();
     rc |= words(&halo_fused);
-    tj_supply_finalize();
+    tj_lookup_finalize();
     tj_gpu_finalize();
     return rc;
 }

@@ -4,7 +4,7 @@
  *
  * A lock is an optimisation, never a condition of correctness: entries are written through tmp/
  * and rename, so two processes compiling the same kernel only waste one compile. Hence every
- * doubt is settled towards progress: a lock whose holder cannot be shown alive is broken, a
+ * doubt is built towards progress: a lock whose holder cannot be shown alive is broken, a
  * waiter gives up after its timeout, and nothing ever blocks without a bound. */
 #include "cache/lock.h"
 
@@ -389,7 +389,7 @@ tj_status_t tj_store_wait(tj_store_t *store, const char *toolchain, const char *
         v = judge(store, arch_fd, name, &st, text, why, sizeof(why));
         if (v != LOCK_LIVE) {
             /* The holder may have saved and unlocked between the load and the look at its lock:
-             * one more load settles it. */
+             * one more load replaces it. */
             status = tj_store_load(store, toolchain, arch, key, image, len);
             if (status != TJ_OK && status != TJ_ERR_INVALID && status != TJ_ERR_NOMEM)
                 status = TJ_ERR_NOT_FOUND;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The kernel supply layer (src/kernels): the background compiler at volume, its bounded stop
+# The kernel lookup layer (src/kernels): the background compiler at volume, its bounded stop
 # at MPI_Finalize, its threads' signal mask, and its stop at exit without MPI_Finalize.
 tj_test_program(test_compiler test_compiler.c)
 if(TARGET fakecuda_nvrtc)
@@ -27,7 +27,7 @@ add_test(NAME kernels_compiler_signals COMMAND ${TJ_CHECKED} --silent -- ${CMAKE
 set_tests_properties(kernels_compiler_lock kernels_compiler_signals PROPERTIES TIMEOUT 180
                      LABELS "unit;jit")
 
-# The generic kernel takes the one supply path too, compile lock included: of two ranks that
+# The generic kernel takes the one lookup path too, compile lock included: of two ranks that
 # need it at once from an empty cache, one compiles each direction and the other waits for its
 # entry (2 compiles in all, not one per rank).
 if(TARGET fakecuda_nvrtc)

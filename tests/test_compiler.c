@@ -35,7 +35,7 @@
 #include "jit/nvrtc.h"
 #include "kernels/compiler.h"
 #include "kernels/key.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "util/clock.h"
 #include "util/stats.h"
 
@@ -135,7 +135,7 @@ static void lock(void)
     tj_compiler_finalize();
     spec = tj_spec_single(&b, b.word, TJ_DIR_PACK, "sm_90");
     CHECK_EQ_INT(tj_stats_get(TJ_STAT_jit_compiles), 0);
-    CHECK_EQ_INT(tj_supply_get(&spec, TJ_SUPPLY_MEMORY, &k, NULL), TJ_ERR_NOT_FOUND);
+    CHECK_EQ_INT(tj_lookup_kernel(&spec, TJ_LOOKUP_MEMORY, &k, NULL), TJ_ERR_NOT_FOUND);
     CHECK(kill(holder, 0) == 0); /* still holding it: the worker did not outwait it */
     kill(holder, SIGKILL);
     REQUIRE(waitpid(holder, &status, 0) == holder);
@@ -233,6 +233,6 @@ int main(int argc, char **argv)
     else
         REQUIRE(!"usage: test_compiler volume|lock|signals|exit");
     tj_compiler_finalize();
-    tj_supply_finalize();
+    tj_lookup_finalize();
     CHECK_DONE();
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # A libtypejit.so built for one MPI family preloaded in front of a program of another, both
-# ways: one line says so, typejit steps aside, the program's output is its output without
+# ways: one line says so, typejit passes every call to the system MPI, the program's output is its output without
 # typejit and it exits 0.
 #   test_pairing.sh MPIEXEC_SH  LIB_A HALO_A LAUNCHER_A  LIB_B HALO_B LAUNCHER_B
 set -u
@@ -24,10 +24,10 @@ check() { # LIB HALO LAUNCHER
         echo "FAIL: the output of $2 changed with $1 preloaded"
         diff "$dir/plain.out" "$dir/pre.out"; status=1
     fi
-    n=$(grep -c "^typejit: warning: built for .*, running in front of .*: typejit steps aside" "$dir/pre.err")
+    n=$(grep -c "^typejit: warning: built for .*, running in front of .*: typejit passes every call to the system MPI" "$dir/pre.err")
     others=$(grep -v "^typejit: warning: built for" "$dir/pre.err" | grep -c -v -f "$dir/plain.err" -e '^$')
     if [ "$n" -ne 1 ] || [ "$others" -ne 0 ]; then
-        echo "FAIL: $1 in front of $2: $n lines saying typejit steps aside, $others other lines:"
+        echo "FAIL: $1 in front of $2: $n lines saying typejit passes every call to the system MPI, $others other lines:"
         cat "$dir/pre.err"; status=1
     fi
     grep -q "PASS: 0 wrong ghost cells" "$dir/pre.out" || { echo "FAIL: no PASS from $2"; status=1; }
@@ -35,5 +35,5 @@ check() { # LIB HALO LAUNCHER
 }
 check "$lib_b" "$halo_a" "$mpiexec_a"
 check "$lib_a" "$halo_b" "$mpiexec_b"
-[ $status -eq 0 ] && echo "ok: both pairings step aside"
+[ $status -eq 0 ] && echo "ok: both pairings pass every call through"
 exit $status

@@ -19,7 +19,7 @@
 #include "check.h"
 #include "gpu/cuda.h"
 #include "jit/parts.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "tempdir.h"
 #include "type/layout_builder.h"
 #include "type/layout_runs.h"
@@ -310,7 +310,7 @@ static void check_launch(const tj_layout_t *l, int which, int64_t count, int tal
     packed_at = pbuf + (tj_devptr_t)(palign % 16);
     word = tj_layout_launch_word(l, count, (uintptr_t)typed_at, (uintptr_t)packed_at, &one);
     spec = tj_spec_parts(l, word, one, dir, false, TARGET);
-    REQUIRE(tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK);
+    REQUIRE(tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL) == TJ_OK);
     REQUIRE(tj_kernel_function(k, &fn) == TJ_OK);
     for (size_t i = 0; i < tlen; i++)
         typed[i] = pack ? pattern(i) : POISON;
@@ -368,7 +368,7 @@ static void misaligned(void)
     CHECK_EQ_INT(word, 16);
     CHECK(one);
     spec = tj_spec_parts(l, word, one, TJ_DIR_PACK, false, TARGET);
-    REQUIRE(tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL) == TJ_OK);
+    REQUIRE(tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL) == TJ_OK);
     REQUIRE(tj_kernel_function(k, &fn) == TJ_OK);
     REQUIRE(tj_gpu_alloc((size_t)l->extent + 16, &tbuf) == TJ_OK);
     REQUIRE(tj_gpu_alloc((size_t)l->size, &pbuf) == TJ_OK);
@@ -390,7 +390,7 @@ int main(int argc, char **argv)
     check_words();
     check_random();
     tempdir_make("parts", dir, sizeof(dir));
-    tj_supply_set_store(dir, 0);
+    tj_lookup_set_store(dir, 0);
     if (tj_gpu_init() != TJ_OK || tj_gpu_use(0) != TJ_OK) {
         printf("SKIP: no CUDA device\n");
         return 77;
@@ -412,7 +412,7 @@ int main(int argc, char **argv)
         tj_layout_release(l);
     }
     printf("%lld launches\n", (long long)tested);
-    tj_supply_finalize();
+    tj_lookup_finalize();
     tj_gpu_finalize();
     tempdir_remove(dir);
     CHECK_DONE();

@@ -312,7 +312,7 @@ static void test_wait(void)
     tj_store_close(s);
 }
 
-/* What src/kernels/supply.c does in sync mode, with a "compile" that takes 50 ms and is counted
+/* What src/kernels/lookup.c does in sync mode, with a "compile" that takes 50 ms and is counted
  * in a file: NPROC processes released at once each want all NKEYS kernels. */
 static int get_kernel(tj_store_t *s, const char *key, int count_fd)
 {

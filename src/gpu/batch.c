@@ -11,7 +11,7 @@ void tj_batch_init(tj_batch_t *b)
     b->deferred = 0;
 }
 
-tj_status_t tj_batch_settle(tj_batch_t *b)
+tj_status_t tj_batch_defer_wait(tj_batch_t *b)
 {
     tj_gpu_ctx_t ctx;
     int i = 0;

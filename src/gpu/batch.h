@@ -2,7 +2,7 @@
 /* Batches: the contexts a call left device work in, each waited on once. The device work of a
  * send, a collective or a completion call (pack and unpack kernels, and the copies around them)
  * is launched region by region on the streams of the contexts it belongs to, and waited for once,
- * before the MPI is given the bytes or the application its buffer (send/onewait.h). MPI_Pack and
+ * before the MPI is given the bytes or the application its buffer (send/wait_once.h). MPI_Pack and
  * MPI_Unpack wait in the call itself (no batch). */
 #ifndef TJ_GPU_BATCH_H
 #define TJ_GPU_BATCH_H
@@ -27,7 +27,7 @@ void tj_batch_init(tj_batch_t *b);
 /* After queuing work in the current scope's context: leave the wait to @p b, or, without a batch
  * (NULL) or with one that holds as many contexts as it can, wait now. The status of the wait
  * (TJ_OK when it was left to the batch). */
-tj_status_t tj_batch_settle(tj_batch_t *b);
+tj_status_t tj_batch_defer_wait(tj_batch_t *b);
 
 /* Wait once on the stream of each context @p b holds, then empty it. TJ_OK when everything it
  * was left completed; otherwise (an injected or real driver error, a context that died) the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Device buffers at the MPI face: whether a call may meet one, whether a buffer is one, and the
+/* Device buffers at the MPI wrappers: whether a call may meet one, whether a buffer is one, and the
  * refusal of a call typejit cannot serve on device memory. */
 #ifndef TJ_INTERPOSE_DEVICE_H
 #define TJ_INTERPOSE_DEVICE_H

@@ -3,11 +3,12 @@
  *
  * The library owns its exports (the symbols are hidden by default and an MPI's header may or
  * may not mark its functions visible). Each MPI_Name jumps to typejit's wrapper
- * (TJ_WRAPPER(MPI_Name)) or, once typejit has stepped aside (src/interpose/aside.c), to the
- * system MPI's PMPI_Name. A jump leaves every argument register and the stack as the caller
- * set them, so the MPI receives its own handles even when typejit was compiled with handles of
- * another size (an int-handle build in front of a pointer-handle MPI would cut them in C). */
-#include "interpose/aside.h"
+ * (TJ_WRAPPER(MPI_Name)) or, once typejit has passed every call through
+ * (src/interpose/passthrough.c), to the system MPI's PMPI_Name. A jump leaves every argument
+ * register and the stack as the caller set them, so the MPI receives its own handles even when
+ * typejit was compiled with handles of another size (an int-handle build in front of a
+ * pointer-handle MPI would cut them in C). */
+#include "interpose/passthrough.h"
 #include "interpose/wrappers.h"
 
 #define STR(_x)  #_x
@@ -21,7 +22,7 @@
             ".type " #_name ", @function\n"                                                        \
             ".p2align 4\n" #_name ":\n"                                                            \
             "\tendbr64\n"                                                                          \
-            "\tcmpb $0, tj_stepped_aside(%rip)\n"                                                  \
+            "\tcmpb $0, tj_passthrough_all(%rip)\n"                                                \
             "\tjne 1f\n"                                                                           \
             "\tjmp " XSTR(TJ_WRAPPER(_name)) "\n"                                                  \
                                              "1:\tjmp *P" #_name "@GOTPCREL(%rip)\n"               \
@@ -33,8 +34,8 @@
             ".globl " #_name "\n"                                                                  \
             ".type " #_name ", %function\n"                                                        \
             ".p2align 2\n" #_name ":\n"                                                            \
-            "\tadrp x16, tj_stepped_aside\n"                                                       \
-            "\tldrb w16, [x16, :lo12:tj_stepped_aside]\n"                                          \
+            "\tadrp x16, tj_passthrough_all\n"                                                     \
+            "\tldrb w16, [x16, :lo12:tj_passthrough_all]\n"                                        \
             "\tcbnz w16, 1f\n"                                                                     \
             "\tb " XSTR(TJ_WRAPPER(_name)) "\n"                                                    \
                                            "1:\tadrp x16, :got:P" #_name "\n"                      \

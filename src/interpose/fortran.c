@@ -18,10 +18,10 @@
  * exports nothing (docs/mpis.md).
  *
  * This file holds the mechanisms every Fortran entry point shares (fortran_binding.h: sentinels,
- * statuses, the exported names; stepping aside is interpose/aside.c's), and the entry points of
- * init and finalize, datatypes, pack and unpack, point to point and requests; fortran_coll.c,
- * fortran_rma.c and fortran_io.c those of the collectives and reductions, one-sided communication
- * and MPI-IO. */
+ * statuses, the exported names; Passing every call through is interpose/passthrough.c's), and the
+ * entry points of init and finalize, datatypes, pack and unpack, point to point and requests;
+ * fortran_coll.c, fortran_rma.c and fortran_io.c those of the collectives and reductions, one-sided
+ * communication and MPI-IO. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>

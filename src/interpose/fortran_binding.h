@@ -52,8 +52,9 @@ static inline void tj_fortran_ierr(fint *ierr, int rc)
  * One function, five names: mpi_x, mpi_x_, mpi_x__, MPI_X (mpif.h and `use mpi`, all manglings
  * Open MPI exports) and ompi_x_f (what `use mpi_f08` calls). Each name is a trampoline that
  * jumps through its own slot: to the function here while typejit takes part, to the system
- * MPI's own entry point of that name once typejit has stepped aside (interpose/aside.h).
- * The slots are gathered in one section, so that stepping aside finds every name. */
+ * MPI's own entry point of that name once typejit has passed every call through
+ * (interpose/passthrough.h). The slots are gathered in one section, so that Passing every call
+ * through finds every name. */
 typedef struct {
     const char *name;
     void *target;

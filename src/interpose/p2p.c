@@ -105,7 +105,7 @@ static int tracked(tj_request_t *r, int rc, MPI_Request *req, tj_xfer_t *x, bool
     return rc;
 }
 
-/* ---- the packed bytes on the wire -----------------------------------------------------------
+/* ---- the packed bytes in the message -----------------------------------------------------------
  * typejit's own calls of the system MPI move x->bytes of MPI_PACKED: with an int count where it
  * fits, with the large-count form (where the MPI has it) where it does not, whichever form the
  * application called. Each pair is the system MPI's two forms of one call. */
@@ -155,15 +155,16 @@ static const isend_fns_t f_isend = PAIR(Isend), f_issend = PAIR(Issend), f_irsen
 static const recv_fns_t f_recv = PAIR(Recv);
 static const irecv_fns_t f_irecv = PAIR(Irecv), f_recv_init = PAIR(Recv_init);
 
-/* The wire's count is int-sized unless the MPI has the large-count forms (tj_p2p_*_begin refuses
+/* The message's count is int-sized unless the MPI has the large-count forms (tj_p2p_*_begin refuses
  * a larger message there), so the `_c` branch exists only where its function does. */
 #if TJ_HAVE_LARGE
-#define WIRE(_fns, _x, ...)                                                                        \
+#define PACKED_CALL(_fns, _x, ...)                                                                 \
     (tj_count_fits_int((_x)->bytes)                                                                \
-         ? (_fns)->i((_x)->wire, (int)(_x)->bytes, MPI_PACKED, __VA_ARGS__)                        \
-         : (_fns)->c((_x)->wire, (MPI_Count)(_x)->bytes, MPI_PACKED, __VA_ARGS__))
+         ? (_fns)->i((_x)->message, (int)(_x)->bytes, MPI_PACKED, __VA_ARGS__)                     \
+         : (_fns)->c((_x)->message, (MPI_Count)(_x)->bytes, MPI_PACKED, __VA_ARGS__))
 #else
-#define WIRE(_fns, _x, ...) (_fns)->i((_x)->wire, (int)(_x)->bytes, MPI_PACKED, __VA_ARGS__)
+#define PACKED_CALL(_fns, _x, ...)                                                                 \
+    (_fns)->i((_x)->message, (int)(_x)->bytes, MPI_PACKED, __VA_ARGS__)
 #endif
 
 /* ---- the shared implementations (64-bit counts) -------------------------------------------- */
@@ -173,7 +174,7 @@ static int blocking_send(const send_fns_t *fns, tj_xfer_t *x, int rc, int dest, 
 {
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    rc = WIRE(fns, x, dest, tag, comm);
+    rc = PACKED_CALL(fns, x, dest, tag, comm);
     tj_p2p_end(x);
     return rc;
 }
@@ -191,7 +192,7 @@ static int nonblocking_send(const isend_fns_t *fns, bool persistent, tj_xfer_t *
         return fail(comm, rc);
     if ((r = reserve(x)) == NULL)
         return fail(comm, MPI_ERR_NO_MEM);
-    return tracked(r, WIRE(fns, x, dest, tag, comm, req), req, x, persistent);
+    return tracked(r, PACKED_CALL(fns, x, dest, tag, comm, req), req, x, persistent);
 }
 
 static int blocking_recv(tj_xfer_t *x, int rc, int source, int tag, MPI_Comm comm,
@@ -201,7 +202,7 @@ static int blocking_recv(tj_xfer_t *x, int rc, int source, int tag, MPI_Comm com
 
     if (rc != MPI_SUCCESS)
         return fail(comm, rc);
-    rc = WIRE(&f_recv, x, source, tag, comm, st);
+    rc = PACKED_CALL(&f_recv, x, source, tag, comm, st);
     return recv_end(x, rc, st);
 }
 
@@ -214,7 +215,7 @@ static int nonblocking_recv(const irecv_fns_t *fns, bool persistent, tj_xfer_t *
         return fail(comm, rc);
     if ((r = reserve(x)) == NULL)
         return fail(comm, MPI_ERR_NO_MEM);
-    return tracked(r, WIRE(fns, x, source, tag, comm, req), req, x, persistent);
+    return tracked(r, PACKED_CALL(fns, x, source, tag, comm, req), req, x, persistent);
 }
 
 /* Each wrapper in its int and large-count forms, from one definition: (suffix, count type).
@@ -314,9 +315,9 @@ static bool sendrecv_take(const void *sbuf, int64_t scount, MPI_Datatype stype, 
     }
     if (!s && !r)
         return false;
-    rc = tj_count_sendrecv(s ? xs.wire : sbuf, s ? xs.bytes : scount, s ? MPI_PACKED : stype, dest,
-                           stag, r ? xr.wire : rbuf, r ? xr.bytes : rcount, r ? MPI_PACKED : rtype,
-                           source, rtag, comm, st);
+    rc = tj_count_sendrecv(s ? xs.message : sbuf, s ? xs.bytes : scount, s ? MPI_PACKED : stype,
+                           dest, stag, r ? xr.message : rbuf, r ? xr.bytes : rcount,
+                           r ? MPI_PACKED : rtype, source, rtag, comm, st);
     if (s)
         tj_p2p_end(&xs);
     *result = r ? recv_end(&xr, rc, st) : rc;
@@ -362,13 +363,13 @@ static bool sendrecv_replace_take(void *buf, int64_t count, MPI_Datatype type, i
         return false;
     if (!r) {
         /* Nothing arrives into typejit's hands (MPI_PROC_NULL source): the send side alone. */
-        rc = tj_count_sendrecv(xs.wire, xs.bytes, MPI_PACKED, dest, stag, NULL, 0, MPI_BYTE, source,
-                               rtag, comm, status);
+        rc = tj_count_sendrecv(xs.message, xs.bytes, MPI_PACKED, dest, stag, NULL, 0, MPI_BYTE,
+                               source, rtag, comm, status);
         tj_p2p_end(&xs);
         return *result = rc, true;
     }
-    rc = tj_count_sendrecv(s ? xs.wire : buf, s ? xs.bytes : 0, s ? MPI_PACKED : MPI_BYTE, dest,
-                           stag, xr.wire, xr.bytes, MPI_PACKED, source, rtag, comm, st);
+    rc = tj_count_sendrecv(s ? xs.message : buf, s ? xs.bytes : 0, s ? MPI_PACKED : MPI_BYTE, dest,
+                           stag, xr.message, xr.bytes, MPI_PACKED, source, rtag, comm, st);
     if (s)
         tj_p2p_end(&xs);
     *result = recv_end(&xr, rc, st);
@@ -422,7 +423,7 @@ static const struct {
             return PMPI_Mrecv##_s(buf, count, type, message, status);                              \
         if (rc != MPI_SUCCESS)                                                                     \
             return fail(MPI_COMM_SELF, rc);                                                        \
-        rc = WIRE(&f_mrecv, &x, message, st);                                                      \
+        rc = PACKED_CALL(&f_mrecv, &x, message, st);                                               \
         return recv_end(&x, rc, st);                                                               \
     }
 FORMS(MRECV, -)
@@ -440,6 +441,6 @@ FORMS(MRECV, -)
             return fail(MPI_COMM_SELF, rc);                                                        \
         if ((r = reserve(&x)) == NULL)                                                             \
             return fail(MPI_COMM_SELF, MPI_ERR_NO_MEM);                                            \
-        return tracked(r, WIRE(&f_imrecv, &x, message, req), req, &x, false);                      \
+        return tracked(r, PACKED_CALL(&f_imrecv, &x, message, req), req, &x, false);               \
     }
 FORMS(IMRECV, -)

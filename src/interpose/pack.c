@@ -37,8 +37,8 @@ static bool engine_takes(const tj_type_info_t *info, int64_t count, int64_t posi
  * TYPEJIT_HOST=engine for every strided type (a pending type may be one: type/lazy.h, resolved
  * here, and given back with tj_lazy_return), auto as the cost model chose at commit, system
  * never. */
-static inline const tj_type_info_t *host_engine(MPI_Datatype datatype,
-                                                const tj_type_info_t *info, bool unpack)
+static inline const tj_type_info_t *host_engine(MPI_Datatype datatype, const tj_type_info_t *info,
+                                                bool unpack)
 {
     switch (tj_config()->host) {
     case TJ_HOST_ENGINE:
@@ -62,13 +62,14 @@ static inline bool system_packs(MPI_Datatype type, bool unpack)
     if (!tj_gpu_absent())
         return false;
     cfg = tj_config();
-    if (cfg->host == TJ_HOST_SYSTEM)
-        return true;
-    if (cfg->host != TJ_HOST_AUTO || atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
-        return false;
-    info = tj_table_get(type);
-    if (info == NULL || (unpack ? info->cpu.unpack : info->cpu.pack))
-        return false;
+    if (cfg->host != TJ_HOST_SYSTEM) {
+        if (cfg->host != TJ_HOST_AUTO ||
+            atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+            return false;
+        info = tj_table_get(type);
+        if (info == NULL || (unpack ? info->cpu.unpack : info->cpu.pack))
+            return false;
+    }
     tj_stats_inc(unpack ? TJ_STAT_unpacks_system : TJ_STAT_packs_system);
     return true;
 }
@@ -138,9 +139,9 @@ out:
  * (no device, TYPEJIT_HOST=system): the rest lies in a function of its own, so that the common
  * case saves no registers. */
 #define PACK(_s, _cnt)                                                                             \
-    __attribute__((noinline)) static int pack_call##_s(const void *inbuf, _cnt incount,            \
-                                                       MPI_Datatype datatype, void *outbuf,        \
-                                                       _cnt outsize, _cnt *position, MPI_Comm comm) \
+    __attribute__((noinline)) static int pack_call##_s(                                            \
+        const void *inbuf, _cnt incount, MPI_Datatype datatype, void *outbuf, _cnt outsize,        \
+        _cnt *position, MPI_Comm comm)                                                             \
     {                                                                                              \
         int64_t pos = *position;                                                                   \
         int rc;                                                                                    \
@@ -153,15 +154,14 @@ out:
     int TJ_WRAPPER(MPI_Pack##_s)(const void *inbuf, _cnt incount, MPI_Datatype datatype,           \
                                  void *outbuf, _cnt outsize, _cnt *position, MPI_Comm comm)        \
     {                                                                                              \
-        if (!tj_interpose_active() || position == NULL || system_packs(datatype, false))          \
+        if (!tj_interpose_active() || position == NULL || system_packs(datatype, false))           \
             return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
         return pack_call##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);           \
     }
 #define UNPACK(_s, _cnt)                                                                           \
-    __attribute__((noinline)) static int unpack_call##_s(const void *inbuf, _cnt insize,           \
-                                                         _cnt *position, void *outbuf,             \
-                                                         _cnt outcount, MPI_Datatype datatype,     \
-                                                         MPI_Comm comm)                            \
+    __attribute__((noinline)) static int unpack_call##_s(                                          \
+        const void *inbuf, _cnt insize, _cnt *position, void *outbuf, _cnt outcount,               \
+        MPI_Datatype datatype, MPI_Comm comm)                                                      \
     {                                                                                              \
         int64_t pos = *position;                                                                   \
         int rc;                                                                                    \
@@ -174,7 +174,7 @@ out:
     int TJ_WRAPPER(MPI_Unpack##_s)(const void *inbuf, _cnt insize, _cnt *position, void *outbuf,   \
                                    _cnt outcount, MPI_Datatype datatype, MPI_Comm comm)            \
     {                                                                                              \
-        if (!tj_interpose_active() || position == NULL || system_packs(datatype, true))           \
+        if (!tj_interpose_active() || position == NULL || system_packs(datatype, true))            \
             return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
         return unpack_call##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);         \
     }
@@ -241,8 +241,8 @@ EXTERNAL_FORMS(PACK_EXTERNAL)
         if (tj_interpose_device_calls() && position != NULL) {                                     \
             pos = *position;                                                                       \
             info = tj_interpose_lookup(datatype);                                                  \
-            r = tj_external_unpack(info, datarep, inbuf, insize, &pos, outbuf, outcount,           \
-                                   datatype, &rc);                                                 \
+            r = tj_external_unpack(info, datarep, inbuf, insize, &pos, outbuf, outcount, datatype, \
+                                   &rc);                                                           \
             tj_table_return(info);                                                                 \
         }                                                                                          \
         if (r == TJ_STAGED_PASS)                                                                   \

@@ -6,8 +6,8 @@
  * standard ABI's its own), so typejit looks before the first MPI call that takes one: at
  * MPI_Init, with the two calls the MPI standard allows before initialisation
  * (MPI_Get_library_version, MPI_Abi_get_version), asked of the library that the process's
- * PMPI_Init comes from. On a wrong pairing it says so in one line and steps aside: every
- * exported entry point then jumps straight to the system MPI with its arguments untouched. */
+ * PMPI_Init comes from. On a wrong pairing it says so in one line and passes every call through:
+ * every exported entry point then jumps straight to the system MPI with its arguments untouched. */
 #include "interpose/pairing.h"
 
 #include <dlfcn.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/aside.h"
+#include "interpose/passthrough.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -133,17 +133,18 @@ static void decide(void)
     found = tj_pairing_classify(version, major);
     paired = found == BUILT_FOR;
     if (!paired && first_of_job())
-        tj_log_warn("built for %s, running in front of %s (%s): typejit steps aside and the "
-                    "program runs without it; build typejit against this MPI",
-                    tj_pairing_family_name(BUILT_FOR),
-                    version_line[0] != '\0' ? version_line : "no MPI_Get_library_version",
-                    tj_pairing_family_name(found));
+        tj_log_warn(
+            "built for %s, running in front of %s (%s): typejit passes every call to "
+            "the system MPI and the program runs without it; build typejit against this MPI",
+            tj_pairing_family_name(BUILT_FOR),
+            version_line[0] != '\0' ? version_line : "no MPI_Get_library_version",
+            tj_pairing_family_name(found));
 }
 
 bool tj_pairing_check(void)
 {
     pthread_once(&once, decide);
     if (!paired)
-        tj_aside_step();
+        tj_passthrough_start();
     return paired;
 }

@@ -17,8 +17,8 @@ typedef enum {
 
 /* Decides once, before the system MPI is initialised, whether typejit takes part: false when
  * TYPEJIT_DISABLE is set or the MPI in this process is of another family than the one typejit
- * was built for (said in one line). Then typejit has stepped aside for the whole process
- * (interpose/aside.h). */
+ * was built for (said in one line). Then typejit has passed every call through for the whole
+ * process (interpose/passthrough.h). */
 bool tj_pairing_check(void);
 
 /* The family typejit was built for and its name. */

@@ -189,7 +189,6 @@ const tj_type_info_t *tj_interpose_record_named(MPI_Datatype type)
     return tj_table_get(type);
 }
 
-
 int TJ_WRAPPER(MPI_Type_commit)(MPI_Datatype *type)
 {
     int rc;

@@ -2,7 +2,7 @@
 /* The background compiler: a queue of kernels to compile, as long as the requests make it (none
  * is dropped: every kernel a run asks for is compiled in that run, the last ones while
  * MPI_Finalize drains the queue), and up to TYPEJIT_JIT_THREADS worker threads started on first
- * use. A worker only provisions kernels through the supply
+ * use. A worker only provides kernels through the kernel lookup
  * (memory table, disk cache, NVRTC, store) after asking the CUDA driver for device 0's compute
  * capability once: it makes no MPI call and runs no CUDA context, stream or launch, so it never
  * meets the application's threads inside MPI or a context. Workers run with every signal
@@ -25,7 +25,7 @@
 #include "cache/hashset.h"
 #include "gpu/cuda.h"
 #include "jit/nvrtc.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "kernels/target.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -110,7 +110,7 @@ static bool has_key(const tj_hash_t *keys, int n, tj_hash_t key)
     return false;
 }
 
-/* The job of a request; its block moved to start 0, as the supply builds kernels. */
+/* The job of a request; its block moved to start 0, as the kernel lookup builds kernels. */
 static job_t job_of(const tj_block_t *block, tj_words_t words, tj_dir_t dir, const char *target)
 {
     job_t j;
@@ -185,13 +185,12 @@ static void *worker(void *arg)
         free(q);
         /* Failures are logged where they happen and remembered by the kernel table. */
         if (resolve_target(&j)) {
-            tj_kernel_spec_t spec =
-                j.layout != NULL
-                    ? tj_spec_parts(j.layout, j.word, j.one_object, (tj_dir_t)j.dir, j.serial,
-                                    j.target)
-                    : tj_spec_words(&j.block, (tj_words_t){j.word, j.edge}, (tj_dir_t)j.dir,
-                                    j.target);
-            if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &from) == TJ_OK &&
+            tj_kernel_spec_t spec = j.layout != NULL
+                                        ? tj_spec_parts(j.layout, j.word, j.one_object,
+                                                        (tj_dir_t)j.dir, j.serial, j.target)
+                                        : tj_spec_words(&j.block, (tj_words_t){j.word, j.edge},
+                                                        (tj_dir_t)j.dir, j.target);
+            if (tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, &from) == TJ_OK &&
                 from == TJ_FROM_COMPILE)
                 tj_stats_inc(TJ_STAT_jit_background);
         }
@@ -314,8 +313,8 @@ static void request(job_t *jp)
     q->key = key;
     q->next = NULL;
     pthread_mutex_lock(&lock);
-    if (stopping || tj_hashset_has(&pending, key) || tj_hashset_add(&pending, key, &added) != TJ_OK ||
-        !added)
+    if (stopping || tj_hashset_has(&pending, key) ||
+        tj_hashset_add(&pending, key, &added) != TJ_OK || !added)
         goto out_unlock;
     q->job.layout = tj_layout_hold(q->job.layout);
     *tail = q;
@@ -367,7 +366,7 @@ void tj_compiler_drain(int seconds)
     pthread_mutex_lock(&lock);
     if (seconds > 0 && nworkers > 0 && (queued > 0 || running > 0)) {
         /* A worker waiting for another process's compile stops waiting at the same time. */
-        tj_supply_give_up_waits(tj_clock_ms() + 1000LL * seconds);
+        tj_lookup_give_up_waits(tj_clock_ms() + 1000LL * seconds);
         clock_gettime(CLOCK_REALTIME, &until); /* the clock of pthread_cond_timedwait */
         until.tv_sec += seconds;
         /* Workers broadcast on `work` after each job. */
@@ -397,7 +396,7 @@ static void stop_workers(void)
     tail = &head;
     queued = 0;
     stopping = true;
-    tj_supply_give_up_waits(0);
+    tj_lookup_give_up_waits(0);
     pthread_cond_broadcast(&work);
     n = nworkers;
     pthread_mutex_unlock(&lock);
@@ -425,7 +424,7 @@ void tj_compiler_finalize(void)
     pthread_mutex_lock(&lock);
     stopping = false;
     pthread_mutex_unlock(&lock);
-    tj_supply_give_up_waits(LLONG_MAX);
+    tj_lookup_give_up_waits(LLONG_MAX);
 }
 
 /* At exit, MPI_Finalize or not: the workers end before the destructors of the libraries they

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A kernel: the checks every spec shares, and the object the supply keeps. What differs between
- * kinds is asked of their table (kernels/kind.h). */
+/* A kernel: the checks every spec shares, and the object the kernel lookup keeps. What differs
+ * between kinds is asked of their table (kernels/kind.h). */
 #include "kernels/kernel.h"
 
 #include <stdio.h>

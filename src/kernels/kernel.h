@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A kernel: its spec (kernels/spec.h), its exact CUDA source, its compiled image, and its module
- * in every context it was loaded in. Kernels are made and owned by the supply (kernels/supply.h);
- * other layers hold them by pointer and launch them through the launch room (kernels/launch.h).
- * What differs between kinds of kernel is in their table of operations (kernels/kind.h). */
+ * in every context it was loaded in. Kernels are made and owned by the kernel lookup
+ * (kernels/lookup.h); other layers hold them by pointer and launch them through the launch path
+ * (kernels/launch.h). What differs between kinds of kernel is in their table of operations
+ * (kernels/kind.h). */
 #ifndef TJ_KERNELS_KERNEL_H
 #define TJ_KERNELS_KERNEL_H
 
@@ -12,7 +13,7 @@
 #include "kernels/module.h"
 #include "kernels/spec.h"
 
-/* A kernel. Its fields are the supply's to fill (src/kernels/supply.c); other layers use the
+/* A kernel. Its fields are the kernel lookup's to fill (src/kernels/lookup.c); other layers use the
  * functions below. */
 typedef struct tj_kernel {
     tj_kernel_kind_t kind;
@@ -54,7 +55,7 @@ tj_status_t tj_kernel_new(const tj_kernel_spec_t *spec, tj_kernel_t **kernel);
 /* The spec of @p kernel (pointing into the kernel). */
 tj_kernel_spec_t tj_kernel_spec(const tj_kernel_t *kernel);
 
-/* Free @p kernel, its image and its modules (the supply, at tj_supply_finalize). */
+/* Free @p kernel, its image and its modules (the kernel lookup, at tj_lookup_finalize). */
 void tj_kernel_free(tj_kernel_t *kernel);
 
 /* tj_kernel_function when the module is not loaded in the current context yet. */

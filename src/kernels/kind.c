@@ -542,7 +542,7 @@ static bool parts_describe_key(const char *head, size_t hlen, const char *tail, 
     snprintf(buf, len, "parts %.*s%s%s, %s, %d shape%s", (int)hlen, head, serial ? " serial" : "",
              one ? ", of one object" : "",
              tlen >= at + 11 && strncmp(tail + at, "table=baked", 11) == 0 ? "baked table"
-                                                                            : "device table",
+                                                                           : "device table",
              shapes, shapes == 1 ? "" : "s");
     return true;
 }

@@ -2,7 +2,7 @@
 /* The kinds of kernel as one table of operations: for each kind, how its spec is checked, what
  * its function is called, its CUDA source, its key in the memory table, its manifest line and
  * how that line reads back, how the log and the cache listing describe it, and the geometry and
- * arguments of a launch. kernel.c, key.c, supply.c and launch.c ask the table; none of them
+ * arguments of a launch. kernel.c, key.c, lookup.c and launch.c ask the table; none of them
  * branches on a kind. */
 #ifndef TJ_KERNELS_KIND_H
 #define TJ_KERNELS_KIND_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The launch room (see launch.h). */
+/* The launch path (see launch.h). */
 #include "kernels/launch.h"
 
 #include <pthread.h>
@@ -10,7 +10,7 @@
 #include "kernels/compiler.h"
 #include "kernels/parttable.h"
 #include "kernels/prepare.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "kernels/target.h"
 #include "type/layout_words.h"
 #include "util/common.h"
@@ -53,7 +53,7 @@ static bool plan_for(tj_type_plan_t *plan, int key)
     return atomic_compare_exchange_strong(&plan->target, &had, key) || had == key;
 }
 
-/* A JIT kernel the supply gave for variant @p v, kept on the plan for the next launch. */
+/* A JIT kernel the kernel lookup gave for variant @p v, kept on the plan for the next launch. */
 static void plan_keep(const tj_launch_desc_t *d, int v, tj_kernel_t *k)
 {
     if (d->plan != NULL && plan_for(d->plan, tj_target_index(d->device)))
@@ -99,8 +99,8 @@ static tj_status_t kernel_as(const tj_kernel_spec_t *spec, tj_launch_policy_t po
     if (policy == TJ_LAUNCH_AS_SET && cfg->jit == TJ_JIT_OFF)
         return TJ_ERR_NOT_FOUND;
     if (policy == TJ_LAUNCH_COMPILE || cfg->jit_sync)
-        return tj_supply_get(spec, TJ_SUPPLY_COMPILE, k, NULL);
-    if ((st = tj_supply_get(spec, TJ_SUPPLY_CACHED, k, NULL)) != TJ_ERR_NOT_FOUND)
+        return tj_lookup_kernel(spec, TJ_LOOKUP_COMPILE, k, NULL);
+    if ((st = tj_lookup_kernel(spec, TJ_LOOKUP_CACHED, k, NULL)) != TJ_ERR_NOT_FOUND)
         return st;
     if (spec->layout != NULL)
         tj_compiler_request_parts(spec->layout, spec->word, spec->one_object, spec->dir,
@@ -190,7 +190,7 @@ static tj_status_t prepare_block(const tj_launch_desc_t *d, const char *target,
         return st;
     if (tj_config()->jit != TJ_JIT_OFF)
         tj_stats_inc(TJ_STAT_packs_generic_while_compiling);
-    if ((st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK)
+    if ((st = tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL)) != TJ_OK)
         return st;
     return ready(k, &work, r);
 }
@@ -223,7 +223,7 @@ static tj_status_t prepare_layout(const tj_launch_desc_t *d, const char *target,
             word = tj_layout_launch_word(l, d->count, (uintptr_t)at, (uintptr_t)d->packed, &one);
         }
         spec = tj_spec_parts(l, word, one, d->dir, d->serial, target);
-        if ((st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK)
+        if ((st = tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL)) != TJ_OK)
             return st;
     }
     if ((st = tj_kernel_function(k, &r->fn)) != TJ_OK ||
@@ -385,7 +385,7 @@ static tj_status_t prepare_fused(const tj_launch_desc_t *d, const char *target,
     r->fused = true;
     r->shapes = nshapes;
     pointers(d, d->typed, r);
-    if ((st = tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, NULL)) != TJ_OK ||
+    if ((st = tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, NULL)) != TJ_OK ||
         (st = ready(k, &work, r)) != TJ_OK)
         return st;
     fused_keep(d, k, r);
@@ -449,5 +449,5 @@ tj_status_t tj_launch_run(const tj_launch_desc_t *d)
         return st;
     if (!d->wait)
         return TJ_OK;
-    return d->batch == NULL ? tj_gpu_sync() : tj_batch_settle(d->batch);
+    return d->batch == NULL ? tj_gpu_sync() : tj_batch_defer_wait(d->batch);
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The launch room: the one path from what a launch moves (a launch descriptor) to a kernel
+/* The launch path: the one path from what a launch moves (a launch descriptor) to a kernel
  * running on the device, shared by MPI_Pack and the send paths, fused sets, MPI_Reduce_local,
- * external32 and `typejit measure`. It takes the kernel from the supply (or asks the background
- * compiler and runs the generic kernel meanwhile), works out the launch's words, geometry and
- * arguments through the kind's operations (kernels/kind.h), puts a layout's part table on the
- * device, launches, counts, and waits or leaves the wait to the call's batch. The callers keep
- * what only they know: whether the call is theirs, its buffers' contexts, the alignment the
+ * external32 and `typejit measure`. It takes the kernel from the kernel lookup (or asks the
+ * background compiler and runs the generic kernel meanwhile), works out the launch's words,
+ * geometry and arguments through the kind's operations (kernels/kind.h), puts a layout's part table
+ * on the device, launches, counts, and waits or leaves the wait to the call's batch. The callers
+ * keep what only they know: whether the call is theirs, its buffers' contexts, the alignment the
  * elements need, and the scope (tj_gpu_enter) the launch runs in. */
 #ifndef TJ_KERNELS_LAUNCH_H
 #define TJ_KERNELS_LAUNCH_H
@@ -27,7 +27,7 @@ typedef enum {
      * background compiler while the generic kernel (the layout's runs, for a layout) runs; the
      * generic kernel alone with TYPEJIT_JIT=off. */
     TJ_LAUNCH_AS_SET,
-    /* The kernel from the supply, compiled now when no cache has it. */
+    /* The kernel from the kernel lookup, compiled now when no cache has it. */
     TJ_LAUNCH_COMPILE,
 } tj_launch_policy_t;
 
@@ -94,7 +94,7 @@ static inline tj_status_t tj_launch_possible(void)
 /* Everything before the launch of @p d, in the current scope's context: the kernel, the words,
  * geometry and arguments, a layout's part table on the device. TJ_ERR_NOT_FOUND never (the
  * generic kernel stands in); TJ_ERR_UNSUPPORTED when no kernel can serve the launch (the caller
- * stages it); other errors as the supply and the driver report them. */
+ * stages it); other errors as the kernel lookup and the driver report them. */
 tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r);
 
 /* The launch itself, on typejit's stream in the current scope's context, counted; not waited

@@ -8,22 +8,22 @@
 
 #include "gpu/cuda.h"
 #include "kernels/compiler.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "kernels/target.h"
 #include "type/layout_words.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
 
-/* The kernel of @p block for (words, dir) from the supply, as far as @p mode goes. */
+/* The kernel of @p block for (words, dir) from the kernel lookup, as far as @p mode goes. */
 static tj_status_t kernel_get(const tj_block_t *block, tj_words_t words, tj_dir_t dir,
-                              const char *target, tj_supply_mode_t mode, tj_kernel_t **k)
+                              const char *target, tj_lookup_mode_t mode, tj_kernel_t **k)
 {
     tj_kernel_spec_t spec = tj_spec_words(block, words, dir, target);
-    return tj_supply_get(&spec, mode, k, NULL);
+    return tj_lookup_kernel(&spec, mode, k, NULL);
 }
 
-/* Whether the supply's memory table holds the pack and unpack kernels of @p block for every
+/* Whether the memory table holds the pack and unpack kernels of @p block for every
  * launch on aligned buffers (tj_block_words_aligned). */
 static bool kernels_ready(const tj_block_t *block, const char *target)
 {
@@ -32,13 +32,13 @@ static bool kernels_ready(const tj_block_t *block, const char *target)
     tj_kernel_t *k;
 
     for (int i = 0; i < n; i++)
-        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_SUPPLY_MEMORY, &k) != TJ_OK ||
-            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_SUPPLY_MEMORY, &k) != TJ_OK)
+        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_LOOKUP_MEMORY, &k) != TJ_OK ||
+            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_LOOKUP_MEMORY, &k) != TJ_OK)
             return false;
     return true;
 }
 
-/* Whether the supply's memory table holds the pack and unpack parts kernels of @p l for a
+/* Whether the memory table holds the pack and unpack parts kernels of @p l for a
  * launch on aligned buffers, of several objects or of one (tj_layout_launch_words_aligned: a
  * layout's kernels are asked for by the calls that launch them). */
 static bool parts_ready(const tj_layout_t *l, const char *target)
@@ -51,8 +51,8 @@ static bool parts_ready(const tj_layout_t *l, const char *target)
     for (int i = 0; i < n; i++) {
         tj_kernel_spec_t pack = tj_spec_parts(l, words[i], one[i], TJ_DIR_PACK, false, target);
         tj_kernel_spec_t unpack = tj_spec_parts(l, words[i], one[i], TJ_DIR_UNPACK, false, target);
-        if (tj_supply_get(&pack, TJ_SUPPLY_MEMORY, &k, NULL) == TJ_OK &&
-            tj_supply_get(&unpack, TJ_SUPPLY_MEMORY, &k, NULL) == TJ_OK)
+        if (tj_lookup_kernel(&pack, TJ_LOOKUP_MEMORY, &k, NULL) == TJ_OK &&
+            tj_lookup_kernel(&unpack, TJ_LOOKUP_MEMORY, &k, NULL) == TJ_OK)
             return true;
     }
     return false;
@@ -100,8 +100,8 @@ static void make_kernels(const tj_block_t *block)
     /* Into the memory table, where the device calls find them; a failure is logged where it
      * happens, and device packs of this type are then staged. */
     for (int i = 0; i < nwords; i++)
-        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_SUPPLY_COMPILE, &k) != TJ_OK ||
-            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_SUPPLY_COMPILE, &k) != TJ_OK)
+        if (kernel_get(block, words[i], TJ_DIR_PACK, target, TJ_LOOKUP_COMPILE, &k) != TJ_OK ||
+            kernel_get(block, words[i], TJ_DIR_UNPACK, target, TJ_LOOKUP_COMPILE, &k) != TJ_OK)
             return;
 }
 

@@ -2,7 +2,7 @@
 /* The kernels a commit asks for ahead of its type's first launch: for a freshly committed strided
  * type, when the process uses CUDA (TYPEJIT_JIT=auto: a device buffer met or a context current;
  * always with TYPEJIT_JIT=always), its pack and unpack kernels for launches on aligned buffers,
- * queued for the background compiler or (TYPEJIT_JIT_SYNC=1) compiled now into the supply's
+ * queued for the background compiler or (TYPEJIT_JIT_SYNC=1) compiled now into the kernel lookup's
  * memory table, where the launches find them. A process that starts to use CUDA asks then for
  * the kernels of the types committed before: at its next commit or its first launch, whichever
  * comes first. */

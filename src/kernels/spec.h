@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A kernel's spec: what it is built for (one strided block, a fused set of blocks, the generic
  * kernel, the parts of a layout; word, direction, compile target, and what a block's kernel
- * does with each word). Specs name kernels: the supply makes one kernel per spec and target. */
+ * does with each word). Specs name kernels: the kernel lookup makes one kernel per spec and target.
+ */
 #ifndef TJ_KERNELS_SPEC_H
 #define TJ_KERNELS_SPEC_H
 

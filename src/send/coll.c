@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The life of a collective on device buffers (see coll.h): the call described as two sides of
  * per-peer slices (coll_sides.c); a side with bytes in device or managed memory is packed into
- * page-locked mapped host memory laid out for the wire (coll_wire.c) by kernels (coll_move.c),
- * every pack launched and then waited for once; the system MPI, CUDA-aware or not, runs the
- * same collective on host memory (coll_system.c); the receive side is unpacked when the call
- * completes, in the call or in the Wait or Test that completes its request. A side in host memory
- * is passed to the system MPI unchanged. */
+ * page-locked mapped host memory laid out for the system MPI (coll_packed.c) by kernels
+ * (coll_move.c), every pack launched and then waited for once; the system MPI, CUDA-aware or not,
+ * runs the same collective on host memory (coll_system.c); the receive side is unpacked when the
+ * call completes, in the call or in the Wait or Test that completes its request. A side in host
+ * memory is passed to the system MPI unchanged. */
 #include "send/coll.h"
 
 #include <stdlib.h>
@@ -15,8 +15,8 @@
 #include "send/coll_move.h"
 #include "send/coll_sides.h"
 #include "send/coll_system.h"
-#include "send/coll_wire.h"
-#include "send/onewait.h"
+#include "send/coll_packed.h"
+#include "send/wait_once.h"
 #include "send/request.h"
 #include "util/log.h"
 
@@ -28,7 +28,7 @@ static void release(void *arg)
     free(x);
 }
 
-/* The receive side's unpacks, into @p b (tj_onewait_work_t). */
+/* The receive side's unpacks, into @p b (tj_wait_once_work_t). */
 static int unpack_side(void *arg, tj_batch_t *b)
 {
     tj_coll_t *x = arg;
@@ -51,7 +51,7 @@ static int pack_sides(void *arg, tj_batch_t *b)
 static int finish(void *arg, const MPI_Status *status, tj_batch_t *b)
 {
     tj_coll_t *x = arg;
-    int rc = b != NULL ? unpack_side(x, b) : tj_onewait_run(unpack_side, x);
+    int rc = b != NULL ? unpack_side(x, b) : tj_wait_once_run(unpack_side, x);
     (void)status;
     return x->failed != MPI_SUCCESS ? x->failed : rc;
 }
@@ -82,14 +82,14 @@ static int prepare(tj_coll_t *x, bool nonblocking)
     tj_coll_side_t *sides[2] = {&x->s, &x->r};
 
     for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++)
-        if (sides[k]->packed && (rc = tj_coll_wire_layout(&x->c, sides[k], bytes)) == MPI_SUCCESS)
-            rc = tj_coll_wire_stage(sides[k]);
+        if (sides[k]->packed && (rc = tj_coll_packed_layout(&x->c, sides[k], bytes)) == MPI_SUCCESS)
+            rc = tj_coll_packed_stage(sides[k]);
     if (rc == MPI_SUCCESS && nonblocking && x->r.packed)
         rc = keep_types(&x->r);
     if (rc != MPI_SUCCESS)
         return rc;
     /* Every pack launched, then one wait, before the system MPI reads the bytes. */
-    x->failed = tj_onewait_run(pack_sides, x);
+    x->failed = tj_wait_once_run(pack_sides, x);
     if (x->s.blind || x->r.blind)
         x->failed = MPI_ERR_INTERN;
     return MPI_SUCCESS;
@@ -104,8 +104,8 @@ bool tj_coll_on_device(const tj_coll_call_t *c)
         return false;
     x->c = *c;
     if (tj_coll_sides_describe(x)) {
-        tj_coll_wire_classify(&x->s);
-        tj_coll_wire_classify(&x->r);
+        tj_coll_packed_classify(&x->s);
+        tj_coll_packed_classify(&x->r);
         on = x->s.packed || x->r.packed || x->s.split || x->r.split;
     }
     release(x);
@@ -128,8 +128,8 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
         release(x);
         return TJ_COLL_PASS;
     }
-    tj_coll_wire_classify(&x->s);
-    tj_coll_wire_classify(&x->r);
+    tj_coll_packed_classify(&x->s);
+    tj_coll_packed_classify(&x->r);
     if (x->s.split || x->r.split) {
         *rc = MPI_ERR_BUFFER; /* classify said why */
         release(x);

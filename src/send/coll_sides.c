@@ -50,7 +50,7 @@ static int type_index(tj_coll_side_t *sd, MPI_Datatype type, const tj_coll_call_
             return i;
     ct = &sd->types[sd->ntypes];
     ct->type = type;
-    ct->wire = MPI_DATATYPE_NULL;
+    ct->packed_type = MPI_DATATYPE_NULL;
     ct->info = NULL;
     if (c->lookup != NULL) {
         const tj_type_info_t *found = c->lookup(type);
@@ -324,8 +324,8 @@ void tj_coll_sides_free(tj_coll_side_t *sd)
             tj_type_release(sd->types[t].info);
         else
             free((void *)sd->types[t].info);
-        if (sd->types[t].wire != MPI_DATATYPE_NULL)
-            PMPI_Type_free(&sd->types[t].wire);
+        if (sd->types[t].packed_type != MPI_DATATYPE_NULL)
+            PMPI_Type_free(&sd->types[t].packed_type);
         if (sd->types[t].dup)
             PMPI_Type_free(&sd->types[t].type);
     }

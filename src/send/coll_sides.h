@@ -4,7 +4,7 @@
  * the buffer argument), read from the application's arguments as each collective defines them
  * (counts, displacements in elements or bytes, per-peer types, roots, intercommunicators,
  * MPI_IN_PLACE, the neighbours of a process topology). The other parts of a collective work on
- * these: which sides typejit packs and how they lie on the wire (coll_wire.h), moving them
+ * these: which sides typejit packs and how they lie in the message (coll_packed.h), moving them
  * (coll_move.h), the system MPI's call (coll_system.h), the life of a call (coll.h). */
 #ifndef TJ_SEND_COLL_SIDES_H
 #define TJ_SEND_COLL_SIDES_H
@@ -67,10 +67,11 @@ typedef struct {
 typedef struct {
     MPI_Datatype type; /* the application's, or the duplicate a pending receive keeps */
     bool dup;          /* `type` is typejit's duplicate, freed on release */
-    bool known; /* `info` is the type table's record, held (else the side's own record of its
-                 * extents, freed with the side) */
+    bool known;        /* `info` is the type table's record, held (else the side's own record of its
+                        * extents, freed with the side) */
     const tj_type_info_t *info; /* extents always valid */
-    MPI_Datatype wire; /* what the system MPI moves for one object; MPI_DATATYPE_NULL: none */
+    MPI_Datatype
+        packed_type; /* what the system MPI moves for one object; MPI_DATATYPE_NULL: none */
 } tj_coll_type_t;
 
 /* One peer's part of a side. */
@@ -120,7 +121,8 @@ typedef struct {
  * call (arguments the system MPI must judge, or out of memory). */
 bool tj_coll_sides_describe(tj_coll_t *x);
 
-/* Release what a side holds: its staging, its records and the wire types made for it. */
+/* Release what a side holds: its staging, its records and the types of the packed bytes made for
+ * it. */
 void tj_coll_sides_free(tj_coll_side_t *sd);
 
 #endif /* TJ_SEND_COLL_SIDES_H */

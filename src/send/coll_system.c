@@ -15,8 +15,8 @@ int tj_coll_system_call(tj_coll_t *x, MPI_Request *req)
     const void *sd = s->packed ? s->wdispls : c->sdispls, *rd = r->packed ? r->wdispls : c->rdispls;
     const MPI_Aint *sad = s->packed ? s->wadispls : c->sadispls;
     const MPI_Aint *rad = r->packed ? r->wadispls : c->radispls;
-    MPI_Datatype st = s->packed ? s->types[0].wire : c->stype;
-    MPI_Datatype rt = r->packed ? r->types[0].wire : c->rtype;
+    MPI_Datatype st = s->packed ? s->types[0].packed_type : c->stype;
+    MPI_Datatype rt = r->packed ? r->types[0].packed_type : c->rtype;
     const MPI_Datatype *sts = s->packed ? s->wtypes : c->stypes;
     const MPI_Datatype *rts = r->packed ? r->wtypes : c->rtypes;
     int64_t sn = c->scount, rn = c->rcount;

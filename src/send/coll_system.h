@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The system MPI's collective on the bytes typejit packed: the same call the application made
- * (the same form: int or large-count, blocking or not), with each packed side's staging, wire
+ * (the same form: int or large-count, blocking or not), with each packed side's staging, packed
  * counts, displacements and types in place of the application's. */
 #ifndef TJ_SEND_COLL_SYSTEM_H
 #define TJ_SEND_COLL_SYSTEM_H

@@ -12,7 +12,7 @@
 #include "gpu/cuda.h"
 #include "kernels/compiler.h"
 #include "kernels/parttable.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "send/model.h"
 #include "send/p2p.h"
 #include "send/request.h"
@@ -70,11 +70,11 @@ void tj_core_finalize(void)
     tj_p2p_finalize();
     tj_model_finalize();
     tj_table_clear();
-    /* No worker may be inside the supply while it is torn down. */
+    /* No worker may be inside the kernel lookup while it is torn down. */
     tj_compiler_finalize();
     tj_staging_finalize();
     /* Device memory before the contexts it lives in. */
     tj_parttable_finalize();
-    tj_supply_finalize();
+    tj_lookup_finalize();
     tj_gpu_finalize();
 }

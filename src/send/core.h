@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The core's life: what MPI_Init sets up below the MPI face and what MPI_Finalize tears down,
+/* The core's life: what MPI_Init sets up below the MPI wrappers and what MPI_Finalize tears down,
  * in the one order that is safe (docs/architecture.md, "Life of the core"). */
 #ifndef TJ_SEND_CORE_H
 #define TJ_SEND_CORE_H

@@ -56,7 +56,7 @@ int tj_count_pack_external(const char *datarep, const void *inbuf, int64_t incou
 int tj_count_unpack_external(const char *datarep, const void *inbuf, int64_t insize,
                              int64_t *position, void *outbuf, int64_t outcount, MPI_Datatype type);
 
-/* A contiguous type of @p count objects of @p old (typejit's wire types). */
+/* A contiguous type of @p count objects of @p old (typejit's types of packed bytes). */
 int tj_count_contiguous(int64_t count, MPI_Datatype old, MPI_Datatype *out);
 
 /* The bytes a status says were received (MPI_Get_elements_x of MPI_BYTE); false when the

@@ -27,9 +27,9 @@ typedef struct {
     int64_t bufsize;
     int64_t *position;
     MPI_Comm comm;
-    int64_t bytes;    /* packed bytes of the call */
-    tj_gpu_ptr_t tp;  /* the typed side, queried at its first touched byte */
-    tj_gpu_ptr_t pp;  /* the packed side, queried at *position */
+    int64_t bytes;   /* packed bytes of the call */
+    tj_gpu_ptr_t tp; /* the typed side, queried at its first touched byte */
+    tj_gpu_ptr_t pp; /* the packed side, queried at *position */
 } call_t;
 
 /* Invalid arguments, which every MPI reports before it touches a buffer. */
@@ -98,8 +98,9 @@ static bool run(call_t *c, tj_type_info_t *own, int *rc)
         *c->position < 0)
         return false;
     /* A type at absolute addresses may have bytes in host and device memory at once. */
-    if (c->info->wide && (*rc = tj_span_check(c->info, c->type, c->typed, c->count,
-                                              c->pack ? "MPI_Pack" : "MPI_Unpack")) != MPI_SUCCESS) {
+    if (c->info->wide &&
+        (*rc = tj_span_check(c->info, c->type, c->typed, c->count,
+                             c->pack ? "MPI_Pack" : "MPI_Unpack")) != MPI_SUCCESS) {
         *rc = fail(c, *rc);
         return true;
     }

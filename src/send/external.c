@@ -22,7 +22,6 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-
 /* The packed side: its bytes from *position, at most @p want of them within @p size. */
 typedef struct {
     char *user;      /* the buffer argument */
@@ -200,7 +199,7 @@ static bool kernel_move(bool pack, const tj_type_info_t *info, const char *datar
     }
     {
         /* The strided kernel family with each element's bytes reversed (one element per word),
-         * from the launch room. */
+         * from the launch path. */
         tj_launch_desc_t d = {.block = &info->block,
                               .count = count,
                               .op = {.kind = TJ_OP_SWAP},

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fused moves: which sets one fused kernel may move (every byte a member touches in the one
  * allocation of the typed buffer's context; an unpack's members never writing a byte twice),
- * handed to the launch room, which makes the members' blocks the kernel's shapes. */
+ * handed to the launch path, which makes the members' blocks the kernel's shapes. */
 #include "send/fused.h"
 
 #include <pthread.h>
@@ -154,9 +154,8 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, const tj_gpu_ptr_t *know
             return false;
         if (!pack && !tj_block_disjoint(&info->block, items[m].count))
             return false; /* a parallel unpack into an overlapping layout would race */
-        members[m] =
-            (tj_launch_member_t){&info->block, items[m].typed, items[m].packed, items[m].count,
-                                 info->serial};
+        members[m] = (tj_launch_member_t){&info->block, items[m].typed, items[m].packed,
+                                          items[m].count, info->serial};
         typed_blocks[m] = &info->block;
         offs[m] = items[m].typed;
         counts[m] = items[m].count;
@@ -181,7 +180,7 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, const tj_gpu_ptr_t *know
     if (tj_gpu_enter_at(&where, &scope) != TJ_OK)
         return false;
     {
-        /* One fused kernel of the members' blocks, from the launch room (kernels/launch.h). A set
+        /* One fused kernel of the members' blocks, from the launch path (kernels/launch.h). A set
          * no kernel is prepared for goes one by one without a word; a failed launch or wait is
          * said once. */
         tj_launch_desc_t d = {.members = members,
@@ -192,7 +191,7 @@ bool tj_fused_move(const char *typed, tj_gpu_ctx_t ctx, const tj_gpu_ptr_t *know
                               .device = where.device,
                               .policy = TJ_LAUNCH_COMPILE};
         if ((st = tj_launch_prepare(&d, &ready)) == TJ_OK &&
-            ((st = tj_launch_go(&ready)) != TJ_OK || (st = tj_batch_settle(batch)) != TJ_OK))
+            ((st = tj_launch_go(&ready)) != TJ_OK || (st = tj_batch_defer_wait(batch)) != TJ_OK))
             tj_log_warn_once("a fused device %s of %d members failed (%s); moving them one by "
                              "one",
                              pack ? "pack" : "unpack", n, tj_status_string(st));

@@ -379,8 +379,8 @@ tj_method_t tj_model_choose_recv(const tj_block_t *block, int64_t count, int64_t
     return choose(block, count, bytes, same_node, true);
 }
 
-tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *block,
-                                       int64_t count, int64_t bytes, bool recv)
+tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *block, int64_t count,
+                                       int64_t bytes, bool recv)
 {
     tj_method_t m = choose(block, count, bytes, false, recv);
 

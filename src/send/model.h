@@ -43,8 +43,8 @@ tj_method_t tj_model_choose(const tj_block_t *block, int64_t count, int64_t byte
 /* tj_model_choose (or, @p recv, tj_model_choose_recv) for a peer across the network, through
  * the methods @p plan (a type's record's: type/table.h; NULL: none) remembers for its last
  * packed sizes, so that a steady call takes no lock. */
-tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *block,
-                                       int64_t count, int64_t bytes, bool recv);
+tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *block, int64_t count,
+                                       int64_t bytes, bool recv);
 
 /* A remembered method: the packed size, whether a receive, and the method, in one word. */
 #define TJ_MODEL_METHOD_WORD(_bytes, _recv, _m)                                                    \

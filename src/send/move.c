@@ -35,14 +35,13 @@ typedef struct {
  * kernel layer (kernels/launch.h): the kernel of the type's block or layout as the settings say
  * (the generic kernel while it compiles in the background, or with TYPEJIT_JIT=off). Waited for
  * through the call's batch when @p wait, else left to the caller's next step on the stream. */
-static tj_status_t launch(const kernel_call_t *k, tj_devptr_t typed, tj_devptr_t packed,
-                          bool wait)
+static tj_status_t launch(const kernel_call_t *k, tj_devptr_t typed, tj_devptr_t packed, bool wait)
 {
     const tj_move_t *m = k->m;
     tj_launch_desc_t d = {.block = k->lay == NULL ? &m->info->block : NULL,
                           .layout = k->lay,
-                          .plan = k->lay == m->info->layout ? (tj_type_plan_t *)&m->info->plan
-                                                            : NULL,
+                          .plan =
+                              k->lay == m->info->layout ? (tj_type_plan_t *)&m->info->plan : NULL,
                           .count = m->count,
                           .dir = m->pack ? TJ_DIR_PACK : TJ_DIR_UNPACK,
                           .serial = k->serial,
@@ -81,8 +80,8 @@ static tj_status_t from_device(const kernel_call_t *k)
     if (stage->kind == TJ_STAGE_PINNED) {
         if (!m->pack)
             memcpy(stage->host, m->packed, (size_t)m->bytes);
-        if ((st = launch(k, typed, stage->dev, false)) == TJ_OK &&
-            (st = tj_gpu_sync()) == TJ_OK && m->pack)
+        if ((st = launch(k, typed, stage->dev, false)) == TJ_OK && (st = tj_gpu_sync()) == TJ_OK &&
+            m->pack)
             memcpy(m->packed, stage->host, (size_t)m->bytes);
     } else if (m->pack) {
         if ((st = launch(k, typed, stage->dev, false)) == TJ_OK)
@@ -122,8 +121,7 @@ static tj_status_t from_host(const tj_move_t *m)
     return st;
 }
 
-bool tj_move_span(const tj_type_info_t *info, int64_t off, int64_t count, int64_t *lo,
-                  int64_t *hi)
+bool tj_move_span(const tj_type_info_t *info, int64_t off, int64_t count, int64_t *lo, int64_t *hi)
 {
     int64_t reach, first, last;
 

@@ -20,15 +20,15 @@ typedef struct {
     /* The type's record with its layout built (tj_lazy_resolve), or, for a type typejit has no
      * record of, a zeroed record with its extents alone (tj_table_read_extents): staged. */
     const tj_type_info_t *info;
-    MPI_Datatype type;  /* the application's handle: what a staged move packs with */
-    const char *typed;  /* the typed buffer argument (may be MPI_BOTTOM) */
-    tj_gpu_ptr_t tp;    /* where the typed side's first touched byte lies */
-    int64_t count;      /* > 0 */
-    char *packed;       /* the call's first packed byte */
-    tj_gpu_ptr_t pp;    /* where it lies */
-    int64_t bytes;      /* count x size, the packed bytes of the call */
-    MPI_Comm comm;      /* a staged move's MPI_Pack and MPI_Unpack run on it */
-    tj_batch_t *batch;  /* where a kernel's wait goes; NULL: the move waits itself */
+    MPI_Datatype type; /* the application's handle: what a staged move packs with */
+    const char *typed; /* the typed buffer argument (may be MPI_BOTTOM) */
+    tj_gpu_ptr_t tp;   /* where the typed side's first touched byte lies */
+    int64_t count;     /* > 0 */
+    char *packed;      /* the call's first packed byte */
+    tj_gpu_ptr_t pp;   /* where it lies */
+    int64_t bytes;     /* count x size, the packed bytes of the call */
+    MPI_Comm comm;     /* a staged move's MPI_Pack and MPI_Unpack run on it */
+    tj_batch_t *batch; /* where a kernel's wait goes; NULL: the move waits itself */
 } tj_move_t;
 
 /* Move @p m's bytes. One side at least is device or managed memory, and the caller has made
@@ -44,8 +44,7 @@ int tj_move(const tj_move_t *m);
 /* [lo, hi): the bytes @p count objects of @p info touch, relative to a buffer argument @p off
  * bytes before object 0. False when that overflows 64 bits: no allocation holds such a
  * footprint, and a kernel or copy computing its addresses would wrap. */
-bool tj_move_span(const tj_type_info_t *info, int64_t off, int64_t count, int64_t *lo,
-                  int64_t *hi);
+bool tj_move_span(const tj_type_info_t *info, int64_t off, int64_t count, int64_t *lo, int64_t *hi);
 
 /* Whether the bytes @p count objects of @p info touch, from buffer argument @p buf plus @p off,
  * lie inside the allocation @p where describes (in host memory, whose bounds typejit cannot

@@ -20,7 +20,7 @@
 #include "send/count.h"
 #include "send/fused.h"
 #include "send/move.h"
-#include "send/onewait.h"
+#include "send/wait_once.h"
 #include "send/span.h"
 #include "type/lazy.h"
 #include "util/common.h"
@@ -106,7 +106,7 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     x->ctx = where.ctx;
     x->at = where;
     x->dev = x->host = NULL;
-    x->wire = NULL;
+    x->message = NULL;
     /* Whether the peer shares this node is not known: learning it takes a collective, which a
      * job whose ranks do not all run typejit could never complete. The model is asked for a peer
      * across the network. */
@@ -159,7 +159,7 @@ static tj_status_t get_staging(tj_xfer_t *x)
     if (st != TJ_OK)
         return st;
     stat_method(x->method);
-    x->wire = x->method == TJ_METHOD_DEVICE ? (void *)(uintptr_t)x->dev->dev : x->host->host;
+    x->message = x->method == TJ_METHOD_DEVICE ? (void *)(uintptr_t)x->dev->dev : x->host->host;
     return TJ_OK;
 }
 
@@ -175,7 +175,7 @@ static tj_status_t move(tj_xfer_t *x, bool to_host, size_t len, tj_batch_t *b)
     st = to_host ? tj_gpu_copy_dtoh_async(x->host->host, x->dev->dev, len)
                  : tj_gpu_copy_htod_async(x->dev->dev, x->host->host, len);
     if (st == TJ_OK)
-        st = tj_batch_settle(b);
+        st = tj_batch_defer_wait(b);
     tj_gpu_leave(&scope);
     return st;
 }
@@ -216,7 +216,7 @@ static int xfer_move(const tj_xfer_t *x, const tj_gpu_ptr_t *at, int64_t n, tj_b
     return tj_move(&m);
 }
 
-/* Pack the send into its staging, into @p b (tj_onewait_work_t). @p fresh: x->at still describes
+/* Pack the send into its staging, into @p b (tj_wait_once_work_t). @p fresh: x->at still describes
  * the buffer (the pack right after begin); a persistent send's later Start queries again, since
  * the application may have replaced the allocation meanwhile. */
 static int send_pack(tj_xfer_t *x, bool fresh, tj_batch_t *b)
@@ -252,7 +252,7 @@ static int repack(void *arg, tj_batch_t *b)
 
 int tj_p2p_send_repack(tj_xfer_t *x)
 {
-    return tj_onewait_run(repack, x);
+    return tj_wait_once_run(repack, x);
 }
 
 /* The device address of the staging a kernel writes a send into. */
@@ -273,8 +273,8 @@ static bool fused_repack(tj_xfer_t *const *g, int n, tj_batch_t *b)
     if (n > TJ_FUSED_MAX)
         return false;
     for (int m = 0; m < n; m++)
-        items[m] =
-            (tj_fused_item_t){tj_xfer_info(g[m]), 0, (int64_t)(kernel_dev(g[m]) - base), g[m]->count};
+        items[m] = (tj_fused_item_t){tj_xfer_info(g[m]), 0, (int64_t)(kernel_dev(g[m]) - base),
+                                     g[m]->count};
     return tj_fused_move(g[0]->buf, g[0]->ctx, NULL, base, items, n, TJ_DIR_PACK, b);
 }
 
@@ -283,7 +283,7 @@ typedef struct {
     int n;
 } send_set_t;
 
-/* The packs of one Startall, into @p b (tj_onewait_work_t). */
+/* The packs of one Startall, into @p b (tj_wait_once_work_t). */
 static int repack_set(void *arg, tj_batch_t *b)
 {
     tj_xfer_t *const *xs = ((send_set_t *)arg)->xs;
@@ -326,7 +326,7 @@ static int repack_set(void *arg, tj_batch_t *b)
 int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
 {
     send_set_t set = {xs, n};
-    return tj_onewait_run(repack_set, &set);
+    return tj_wait_once_run(repack_set, &set);
 }
 
 /* The bytes the transfer's objects touch lie in the buffer's allocation: a kernel or copy past
@@ -400,7 +400,7 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
              * staged through host memory. */
             *rc = send_pack(x, true, NULL);
         else
-            *rc = tj_onewait_run(first_pack, x);
+            *rc = tj_wait_once_run(first_pack, x);
         if (in)
             tj_gpu_leave(&scope);
     }
@@ -466,9 +466,9 @@ static void self_give(self_comm_t *s)
     pthread_mutex_unlock(&self_lock);
 }
 
-/* The last, partial object of a short message: the system MPI unpacks @p len bytes at @p wire
+/* The last, partial object of a short message: the system MPI unpacks @p len bytes at @p bytes
  * (host memory) into a host copy of object @p k's footprint, which is then written back. */
-static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int64_t len)
+static int partial_object(tj_xfer_t *x, int64_t k, const char *bytes, int64_t len)
 {
     const tj_type_info_t *info = tj_xfer_info(x);
     char *obj = (char *)x->buf + k * info->extent + info->true_lb;
@@ -483,7 +483,7 @@ static int partial_object(tj_xfer_t *x, int64_t k, const char *wire, int64_t len
         goto out_free;
     }
     if (tj_gpu_copy_dtoh(mirror, (tj_devptr_t)(uintptr_t)obj, span) == TJ_OK) {
-        rc = tj_count_sendrecv(wire, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1,
+        rc = tj_count_sendrecv(bytes, len, MPI_PACKED, 0, 0, mirror - info->true_lb, 1,
                                xfer_handle(x), 0, 0, self->comm, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS &&
             tj_gpu_copy_htod((tj_devptr_t)(uintptr_t)obj, mirror, span) != TJ_OK)
@@ -512,7 +512,7 @@ int tj_p2p_keep_type(tj_xfer_t *x)
     return rc;
 }
 
-/* tj_p2p_recv_finish's work, into @p b (tj_onewait_work_t). */
+/* tj_p2p_recv_finish's work, into @p b (tj_wait_once_work_t). */
 static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
 {
     int cancelled = 0, rc = MPI_SUCCESS;
@@ -545,9 +545,9 @@ static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
     }
     if (rc == MPI_SUCCESS && rest > 0) {
         /* The partial object's bytes, on the host. */
-        const char *wire = x->host != NULL ? x->host->host : NULL;
+        const char *bytes = x->host != NULL ? x->host->host : NULL;
         char *copy = NULL;
-        if (wire == NULL) {
+        if (bytes == NULL) {
             tj_gpu_scope_t scope;
             copy = malloc((size_t)rest);
             if (copy == NULL || tj_gpu_enter_at(&x->at, &scope) != TJ_OK) {
@@ -558,12 +558,12 @@ static int recv_unpack(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *b)
                                  (size_t)rest) != TJ_OK)
                 rc = MPI_ERR_INTERN;
             tj_gpu_leave(&scope);
-            wire = copy;
+            bytes = copy;
         } else {
-            wire += whole * tj_xfer_info(x)->size;
+            bytes += whole * tj_xfer_info(x)->size;
         }
         if (rc == MPI_SUCCESS)
-            rc = partial_object(x, whole, wire, rest);
+            rc = partial_object(x, whole, bytes, rest);
         free(copy);
     }
     return rc;
@@ -590,7 +590,7 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch
      * the staged method's copy goes first. */
     if (x->method != TJ_METHOD_STAGED)
         return recv_unpack(x, status, NULL);
-    return tj_onewait_run(recv_work, &r);
+    return tj_wait_once_run(recv_work, &r);
 }
 
 void tj_p2p_end(tj_xfer_t *x)
@@ -598,7 +598,7 @@ void tj_p2p_end(tj_xfer_t *x)
     tj_staging_put(x->dev);
     tj_staging_put(x->host);
     x->dev = x->host = NULL;
-    x->wire = NULL;
+    x->message = NULL;
     if (x->own_type && x->type != MPI_DATATYPE_NULL)
         PMPI_Type_free(&x->type);
     x->own_type = false;

@@ -2,8 +2,8 @@
 /* Point-to-point transfers of device-resident datatypes: the send side packs into staging memory
  * chosen by the method model and the system MPI sends those bytes as MPI_PACKED; the receive
  * side receives MPI_PACKED bytes into staging memory and unpacks them when the receive completes.
- * The bytes on the wire are exactly what the system MPI would send for the user's type, so either
- * side may be a host buffer, another datatype, or a process without typejit. */
+ * The bytes in the message are exactly what the system MPI would send for the user's type, so
+ * either side may be a host buffer, another datatype, or a process without typejit. */
 #ifndef TJ_SEND_P2P_H
 #define TJ_SEND_P2P_H
 
@@ -37,7 +37,7 @@ typedef struct {
     tj_gpu_ptr_t at;  /* the buffer's first touched byte, as queried at begin */
     tj_stage_t *dev;  /* device staging, or NULL */
     tj_stage_t *host; /* pinned host staging, or NULL */
-    void *wire;       /* what the system MPI sends from or receives into */
+    void *message;    /* what the system MPI sends from or receives into */
 } tj_xfer_t;
 
 static inline const tj_type_info_t *tj_xfer_info(const tj_xfer_t *x)
@@ -48,7 +48,7 @@ static inline const tj_type_info_t *tj_xfer_info(const tj_xfer_t *x)
 /* Begin a send of `count` objects of @p type at @p buf: false (nothing done) when the call is not
  * typejit's (no device buffer, nothing to move, MPI_PROC_NULL, a contiguous buffer a CUDA-aware
  * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
- * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->wire
+ * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->message
  * and then calls tj_p2p_end; on an error (MPI_ERR_INTERN when the driver cannot tell where the
  * buffer lies) there is nothing to end. @p info may be NULL for a type typejit has no record of. */
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
@@ -71,7 +71,7 @@ int tj_p2p_send_repack(tj_xfer_t *x);
 int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n);
 
 /* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
- * of MPI_PACKED into x->wire, then calls tj_p2p_recv_finish with the receive's status. */
+ * of MPI_PACKED into x->message, then calls tj_p2p_recv_finish with the receive's status. */
 bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int64_t count,
                        int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
 

@@ -232,8 +232,7 @@ static const char *op_expr(MPI_Op op, int kind, const char **name)
  * and element type baked in. TJ_RED_PASS (nothing done) when the call does not fit; TJ_RED_DONE
  * with the system MPI's verdict on the arguments (its error handler has run) or the kernel's
  * success; TJ_RED_FAILED when the kernel failed on the device. */
-static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info,
-                                       int *rc);
+static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info, int *rc);
 
 static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
 {
@@ -258,8 +257,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     return r;
 }
 
-static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info,
-                                       int *rc)
+static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info, int *rc)
 {
     const char *ctype, *expr, *opname;
     char what[96];
@@ -304,7 +302,7 @@ static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_inf
         return TJ_RED_PASS;
     {
         /* The strided kernel family with the operation as each word's statement (one element
-         * per word): inout (the typed side) = EXPR(inout, in), from the launch room. */
+         * per word): inout (the typed side) = EXPR(inout, in), from the launch path. */
         tj_launch_desc_t d = {.block = &info->block,
                               .count = c->count,
                               .op = {TJ_OP_REDUCE, ctype, expr, what},

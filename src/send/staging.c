@@ -241,8 +241,8 @@ tj_gpu_ptr_t tj_staging_where(const tj_stage_t *buf, int device)
     case TJ_STAGE_DEVICE:
         return (tj_gpu_ptr_t){TJ_MEM_DEVICE, device, buf->ctx, (uintptr_t)buf->dev, buf->len, 0, 0};
     case TJ_STAGE_PINNED:
-        return (tj_gpu_ptr_t){TJ_MEM_PINNED, device,   buf->ctx, (uintptr_t)buf->host,
-                              buf->len,      0,        buf->dev};
+        return (tj_gpu_ptr_t){TJ_MEM_PINNED, device, buf->ctx, (uintptr_t)buf->host,
+                              buf->len,      0,      buf->dev};
     case TJ_STAGE_PAGEABLE:
         break;
     }

@@ -15,7 +15,7 @@
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "options.h"
 #include "type/element.h"
 #include "type/flatten.h"
@@ -314,11 +314,11 @@ int tj_inspect_run(int argc, char **argv)
             printf("(%lld more parts)\n", (long long)(layout->nparts - 8));
         printf("word:       W=%d\n", layout->word);
         print_layout_launch(layout);
-        printf("footprint:  %s\n",
-               disjoint && many ? "no byte addressed twice"
-               : disjoint       ? "objects overlap (an unpack of several runs serially, in "
-                                  "typemap order)"
-                                : "overlapping (unpack runs serially, in typemap order)");
+        printf("footprint:  %s\n", disjoint && many ? "no byte addressed twice"
+                                   : disjoint
+                                       ? "objects overlap (an unpack of several runs serially, in "
+                                         "typemap order)"
+                                       : "overlapping (unpack runs serially, in typemap order)");
         spec = tj_spec_parts(layout, word, one, dir, unpack && !disjoint, target);
     } else if (st != TJ_OK && !from_layout) {
         if (st == TJ_ERR_NOT_STRIDED && fst == TJ_ERR_NOT_STRIDED)

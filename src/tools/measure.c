@@ -18,7 +18,7 @@
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
 #include "kernels/launch.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "kernels/target.h"
 #include "send/model.h"
 #include "send/systable.h"
@@ -63,7 +63,7 @@ static int reps_for(int64_t bytes)
 }
 
 /* Median microseconds of launch + synchronise of the kernel the runtime launches for one object
- * of @p b (its words from the addresses, as the pack paths ask the launch room), or -1 when the
+ * of @p b (its words from the addresses, as the pack paths ask the launch path), or -1 when the
  * kernel is not available. */
 static double time_kernel(const tj_block_t *b, tj_dir_t dir, tj_devptr_t typed, tj_devptr_t packed,
                           int reps)
@@ -384,7 +384,7 @@ int tj_measure_run(int argc, char **argv)
 
     /* The kernels' compile target; their cache is read, never written: these kernels are the
      * measurement's, not the application's, and must not enter the manifest. */
-    tj_supply_set_store(tj_config()->cache_dir, 1);
+    tj_lookup_set_store(tj_config()->cache_dir, 1);
     tj_target_of_device(0, target, sizeof(target));
 
     if (rank == 0) {

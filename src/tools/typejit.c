@@ -7,7 +7,7 @@
 
 #include "cache.h"
 #include "inspect.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "measure.h"
 #include "options.h"
 #include "typejit.h"
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
      * fail for want of a launcher. */
     if (strcmp(argv[1], "cache") == 0) {
         rc = tj_cache_run(argc - 1, argv + 1);
-        tj_supply_finalize();
+        tj_lookup_finalize();
         return rc;
     }
     /* Type descriptions are built with MPI's constructors, and measure times the MPI: a
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         rc = tj_inspect_run(argc - 1, argv + 1);
     else
         rc = tj_measure_run(argc - 1, argv + 1);
-    tj_supply_finalize();
+    tj_lookup_finalize();
     PMPI_Finalize();
     return rc;
 }

@@ -22,7 +22,7 @@
 #include "jit/gen.h"
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 #include "options.h"
 #include "type/element.h"
 #include "type/flatten.h"
@@ -96,8 +96,8 @@ static bool same_item(const item_t *it, const tj_kernel_spec_t *spec)
     return true;
 }
 
-/* Add the kernel of @p spec unless it is there already (the supply moves blocks to start 0: so
- * do the items). */
+/* Add the kernel of @p spec unless it is there already (the kernel lookup moves blocks to start 0:
+ * so do the items). */
 static int add_item(work_t *w, const tj_kernel_spec_t *spec)
 {
     item_t *it;
@@ -485,7 +485,7 @@ static void *warm_worker(void *arg)
             return NULL;
         tj_kernel_spec_t spec = item_spec(&w->items[i]);
         tj_store_save_report(&saved, &failed);
-        if (tj_supply_get(&spec, TJ_SUPPLY_COMPILE, &k, &origin) != TJ_OK) {
+        if (tj_lookup_kernel(&spec, TJ_LOOKUP_COMPILE, &k, &origin) != TJ_OK) {
             atomic_fetch_add(&w->failed, 1);
         } else if (origin == TJ_FROM_COMPILE) {
             /* Warming is for the cache: a kernel compiled but not stored is a failure. */
@@ -596,7 +596,7 @@ int tj_warm_run(int argc, char **argv)
     }
     if (!cache_writable(tj_opt_cache_dir(dir)))
         goto out_free;
-    tj_supply_set_store(tj_opt_cache_dir(dir), 0);
+    tj_lookup_set_store(tj_opt_cache_dir(dir), 0);
     pthread_mutex_init(&w.print_lock, NULL);
 
     /* The time reported covers reading the descriptions too. */

@@ -9,7 +9,6 @@
 
 #include "util/common.h"
 
-
 tj_status_t tj_block_make(int64_t start, int64_t extent, int ndims, const int64_t *counts,
                           const int64_t *strides, tj_block_t *block)
 {
@@ -210,7 +209,6 @@ tj_block_t tj_block_at_zero(const tj_block_t *block)
     return b;
 }
 
-
 bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *arg), void *arg)
 {
     int64_t idx[TJ_BLOCK_MAX_DIMS] = {0}, at = 0;
@@ -231,8 +229,6 @@ bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *a
             return true;
     }
 }
-
-
 
 int tj_block_words_aligned(const tj_block_t *block, tj_words_t words[2])
 {

@@ -113,8 +113,8 @@ static inline int64_t tj_block_run(const tj_block_t *block)
  * bytes begin at such a word), the launch moves that wider word with edges of W. Every launch
  * of a block's kernels asks here, and so does `typejit warm`, so that the kernels it compiles
  * are the ones the runtime looks up. */
-static inline tj_words_t tj_block_words(const tj_block_t *block, int64_t count,
-                                        uintptr_t typed_at, uintptr_t packed_at)
+static inline tj_words_t tj_block_words(const tj_block_t *block, int64_t count, uintptr_t typed_at,
+                                        uintptr_t packed_at)
 {
     tj_words_t w = {block->word, 0};
     int wide = block->edges_word;
@@ -174,7 +174,6 @@ int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_
  * each run's byte offset from the object's first run (sum_d i_d * strides[d], the start
  * excluded), until @p fn returns false. True when every run was passed on. */
 bool tj_block_each_run(const tj_block_t *block, bool (*fn)(int64_t disp, void *arg), void *arg);
-
 
 /* True if the two blocks describe the same layout. */
 bool tj_block_equal(const tj_block_t *a, const tj_block_t *b);

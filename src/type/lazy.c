@@ -69,10 +69,10 @@ static void log_built(MPI_Datatype type, const tj_type_info_t *info)
 
 const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *info)
 {
-    const tj_type_info_t *found = NULL, *settled = NULL;
+    const tj_type_info_t *found = NULL, *result = NULL;
     tj_type_info_t rec;
     unsigned long seen;
-    bool built;
+    bool replaced;
 
     for (;;) {
         pthread_mutex_lock(&done_lock);
@@ -82,7 +82,7 @@ const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *inf
         case TJ_TABLE_NONE:
             /* No record any more (freed by another thread meanwhile): the system MPI's. */
             return info;
-        case TJ_TABLE_SETTLED:
+        case TJ_TABLE_BUILT:
             return found;
         case TJ_TABLE_BUSY:
             tj_table_return(found);
@@ -100,17 +100,17 @@ const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *inf
         /* The published record takes a reference to the layout; this one is dropped. A record
          * that is no longer pending (the type freed, or committed anew, meanwhile) is asked
          * for again. */
-        built = tj_table_settle(type, &rec, &settled) == TJ_OK;
+        replaced = tj_table_replace_pending(type, &rec, &result) == TJ_OK;
         tj_layout_release(rec.layout);
         pthread_mutex_lock(&done_lock);
         builds_done++;
         pthread_cond_broadcast(&done);
         pthread_mutex_unlock(&done_lock);
-        if (built)
+        if (replaced)
             break;
     }
     /* Its kernels are asked for by the calls that launch them (each its direction and word). */
     if (tj_log_level >= TJ_LOG_DEBUG)
-        log_built(type, settled);
-    return settled;
+        log_built(type, result);
+    return result;
 }

@@ -12,7 +12,7 @@
 #include "type/table.h"
 
 /* Build the layout of the pending type @p type: the first thread to ask claims the record
- * (tj_table_claim), builds the layout holding no lock and settles it in the type table; any
+ * (tj_table_claim), builds the layout holding no lock and replaces it in the type table; any
  * other waits for that and takes the record. Returns the record as it is then, borrowed besides
  * @p info (which stays valid): a layout, a strided block (a layout that is one), or neither (the
  * system MPI's; also when the build failed). Where the type was freed meanwhile, @p info itself,

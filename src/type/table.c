@@ -178,7 +178,7 @@ static tj_type_info_t *record_new(const tj_type_info_t *from)
         return NULL;
     *r = *from;
     memset(&r->plan, 0, sizeof(r->plan));
-    r->settled_from = NULL;
+    r->replaced = NULL;
     r->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
     atomic_init(&r->has_kept, false);
     atomic_init(&r->refs, 1);
@@ -191,7 +191,7 @@ static void record_unref(const tj_type_info_t *info)
     tj_type_info_t *r = (tj_type_info_t *)info;
 
     while (r != NULL && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
-        tj_type_info_t *from = (tj_type_info_t *)r->settled_from;
+        tj_type_info_t *from = (tj_type_info_t *)r->replaced;
         if (atomic_load(&r->has_kept))
             PMPI_Type_free(&r->kept);
         tj_layout_release(r->layout);
@@ -265,7 +265,7 @@ static entry_t *entry_get(MPI_Datatype type)
 /* Publish @p r (one reference, which the table takes) under @p type; @p if_pending: only in
  * place of a pending record. Returns whether it was published (else @p r is the caller's). */
 static bool publish(MPI_Datatype type, const tj_type_info_t *r, bool if_pending,
-                    const tj_type_info_t **settled)
+                    const tj_type_info_t **built)
 {
     const tj_type_info_t *old = NULL;
     entry_t *e;
@@ -276,14 +276,14 @@ static bool publish(MPI_Datatype type, const tj_type_info_t *r, bool if_pending,
     if (e != NULL && (!if_pending || (e->info != NULL && e->info->pending))) {
         old = e->info;
         if (if_pending) {
-            ((tj_type_info_t *)r)->settled_from = old; /* the table's reference, moved */
+            ((tj_type_info_t *)r)->replaced = old; /* the table's reference, moved */
             old = NULL;
         }
         e->info = (tj_type_info_t *)r;
         e->building = false;
         done = true;
-        if (settled != NULL)
-            *settled = borrow(r);
+        if (built != NULL)
+            *built = borrow(r);
     }
     unlock();
     record_unref(old);
@@ -341,7 +341,7 @@ tj_table_claim_t tj_table_claim(MPI_Datatype type, const tj_type_info_t **info)
     if (e != NULL && e->info != NULL) {
         *info = borrow(e->info);
         if (!e->info->pending)
-            found = TJ_TABLE_SETTLED;
+            found = TJ_TABLE_BUILT;
         else if (e->building)
             found = TJ_TABLE_BUSY;
         else {
@@ -353,14 +353,14 @@ tj_table_claim_t tj_table_claim(MPI_Datatype type, const tj_type_info_t **info)
     return found;
 }
 
-tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info,
-                            const tj_type_info_t **settled)
+tj_status_t tj_table_replace_pending(MPI_Datatype type, const tj_type_info_t *info,
+                                     const tj_type_info_t **built)
 {
     tj_type_info_t *r = record_new(info);
 
     if (r == NULL)
         return TJ_ERR_NOMEM;
-    if (!publish(type, r, true, settled)) {
+    if (!publish(type, r, true, built)) {
         record_unref(r);
         return TJ_ERR_NOT_FOUND;
     }
@@ -437,7 +437,7 @@ void tj_table_drop(MPI_Datatype type)
     }
     unlock();
     /* Held beyond the table (a transfer still to finish): the handle outlives the
-     * application's. The records a record settled from share its handle but are only read. */
+     * application's. The records a record replaced share its handle but are only read. */
     if (info != NULL && atomic_load(&info->refs) > 1 && !atomic_load(&info->has_kept) &&
         PMPI_Type_dup(type, &info->kept) == MPI_SUCCESS)
         atomic_store_explicit(&info->has_kept, true, memory_order_release);

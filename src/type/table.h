@@ -24,7 +24,7 @@
 
 /* What the layers above resolve once for a type and keep on its record, so that a steady call
  * finds it by index: per direction and word variant the kernel its launches use (a tj_kernel_t
- * of the kernel layer, opaque here; published once the supply has it) and whether it was
+ * of the kernel layer, opaque here; published once the kernel lookup has it) and whether it was
  * missed since the background compiler last finished one; the send methods chosen for the last
  * packed sizes. Caches only: a record with none of them moves the same bytes. */
 typedef struct {
@@ -39,7 +39,7 @@ typedef struct {
  * plan), reference-counted, held by pointer. A call borrows it for its own length
  * (tj_table_get, tj_table_return); what keeps it beyond the call (a request, a mirror) holds a
  * reference (tj_type_hold, tj_type_release). A record is made by filling one on the stack and
- * handing it to tj_table_put or tj_table_settle, which publish a copy. */
+ * handing it to tj_table_put or tj_table_replace_pending, which publish a copy. */
 typedef struct {
     bool extents;                 /* the four MPI values below are known */
     int64_t size;                 /* MPI_Type_size */
@@ -67,9 +67,9 @@ typedef struct {
     tj_type_plan_t plan;
     uint64_t serial;  /* unique to this record in the process: what caches of launches name */
     _Atomic int refs; /* the table's, the holders', the borrowers' under MPI_THREAD_MULTIPLE */
-    /* The pending record this one settled (tj_table_settle), kept while this one lives: a call
-     * that borrowed it before the build may still read it. */
-    const void *settled_from;
+    /* The pending record this one replaced (tj_table_replace_pending), kept while this one lives: a
+     * call that borrowed it before the build may still read it. */
+    const void *replaced;
     /* A duplicate of the type's handle, made when the application freed the type while
      * something still held this record (tj_table_drop), freed with the record: what a
      * transfer still to finish packs with (tj_type_handle). */
@@ -93,9 +93,8 @@ void tj_type_release(const tj_type_info_t *info);
  * application freed it, the duplicate the record kept. */
 static inline MPI_Datatype tj_type_handle(const tj_type_info_t *info, MPI_Datatype handle)
 {
-    return info != NULL && atomic_load_explicit(&info->has_kept, memory_order_acquire)
-               ? info->kept
-               : handle;
+    return info != NULL && atomic_load_explicit(&info->has_kept, memory_order_acquire) ? info->kept
+                                                                                       : handle;
 }
 
 /* What typejit learnt of a type when it was created (the constructor wrappers), kept until the
@@ -165,22 +164,22 @@ static inline void tj_table_return(const tj_type_info_t *info)
 /* What tj_table_claim found. */
 typedef enum {
     TJ_TABLE_NONE,    /* no commit record */
-    TJ_TABLE_SETTLED, /* a record that is not pending, borrowed into *info */
-    TJ_TABLE_CLAIMED, /* a pending record, borrowed: the caller builds its layout and settles it */
+    TJ_TABLE_BUILT,   /* a record that is not pending, borrowed into *info */
+    TJ_TABLE_CLAIMED, /* a pending record, borrowed: the caller builds its layout and replaces it */
     TJ_TABLE_BUSY,    /* a pending record whose layout another thread is building */
 } tj_table_claim_t;
 
 /* The commit record of @p type, claimed for its layout's build when it is pending and no other
- * thread has claimed it (type/lazy.h builds it without holding any lock, then settles it). */
+ * thread has claimed it (type/lazy.h builds it without holding any lock, then replaces it). */
 tj_table_claim_t tj_table_claim(MPI_Datatype type, const tj_type_info_t **info);
 
 /* Replace the commit record of @p type by one made from @p info (its layout built) if that
  * record is still pending, ending its claim; the new record takes a reference to info->layout
  * and to the pending record (borrowers of that one may go on reading it), and is borrowed into
- * *@p settled. TJ_ERR_NOT_FOUND when there is no pending record (the type was freed, or another
- * thread settled it first). */
-tj_status_t tj_table_settle(MPI_Datatype type, const tj_type_info_t *info,
-                            const tj_type_info_t **settled);
+ * *@p built. TJ_ERR_NOT_FOUND when there is no pending record (the type was freed, or another
+ * thread built it first). */
+tj_status_t tj_table_replace_pending(MPI_Datatype type, const tj_type_info_t *info,
+                                     const tj_type_info_t **built);
 
 /* Forget @p type, both its commit and its creation record (MPI_Type_free, before the system
  * MPI's): a record something still holds keeps a duplicate of the handle (tj_type_handle). */

@@ -54,7 +54,7 @@ extern atomic_bool tj_config_ready;
 static inline const tj_config_t *tj_config(void)
 {
     return atomic_load_explicit(&tj_config_ready, memory_order_acquire) ? &tj_config_settings
-                                                                          : tj_config_read();
+                                                                        : tj_config_read();
 }
 
 /* Replace the process-wide configuration (tools apply their command-line flags this way). */

@@ -70,7 +70,8 @@ static inline void tj_stats_add(tj_stat_t which, uint64_t n)
     if (b == NULL && (b = tj_stats_block()) == NULL)
         return;
     /* Only this thread writes its block: a load and a store, which readers see whole. */
-    atomic_store_explicit(&b->v[which], atomic_load_explicit(&b->v[which], memory_order_relaxed) + n,
+    atomic_store_explicit(&b->v[which],
+                          atomic_load_explicit(&b->v[which], memory_order_relaxed) + n,
                           memory_order_relaxed);
 }
 

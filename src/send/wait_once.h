@@ -3,18 +3,18 @@
  * the copies around them) goes into one batch (gpu/batch.h) and is waited for once; when that
  * wait fails, the effects of the work are unknown and it is done again step by step, each step
  * waiting for itself. */
-#ifndef TJ_SEND_ONEWAIT_H
-#define TJ_SEND_ONEWAIT_H
+#ifndef TJ_SEND_WAIT_ONCE_H
+#define TJ_SEND_WAIT_ONCE_H
 
 #include "gpu/batch.h"
 
 /* A call's device work into @p b, or, when @p b is NULL, step by step, each step waiting for
  * itself. Returns the MPI result. */
-typedef int (*tj_onewait_work_t)(void *arg, tj_batch_t *b);
+typedef int (*tj_wait_once_work_t)(void *arg, tj_batch_t *b);
 
 /* @p work into a batch of its own, then one wait; when that wait fails, @p work again without a
  * batch (steps that cannot use the device then stage through host memory). Returns the MPI
  * result of the work that counted. */
-int tj_onewait_run(tj_onewait_work_t work, void *arg);
+int tj_wait_once_run(tj_wait_once_work_t work, void *arg);
 
-#endif /* TJ_SEND_ONEWAIT_H */
+#endif /* TJ_SEND_WAIT_ONCE_H */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Stepping aside (see aside.h). */
-#include "interpose/aside.h"
+/* Passing every call through (see passthrough.h). */
+#include "interpose/passthrough.h"
 
 #include <dlfcn.h>
 #include <mpi.h>
 
 #include "interpose/fortran_binding.h"
 
-unsigned char tj_stepped_aside;
+unsigned char tj_passthrough_all;
 
 /* The Fortran names' slots, gathered by the linker in the section tj_fortran (the standard ABI's
  * build has none: its C header has no Fortran types). */
@@ -25,10 +25,10 @@ static void fortran_slots(void)
 #endif
 }
 
-void tj_aside_step(void)
+void tj_passthrough_start(void)
 {
-    if (__atomic_load_n(&tj_stepped_aside, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&tj_passthrough_all, __ATOMIC_ACQUIRE))
         return;
     fortran_slots();
-    __atomic_store_n(&tj_stepped_aside, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&tj_passthrough_all, 1, __ATOMIC_RELEASE);
 }

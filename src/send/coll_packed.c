@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Which sides of a collective typejit packs, and their wire layout (see coll_wire.h). */
-#include "send/coll_wire.h"
+/* Which sides of a collective typejit packs, and their packed layout (see coll_packed.h). */
+#include "send/coll_packed.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ static bool side_wants(const tj_coll_side_t *sd)
  * the driver cannot place is packed blind: the other ranks are entering the collective and would
  * wait forever for this one, so the call is still made (as after a pack that failed: prepare),
  * with bytes that are no one's, and fails. */
-void tj_coll_wire_classify(tj_coll_side_t *sd)
+void tj_coll_packed_classify(tj_coll_side_t *sd)
 {
     const tj_coll_slice_t *first = NULL;
     bool want = false, pending = false;
@@ -84,7 +84,7 @@ void tj_coll_wire_classify(tj_coll_side_t *sd)
     if (pending) {
         for (int t = 0; t < sd->ntypes; t++)
             if (sd->types[t].info->pending) {
-                /* The settled record is held in place of the pending one. */
+                /* The built record is held in place of the pending one. */
                 const tj_type_info_t *was = sd->types[t].info;
                 const tj_type_info_t *built = tj_lazy_resolve(sd->types[t].type, was);
                 sd->types[t].info = tj_type_hold(built);
@@ -128,8 +128,9 @@ static void put_displ(const tj_coll_call_t *c, void *a, int i, int64_t v)
         ((int *)a)[i] = (int)v;
 }
 
-/* Packed offsets, the wire types and the arguments the system MPI gets; MPI result. */
-int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_displs)
+/* Packed offsets, the types of the packed bytes and the arguments the system MPI gets; MPI result.
+ */
+int tj_coll_packed_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_displs)
 {
     size_t k = sd->n > 0 ? (size_t)sd->n : 1;
     int64_t at = 0;
@@ -149,9 +150,9 @@ int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_
             continue;
         if (!fits_int(c, ct->info->size, "object size"))
             return MPI_ERR_COUNT;
-        if ((rc = tj_count_contiguous(ct->info->size, MPI_BYTE, &ct->wire)) != MPI_SUCCESS)
+        if ((rc = tj_count_contiguous(ct->info->size, MPI_BYTE, &ct->packed_type)) != MPI_SUCCESS)
             return rc;
-        if ((rc = PMPI_Type_commit(&ct->wire)) != MPI_SUCCESS)
+        if ((rc = PMPI_Type_commit(&ct->packed_type)) != MPI_SUCCESS)
             return rc;
     }
     for (int i = 0; i < sd->n; i++) {
@@ -164,14 +165,14 @@ int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_
         }
         sl->poff = at;
         put_count(c, sd->wcounts, i, ct->info->size > 0 ? sl->count : 0);
-        sd->wtypes[i] = ct->wire != MPI_DATATYPE_NULL ? ct->wire : MPI_BYTE;
+        sd->wtypes[i] = ct->packed_type != MPI_DATATYPE_NULL ? ct->packed_type : MPI_BYTE;
         sd->wadispls[i] = (MPI_Aint)at;
         if (bytes_displs) {
             if (!fits_int(c, at, "byte displacement"))
                 return MPI_ERR_COUNT;
             put_displ(c, sd->wdispls, i, at);
         } else {
-            /* In objects of the wire type, whose extent is the type's size. */
+            /* In objects of the packed bytes' type, whose extent is the type's size. */
             int64_t d = ct->info->size > 0 ? at / ct->info->size : 0;
             if (!fits_int(c, d, "displacement"))
                 return MPI_ERR_COUNT;
@@ -182,7 +183,7 @@ int tj_coll_wire_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_
     return MPI_SUCCESS;
 }
 
-int tj_coll_wire_stage(tj_coll_side_t *sd)
+int tj_coll_packed_stage(tj_coll_side_t *sd)
 {
     size_t len = (size_t)(sd->bytes > 0 ? sd->bytes : 1);
     tj_gpu_scope_t scope;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* One wait per call (see onewait.h). */
-#include "send/onewait.h"
+/* One wait per call (see wait_once.h). */
+#include "send/wait_once.h"
 
 #include "util/log.h"
 
-int tj_onewait_run(tj_onewait_work_t work, void *arg)
+int tj_wait_once_run(tj_wait_once_work_t work, void *arg)
 {
     tj_batch_t b;
     int rc;

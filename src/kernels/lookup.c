@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The kernel supply. The memory table answers repeated requests without touching the disk;
+/* The kernel lookup. The memory table answers repeated requests without touching the disk;
  * the disk store answers requests from earlier runs and other ranks; NVRTC compiles the rest, and
  * every compiled image is stored for them. A process uses the bytes it compiled itself and never
  * re-reads them. Every kind of kernel takes this one path. */
-#include "kernels/supply.h"
+#include "kernels/lookup.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -30,7 +30,7 @@
 #include "util/stats.h"
 
 /* Waits for another process's compile of a kernel are cut into slices of this many ms, so that
- * a wait notices tj_supply_give_up_waits soon. */
+ * a wait notices tj_lookup_give_up_waits soon. */
 #define WAIT_SLICE_MS 250
 
 /* setup_lock guards the memory table's creation and teardown and the swap of `disk`; no other
@@ -38,9 +38,9 @@
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_llong give_up_at = LLONG_MAX; /* tj_clock_ms after which waits give up */
 static tj_memo_t *memo;
-static atomic_bool memo_ready; /* memo exists (TJ_SUPPLY_MEMORY reads it without setup_lock) */
+static atomic_bool memo_ready; /* memo exists (TJ_LOOKUP_MEMORY reads it without setup_lock) */
 
-/* The disk caches a request reads and writes. tj_supply_set_store and tj_supply_finalize swap
+/* The disk caches a request reads and writes. tj_lookup_set_store and tj_lookup_finalize swap
  * them as a whole under setup_lock; a request uses them through a reference taken under it
  * (setup), so that a swap never closes a store that a request, a compile or a wait for another
  * process's compile is still using: the last reference closes it. */
@@ -87,7 +87,7 @@ static disk_t *disk_open(void)
     return d;
 }
 
-void tj_supply_set_store(const char *dir, int read_only)
+void tj_lookup_set_store(const char *dir, int read_only)
 {
     disk_t *old;
 
@@ -164,7 +164,7 @@ static tj_status_t compile(disk_t *d, const tj_kernel_spec_t *spec, const char *
     return TJ_OK;
 }
 
-void tj_supply_give_up_waits(long long at_ms)
+void tj_lookup_give_up_waits(long long at_ms)
 {
     atomic_store(&give_up_at, at_ms);
 }
@@ -172,7 +172,7 @@ void tj_supply_give_up_waits(long long at_ms)
 /* Wait for the entry of @p key that another process is compiling, as tj_store_wait does, in
  * slices: TJ_OK (loaded into @p k), TJ_ERR_NOT_FOUND (the holder gave up or died), TJ_ERR_BUSY
  * after TJ_STORE_WAIT_DEFAULT_MS (compile without the lock), or TJ_ERR_BUSY with @p gave_up set
- * when tj_supply_give_up_waits said to stop first. */
+ * when tj_lookup_give_up_waits said to stop first. */
 static tj_status_t wait_entry(disk_t *d, const char *key, const char *toolchain, const char *target,
                               tj_kernel_t *k, bool *gave_up)
 {
@@ -200,7 +200,7 @@ static tj_status_t wait_entry(disk_t *d, const char *key, const char *toolchain,
  * the processes sharing the cache one compiles and the others wait for its entry (bounded:
  * after TJ_STORE_WAIT_DEFAULT_MS the waiter compiles too, and a holder that died is detected
  * and its lock broken). TJ_OK: the entry arrived and is loaded into @p k. TJ_ERR_BUSY: the wait
- * was given up (tj_supply_give_up_waits): nothing is to be compiled. Otherwise the caller
+ * was given up (tj_lookup_give_up_waits): nothing is to be compiled. Otherwise the caller
  * compiles, holding *lock when one was taken (NULL otherwise; locks decide who compiles, they
  * are never needed for a correct entry). */
 static tj_status_t locked_load(disk_t *d, const char *key, const char *toolchain,
@@ -254,7 +254,7 @@ static tj_status_t from_memory(tj_hash_t hash, bool count, tj_kernel_t **kernel)
  * would need a compile that is not allowed. A compile that fails is kept in *kernel as a
  * failure (TJ_OK returned), so that the next request answers at once. */
 static tj_status_t from_disk_or_compile(disk_t *d, const tj_kernel_spec_t *spec,
-                                        tj_supply_mode_t mode, tj_kernel_t **kernel,
+                                        tj_lookup_mode_t mode, tj_kernel_t **kernel,
                                         tj_origin_t *from)
 {
     char toolchain[64], what[1200], line[TJ_STORE_LINE_MAX + 1];
@@ -278,7 +278,7 @@ static tj_status_t from_disk_or_compile(disk_t *d, const tj_kernel_spec_t *spec,
         tj_stats_inc(TJ_STAT_cache_hits_disk);
         tj_log_debug("kernel %s: from the disk cache", what);
         *from = TJ_FROM_DISK;
-    } else if (mode != TJ_SUPPLY_COMPILE) {
+    } else if (mode != TJ_LOOKUP_COMPILE) {
         st = TJ_ERR_NOT_FOUND;
         goto out_free;
     } else {
@@ -318,8 +318,8 @@ out_free:
     return st;
 }
 
-tj_status_t tj_supply_get(const tj_kernel_spec_t *spec, tj_supply_mode_t mode, tj_kernel_t **kernel,
-                          tj_origin_t *origin)
+tj_status_t tj_lookup_kernel(const tj_kernel_spec_t *spec, tj_lookup_mode_t mode,
+                             tj_kernel_t **kernel, tj_origin_t *origin)
 {
     tj_kernel_t *k = NULL, *won;
     tj_origin_t from = TJ_FROM_MEMORY;
@@ -330,8 +330,8 @@ tj_status_t tj_supply_get(const tj_kernel_spec_t *spec, tj_supply_mode_t mode, t
     if ((st = tj_kernel_check(spec)) != TJ_OK)
         return st;
     hash = tj_kind_of(spec->kind)->memo(spec);
-    if ((st = from_memory(hash, mode != TJ_SUPPLY_MEMORY, &k)) != TJ_ERR_NOT_FOUND ||
-        mode == TJ_SUPPLY_MEMORY)
+    if ((st = from_memory(hash, mode != TJ_LOOKUP_MEMORY, &k)) != TJ_ERR_NOT_FOUND ||
+        mode == TJ_LOOKUP_MEMORY)
         goto out_found;
     if ((st = tj_nvrtc_load()) != TJ_OK || (st = setup(&d)) != TJ_OK)
         return st;
@@ -356,7 +356,7 @@ out_found:
     return TJ_OK;
 }
 
-void tj_supply_finalize(void)
+void tj_lookup_finalize(void)
 {
     tj_memo_t *old_memo;
     disk_t *old_disk;
