@@ -14,8 +14,10 @@
  * attributes, the bytes each synchronisation moves (counters window_dtoh_bytes and
  * window_htod_bytes), and a window that reaches past its allocation (MPI_ERR_BUFFER).
  *
- *   mpirun -np N test_windows [--verbose]      (N >= 2)
+ *   mpirun -np N test_windows [--cudaaware] [--verbose]      (N >= 2)
  *
+ * --cudaaware: the system MPI takes device memory (tests/cudaaware_shim.c): the window must be
+ * the MPI's own.
  * Exits 77 without a CUDA device. */
 #include <mpi.h>
 #include <stdint.h>
@@ -30,7 +32,7 @@
 
 static int rank, nranks, next, prev;
 static long failures, checked;
-static bool verbose;
+static bool verbose, cudaaware;
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
@@ -656,6 +658,37 @@ static void past_allocation(void)
     buf_free(&small);
 }
 
+/* --cudaaware (the MPI takes device memory: tests/cudaaware_shim.c): a window on device memory is
+ * the system MPI's own, with its base and model, and its synchronisations pass through (no
+ * operation: the stand-in does not model one-sided calls on device memory). */
+static void cuda_aware(void)
+{
+    buf_t mem = buf_alloc(K_DEVICE, ALLOC);
+    long separate = tj_counter("windows_separate");
+    void *v;
+    int flag, model = -1, ref_model = -2;
+    MPI_Win win;
+
+    check_rc("win_create", MPI_Win_create(mem.ptr, ALLOC, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Win_fence(0, win);
+    MPI_Win_fence(0, win);
+    MPI_Win_lock_all(0, win);
+    MPI_Win_sync(win);
+    MPI_Win_unlock_all(win);
+    checked++;
+    if (MPI_Win_get_attr(win, MPI_WIN_BASE, &v, &flag) != MPI_SUCCESS || !flag || v != mem.ptr)
+        FAIL("a CUDA-aware MPI's window: MPI_WIN_BASE is %p, not %p", v, (void *)mem.ptr);
+    if (MPI_Win_get_attr(win, MPI_WIN_MODEL, &v, &flag) == MPI_SUCCESS && flag)
+        model = *(int *)v;
+    if (PMPI_Win_get_attr(win, MPI_WIN_MODEL, &v, &flag) == MPI_SUCCESS && flag)
+        ref_model = *(int *)v;
+    if (model != ref_model || tj_counter("windows_separate") != separate)
+        FAIL("a CUDA-aware MPI's window: model %d (the MPI's %d), windows_separate grew", model,
+             ref_model);
+    MPI_Win_free(&win);
+    buf_free(&mem);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Group world, from, to;
@@ -664,8 +697,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         verbose |= strcmp(argv[i], "--verbose") == 0;
+        cudaaware |= strcmp(argv[i], "--cudaaware") == 0;
+    }
     if (!cudrv_open()) {
         MPI_Finalize();
         return 77;
@@ -678,11 +713,15 @@ int main(int argc, char **argv)
     MPI_Group_incl(world, 1, &next, &to);
     make_types();
 
-    one_kind(K_DEVICE, from, to);
-    one_kind(K_MANAGED, from, to);
-    one_kind(K_PINNED, from, to);
-    bytes_moved();
-    past_allocation();
+    if (cudaaware) {
+        cuda_aware();
+    } else {
+        one_kind(K_DEVICE, from, to);
+        one_kind(K_MANAGED, from, to);
+        one_kind(K_PINNED, from, to);
+        bytes_moved();
+        past_allocation();
+    }
 
     MPI_Group_free(&from);
     MPI_Group_free(&to);

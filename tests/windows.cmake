@@ -3,7 +3,7 @@
 # device memory"): every synchronisation mode on windows in device, managed and page-locked
 # memory against the system MPI on host windows, byte for byte, at 2 and 3 ranks on the CPU-only
 # test driver; the bytes each synchronisation moves; a window past its allocation refused with one
-# error line per process.
+# error line per process; and the pass-through with a CUDA-aware MPI.
 tj_device_program(test_windows test_windows.c devbuf.c)
 foreach(np 2 3)
   add_test(NAME emu_windows_${np} COMMAND ${TJ_CHECKED} --stdout "^PASS: "
@@ -13,3 +13,11 @@ foreach(np 2 3)
            $<TARGET_FILE:test_windows>)
   set_tests_properties(emu_windows_${np} PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
 endforeach()
+# With a CUDA-aware MPI (the stand-in of tests/cudaaware_shim.c) a window in device memory is the
+# MPI's own: its base and model, nothing copied.
+add_test(NAME emu_windows_cudaaware_2 COMMAND ${TJ_CHECKED} --stdout "^PASS: "
+         --expect "^typejit\\[0\\]: stats .* windows_separate=0 window_dtoh_bytes=0 window_htod_bytes=0$"
+         -- ${TJ_CUDAAWARE_MPIEXEC}
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-windows -np 2
+         $<TARGET_FILE:test_windows> --cudaaware)
+set_tests_properties(emu_windows_cudaaware_2 PROPERTIES TIMEOUT 120 LABELS "emu;mpi")
