@@ -3,14 +3,16 @@
 """Builds and runs MPICH's test/mpi suites against one MPI, alone and with typejit preloaded.
 
 usage: mpi_suites.py build --src TESTMPI --cc MPICC --build DIR [--dirs coll pt2pt] [--dtp]
+                           [--gpu [--cuda DIR]]
        mpi_suites.py run   --src TESTMPI --cc MPICC --build DIR --lib LIBTYPEJIT [--rounds 3]
                            [--modes alone,auto,system] [--timeout 180] [--csv FILE] [--logs DIR]
-                           [--only REGEX] [--dirs ...] [--dtp]
+                           [--only REGEX] [--dirs ...] [--dtp] [--gpu] [--env K=V ...]
        mpi_suites.py summary CSV...
 
 `build` writes a Makefile in DIR for every program the folders' testlists name (testlist.in, and
 testlist.dtp with --dtp: generated in DIR by the tree's own maint/gentests_dtp.sh when the tree has
-none) and runs make; a program that does not compile against this MPI (a call of a newer MPI
+none; with --gpu the GPU lists testlist.gpu instead, the programs built with MPICH's CUDA memory
+kinds against the CUDA runtime of --cuda) and runs make; a program that does not compile against this MPI (a call of a newer MPI
 standard, an MPICH extension) is recorded as not built. `run` runs every listed program with its
 list's process count, arguments and environment, in each mode in turn (the order rotated from one
 program to the next, so that a change of load hits every mode alike), for several rounds, and
@@ -63,6 +65,8 @@ def am_vars(path):
 
 
 def list_files(a, d):
+    if a.gpu:
+        return [f for f in [os.path.join(a.src, d, "testlist.gpu")] if os.path.exists(f)]
     files = [os.path.join(a.src, d, "testlist.in")]
     if a.dtp:
         files.append(os.path.join(a.build, d, "testlist.dtp"))
@@ -129,6 +133,8 @@ def cmd_build(a):
             "HAVE_MPI_TYPE_CREATE_STRUCT", "HAVE_MPI_INIT_THREAD", "HAVE_MPI2_COMBINERS"]
     if family == "mpich":
         conf.append("HAVE_MPI_INTEGER16")  # an optional type Open MPI 4.1 lacks
+    if a.gpu:
+        conf.append("HAVE_CUDA")  # MPICH's device memory kinds (util/mtest_common.c)
     text = "".join(f"#define {c} 1\n" for c in conf)
     text += "#define POINTERINT_t long\n#define THREAD_PACKAGE_NAME THREAD_PACKAGE_POSIX\n"
     if family != "mpich":
@@ -143,6 +149,10 @@ def cmd_build(a):
     # its library still has them, and a few test programs and DTPools call them.
     cflags = "-O2 -g -w" + (" -DOMPI_OMIT_MPI1_COMPAT_DECLS=0" if family == "openmpi" else "")
     inc = f"-I{a.build}/include -I{a.src}/include -I{a.src}/dtpools/include -I{a.build}"
+    libs = "-lm"
+    if a.gpu:
+        inc += f" -I{a.cuda}/include"
+        libs = f"-L{a.cuda}/lib64 -lcudart -lm"
     lines = [f"CC = {a.cc}", f"CFLAGS = {cflags}", f"INC = {inc}", ""]
     lib_sources = ["util/mtest.c", "util/mtest_common.c", "util/mtest_single.c", "util/dtypes.c"]
     lib_sources += [f"dtpools/src/{f}" for f in sorted(os.listdir(f"{a.src}/dtpools/src"))
@@ -171,7 +181,7 @@ def cmd_build(a):
             lines += [
                 f"{exe}: {srcs} {lib}",
                 "\t@mkdir -p $(@D); rm -f $@.notbuilt",
-                f"\t@$(CC) $(CFLAGS) $(INC) {flags} {srcs} {lib} -lm -o $@ 2> $@.buildlog"
+                f"\t@$(CC) $(CFLAGS) $(INC) {flags} {srcs} {lib} {libs} -o $@ 2> $@.buildlog"
                 f" || {{ echo 'not built: {d}/{name}'; rm -f $@; touch $@ $@.notbuilt; }}",
                 "",
             ]
@@ -187,7 +197,7 @@ def cmd_build(a):
 
 
 def launch(a, family, t, mode):
-    env = list(t["env"])
+    env = list(t["env"]) + list(a.env)
     if mode != "alone":
         env = [f"LD_PRELOAD={a.lib}"] + ([f"TYPEJIT_HOST={mode}"] if mode != "auto" else []) + env
     cmd = [a.launcher, "-n", str(nprocs(a, t))]
@@ -353,6 +363,8 @@ def summarise(rows, out):
     def med(x, m):
         return statistics.median(float(c(x, m, r)[4]) for r in rounds)
 
+    if len(modes) < 2:
+        return  # nothing to compare the times with
     p("\nlargest differences of the median time (seconds) from " + base)
     p("| program | np | " + " | ".join(modes) + f" | {base}, max-min of rounds |")
     p("| --- | ---: | " + " | ".join("---:" for _ in modes) + " | ---: |")
@@ -381,7 +393,15 @@ def main():
         s.add_argument("--dirs", nargs="+", default=["coll", "pt2pt"])
         s.add_argument("--dtp", action="store_true", help="also the DTPools lists (testlist.dtp)")
         s.add_argument("--jobs", type=int, default=2)
+        s.add_argument("--gpu", action="store_true",
+                       help="the GPU lists (testlist.gpu) instead, built with MPICH's CUDA memory "
+                            "kinds")
+    sub.choices["build"].add_argument("--cuda", default="/usr/local/cuda",
+                                      help="the CUDA toolkit whose runtime --gpu builds against")
     r = sub.choices["run"]
+    r.add_argument("--env", action="append", default=[], metavar="K=V",
+                   help="an environment variable every rank gets in every mode (the library "
+                        "path of a CUDA runtime and driver, for instance)")
     r.add_argument("--lib", required=True, help="libtypejit.so built against the same MPI")
     r.add_argument("--launcher", help="default: mpiexec beside the compiler")
     r.add_argument("--modes", default="alone,auto,system",

@@ -98,8 +98,8 @@ foreach(api IN LISTS tj_fortran_apis)
             -- ${TJ_MPIEXEC} -x TYPEJIT_STATS=1 -np 2
             $<TARGET_FILE:${prog}> host ${CMAKE_CURRENT_BINARY_DIR}/fortran_calls_${api}.dat)
   add_test(NAME emu_fortran_calls_${api} COMMAND ${TJ_CHECKED} --stdout "^PASS$"
-           --expect "^typejit\\[0\\]: stats .* kernel_launches=2 .* calls_staged=9( |$)"
-           --expect "^typejit\\[1\\]: stats .* kernel_launches=2 .* calls_staged=9( |$)"
+           --expect "^typejit\\[0\\]: stats .* kernel_launches=2 .* calls_staged=13 calls_refused=0 windows_separate=1 "
+           --expect "^typejit\\[1\\]: stats .* kernel_launches=2 .* calls_staged=13 calls_refused=0 windows_separate=1 "
            -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1
            -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-fortran -np 2
            $<TARGET_FILE:${prog}> device ${CMAKE_CURRENT_BINARY_DIR}/emu_fortran_calls_${api}.dat)

@@ -556,7 +556,6 @@ static void refused_calls(void)
 {
     pair_t t;
     MPI_Request req;
-    MPI_Win w;
     int cls;
 
     pair_make(&t, 4096, 14);
@@ -570,8 +569,31 @@ static void refused_calls(void)
                                          MPI_COMM_WORLD, MPI_INFO_NULL, &req),
                     &cls);
     CHECK_EQ_INT(cls, MPI_ERR_BUFFER);
-    MPI_Error_class(MPI_Win_create_c(DEV(t), 4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w), &cls);
-    CHECK_EQ_INT(cls, MPI_ERR_BUFFER);
+    pair_free(&t);
+}
+
+/* MPI_Win_create_c on device memory: a window on a host public copy, in the separate memory model,
+ * whose fence brings a put into the device memory. */
+static void window_c(void)
+{
+    pair_t t;
+    MPI_Win w;
+    void *v;
+    int flag = 0, x = 1234 + rank, got = 0, from = (rank + nranks - 1) % nranks;
+
+    pair_make(&t, 4096, 15);
+    check_ok("MPI_Win_create_c",
+             MPI_Win_create_c(DEV(t), 4096, (MPI_Aint)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                              &w));
+    REQUIRE(MPI_Win_get_attr(w, MPI_WIN_MODEL, &v, &flag) == MPI_SUCCESS && flag);
+    CHECK_EQ_INT(*(int *)v, MPI_WIN_SEPARATE);
+    MPI_Win_fence(0, w);
+    check_ok("MPI_Put_c", MPI_Put_c(&x, 1, MPI_INT, (rank + 1) % nranks, 3, 1, MPI_INT, w));
+    MPI_Win_fence(0, w);
+    CUDRV(cuMemcpyDtoH(&got, (CUdeviceptr)(uintptr_t)((char *)DEV(t) + 3 * sizeof(int)),
+                       sizeof(int)));
+    CHECK_EQ_INT(got, 1234 + from);
+    MPI_Win_free(&w);
     pair_free(&t);
 }
 
@@ -598,6 +620,7 @@ static int calls(void)
     reduce_calls();
     external_calls();
     rma_calls();
+    window_c();
     file_calls();
     refused_calls();
     MPI_Type_free(&vt);

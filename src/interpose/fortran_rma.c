@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Fortran entry points of one-sided communication (rma.c): the origin calls and window
- * creation in Open MPI builds, and the window synchronisations that complete staged origin
- * buffers and the release of a window in every family. The MPICH family's bindings of the calls
- * with a buffer reach the C wrappers; its mpi_f08 synchronisations, which take no buffer, call
- * PMPI_* directly (MPICH 4.0.2's mpi_win_fence_f08_ calls PMPI_Win_fence), so an MPICH-family
- * build exports these under their f08 names (fortran.c says how each family's bindings reach C). */
+/* The Fortran entry points of one-sided communication (rma.c): the origin calls, window creation
+ * and attributes in Open MPI builds, and in every family the window synchronisations (which move
+ * the bytes of windows in device memory and complete staged origin buffers) and the release of
+ * a window. The MPICH family's bindings of the calls with a buffer reach the C wrappers; its
+ * mpi_f08 synchronisations, which take no buffer, call PMPI_* directly (MPICH 4.0.2's
+ * mpi_win_fence_f08_ calls PMPI_Win_fence), so an MPICH-family build exports these under their
+ * f08 names (fortran.c says how each family's bindings reach C). */
+#include <dlfcn.h>
+
 #include "interpose/fortran_binding.h"
 
 #if !defined(MPI_ABI_VERSION)
@@ -110,6 +113,34 @@ static void f_win_attach(fint *win, void *base, MPI_Aint *size, fint *ierr)
 }
 FORTRAN_NAMES(f_win_attach, win_attach, WIN_ATTACH)
 
+/* Window attributes. MPI_WIN_BASE and MPI_WIN_MODEL through the C wrapper, which answers them for
+ * a window on a host copy of device memory (Fortran gets the address and the model as integers,
+ * as Open MPI's binding gives them); every other attribute through Open MPI's own binding, which
+ * converts attribute values between the languages. Open MPI's Fortran keyvals are its C ones. */
+static void f_win_get_attr(fint *win, fint *keyval, MPI_Aint *value, fint *flag, fint *ierr)
+{
+    static void (*binding)(fint *, fint *, MPI_Aint *, fint *, fint *);
+    void *v = NULL;
+    int found = 0, rc;
+
+    if (*keyval != MPI_WIN_BASE && *keyval != MPI_WIN_MODEL) {
+        if (binding == NULL)
+            *(void **)&binding = dlsym(RTLD_NEXT, "pmpi_win_get_attr_");
+        if (binding != NULL) {
+            binding(win, keyval, value, flag, ierr);
+            return;
+        }
+    }
+    rc = MPI_Win_get_attr(PMPI_Win_f2c(*win), *keyval, &v, &found);
+    if (rc == MPI_SUCCESS) {
+        *flag = found ? 1 : 0; /* gfortran's .TRUE. */
+        if (found)
+            *value = *keyval == MPI_WIN_MODEL ? (MPI_Aint) * (int *)v : (MPI_Aint)v;
+    }
+    tj_fortran_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_win_get_attr, win_get_attr, WIN_GET_ATTR)
+
 #endif /* OPEN_MPI */
 
 /* ---- synchronisations and release: no buffer, every family ---------------------------------- */
@@ -138,12 +169,42 @@ FORTRAN_NAMES(f_win_fence, win_fence, WIN_FENCE)
     FORTRAN_NAMES(f_##_lower, _lower, _upper)
 
 SYNC_WIN(win_complete, WIN_COMPLETE, MPI_Win_complete)
+SYNC_WIN(win_wait, WIN_WAIT, MPI_Win_wait)
 SYNC_WIN(win_unlock_all, WIN_UNLOCK_ALL, MPI_Win_unlock_all)
+SYNC_WIN(win_sync, WIN_SYNC, MPI_Win_sync)
 SYNC_WIN(win_flush_all, WIN_FLUSH_ALL, MPI_Win_flush_all)
 SYNC_WIN(win_flush_local_all, WIN_FLUSH_LOCAL_ALL, MPI_Win_flush_local_all)
 SYNC_TARGET(win_unlock, WIN_UNLOCK, MPI_Win_unlock)
 SYNC_TARGET(win_flush, WIN_FLUSH, MPI_Win_flush)
 SYNC_TARGET(win_flush_local, WIN_FLUSH_LOCAL, MPI_Win_flush_local)
+
+static void f_win_post(fint *group, fint *assert_, fint *win, fint *ierr)
+{
+    tj_fortran_ierr(ierr, MPI_Win_post(PMPI_Group_f2c(*group), *assert_, PMPI_Win_f2c(*win)));
+}
+FORTRAN_NAMES(f_win_post, win_post, WIN_POST)
+
+static void f_win_test(fint *win, fint *flag, fint *ierr)
+{
+    int f = 0;
+    int rc = MPI_Win_test(PMPI_Win_f2c(*win), &f);
+    if (rc == MPI_SUCCESS)
+        *flag = f ? 1 : 0; /* gfortran's .TRUE. */
+    tj_fortran_ierr(ierr, rc);
+}
+FORTRAN_NAMES(f_win_test, win_test, WIN_TEST)
+
+static void f_win_lock(fint *type, fint *rank, fint *assert_, fint *win, fint *ierr)
+{
+    tj_fortran_ierr(ierr, MPI_Win_lock(*type, *rank, *assert_, PMPI_Win_f2c(*win)));
+}
+FORTRAN_NAMES(f_win_lock, win_lock, WIN_LOCK)
+
+static void f_win_lock_all(fint *assert_, fint *win, fint *ierr)
+{
+    tj_fortran_ierr(ierr, MPI_Win_lock_all(*assert_, PMPI_Win_f2c(*win)));
+}
+FORTRAN_NAMES(f_win_lock_all, win_lock_all, WIN_LOCK_ALL)
 
 static void f_win_free(fint *win, fint *ierr)
 {

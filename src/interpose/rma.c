@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* One-sided wrappers. The origin-side calls (Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
- * Compare_and_swap and the request-based R forms) stage device buffers through host memory when
- * the MPI is not CUDA-aware (src/send/rma.c); the window synchronisations that complete them
- * (fence, complete, unlock, flush and their all/local forms, and Win_free) then write back what
- * the MPI wrote. A window whose memory is on the device cannot be staged (other processes reach
- * it at any time): Win_create and Win_attach refuse it with an MPI that is not CUDA-aware. */
+/* One-sided wrappers, for an MPI that is not CUDA-aware. The origin-side calls (Put, Get,
+ * Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap and the request-based R forms) stage
+ * device buffers through host memory (src/send/rma.c); the window synchronisations that complete
+ * them (fence, complete, unlock, flush and their all/local forms, and Win_free) then write back
+ * what the MPI wrote. A window Win_create makes on device memory gets a host public copy, which
+ * the system MPI's window is made on, kept consistent with the device memory by the owner's
+ * synchronisations as MPI's separate memory model says (src/send/window.c); device memory cannot
+ * be attached to a dynamic window (the origins address it by its device addresses). */
 #include "gpu/cuda.h"
 #include "interpose/device.h"
 #include "interpose/init.h"
@@ -12,6 +14,7 @@
 #include "interpose/wrappers.h"
 #include "send/model.h"
 #include "send/rma.h"
+#include "send/window.h"
 #include "util/mpierr.h"
 
 /* Stage @p n buffer arguments of @p fn when one is on the device and the MPI needs it; errors
@@ -177,113 +180,223 @@ int TJ_WRAPPER(MPI_Compare_and_swap)(const void *obuf, const void *cbuf, void *r
                                       tj_rma_arg(op, 2, rbuf), type, target, tdisp, win));
 }
 
-/* ---- the synchronisations that complete operations at the origin ---------------------------- */
+/* ---- synchronisations ----------------------------------------------------------------------
+ * Each does two things for typejit: at the window's owner, it moves the bytes the separate memory
+ * model says it makes visible between a window's device memory and its host public copy
+ * (src/send/window.c), and at the origin it completes staged operations, whose bytes are then
+ * written back. The system MPI's call is made even when typejit's part before it failed, so that
+ * the other processes are not left waiting, and the failure is reported after it. */
 
-/* After a synchronisation of @p win returned @p rc: the operations towards @p target (-1: all)
- * are complete; write back what they brought. */
+/* Before the system MPI's synchronisation @p sync of @p win (@p assert its assertions, @p rank
+ * the target of a lock or unlock): the window's own memory. MPI result. */
+static int before(MPI_Win win, tj_window_sync_t sync, int assert, int rank)
+{
+    return tj_window_any() ? tj_window_before(win, sync, assert, rank) : MPI_SUCCESS;
+}
+
+/* After the system MPI's synchronisation returned @p rc: the window's own memory. */
+static int own_after(int rc, MPI_Win win, tj_window_sync_t sync, int assert, int rank)
+{
+    if (rc != MPI_SUCCESS || !tj_window_any())
+        return MPI_SUCCESS;
+    return tj_window_after(win, sync, assert, rank);
+}
+
+/* After it returned @p rc: the staged operations towards @p target (-1: all) completed at the
+ * origin, written back. */
 static int completed(int rc, MPI_Win win, int target)
 {
-    int done;
     if (rc != MPI_SUCCESS || !tj_rma_pending())
+        return MPI_SUCCESS;
+    return tj_rma_completed(win, target);
+}
+
+/* The result of a synchronisation: the system MPI's @p rc, else the first failure of typejit's
+ * parts before it (@p early) and after it (@p own, @p done), raised through the window's error
+ * handler. */
+static int result(MPI_Win win, int rc, int early, int own, int done)
+{
+    int r = early != MPI_SUCCESS ? early : own != MPI_SUCCESS ? own : done;
+    if (rc != MPI_SUCCESS || r == MPI_SUCCESS)
         return rc;
-    if ((done = tj_rma_completed(win, target)) != MPI_SUCCESS)
-        tj_mpi_raise_win(win, done);
-    return done;
+    return tj_mpi_raise_win(win, r);
 }
 
 int TJ_WRAPPER(MPI_Win_fence)(int assert, MPI_Win win)
 {
-    return completed(PMPI_Win_fence(assert, win), win, -1);
+    int early = before(win, TJ_WINDOW_FENCE, assert, -1);
+    int rc = PMPI_Win_fence(assert, win);
+    int own = own_after(rc, win, TJ_WINDOW_FENCE, assert, -1);
+    return result(win, rc, early, own, completed(rc, win, -1));
+}
+
+int TJ_WRAPPER(MPI_Win_post)(MPI_Group group, int assert, MPI_Win win)
+{
+    int early = before(win, TJ_WINDOW_POST, assert, -1);
+    return result(win, PMPI_Win_post(group, assert, win), early, MPI_SUCCESS, MPI_SUCCESS);
 }
 
 int TJ_WRAPPER(MPI_Win_complete)(MPI_Win win)
 {
-    return completed(PMPI_Win_complete(win), win, -1);
+    int rc = PMPI_Win_complete(win);
+    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, -1));
+}
+
+int TJ_WRAPPER(MPI_Win_wait)(MPI_Win win)
+{
+    int rc = PMPI_Win_wait(win);
+    return result(win, rc, MPI_SUCCESS, own_after(rc, win, TJ_WINDOW_WAIT, 0, -1), MPI_SUCCESS);
+}
+
+int TJ_WRAPPER(MPI_Win_test)(MPI_Win win, int *flag)
+{
+    int rc = PMPI_Win_test(win, flag);
+    if (rc != MPI_SUCCESS || !*flag)
+        return rc;
+    return result(win, rc, MPI_SUCCESS, own_after(rc, win, TJ_WINDOW_WAIT, 0, -1), MPI_SUCCESS);
+}
+
+int TJ_WRAPPER(MPI_Win_lock)(int type, int rank, int assert, MPI_Win win)
+{
+    int rc = PMPI_Win_lock(type, rank, assert, win);
+    return result(win, rc, MPI_SUCCESS, own_after(rc, win, TJ_WINDOW_LOCK, assert, rank),
+                  MPI_SUCCESS);
 }
 
 int TJ_WRAPPER(MPI_Win_unlock)(int rank, MPI_Win win)
 {
-    return completed(PMPI_Win_unlock(rank, win), win, rank);
+    int early = before(win, TJ_WINDOW_UNLOCK, 0, rank);
+    int rc = PMPI_Win_unlock(rank, win);
+    return result(win, rc, early, MPI_SUCCESS, completed(rc, win, rank));
+}
+
+int TJ_WRAPPER(MPI_Win_lock_all)(int assert, MPI_Win win)
+{
+    int rc = PMPI_Win_lock_all(assert, win);
+    return result(win, rc, MPI_SUCCESS, own_after(rc, win, TJ_WINDOW_LOCK_ALL, assert, -1),
+                  MPI_SUCCESS);
 }
 
 int TJ_WRAPPER(MPI_Win_unlock_all)(MPI_Win win)
 {
-    return completed(PMPI_Win_unlock_all(win), win, -1);
+    int early = before(win, TJ_WINDOW_UNLOCK_ALL, 0, -1);
+    int rc = PMPI_Win_unlock_all(win);
+    return result(win, rc, early, MPI_SUCCESS, completed(rc, win, -1));
+}
+
+int TJ_WRAPPER(MPI_Win_sync)(MPI_Win win)
+{
+    int early = before(win, TJ_WINDOW_SYNC, 0, -1);
+    return result(win, PMPI_Win_sync(win), early, MPI_SUCCESS, MPI_SUCCESS);
 }
 
 int TJ_WRAPPER(MPI_Win_flush)(int rank, MPI_Win win)
 {
-    return completed(PMPI_Win_flush(rank, win), win, rank);
+    int rc = PMPI_Win_flush(rank, win);
+    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, rank));
 }
 
 int TJ_WRAPPER(MPI_Win_flush_all)(MPI_Win win)
 {
-    return completed(PMPI_Win_flush_all(win), win, -1);
+    int rc = PMPI_Win_flush_all(win);
+    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, -1));
 }
 
 int TJ_WRAPPER(MPI_Win_flush_local)(int rank, MPI_Win win)
 {
-    return completed(PMPI_Win_flush_local(rank, win), win, rank);
+    int rc = PMPI_Win_flush_local(rank, win);
+    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, rank));
 }
 
 int TJ_WRAPPER(MPI_Win_flush_local_all)(MPI_Win win)
 {
-    return completed(PMPI_Win_flush_local_all(win), win, -1);
+    int rc = PMPI_Win_flush_local_all(win);
+    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, -1));
 }
 
 int TJ_WRAPPER(MPI_Win_free)(MPI_Win *win)
 {
     MPI_Win was = win != NULL ? *win : MPI_WIN_NULL;
-    int rc = PMPI_Win_free(win);
+    int rc = PMPI_Win_free(win), r = MPI_SUCCESS;
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (tj_window_any())
+        r = tj_window_freed(was);
     /* A correct program completed its operations before; an erroneous one's are released. */
-    if (rc == MPI_SUCCESS && tj_rma_pending())
+    if (tj_rma_pending())
         tj_rma_completed(was, -1);
-    return rc;
+    /* The window and its error handler are gone: a failure goes to MPI_COMM_WORLD's. */
+    return r != MPI_SUCCESS ? tj_mpi_raise(MPI_COMM_WORLD, r) : MPI_SUCCESS;
 }
 
 /* ---- windows --------------------------------------------------------------------------------- */
 
-static const char window_why[] =
-    "the window's memory is in device memory and the system MPI is not CUDA-aware (it reads and "
-    "writes a window from host code whenever another process accesses it, so it cannot be "
-    "staged)";
-
-/* Whether a window's memory must be refused: MPI_ERR_BUFFER (after one error line) when it is
- * device memory and the MPI is not CUDA-aware, MPI_ERR_INTERN when the driver cannot tell where
- * it lies; MPI_SUCCESS to pass the call on. */
-static int device_window(const char *fn, const void *base, MPI_Aint size)
-{
-    bool on = false;
-    int rc;
-
-    if (size <= 0 || !tj_interpose_device_calls() || tj_model_cuda_aware())
-        return MPI_SUCCESS;
-    if ((rc = tj_interpose_on_device(base, 1, MPI_BYTE, &on)) != MPI_SUCCESS)
-        return rc;
-    return on ? tj_interpose_refuse(fn, window_why) : MPI_SUCCESS;
-}
-
-/* MPI_Win_create and its large-count form (an MPI_Aint displacement unit). */
+/* MPI_Win_create and its large-count form (an MPI_Aint displacement unit). Device memory with an
+ * MPI that is not CUDA-aware: the system MPI's window is made on a host public copy of it
+ * (src/send/window.c). When that copy cannot be made, the window is made on no memory of this
+ * process, so that the other processes in the collective call are not left waiting, and the call
+ * fails (the window exists: the program frees it as any other). */
 #define WIN_CREATE(_s, _unit)                                                                      \
     int TJ_WRAPPER(MPI_Win_create##_s)(void *base, MPI_Aint size, _unit disp_unit, MPI_Info info,  \
                                        MPI_Comm comm, MPI_Win *win)                                \
     {                                                                                              \
-        int rc = device_window("MPI_Win_create" #_s, base, size);                                  \
-        if (rc != MPI_SUCCESS) {                                                                   \
-            tj_mpi_raise(comm, rc);                                                                \
-            return rc;                                                                             \
+        tj_window_t *w = NULL;                                                                     \
+        int rank = 0, rc;                                                                          \
+        if (size <= 0 || !tj_interpose_device_calls() || tj_model_cuda_aware() ||                  \
+            PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)                                            \
+            return PMPI_Win_create##_s(base, size, disp_unit, info, comm, win);                    \
+        if ((rc = tj_window_make("MPI_Win_create" #_s, base, size, rank, &w)) != MPI_SUCCESS) {    \
+            if (PMPI_Win_create##_s(NULL, 0, disp_unit, info, comm, win) != MPI_SUCCESS)           \
+                *win = MPI_WIN_NULL;                                                               \
+            return tj_mpi_raise(comm, rc);                                                         \
         }                                                                                          \
-        return PMPI_Win_create##_s(base, size, disp_unit, info, comm, win);                        \
+        if (w == NULL)                                                                             \
+            return PMPI_Win_create##_s(base, size, disp_unit, info, comm, win);                    \
+        rc = PMPI_Win_create##_s(tj_window_public(w), size, disp_unit, info, comm, win);           \
+        if (rc == MPI_SUCCESS)                                                                     \
+            tj_window_created(w, *win);                                                            \
+        else                                                                                       \
+            tj_window_discard(w);                                                                  \
+        return rc;                                                                                 \
     }
 WIN_CREATE(, int)
 TJ_IF_LARGE(WIN_CREATE(_c, MPI_Aint))
 
+static const char attach_why[] =
+    "device memory cannot be attached to a dynamic window when the system MPI is not CUDA-aware "
+    "(the origins address attached memory by its device addresses, which no host copy can have)";
+
 int TJ_WRAPPER(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 {
-    int rc = device_window("MPI_Win_attach", base, size);
-    if (rc != MPI_SUCCESS) {
-        tj_mpi_raise_win(win, rc);
-        return rc;
+    bool on = false;
+    int rc;
+
+    if (size > 0 && tj_interpose_device_calls() && !tj_model_cuda_aware()) {
+        if ((rc = tj_interpose_on_device(base, 1, MPI_BYTE, &on)) == MPI_SUCCESS && on)
+            rc = tj_interpose_refuse("MPI_Win_attach", attach_why);
+        if (rc != MPI_SUCCESS)
+            return tj_mpi_raise_win(win, rc);
     }
     return PMPI_Win_attach(win, base, size);
+}
+
+/* The attributes that tell where a window's memory is and which memory model it follows: for a
+ * window on a public copy of device memory, its device memory and MPI_WIN_SEPARATE (the system
+ * MPI would say the public copy and its own model). */
+static int separate_model = MPI_WIN_SEPARATE;
+
+int TJ_WRAPPER(MPI_Win_get_attr)(MPI_Win win, int keyval, void *value, int *flag)
+{
+    int rc = PMPI_Win_get_attr(win, keyval, value, flag);
+    void *base;
+
+    if (rc != MPI_SUCCESS || !*flag || !tj_window_any() ||
+        (keyval != MPI_WIN_BASE && keyval != MPI_WIN_MODEL) || (base = tj_window_base(win)) == NULL)
+        return rc;
+    if (keyval == MPI_WIN_BASE)
+        *(void **)value = base;
+    else
+        *(int **)value = &separate_model;
+    return rc;
 }

@@ -120,7 +120,7 @@
     /* external32 (pack.c) */                                                                      \
     _X(MPI_Pack_external)                                                                          \
     _X(MPI_Unpack_external)                                                                        \
-    /* one-sided origin buffers and their synchronisation (rma.c) */                               \
+    /* one-sided: origin buffers, windows, synchronisations (rma.c) */                             \
     _X(MPI_Put)                                                                                    \
     _X(MPI_Rput)                                                                                   \
     _X(MPI_Get)                                                                                    \
@@ -132,9 +132,15 @@
     _X(MPI_Fetch_and_op)                                                                           \
     _X(MPI_Compare_and_swap)                                                                       \
     _X(MPI_Win_fence)                                                                              \
+    _X(MPI_Win_post)                                                                               \
     _X(MPI_Win_complete)                                                                           \
+    _X(MPI_Win_wait)                                                                               \
+    _X(MPI_Win_test)                                                                               \
+    _X(MPI_Win_lock)                                                                               \
     _X(MPI_Win_unlock)                                                                             \
+    _X(MPI_Win_lock_all)                                                                           \
     _X(MPI_Win_unlock_all)                                                                         \
+    _X(MPI_Win_sync)                                                                               \
     _X(MPI_Win_flush)                                                                              \
     _X(MPI_Win_flush_all)                                                                          \
     _X(MPI_Win_flush_local)                                                                        \
@@ -142,6 +148,7 @@
     _X(MPI_Win_free)                                                                               \
     _X(MPI_Win_create)                                                                             \
     _X(MPI_Win_attach)                                                                             \
+    _X(MPI_Win_get_attr)                                                                           \
     /* MPI-IO (file.c) */                                                                          \
     _X(MPI_File_read)                                                                              \
     _X(MPI_File_read_all)                                                                          \

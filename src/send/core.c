@@ -18,6 +18,7 @@
 #include "send/request.h"
 #include "send/rma.h"
 #include "send/staging.h"
+#include "send/window.h"
 #include "type/table.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -67,6 +68,7 @@ void tj_core_finalize(void)
      * kernels are released below. */
     tj_request_progress(true);
     tj_rma_finalize();
+    tj_window_finalize();
     tj_p2p_finalize();
     tj_model_finalize();
     tj_table_clear();

@@ -78,7 +78,7 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
 /* Unpack what a completed receive brought (its byte count from @p status; a message shorter
  * than the buffer fills the leading part of the typemap, a partial object included, as the
  * system MPI does). A cancelled receive unpacks nothing. With @p batch, the unpack (and the
- * staged method's copy) is launched and its wait left to the batch (as tj_devpack_unpack_at
+ * staged method's copy) is launched and its wait left to the batch (as tj_move
  * says: when tj_batch_wait fails, call this again without one); without, it is waited for
  * before this returns. Returns the MPI result. */
 int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch);

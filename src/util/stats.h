@@ -43,7 +43,10 @@
     _X(cache_misses)                                                                               \
     _X(commits_via_contents)                                                                       \
     _X(calls_staged)                                                                               \
-    _X(calls_refused)
+    _X(calls_refused)                                                                              \
+    _X(windows_separate)                                                                           \
+    _X(window_dtoh_bytes)                                                                          \
+    _X(window_htod_bytes)
 
 typedef enum {
 #define TJ_STAT_ENUM(_name) TJ_STAT_##_name,

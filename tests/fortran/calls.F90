@@ -1,7 +1,8 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! Fortran calls whose entry points typejit adds beside the C wrappers (tests/fortran.cmake):
 ! Allreduce, Iallreduce in place, Reduce_local, Alltoall, external32, one-sided Put and Get
-! completed by a fence, MPI-IO at explicit offsets. Built twice, with `use mpi` and (TJ_F08) with `use mpi_f08`. The
+! completed by a fence, a window in the mode's memory with every kind of synchronisation, MPI-IO
+! at explicit offsets. Built twice, with `use mpi` and (TJ_F08) with `use mpi_f08`. The
 ! first argument is `host` or `device` (buffers from the CUDA driver, tests/fortran/buffers.c),
 ! the second the file to write. Every result is compared with the value it must have.
 program calls
@@ -51,13 +52,20 @@ program calls
     integer(kind=MPI_ADDRESS_KIND) :: pos, wsize
     integer(kind=MPI_OFFSET_KIND) :: offset
     HANDLE(MPI_Win) :: win
+    HANDLE(MPI_Group) :: world, from, to
+#ifndef TJ_F08
+    integer(kind=MPI_ADDRESS_KIND) :: attr
+    logical :: found
+    character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
+#endif
+    double precision, pointer, contiguous :: w(:)
     HANDLE(MPI_Request) :: req
     HANDLE(MPI_File) :: fh
     STATUS :: status
     integer :: rank, nranks, left, right, i, s, c, cnt, ierr, failures
     character(len=16) :: mode
     character(len=256) :: fname
-    type(c_ptr) :: pa, pb, pia, pib
+    type(c_ptr) :: pa, pb, pia, pib, pw
 
     failures = 0
     call get_command_argument(1, mode)
@@ -161,6 +169,80 @@ program calls
     call get(g, pb)
     if (any(g /= h)) call fail('MPI_Get')
     call MPI_Win_free(win, ierr)
+
+    ! A window on a buffer of the mode's kind (device memory: a host public copy, in the separate
+    ! memory model): MPI_PUT in post/start/complete/wait epochs (completed by MPI_WIN_WAIT, then a
+    ! MPI_WIN_TEST loop), stores in a lock of the own window read by the neighbour's MPI_GET in a
+    ! lock_all epoch, a MPI_PUT made private by MPI_WIN_SYNC.
+    pw = tj_buf_alloc(int(8 * n, c_size_t))
+    call c_f_pointer(pw, w, (/ n /))
+    g = -1
+    call put(pw, g)
+    call MPI_Win_create(w, wsize, 8, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+#ifndef TJ_F08
+    ! (Open MPI's mpi_f08 MPI_Win_get_attr and MPI_Win_test call its profiling names
+    ! pmpi_win_get_attr_ and pmpi_win_test_, which typejit does not take, and the MPICH family's
+    ! bindings read attributes inside MPICH: docs/device-calls.md.)
+    call MPI_Get_library_version(version, cnt, ierr)
+    call MPI_Win_get_attr(win, MPI_WIN_MODEL, attr, found, ierr)
+    if (.not. found .or. (mode == 'device' .and. index(version, 'MPICH') == 0 .and. &
+                          attr /= MPI_WIN_SEPARATE)) &
+        call fail('MPI_WIN_MODEL of a window in device memory')
+#endif
+    call MPI_Comm_group(MPI_COMM_WORLD, world, ierr)
+    call MPI_Group_incl(world, 1, (/ left /), from, ierr)
+    call MPI_Group_incl(world, 1, (/ right /), to, ierr)
+    do s = 1, 2
+        h = (/ (val(rank + s, i), i = 1, n) /)
+        call put(pa, h)
+        call MPI_Win_post(from, 0, win, ierr)
+        call MPI_Win_start(to, 0, win, ierr)
+        call MPI_Put(a, n, MPI_DOUBLE_PRECISION, right, 0_MPI_ADDRESS_KIND, n, &
+                     MPI_DOUBLE_PRECISION, win, ierr)
+        call MPI_Win_complete(win, ierr)
+#ifndef TJ_F08
+        if (s == 2) then
+            found = .false.
+            do while (.not. found)
+                call MPI_Win_test(win, found, ierr)
+            end do
+        else
+            call MPI_Win_wait(win, ierr)
+        end if
+#else
+        call MPI_Win_wait(win, ierr)
+#endif
+        call get(g, pw)
+        if (any(g /= (/ (val(left + s, i), i = 1, n) /))) call fail('MPI_Put, MPI_Win_wait')
+    end do
+    call MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win, ierr)
+    h = (/ (val(rank + 7, i), i = 1, n) /)
+    call put(pw, h)
+    call MPI_Win_unlock(rank, win, ierr)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_Win_lock_all(0, win, ierr)
+    call MPI_Get(b, n, MPI_DOUBLE_PRECISION, right, 0_MPI_ADDRESS_KIND, n, MPI_DOUBLE_PRECISION, &
+                 win, ierr)
+    call MPI_Win_flush(right, win, ierr)
+    call get(g, pb)
+    if (any(g /= (/ (val(right + 7, i), i = 1, n) /))) call fail('MPI_Win_unlock of the own window')
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_Put(a, n, MPI_DOUBLE_PRECISION, right, 0_MPI_ADDRESS_KIND, n, MPI_DOUBLE_PRECISION, &
+                 win, ierr)
+    call MPI_Win_flush(right, win, ierr)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_Win_sync(win, ierr)
+    call get(g, pw)
+    if (any(g /= (/ (val(left + 2, i), i = 1, n) /))) call fail('MPI_Win_sync')
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_Win_unlock_all(win, ierr)
+    call MPI_Win_free(win, ierr)
+    call MPI_Group_free(from, ierr)
+    call MPI_Group_free(to, ierr)
+    call MPI_Group_free(world, ierr)
+    call tj_buf_free(pw)
+    h = (/ (val(rank, i), i = 1, n) /)
+    call put(pa, h)
 
     ! MPI_FILE_WRITE_AT each rank's block, MPI_FILE_READ_AT the left neighbour's.
     call MPI_File_open(MPI_COMM_WORLD, trim(fname), MPI_MODE_CREATE + MPI_MODE_RDWR, &
