@@ -548,7 +548,7 @@ static int make(item_t *it, const char *family, const char *name, int ndims, con
     return 0;
 }
 
-/* The words of a fused item's blocks, as the runtime gives them (send/fused.c): each member's
+/* The words of a fused item's blocks, as the runtime gives them (move/fused.c): each member's
  * own launch word at its addresses (buffers aligned), without edges; the item's word the widest.
  * False when two members of one block would want different words (the runtime would give them
  * shapes of their own). */

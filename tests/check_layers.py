@@ -31,13 +31,15 @@ LAYERS = {
     "cache": 1,
     "jit": 2,
     "src/kernels": 3,
-    "src/send": 4,
-    "src/interpose": 5,
-    "src/tools": 6,
+    "src/move": 4,
+    "src/calls": 5,
+    "src/interpose": 6,
+    "src/tools": 7,
 }
 # How an include path names its folder ("gpu/cuda.h" -> src/gpu).
 INCLUDE_ROOTS = {"util": "src/util", "gpu": "src/gpu", "type": "src/type", "cache": "cache",
-                 "jit": "jit", "kernels": "src/kernels", "send": "src/send",
+                 "jit": "jit", "kernels": "src/kernels", "move": "src/move",
+                 "calls": "src/calls",
                  "interpose": "src/interpose"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

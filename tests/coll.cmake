@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Collectives on device buffers (src/send/coll.c), on the CPU-only test driver: every interposed
+# Collectives on device buffers (src/calls/coll.c), on the CPU-only test driver: every interposed
 # collective against the system MPI on host copies, 2, 3 and 4 ranks (3: an intercommunicator of
 # two groups of different sizes); and the main job, halo3d --device, with each way it exchanges
 # halos.

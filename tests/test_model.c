@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "send/model.h"
-#include "send/systable.h"
+#include "move/model.h"
+#include "move/systable.h"
 #include "util/config.h"
 
 static char dir[] = "/tmp/tj_model_XXXXXX";

@@ -2,7 +2,7 @@
 /* Batches: the contexts a call left device work in, each waited on once. The device work of a
  * send, a collective or a completion call (pack and unpack kernels, and the copies around them)
  * is launched region by region on the streams of the contexts it belongs to, and waited for once,
- * before the MPI is given the bytes or the application its buffer (send/wait_once.h). MPI_Pack and
+ * before the MPI is given the bytes or the application its buffer (move/wait_once.h). MPI_Pack and
  * MPI_Unpack wait in the call itself (no batch). */
 #ifndef TJ_GPU_BATCH_H
 #define TJ_GPU_BATCH_H

@@ -4,13 +4,13 @@
  * Gatherv, Scatter, Scatterv, Bcast and their non-blocking forms, each also in its large-count
  * form (`_c`) where the MPI has them. A call whose buffers are in host memory goes to the system
  * MPI after one pointer query per side (none on a machine without a CUDA device); one with a
- * device buffer is typejit's (src/send/coll.c), and its non-blocking request is completed by the
+ * device buffer is typejit's (src/calls/coll.c), and its non-blocking request is completed by the
  * interposed Wait and Test calls. */
 #include "gpu/cuda.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/coll.h"
+#include "calls/coll.h"
 #include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go

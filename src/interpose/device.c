@@ -9,7 +9,7 @@
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/span.h"
+#include "move/span.h"
 #include "util/log.h"
 #include "util/stats.h"
 

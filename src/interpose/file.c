@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI-IO wrappers: every read and write form (blocking, non-blocking, individual, shared and
  * ordered file pointers, explicit offsets, split collectives). A device buffer with an MPI that
- * is not CUDA-aware is staged exactly through host memory (src/send/staged.c): a write's bytes
+ * is not CUDA-aware is staged exactly through host memory (src/calls/staged.c): a write's bytes
  * are read from the device first; a read's are written back when the call, the Wait or Test of a
  * non-blocking one, or the _end of a split collective completes it. Every other call goes to the
  * system MPI after one pointer query (none on a machine without a device). */
@@ -9,9 +9,9 @@
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/model.h"
-#include "send/split.h"
-#include "send/staged.h"
+#include "move/model.h"
+#include "calls/file_split.h"
+#include "calls/staged.h"
 #include "util/log.h"
 #include "util/mpierr.h"
 
@@ -155,7 +155,7 @@ static int split_started(const char *fn, MPI_File fh, tj_staged_t *s, int rc)
         tj_staged_release(s);
         return rc;
     }
-    if (!tj_split_put(fh, s)) {
+    if (!tj_file_split_put(fh, s)) {
         /* The _end could not find its staging; the access goes on, on the mirror, which is
          * kept (leaked) rather than freed under the MPI's feet. */
         tj_log_error("%s: out of memory recording a split collective; its bytes will not reach "
@@ -205,7 +205,7 @@ FORMS(SPLIT_BEGIN_AT, write_at_all_begin, false, const)
 /* The _end of a split collective (no count: one form) completes the staging of its _begin. */
 int TJ_WRAPPER(MPI_File_read_all_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
-    tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
+    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_read_all_end(fh, buf, status);
     return end(fh, s, PMPI_File_read_all_end(fh, ARG, status), NULL);
@@ -213,7 +213,7 @@ int TJ_WRAPPER(MPI_File_read_all_end)(MPI_File fh, void *buf, MPI_Status *status
 
 int TJ_WRAPPER(MPI_File_read_at_all_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
-    tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
+    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_read_at_all_end(fh, buf, status);
     return end(fh, s, PMPI_File_read_at_all_end(fh, ARG, status), NULL);
@@ -221,7 +221,7 @@ int TJ_WRAPPER(MPI_File_read_at_all_end)(MPI_File fh, void *buf, MPI_Status *sta
 
 int TJ_WRAPPER(MPI_File_read_ordered_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
-    tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
+    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_read_ordered_end(fh, buf, status);
     return end(fh, s, PMPI_File_read_ordered_end(fh, ARG, status), NULL);
@@ -229,7 +229,7 @@ int TJ_WRAPPER(MPI_File_read_ordered_end)(MPI_File fh, void *buf, MPI_Status *st
 
 int TJ_WRAPPER(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
+    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_write_all_end(fh, buf, status);
     return end(fh, s, PMPI_File_write_all_end(fh, ARG, status), NULL);
@@ -237,7 +237,7 @@ int TJ_WRAPPER(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status 
 
 int TJ_WRAPPER(MPI_File_write_at_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
+    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_write_at_all_end(fh, buf, status);
     return end(fh, s, PMPI_File_write_at_all_end(fh, ARG, status), NULL);
@@ -245,7 +245,7 @@ int TJ_WRAPPER(MPI_File_write_at_all_end)(MPI_File fh, const void *buf, MPI_Stat
 
 int TJ_WRAPPER(MPI_File_write_ordered_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    tj_staged_t *s = tj_interpose_active() ? tj_split_take(fh) : NULL;
+    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
     if (s == NULL)
         return PMPI_File_write_ordered_end(fh, buf, status);
     return end(fh, s, PMPI_File_write_ordered_end(fh, ARG, status), NULL);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "interpose/fortran_binding.h"
-#include "send/request.h"
+#include "calls/request.h"
 #include "util/log.h"
 
 #if defined(OPEN_MPI)

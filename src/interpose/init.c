@@ -6,7 +6,7 @@
 #include "interpose/init.h"
 #include "interpose/pairing.h"
 #include "interpose/wrappers.h"
-#include "send/core.h"
+#include "calls/core.h"
 #include "typejit.h"
 #include "util/log.h"
 

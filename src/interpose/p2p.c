@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point wrappers: sends and receives of every mode, blocking, non-blocking and
  * persistent, Sendrecv, Sendrecv_replace and the matched receives. A call with a device buffer
- * moves packed bytes (src/send/p2p.c); every other call goes to the system MPI after one pointer
+ * moves packed bytes (src/calls/p2p.c); every other call goes to the system MPI after one pointer
  * query (none on a machine without a CUDA device). Probe, Iprobe, Mprobe and Improbe need no
  * wrapper: the status of a packed message counts the same bytes. */
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "util/common.h"
-#include "send/count.h"
-#include "send/p2p.h"
-#include "send/request.h"
+#include "move/count.h"
+#include "calls/p2p.h"
+#include "calls/request.h"
 #include "util/mpierr.h"
 
 /* Errors typejit itself detects go through the communicator's error handler, as the system

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Pack, MPI_Unpack, MPI_Pack_size, and MPI_Pack_external and MPI_Unpack_external (device
- * buffers staged through host memory, src/send/external.c). The engine takes only calls it can
+ * buffers staged through host memory, src/calls/external.c). The engine takes only calls it can
  * complete exactly; every call the system MPI would reject (bad arguments, a too-small buffer) is
  * passed to it unchanged so that the error code and error handler are the system MPI's own. */
 #include <stdint.h>
@@ -9,8 +9,8 @@
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/devpack.h"
-#include "send/external.h"
+#include "calls/device_pack.h"
+#include "calls/external.h"
 #include "type/lazy.h"
 #include "type/cpu.h"
 #include "util/common.h"
@@ -85,7 +85,7 @@ static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype,
     bool taken = true;
 
     if (!tj_gpu_absent() &&
-        tj_devpack_pack(info, datatype, inbuf, incount, outbuf, outsize, position, comm, rc))
+        tj_device_pack(info, datatype, inbuf, incount, outbuf, outsize, position, comm, rc))
         goto out;
     if (inbuf != NULL && info != NULL && (e = host_engine(datatype, info, false)) != NULL &&
         engine_takes(e, incount, *position, outsize, outbuf, comm, &bytes)) {
@@ -112,7 +112,7 @@ static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, vo
     bool taken = true;
 
     if (!tj_gpu_absent() &&
-        tj_devpack_unpack(info, datatype, inbuf, insize, position, outbuf, outcount, comm, rc))
+        tj_device_unpack(info, datatype, inbuf, insize, position, outbuf, outcount, comm, rc))
         goto out;
     if (outbuf != NULL && info != NULL && (e = host_engine(datatype, info, true)) != NULL &&
         engine_takes(e, outcount, *position, insize, inbuf, comm, &bytes)) {

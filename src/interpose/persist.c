@@ -10,9 +10,9 @@
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/coll.h"
-#include "send/model.h"
-#include "send/reduce.h"
+#include "calls/coll.h"
+#include "move/model.h"
+#include "calls/reduce.h"
 #include "util/mpierr.h"
 
 #if defined(TJ_HAVE_MPIX_INIT) || defined(TJ_HAVE_MPI4)

@@ -2,13 +2,13 @@
 /* Reduction wrappers: Reduce, Allreduce, Reduce_scatter, Reduce_scatter_block, Scan, Exscan,
  * their non-blocking forms, and Reduce_local, each also in its large-count form (`_c`) where the
  * MPI has them. A call with a device buffer and an MPI that is not
- * CUDA-aware is staged exactly through host memory (src/send/reduce.c); every other call goes
+ * CUDA-aware is staged exactly through host memory (src/calls/reduce.c); every other call goes
  * to the system MPI, after at most two pointer queries (none on a machine without a device). */
 #include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/reduce.h"
+#include "calls/reduce.h"
 #include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go

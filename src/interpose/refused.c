@@ -9,7 +9,7 @@
 #include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/wrappers.h"
-#include "send/model.h"
+#include "move/model.h"
 #include "util/mpierr.h"
 
 static const char kept_why[] =

@@ -9,7 +9,7 @@
 
 #include "interpose/init.h"
 #include "interpose/wrappers.h"
-#include "send/request.h"
+#include "calls/request.h"
 #include "util/log.h"
 #include "util/mpierr.h"
 

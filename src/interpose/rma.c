@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided wrappers, for an MPI that is not CUDA-aware. The origin-side calls (Put, Get,
  * Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap and the request-based R forms) stage
- * device buffers through host memory (src/send/rma.c); the window synchronisations that complete
+ * device buffers through host memory (src/calls/rma.c); the window synchronisations that complete
  * them (fence, complete, unlock, flush and their all/local forms, and Win_free) then write back
  * what the MPI wrote. A window Win_create makes on device memory gets a host public copy, which
  * the system MPI's window is made on, kept consistent with the device memory by the owner's
- * synchronisations as MPI's separate memory model says (src/send/window.c); device memory cannot
+ * synchronisations as MPI's separate memory model says (src/calls/window.c); device memory cannot
  * be attached to a dynamic window (the origins address it by its device addresses). */
 #include "gpu/cuda.h"
 #include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
-#include "send/model.h"
-#include "send/rma.h"
-#include "send/window.h"
+#include "move/model.h"
+#include "calls/rma.h"
+#include "calls/window.h"
 #include "util/mpierr.h"
 
 /* Stage @p n buffer arguments of @p fn when one is on the device and the MPI needs it; errors
@@ -183,7 +183,7 @@ int TJ_WRAPPER(MPI_Compare_and_swap)(const void *obuf, const void *cbuf, void *r
 /* ---- synchronisations ----------------------------------------------------------------------
  * Each does two things for typejit: at the window's owner, it moves the bytes the separate memory
  * model says it makes visible between a window's device memory and its host public copy
- * (src/send/window.c), and at the origin it completes staged operations, whose bytes are then
+ * (src/calls/window.c), and at the origin it completes staged operations, whose bytes are then
  * written back. The system MPI's call is made even when typejit's part before it failed, so that
  * the other processes are not left waiting, and the failure is reported after it. */
 
@@ -334,7 +334,7 @@ int TJ_WRAPPER(MPI_Win_free)(MPI_Win *win)
 
 /* MPI_Win_create and its large-count form (an MPI_Aint displacement unit). Device memory with an
  * MPI that is not CUDA-aware: the system MPI's window is made on a host public copy of it
- * (src/send/window.c). When that copy cannot be made, the window is made on no memory of this
+ * (src/calls/window.c). When that copy cannot be made, the window is made on no memory of this
  * process, so that the other processes in the collective call are not left waiting, and the call
  * fails (the window exists: the program frees it as any other). */
 #define WIN_CREATE(_s, _unit)                                                                      \

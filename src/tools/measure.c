@@ -2,7 +2,7 @@
 /* `typejit measure`: times pack and unpack kernels (into device and mapped host memory) by size
  * and run length, device-host copies, launch latency and, with two or more ranks, the MPI's
  * host (and, when it is CUDA-aware, device) ping-pong between ranks 0 and 1, then writes the
- * system table the method model reads (src/send/systable.h has the format). Times are what a
+ * system table the method model reads (src/move/systable.h has the format). Times are what a
  * send path pays: wall clock from the launch (or copy, or send) to its completion, medians. */
 #include "measure.h"
 
@@ -20,8 +20,8 @@
 #include "kernels/launch.h"
 #include "kernels/lookup.h"
 #include "kernels/target.h"
-#include "send/model.h"
-#include "send/systable.h"
+#include "move/model.h"
+#include "move/systable.h"
 #include "util/clock.h"
 #include "util/config.h"
 

@@ -14,7 +14,7 @@ typedef enum { TJ_JIT_OFF, TJ_JIT_AUTO, TJ_JIT_ALWAYS } tj_jit_mode_t;
 typedef enum { TJ_CACHE_RW, TJ_CACHE_RO, TJ_CACHE_OFF } tj_cache_mode_t;
 /* auto / yes / no settings. */
 typedef enum { TJ_TRI_AUTO, TJ_TRI_YES, TJ_TRI_NO } tj_tristate_t;
-/* TYPEJIT_METHOD, in the order of tj_method_t (src/send/model.h). */
+/* TYPEJIT_METHOD, in the order of tj_method_t (src/move/model.h). */
 typedef enum {
     TJ_FORCE_AUTO,
     TJ_FORCE_DEVICE,

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The request table: system request handles of typejit's transfers, in a hash table under one
+ * lock, and the detached requests the application freed while they were active. The table's
+ * chains run through the records themselves, so that putting a record in never allocates: a
+ * request's record is taken (tj_request_reserve) before the system MPI starts the request, and
+ * nothing may fail after that. */
+#include "calls/request.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+struct tj_request {
+    MPI_Request handle;
+    tj_xfer_t xfer; /* a point-to-point transfer, unless `custom` */
+    bool custom;    /* completion.finish and .release do the work */
+    tj_completion_t completion;
+    bool persistent;
+    bool finished;            /* unpacked by MPI_Request_get_status; Wait/Test only report it */
+    bool redo;                /* its finish left work to a batch (tj_request_done_all) */
+    struct tj_request *next;  /* detached list */
+    struct tj_request *chain; /* the table's bucket */
+};
+
+/* Buckets of the table: a fixed array at first, grown (at a reserve, when records outnumber
+ * buckets) where memory allows; a table that cannot grow only has longer chains. */
+#define TABLE_FIRST 256
+
+/* A spinning lock: every section under it is a few loads and stores (allocations and frees run
+ * outside it), and a steady request takes it twice. */
+static atomic_flag table_lock = ATOMIC_FLAG_INIT;
+
+static void lock_table(void)
+{
+    for (int spins = 0; atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire);)
+        if (++spins % 64 == 0)
+            sched_yield();
+}
+
+static void unlock_table(void)
+{
+    atomic_flag_clear_explicit(&table_lock, memory_order_release);
+}
+static tj_request_t *first_buckets[TABLE_FIRST];
+static tj_request_t **buckets = first_buckets;
+static _Atomic size_t nbuckets = TABLE_FIRST;
+static size_t nrecords;
+static tj_request_t *detached;
+static atomic_bool any_detached; /* detached is not empty: tj_request_progress has work */
+atomic_int tj_request_count;
+
+/* Records given back, kept per thread for its next requests (at most SPARE_MAX of them), so that
+ * a steady request allocates nothing and takes no lock for its record; freed when the thread
+ * ends. */
+#define SPARE_MAX 64
+typedef struct {
+    tj_request_t *list;
+    int n;
+    bool known; /* the thread's key holds it: freed when the thread ends */
+} spare_t;
+static _Thread_local spare_t spare __attribute__((tls_model("initial-exec")));
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_free(void *arg)
+{
+    spare_t *sp = arg;
+    while (sp->list != NULL) {
+        tj_request_t *next = sp->list->next;
+        free(sp->list);
+        sp->list = next;
+    }
+    sp->n = 0;
+}
+
+static void spare_init(void)
+{
+    pthread_key_create(&spare_key, spare_free);
+}
+
+/* A record for reuse, zeroed; NULL when there is none. */
+static tj_request_t *spare_take(void)
+{
+    tj_request_t *r = spare.list;
+
+    if (r == NULL)
+        return NULL;
+    spare.list = r->next;
+    spare.n--;
+    memset(r, 0, sizeof(*r));
+    return r;
+}
+
+static void spare_put(tj_request_t *r)
+{
+    if (spare.n >= SPARE_MAX) {
+        free(r);
+        return;
+    }
+    if (!spare.known) {
+        pthread_once(&spare_once, spare_init);
+        pthread_setspecific(spare_key, &spare);
+        spare.known = true;
+    }
+    r->next = spare.list;
+    spare.list = r;
+    spare.n++;
+}
+
+static size_t bucket_of(MPI_Request handle, size_t n)
+{
+    uint64_t h = (uint64_t)(uintptr_t)handle * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (n - 1);
+}
+
+/* Under table_lock. */
+static void link_record(tj_request_t *r)
+{
+    size_t b = bucket_of(r->handle, nbuckets);
+    r->chain = buckets[b];
+    buckets[b] = r;
+    nrecords++;
+}
+
+/* The record of @p handle, unlinked when @p unlink; under table_lock. */
+static tj_request_t *find_record(MPI_Request handle, bool unlink)
+{
+    tj_request_t **at = &buckets[bucket_of(handle, nbuckets)];
+    for (; *at != NULL; at = &(*at)->chain)
+        if ((*at)->handle == handle) {
+            tj_request_t *r = *at;
+            if (unlink) {
+                *at = r->chain;
+                nrecords--;
+            }
+            return r;
+        }
+    return NULL;
+}
+
+/* Rehash into @p fresh, @p n zeroed buckets (four times the buckets); under table_lock. */
+static void grow(tj_request_t **fresh, size_t n)
+{
+    for (size_t b = 0; b < nbuckets; b++)
+        while (buckets[b] != NULL) {
+            tj_request_t *r = buckets[b];
+            size_t to = bucket_of(r->handle, n);
+            buckets[b] = r->chain;
+            r->chain = fresh[to];
+            fresh[to] = r;
+        }
+    buckets = fresh;
+    nbuckets = n;
+}
+
+tj_request_t *tj_request_reserve(void)
+{
+    tj_request_t *r = spare_take();
+
+    if (r == NULL && (r = calloc(1, sizeof(*r))) == NULL) {
+        tj_log_error("out of memory recording a request; MPI_ERR_NO_MEM");
+        return NULL;
+    }
+    /* The records in flight outnumber the buckets: grown before this one goes in, the new
+     * buckets allocated (and the old ones freed) outside the lock. */
+    if ((size_t)atomic_load_explicit(&tj_request_count, memory_order_relaxed) >=
+        atomic_load_explicit(&nbuckets, memory_order_relaxed)) {
+        size_t n = atomic_load(&nbuckets) * 4;
+        tj_request_t **fresh = calloc(n, sizeof(*fresh)), **old = NULL;
+        lock_table();
+        if (fresh != NULL && nrecords >= nbuckets && n == nbuckets * 4) {
+            old = buckets != first_buckets ? buckets : NULL;
+            grow(fresh, n);
+            fresh = NULL;
+        }
+        unlock_table();
+        free(fresh);
+        free(old);
+    }
+    return r;
+}
+
+void tj_request_unreserve(tj_request_t *r)
+{
+    if (r != NULL)
+        spare_put(r);
+}
+
+static void insert(tj_request_t *r, MPI_Request handle)
+{
+    r->handle = handle;
+    lock_table();
+    link_record(r);
+    atomic_fetch_add(&tj_request_count, 1);
+    unlock_table();
+}
+
+void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, bool persistent)
+{
+    r->xfer = *x;
+    r->persistent = persistent;
+    insert(r, handle);
+}
+
+void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_completion_t *c)
+{
+    r->custom = true;
+    r->completion = *c;
+    insert(r, handle);
+}
+
+/* A completion with a release to run after it (tj_request_on_release). */
+typedef struct {
+    tj_completion_t inner; /* finish NULL: nothing to finish */
+    void (*release)(void *arg);
+    void *arg;
+} chained_t;
+
+static int chained_finish(void *arg, const MPI_Status *status, tj_batch_t *b)
+{
+    chained_t *c = arg;
+    return c->inner.finish != NULL ? c->inner.finish(c->inner.arg, status, b) : MPI_SUCCESS;
+}
+
+static void chained_release(void *arg)
+{
+    chained_t *c = arg;
+    if (c->inner.release != NULL)
+        c->inner.release(c->inner.arg);
+    c->release(c->arg);
+    free(c);
+}
+
+tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg), void *arg)
+{
+    chained_t *c = calloc(1, sizeof(*c));
+    tj_completion_t done = {chained_finish, chained_release, c};
+    tj_request_t *r, *fresh = tj_request_reserve();
+    tj_status_t st = TJ_OK;
+
+    if (c == NULL || fresh == NULL) {
+        tj_log_error("out of memory recording a request");
+        free(c);
+        tj_request_unreserve(fresh);
+        return TJ_ERR_NOMEM;
+    }
+    c->release = release;
+    c->arg = arg;
+    lock_table();
+    r = find_record(handle, false);
+    if (r != NULL && !r->custom) {
+        st = TJ_ERR_INVALID; /* a point-to-point transfer: nothing to chain to */
+    } else if (r != NULL) {
+        c->inner = r->completion;
+        r->completion = done;
+    }
+    unlock_table();
+    if (st == TJ_OK && r == NULL) {
+        tj_request_add_completion(fresh, handle, &done);
+        fresh = NULL;
+    }
+    tj_request_unreserve(fresh);
+    if (st != TJ_OK)
+        free(c);
+    return st;
+}
+
+/* Finish what a completed request brought: unpack a receive (not a cancelled one: the
+ * receive's finish asks). A custom completion belongs to a collective (which cannot be
+ * cancelled), a one-sided or a file access (whose staged mirror holds the buffer's bytes, so
+ * writing it back is right whether the access happened or not); it is not asked, as Open MPI 4.1
+ * leaves the cancelled flag of a file request's status uninitialised. Device work goes into @p b
+ * (NULL: waited for before this returns). */
+static int finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
+{
+    if (r->custom)
+        return r->completion.finish(r->completion.arg, status, b);
+    return r->xfer.recv ? tj_p2p_recv_finish(&r->xfer, status, b) : MPI_SUCCESS;
+}
+
+tj_request_t *tj_request_take(MPI_Request handle)
+{
+    tj_request_t *r = NULL;
+    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
+        return NULL;
+    lock_table();
+    r = find_record(handle, true);
+    unlock_table();
+    return r;
+}
+
+bool tj_request_known(MPI_Request handle)
+{
+    tj_request_t *r = NULL;
+    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
+        return false;
+    lock_table();
+    r = find_record(handle, false);
+    unlock_table();
+    return r != NULL;
+}
+
+void tj_request_put(tj_request_t *r, MPI_Request handle)
+{
+    r->handle = handle;
+    lock_table();
+    link_record(r);
+    unlock_table();
+}
+
+static void release(tj_request_t *r)
+{
+    if (r->custom)
+        r->completion.release(r->completion.arg);
+    else
+        tj_p2p_end(&r->xfer);
+    spare_put(r);
+    atomic_fetch_sub(&tj_request_count, 1);
+}
+
+/* A completed request's record after its finish: put back inactive, or released. */
+static void retire(tj_request_t *r, MPI_Request handle)
+{
+    r->finished = false;
+    if (r->persistent)
+        tj_request_put(r, handle);
+    else
+        release(r);
+}
+
+int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (!r->finished)
+        rc = finish(r, status, NULL);
+    retire(r, handle);
+    return rc;
+}
+
+void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[], const int *which,
+                         const MPI_Status statuses[], int results[])
+{
+    tj_batch_t b;
+
+    tj_batch_init(&b);
+    for (int k = 0; k < n; k++) {
+        tj_request_t *r = recs[which != NULL ? which[k] : k];
+        int before = b.deferred;
+        results[k] = MPI_SUCCESS;
+        if (r == NULL || r->finished)
+            continue;
+        results[k] = finish(r, &statuses[k], &b);
+        r->redo = b.deferred > before;
+    }
+    /* The records are released only after the wait: their staging and types are in use until
+     * then. A wait that failed leaves every batched unpack to be done again, each waiting for
+     * itself. */
+    if (tj_batch_wait(&b) != TJ_OK)
+        for (int k = 0; k < n; k++) {
+            tj_request_t *r = recs[which != NULL ? which[k] : k];
+            if (r != NULL && r->redo)
+                results[k] = finish(r, &statuses[k], NULL);
+        }
+    for (int k = 0; k < n; k++) {
+        int i = which != NULL ? which[k] : k;
+        if (recs[i] == NULL)
+            continue;
+        recs[i]->redo = false;
+        retire(recs[i], handles[i]);
+        recs[i] = NULL;
+    }
+}
+
+int tj_request_finish_early(MPI_Request handle, const MPI_Status *status)
+{
+    tj_request_t *r = tj_request_take(handle);
+    int rc = MPI_SUCCESS;
+    if (r == NULL)
+        return MPI_SUCCESS;
+    if (!r->finished)
+        rc = finish(r, status, NULL);
+    r->finished = true;
+    tj_request_put(r, handle);
+    return rc;
+}
+
+int tj_request_start(MPI_Request handle)
+{
+    tj_request_t *r = tj_request_take(handle);
+    int rc = MPI_SUCCESS;
+    if (r == NULL)
+        return MPI_SUCCESS;
+    r->finished = false;
+    if (!r->custom && !r->xfer.recv)
+        rc = tj_p2p_send_repack(&r->xfer);
+    tj_request_put(r, handle);
+    return rc;
+}
+
+int tj_request_start_all(int n, const MPI_Request handles[])
+{
+    /* Up to 64 requests (a halo's 26 and more) on the stack. */
+    tj_request_t *recs_small[64];
+    tj_xfer_t *sends_small[64] = {NULL};
+    bool small = n <= 64;
+    tj_request_t **recs = small ? recs_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
+    tj_xfer_t **sends = small ? sends_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
+    int nsends = 0, rc = MPI_SUCCESS;
+
+    if (recs == NULL || sends == NULL) {
+        if (!small) {
+            free(recs);
+            free(sends);
+        }
+        /* One at a time needs no memory. */
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+            rc = tj_request_start(handles[i]);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        if ((recs[i] = tj_request_take(handles[i])) == NULL)
+            continue;
+        recs[i]->finished = false;
+        if (!recs[i]->custom && !recs[i]->xfer.recv)
+            sends[nsends++] = &recs[i]->xfer;
+    }
+    /* The sends of one Startall from one buffer are packed by one fused launch. */
+    rc = tj_p2p_send_repack_set(sends, nsends);
+    for (int i = 0; i < n; i++)
+        if (recs[i] != NULL)
+            tj_request_put(recs[i], handles[i]);
+    if (!small) {
+        free(recs);
+        free(sends);
+    }
+    return rc;
+}
+
+int tj_request_free(MPI_Request *handle)
+{
+    tj_request_t *r = tj_request_take(*handle);
+    MPI_Status status;
+    int flag = 0, rc;
+
+    if (r == NULL)
+        return PMPI_Request_free(handle);
+    /* An inactive persistent request (or one already complete) can go at once. */
+    rc = PMPI_Request_get_status(*handle, &flag, &status);
+    if (rc == MPI_SUCCESS && flag) {
+        if (!r->finished && !r->persistent)
+            finish(r, &status, NULL);
+        rc = PMPI_Request_free(handle);
+        release(r);
+        return rc;
+    }
+    /* Still active: the operation must go on; typejit keeps the handle and completes it later. */
+    lock_table();
+    r->next = detached;
+    detached = r;
+    atomic_store(&any_detached, true);
+    unlock_table();
+    *handle = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+void tj_request_progress(bool wait)
+{
+    tj_request_t *list, *keep = NULL;
+    MPI_Status status;
+    int flag;
+
+    if (!atomic_load_explicit(&any_detached, memory_order_relaxed))
+        return;
+    lock_table();
+    list = detached;
+    detached = NULL;
+    atomic_store(&any_detached, false);
+    unlock_table();
+    while (list != NULL) {
+        tj_request_t *r = list;
+        list = r->next;
+        flag = 0;
+        if (wait)
+            flag = PMPI_Wait(&r->handle, &status) == MPI_SUCCESS;
+        else if (PMPI_Test(&r->handle, &flag, &status) != MPI_SUCCESS)
+            flag = 1;
+        if (!flag) {
+            r->next = keep;
+            keep = r;
+            continue;
+        }
+        if (!r->finished)
+            finish(r, &status, NULL);
+        /* A persistent request stays allocated after completing: free it now. */
+        if (r->handle != MPI_REQUEST_NULL)
+            PMPI_Request_free(&r->handle);
+        release(r);
+    }
+    if (keep != NULL) {
+        lock_table();
+        tj_request_t **tail = &keep;
+        while (*tail != NULL)
+            tail = &(*tail)->next;
+        *tail = detached;
+        detached = keep;
+        atomic_store(&any_detached, true);
+        unlock_table();
+    }
+}
