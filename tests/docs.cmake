@@ -9,6 +9,14 @@ if(Python3_FOUND)
   set_tests_properties(docs_reference PROPERTIES TIMEOUT 30 LABELS unit)
 endif()
 
+# Every message the docs quote as typejit's output is one the code can print
+# (tests/check_messages.py says which quotes and how they are matched).
+if(Python3_FOUND)
+  add_test(NAME docs_messages COMMAND ${Python3_EXECUTABLE}
+           ${CMAKE_CURRENT_SOURCE_DIR}/check_messages.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(docs_messages PROPERTIES TIMEOUT 30 LABELS unit)
+endif()
+
 # Every source file says its licence (tests/check_licence.py).
 if(Python3_FOUND)
   add_test(NAME licence_lines COMMAND ${Python3_EXECUTABLE}
