@@ -14,8 +14,8 @@ A quote is a code span or a line of a fenced code block, in README.md or docs/*.
 Its whitespace runs count as one space, `...` stands for any text, and in a code block the text
 from three spaces and a `(` to the end of the line is a comment on that line. A log line's
 message (the text after its prefix and level) of fewer than two words, such as `LEVEL:
-message`, describes the format and is not checked, nor is the stats line (check_docs.py checks
-that one).
+message`, describes the format and is not checked, nor is a prefix or label alone (`cache
+DIR:`), nor the stats line (check_docs.py checks that one).
 
 A quote passes when it matches, from its first character to its last, one line of a format
 string of the sources (the C string literals of src/, cache/ and jit/, adjacent literals joined,
@@ -230,8 +230,10 @@ def checked(quote, labels):
         if len(message.split()) < 2 or message.startswith("stats "):
             return None
         return message
-    if COMMAND_PREFIX.match(quote) or CACHE_PREFIX.match(quote):
-        return quote
+    prefix = COMMAND_PREFIX.match(quote) or CACHE_PREFIX.match(quote)
+    if prefix:
+        # A prefix alone (`typejit warm:`) names the lines, it quotes none.
+        return quote if prefix.end() < len(quote) else None
     label = re.match(r"([a-z]+(?: [a-z]+)?): ", quote)
     if label and label.group(1) + ":" in labels:
         return quote
