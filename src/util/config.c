@@ -80,7 +80,7 @@ const tj_setting_t tj_config_table[] = {
      .values_text = "DIR:DIR:..., absolute paths",
      .doc = "read-only kernel caches searched after the user's own"},
     {"TYPEJIT_CACHE_MAX_SIZE", AS(TJ_SETTING_SIZE, cache_max_size), .default_text = "none",
-     .doc = "the most the disk cache holds; the first kernel a process stores trims it"},
+     .doc = "the most the disk cache holds (0: no limit); the first store of a process trims it"},
     {"TYPEJIT_JIT_SYNC", BOOL(jit_sync),
      .doc = "1: compile at commit instead of in background threads"},
     {"TYPEJIT_JIT_THREADS", WHOLE(jit_threads, 1, 64, 1, NULL),
