@@ -4,12 +4,15 @@
 variable, tool flag and output format is documented; the README names them and points to the
 reference in docs/).
 
-    check_docs.py SOURCE_DIR
+    check_docs.py SOURCE_DIR [TYPEJIT_COMMAND]
 
 Checks, from the source itself:
 - every TYPEJIT_* variable the library reads (a string literal "TYPEJIT_X" in src/, cache/, jit/)
   is a row of docs/settings.md and is named in the README as a link to docs/settings.md, and
   every TYPEJIT_* row of docs/settings.md is a variable the library reads;
+- with the typejit command: the settings `typejit settings` prints (the library's table) are the
+  rows of docs/settings.md, in its order, each with the same default and values (the cells
+  without their backquotes), and the library names no TYPEJIT_* variable outside that table;
 - the stats line of docs/output.md holds exactly the counters of TJ_STATS_LIST
   (src/util/stats.h), in its order, and each counter is explained on that page;
 - every option of the typejit command (a string literal "--x" in src/tools/) is in
@@ -20,6 +23,7 @@ Prints every omission and exits 1 if there is any.
 """
 import os
 import re
+import subprocess
 import sys
 
 
@@ -56,6 +60,21 @@ def table_rows(text, prefix):
     return set(re.findall(r"^\| `(" + prefix + r"[A-Z0-9_]+)` \|", text, re.M))
 
 
+def printed_settings(command):
+    """(name, default, values) of each setting `typejit settings` prints, in its order."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("TYPEJIT_")}
+    out = subprocess.run([command, "settings"], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    return re.findall(r"^(TYPEJIT_[A-Z0-9_]+)\n    .*\n    default: (.*)\n    values:  (.*)$",
+                      out, re.M)
+
+
+def setting_cells(text):
+    """(name, default, values) of each TYPEJIT_* row of @text, backquotes dropped."""
+    rows = re.findall(r"^\| `(TYPEJIT_[A-Z0-9_]+)` \| (.*?) \| (.*?) \| ", text, re.M)
+    return [(n, d.replace("`", ""), v.replace("`", "")) for n, d, v in rows]
+
+
 def main():
     root = sys.argv[1]
     problems = []
@@ -74,6 +93,26 @@ def main():
     for name in sorted(settings):
         if f"[`{name}`](docs/settings.md" not in readme:
             problems.append(f"{name}: not named in README.md as a link to docs/settings.md")
+    if len(sys.argv) > 2:
+        table = printed_settings(sys.argv[2])
+        if len(table) < 10:
+            problems.append(f"typejit settings printed only {len(table)} settings")
+        for name in sorted(settings - {n for n, _, _ in table}):
+            problems.append(f"{name}: named in the library, but not in its settings table "
+                            "(src/util/config.c)")
+        cells = setting_cells(page)
+        if [n for n, _, _ in cells] != [n for n, _, _ in table]:
+            problems.append("the rows of docs/settings.md are\n    " +
+                            " ".join(n for n, _, _ in cells) +
+                            "\n  but typejit settings prints\n    " +
+                            " ".join(n for n, _, _ in table))
+        documented = {n: (d, v) for n, d, v in cells}
+        for name, default, values in table:
+            if name in documented and documented[name] != (default, values):
+                d, v = documented[name]
+                problems.append(f"{name}: docs/settings.md says default \"{d}\", values "
+                                f"\"{v}\"; typejit settings says default \"{default}\", values "
+                                f"\"{values}\"")
 
     # Counters of the stats line.
     stats = read(root, "src/util/stats.h")
@@ -119,7 +158,8 @@ def main():
 
     for p in problems:
         print("check_docs: " + p)
-    print(f"check_docs: {len(settings)} settings, {len(counters)} counters, "
+    print(f"check_docs: {len(settings)} settings"
+          f"{' (defaults and values too)' if len(sys.argv) > 2 else ''}, {len(counters)} counters, "
           f"{len(knobs)} test driver knobs checked; {len(problems)} problems")
     return 1 if problems else 0
 

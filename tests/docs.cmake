@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The reference is complete: every TYPEJIT_* variable the library reads, every counter of the
-# stats line, every option of the typejit command and of halo3d and every knob of the test driver
-# is documented (README index and docs/ pages; tests/check_docs.py says what it checks).
+# The reference is complete: every TYPEJIT_* variable the library reads (with the default and
+# values `typejit settings` prints), every counter of the stats line, every option of the typejit
+# command and of halo3d and every knob of the test driver is documented (README index and docs/
+# pages; tests/check_docs.py says what it checks).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   add_test(NAME docs_reference COMMAND ${Python3_EXECUTABLE}
-           ${CMAKE_CURRENT_SOURCE_DIR}/check_docs.py ${PROJECT_SOURCE_DIR})
+           ${CMAKE_CURRENT_SOURCE_DIR}/check_docs.py ${PROJECT_SOURCE_DIR}
+           $<TARGET_FILE:typejit_tool>)
   set_tests_properties(docs_reference PROPERTIES TIMEOUT 30 LABELS unit)
 endif()
 

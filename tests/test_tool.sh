@@ -13,7 +13,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-for c in warm inspect cache; do
+for c in warm inspect cache settings; do
     "$tool" $c --help | grep -q "^usage: typejit $c" || fail "$c --help"
 done
 "$tool" version | grep -Eq '^typejit [0-9]+\.[0-9]+\.[0-9]+$' || fail version
@@ -130,6 +130,12 @@ expect 2 "one TYPE at a time: got \"contiguous\(4, int\)\" and \"vector\"" \
     "$tool" inspect 'contiguous(4, int)' vector
 expect 0 "^usage: typejit version" "$tool" version --help
 expect 2 "typejit version: unexpected extra" "$tool" version extra
+expect 2 "typejit settings: unexpected extra" "$tool" settings extra
+# The settings listing, whatever the environment says: every setting, with a default and values.
+expect 0 "^    values:  1 to 64$" env TYPEJIT_JIT_THREADS=9 "$tool" settings
+[ "$(echo "$got" | grep -c '^TYPEJIT_')" -ge 18 ] || fail "typejit settings: $got"
+[ "$(echo "$got" | grep -c '^    default: ')" -eq "$(echo "$got" | grep -c '^TYPEJIT_')" ] ||
+    fail "typejit settings: a setting without its default: $got"
 expect 2 "unknown subcommand bogus" "$tool" cache bogus --cache-dir "$dir/n"
 
 # --option=value is read as --option value (as getopt_long reads it); options that take no

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The `typejit` command: one subcommand a file (warm.c, inspect.c, cache.c, measure.c); this one
- * reads the command line, sets up what each needs (MPI or not) and says the version. */
+/* The `typejit` command: one subcommand a file (warm.c, inspect.c, cache.c, measure.c,
+ * settings.c); this one reads the command line, sets up what each needs (MPI or not) and says
+ * the version. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "kernels/lookup.h"
 #include "measure.h"
 #include "options.h"
+#include "settings.h"
 #include "typejit.h"
 #include "util/config.h"
 #include "warm.h"
@@ -22,6 +24,7 @@ static const char *usage_main =
     "  inspect   show the IR, canonical block, word, cache key and kernel source of a type\n"
     "  cache     stats | list | verify | clear | trim the kernel cache (no MPI needed)\n"
     "  measure   time this machine for the send methods' model (mpirun -np 2 typejit measure)\n"
+    "  settings  list every TYPEJIT_* setting, its default and its values\n"
     "  version   print the typejit version\n"
     "\n"
     "`typejit COMMAND --help` describes each command.\n";
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
         printf("typejit %s\n", tj_version());
         return 0;
     }
+    if (strcmp(argv[1], "settings") == 0)
+        return tj_settings_run(argc - 1, argv + 1);
     if (strcmp(argv[1], "warm") && strcmp(argv[1], "inspect") && strcmp(argv[1], "cache") &&
         strcmp(argv[1], "measure")) {
         fprintf(stderr, "typejit: unknown command %s\n%s", argv[1], usage_main);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Parsing of the TYPEJIT_* environment variables; docs/settings.md documents each one. */
+/* The TYPEJIT_* settings in one table, and their parsing from the environment into tj_config_t;
+ * docs/settings.md documents each one. */
 #include "util/config.h"
 
 #include <ctype.h>
@@ -12,10 +13,91 @@
 #include <strings.h>
 #include <unistd.h>
 
-typedef struct {
-    const char *name;
-    int value;
-} choice_t;
+static const tj_setting_word_t bools[] = {
+    {"1", 1},  {"yes", 1},   {"true", 1}, {"on", 1}, {"0", 0},
+    {"no", 0}, {"false", 0}, {"off", 0},  {NULL, 0},
+};
+static const tj_setting_word_t levels[] = {
+    {"off", TJ_LOG_OFF},
+    {"error", TJ_LOG_ERROR},
+    {"warn", TJ_LOG_WARN},
+    {"warning", TJ_LOG_WARN},
+    {"info", TJ_LOG_INFO},
+    {"debug", TJ_LOG_DEBUG},
+    {NULL, 0},
+};
+static const tj_setting_word_t hosts[] = {
+    {"auto", TJ_HOST_AUTO}, {"system", TJ_HOST_SYSTEM}, {"engine", TJ_HOST_ENGINE}, {NULL, 0}};
+static const tj_setting_word_t jits[] = {
+    {"off", TJ_JIT_OFF}, {"auto", TJ_JIT_AUTO}, {"always", TJ_JIT_ALWAYS}, {NULL, 0}};
+static const tj_setting_word_t caches[] = {
+    {"rw", TJ_CACHE_RW}, {"ro", TJ_CACHE_RO}, {"off", TJ_CACHE_OFF}, {NULL, 0}};
+static const tj_setting_word_t tristates[] = {
+    {"auto", TJ_TRI_AUTO}, {"yes", TJ_TRI_YES}, {"no", TJ_TRI_NO}, {NULL, 0}};
+static const tj_setting_word_t methods[] = {{"auto", TJ_FORCE_AUTO},
+                                            {"device", TJ_FORCE_DEVICE},
+                                            {"oneshot", TJ_FORCE_ONESHOT},
+                                            {"staged", TJ_FORCE_STAGED},
+                                            {NULL, 0}};
+
+/* A word setting stores through an int (or a bool): every enum it fills is int-sized. */
+_Static_assert(sizeof(tj_log_level_t) == sizeof(int) && sizeof(tj_host_mode_t) == sizeof(int) &&
+                   sizeof(tj_jit_mode_t) == sizeof(int) && sizeof(tj_cache_mode_t) == sizeof(int) &&
+                   sizeof(tj_tristate_t) == sizeof(int) &&
+                   sizeof(tj_method_setting_t) == sizeof(int),
+               "word settings fill int-sized fields");
+
+/* The field of tj_config_t an entry fills. */
+#define FIELD(_f) .offset = offsetof(tj_config_t, _f), .size = sizeof(((tj_config_t *)0)->_f)
+
+/* An entry's kind and field, with what the kind needs. */
+#define WORD(_f, _words, _def) .kind = TJ_SETTING_WORD, FIELD(_f), .words = (_words), .def = (_def)
+#define BOOL(_f)               WORD(_f, bools, false)
+#define WHOLE(_f, _min, _max, _def, _unit)                                                         \
+    .kind = TJ_SETTING_WHOLE, FIELD(_f), .min = (_min), .max = (_max), .def = (_def),              \
+    .unit = (_unit)
+#define AS(_kind, _f) .kind = (_kind), FIELD(_f)
+
+/* One entry a setting. Warnings about malformed values come in this order, and a misspelt name
+ * is matched against the names in this order (the first of equally close ones is suggested). */
+const tj_setting_t tj_config_table[] = {
+    {"TYPEJIT_DISABLE", BOOL(disable), .doc = "1: pass every call straight to the system MPI"},
+    {"TYPEJIT_LOG", WORD(log_level, levels, TJ_LOG_WARN), .doc = "what typejit writes to stderr"},
+    {"TYPEJIT_STATS", BOOL(stats), .doc = "1: each rank prints its counters at MPI_Finalize"},
+    {"TYPEJIT_HOST", WORD(host, hosts, TJ_HOST_AUTO), .doc = "who packs host buffers"},
+    {"TYPEJIT_JIT", WORD(jit, jits, TJ_JIT_AUTO), .doc = "which kernels are compiled, and when"},
+    {"TYPEJIT_ARCH", AS(TJ_SETTING_TARGET, arch), .default_text = "the device's sm_XX",
+     .values_text = "sm_XX or compute_XX, XX the compute capability, optionally followed by a or f",
+     .doc = "the compile target"},
+    {"TYPEJIT_CACHE", WORD(cache, caches, TJ_CACHE_RW),
+     .doc = "the disk cache: read and write, read only, or not used"},
+    {"TYPEJIT_CACHE_DIR", AS(TJ_SETTING_FOLDER, cache_dir),
+     .default_text = "$XDG_CACHE_HOME/typejit, else ~/.cache/typejit",
+     .values_text = "an absolute path", .doc = "the root of the disk cache"},
+    {"TYPEJIT_CACHE_SAVE_SOURCE", BOOL(save_source),
+     .doc = "1: keep each kernel's .cu beside its cache entry"},
+    {"TYPEJIT_CACHE_PATH", AS(TJ_SETTING_FOLDERS, cache_path), .default_text = "empty",
+     .values_text = "DIR:DIR:..., absolute paths",
+     .doc = "read-only kernel caches searched after the user's own"},
+    {"TYPEJIT_CACHE_MAX_SIZE", AS(TJ_SETTING_SIZE, cache_max_size), .default_text = "none",
+     .doc = "the most the disk cache holds (0: no limit); the first store of a process trims it"},
+    {"TYPEJIT_JIT_SYNC", BOOL(jit_sync),
+     .doc = "1: compile at commit instead of in background threads"},
+    {"TYPEJIT_JIT_THREADS", WHOLE(jit_threads, 1, 64, 1, NULL),
+     .doc = "background compiles at once, per process"},
+    {"TYPEJIT_JIT_DRAIN", WHOLE(jit_drain_s, 0, 3600, 2, "seconds"),
+     .doc = "how long MPI_Finalize waits for background compiles"},
+    {"TYPEJIT_METHOD", WORD(method, methods, TJ_FORCE_AUTO),
+     .doc = "how sends and receives of device buffers move their bytes"},
+    {"TYPEJIT_CUDA_AWARE", WORD(cuda_aware, tristates, TJ_TRI_AUTO),
+     .doc = "whether the system MPI takes device buffers"},
+    {"TYPEJIT_STAGE_CONTIGUOUS", WORD(stage_contiguous, tristates, TJ_TRI_AUTO),
+     .doc = "whether contiguous device buffers are staged through host memory"},
+    {"TYPEJIT_SYSTEM_TABLE", AS(TJ_SETTING_TEXT, system_table),
+     .default_text = "CACHE/system/sm_XX-DEVICE-DRIVER.txt", .values_text = "a file",
+     .doc = "the measured system table the method model reads"},
+    {0},
+};
 
 /* Warnings about the settings are kept, not printed, while the environment is parsed: the
  * library is loaded into every process of a job (mpirun, a shell's `ls`), and only MPI
@@ -58,71 +140,34 @@ void tj_config_flush_warnings(int rank)
     pthread_mutex_unlock(&deferred_lock);
 }
 
-static const choice_t bool_choices[] = {
-    {"1", 1}, {"yes", 1}, {"true", 1}, {"on", 1}, {"0", 0}, {"no", 0}, {"false", 0}, {"off", 0},
-};
-
-static int parse_choice(const char *var, const choice_t *choices, size_t n, int def)
+/* The word @p s names among the spellings of @p t, else its default with a warning that says
+ * what would have been accepted and what is used instead. */
+static int parse_word(const tj_setting_t *t, const char *s)
 {
-    const char *s = getenv(var);
     char accepted[160] = "";
     const char *def_name = NULL;
-    size_t at = 0;
+    size_t at = 0, n = 0;
 
-    if (s == NULL || *s == '\0')
-        return def;
+    while (t->words[n].name != NULL)
+        n++;
     for (size_t i = 0; i < n; i++)
-        if (strcasecmp(s, choices[i].name) == 0)
-            return choices[i].value;
-    /* Say what would have been accepted, and what is used instead. */
-    if (choices == bool_choices) {
-        snprintf(accepted, sizeof(accepted), "1, yes, true, on, 0, no, false or off");
-        def_name = def ? "1" : "0";
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            int w = snprintf(accepted + at, sizeof(accepted) - at, "%s%s",
-                             i == 0       ? ""
-                             : i + 1 == n ? " or "
-                                          : ", ",
-                             choices[i].name);
-            if (w > 0 && (size_t)w < sizeof(accepted) - at)
-                at += (size_t)w;
-            if (def_name == NULL && choices[i].value == def)
-                def_name = choices[i].name;
-        }
+        if (strcasecmp(s, t->words[i].name) == 0)
+            return t->words[i].value;
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(accepted + at, sizeof(accepted) - at, "%s%s",
+                         i == 0       ? ""
+                         : i + 1 == n ? " or "
+                                      : ", ",
+                         t->words[i].name);
+        if (w > 0 && (size_t)w < sizeof(accepted) - at)
+            at += (size_t)w;
+        if (def_name == NULL && t->words[i].value == t->def)
+            def_name = t->words[i].name;
     }
-    setting_warn("ignoring %s=\"%s\": not one of %s; using %s", var, s, accepted,
+    setting_warn("ignoring %s=\"%s\": not one of %s; using %s", t->name, s, accepted,
                  def_name != NULL ? def_name : "the default");
-    return def;
+    return (int)t->def;
 }
-
-static bool parse_bool(const char *var, bool def)
-{
-    return parse_choice(var, bool_choices, sizeof(bool_choices) / sizeof(bool_choices[0]), def);
-}
-
-/* Every setting typejit reads; a TYPEJIT_* name in the environment that is not here is a typo
- * that would otherwise be ignored silently. */
-static const char *const known_names[] = {
-    "TYPEJIT_DISABLE",
-    "TYPEJIT_LOG",
-    "TYPEJIT_STATS",
-    "TYPEJIT_HOST",
-    "TYPEJIT_JIT",
-    "TYPEJIT_ARCH",
-    "TYPEJIT_CACHE",
-    "TYPEJIT_CACHE_DIR",
-    "TYPEJIT_CACHE_SAVE_SOURCE",
-    "TYPEJIT_CACHE_PATH",
-    "TYPEJIT_CACHE_MAX_SIZE",
-    "TYPEJIT_JIT_SYNC",
-    "TYPEJIT_JIT_THREADS",
-    "TYPEJIT_JIT_DRAIN",
-    "TYPEJIT_METHOD",
-    "TYPEJIT_CUDA_AWARE",
-    "TYPEJIT_STAGE_CONTIGUOUS",
-    "TYPEJIT_SYSTEM_TABLE",
-};
 
 /* Edit distance between @p a (of length @p na) and @p b, ignoring case, a swap of two neighbours
  * counting as one edit (the optimal string alignment distance); at most 40 characters of each
@@ -158,7 +203,8 @@ static int distance(const char *a, size_t na, const char *b)
     return d[na][nb];
 }
 
-/* Warn about TYPEJIT_* names (in any case) that are no setting, with the closest one. */
+/* Warn about TYPEJIT_* names (in any case) that are no setting: a typo that would otherwise be
+ * ignored silently; with the closest setting when one is close. */
 static void check_names(void)
 {
     for (char **e = environ; e != NULL && *e != NULL; e++) {
@@ -169,12 +215,12 @@ static void check_names(void)
 
         if (len < 8 || strncasecmp(*e, "TYPEJIT_", 8) != 0)
             continue;
-        for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]) && !exact; i++) {
-            int d = distance(*e, len, known_names[i]);
-            exact = strlen(known_names[i]) == len && strncmp(*e, known_names[i], len) == 0;
+        for (const tj_setting_t *t = tj_config_table; t->name != NULL && !exact; t++) {
+            int d = distance(*e, len, t->name);
+            exact = strlen(t->name) == len && strncmp(*e, t->name, len) == 0;
             if (d < best_d) {
                 best_d = d;
-                best = known_names[i];
+                best = t->name;
             }
         }
         if (exact)
@@ -184,11 +230,11 @@ static void check_names(void)
         if (best != NULL && (size_t)best_d * 3 > len - 8 + 1) {
             size_t longest = 0;
             best = NULL;
-            for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]); i++) {
-                size_t n = strlen(known_names[i]);
-                if (n > longest && n < len && strncasecmp(*e, known_names[i], n) == 0) {
+            for (const tj_setting_t *t = tj_config_table; t->name != NULL; t++) {
+                size_t n = strlen(t->name);
+                if (n > longest && n < len && strncasecmp(*e, t->name, n) == 0) {
                     longest = n;
-                    best = known_names[i];
+                    best = t->name;
                 }
             }
         }
@@ -201,22 +247,6 @@ static void check_names(void)
     }
 }
 
-/* A whole number from @p lo to @p hi (@p unit, e.g. " of seconds", names what it counts);
- * @p def, with a warning, for anything else. */
-static int parse_whole(const char *var, long lo, long hi, long def, const char *unit)
-{
-    const char *s = getenv(var);
-    long v;
-
-    if (s == NULL || *s == '\0')
-        return (int)def;
-    if (tj_config_parse_long(s, lo, hi, &v))
-        return (int)v;
-    setting_warn("ignoring %s=\"%s\": expected a whole number%s from %ld to %ld, using %ld", var, s,
-                 unit, lo, hi, def);
-    return (int)def;
-}
-
 static void copy_string(char *dst, size_t len, const char *var, const char *src)
 {
     if (strlen(src) >= len) {
@@ -226,125 +256,139 @@ static void copy_string(char *dst, size_t len, const char *var, const char *src)
     strcpy(dst, src);
 }
 
-static void default_cache_dir(tj_config_t *cfg)
+static void default_cache_dir(char *dst, size_t len)
 {
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     int n = -1;
 
     if (xdg != NULL && xdg[0] == '/')
-        n = snprintf(cfg->cache_dir, sizeof(cfg->cache_dir), "%s/typejit", xdg);
+        n = snprintf(dst, len, "%s/typejit", xdg);
     else if (home != NULL && home[0] == '/')
-        n = snprintf(cfg->cache_dir, sizeof(cfg->cache_dir), "%s/.cache/typejit", home);
-    if (n < 0 || (size_t)n >= sizeof(cfg->cache_dir))
-        cfg->cache_dir[0] = '\0';
+        n = snprintf(dst, len, "%s/.cache/typejit", home);
+    if (n < 0 || (size_t)n >= len)
+        dst[0] = '\0';
 }
 
-/* TYPEJIT_CACHE_PATH: the absolute folders of a ':'-separated list, in order. Empty elements
- * are skipped silently (a trailing ':' is common in shell-built lists); a relative one is
- * dropped with a warning, since it would name a different cache in every working directory. */
-static void parse_cache_path(tj_config_t *cfg, const char *s)
+/* The absolute folders of a ':'-separated list, in order. Empty elements are skipped silently (a
+ * trailing ':' is common in shell-built lists); a relative one is dropped with a warning, since
+ * it would name a different cache in every working directory. */
+static void parse_folders(char *dst, size_t len, const char *var, const char *s)
 {
     size_t at = 0;
 
-    if (strlen(s) >= sizeof(cfg->cache_path)) {
-        setting_warn("ignoring TYPEJIT_CACHE_PATH: value longer than %zu characters",
-                     sizeof(cfg->cache_path) - 1);
+    if (strlen(s) >= len) {
+        setting_warn("ignoring %s: value longer than %zu characters", var, len - 1);
         return;
     }
     while (*s != '\0') {
         size_t n = strcspn(s, ":");
         if (n > 0 && s[0] != '/')
-            setting_warn("ignoring \"%.*s\" in TYPEJIT_CACHE_PATH: not an absolute path", (int)n,
-                         s);
+            setting_warn("ignoring \"%.*s\" in %s: not an absolute path", (int)n, s, var);
         else if (n > 0) {
             if (at > 0)
-                cfg->cache_path[at++] = ':';
-            memcpy(cfg->cache_path + at, s, n);
+                dst[at++] = ':';
+            memcpy(dst + at, s, n);
             at += n;
         }
         s += n;
         if (*s == ':')
             s++;
     }
-    cfg->cache_path[at] = '\0';
+    dst[at] = '\0';
+}
+
+/* Store @p v in a bool, int or long long field of @p size bytes. */
+static void store(void *field, size_t size, long long v)
+{
+    bool b = v != 0;
+    int i = (int)v;
+
+    if (size == sizeof(bool))
+        memcpy(field, &b, size);
+    else if (size == sizeof(int))
+        memcpy(field, &i, size);
+    else if (size == sizeof(long long))
+        memcpy(field, &v, size);
+}
+
+/* Fill the field of @p t in @p cfg from the environment: the value, or the default when it is
+ * unset or empty, or (with a warning) malformed. */
+static void parse_setting(const tj_setting_t *t, tj_config_t *cfg)
+{
+    char *field = (char *)cfg + t->offset;
+    const char *s = getenv(t->name);
+    bool set = s != NULL && *s != '\0';
+    long whole;
+    long long size;
+
+    switch (t->kind) {
+    case TJ_SETTING_WORD:
+        store(field, t->size, set ? parse_word(t, s) : t->def);
+        break;
+    case TJ_SETTING_WHOLE:
+        if (set && tj_config_parse_long(s, t->min, t->max, &whole)) {
+            store(field, t->size, whole);
+            break;
+        }
+        if (set)
+            setting_warn("ignoring %s=\"%s\": expected a whole number%s%s from %ld to %ld, "
+                         "using %lld",
+                         t->name, s, t->unit != NULL ? " of " : "", t->unit != NULL ? t->unit : "",
+                         t->min, t->max, t->def);
+        store(field, t->size, t->def);
+        break;
+    case TJ_SETTING_SIZE:
+        store(field, t->size, t->def);
+        if (!set)
+            break;
+        if (tj_config_parse_size(s, &size))
+            store(field, t->size, size);
+        else
+            setting_warn("ignoring %s=\"%s\": expected a size such as 500M or 2G (a whole number "
+                         "of bytes, optionally followed by K, M, G or T), using no limit",
+                         t->name, s);
+        break;
+    case TJ_SETTING_TEXT:
+        if (set)
+            copy_string(field, t->size, t->name, s);
+        break;
+    case TJ_SETTING_TARGET:
+        if (set && tj_config_arch_valid(s))
+            copy_string(field, t->size, t->name, s);
+        else if (set)
+            setting_warn("ignoring %s=\"%s\": expected sm_XX or compute_XX (XX the compute "
+                         "capability, e.g. sm_90, compute_80, sm_90a), using the device's",
+                         t->name, s);
+        break;
+    case TJ_SETTING_FOLDER:
+        /* Absolute paths only, as in a list of folders: a relative one names a different cache
+         * in every working directory (the ranks of a job may start in different ones, a program
+         * may change its own, and `typejit warm` runs elsewhere). */
+        if (set && s[0] != '/') {
+            default_cache_dir(field, t->size);
+            setting_warn("ignoring %s=\"%s\": not an absolute path (each process would resolve "
+                         "it in its own working directory); using %s",
+                         t->name, s, field[0] != '\0' ? field : "no disk cache");
+        } else if (set)
+            copy_string(field, t->size, t->name, s);
+        if (field[0] == '\0')
+            default_cache_dir(field, t->size);
+        break;
+    case TJ_SETTING_FOLDERS:
+        if (set)
+            parse_folders(field, t->size, t->name, s);
+        break;
+    }
 }
 
 void tj_config_parse(tj_config_t *cfg)
 {
-    static const choice_t levels[] = {
-        {"off", TJ_LOG_OFF},      {"error", TJ_LOG_ERROR}, {"warn", TJ_LOG_WARN},
-        {"warning", TJ_LOG_WARN}, {"info", TJ_LOG_INFO},   {"debug", TJ_LOG_DEBUG},
-    };
-    static const choice_t hosts[] = {
-        {"auto", TJ_HOST_AUTO}, {"system", TJ_HOST_SYSTEM}, {"engine", TJ_HOST_ENGINE}};
-    static const choice_t jits[] = {
-        {"off", TJ_JIT_OFF}, {"auto", TJ_JIT_AUTO}, {"always", TJ_JIT_ALWAYS}};
-    static const choice_t caches[] = {
-        {"rw", TJ_CACHE_RW}, {"ro", TJ_CACHE_RO}, {"off", TJ_CACHE_OFF}};
-    static const choice_t tristates[] = {
-        {"auto", TJ_TRI_AUTO}, {"yes", TJ_TRI_YES}, {"no", TJ_TRI_NO}};
-    static const choice_t methods[] = {{"auto", TJ_FORCE_AUTO},
-                                       {"device", TJ_FORCE_DEVICE},
-                                       {"oneshot", TJ_FORCE_ONESHOT},
-                                       {"staged", TJ_FORCE_STAGED}};
-    const char *s;
-
     memset(cfg, 0, sizeof(*cfg));
-    /* The level first, so that warnings about the other variables obey it. */
-    cfg->log_level = (tj_log_level_t)parse_choice("TYPEJIT_LOG", levels, 6, TJ_LOG_WARN);
+    for (const tj_setting_t *t = tj_config_table; t->name != NULL; t++)
+        parse_setting(t, cfg);
+    /* Parsing prints nothing: the deferred warnings obey the level when they are flushed. */
     tj_log_set_level(cfg->log_level);
-
-    cfg->disable = parse_bool("TYPEJIT_DISABLE", false);
-    cfg->stats = parse_bool("TYPEJIT_STATS", false);
-    cfg->host = (tj_host_mode_t)parse_choice("TYPEJIT_HOST", hosts, 3, TJ_HOST_AUTO);
-    cfg->jit = (tj_jit_mode_t)parse_choice("TYPEJIT_JIT", jits, 3, TJ_JIT_AUTO);
-    cfg->cache = (tj_cache_mode_t)parse_choice("TYPEJIT_CACHE", caches, 3, TJ_CACHE_RW);
-    cfg->save_source = parse_bool("TYPEJIT_CACHE_SAVE_SOURCE", false);
-    cfg->method = (tj_method_setting_t)parse_choice("TYPEJIT_METHOD", methods, 4, TJ_FORCE_AUTO);
-    cfg->cuda_aware = (tj_tristate_t)parse_choice("TYPEJIT_CUDA_AWARE", tristates, 3, TJ_TRI_AUTO);
-    cfg->stage_contiguous =
-        (tj_tristate_t)parse_choice("TYPEJIT_STAGE_CONTIGUOUS", tristates, 3, TJ_TRI_AUTO);
-    cfg->jit_sync = parse_bool("TYPEJIT_JIT_SYNC", false);
-    cfg->jit_threads = parse_whole("TYPEJIT_JIT_THREADS", 1, 64, 1, "");
-    cfg->jit_drain_s = parse_whole("TYPEJIT_JIT_DRAIN", 0, 3600, 2, " of seconds");
-    s = getenv("TYPEJIT_SYSTEM_TABLE");
-    if (s != NULL && *s != '\0')
-        copy_string(cfg->system_table, sizeof(cfg->system_table), "TYPEJIT_SYSTEM_TABLE", s);
-
-    s = getenv("TYPEJIT_ARCH");
-    if (s != NULL && *s != '\0') {
-        if (tj_config_arch_valid(s))
-            copy_string(cfg->arch, sizeof(cfg->arch), "TYPEJIT_ARCH", s);
-        else
-            setting_warn("ignoring TYPEJIT_ARCH=\"%s\": expected sm_XX or compute_XX (XX the "
-                         "compute capability, e.g. sm_90, compute_80, sm_90a), using the "
-                         "device's",
-                         s);
-    }
-
-    /* Absolute paths only, as in TYPEJIT_CACHE_PATH: a relative one names a different cache
-     * in every working directory (the ranks of a job may start in different ones, a program
-     * may change its own, and `typejit warm` runs elsewhere). */
-    s = getenv("TYPEJIT_CACHE_DIR");
-    if (s != NULL && *s != '\0' && s[0] != '/') {
-        default_cache_dir(cfg);
-        setting_warn("ignoring TYPEJIT_CACHE_DIR=\"%s\": not an absolute path (each process "
-                     "would resolve it in its own working directory); using %s",
-                     s, cfg->cache_dir[0] != '\0' ? cfg->cache_dir : "no disk cache");
-    } else if (s != NULL && *s != '\0')
-        copy_string(cfg->cache_dir, sizeof(cfg->cache_dir), "TYPEJIT_CACHE_DIR", s);
-    if (cfg->cache_dir[0] == '\0')
-        default_cache_dir(cfg);
-    s = getenv("TYPEJIT_CACHE_PATH");
-    if (s != NULL && *s != '\0')
-        parse_cache_path(cfg, s);
-    s = getenv("TYPEJIT_CACHE_MAX_SIZE");
-    if (s != NULL && *s != '\0' && !tj_config_parse_size(s, &cfg->cache_max_size))
-        setting_warn("ignoring TYPEJIT_CACHE_MAX_SIZE=\"%s\": expected a size such as 500M or 2G "
-                     "(a whole number of bytes, optionally followed by K, M, G or T), using no "
-                     "limit",
-                     s);
     check_names();
 }
 

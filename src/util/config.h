@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Every TYPEJIT_* setting, parsed once from the environment into one struct. */
+/* Every TYPEJIT_* setting: one table of them, parsed once from the environment into one
+ * struct. */
 #ifndef TJ_UTIL_CONFIG_H
 #define TJ_UTIL_CONFIG_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -14,7 +16,7 @@ typedef enum { TJ_JIT_OFF, TJ_JIT_AUTO, TJ_JIT_ALWAYS } tj_jit_mode_t;
 typedef enum { TJ_CACHE_RW, TJ_CACHE_RO, TJ_CACHE_OFF } tj_cache_mode_t;
 /* auto / yes / no settings. */
 typedef enum { TJ_TRI_AUTO, TJ_TRI_YES, TJ_TRI_NO } tj_tristate_t;
-/* TYPEJIT_METHOD, in the order of tj_method_t (src/move/model.h). */
+/* A send method forced, in the order of tj_method_t (src/move/model.h). */
 typedef enum {
     TJ_FORCE_AUTO,
     TJ_FORCE_DEVICE,
@@ -22,26 +24,66 @@ typedef enum {
     TJ_FORCE_STAGED
 } tj_method_setting_t;
 
+/* The parsed settings; each field is filled by one entry of tj_config_table, which names its
+ * variable. */
 typedef struct {
-    bool disable;               /* TYPEJIT_DISABLE: pass every call straight to the system MPI */
-    tj_log_level_t log_level;   /* TYPEJIT_LOG */
-    bool stats;                 /* TYPEJIT_STATS: counters printed at MPI_Finalize */
-    tj_host_mode_t host;        /* TYPEJIT_HOST: who packs host buffers */
-    tj_jit_mode_t jit;          /* TYPEJIT_JIT */
-    char arch[32];              /* TYPEJIT_ARCH: "sm_90", "compute_90"; empty means the device's */
-    tj_cache_mode_t cache;      /* TYPEJIT_CACHE */
-    char cache_dir[PATH_MAX];   /* TYPEJIT_CACHE_DIR, or the XDG default; empty if none is known */
-    bool save_source;           /* TYPEJIT_CACHE_SAVE_SOURCE: keep the .cu beside each entry */
-    tj_method_setting_t method; /* TYPEJIT_METHOD: force a send method */
-    tj_tristate_t cuda_aware;   /* TYPEJIT_CUDA_AWARE: does the system MPI take device memory */
-    tj_tristate_t stage_contiguous; /* TYPEJIT_STAGE_CONTIGUOUS: stage contiguous device sends */
-    char system_table[PATH_MAX];    /* TYPEJIT_SYSTEM_TABLE: the measured table; empty: default */
-    bool jit_sync;                  /* TYPEJIT_JIT_SYNC: compile at commit, not in the background */
-    int jit_threads;                /* TYPEJIT_JIT_THREADS: background compiles at once */
-    int jit_drain_s;                /* TYPEJIT_JIT_DRAIN: MPI_Finalize waits for compiles */
-    char cache_path[PATH_MAX];      /* TYPEJIT_CACHE_PATH: shared read-only caches, "dir:dir" */
-    long long cache_max_size;       /* TYPEJIT_CACHE_MAX_SIZE in bytes; 0: no automatic trim */
+    bool disable;                   /* pass every call straight to the system MPI */
+    tj_log_level_t log_level;       /* what is written to stderr */
+    bool stats;                     /* counters printed at MPI_Finalize */
+    tj_host_mode_t host;            /* who packs host buffers */
+    tj_jit_mode_t jit;              /* which kernels are compiled, and when */
+    char arch[32];                  /* "sm_90", "compute_90"; empty means the device's */
+    tj_cache_mode_t cache;          /* how the disk cache is used */
+    char cache_dir[PATH_MAX];       /* the disk cache, or the XDG default; empty if none is known */
+    bool save_source;               /* keep the .cu beside each cache entry */
+    tj_method_setting_t method;     /* a send method forced */
+    tj_tristate_t cuda_aware;       /* does the system MPI take device memory */
+    tj_tristate_t stage_contiguous; /* stage contiguous device sends */
+    char system_table[PATH_MAX];    /* the measured table; empty: its place in the cache */
+    bool jit_sync;                  /* compile at commit, not in the background */
+    int jit_threads;                /* background compiles at once */
+    int jit_drain_s;                /* how long MPI_Finalize waits for compiles, in seconds */
+    char cache_path[PATH_MAX];      /* shared read-only caches, "dir:dir" */
+    long long cache_max_size;       /* in bytes; 0: no automatic trim */
 } tj_config_t;
+
+/* How a setting's value is read; each kind says in its own words what is wrong with a malformed
+ * one. */
+typedef enum {
+    TJ_SETTING_WORD,    /* one of a list of words, any case: a bool or an enum field */
+    TJ_SETTING_WHOLE,   /* a whole decimal number from min to max: an int field */
+    TJ_SETTING_SIZE,    /* bytes, optionally followed by K, M, G or T: a long long field */
+    TJ_SETTING_TEXT,    /* any text that fits: a char array */
+    TJ_SETTING_TARGET,  /* sm_XX or compute_XX (tj_config_arch_valid): a char array */
+    TJ_SETTING_FOLDER,  /* an absolute path, else the XDG cache folder: a char array */
+    TJ_SETTING_FOLDERS, /* absolute paths separated by ':': a char array */
+} tj_setting_kind_t;
+
+/* One accepted spelling of a word setting; a later entry with the value of an earlier one is
+ * another spelling of it ("warning" for "warn"). Lists end with a NULL name. */
+typedef struct {
+    const char *name;
+    int value;
+} tj_setting_word_t;
+
+/* One setting: its variable, how it is read, its default and values, and where it goes. */
+typedef struct {
+    const char *name; /* TYPEJIT_...; NULL ends the table */
+    tj_setting_kind_t kind;
+    size_t offset, size;            /* the field of tj_config_t it fills */
+    long long def;                  /* the default of a word, number or size */
+    long min, max;                  /* a whole number's range */
+    const char *unit;               /* what a whole number counts ("seconds"), or NULL */
+    const tj_setting_word_t *words; /* a word setting's spellings, in the order warnings list */
+    const char *default_text;       /* the default in words, where def does not say it */
+    const char *values_text;        /* the values in words, where the kind does not say them */
+    const char *doc;                /* what it does, in one line */
+} tj_setting_t;
+
+/* The table of every setting, in the order docs/settings.md lists them, then an entry with a
+ * NULL name: parsing follows it, `typejit settings` prints it, a new setting is one entry of it
+ * (config.c). */
+extern const tj_setting_t tj_config_table[];
 
 /* Parse the environment into @p cfg; malformed values get a warning and the default. */
 void tj_config_parse(tj_config_t *cfg);
