@@ -41,6 +41,8 @@ typedef struct {
     uint8_t first; /* the first dimension after those */
     uint8_t loop;  /* tj_cpu_loop_t for runs of `run` bytes */
     uint8_t dense; /* 1: rows whose stride allows it use TJ_CPU_LOOP_DENSE */
+    uint8_t again; /* 1: unpacks of short runs at strides of multiples of 512 B store twice to
+                      each run's line (the processors where that is faster: cpu.c) */
     uint8_t isa;   /* tj_cpu_isa_t */
     bool pack;     /* TYPEJIT_HOST=auto: the engine packs host calls of the type */
     bool unpack;   /* ... and unpacks them */
@@ -65,6 +67,12 @@ void tj_cpu_pack_plan(const tj_block_t *block, const tj_cpu_plan_t *plan, const 
  * typemap order, so where the layout overlaps itself the last write wins, as in MPI_Unpack. */
 void tj_cpu_unpack_plan(const tj_block_t *block, const tj_cpu_plan_t *plan, const void *packed,
                         int64_t count, void *typed);
+
+/* The rows a pack (or unpack) of @p count objects moves at once with a group loop: rows of runs
+ * a cache line apart or more, started less than a line apart (transposes), moved run by run
+ * across a group of them; 1 where they are moved row by row. */
+int64_t tj_cpu_group_rows(const tj_block_t *block, const tj_cpu_plan_t *plan, int64_t count,
+                          bool unpack);
 
 /* The same, planning the block at the call. */
 void tj_cpu_pack(const tj_block_t *block, const void *typed, int64_t count, void *packed);
