@@ -41,8 +41,6 @@ static void report(const char *what, const char *desc, int count, int pos, int64
 
 /* Instruction sets the strided blocks are packed with: every level this processor runs. */
 static int isa_levels = 1;
-/* 0 or 1: the plans' `again` (TJ_CPU_AGAIN unpacks) forced, whatever the processor; -1: its own. */
-static int again_override = -1;
 static const char *pack_names[] = {"pack", "pack (avx2)", "pack (avx512)"};
 static const char *unpack_names[] = {"unpack", "unpack (avx2)", "unpack (avx512)"};
 
@@ -93,8 +91,6 @@ static void check_type_isa(MPI_Datatype type, const tj_block_t *block, const tj_
         tj_cpu_pack_layout(layout, src.origin, count, p2 + pos);
     } else {
         tj_cpu_plan_isa(block, isa, &plan);
-        if (again_override >= 0)
-            plan.again = (uint8_t)again_override;
         tj_cpu_pack_plan(block, &plan, src.origin, count, p2 + pos);
     }
     if (memcmp(p1, p2, (size_t)outsize) != 0) {
@@ -185,15 +181,9 @@ static unsigned loop_cases(void)
                     used |= 1u << TJ_CPU_LOOP_DENSE;
                 snprintf(desc, sizeof(desc), "hvector(%lld, %d, %d, MPI_BYTE)", (long long)blocks,
                          run, stride);
-                /* Strides of multiples of 512 bytes: unpacks storing once and twice to each
-                 * run's line (TJ_CPU_AGAIN), on every processor. */
-                for (int again = 0; again < (stride % 512 == 0 ? 2 : 1); again++) {
-                    again_override = stride % 512 == 0 ? again : -1;
-                    for (int count = 1; count <= 3; count += 2)
-                        check_type(t, &block, NULL, desc, count, count == 1 ? 0 : 5,
-                                   (uint64_t)(cases * 7 + count));
-                }
-                again_override = -1;
+                for (int count = 1; count <= 3; count += 2)
+                    check_type(t, &block, NULL, desc, count, count == 1 ? 0 : 5,
+                               (uint64_t)(cases * 7 + count));
             }
             MPI_Type_free(&t);
             MPI_Type_free(&v);

@@ -12,7 +12,6 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TJ_CPU_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define TJ_CPU_X86 0
@@ -32,9 +31,9 @@ typedef void (*tj_cpu_group_fn)(char *packed, char *typed, int64_t n, int64_t st
  * and whose runs are short, where each run is alone in its cache line: the typed lines then fall
  * into an eighth of the L1 cache's sets, and on AMD Zen 5 one store per line runs at a third of
  * the speed of two, for objects in the L2 and L3 caches (bench/RESULTS.md); a second store to
- * the line, of the run's last byte again, takes that away there, and costs nothing measurable
- * beyond the caches. On Zen 3 the second store only costs (10-20 %: 8-byte runs 512 bytes apart
- * from 4 KiB to 32 MiB), so only the processors it was measured to help use it (store_twice). */
+ * the line, of the run's last byte again, takes that away. On Zen 3 it gains less (8-byte runs
+ * 1024 bytes apart, 16 MiB: 2.25 against 2.61 ns a run), and beyond the L3 cache it cost 15-20 %
+ * there: rows that span more than the L3 (again_span) are prefetched instead. */
 enum { TJ_CPU_PLAIN, TJ_CPU_PREFETCH, TJ_CPU_AGAIN, TJ_CPU_VARIANTS };
 #define TJ_CPU_AGAIN_RUN 32
 
@@ -127,23 +126,38 @@ static const tj_cpu_group_fn (*const group_levels[TJ_CPU_ISAS])[2][2] = {
 #define TJ_CPU_PREFETCH_RUN 1024
 
 /* Beyond the L2 cache, a group loop prefetches the typed lines of its rows this many steps of
- * the row ahead: 8 of 16 KiB (1024 x 1024 complex doubles) took its pack from 1.0 to 2.8 times
- * the speed of the group loop without, its unpack 1.2 times. */
+ * the row ahead (Zen 3: 512 x 512 complex doubles, steps of 8 KiB, pack 1061 -> 537 us, unpack
+ * 1114 -> 611; 1024 x 1024 doubles 1.2-1.4x, complex doubles 1.05-1.1x). */
 #define TJ_CPU_GROUP_AHEAD 8
 
-/* Rows whose typed bytes span more than this are prefetched; from the L2 cache's size, 1 MiB
- * where the system does not say. */
+/* The size of a cache level (sysconf's _SC_LEVEL2_CACHE_SIZE or _SC_LEVEL3_CACHE_SIZE), read
+ * once into *at; `fallback` where the system does not say. */
+static int64_t cache_size(int64_t *at, int name, int64_t fallback)
+{
+    int64_t s = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+    if (s == 0) {
+        long size = sysconf(name);
+        s = size > 0 ? size : fallback;
+        __atomic_store_n(at, s, __ATOMIC_RELAXED);
+    }
+    return s;
+}
+
+/* Rows whose typed bytes span more than this are prefetched: the L2 cache's size, 1 MiB where
+ * the system does not say. */
 static int64_t prefetch_span(void)
 {
     static int64_t span;
-    int64_t s = __atomic_load_n(&span, __ATOMIC_RELAXED);
+    return cache_size(&span, _SC_LEVEL2_CACHE_SIZE, 1 << 20);
+}
 
-    if (s == 0) {
-        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        s = l2 > 0 ? l2 : 1 << 20;
-        __atomic_store_n(&span, s, __ATOMIC_RELAXED);
-    }
-    return s;
+/* Rows that span more than this do not store twice (TJ_CPU_AGAIN): the L3 cache's size, 32 MiB
+ * where the system does not say. */
+static int64_t again_span(void)
+{
+    static int64_t span;
+    return cache_size(&span, _SC_LEVEL3_CACHE_SIZE, 32 << 20);
 }
 
 tj_cpu_isa_t tj_cpu_isa_best(void)
@@ -166,29 +180,6 @@ tj_cpu_isa_t tj_cpu_isa_best(void)
         __atomic_store_n(&best, b, __ATOMIC_RELAXED);
     }
     return (tj_cpu_isa_t)b;
-}
-
-/* Whether this processor unpacks with TJ_CPU_AGAIN: AMD family 26 (Zen 5). */
-static bool store_twice(void)
-{
-    static int twice = -1;
-    int t = __atomic_load_n(&twice, __ATOMIC_RELAXED);
-
-    if (t < 0) {
-        t = 0;
-#if TJ_CPU_X86
-        unsigned eax, ebx, ecx, edx;
-        __builtin_cpu_init();
-        if (__builtin_cpu_is("amd") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
-            unsigned family = (eax >> 8) & 0xf;
-            if (family == 0xf)
-                family += (eax >> 20) & 0xff;
-            t = family == 0x1a;
-        }
-#endif
-        __atomic_store_n(&twice, t, __ATOMIC_RELAXED);
-    }
-    return t != 0;
 }
 
 static tj_cpu_loop_t loop_for(int64_t run)
@@ -237,7 +228,6 @@ void tj_cpu_plan_isa(const tj_block_t *block, tj_cpu_isa_t isa, tj_cpu_plan_t *p
         .first = (uint8_t)d,
         .loop = (uint8_t)loop_for(run),
         .dense = isa == TJ_CPU_ISA_AVX512 && run <= TJ_CPU_DENSE_RUN,
-        .again = store_twice(),
         .isa = (uint8_t)isa,
     };
 }
@@ -363,7 +353,7 @@ static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char 
     } else if (p->dense && s1 > run && s1 <= 64 - run &&
                (!unpack || run == 1 || span <= TJ_CPU_DENSE_UNPACK_SPAN)) {
         loop = TJ_CPU_LOOP_DENSE;
-    } else if (unpack && p->again && run <= TJ_CPU_AGAIN_RUN && s1 % 512 == 0) {
+    } else if (unpack && run <= TJ_CPU_AGAIN_RUN && s1 % 512 == 0 && span <= again_span()) {
         variant = TJ_CPU_AGAIN;
     } else if (tj_abs64(s1) >= 128 && run <= TJ_CPU_PREFETCH_RUN && span > prefetch_span()) {
         /* At least 16 runs and 4 KiB ahead: the latency of memory at the rate of the loop. */

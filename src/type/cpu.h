@@ -41,8 +41,6 @@ typedef struct {
     uint8_t first; /* the first dimension after those */
     uint8_t loop;  /* tj_cpu_loop_t for runs of `run` bytes */
     uint8_t dense; /* 1: rows whose stride allows it use TJ_CPU_LOOP_DENSE */
-    uint8_t again; /* 1: unpacks of short runs at strides of multiples of 512 B store twice to
-                      each run's line (the processors where that is faster: cpu.c) */
     uint8_t isa;   /* tj_cpu_isa_t */
     bool pack;     /* TYPEJIT_HOST=auto: the engine packs host calls of the type */
     bool unpack;   /* ... and unpacks them */

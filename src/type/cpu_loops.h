@@ -146,8 +146,9 @@ TJ_LOOPS_INLINE void F(prefetch)(const char *at, int64_t run, int write)
 }
 
 /* Runs of 1, 2, 4, 8 or 16 bytes (constants), four at a time: all four loaded before any is
- * stored, as copy does within a run. One at a time, each load waited behind the store before it
- * (8-byte runs 16 bytes apart, packed from a 256 KiB object: 2x the time). */
+ * stored, as copy does within a run. One at a time, each load waits behind the store before it
+ * (Zen 3, 8-byte runs 16 bytes apart in rows of 32, every second point of 64^3 doubles: unpack
+ * 1.7 against 0.9 ns a run, pack 0.84 against 0.64; 528 bytes apart: unpack 1.46 against 0.93). */
 #define TJ_LOOPS_FOUR(_run)                                                                        \
     (__builtin_constant_p(_run) && (_run) <= 16 && ((_run) & ((_run)-1)) == 0)
 
