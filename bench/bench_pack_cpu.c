@@ -323,6 +323,9 @@ typedef enum {
     /* The face x in [0, m) of an n x n x n array of doubles (C order): a halo or multigrid face,
      * runs of 8m bytes n doubles apart, rows n*n doubles apart (MPI_Type_create_subarray). */
     APP_FACE,
+    /* The same face of the interior of an (n + 2)^3 array with one ghost layer on each side:
+     * strides 8(n + 2) and 8(n + 2)^2, not powers of two. */
+    APP_FACE_GHOST,
     /* Every second point of an n x n x n array of doubles in each dimension: the restriction of
      * a multigrid V-cycle, 8-byte runs 16 bytes apart (vector, two hvectors). */
     APP_SAMPLE,
@@ -342,6 +345,8 @@ static const app_t app_shapes[] = {
     {APP_TRANSPOSE, 16, 256, 256, true},
     {APP_TRANSPOSE, 16, 512, 512, false},
     {APP_TRANSPOSE, 16, 1024, 1024, true},
+    {APP_TRANSPOSE, 16, 200, 200, false},
+    {APP_TRANSPOSE, 16, 384, 384, false},
     {APP_TRANSPOSE, 16, 256, 16, false},
     {APP_TRANSPOSE, 16, 1024, 64, true},
     {APP_TRANSPOSE, 8, 256, 256, false},
@@ -355,6 +360,8 @@ static const app_t app_shapes[] = {
     {APP_FACE, 8, 32, 2, false},
     {APP_FACE, 8, 64, 2, true},
     {APP_FACE, 8, 128, 2, false},
+    {APP_FACE_GHOST, 8, 64, 1, true},
+    {APP_FACE_GHOST, 8, 128, 1, false},
     {APP_SAMPLE, 8, 32, 0, false},
     {APP_SAMPLE, 8, 64, 0, true},
     {APP_SAMPLE, 8, 128, 0, false},
@@ -392,6 +399,14 @@ static MPI_Datatype app_type(const app_t *a, char *name, size_t len)
     case APP_FACE: {
         const int sizes[3] = {a->n, a->n, a->n}, sub[3] = {a->n, a->n, a->m}, at[3] = {0, 0, 0};
         snprintf(name, len, "face %d^3 %d wide", a->n, a->m);
+        check(MPI_Type_create_subarray(3, sizes, sub, at, MPI_ORDER_C, e, &t),
+              "MPI_Type_create_subarray");
+        break;
+    }
+    case APP_FACE_GHOST: {
+        const int g = a->n + 2, sizes[3] = {g, g, g}, sub[3] = {a->n, a->n, a->m};
+        const int at[3] = {1, 1, 1};
+        snprintf(name, len, "face %d^3 of %d^3 %d wide", a->n, g, a->m);
         check(MPI_Type_create_subarray(3, sizes, sub, at, MPI_ORDER_C, e, &t),
               "MPI_Type_create_subarray");
         break;
