@@ -263,8 +263,9 @@ static int64_t group_rows(int64_t run, int64_t s1, int no, const int64_t *oc, co
  * and of the objects (one more dimension, of stride extent), innermost first, oc[] rows os[]
  * bytes apart; neighbours that continue each other are one dimension. Returns how many, with
  * the run (objects that continue each other's one run make one run of them all). */
-static int walk_dims(const tj_block_t *b, const tj_cpu_plan_t *p, int64_t count, int64_t *run,
-                     int64_t *oc, int64_t *os)
+static inline __attribute__((always_inline)) int walk_dims(const tj_block_t *b,
+                                                           const tj_cpu_plan_t *p, int64_t count,
+                                                           int64_t *run, int64_t *oc, int64_t *os)
 {
     int no = 0;
 
@@ -304,6 +305,33 @@ int64_t tj_cpu_group_rows(const tj_block_t *block, const tj_cpu_plan_t *plan, in
     return no == 0 ? 1 : group_rows(run, os[0], no, oc, os, unpack);
 }
 
+/* The odometer of walk for a group loop: dimension 1 advances by the rows of a group (the last
+ * group of it may be shorter). */
+static void walk_groups(tj_cpu_group_fn gfn, char *typed, char *packed, int no, const int64_t *oc,
+                        const int64_t *os, int64_t run, int64_t group, int64_t ahead)
+{
+    int64_t idx[TJ_BLOCK_MAX_DIMS + 1] = {0};
+    const int64_t row_bytes = run * oc[0];
+
+    for (;;) {
+        const int64_t rows = TJ_MIN(group, oc[1] - idx[1]);
+        gfn(packed, typed, oc[0], os[0], run, rows, os[1], ahead);
+        packed += row_bytes * rows;
+        int d = 1;
+        for (; d < no; d++) {
+            const int64_t step = d == 1 ? rows : 1;
+            if ((idx[d] += step) < oc[d]) {
+                typed += step * os[d];
+                break;
+            }
+            typed -= (idx[d] - step) * os[d];
+            idx[d] = 0;
+        }
+        if (d >= no)
+            break;
+    }
+}
+
 /* Moves `count` objects in the dimensions of walk_dims: the innermost is the row a loop moves
  * (or a group of rows of the next one, group_rows); the others advance an odometer. */
 static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char *packed,
@@ -330,7 +358,7 @@ static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char 
     }
 
     const int64_t n1 = oc[0], s1 = os[0], row_bytes = run * n1, span = typed_span(b, count);
-    const int64_t group = group_rows(run, s1, no, oc, os, unpack);
+    const int64_t group = no > 1 ? group_rows(run, s1, no, oc, os, unpack) : 1;
     tj_cpu_group_fn gfn = NULL;
     if (group > 1) {
         /* Group loops: prefetching TJ_CPU_GROUP_AHEAD steps down the rows beyond the caches. */
@@ -348,27 +376,27 @@ static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char 
         ahead = runs * s1;
         variant = TJ_CPU_PREFETCH;
     }
+    if (gfn != NULL) {
+        walk_groups(gfn, typed, packed, no, oc, os, run, group, ahead);
+        return;
+    }
     fn = levels[p->isa][loop][unpack][variant];
+    if (no == 1) {
+        fn(packed, typed, n1, s1, run, ahead);
+        return;
+    }
     for (int d = 1; d < no; d++)
         idx[d] = 0;
     for (;;) {
-        /* Rows moved by this step: a group's (the last group of dimension 1 may be shorter). */
-        int64_t rows = 1;
-        if (gfn != NULL) {
-            rows = TJ_MIN(group, oc[1] - idx[1]);
-            gfn(packed, typed, n1, s1, run, rows, os[1], ahead);
-        } else {
-            fn(packed, typed, n1, s1, run, ahead);
-        }
-        packed += row_bytes * rows;
+        fn(packed, typed, n1, s1, run, ahead);
+        packed += row_bytes;
         int d = 1;
         for (; d < no; d++) {
-            const int64_t step = d == 1 ? rows : 1;
-            if ((idx[d] += step) < oc[d]) {
-                typed += step * os[d];
+            if (++idx[d] < oc[d]) {
+                typed += os[d];
                 break;
             }
-            typed -= (idx[d] - step) * os[d];
+            typed -= (oc[d] - 1) * os[d];
             idx[d] = 0;
         }
         if (d >= no)
