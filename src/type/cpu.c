@@ -31,13 +31,12 @@ typedef void (*tj_cpu_group_fn)(char *packed, char *typed, int64_t n, int64_t st
  * and whose runs are short, where each run is alone in its cache line: the typed lines then fall
  * into an eighth of the L1 cache's sets, and on AMD Zen 5 one store per line runs at a third of
  * the speed of two, for objects in the L2 and L3 caches (bench/RESULTS.md); a second store to
- * the line, of the run's last byte again, takes that away. On Zen 3 it helps rows of up to a few
- * MiB (8-byte runs 1024 bytes apart, 4 MiB: 2.2 ns a run against 3.0-4.0 without) and costs
- * beyond (prefetched instead, 16 MiB: 4.0 against 3.7; 64 MiB: 15.8 against 9.9): rows that span
- * more than TJ_CPU_AGAIN_SPAN store once. */
+ * the line, of the run's last byte again, takes that away. Rows that span more than the L3 cache
+ * (again_span) are prefetched instead: on Zen 3 the second store cost there (faces of 8-byte
+ * runs, 128 MiB: 0.94 of MPICH's speed storing twice, 1.09 prefetched), while within the L3 it
+ * kept MPICH's speed (16 MiB: 1.0, prefetched 0.75-0.95). */
 enum { TJ_CPU_PLAIN, TJ_CPU_PREFETCH, TJ_CPU_AGAIN, TJ_CPU_VARIANTS };
-#define TJ_CPU_AGAIN_RUN  32
-#define TJ_CPU_AGAIN_SPAN ((int64_t)8 << 20)
+#define TJ_CPU_AGAIN_RUN 32
 
 /* Rows whose runs lie at least a cache line apart, with the next row closer than one, are moved
  * in groups (the group loops of cpu_loops.h): the transposes of FFTs, whose rows start 8 or 16
@@ -132,19 +131,34 @@ static const tj_cpu_group_fn (*const group_levels[TJ_CPU_ISAS])[2][2] = {
  * 1114 -> 611; 1024 x 1024 doubles 1.2-1.4x, complex doubles 1.05-1.1x). */
 #define TJ_CPU_GROUP_AHEAD 8
 
-/* Rows whose typed bytes span more than this are prefetched; from the L2 cache's size, 1 MiB
- * where the system does not say. */
+/* The size of a cache level (sysconf's _SC_LEVEL2_CACHE_SIZE or _SC_LEVEL3_CACHE_SIZE), read
+ * once into *at; `fallback` where the system does not say. */
+static int64_t cache_size(int64_t *at, int name, int64_t fallback)
+{
+    int64_t s = __atomic_load_n(at, __ATOMIC_RELAXED);
+
+    if (s == 0) {
+        long size = sysconf(name);
+        s = size > 0 ? size : fallback;
+        __atomic_store_n(at, s, __ATOMIC_RELAXED);
+    }
+    return s;
+}
+
+/* Rows whose typed bytes span more than this are prefetched: the L2 cache's size, 1 MiB where
+ * the system does not say. */
 static int64_t prefetch_span(void)
 {
     static int64_t span;
-    int64_t s = __atomic_load_n(&span, __ATOMIC_RELAXED);
+    return cache_size(&span, _SC_LEVEL2_CACHE_SIZE, 1 << 20);
+}
 
-    if (s == 0) {
-        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        s = l2 > 0 ? l2 : 1 << 20;
-        __atomic_store_n(&span, s, __ATOMIC_RELAXED);
-    }
-    return s;
+/* Rows that span more than this store once (TJ_CPU_AGAIN): the L3 cache's size, 32 MiB where
+ * the system does not say. */
+static int64_t again_span(void)
+{
+    static int64_t span;
+    return cache_size(&span, _SC_LEVEL3_CACHE_SIZE, 32 << 20);
 }
 
 tj_cpu_isa_t tj_cpu_isa_best(void)
@@ -368,7 +382,7 @@ static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char 
     } else if (p->dense && s1 > run && s1 <= 64 - run &&
                (!unpack || run == 1 || span <= TJ_CPU_DENSE_UNPACK_SPAN)) {
         loop = TJ_CPU_LOOP_DENSE;
-    } else if (unpack && run <= TJ_CPU_AGAIN_RUN && s1 % 512 == 0 && span <= TJ_CPU_AGAIN_SPAN) {
+    } else if (unpack && run <= TJ_CPU_AGAIN_RUN && s1 % 512 == 0 && span <= again_span()) {
         variant = TJ_CPU_AGAIN;
     } else if (tj_abs64(s1) >= 128 && run <= TJ_CPU_PREFETCH_RUN && span > prefetch_span()) {
         /* At least 16 runs and 4 KiB ahead: the latency of memory at the rate of the loop. */
