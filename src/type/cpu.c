@@ -348,8 +348,8 @@ static void walk_groups(tj_cpu_group_fn gfn, char *typed, char *packed, int no, 
 
 /* Moves `count` objects in the dimensions of walk_dims: the innermost is the row a loop moves
  * (or a group of rows of the next one, group_rows); the others advance an odometer. */
-static void walk(const tj_block_t *b, const tj_cpu_plan_t *p, char *typed, char *packed,
-                 int64_t count, int unpack)
+__attribute__((aligned(64))) static void walk(const tj_block_t *b, const tj_cpu_plan_t *p,
+                                              char *typed, char *packed, int64_t count, int unpack)
 {
     int64_t oc[TJ_BLOCK_MAX_DIMS + 1], os[TJ_BLOCK_MAX_DIMS + 1], idx[TJ_BLOCK_MAX_DIMS + 1];
     int64_t run, ahead = 0;

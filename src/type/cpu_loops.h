@@ -16,6 +16,9 @@
 #define TJ_LOOPS_CAT(_a, _b)  TJ_LOOPS_CAT2(_a, _b)
 #define F(_name)              TJ_LOOPS_CAT(_name, TJ_LOOPS_SUFFIX)
 #define TJ_LOOPS_INLINE       TJ_LOOPS_ATTR static inline __attribute__((always_inline))
+/* Each loop starts on a cache line, so that its speed does not depend on where the linker puts
+ * it: 64 runs of 64 bytes took 0.13 us a call at one placement and 0.10 at another (Zen 3). */
+#define TJ_LOOPS_FN TJ_LOOPS_ATTR static __attribute__((aligned(64))) void
 
 #if TJ_LOOPS_VEC == 64
 typedef __m512i F(vec_t);
@@ -308,8 +311,7 @@ TJ_LOOPS_INLINE void F(unpack_groups)(char *restrict packed, char *restrict type
 
 /* One loop: the row loop _row with run length _len (a constant, or `run`) and mode _how. */
 #define TJ_LOOP(_name, _row, _len, _how)                                                           \
-    TJ_LOOPS_ATTR static void F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run,        \
-                                       int64_t ahead)                                              \
+    TJ_LOOPS_FN F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)       \
     {                                                                                              \
         (void)run;                                                                                 \
         F(_row)(p, t, n, s, _len, ahead, _how);                                                    \
@@ -317,8 +319,8 @@ TJ_LOOPS_INLINE void F(unpack_groups)(char *restrict packed, char *restrict type
 
 /* One group loop: _dir (pack or unpack) with run length _len and mode _how, named _name. */
 #define TJ_GROUP(_name, _dir, _len, _how)                                                          \
-    TJ_LOOPS_ATTR static void F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run,        \
-                                       int64_t rows, int64_t pitch, int64_t ahead)                 \
+    TJ_LOOPS_FN F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t rows,        \
+                         int64_t pitch, int64_t ahead)                                             \
     {                                                                                              \
         (void)run;                                                                                 \
         F(_dir##_groups)(p, t, n, s, _len, rows, pitch, ahead, _how);                              \
@@ -367,8 +369,7 @@ TJ_LOOPS_INLINE uint64_t F(low)(int64_t bytes)
     return bytes >= 64 ? ~0ULL : (1ULL << bytes) - 1;
 }
 
-TJ_LOOPS_ATTR static void F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run,
-                                        int64_t ahead)
+TJ_LOOPS_FN F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
 {
     const int64_t k = (64 - run) / s + 1;
     const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
@@ -397,8 +398,7 @@ TJ_LOOPS_ATTR static void F(pack_dense)(char *p, char *t, int64_t n, int64_t s, 
     }
 }
 
-TJ_LOOPS_ATTR static void F(unpack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run,
-                                          int64_t ahead)
+TJ_LOOPS_FN F(unpack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
 {
     const int64_t k = (64 - run) / s + 1;
     const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
@@ -484,6 +484,7 @@ static const tj_cpu_group_fn F(groups)[TJ_CPU_LOOPS][2][2] = {
 #undef VLOAD
 #undef VSTORE
 #undef TJ_LOOPS_INLINE
+#undef TJ_LOOPS_FN
 #undef F
 #undef TJ_LOOPS_CAT
 #undef TJ_LOOPS_CAT2
