@@ -8,9 +8,11 @@
         line per object size, a panel per direction, pitch and count), filled markers where
         TYPEJIT_HOST=auto chooses the engine, and the memcpy ceiling dotted; with --commit,
         OUTDIR/cpu_commit.png
-    plot_cpu.py --table PACK.csv [PACK.csv ...] [--commit commit.csv]
+    plot_cpu.py --table PACK.csv [PACK.csv ...] [APPS.csv ...] [--commit commit.csv]
         print the tables as Markdown: the ratios against every MPI side by side, the shapes where
-        the engine or auto is behind, and GB/s beside the memcpy ceiling
+        the engine or auto is behind, and GB/s beside the memcpy ceiling; for the CSV of
+        bench_pack_cpu --apps (application layouts), a row per shape with the speed of the
+        engine, of TYPEJIT_HOST=auto and of typejit's MPI_Pack/MPI_Unpack over each MPI
 
 Lines starting with '#' in the CSV files are comments and are skipped.
 """
@@ -224,6 +226,47 @@ def table_gbps(runs, op="pack", pitch="512", count="one"):
     print()
 
 
+def table_apps(runs):
+    """bench_pack_cpu --apps: a row per shape and direction, for every MPI the system MPI's time
+    per call and the speed over it of the engine, of TYPEJIT_HOST=auto's choice and of MPI_Pack
+    and MPI_Unpack through the preloaded typejit (its wrappers included)."""
+    names = [rows[0]["mpi"] for rows in runs]
+    cells = [{(r["shape"], r["op"]): r for r in rows} for rows in runs]
+    order = list(dict.fromkeys((r["shape"], r["op"]) for rows in runs for r in rows))
+    print("Each cell: the speed over the system MPI (its median time per call over the mover's, "
+          "per round): `engine` the CPU engine alone, `auto` what TYPEJIT_HOST=auto chooses "
+          "(`mpi`: the system MPI's 1.00), `typejit` MPI_Pack/MPI_Unpack through the preloaded "
+          "library, its wrappers included.")
+    print()
+    head = " | ".join(f"{n}: us | engine | auto | typejit" for n in names)
+    print(f"| shape | block | op | {head} |")
+    print("| --- | --- | --- |" + " ---: | ---: | ---: | ---: |" * len(names))
+    for k in order:
+        block = next(c[k]["block"] for c in cells if k in c)
+        vals = []
+        for c in cells:
+            r = c.get(k)
+            if r is None:
+                vals.append("- | - | - | -")
+                continue
+            auto = "mpi" if r["auto"] == "mpi" else f"{float(r['auto_ratio']):.2f}"
+            tj = f"{float(r['typejit_ratio']):.2f}" if r["typejit_ratio"] else "-"
+            us = float(r["mpi_us"])
+            vals.append(f"{us:.0f} | " if us >= 100 else f"{us:.3g} | ")
+            vals[-1] += f"{float(r['ratio']):.2f} | {auto} | {tj}"
+        print(f"| {k[0]} | {block} | {k[1]} | " + " | ".join(vals) + " |")
+    print()
+    for name, rows in zip(names, runs):
+        long_calls = [r for r in rows if float(r["mpi_us"]) >= 0.5]
+        auto_behind = [r for r in long_calls if float(r["auto_ratio"]) < 0.95]
+        tj_behind = [r for r in long_calls if r["typejit_ratio"] and
+                     float(r["typejit_ratio"]) < 0.95]
+        print(f"{name}: {len(rows)} calls, {len(long_calls)} of 0.5 us or more; among those auto "
+              f"below 0.95 on {len(auto_behind)}, typejit below 0.95 on {len(tj_behind)}" +
+              "".join(f"; {r['shape']} {r['op']} {float(r['auto_ratio']):.2f}" for r in auto_behind))
+    print()
+
+
 def table_commit(rows):
     print("| shape | create us | commit us, Open MPI | commit us, typejit | (create+commit) "
           "ratio | (create+commit+free) ratio | commit ratio |")
@@ -241,10 +284,14 @@ def main(argv):
         commit = argv[i + 1]
         del argv[i:i + 2]
     if len(argv) >= 2 and argv[0] == "--table":
-        runs = [rows for rows in (load(p) for p in argv[1:]) if rows]
+        loaded = [rows for rows in (load(p) for p in argv[1:]) if rows]
+        runs = [rows for rows in loaded if "shape" not in rows[0]]
+        apps = [rows for rows in loaded if "shape" in rows[0]]
         if runs:
             table_pack(runs)
             table_gbps(runs)
+        if apps:
+            table_apps(apps)
         if commit:
             print()
             table_commit(load(commit))
@@ -254,7 +301,7 @@ def main(argv):
         return 2
     for path in argv[:-1]:
         rows = load(path)
-        if rows:
+        if rows and "shape" not in rows[0]:
             print(plot_pack(rows, argv[-1]))
     if commit:
         rows = load(commit)

@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The CPU benchmarks in one call (no GPU needed):
-#   bash bench/run-cpu.sh [--quick]
+#   bash bench/run-cpu.sh [--quick] [--cpu-time]
 # Builds libtypejit.so, bench_commit and bench_pack_cpu in Release (in $BUILD, default
 # build-bench, against the default mpicc: Debian's Open MPI) when needed, and bench_pack_cpu
 # against MPICH too (in $BUILD_MPICH, default build-bench-mpich, with mpicc.mpich; skipped where
 # there is none); runs bench_commit with the library preloaded (typejit and the system MPI timed
 # in the same process) and bench_pack_cpu on each MPI (the CPU engine against
 # PMPI_Pack/PMPI_Unpack, with the memcpy ceiling: cpu_pack_openmpi.{txt,csv,png},
-# cpu_pack_mpich.{txt,csv,png}), writes CSV files and PNG plots to bench/results/ (or $OUT when
-# set) and prints the tables, both MPIs side by side. bench_commit --huge times the commit of types with up to a million members
+# cpu_pack_mpich.{txt,csv,png}) and bench_pack_cpu --apps on each MPI with the library preloaded
+# (application layouts: the engine, TYPEJIT_HOST=auto and MPI_Pack/MPI_Unpack through typejit
+# against PMPI_Pack/PMPI_Unpack: cpu_apps_openmpi.{txt,csv}, cpu_apps_mpich.{txt,csv}), writes
+# CSV files and PNG plots to bench/results/ (or $OUT when set) and prints the tables, both MPIs
+# side by side. --cpu-time times bench_pack_cpu on the thread's CPU clock (a busy machine). bench_commit --huge times the commit of types with up to a million members
 # (cpu_commit_huge.{txt,csv}) and, one fresh process per shape and mode, their peak memory
 # (cpu_commit_huge_mem.csv); bench_commit --many times batches of small irregular types
 # (cpu_commit_many.{txt,csv}).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 quick=""
+clock=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick="--quick"; shift ;;
-    *) echo "usage: bash bench/run-cpu.sh [--quick]"; exit 2 ;;
+    --cpu-time) clock="--cpu-time"; shift ;;
+    *) echo "usage: bash bench/run-cpu.sh [--quick] [--cpu-time]"; exit 2 ;;
     esac
 done
 
@@ -74,20 +79,29 @@ LD_PRELOAD="$lib" "$build/bench/bench_commit" --many $quick >"$out/cpu_commit_ma
 grep -v '^#' "$out/cpu_commit_many.txt" >"$out/cpu_commit_many.csv"
 column -s, -t "$out/cpu_commit_many.csv" 2>/dev/null || cat "$out/cpu_commit_many.csv"
 
+# The sweep, then the application layouts with the library preloaded (its wrappers timed too),
+# of the build in $build against the MPI named $1.
+pack_mpi() {
+    "$build/bench/bench_pack_cpu" $quick $clock >"$out/cpu_pack_$1.txt" || pack_rc=1
+    grep -v '^#' "$out/cpu_pack_$1.txt" >"$out/cpu_pack_$1.csv"
+    LD_PRELOAD="$build/libtypejit.so" "$build/bench/bench_pack_cpu" --apps $quick $clock \
+        >"$out/cpu_apps_$1.txt" || pack_rc=1
+    grep -v '^#' "$out/cpu_apps_$1.txt" >"$out/cpu_apps_$1.csv"
+    packs+=("$out/cpu_pack_$1.csv")
+    apps+=("$out/cpu_apps_$1.csv")
+}
+pack_rc=0
+packs=()
+apps=()
 echo "== bench_pack_cpu (Open MPI build; the full sweep takes about an hour, --quick a minute)"
-"$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack_openmpi.txt"
-pack_rc=$?
-grep -v '^#' "$out/cpu_pack_openmpi.txt" >"$out/cpu_pack_openmpi.csv"
-packs=("$out/cpu_pack_openmpi.csv")
+pack_mpi openmpi
 if command -v mpicc.mpich >/dev/null; then
     ompi_build=$build
     build=${BUILD_MPICH:-build-bench-mpich}
     RELEASE_CMAKE_ARGS="-DMPI_C_COMPILER=mpicc.mpich -DMPI_Fortran_COMPILER=mpifort.mpich" \
-        release_build cpu bench_pack_cpu
+        release_build cpu typejit bench_pack_cpu
     echo "== bench_pack_cpu (MPICH build)"
-    "$build/bench/bench_pack_cpu" $quick >"$out/cpu_pack_mpich.txt" || pack_rc=1
-    grep -v '^#' "$out/cpu_pack_mpich.txt" >"$out/cpu_pack_mpich.csv"
-    packs+=("$out/cpu_pack_mpich.csv")
+    pack_mpi mpich
     build=$ompi_build
 else
     echo "run-cpu: no mpicc.mpich: bench_pack_cpu against Open MPI only"
@@ -110,7 +124,7 @@ else
     python3=python3
 fi
 echo
-"$python3" bench/plot_cpu.py --table "${packs[@]}" --commit "$out/cpu_commit.csv"
+"$python3" bench/plot_cpu.py --table "${packs[@]}" "${apps[@]}" --commit "$out/cpu_commit.csv"
 echo
 echo "run-cpu: results in $out (commit rc=$commit_rc, huge rc=$huge_rc, pack rc=$pack_rc)"
 [ $commit_rc -eq 0 ] && [ $huge_rc -eq 0 ] && [ $pack_rc -eq 0 ]

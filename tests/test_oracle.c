@@ -193,6 +193,64 @@ static unsigned loop_cases(void)
     return used;
 }
 
+/* Transposes: `n2` columns of runs (`n1` runs of `run` bytes, `s1` apart), the columns `pitch`
+ * bytes apart, as one object (an hvector of the column) or as n2 objects (the column resized to
+ * the pitch), forwards and backwards, in rows within the caches and beyond the L2 (prefetching),
+ * with group counts that leave a shorter last group. Rows closer than a line with runs a line
+ * apart or more are moved in groups (tj_cpu_group_rows); an unpack groups only rows whose runs
+ * of one step lie within the step, so that where rows overlap each other (pitch below the run)
+ * or the next step the last write still wins. Sets whether packs and unpacks were grouped. */
+static void group_cases(bool *packs, bool *unpacks)
+{
+    static const struct {
+        int run, pitch, n1, s1, n2;
+    } cases[] = {
+        {16, 16, 37, 4096, 37},  {16, 16, 80, 16384, 19}, {8, 8, 64, 512, 21},
+        {8, 8, 70, 8192, 9},     {1, 1, 33, 64, 70},      {3, 5, 40, 64, 12},
+        {24, 24, 9, 1000, 5},    {32, 48, 12, 4096, 3},   {5, 63, 20, -4096, 2},
+        {16, -16, 40, 2048, 17}, {8, 8, 30, -16384, 10},  {16, 8, 50, 4096, 11},
+        {16, 16, 20, 64, 9},     {4, 4, 40, 100, 30},     {60, 8, 20, 64, 5},
+        {8, 64, 20, 4096, 4},    {100, 16, 30, 4096, 9},
+    };
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const int run = cases[c].run, pitch = cases[c].pitch, n2 = cases[c].n2;
+        for (int objects = 0; objects < 2; objects++) {
+            MPI_Datatype col, t;
+            tj_block_t block;
+            tj_cpu_plan_t plan;
+            char desc[160];
+            int count = objects ? n2 : 1;
+            if (objects && pitch < 0)
+                continue;
+            MPI_Type_create_hvector(cases[c].n1, run, cases[c].s1, MPI_BYTE, &col);
+            if (objects)
+                MPI_Type_create_resized(col, 0, pitch, &t);
+            else
+                MPI_Type_create_hvector(n2, 1, pitch, col, &t);
+            REQUIRE(MPI_Type_commit(&t) == MPI_SUCCESS);
+            snprintf(desc, sizeof(desc), "%d columns %d B apart of hvector(%d, %d, %d, MPI_BYTE)%s",
+                     n2, pitch, cases[c].n1, run, cases[c].s1, objects ? " as objects" : "");
+            if (tj_translate_block(t, &block, NULL) != TJ_OK) {
+                fprintf(stderr, "groups: %s not strided\n", desc);
+                check_failures++;
+            } else {
+                tj_cpu_plan(&block, &plan);
+                const int64_t gp = tj_cpu_group_rows(&block, &plan, count, false);
+                const int64_t gu = tj_cpu_group_rows(&block, &plan, count, true);
+                /* A pitch of a line or more is no transpose: row by row. */
+                CHECK(tj_abs64(pitch) < 64 || (gp == 1 && gu == 1));
+                CHECK(gu == 1 || (gu - 1) * tj_abs64(pitch) + run <= tj_abs64(cases[c].s1));
+                *packs |= gp > 1;
+                *unpacks |= gu > 1;
+                check_type(t, &block, NULL, desc, count, 3, (uint64_t)(c * 2 + (size_t)objects));
+            }
+            MPI_Type_free(&t);
+            MPI_Type_free(&col);
+        }
+    }
+}
+
 /* ---- evenly spaced members, folded into strided parts -----------------------------------------
  */
 
@@ -466,6 +524,9 @@ int main(int argc, char **argv)
     /* Every run-length loop, and the dense one where the processor has it. */
     CHECK((loops & ((1u << TJ_CPU_LOOP_DENSE) - 1)) == (1u << TJ_CPU_LOOP_DENSE) - 1);
     CHECK(tj_cpu_isa_best() < TJ_CPU_ISA_AVX512 || (loops & (1u << TJ_CPU_LOOP_DENSE)) != 0);
+    bool grouped_packs = false, grouped_unpacks = false;
+    group_cases(&grouped_packs, &grouped_unpacks);
+    CHECK(grouped_packs && grouped_unpacks);
     fold_cases();
     wrap_cases();
     rt_seed(&rng, seed);

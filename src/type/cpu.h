@@ -66,6 +66,12 @@ void tj_cpu_pack_plan(const tj_block_t *block, const tj_cpu_plan_t *plan, const 
 void tj_cpu_unpack_plan(const tj_block_t *block, const tj_cpu_plan_t *plan, const void *packed,
                         int64_t count, void *typed);
 
+/* The rows a pack (or unpack) of @p count objects moves at once with a group loop: rows of runs
+ * a cache line apart or more, started less than a line apart (transposes), moved run by run
+ * across a group of them; 1 where they are moved row by row. */
+int64_t tj_cpu_group_rows(const tj_block_t *block, const tj_cpu_plan_t *plan, int64_t count,
+                          bool unpack);
+
 /* The same, planning the block at the call. */
 void tj_cpu_pack(const tj_block_t *block, const void *typed, int64_t count, void *packed);
 void tj_cpu_unpack(const tj_block_t *block, const void *packed, int64_t count, void *typed);

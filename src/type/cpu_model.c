@@ -14,7 +14,11 @@
  *   run), and on unpacks of such runs up to 4 B, which MPICH keeps; short runs close together
  *   go to the engine's dense loop where the processor has it (1.8x and more).
  * - Unpacking runs of 1-2 B each alone in its line is bound by fetching the lines for any
- *   packer: Open MPI ties the engine there (1.0-1.3), and keeps them too. */
+ *   packer: Open MPI ties the engine there (1.0-1.3), and keeps them too.
+ * - Yaksa has loops of its own for MPI_DOUBLE and the other named types: the same layouts built
+ *   of doubles it moves 8 bytes at a time, and ties the engine where both wait for the lines
+ *   (faces of 3-D arrays beyond the L2: 0.84-1.3, bench/RESULTS.md "Application layouts"), while
+ *   of MPI_BYTE it is 3-4x behind. The block does not say which, so the engine keeps both. */
 #include "type/cpu_model.h"
 
 /* Runs up to this long go to the engine in front of Open MPI (and an MPI of unknown family):
