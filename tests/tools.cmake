@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The `typejit` command's helpers: the type description parser.
-tj_test_program(test_typedesc test_typedesc.c ${PROJECT_SOURCE_DIR}/src/tools/typedesc.c
-                $<TARGET_OBJECTS:tj_randtype>)
+set(tj_typedesc_sources typedesc.c typedesc_lex.c typedesc_names.c typedesc_grammar.c
+    typedesc_check.c typedesc_build.c)
+list(TRANSFORM tj_typedesc_sources PREPEND ${PROJECT_SOURCE_DIR}/src/tools/)
+tj_test_program(test_typedesc test_typedesc.c ${tj_typedesc_sources} $<TARGET_OBJECTS:tj_randtype>)
 target_include_directories(test_typedesc PRIVATE ${PROJECT_SOURCE_DIR}/src/tools)
 tj_add_test(typedesc COMMAND test_typedesc LABELS unit TIMEOUT 120)
 
