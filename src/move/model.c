@@ -97,7 +97,7 @@ bool tj_model_stage_contiguous(void)
     if (s == TJ_TRI_YES)
         return true;
     if (tj_model_cuda_aware())
-        return s == TJ_TRI_NO;
+        return false; /* yes returned above; auto and no leave them to the MPI */
     /* Not staging would hand device memory to an MPI that reads it as host memory: a crash, or
      * wrong bytes. Refused as TYPEJIT_METHOD=device is, said once. */
     if (s == TJ_TRI_NO && !atomic_exchange(&refused, true))
