@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -64,7 +65,12 @@
     _X(cuMemHostGetDevicePointer, 1, "cuMemHostGetDevicePointer_v2", NULL)                         \
     _X(cuMemcpyHtoDAsync, 1, "cuMemcpyHtoDAsync_v2", NULL)                                         \
     _X(cuMemcpyDtoHAsync, 1, "cuMemcpyDtoHAsync_v2", NULL)                                         \
-    _X(cuMemsetD8Async, 1, "cuMemsetD8Async", NULL)
+    _X(cuMemsetD8Async, 1, "cuMemsetD8Async", NULL)                                                \
+    _X(cuEventCreate, 1, "cuEventCreate", NULL)                                                    \
+    _X(cuEventRecord, 1, "cuEventRecord", NULL)                                                    \
+    _X(cuEventQuery, 1, "cuEventQuery", NULL)                                                      \
+    _X(cuEventSynchronize, 1, "cuEventSynchronize", NULL)                                          \
+    _X(cuEventDestroy, 1, "cuEventDestroy_v2", "cuEventDestroy")
 
 static struct {
 #define TJ_CU_FIELD(_name, _required, _sym, _alt) __typeof__(&_name) _name;
@@ -99,6 +105,8 @@ typedef struct {
      * while a query still finds one, the instance is the same (a reset frees every
      * allocation). 0: none. */
     atomic_ullong seen[TJ_GPU_SEEN];
+    /* Ticks of the event records on the stream (tj_gpu_event_implied). */
+    atomic_ullong event_ticks;
 } ctx_entry_t;
 
 static void *libcuda;
@@ -1059,13 +1067,22 @@ tj_status_t tj_gpu_launch(tj_gpu_function_t fn, const unsigned grid[3], const un
     return st;
 }
 
+/* The microseconds since @p t0 (tj_clock_seconds), counted in gpu_wait_us: how long the host
+ * was blocked by the device. */
+static void waited_since(double t0)
+{
+    tj_stats_add(TJ_STAT_gpu_wait_us, (uint64_t)((tj_clock_seconds() - t0) * 1e6 + 0.5));
+}
+
 tj_status_t tj_gpu_sync(void)
 {
     tj_status_t st;
+    double t0 = tj_clock_seconds();
 
-    /* The one place typejit waits for the device: every wait is counted. */
+    /* The one place typejit waits for its stream: every wait is counted, and its time. */
     tj_stats_inc(TJ_STAT_gpu_waits);
     IN_SCOPE(st, cuStreamSynchronize(stream()));
+    waited_since(t0);
     return st;
 }
 
@@ -1155,6 +1172,196 @@ tj_status_t tj_gpu_memset(tj_devptr_t dst, unsigned char value, size_t len)
     return st == TJ_OK ? tj_gpu_sync() : st;
 }
 
+/* ---- events --------------------------------------------------------------------------------
+ * Events of typejit's streams, kept for reuse in one process-wide list under a spinning lock
+ * (each section a few loads and stores), so that a steady deferred send creates none. */
+struct tj_gpu_event {
+    CUevent event;
+    CUcontext ctx;
+    unsigned gen;     /* the context's instance it was made in */
+    atomic_int refs;  /* holders; the last release puts it back */
+    atomic_bool done; /* a query or wait saw it complete */
+    /* The context's event ticks just before and just after its record: an event whose record
+     * ended before another's began is before it on the stream. */
+    unsigned long long begun, ended;
+    struct tj_gpu_event *next;
+};
+
+static atomic_flag events_lock = ATOMIC_FLAG_INIT;
+static tj_gpu_event_t *events_free;
+
+static void lock_events(void)
+{
+    while (atomic_flag_test_and_set_explicit(&events_lock, memory_order_acquire))
+        ;
+}
+
+static void unlock_events(void)
+{
+    atomic_flag_clear_explicit(&events_lock, memory_order_release);
+}
+
+/* An event of the current scope's context and instance from the list, or NULL. */
+static tj_gpu_event_t *event_reuse(CUcontext ctx, unsigned gen)
+{
+    tj_gpu_event_t *e, **at;
+
+    lock_events();
+    for (at = &events_free; *at != NULL; at = &(*at)->next)
+        if ((*at)->ctx == ctx && (*at)->gen == gen)
+            break;
+    e = *at;
+    if (e != NULL)
+        *at = e->next;
+    unlock_events();
+    return e;
+}
+
+tj_status_t tj_gpu_event_record(tj_gpu_event_t **out)
+{
+    ctx_entry_t *e = here;
+    tj_gpu_event_t *ev;
+    tj_status_t st;
+    unsigned gen;
+
+    if (e == NULL)
+        return TJ_ERR_CONTEXT;
+    gen = atomic_load(&e->gen);
+    if ((ev = event_reuse(e->ctx, gen)) == NULL) {
+        if ((ev = calloc(1, sizeof(*ev))) == NULL)
+            return TJ_ERR_NOMEM;
+        confirm_current();
+        if ((st = CU_CHECK(cuEventCreate(&ev->event, CU_EVENT_DISABLE_TIMING))) != TJ_OK) {
+            free(ev);
+            return st;
+        }
+        ev->ctx = e->ctx;
+        ev->gen = gen;
+    }
+    ev->begun = atomic_fetch_add_explicit(&e->event_ticks, 1, memory_order_relaxed);
+    IN_SCOPE(st, cuEventRecord(ev->event, stream()));
+    if (st != TJ_OK) {
+        tj_gpu_event_release(ev);
+        return st;
+    }
+    ev->ended = atomic_fetch_add_explicit(&e->event_ticks, 1, memory_order_relaxed);
+    atomic_store_explicit(&ev->refs, 1, memory_order_relaxed);
+    atomic_store_explicit(&ev->done, false, memory_order_relaxed);
+    *out = ev;
+    return TJ_OK;
+}
+
+tj_gpu_event_t *tj_gpu_event_hold(tj_gpu_event_t *ev)
+{
+    atomic_fetch_add_explicit(&ev->refs, 1, memory_order_relaxed);
+    return ev;
+}
+
+/* Enter @p ev's context; TJ_ERR_CONTEXT when the instance it was made in is gone (a reset or
+ * a sticky error took the work along). */
+static tj_status_t event_enter(const tj_gpu_event_t *ev, tj_gpu_scope_t *scope)
+{
+    tj_status_t st = tj_gpu_enter_again(ev->ctx, scope);
+
+    if (st == TJ_OK && atomic_load(&here->gen) != ev->gen) {
+        tj_gpu_leave(scope);
+        st = TJ_ERR_CONTEXT;
+    }
+    return st;
+}
+
+tj_status_t tj_gpu_event_query(tj_gpu_event_t *ev, bool *done)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+    CUresult rc;
+
+    *done = atomic_load_explicit(&ev->done, memory_order_acquire);
+    if (*done)
+        return TJ_OK;
+    if ((st = event_enter(ev, &scope)) != TJ_OK)
+        return st;
+    rc = cu.cuEventQuery(ev->event);
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && was_not_current())
+        rc = cu.cuEventQuery(ev->event);
+    if (rc == CUDA_SUCCESS) {
+        atomic_store_explicit(&ev->done, true, memory_order_release);
+        *done = true;
+    } else if (rc != CUDA_ERROR_NOT_READY) {
+        st = cu_check(rc, "cuEventQuery", false, __FILE__, __LINE__);
+    }
+    tj_gpu_leave(&scope);
+    return st;
+}
+
+bool tj_gpu_event_done(const tj_gpu_event_t *ev)
+{
+    return atomic_load_explicit(&ev->done, memory_order_acquire);
+}
+
+bool tj_gpu_event_implied(tj_gpu_event_t *ev, const tj_gpu_event_t *later)
+{
+    if (atomic_load_explicit(&ev->done, memory_order_acquire))
+        return true;
+    if (!atomic_load_explicit(&later->done, memory_order_acquire) || ev->ctx != later->ctx ||
+        ev->gen != later->gen || ev->ended >= later->begun)
+        return false;
+    atomic_store_explicit(&ev->done, true, memory_order_release);
+    return true;
+}
+
+tj_status_t tj_gpu_event_wait(tj_gpu_event_t *ev)
+{
+    tj_gpu_scope_t scope;
+    tj_status_t st;
+
+    if (atomic_load_explicit(&ev->done, memory_order_acquire))
+        return TJ_OK;
+    if ((st = event_enter(ev, &scope)) != TJ_OK)
+        return st;
+    /* A wait for the device, counted as tj_gpu_sync's are. */
+    double t0 = tj_clock_seconds();
+    tj_stats_inc(TJ_STAT_gpu_waits);
+    IN_SCOPE(st, cuEventSynchronize(ev->event));
+    waited_since(t0);
+    if (st == TJ_OK)
+        atomic_store_explicit(&ev->done, true, memory_order_release);
+    tj_gpu_leave(&scope);
+    return st;
+}
+
+void tj_gpu_event_release(tj_gpu_event_t *ev)
+{
+    if (ev == NULL || atomic_fetch_sub_explicit(&ev->refs, 1, memory_order_acq_rel) > 1)
+        return;
+    lock_events();
+    ev->next = events_free;
+    events_free = ev;
+    unlock_events();
+}
+
+/* The listed events, destroyed in their contexts where those still hold them. */
+static void events_finalize(void)
+{
+    tj_gpu_event_t *list;
+
+    lock_events();
+    list = events_free;
+    events_free = NULL;
+    unlock_events();
+    while (list != NULL) {
+        tj_gpu_event_t *ev = list;
+        tj_gpu_scope_t scope;
+        list = ev->next;
+        if (tj_gpu_enter_to_release(ev->ctx, &scope) == TJ_OK) {
+            if (tj_gpu_generation() == ev->gen)
+                CU_CHECK(cuEventDestroy(ev->event));
+            tj_gpu_leave(&scope);
+        }
+        free(ev);
+    }
+}
+
 void tj_gpu_finalize(void)
 {
     CUcontext popped;
@@ -1162,6 +1369,7 @@ void tj_gpu_finalize(void)
 
     if (init_status != TJ_OK)
         return;
+    events_finalize();
     pthread_mutex_lock(&entry_lock);
     n = atomic_load(&nentries);
     for (int i = 0; i < n; i++) {

@@ -192,6 +192,28 @@ void tj_gpu_free_host(void *ptr);
 tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev);
 tj_status_t tj_gpu_memset(tj_devptr_t dst, unsigned char value, size_t len);
 
+/* Events: the point of a context's stream up to which its work has run. */
+typedef struct tj_gpu_event tj_gpu_event_t;
+
+/* Record an event after the work queued so far on the current scope's context's stream (a scope
+ * must be open); *ev is held once. */
+tj_status_t tj_gpu_event_record(tj_gpu_event_t **ev);
+/* One more holder of @p ev. */
+tj_gpu_event_t *tj_gpu_event_hold(tj_gpu_event_t *ev);
+/* Whether the work before @p ev has completed (*done), without waiting; a driver error, or
+ * TJ_ERR_CONTEXT when the context's instance it was recorded in is gone. */
+tj_status_t tj_gpu_event_query(tj_gpu_event_t *ev, bool *done);
+/* Whether a query or wait has already seen @p ev complete (no driver call). */
+bool tj_gpu_event_done(const tj_gpu_event_t *ev);
+/* Whether @p ev is complete because @p later, seen complete, was recorded after it on the same
+ * stream (its record ended before @p later's began, in the same context instance); marks it
+ * so. No driver call. */
+bool tj_gpu_event_implied(tj_gpu_event_t *ev, const tj_gpu_event_t *later);
+/* Wait for the work before @p ev (counted as a wait, like tj_gpu_sync). */
+tj_status_t tj_gpu_event_wait(tj_gpu_event_t *ev);
+/* Drop one holder; the last one keeps the event for reuse (NULL: nothing). */
+void tj_gpu_event_release(tj_gpu_event_t *ev);
+
 /* Destroy the streams and release the primary contexts typejit retained, each in its own
  * context, leaving the caller's current context as it was (MPI_Finalize). Modules and buffers
  * must be released first. */

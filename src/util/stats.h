@@ -25,8 +25,13 @@
     _X(fused_launches)                                                                             \
     _X(edge_launches)                                                                              \
     _X(gpu_waits)                                                                                  \
+    _X(gpu_wait_us)                                                                                \
     _X(sends_gpu)                                                                                  \
     _X(recvs_gpu)                                                                                  \
+    _X(sends_queued)                                                                               \
+    _X(queue_waits)                                                                                \
+    _X(queue_wait_us)                                                                              \
+    _X(unpacks_async)                                                                              \
     _X(method_device)                                                                              \
     _X(method_oneshot)                                                                             \
     _X(method_staged)                                                                              \
