@@ -72,6 +72,11 @@ set(TJ_EMU_ENV_12 LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_12} FAKECUDA_KERNEL_CACHE=$
     FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
 set(TJ_EMU_MPI_ENV -x LD_LIBRARY_PATH=${FAKECUDA_LD_PATH_13} -x FAKECUDA_KERNEL_CACHE=${FAKECUDA_KERNEL_CACHE}
     -x FAKECUDA_NVRTC_CACHE=${FAKECUDA_NVRTC_CACHE})
+# The test driver's threaded mode (FAKECUDA_STREAM_THREAD=1): queued device work runs on a thread
+# of the driver's own beside the host, as on a GPU. The device tests of the send queue, the
+# point-to-point paths, one wait per call and the halo exchanges run in both modes
+# (their *_threaded variants).
+set(TJ_EMU_THREADED -x FAKECUDA_STREAM_THREAD=1)
 
 # The double's own test, linked against the toolkit's stub so libcuda.so.1 resolves at run time
 # to whichever double is first on LD_LIBRARY_PATH.

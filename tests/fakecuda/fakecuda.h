@@ -64,6 +64,7 @@ typedef struct {
     int threads;   /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
     bool pageable; /* FAKECUDA_PAGEABLE=1: devices may access pageable host memory */
     size_t arena;  /* FAKECUDA_ARENA_GIB: the address range device memory is carved from */
+    bool stream_thread; /* FAKECUDA_STREAM_THREAD=1: queued work runs on a thread of its own */
 } fc_config_t;
 
 extern fc_config_t fc_config;
@@ -372,6 +373,8 @@ void fc_ctx_drop_work(struct CUctx_st *ctx);
 /* Destroys the streams and events of @p ctx (its teardown). */
 void fc_stream_release_ctx(struct CUctx_st *ctx);
 struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx);
+/* FAKECUDA_STREAM_THREAD=1: start the thread that runs queued work beside the host. */
+void fc_stream_thread_start(void);
 
 /* ---- copies (copy.c) ----------------------------------------------------------------------- */
 

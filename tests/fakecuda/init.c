@@ -12,7 +12,7 @@
 #include "errors.h"
 #include "fakecuda.h"
 
-fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4, false, 0};
+fc_config_t fc_config = {1, {90, 90, 90, 90, 90, 90, 90, 90}, false, 4, false, 0, false};
 bool fc_initialized;
 fc_stats_t fc_stats;
 
@@ -72,6 +72,7 @@ static void init_once_fn(void)
     const char *threads = getenv("FAKECUDA_THREADS");
     const char *pageable = getenv("FAKECUDA_PAGEABLE");
     const char *arena = getenv("FAKECUDA_ARENA_GIB");
+    const char *stream_thread = getenv("FAKECUDA_STREAM_THREAD");
 
     fc_config.log = log != NULL && strcmp(log, "1") == 0;
     if (devices != NULL) {
@@ -102,6 +103,10 @@ static void init_once_fn(void)
         fc_log("ignoring malformed FAKECUDA_PAGEABLE '%s' (0 or 1)", pageable);
     else
         fc_config.pageable = pageable != NULL && strcmp(pageable, "1") == 0;
+    if (stream_thread != NULL && strcmp(stream_thread, "0") != 0 && strcmp(stream_thread, "1") != 0)
+        fc_log("ignoring malformed FAKECUDA_STREAM_THREAD '%s' (0 or 1)", stream_thread);
+    else
+        fc_config.stream_thread = stream_thread != NULL && strcmp(stream_thread, "1") == 0;
     parse_sm(getenv("FAKECUDA_SM"));
     fc_inject_parse(getenv("FAKECUDA_FAIL"));
     atexit(exit_check);
@@ -110,6 +115,8 @@ static void init_once_fn(void)
         return;
     }
     fc_fault_install();
+    if (fc_config.stream_thread)
+        fc_stream_thread_start();
     init_status = CUDA_SUCCESS;
 }
 

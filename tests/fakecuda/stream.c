@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Streams and events: device work is queued and runs only when the host must observe it
  * (a synchronising call), in stream order and with the legacy default stream's implicit
- * synchronisation, so a caller that forgets to synchronise sees stale memory, as on a GPU. */
+ * synchronisation, so a caller that forgets to synchronise sees stale memory, as on a GPU.
+ * With FAKECUDA_STREAM_THREAD=1 a thread of the driver's own also runs queued work beside the
+ * host, operation by operation, the oldest first (each stream in its order, the legacy default
+ * stream's dependencies kept), as a GPU runs it while the host goes on; queries then never run
+ * work themselves: they report what that thread has finished. */
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "fakecuda.h"
@@ -82,6 +88,82 @@ static CUresult event_get(struct CUctx_st *ctx, CUevent handle, bool any_ctx,
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The stream thread: woken when work is queued; it takes the big lock for one operation at a
+ * time, so that the host's calls go on between them. */
+static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_queued = PTHREAD_COND_INITIALIZER;
+static bool work_pending, work_stop;
+static pthread_t work_thread;
+static bool work_running;
+
+static void wake_stream_thread(void)
+{
+    pthread_mutex_lock(&work_lock);
+    work_pending = true;
+    pthread_cond_signal(&work_queued);
+    pthread_mutex_unlock(&work_lock);
+}
+
+/* Run the oldest queued operation of any live stream (under the big lock); false when there is
+ * none. */
+static bool run_oldest(void)
+{
+    struct CUstream_st *oldest = NULL;
+
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if (!s->dead && s->head != NULL && s->ctx->active && s->ctx->sticky == CUDA_SUCCESS &&
+            (oldest == NULL || s->head->seq < oldest->head->seq))
+            oldest = s;
+    if (oldest == NULL)
+        return false;
+    fc_stream_run(oldest, oldest->head->seq);
+    return true;
+}
+
+static void *stream_thread_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        bool ran;
+        pthread_mutex_lock(&work_lock);
+        while (!work_pending && !work_stop)
+            pthread_cond_wait(&work_queued, &work_lock);
+        if (work_stop) {
+            pthread_mutex_unlock(&work_lock);
+            return NULL;
+        }
+        work_pending = false;
+        pthread_mutex_unlock(&work_lock);
+        do {
+            fc_lock();
+            ran = run_oldest();
+            fc_unlock();
+            if (ran)
+                sched_yield();
+        } while (ran);
+    }
+}
+
+static void stream_thread_stop(void)
+{
+    pthread_mutex_lock(&work_lock);
+    work_stop = true;
+    pthread_cond_signal(&work_queued);
+    pthread_mutex_unlock(&work_lock);
+    pthread_join(work_thread, NULL);
+}
+
+void fc_stream_thread_start(void)
+{
+    if (pthread_create(&work_thread, NULL, stream_thread_main, NULL) != 0) {
+        fc_log("cannot start the stream thread; queued work runs when the host observes it");
+        fc_config.stream_thread = false;
+        return;
+    }
+    work_running = true;
+    atexit(stream_thread_stop);
+}
+
 void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op)
 {
     op->seq = next_seq++;
@@ -92,6 +174,8 @@ void fc_stream_enqueue(struct CUstream_st *stream, fc_op_t *op)
         stream->head = op;
     stream->tail = op;
     stream->query_seen = false;
+    if (work_running)
+        wake_stream_thread();
 }
 
 /* Dropped work is freed unrun; a stream-ordered allocation or free completes all the same (the
@@ -383,7 +467,10 @@ FC_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream)
     FC_BEGIN(cuStreamQuery, true);
     if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
         (rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS && s->head != NULL) {
-        if (!s->query_seen) {
+        if (work_running) {
+            /* The stream thread has not finished it (a dead context never will). */
+            rc = s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : CUDA_ERROR_NOT_READY;
+        } else if (!s->query_seen) {
             s->query_seen = true;
             rc = CUDA_ERROR_NOT_READY;
         } else {
@@ -494,7 +581,10 @@ FC_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent)
     FC_BEGIN(cuEventQuery, true);
     if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
         (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
-        if (!e->query_seen) {
+        if (work_running) {
+            rc = e->stream->ctx->sticky != CUDA_SUCCESS ? e->stream->ctx->sticky
+                                                        : CUDA_ERROR_NOT_READY;
+        } else if (!e->query_seen) {
             e->query_seen = true;
             rc = CUDA_ERROR_NOT_READY;
         } else {
