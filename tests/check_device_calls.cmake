@@ -71,6 +71,18 @@ endif()
 string(REGEX MATCHALL "[0-9a-f]+ [A-Za-z] MPIX?_[A-Za-z_0-9]+" syms "${out}")
 list(TRANSFORM syms REPLACE "^[0-9a-f]+ [A-Za-z] " "")
 
+# The calls exported only to start the send queue's sends first (TJ_FLUSHED_CALLS of
+# src/interpose/wrappers.h) go to the system MPI as they are: untouched.
+get_filename_component(root "${DOC}" DIRECTORY)
+file(READ "${root}/../src/interpose/wrappers.h" wrappers)
+string(REGEX MATCH "#define TJ_FLUSHED_CALLS\\(_X\\)[^#]*" flushed_block "${wrappers}")
+string(REGEX MATCHALL "_X\\(MPI_[A-Za-z0-9_]+\\)" flushed "${flushed_block}")
+list(TRANSFORM flushed REPLACE "_X\\((.*)\\)" "\\1")
+if(NOT flushed)
+  message(FATAL_ERROR "no TJ_FLUSHED_CALLS list in src/interpose/wrappers.h")
+endif()
+list(REMOVE_ITEM syms ${flushed})
+
 # --- the table -------------------------------------------------------------------------------
 file(STRINGS "${DOC}" lines)
 set(rows "")

@@ -74,6 +74,12 @@ endforeach()
 # The lists the trampolines are made from (src/interpose/wrappers.h) must name every wrapper
 # defined, and only those; TJ_WRAPPERS holds those with Fortran entry points.
 file(READ ${SRC}/src/interpose/wrappers.h text)
+# The calls exported only to hand the send queue's sends on (TJ_FLUSHED_CALLS) have no wrapper:
+# their block is read apart.
+string(REGEX MATCH "#define TJ_FLUSHED_CALLS\\(_X\\)[^#]*" flushed_block "${text}")
+string(REPLACE "${flushed_block}" "" text "${text}")
+string(REGEX MATCHALL "_X\\(MPI_[A-Za-z0-9_]+\\)" flushed "${flushed_block}")
+list(TRANSFORM flushed REPLACE "_X\\((.*)\\)" "\\1")
 string(REGEX MATCHALL "_X\\(MPIX?_[A-Za-z0-9_]+\\)" listed "${text}")
 list(TRANSFORM listed REPLACE "_X\\((.*)\\)" "\\1")
 string(REGEX MATCH "#define TJ_WRAPPERS\\(_X\\)[^#]*" fortran_block "${text}")
@@ -108,7 +114,16 @@ list(REMOVE_ITEM absent ${compiled})
 if(absent)
   message(FATAL_ERROR "wrappers listed unconditionally but not compiled: ${absent}")
 endif()
-set(defined ${compiled} ${plain_defined})
+# Each of them has its entry point, marked by the hidden tj_flush_MPI_X.
+string(REGEX MATCHALL " tj_flush_MPI_[A-Za-z0-9_]+" flushed_compiled "${out}")
+list(TRANSFORM flushed_compiled REPLACE " tj_flush_" "")
+list(REMOVE_DUPLICATES flushed_compiled)
+set(absent ${flushed})
+list(REMOVE_ITEM absent ${flushed_compiled})
+if(absent OR NOT flushed)
+  message(FATAL_ERROR "calls listed in TJ_FLUSHED_CALLS but without an entry point: ${absent}")
+endif()
+set(defined ${compiled} ${plain_defined} ${flushed_compiled})
 set(fortran_names ${with_fortran} ${plain_defined})
 
 set(expected ${defined})

@@ -17,6 +17,7 @@
 #include "calls/p2p.h"
 #include "calls/request.h"
 #include "calls/rma.h"
+#include "calls/send_queue.h"
 #include "move/staging.h"
 #include "calls/window.h"
 #include "type/table.h"
@@ -39,6 +40,7 @@ int tj_core_init(void)
     /* Only now, in an MPI process whose rank is known, are bad settings worth a word. */
     tj_config_flush_warnings(rank);
     tj_model_check_settings();
+    tj_send_queue_init();
     return rank;
 }
 
@@ -60,6 +62,9 @@ static void print_stats(void)
 
 void tj_core_finalize(void)
 {
+    /* Sends still queued go to the system MPI first, as they would have without typejit: the
+     * peers may be waiting for them. */
+    tj_send_queue_finalize();
     /* First, so that the stats line counts the compiles that finish now. */
     tj_compiler_drain(tj_config()->jit_drain_s);
     if (tj_config()->stats)

@@ -102,6 +102,8 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
     x->buf = (void *)buf;
     x->count = count;
     x->comm = comm;
+    x->peer = peer;
+    x->event = NULL;
     x->bytes = bytes;
     x->ctx = where.ctx;
     x->at = where;
@@ -255,6 +257,39 @@ int tj_p2p_send_repack(tj_xfer_t *x)
     return tj_wait_once_run(repack, x);
 }
 
+/* @p work into a batch left running: where its device work lies in one context, an event is
+ * recorded there after it (*event) and nothing waits; anything else (no device work, several
+ * contexts, no event to be had, a failed step) is waited for as tj_wait_once_run does. */
+static int queued_run(tj_wait_once_work_t work, void *arg, tj_gpu_event_t **event)
+{
+    tj_batch_t b;
+    int rc;
+
+    *event = NULL;
+    tj_batch_init(&b);
+    rc = work(arg, &b);
+    if (rc == MPI_SUCCESS && b.nctx == 1 && b.deferred > 0) {
+        tj_gpu_scope_t scope;
+        if (tj_gpu_enter_again(b.ctx[0], &scope) == TJ_OK) {
+            tj_status_t st = tj_gpu_event_record(event);
+            tj_gpu_leave(&scope);
+            if (st == TJ_OK)
+                return rc;
+            *event = NULL;
+        }
+    }
+    if (tj_batch_wait(&b) != TJ_OK) {
+        tj_log_debug("a device call's wait failed; its work is done again step by step");
+        rc = work(arg, NULL);
+    }
+    return rc;
+}
+
+int tj_p2p_send_repack_queued(tj_xfer_t *x)
+{
+    return queued_run(repack, x, &x->event);
+}
+
 /* The device address of the staging a kernel writes a send into. */
 static tj_devptr_t kernel_dev(const tj_xfer_t *x)
 {
@@ -329,6 +364,12 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
     return tj_wait_once_run(repack_set, &set);
 }
 
+int tj_p2p_send_repack_set_queued(tj_xfer_t *const *xs, int n, tj_gpu_event_t **event)
+{
+    send_set_t set = {xs, n};
+    return queued_run(repack_set, &set, event);
+}
+
 /* The bytes the transfer's objects touch lie in the buffer's allocation: a kernel or copy past
  * its end would fault on a GPU and leave the application's context unusable. */
 static bool inside(const tj_xfer_t *x)
@@ -371,7 +412,7 @@ static int split(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
 }
 
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
-                       int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
+                       int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x, int *rc)
 {
     bool failed;
 
@@ -395,6 +436,8 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
         bool in = tj_gpu_enter_at(&x->at, &scope) == TJ_OK;
         if (get_staging(x) != TJ_OK)
             *rc = MPI_ERR_NO_MEM;
+        else if (queue)
+            *rc = queued_run(first_pack, x, &x->event);
         else if (x->method != TJ_METHOD_STAGED)
             /* One step, which waits for itself: a failed wait is done again by the move itself,
              * staged through host memory. */
@@ -595,6 +638,12 @@ int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch
 
 void tj_p2p_end(tj_xfer_t *x)
 {
+    /* Nothing goes back to the pool while a pack still writes it. */
+    if (x->event != NULL) {
+        (void)tj_gpu_event_wait(x->event);
+        tj_gpu_event_release(x->event);
+        x->event = NULL;
+    }
     tj_staging_put(x->dev);
     tj_staging_put(x->host);
     x->dev = x->host = NULL;

@@ -32,12 +32,17 @@ typedef struct {
     void *buf;              /* the user's buffer argument */
     int64_t count;
     MPI_Comm comm;
+    int peer;         /* the destination or source rank */
     int64_t bytes;    /* packed bytes of `count` objects */
     tj_gpu_ctx_t ctx; /* the context that owns the buffer */
     tj_gpu_ptr_t at;  /* the buffer's first touched byte, as queried at begin */
     tj_stage_t *dev;  /* device staging, or NULL */
     tj_stage_t *host; /* pinned host staging, or NULL */
     void *message;    /* what the system MPI sends from or receives into */
+    /* A send whose pack was left running (tj_p2p_send_begin with @p queue): recorded after it;
+     * the system MPI may read `message` only once it has completed. Held by the transfer until
+     * the send queue takes it; tj_p2p_end waits for it. */
+    tj_gpu_event_t *event;
 } tj_xfer_t;
 
 static inline const tj_type_info_t *tj_xfer_info(const tj_xfer_t *x)
@@ -50,9 +55,11 @@ static inline const tj_type_info_t *tj_xfer_info(const tj_xfer_t *x)
  * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
  * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->message
  * and then calls tj_p2p_end; on an error (MPI_ERR_INTERN when the driver cannot tell where the
- * buffer lies) there is nothing to end. @p info may be NULL for a type typejit has no record of. */
+ * buffer lies) there is nothing to end. @p info may be NULL for a type typejit has no record of.
+ * With @p queue the pack may be left running on the device, x->event recorded after it (NULL:
+ * the pack has completed). */
 bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
-                       int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
+                       int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x, int *rc);
 
 /* Keep what the transfer needs beyond the call that began it (receives, non-blocking and
  * persistent sends: the application may free its type meanwhile): the type's handle, which
@@ -64,11 +71,19 @@ int tj_p2p_keep_type(tj_xfer_t *x);
  * the device, then one wait. */
 int tj_p2p_send_repack(tj_xfer_t *x);
 
+/* tj_p2p_send_repack with the pack left running: x->event recorded after it (NULL: it has
+ * completed, waited for). */
+int tj_p2p_send_repack_queued(tj_xfer_t *x);
+
 /* Repack the sends of one MPI_Startall: those of strided types from one device buffer (2 to
  * TJ_FUSED_MAX of them) by one fused kernel launch, into each one's staging; every other one,
  * and any set the fused path cannot serve, as tj_p2p_send_repack; all of them waited for once.
  * Returns the MPI result. */
 int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n);
+
+/* tj_p2p_send_repack_set with the packs left running: *event recorded after all of them, held
+ * once (NULL: they have completed, waited for). */
+int tj_p2p_send_repack_set_queued(tj_xfer_t *const *xs, int n, tj_gpu_event_t **event);
 
 /* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
  * of MPI_PACKED into x->message, then calls tj_p2p_recv_finish with the receive's status. */
@@ -83,7 +98,8 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
  * before this returns. Returns the MPI result. */
 int tj_p2p_recv_finish(tj_xfer_t *x, const MPI_Status *status, tj_batch_t *batch);
 
-/* Release the staging buffers and the type duplicate of @p x. */
+/* Release the staging buffers and the type duplicate of @p x (after waiting for a pack left
+ * running). */
 void tj_p2p_end(tj_xfer_t *x);
 
 /* Release what the module keeps (MPI_Finalize). */

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls/send_queue.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 struct tj_request {
     MPI_Request handle;
@@ -21,7 +23,16 @@ struct tj_request {
     bool custom;    /* completion.finish and .release do the work */
     tj_completion_t completion;
     bool persistent;
-    bool finished;            /* unpacked by MPI_Request_get_status; Wait/Test only report it */
+    /* A non-blocking send behind a persistent request of the system MPI's (the send queue
+     * starts it): freed, and the application's handle set to MPI_REQUEST_NULL, at completion. */
+    bool oneshot;
+    tj_queued_send_t queued; /* a send's place in the send queue */
+    bool finished;           /* unpacked before its completion call; it only reports it */
+    int finished_rc;         /* the MPI result of that unpack, not yet reported */
+    /* A receive whose unpack a Test launched and left running: the event after it, and the
+     * status it was unpacked with (done again from it should the unpack fail). */
+    tj_gpu_event_t *unpack_event;
+    MPI_Status unpack_status;
     bool redo;                /* its finish left work to a batch (tj_request_done_all) */
     struct tj_request *next;  /* detached list */
     struct tj_request *chain; /* the table's bucket */
@@ -207,6 +218,19 @@ void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, boo
     insert(r, handle);
 }
 
+void tj_request_add_queued(tj_request_t *r, MPI_Request handle, tj_xfer_t *x)
+{
+    tj_gpu_event_t *event = x->event;
+
+    x->event = NULL; /* the send queue's from now on */
+    r->xfer = *x;
+    r->oneshot = true;
+    r->queued = (tj_queued_send_t){
+        .handle = handle, .comm = x->comm, .dest = x->peer, .xfer = &r->xfer, .event = event};
+    insert(r, handle);
+    tj_send_queue_push(&r->queued);
+}
+
 void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_completion_t *c)
 {
     r->custom = true;
@@ -270,17 +294,43 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
     return st;
 }
 
+/* Wait for the unpack a Test left running, and drop its event: its result, the unpack done
+ * again step by step when it failed. */
+static int unpack_waited(tj_request_t *r)
+{
+    int rc = r->finished_rc;
+
+    if (tj_gpu_event_wait(r->unpack_event) != TJ_OK) {
+        tj_log_debug("a receive's unpack failed; it is done again step by step");
+        rc = tj_p2p_recv_finish(&r->xfer, &r->unpack_status, NULL);
+    }
+    tj_gpu_event_release(r->unpack_event);
+    r->unpack_event = NULL;
+    return rc;
+}
+
 /* Finish what a completed request brought: unpack a receive (not a cancelled one: the
- * receive's finish asks). A custom completion belongs to a collective (which cannot be
- * cancelled), a one-sided or a file access (whose staged mirror holds the buffer's bytes, so
- * writing it back is right whether the access happened or not); it is not asked, as Open MPI 4.1
- * leaves the cancelled flag of a file request's status uninitialised. Device work goes into @p b
- * (NULL: waited for before this returns). */
+ * receive's finish asks), or report a deferred send that could not be started. A custom
+ * completion belongs to a collective (which cannot be cancelled), a one-sided or a file access
+ * (whose staged mirror holds the buffer's bytes, so writing it back is right whether the access
+ * happened or not); it is not asked, as Open MPI 4.1 leaves the cancelled flag of a file
+ * request's status uninitialised. Device work goes into @p b (NULL: waited for before this
+ * returns). An unpack done before the completion call only reports its result. */
 static int finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
 {
+    if (r->unpack_event != NULL) {
+        r->finished = false;
+        return unpack_waited(r);
+    }
+    if (r->finished) {
+        r->finished = false;
+        return r->finished_rc;
+    }
     if (r->custom)
         return r->completion.finish(r->completion.arg, status, b);
-    return r->xfer.recv ? tj_p2p_recv_finish(&r->xfer, status, b) : MPI_SUCCESS;
+    if (!r->xfer.recv)
+        return atomic_load(&r->queued.state) == TJ_SEND_FAILED ? r->queued.rc : MPI_SUCCESS;
+    return tj_p2p_recv_finish(&r->xfer, status, b);
 }
 
 tj_request_t *tj_request_take(MPI_Request handle)
@@ -315,6 +365,8 @@ void tj_request_put(tj_request_t *r, MPI_Request handle)
 
 static void release(tj_request_t *r)
 {
+    if (r->unpack_event != NULL)
+        (void)unpack_waited(r);
     if (r->custom)
         r->completion.release(r->completion.arg);
     else
@@ -323,27 +375,36 @@ static void release(tj_request_t *r)
     atomic_fetch_sub(&tj_request_count, 1);
 }
 
-/* A completed request's record after its finish: put back inactive, or released. */
-static void retire(tj_request_t *r, MPI_Request handle)
+/* A completed request's record after its finish: put back inactive, or released; a send behind
+ * a persistent request of the system MPI's frees that request, and the application's handle
+ * (@p app, when the caller has it) becomes MPI_REQUEST_NULL, as for any completed non-blocking
+ * send. */
+static void retire(tj_request_t *r, MPI_Request handle, MPI_Request *app)
 {
     r->finished = false;
-    if (r->persistent)
-        tj_request_put(r, handle);
-    else
+    atomic_store(&r->queued.state, TJ_SEND_IDLE);
+    if (r->oneshot) {
+        MPI_Request system = handle;
+        PMPI_Request_free(&system);
+        if (app != NULL)
+            *app = MPI_REQUEST_NULL;
         release(r);
+    } else if (r->persistent) {
+        tj_request_put(r, handle);
+    } else {
+        release(r);
+    }
 }
 
-int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status)
+int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status, MPI_Request *app)
 {
-    int rc = MPI_SUCCESS;
-    if (!r->finished)
-        rc = finish(r, status, NULL);
-    retire(r, handle);
+    int rc = finish(r, status, NULL);
+    retire(r, handle, app);
     return rc;
 }
 
 void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[], const int *which,
-                         const MPI_Status statuses[], int results[])
+                         const MPI_Status statuses[], int results[], MPI_Request app[])
 {
     tj_batch_t b;
 
@@ -352,7 +413,7 @@ void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[
         tj_request_t *r = recs[which != NULL ? which[k] : k];
         int before = b.deferred;
         results[k] = MPI_SUCCESS;
-        if (r == NULL || r->finished)
+        if (r == NULL)
             continue;
         results[k] = finish(r, &statuses[k], &b);
         r->redo = b.deferred > before;
@@ -371,38 +432,125 @@ void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[
         if (recs[i] == NULL)
             continue;
         recs[i]->redo = false;
-        retire(recs[i], handles[i]);
+        retire(recs[i], handles[i], app != NULL ? &app[i] : NULL);
         recs[i] = NULL;
     }
+}
+
+/* A receive the system MPI has completed: its unpack launched now and left running (an event
+ * after it), or done at once where the device has nothing left to do. */
+static void unpack_early(tj_request_t *r, const MPI_Status *status)
+{
+    tj_batch_t b;
+    int rc;
+
+    tj_batch_init(&b);
+    rc = tj_p2p_recv_finish(&r->xfer, status, &b);
+    r->unpack_status = *status;
+    r->finished_rc = rc;
+    if (b.nctx == 1 && b.deferred > 0) {
+        tj_gpu_scope_t scope;
+        if (tj_gpu_enter_again(b.ctx[0], &scope) == TJ_OK) {
+            tj_status_t st = tj_gpu_event_record(&r->unpack_event);
+            tj_gpu_leave(&scope);
+            if (st == TJ_OK) {
+                tj_stats_inc(TJ_STAT_unpacks_async);
+                return;
+            }
+            r->unpack_event = NULL;
+        }
+    }
+    if (tj_batch_wait(&b) != TJ_OK)
+        r->finished_rc = tj_p2p_recv_finish(&r->xfer, status, NULL);
+    r->finished = true;
+}
+
+bool tj_request_ready(tj_request_t *r, MPI_Request handle)
+{
+    MPI_Status status;
+    bool done = false;
+    int flag = 0;
+
+    if (r->custom)
+        return true;
+    if (!r->xfer.recv)
+        return !tj_send_queue_waiting(&r->queued);
+    if (r->unpack_event != NULL)
+        return tj_gpu_event_query(r->unpack_event, &done) != TJ_OK || done;
+    if (r->finished)
+        return true;
+    /* Complete at the system MPI, not yet unpacked: the unpack starts now. */
+    if (PMPI_Request_get_status(handle, &flag, &status) != MPI_SUCCESS || !flag)
+        return true;
+    unpack_early(r, &status);
+    if (r->unpack_event == NULL)
+        return true;
+    return tj_gpu_event_query(r->unpack_event, &done) != TJ_OK || done;
 }
 
 int tj_request_finish_early(MPI_Request handle, const MPI_Status *status)
 {
     tj_request_t *r = tj_request_take(handle);
-    int rc = MPI_SUCCESS;
+    int rc;
     if (r == NULL)
         return MPI_SUCCESS;
-    if (!r->finished)
-        rc = finish(r, status, NULL);
+    rc = finish(r, status, NULL);
+    /* Reported now: the completion call reports success. */
     r->finished = true;
+    r->finished_rc = MPI_SUCCESS;
     tj_request_put(r, handle);
     return rc;
 }
 
-int tj_request_start(MPI_Request handle)
+void tj_request_flush(MPI_Request handle)
+{
+    tj_request_t *r;
+
+    if (tj_send_queue_empty() || (r = tj_request_take(handle)) == NULL)
+        return;
+    if (!r->custom && !r->xfer.recv && tj_send_queue_waiting(&r->queued))
+        tj_send_queue_flush_one(&r->queued);
+    tj_request_put(r, handle);
+}
+
+/* A persistent send's pack, into the send queue (*queued) when it may be left running. */
+static int start_send(tj_request_t *r, MPI_Request handle, bool *queued)
+{
+    int rc;
+
+    if (!tj_send_queue_enabled())
+        return tj_p2p_send_repack(&r->xfer);
+    rc = tj_p2p_send_repack_queued(&r->xfer);
+    if (rc == MPI_SUCCESS && r->xfer.event != NULL) {
+        r->queued = (tj_queued_send_t){.handle = handle,
+                                       .comm = r->xfer.comm,
+                                       .dest = r->xfer.peer,
+                                       .xfer = &r->xfer,
+                                       .event = r->xfer.event};
+        r->xfer.event = NULL;
+        *queued = true;
+    }
+    return rc;
+}
+
+int tj_request_start(MPI_Request handle, bool *queued)
 {
     tj_request_t *r = tj_request_take(handle);
     int rc = MPI_SUCCESS;
+
+    *queued = false;
     if (r == NULL)
         return MPI_SUCCESS;
     r->finished = false;
     if (!r->custom && !r->xfer.recv)
-        rc = tj_p2p_send_repack(&r->xfer);
+        rc = start_send(r, handle, queued);
     tj_request_put(r, handle);
+    if (*queued)
+        tj_send_queue_push(&r->queued);
     return rc;
 }
 
-int tj_request_start_all(int n, const MPI_Request handles[])
+int tj_request_start_all(int n, const MPI_Request handles[], bool queued[])
 {
     /* Up to 64 requests (a halo's 26 and more) on the stack. */
     tj_request_t *recs_small[64];
@@ -410,8 +558,11 @@ int tj_request_start_all(int n, const MPI_Request handles[])
     bool small = n <= 64;
     tj_request_t **recs = small ? recs_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
     tj_xfer_t **sends = small ? sends_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
+    tj_gpu_event_t *event = NULL;
     int nsends = 0, rc = MPI_SUCCESS;
 
+    for (int i = 0; i < n; i++)
+        queued[i] = false;
     if (recs == NULL || sends == NULL) {
         if (!small) {
             free(recs);
@@ -419,7 +570,7 @@ int tj_request_start_all(int n, const MPI_Request handles[])
         }
         /* One at a time needs no memory. */
         for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-            rc = tj_request_start(handles[i]);
+            rc = tj_request_start(handles[i], &queued[i]);
         return rc;
     }
     for (int i = 0; i < n; i++) {
@@ -429,11 +580,34 @@ int tj_request_start_all(int n, const MPI_Request handles[])
         if (!recs[i]->custom && !recs[i]->xfer.recv)
             sends[nsends++] = &recs[i]->xfer;
     }
-    /* The sends of one Startall from one buffer are packed by one fused launch. */
-    rc = tj_p2p_send_repack_set(sends, nsends);
+    /* The sends of one Startall from one buffer are packed by one fused launch; left running,
+     * they share one event. */
+    if (!tj_send_queue_enabled() || nsends == 0)
+        rc = tj_p2p_send_repack_set(sends, nsends);
+    else
+        rc = tj_p2p_send_repack_set_queued(sends, nsends, &event);
+    for (int i = 0; i < n; i++) {
+        tj_request_t *r = recs[i];
+        if (r == NULL)
+            continue;
+        if (event != NULL && rc == MPI_SUCCESS && !r->custom && !r->xfer.recv) {
+            r->queued = (tj_queued_send_t){.handle = handles[i],
+                                           .comm = r->xfer.comm,
+                                           .dest = r->xfer.peer,
+                                           .xfer = &r->xfer,
+                                           .event = tj_gpu_event_hold(event)};
+            queued[i] = true;
+        }
+        tj_request_put(r, handles[i]);
+    }
     for (int i = 0; i < n; i++)
-        if (recs[i] != NULL)
-            tj_request_put(recs[i], handles[i]);
+        if (queued[i])
+            tj_send_queue_push(&recs[i]->queued);
+    if (event != NULL) {
+        if (rc != MPI_SUCCESS)
+            (void)tj_gpu_event_wait(event); /* nothing is sent: the staging stays unread */
+        tj_gpu_event_release(event);
+    }
     if (!small) {
         free(recs);
         free(sends);
@@ -449,10 +623,18 @@ int tj_request_free(MPI_Request *handle)
 
     if (r == NULL)
         return PMPI_Request_free(handle);
+    /* A deferred send is started first: the operation goes on after the free. */
+    if (!r->custom && !r->xfer.recv && tj_send_queue_waiting(&r->queued))
+        tj_send_queue_flush_one(&r->queued);
+    if (atomic_load(&r->queued.state) == TJ_SEND_FAILED) {
+        rc = PMPI_Request_free(handle);
+        release(r);
+        return rc;
+    }
     /* An inactive persistent request (or one already complete) can go at once. */
     rc = PMPI_Request_get_status(*handle, &flag, &status);
     if (rc == MPI_SUCCESS && flag) {
-        if (!r->finished && !r->persistent)
+        if (!r->persistent)
             finish(r, &status, NULL);
         rc = PMPI_Request_free(handle);
         release(r);
@@ -494,8 +676,7 @@ void tj_request_progress(bool wait)
             keep = r;
             continue;
         }
-        if (!r->finished)
-            finish(r, &status, NULL);
+        finish(r, &status, NULL);
         /* A persistent request stays allocated after completing: free it now. */
         if (r->handle != MPI_REQUEST_NULL)
             PMPI_Request_free(&r->handle);

@@ -34,6 +34,13 @@ void tj_request_unreserve(tj_request_t *r);
  * requests keep their staging until freed. */
 void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, bool persistent);
 
+/* Remember @p handle, a persistent request of the system MPI's not yet started, in reserved
+ * record @p r, for the non-blocking send @p x whose pack x->event follows (taken from it), and
+ * queue it in the send queue, which starts the request once the pack has completed. For the
+ * application it is an ordinary non-blocking send: at its completion typejit frees the system
+ * MPI's request and sets the application's handle to MPI_REQUEST_NULL. */
+void tj_request_add_queued(tj_request_t *r, MPI_Request handle, tj_xfer_t *x);
+
 /* What typejit does when a request it made for something other than one transfer completes (a
  * non-blocking collective): finish (unpack; returns the MPI result) unless the request was
  * cancelled, then release. finish launches its device work into the batch it is given, whose
@@ -66,28 +73,40 @@ bool tj_request_known(MPI_Request handle);
 void tj_request_put(tj_request_t *r, MPI_Request handle);
 
 /* The request completed with @p status (which must be a real status): a receive is unpacked
- * unless cancelled or already finished by MPI_Request_get_status; a persistent request is put
- * back under @p handle, inactive, any other is released. Returns the MPI result of finishing. */
-int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status);
+ * unless cancelled or already unpacked; a persistent request is put back under @p handle,
+ * inactive, any other is released (a queued send's system request freed, *@p app set to
+ * MPI_REQUEST_NULL). Returns the MPI result of finishing. */
+int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status,
+                    MPI_Request *app);
 
 /* tj_request_done for the @p n requests one call completed (Waitall, Testall, Waitsome,
  * Testsome), their unpacks all launched, then waited for once: completed request k is recs[i]
  * under handles[i] with statuses[k], i = which[k] (or k when @p which is NULL); recs[i] NULL: not
  * typejit's. Each record is put back or released and its entry set to NULL; results[k] is its
- * MPI result of finishing. */
+ * MPI result of finishing; @p app: the application's array (as tj_request_done's). */
 void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[], const int *which,
-                         const MPI_Status statuses[], int results[]);
+                         const MPI_Status statuses[], int results[], MPI_Request app[]);
+
+/* Whether a completion call that must not block may hand @p r (under @p handle) to the system
+ * MPI's test: false for a send still in the send queue, and for a receive whose unpack is still
+ * running on the device. A receive the system MPI has completed gets its unpack launched here,
+ * left running, so that the test after it finds it done; no call here waits. */
+bool tj_request_ready(tj_request_t *r, MPI_Request handle);
+
+/* A send of typejit's in the send queue under @p handle is started now (MPI_Cancel). */
+void tj_request_flush(MPI_Request handle);
 
 /* MPI_Request_get_status found @p handle complete: finish it now (unpack), once, so that the
  * application may read its buffer; Wait or Test will still report and release it. */
 int tj_request_finish_early(MPI_Request handle, const MPI_Status *status);
 
-/* MPI_Start of a persistent request of typejit's: repack a send. */
-int tj_request_start(MPI_Request handle);
+/* MPI_Start of a persistent request of typejit's: repack a send. *queued: its pack was left
+ * running and the send queue starts the system MPI's request (the caller must not). */
+int tj_request_start(MPI_Request handle, bool *queued);
 
 /* MPI_Startall: repack the sends of typejit's persistent requests among @p handles, those from
- * one buffer together (tj_p2p_send_repack_set). */
-int tj_request_start_all(int n, const MPI_Request handles[]);
+ * one buffer together (tj_p2p_send_repack_set); queued[i] as tj_request_start's. */
+int tj_request_start_all(int n, const MPI_Request handles[], bool queued[]);
 
 /* MPI_Request_free of a request typejit owns: an inactive persistent request is freed at once; an
  * active one is kept, detached, and completed by tj_request_progress. */

@@ -11,6 +11,7 @@
 #include "move/count.h"
 #include "calls/p2p.h"
 #include "calls/request.h"
+#include "calls/send_queue.h"
 #include "util/mpierr.h"
 
 /* Errors typejit itself detects go through the communicator's error handler, as the system
@@ -27,11 +28,12 @@ static bool device_calls(void)
     return !tj_gpu_absent() && tj_interpose_active() && tj_gpu_available();
 }
 
+/* @p queue: the pack may be left running (a non-blocking send the send queue starts). */
 static bool send_begin(MPI_Datatype type, const void *buf, int64_t count, int dest, MPI_Comm comm,
-                       tj_xfer_t *x, int *rc)
+                       bool queue, tj_xfer_t *x, int *rc)
 {
     const tj_type_info_t *info = tj_interpose_lookup(type);
-    bool taken = tj_p2p_send_begin(info, type, buf, count, dest, comm, x, rc);
+    bool taken = tj_p2p_send_begin(info, type, buf, count, dest, comm, queue, x, rc);
     tj_table_return(info);
     return taken;
 }
@@ -48,9 +50,9 @@ static bool recv_begin(MPI_Datatype type, void *buf, int64_t count, int source, 
 /* Whether typejit moves a send or receive (a device buffer it packs); *rc is then the result of
  * beginning it. False: the wrapper hands the call to the system MPI in the application's form. */
 static bool send_take(const void *buf, int64_t count, MPI_Datatype type, int dest, MPI_Comm comm,
-                      tj_xfer_t *x, int *rc)
+                      bool queue, tj_xfer_t *x, int *rc)
 {
-    return device_calls() && send_begin(type, buf, count, dest, comm, x, rc);
+    return device_calls() && send_begin(type, buf, count, dest, comm, queue, x, rc);
 }
 
 static bool recv_take(void *buf, int64_t count, MPI_Datatype type, int source, MPI_Comm comm,
@@ -179,10 +181,36 @@ static int blocking_send(const send_fns_t *fns, tj_xfer_t *x, int rc, int dest, 
     return rc;
 }
 
-static int nonblocking_send(const isend_fns_t *fns, bool persistent, tj_xfer_t *x, int rc, int dest,
-                            int tag, MPI_Comm comm, MPI_Request *req)
+/* A non-blocking send whose pack still runs: the system MPI's persistent form of the same mode
+ * (@p init) made on the packed staging now, started by the send queue once the pack is done. */
+static int queued_send(const isend_fns_t *init, tj_xfer_t *x, int dest, int tag, MPI_Comm comm,
+                       MPI_Request *req)
 {
     tj_request_t *r;
+    int rc;
+
+    if ((r = reserve(x)) == NULL)
+        return fail(comm, MPI_ERR_NO_MEM);
+    if ((rc = PACKED_CALL(init, x, dest, tag, comm, req)) != MPI_SUCCESS) {
+        tj_request_unreserve(r);
+        tj_p2p_end(x);
+        return rc;
+    }
+    tj_request_add_queued(r, *req, x);
+    return MPI_SUCCESS;
+}
+
+static int nonblocking_send(const isend_fns_t *fns, const isend_fns_t *init, bool persistent,
+                            tj_xfer_t *x, int rc, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *req)
+{
+    tj_request_t *r;
+
+    if (rc == MPI_SUCCESS && x->event != NULL)
+        return queued_send(init, x, dest, tag, comm, req);
+    /* Sent now: after the queued sends to the same destination. */
+    if (rc == MPI_SUCCESS && !persistent)
+        tj_send_queue_flush_to(comm, dest);
 
     /* A persistent send repacks at every Start: it keeps the type, which the application may
      * free after the init. */
@@ -235,7 +263,7 @@ static int nonblocking_recv(const irecv_fns_t *fns, bool persistent, tj_xfer_t *
         tj_xfer_t x;                                                                               \
         int rc;                                                                                    \
         PASS_IF_NO_DEVICE(PMPI_##_name##_s(buf, count, type, dest, tag, comm));                    \
-        if (!send_take(buf, count, type, dest, comm, &x, &rc))                                     \
+        if (!send_take(buf, count, type, dest, comm, false, &x, &rc))                              \
             return PMPI_##_name##_s(buf, count, type, dest, tag, comm);                            \
         return blocking_send(&_fns, &x, rc, dest, tag, comm);                                      \
     }
@@ -244,25 +272,31 @@ FORMS(BLOCKING_SEND, Ssend, f_ssend)
 FORMS(BLOCKING_SEND, Rsend, f_rsend)
 FORMS(BLOCKING_SEND, Bsend, f_bsend)
 
-#define NONBLOCKING_SEND(_s, _cnt, _name, _fns, _persistent)                                       \
+/* @p _init: the persistent form of the same mode, for a send the send queue starts. A send of a
+ * host buffer goes after the queued sends to its destination. */
+#define NONBLOCKING_SEND(_s, _cnt, _name, _fns, _init, _persistent)                                \
     int TJ_WRAPPER(MPI_##_name##_s)(const void *buf, _cnt count, MPI_Datatype type, int dest,      \
                                     int tag, MPI_Comm comm, MPI_Request *req)                      \
     {                                                                                              \
         tj_xfer_t x;                                                                               \
         int rc;                                                                                    \
         PASS_IF_NO_DEVICE(PMPI_##_name##_s(buf, count, type, dest, tag, comm, req));               \
-        if (!send_take(buf, count, type, dest, comm, &x, &rc))                                     \
+        if (!send_take(buf, count, type, dest, comm, !(_persistent) && tj_send_queue_enabled(),    \
+                       &x, &rc)) {                                                                 \
+            if (!(_persistent))                                                                    \
+                tj_send_queue_flush_to(comm, dest);                                                \
             return PMPI_##_name##_s(buf, count, type, dest, tag, comm, req);                       \
-        return nonblocking_send(&_fns, _persistent, &x, rc, dest, tag, comm, req);                 \
+        }                                                                                          \
+        return nonblocking_send(&_fns, &_init, _persistent, &x, rc, dest, tag, comm, req);         \
     }
-FORMS(NONBLOCKING_SEND, Isend, f_isend, false)
-FORMS(NONBLOCKING_SEND, Issend, f_issend, false)
-FORMS(NONBLOCKING_SEND, Irsend, f_irsend, false)
-FORMS(NONBLOCKING_SEND, Ibsend, f_ibsend, false)
-FORMS(NONBLOCKING_SEND, Send_init, f_send_init, true)
-FORMS(NONBLOCKING_SEND, Ssend_init, f_ssend_init, true)
-FORMS(NONBLOCKING_SEND, Rsend_init, f_rsend_init, true)
-FORMS(NONBLOCKING_SEND, Bsend_init, f_bsend_init, true)
+FORMS(NONBLOCKING_SEND, Isend, f_isend, f_send_init, false)
+FORMS(NONBLOCKING_SEND, Issend, f_issend, f_ssend_init, false)
+FORMS(NONBLOCKING_SEND, Irsend, f_irsend, f_rsend_init, false)
+FORMS(NONBLOCKING_SEND, Ibsend, f_ibsend, f_bsend_init, false)
+FORMS(NONBLOCKING_SEND, Send_init, f_send_init, f_send_init, true)
+FORMS(NONBLOCKING_SEND, Ssend_init, f_ssend_init, f_ssend_init, true)
+FORMS(NONBLOCKING_SEND, Rsend_init, f_rsend_init, f_rsend_init, true)
+FORMS(NONBLOCKING_SEND, Bsend_init, f_bsend_init, f_bsend_init, true)
 
 #define RECV(_s, _cnt, _unused)                                                                    \
     int TJ_WRAPPER(MPI_Recv##_s)(void *buf, _cnt count, MPI_Datatype type, int source, int tag,    \
@@ -304,7 +338,7 @@ static bool sendrecv_take(const void *sbuf, int64_t scount, MPI_Datatype stype, 
 
     if (!device_calls())
         return false;
-    s = send_begin(stype, sbuf, scount, dest, comm, &xs, &rc);
+    s = send_begin(stype, sbuf, scount, dest, comm, false, &xs, &rc);
     if (s && rc != MPI_SUCCESS)
         return *result = fail(comm, rc), true;
     r = recv_begin(rtype, rbuf, rcount, source, comm, &xr, &rc);
@@ -350,7 +384,7 @@ static bool sendrecv_replace_take(void *buf, int64_t count, MPI_Datatype type, i
     if (!device_calls())
         return false;
     /* Both directions of the one buffer: packed out first, unpacked after the exchange. */
-    s = send_begin(type, buf, count, dest, comm, &xs, &rc);
+    s = send_begin(type, buf, count, dest, comm, false, &xs, &rc);
     if (s && rc != MPI_SUCCESS)
         return *result = fail(comm, rc), true;
     r = recv_begin(type, buf, count, source, comm, &xr, &rc);

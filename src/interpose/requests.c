@@ -2,14 +2,16 @@
 /* Request wrappers: Wait, Test and their any/some/all forms, Start, Startall, Request_free and
  * Request_get_status. While typejit has no request of its own in flight each goes straight to
  * the system MPI; otherwise the requests typejit made are taken out of its table around the
- * system MPI's call and finished (a receive unpacked, staging released) as they complete.
- * MPI_Cancel needs no wrapper: a cancelled receive is recognised at completion and not
- * unpacked. */
+ * system MPI's call and finished (a receive unpacked, staging released) as they complete. The
+ * tests never wait: a send of typejit's still in the send queue, or a receive whose unpack still
+ * runs, is not complete yet. MPI_Cancel starts a queued send first; a cancelled receive is
+ * recognised at completion and not unpacked. */
 #include <stdlib.h>
 
 #include "interpose/init.h"
 #include "interpose/wrappers.h"
 #include "calls/request.h"
+#include "calls/send_queue.h"
 #include "util/log.h"
 #include "util/mpierr.h"
 
@@ -121,7 +123,7 @@ int TJ_WRAPPER(MPI_Wait)(MPI_Request *req, MPI_Status *status)
         return PMPI_Wait(req, status);
     handle = *req;
     rc = PMPI_Wait(req, st);
-    done = tj_request_done(r, handle, st);
+    done = tj_request_done(r, handle, st, req);
     if (rc == MPI_SUCCESS)
         rc = done;
     tj_request_progress(false);
@@ -138,12 +140,17 @@ int TJ_WRAPPER(MPI_Test)(MPI_Request *req, int *flag, MPI_Status *status)
     if (!ours() || req == NULL || (r = tj_request_take(*req)) == NULL)
         return PMPI_Test(req, flag, status);
     handle = *req;
+    if (!tj_request_ready(r, handle)) {
+        tj_request_put(r, handle);
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
     rc = PMPI_Test(req, flag, st);
     if (rc != MPI_SUCCESS || !*flag) {
         tj_request_put(r, handle);
         return rc;
     }
-    done = tj_request_done(r, handle, st);
+    done = tj_request_done(r, handle, st, req);
     tj_request_progress(false);
     return done;
 }
@@ -163,7 +170,7 @@ static int report(int rc, int done, MPI_Status *st, MPI_Status *user)
 
 /* After a Waitall or Testall that completed everything (or reported per-request errors): the
  * completed requests finished together (one wait for all their unpacks). */
-static int finish_all(int n, scratch_t *s, MPI_Status *user, int rc)
+static int finish_all(int n, MPI_Request reqs[], scratch_t *s, MPI_Status *user, int rc)
 {
     for (int i = 0; i < n; i++)
         if (s->recs[i] != NULL && rc == MPI_ERR_IN_STATUS &&
@@ -171,7 +178,7 @@ static int finish_all(int n, scratch_t *s, MPI_Status *user, int rc)
             tj_request_put(s->recs[i], s->saved[i]);
             s->recs[i] = NULL;
         }
-    tj_request_done_all(n, s->recs, s->saved, NULL, s->statuses, s->results);
+    tj_request_done_all(n, s->recs, s->saved, NULL, s->statuses, s->results, reqs);
     for (int i = 0; i < n; i++)
         rc = report(rc, s->results[i], &s->statuses[i], user);
     return rc;
@@ -192,7 +199,7 @@ int TJ_WRAPPER(MPI_Waitall)(int n, MPI_Request reqs[], MPI_Status statuses[])
         return PMPI_Waitall(n, reqs, statuses);
     }
     rc = PMPI_Waitall(n, reqs, s.statuses);
-    rc = finish_all(n, &s, statuses, rc);
+    rc = finish_all(n, reqs, &s, statuses, rc);
     scratch_put(&s, statuses);
     tj_request_progress(false);
     return rc;
@@ -212,13 +219,42 @@ int TJ_WRAPPER(MPI_Testall)(int n, MPI_Request reqs[], int *flag, MPI_Status sta
         scratch_put(&s, statuses);
         return PMPI_Testall(n, reqs, flag, statuses);
     }
+    /* One of typejit's not complete yet: Testall completes none. */
+    for (int i = 0; i < n; i++)
+        if (s.recs[i] != NULL && !tj_request_ready(s.recs[i], s.saved[i])) {
+            put_back(n, &s);
+            scratch_put(&s, statuses);
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
     rc = PMPI_Testall(n, reqs, flag, s.statuses);
     if (*flag || rc == MPI_ERR_IN_STATUS)
-        rc = finish_all(n, &s, statuses, rc);
+        rc = finish_all(n, reqs, &s, statuses, rc);
     else
         put_back(n, &s); /* nothing completed */
     scratch_put(&s, statuses);
     return rc;
+}
+
+/* Before a Testany or Testsome: typejit's requests that are not complete yet are hidden from the
+ * system MPI's test (MPI_REQUEST_NULL in @p reqs until unhide). Returns how many. */
+static int hide_unready(int n, MPI_Request reqs[], scratch_t *s)
+{
+    int hidden = 0;
+    for (int i = 0; i < n; i++)
+        if (s->recs[i] != NULL && !tj_request_ready(s->recs[i], s->saved[i])) {
+            reqs[i] = MPI_REQUEST_NULL;
+            hidden++;
+        }
+    return hidden;
+}
+
+/* The hidden requests back in @p reqs, where the test left them MPI_REQUEST_NULL. */
+static void unhide(int n, MPI_Request reqs[], const scratch_t *s)
+{
+    for (int i = 0; i < n; i++)
+        if (s->recs[i] != NULL && reqs[i] == MPI_REQUEST_NULL)
+            reqs[i] = s->saved[i];
 }
 
 /* Waitany and Testany: the one completed request, if any. */
@@ -227,7 +263,7 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
     MPI_Status local, *st = status_for(status, &local);
     scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
-    int rc, done;
+    int rc, done, hidden;
 
     if (!ours() || n <= 0 ||
         (got = scratch_get(n, reqs, MPI_STATUSES_IGNORE, false, &s)) == SCRATCH_PASS)
@@ -240,9 +276,20 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
         return wait ? PMPI_Waitany(n, reqs, index, status)
                     : PMPI_Testany(n, reqs, index, flag, status);
     }
+    hidden = wait ? 0 : hide_unready(n, reqs, &s);
     rc = wait ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
+    if (hidden > 0) {
+        /* The completed one keeps what the system MPI set; the hidden ones stay active. */
+        int k = *index;
+        MPI_Request completed = k != MPI_UNDEFINED ? reqs[k] : MPI_REQUEST_NULL;
+        unhide(n, reqs, &s);
+        if (k != MPI_UNDEFINED)
+            reqs[k] = completed;
+        if (rc == MPI_SUCCESS && *flag && k == MPI_UNDEFINED)
+            *flag = 0; /* no active request but typejit's unfinished ones */
+    }
     if (*index != MPI_UNDEFINED && s.recs[*index] != NULL) {
-        done = tj_request_done(s.recs[*index], s.saved[*index], st);
+        done = tj_request_done(s.recs[*index], s.saved[*index], st, &reqs[*index]);
         s.recs[*index] = NULL;
         if (rc == MPI_SUCCESS)
             rc = done;
@@ -269,7 +316,7 @@ static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices
 {
     scratch_rc_t got = SCRATCH_PASS;
     scratch_t s;
-    int rc;
+    int rc, hidden;
 
     if (!ours() || n <= 0 || (got = scratch_get(n, reqs, statuses, true, &s)) == SCRATCH_PASS)
         return wait ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)
@@ -281,10 +328,26 @@ static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices
         return wait ? PMPI_Waitsome(n, reqs, outcount, indices, statuses)
                     : PMPI_Testsome(n, reqs, outcount, indices, statuses);
     }
+    hidden = wait ? 0 : hide_unready(n, reqs, &s);
     rc = wait ? PMPI_Waitsome(n, reqs, outcount, indices, s.statuses)
               : PMPI_Testsome(n, reqs, outcount, indices, s.statuses);
+    if (hidden > 0) {
+        /* The completed ones keep what the system MPI set (a hidden one is never among them: it
+         * was MPI_REQUEST_NULL); the hidden ones stay active. */
+        int ndone = *outcount != MPI_UNDEFINED ? *outcount : 0;
+        for (int i = 0; i < n; i++)
+            if (s.recs[i] != NULL && reqs[i] == MPI_REQUEST_NULL) {
+                bool completed = false;
+                for (int j = 0; j < ndone && !completed; j++)
+                    completed = indices[j] == i;
+                if (!completed)
+                    reqs[i] = s.saved[i];
+            }
+        if (rc == MPI_SUCCESS && *outcount == MPI_UNDEFINED)
+            *outcount = 0; /* no active request but typejit's unfinished ones */
+    }
     if (*outcount != MPI_UNDEFINED && *outcount > 0) {
-        tj_request_done_all(*outcount, s.recs, s.saved, indices, s.statuses, s.results);
+        tj_request_done_all(*outcount, s.recs, s.saved, indices, s.statuses, s.results, reqs);
         for (int j = 0; j < *outcount; j++)
             rc = report(rc, s.results[j], &s.statuses[j], statuses);
     }
@@ -305,20 +368,66 @@ int TJ_WRAPPER(MPI_Testsome)(int n, MPI_Request reqs[], int *outcount, int indic
     return some(false, n, reqs, outcount, indices, statuses);
 }
 
+/* Before the system MPI starts @p handle: a request not typejit's may be a send to a destination
+ * with sends in the send queue, which go first. */
+static void order_before(MPI_Request handle)
+{
+    if (!tj_send_queue_empty() && !tj_request_known(handle))
+        tj_send_queue_flush();
+}
+
 int TJ_WRAPPER(MPI_Start)(MPI_Request *req)
 {
+    bool queued = false;
     int rc;
-    if (ours() && req != NULL && (rc = tj_request_start(*req)) != MPI_SUCCESS)
-        return rc;
+    if (ours() && req != NULL) {
+        if ((rc = tj_request_start(*req, &queued)) != MPI_SUCCESS)
+            return rc;
+        if (queued)
+            return MPI_SUCCESS; /* the send queue starts it */
+        order_before(*req);
+    }
     return PMPI_Start(req);
 }
 
 int TJ_WRAPPER(MPI_Startall)(int n, MPI_Request reqs[])
 {
+    bool queued_small[64], *queued;
+    bool any = false;
     int rc;
-    if (ours() && n > 0 && (rc = tj_request_start_all(n, reqs)) != MPI_SUCCESS)
-        return rc;
-    return PMPI_Startall(n, reqs);
+
+    if (!ours() || n <= 0)
+        return PMPI_Startall(n, reqs);
+    queued = n <= 64 ? queued_small : malloc((size_t)n * sizeof(bool));
+    if (queued == NULL) {
+        tj_log_error("out of memory starting %d requests; MPI_ERR_NO_MEM", n);
+        return tj_mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    }
+    rc = tj_request_start_all(n, reqs, queued);
+    for (int i = 0; i < n; i++)
+        any |= queued[i];
+    if (rc == MPI_SUCCESS && !any) {
+        for (int i = 0; i < n; i++)
+            order_before(reqs[i]);
+        rc = PMPI_Startall(n, reqs);
+    } else if (rc == MPI_SUCCESS) {
+        /* The send queue starts the queued ones; the others start now, in order. */
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+            if (!queued[i]) {
+                order_before(reqs[i]);
+                rc = PMPI_Start(&reqs[i]);
+            }
+    }
+    if (queued != queued_small)
+        free(queued);
+    return rc;
+}
+
+int TJ_WRAPPER(MPI_Cancel)(MPI_Request *req)
+{
+    if (ours() && req != NULL)
+        tj_request_flush(*req);
+    return PMPI_Cancel(req);
 }
 
 int TJ_WRAPPER(MPI_Request_free)(MPI_Request *req)
@@ -331,10 +440,19 @@ int TJ_WRAPPER(MPI_Request_free)(MPI_Request *req)
 int TJ_WRAPPER(MPI_Request_get_status)(MPI_Request req, int *flag, MPI_Status *status)
 {
     MPI_Status local, *st = status_for(status, &local);
+    tj_request_t *r;
     int rc;
 
     if (!ours())
         return PMPI_Request_get_status(req, flag, status);
+    if ((r = tj_request_take(req)) != NULL) {
+        bool ready = tj_request_ready(r, req);
+        tj_request_put(r, req);
+        if (!ready) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
     rc = PMPI_Request_get_status(req, flag, st);
     if (rc == MPI_SUCCESS && *flag)
         rc = tj_request_finish_early(req, st);

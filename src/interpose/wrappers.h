@@ -189,6 +189,9 @@
 
 /* Wrappers of C-only functions: the MPI_T tool interface has no Fortran binding. */
 #define TJ_WRAPPERS_C(_X)                                                                          \
+    /* requests (requests.c): a deferred send is started before it is cancelled (C only: a         \
+     * process with Fortran bindings defers no send) */                                            \
+    _X(MPI_Cancel)                                                                                 \
     /* the tool interface, refused on device memory (refused.c) */                                 \
     _X(MPI_T_cvar_read)                                                                            \
     _X(MPI_T_cvar_write)                                                                           \
@@ -459,6 +462,226 @@
     TJ_WRAPPERS_C(_X)                                                                              \
     TJ_WRAPPERS_MPIX_INIT(_X)                                                                      \
     TJ_WRAPPERS_MPI4(_X) TJ_WRAPPERS_MPI4_T_EVENTS(_X) TJ_WRAPPERS_MPI41(_X) TJ_WRAPPERS_LARGE(_X)
+
+/* ---- the send queue at every entry point ----------------------------------------------------
+ * While sends wait in the send queue (calls/send_queue.h), every exported entry point first
+ * hands them on: a call that may block inside the system MPI (blocking point to point, Wait and
+ * Probe, collectives, communicator and window creation, window synchronisation, file opening
+ * and collective I/O) starts them all, waiting for their packs, so that a program that completes
+ * without typejit completes with it; any other call starts those whose packs have completed.
+ * Every call is taken to block unless it is named here; TJ_BLOCKING_OF(MPI_X) is 0 or 1. */
+#define TJ_NONBLOCKING_MPI_Type_commit                  ~, 0
+#define TJ_NONBLOCKING_MPI_Type_free                    ~, 0
+#define TJ_NONBLOCKING_MPI_Type_dup                     ~, 0
+#define TJ_NONBLOCKING_MPI_Type_contiguous              ~, 0
+#define TJ_NONBLOCKING_MPI_Type_contiguous_c            ~, 0
+#define TJ_NONBLOCKING_MPI_Type_vector                  ~, 0
+#define TJ_NONBLOCKING_MPI_Type_vector_c                ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_hvector          ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_hvector_c        ~, 0
+#define TJ_NONBLOCKING_MPI_Type_indexed                 ~, 0
+#define TJ_NONBLOCKING_MPI_Type_indexed_c               ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_hindexed         ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_hindexed_c       ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_indexed_block    ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_indexed_block_c  ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_hindexed_block   ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_hindexed_block_c ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_struct           ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_struct_c         ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_subarray         ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_subarray_c       ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_darray           ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_darray_c         ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_resized          ~, 0
+#define TJ_NONBLOCKING_MPI_Type_create_resized_c        ~, 0
+#define TJ_NONBLOCKING_MPI_Pack                         ~, 0
+#define TJ_NONBLOCKING_MPI_Pack_c                       ~, 0
+#define TJ_NONBLOCKING_MPI_Unpack                       ~, 0
+#define TJ_NONBLOCKING_MPI_Unpack_c                     ~, 0
+#define TJ_NONBLOCKING_MPI_Pack_size                    ~, 0
+#define TJ_NONBLOCKING_MPI_Pack_size_c                  ~, 0
+#define TJ_NONBLOCKING_MPI_Pack_external                ~, 0
+#define TJ_NONBLOCKING_MPI_Pack_external_c              ~, 0
+#define TJ_NONBLOCKING_MPI_Unpack_external              ~, 0
+#define TJ_NONBLOCKING_MPI_Unpack_external_c            ~, 0
+#define TJ_NONBLOCKING_MPI_Isend                        ~, 0
+#define TJ_NONBLOCKING_MPI_Isend_c                      ~, 0
+#define TJ_NONBLOCKING_MPI_Issend                       ~, 0
+#define TJ_NONBLOCKING_MPI_Issend_c                     ~, 0
+#define TJ_NONBLOCKING_MPI_Irsend                       ~, 0
+#define TJ_NONBLOCKING_MPI_Irsend_c                     ~, 0
+#define TJ_NONBLOCKING_MPI_Ibsend                       ~, 0
+#define TJ_NONBLOCKING_MPI_Ibsend_c                     ~, 0
+#define TJ_NONBLOCKING_MPI_Send_init                    ~, 0
+#define TJ_NONBLOCKING_MPI_Send_init_c                  ~, 0
+#define TJ_NONBLOCKING_MPI_Ssend_init                   ~, 0
+#define TJ_NONBLOCKING_MPI_Ssend_init_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Rsend_init                   ~, 0
+#define TJ_NONBLOCKING_MPI_Rsend_init_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Bsend_init                   ~, 0
+#define TJ_NONBLOCKING_MPI_Bsend_init_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Irecv                        ~, 0
+#define TJ_NONBLOCKING_MPI_Irecv_c                      ~, 0
+#define TJ_NONBLOCKING_MPI_Recv_init                    ~, 0
+#define TJ_NONBLOCKING_MPI_Recv_init_c                  ~, 0
+#define TJ_NONBLOCKING_MPI_Imrecv                       ~, 0
+#define TJ_NONBLOCKING_MPI_Imrecv_c                     ~, 0
+#define TJ_NONBLOCKING_MPI_Test                         ~, 0
+#define TJ_NONBLOCKING_MPI_Testall                      ~, 0
+#define TJ_NONBLOCKING_MPI_Testany                      ~, 0
+#define TJ_NONBLOCKING_MPI_Testsome                     ~, 0
+#define TJ_NONBLOCKING_MPI_Start                        ~, 0
+#define TJ_NONBLOCKING_MPI_Startall                     ~, 0
+#define TJ_NONBLOCKING_MPI_Request_free                 ~, 0
+#define TJ_NONBLOCKING_MPI_Request_get_status           ~, 0
+#define TJ_NONBLOCKING_MPI_Cancel                       ~, 0
+#define TJ_NONBLOCKING_MPI_Iprobe                       ~, 0
+#define TJ_NONBLOCKING_MPI_Improbe                      ~, 0
+#define TJ_NONBLOCKING_MPI_Iallgather                   ~, 0
+#define TJ_NONBLOCKING_MPI_Iallgather_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Iallgatherv                  ~, 0
+#define TJ_NONBLOCKING_MPI_Iallgatherv_c                ~, 0
+#define TJ_NONBLOCKING_MPI_Iallreduce                   ~, 0
+#define TJ_NONBLOCKING_MPI_Iallreduce_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Ialltoall                    ~, 0
+#define TJ_NONBLOCKING_MPI_Ialltoall_c                  ~, 0
+#define TJ_NONBLOCKING_MPI_Ialltoallv                   ~, 0
+#define TJ_NONBLOCKING_MPI_Ialltoallv_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Ialltoallw                   ~, 0
+#define TJ_NONBLOCKING_MPI_Ialltoallw_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Ibcast                       ~, 0
+#define TJ_NONBLOCKING_MPI_Ibcast_c                     ~, 0
+#define TJ_NONBLOCKING_MPI_Iexscan                      ~, 0
+#define TJ_NONBLOCKING_MPI_Iexscan_c                    ~, 0
+#define TJ_NONBLOCKING_MPI_Igather                      ~, 0
+#define TJ_NONBLOCKING_MPI_Igather_c                    ~, 0
+#define TJ_NONBLOCKING_MPI_Igatherv                     ~, 0
+#define TJ_NONBLOCKING_MPI_Igatherv_c                   ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_allgather          ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_allgather_c        ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_allgatherv         ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_allgatherv_c       ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_alltoall           ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_alltoall_c         ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_alltoallv          ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_alltoallv_c        ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_alltoallw          ~, 0
+#define TJ_NONBLOCKING_MPI_Ineighbor_alltoallw_c        ~, 0
+#define TJ_NONBLOCKING_MPI_Ireduce                      ~, 0
+#define TJ_NONBLOCKING_MPI_Ireduce_c                    ~, 0
+#define TJ_NONBLOCKING_MPI_Ireduce_scatter              ~, 0
+#define TJ_NONBLOCKING_MPI_Ireduce_scatter_c            ~, 0
+#define TJ_NONBLOCKING_MPI_Ireduce_scatter_block        ~, 0
+#define TJ_NONBLOCKING_MPI_Ireduce_scatter_block_c      ~, 0
+#define TJ_NONBLOCKING_MPI_Iscan                        ~, 0
+#define TJ_NONBLOCKING_MPI_Iscan_c                      ~, 0
+#define TJ_NONBLOCKING_MPI_Iscatter                     ~, 0
+#define TJ_NONBLOCKING_MPI_Iscatter_c                   ~, 0
+#define TJ_NONBLOCKING_MPI_Iscatterv                    ~, 0
+#define TJ_NONBLOCKING_MPI_Iscatterv_c                  ~, 0
+#define TJ_NONBLOCKING_MPI_Reduce_local                 ~, 0
+#define TJ_NONBLOCKING_MPI_Reduce_local_c               ~, 0
+#define TJ_NONBLOCKING_MPI_Put                          ~, 0
+#define TJ_NONBLOCKING_MPI_Put_c                        ~, 0
+#define TJ_NONBLOCKING_MPI_Get                          ~, 0
+#define TJ_NONBLOCKING_MPI_Get_c                        ~, 0
+#define TJ_NONBLOCKING_MPI_Accumulate                   ~, 0
+#define TJ_NONBLOCKING_MPI_Accumulate_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_Get_accumulate               ~, 0
+#define TJ_NONBLOCKING_MPI_Get_accumulate_c             ~, 0
+#define TJ_NONBLOCKING_MPI_Fetch_and_op                 ~, 0
+#define TJ_NONBLOCKING_MPI_Compare_and_swap             ~, 0
+#define TJ_NONBLOCKING_MPI_Rput                         ~, 0
+#define TJ_NONBLOCKING_MPI_Rput_c                       ~, 0
+#define TJ_NONBLOCKING_MPI_Rget                         ~, 0
+#define TJ_NONBLOCKING_MPI_Rget_c                       ~, 0
+#define TJ_NONBLOCKING_MPI_Raccumulate                  ~, 0
+#define TJ_NONBLOCKING_MPI_Raccumulate_c                ~, 0
+#define TJ_NONBLOCKING_MPI_Rget_accumulate              ~, 0
+#define TJ_NONBLOCKING_MPI_Rget_accumulate_c            ~, 0
+#define TJ_NONBLOCKING_MPI_Win_test                     ~, 0
+#define TJ_NONBLOCKING_MPI_Win_get_attr                 ~, 0
+#define TJ_NONBLOCKING_MPI_Win_attach                   ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread                   ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_c                 ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_all               ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_all_c             ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_at                ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_at_c              ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_at_all            ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_at_all_c          ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_shared            ~, 0
+#define TJ_NONBLOCKING_MPI_File_iread_shared_c          ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite                  ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_c                ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_all              ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_all_c            ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_at               ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_at_c             ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_at_all           ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_at_all_c         ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_shared           ~, 0
+#define TJ_NONBLOCKING_MPI_File_iwrite_shared_c         ~, 0
+#define TJ_NONBLOCKING_MPI_Buffer_attach                ~, 0
+#define TJ_NONBLOCKING_MPI_Buffer_attach_c              ~, 0
+#define TJ_NONBLOCKING_MPI_Comm_attach_buffer           ~, 0
+#define TJ_NONBLOCKING_MPI_Comm_attach_buffer_c         ~, 0
+#define TJ_NONBLOCKING_MPI_Session_attach_buffer        ~, 0
+#define TJ_NONBLOCKING_MPI_Session_attach_buffer_c      ~, 0
+#define TJ_NONBLOCKING_MPI_T_cvar_read                  ~, 0
+#define TJ_NONBLOCKING_MPI_T_cvar_write                 ~, 0
+#define TJ_NONBLOCKING_MPI_T_pvar_read                  ~, 0
+#define TJ_NONBLOCKING_MPI_T_pvar_write                 ~, 0
+#define TJ_NONBLOCKING_MPI_T_pvar_readreset             ~, 0
+#define TJ_NONBLOCKING_MPI_T_event_read                 ~, 0
+#define TJ_NONBLOCKING_MPI_T_event_copy                 ~, 0
+#define TJ_SECOND(_a, _b, ...)                          _b
+#define TJ_SECOND_X(...)                                TJ_SECOND(__VA_ARGS__)
+#define TJ_BLOCKING_OF(_name)                           TJ_SECOND_X(TJ_NONBLOCKING_##_name, 1, ~)
+
+/* MPI functions typejit does not wrap that may block: exported only to start the queued sends
+ * first (or, for the probes that do not block, those whose packs have completed), then straight
+ * to the system MPI. */
+#define TJ_FLUSHED_CALLS(_X)                                                                       \
+    _X(MPI_Barrier)                                                                                \
+    _X(MPI_Probe)                                                                                  \
+    _X(MPI_Mprobe)                                                                                 \
+    _X(MPI_Iprobe)                                                                                 \
+    _X(MPI_Improbe)                                                                                \
+    _X(MPI_Comm_free)                                                                              \
+    _X(MPI_Comm_disconnect)                                                                        \
+    _X(MPI_Comm_dup)                                                                               \
+    _X(MPI_Comm_dup_with_info)                                                                     \
+    _X(MPI_Comm_split)                                                                             \
+    _X(MPI_Comm_split_type)                                                                        \
+    _X(MPI_Comm_create)                                                                            \
+    _X(MPI_Comm_create_group)                                                                      \
+    _X(MPI_Intercomm_create)                                                                       \
+    _X(MPI_Intercomm_merge)                                                                        \
+    _X(MPI_Cart_create)                                                                            \
+    _X(MPI_Cart_sub)                                                                               \
+    _X(MPI_Graph_create)                                                                           \
+    _X(MPI_Dist_graph_create)                                                                      \
+    _X(MPI_Dist_graph_create_adjacent)                                                             \
+    _X(MPI_Win_allocate)                                                                           \
+    _X(MPI_Win_allocate_shared)                                                                    \
+    _X(MPI_Win_create_dynamic)                                                                     \
+    _X(MPI_Win_start)                                                                              \
+    _X(MPI_Buffer_detach)                                                                          \
+    _X(MPI_File_open)                                                                              \
+    _X(MPI_File_close)                                                                             \
+    _X(MPI_File_set_view)                                                                          \
+    _X(MPI_File_set_size)                                                                          \
+    _X(MPI_File_preallocate)                                                                       \
+    _X(MPI_File_sync)                                                                              \
+    _X(MPI_File_set_atomicity)                                                                     \
+    _X(MPI_File_seek_shared)                                                                       \
+    _X(MPI_Comm_accept)                                                                            \
+    _X(MPI_Comm_connect)                                                                           \
+    _X(MPI_Comm_spawn)                                                                             \
+    _X(MPI_Comm_spawn_multiple)                                                                    \
+    _X(MPI_Comm_join)
 
 /* The hidden function that implements the wrapper of MPI function @p _name. */
 #define TJ_WRAPPER(_name) tj_wrap_##_name

@@ -39,12 +39,17 @@ static const tj_setting_word_t methods[] = {{"auto", TJ_FORCE_AUTO},
                                             {"oneshot", TJ_FORCE_ONESHOT},
                                             {"staged", TJ_FORCE_STAGED},
                                             {NULL, 0}};
+static const tj_setting_word_t progresses[] = {{"off", TJ_PROGRESS_OFF},
+                                               {"calls", TJ_PROGRESS_CALLS},
+                                               {"thread", TJ_PROGRESS_THREAD},
+                                               {NULL, 0}};
 
 /* A word setting stores through an int (or a bool): every enum it fills is int-sized. */
 _Static_assert(sizeof(tj_log_level_t) == sizeof(int) && sizeof(tj_host_mode_t) == sizeof(int) &&
                    sizeof(tj_jit_mode_t) == sizeof(int) && sizeof(tj_cache_mode_t) == sizeof(int) &&
                    sizeof(tj_tristate_t) == sizeof(int) &&
-                   sizeof(tj_method_setting_t) == sizeof(int),
+                   sizeof(tj_method_setting_t) == sizeof(int) &&
+                   sizeof(tj_progress_mode_t) == sizeof(int),
                "word settings fill int-sized fields");
 
 /* The field of tj_config_t an entry fills. */
@@ -96,6 +101,8 @@ const tj_setting_t tj_config_table[] = {
     {"TYPEJIT_SYSTEM_TABLE", AS(TJ_SETTING_TEXT, system_table),
      .default_text = "CACHE/system/sm_XX-DEVICE-DRIVER.txt", .values_text = "a file",
      .doc = "the measured system table the method model reads"},
+    {"TYPEJIT_PROGRESS", WORD(progress, progresses, TJ_PROGRESS_CALLS),
+     .doc = "when non-blocking device sends whose packs still run reach the system MPI"},
     {0},
 };
 

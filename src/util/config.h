@@ -23,6 +23,12 @@ typedef enum {
     TJ_FORCE_ONESHOT,
     TJ_FORCE_STAGED
 } tj_method_setting_t;
+/* When deferred device sends reach the system MPI. */
+typedef enum {
+    TJ_PROGRESS_OFF,   /* no deferral: a send waits for its pack inside the call */
+    TJ_PROGRESS_CALLS, /* handed over at the MPI calls the application makes */
+    TJ_PROGRESS_THREAD /* and by a progress thread under MPI_THREAD_MULTIPLE */
+} tj_progress_mode_t;
 
 /* The parsed settings; each field is filled by one entry of tj_config_table, which names its
  * variable. */
@@ -45,6 +51,7 @@ typedef struct {
     int jit_drain_s;                /* how long MPI_Finalize waits for compiles, in seconds */
     char cache_path[PATH_MAX];      /* shared read-only caches, "dir:dir" */
     long long cache_max_size;       /* in bytes; 0: no automatic trim */
+    tj_progress_mode_t progress;    /* when deferred sends reach the system MPI */
 } tj_config_t;
 
 /* How a setting's value is read; each kind says in its own words what is wrong with a malformed
