@@ -26,23 +26,51 @@ foreach(ranks 2 3)
 endforeach()
 
 # The main job with its fields in device memory, each way of exchanging halos, 2 and 4 ranks.
-# Exchanging by isend waits for the device once per MPI_Isend of a region (26) and once for the
-# MPI_Waitall that unpacks them all: 27 waits a step, 54 for the run (src/gpu/batch.c).
+# Exchanging by isend leaves the packs of the 26 MPI_Isends of a step running (the send queue
+# starts the sends) and waits twice, in the MPI_Waitall: once for the queued packs, once for the
+# unpacks: 4 waits for the run; with TYPEJIT_PROGRESS=off (isend_sync) once per MPI_Isend and
+# once in the MPI_Waitall: 27 a step, 54 for the run (src/gpu/batch.c).
 foreach(ranks 2 4)
-  foreach(how alltoallv neighbor isend)
+  foreach(how alltoallv neighbor isend isend_sync)
     set(waits "")
+    set(mode ${how})
+    set(env "")
     if(how STREQUAL "isend")
-      set(waits --expect "^typejit\\[0\\]: stats .* gpu_waits=54 ")
+      set(waits --expect "^typejit\\[0\\]: stats .* gpu_waits=4 .*sends_queued=52 ")
+    elseif(how STREQUAL "isend_sync")
+      set(waits --expect "^typejit\\[0\\]: stats .* gpu_waits=54 .*sends_queued=0 ")
+      set(mode isend)
+      set(env -x TYPEJIT_PROGRESS=off)
     endif()
     add_test(NAME emu_halo3d_${how}_${ranks} COMMAND ${TJ_CHECKED}
              --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*kernel_launches=[1-9]"
              ${waits} --stdout "PASS: 0 wrong ghost cells"
-             -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1
+             -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_STATS=1 ${env}
              -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np ${ranks}
-             $<TARGET_FILE:halo3d> --device --collective ${how} --n 8 --radius 3 --iters 2 --quiet)
+             $<TARGET_FILE:halo3d> --device --collective ${mode} --n 8 --radius 3 --iters 2 --quiet)
     set_tests_properties(emu_halo3d_${how}_${ranks} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
   endforeach()
 endforeach()
+
+# The isend and neighbor exchanges with the test driver's threaded mode, and the isend one with
+# host compute between posting and waiting (--overlap): the ghost cells, not the counts.
+foreach(how isend neighbor)
+  add_test(NAME emu_halo3d_${how}_threaded_2 COMMAND ${TJ_CHECKED}
+           --stdout "PASS: 0 wrong ghost cells"
+           -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_EMU_THREADED}
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np 2
+           $<TARGET_FILE:halo3d> --device --collective ${how} --n 8 --radius 3 --iters 3 --quiet)
+  set_tests_properties(emu_halo3d_${how}_threaded_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+endforeach()
+add_test(NAME emu_halo3d_overlap_threaded_2 COMMAND ${TJ_CHECKED}
+         --stdout "^overlap: compute [0-9.]+ us a step; in MPI calls"
+         --stdout "PASS: 0 wrong ghost cells"
+         --expect "^typejit\\[0\\]: stats .* sends_queued=78 "
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_EMU_THREADED} -x TYPEJIT_STATS=1
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-halo -np 2
+         $<TARGET_FILE:halo3d> --device --collective isend --n 8 --radius 3 --iters 3
+         --overlap 2000 --quiet)
+set_tests_properties(emu_halo3d_overlap_threaded_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
 # A soak: the main job in every exchange mode for hundreds of iterations while a few percent of
 # typejit's driver calls fail at random (launches, syncs, copies, module loads; FAKECUDA_FAIL's

@@ -301,6 +301,16 @@ foreach(method oneshot staged auto)
            $<TARGET_FILE:test_p2p> --types 126)
   set_tests_properties(emu_p2p_${method} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 endforeach()
+add_test(NAME emu_p2p_oneshot_threaded COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_EMU_THREADED} -x TYPEJIT_METHOD=oneshot
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p -np 2
+         $<TARGET_FILE:test_p2p> --types 126)
+add_test(NAME emu_p2p_threads_threaded COMMAND ${TJ_CHECKED} --silent --
+         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_EMU_THREADED}
+         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
+         -np 2 $<TARGET_FILE:test_p2p> --types 36 --threads 4 --seed 9)
+set_tests_properties(emu_p2p_oneshot_threaded emu_p2p_threads_threaded PROPERTIES TIMEOUT 600
+                     LABELS "emu;mpi")
 add_test(NAME emu_p2p_ring4 COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-p2p
          -np 4 $<TARGET_FILE:test_p2p> --types 72 --seed 5)

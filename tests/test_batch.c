@@ -7,15 +7,16 @@
  * delivers for the same types on host copies (PMPI calls), and the waits for the device each
  * call makes are read from the gpu_waits counter.
  *
- *   mpirun -np N test_batch [--regions R] [--iters I] [--expect-waits] [--no-coll] [--no-p2p]
- *                           [--faults] [--sticky] [--threads K]
+ *   mpirun -np N test_batch [--regions R] [--iters I] [--expect-waits] [--synchronous]
+ *                           [--no-coll] [--no-p2p] [--faults] [--sticky] [--threads K]
  *
  * Point-to-point messages go to the rank itself (over a private duplicate of MPI_COMM_SELF per
  * thread), so that a send that fails leaves no peer waiting: its receive is cancelled. The
  * regions are types of each kind a kernel moves: strided blocks and layouts of parts (the
  * collectives use layouts only, which no fused kernel takes: one launch per slot).
  * --expect-waits: from the second iteration on (the first builds layouts and kernels), each call
- * must wait exactly as often as one wait per call says. --no-coll: point-to-point only (a
+ * must wait exactly as often as one wait per call says, with the send queue (the default) or,
+ * --synchronous, without it (TYPEJIT_PROGRESS=off). --no-coll: point-to-point only (a
  * CUDA-aware MPI takes layouts' collectives as they are); --no-p2p: collectives only. --faults: the
  * driver fails some calls (FAKECUDA_FAIL): a call may return an MPI error, and whatever it reports
  * as done must be exact. --sticky: the context dies during the run (FAKECUDA_FAIL with a sticky
@@ -85,10 +86,15 @@ static const char *const wait_names[W_COUNT] = {"isend",
                                                 "ialltoallw",
                                                 "ialltoallw_wait",
                                                 "neighbor_alltoallw"};
-/* One wait per non-blocking send, Start, Startall of sends, completion call that unpacks,
- * MPI_Pack and MPI_Unpack (through typejit's device staging too) and collective side; none where
- * nothing moves on the device. */
-static const long one_wait_per_call[W_COUNT] = {1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 2, 1, 1, 2};
+/* With TYPEJIT_PROGRESS=off: one wait per non-blocking send, Start, Startall of sends, completion
+ * call that unpacks, MPI_Pack and MPI_Unpack (through typejit's device staging too) and
+ * collective side; none where nothing moves on the device. */
+static const long waits_synchronous[W_COUNT] = {1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 2, 1, 1, 2};
+/* With the send queue (the default): no wait in a non-blocking send, Start or Startall of sends
+ * (their packs run on); the Waitall after them waits once for the queued packs (the sends are
+ * started) and once for the unpacks of the receives it completes. */
+static const long waits_queued[W_COUNT] = {0, 0, 2, 1, 0, 0, 2, 0, 1, 1, 1, 2, 1, 1, 2};
+static const long *one_wait_per_call = waits_queued;
 static long measured[W_COUNT];
 
 static void fill(unsigned char *p, size_t len, unsigned salt)
@@ -196,6 +202,21 @@ static bool status_ok(int rc, const MPI_Status *st)
     return rc == MPI_SUCCESS || (rc == MPI_ERR_IN_STATUS && st->MPI_ERROR == MPI_SUCCESS);
 }
 
+/* --faults: a send whose pack failed after the call returned (the send queue's) reports its error
+ * at its completion, and its message never leaves: the sends are completed first, and the
+ * receives of those that failed cancelled. */
+static void sends_first(int n, MPI_Request recvs[], MPI_Request sends[], MPI_Status sts[],
+                        bool sent[])
+{
+    int rc = MPI_Waitall(n, sends, sts);
+    after_call("MPI_Waitall (sends)", rc);
+    for (int k = 0; k < n; k++)
+        if (sent[k] && !status_ok(rc, &sts[k])) {
+            sent[k] = false;
+            REQUIRE(MPI_Cancel(&recvs[k]) == MPI_SUCCESS);
+        }
+}
+
 typedef struct {
     MPI_Comm comm;
     unsigned salt;
@@ -233,6 +254,8 @@ static void isends(p2p_t *p, CUdeviceptr sbuf, CUdeviceptr rbuf, const unsigned 
     record(W_ISEND, most, p->measure);
     for (int i = 0; i < 2 * nregions; i++)
         sts[i].MPI_ERROR = MPI_SUCCESS;
+    if (faults)
+        sends_first(nregions, reqs, reqs + nregions, sts + nregions, sent);
     rc = MPI_Waitall(2 * nregions, reqs, sts);
     record(W_WAITALL, waits_since(&mark), p->measure);
     after_call("MPI_Waitall", rc);
@@ -289,6 +312,14 @@ static void persistent(p2p_t *p, CUdeviceptr sbuf, CUdeviceptr rbuf, const unsig
         sts[k].MPI_ERROR = MPI_SUCCESS;
     }
     mark = tj_counter("gpu_waits");
+    if (faults && ok) {
+        bool sent[MAX_REG];
+        for (int k = 0; k < nregions; k++)
+            sent[k] = true;
+        sends_first(nregions, all, all + nregions, sts + nregions, sent);
+        for (int k = 0; k < nregions; k++)
+            ok = ok && sent[k];
+    }
     rc = MPI_Waitall(2 * nregions, all, sts);
     record(W_WAITALL_PERSISTENT, waits_since(&mark), p->measure);
     after_call("MPI_Waitall (persistent)", rc);
@@ -309,9 +340,14 @@ static void persistent(p2p_t *p, CUdeviceptr sbuf, CUdeviceptr rbuf, const unsig
         record(W_START, waits_since(&mark), p->measure);
         after_call("MPI_Start", rc);
         started = rc == MPI_SUCCESS;
-        if (started)
-            REQUIRE(MPI_Wait(&sreq[k], MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        else
+        if (started) {
+            /* A queued send's failure is reported here. */
+            rc = MPI_Wait(&sreq[k], MPI_STATUS_IGNORE);
+            after_call("MPI_Wait (send)", rc);
+            started = rc == MPI_SUCCESS;
+            REQUIRE(started || faults || sticky);
+        }
+        if (!started)
             REQUIRE(MPI_Cancel(&rreq[k]) == MPI_SUCCESS);
         mark = tj_counter("gpu_waits");
         rc = MPI_Wait(&rreq[k], &sts[0]);
@@ -593,6 +629,8 @@ int main(int argc, char **argv)
             nthreads = int_arg(argv[++i]);
         else if (strcmp(argv[i], "--expect-waits") == 0)
             expect_waits = true;
+        else if (strcmp(argv[i], "--synchronous") == 0)
+            one_wait_per_call = waits_synchronous;
         else if (strcmp(argv[i], "--no-coll") == 0)
             no_coll = true;
         else if (strcmp(argv[i], "--no-p2p") == 0)
