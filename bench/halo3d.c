@@ -13,7 +13,13 @@
  *              rounds as the most directions any one peer rank takes (one on 27 or more ranks);
  *   neighbor   MPI_Neighbor_alltoallw on a distributed graph of the 26 neighbours, one slot
  *              and one datatype per direction;
- *   isend      MPI_Irecv and MPI_Isend of each region's datatype, then MPI_Waitall.
+ *   isend      MPI_Irecv and MPI_Isend of each region's datatype, then MPI_Waitall; with
+ *              --overlap US the host computes for US microseconds between posting them and
+ *              the MPI_Waitall (a busy loop, no MPI call), as a halo code computes its interior,
+ *              and rank 0 prints per step the host time inside the MPI calls (posting and
+ *              MPI_Waitall apart), and typejit's waits for the device and the time they took
+ *              (gpu_waits, gpu_wait_us; queue_wait_us for the packs of queued sends): the
+ *              device work the compute did not hide.
  * In the last three the packing happens inside the MPI calls (typejit's, when preloaded), so
  * only the whole exchange is timed.
  *
@@ -48,8 +54,8 @@
  * driver failures (tests/fakecuda's FAKECUDA_FAIL): the run must go on, exactly.
  *
  *   halo3d [--n N] [--radius R] [--per-point Q] [--iters K] [--host | --device [--alloc KIND]]
- *          [--collective pack|alltoallv|neighbor|isend] [--offset-faces] [--tolerate-errors]
- *          [--quiet] [--describe]
+ *          [--collective pack|alltoallv|neighbor|isend [--overlap US]] [--offset-faces]
+ *          [--tolerate-errors] [--quiet] [--describe]
  */
 #include <cuda.h>
 #ifdef HALO3D_CUDART
@@ -71,6 +77,7 @@ typedef int (*describe_fn)(const void *, char *, size_t);
 
 static int n = 32, radius = 3, q = 8, iters = 10, quiet = 0, device = 0, tolerate = 0;
 static int describe_only = 0, offset_faces = 0;
+static int overlap_us = -1; /* --overlap: host compute between posting and MPI_Waitall */
 static long errors; /* MPI errors met and recovered from (--tolerate-errors) */
 
 typedef enum { EX_PACK, EX_ALLTOALLV, EX_NEIGHBOR, EX_ISEND } exchange_t;
@@ -80,7 +87,8 @@ static const char *const mode_names[] = {"pack", "alltoallv", "neighbor", "isend
 static const char usage[] =
     "usage: halo3d [--n N] [--radius R] [--per-point Q] [--iters K]\n"
     "              [--host | --device [--alloc KIND]]\n"
-    "              [--collective pack|alltoallv|neighbor|isend] [--offset-faces]\n"
+    "              [--collective pack|alltoallv|neighbor|isend [--overlap US]]\n"
+    "              [--offset-faces]\n"
     "              [--tolerate-errors] [--quiet] [--describe]\n"
     "  --n N          points per side per rank (default 32)\n"
     "  --radius R     ghost-shell radius, 1 <= R <= N (default 3)\n"
@@ -97,12 +105,42 @@ static const char usage[] =
     "                 alltoallv (datatypes to MPI_Alltoallw), neighbor (datatypes to\n"
     "                 MPI_Neighbor_alltoallw on a graph of the 26 neighbours), isend\n"
     "                 (MPI_Isend/MPI_Irecv of each region)\n"
+    "  --overlap US   with isend: compute on the host for US microseconds between posting the\n"
+    "                 exchange and its MPI_Waitall, and print the time inside MPI calls and\n"
+    "                 typejit's device waits per step\n"
     "  --offset-faces every region's datatype at the origin, the calls at d + offset (the\n"
     "                 region's first point) or at that displacement\n"
     "  --tolerate-errors  count MPI errors and redo what failed (for fault injection)\n"
     "  --quiet        print only the PASS/FAIL line\n"
     "  --describe     print the regions' datatypes, and the fused sets of the neighbor mode, as\n"
     "                 type descriptions for `typejit warm`, and exit (no MPI needed)\n";
+
+/* Busy host work for @p us microseconds, with no MPI call: what --overlap hides the exchange
+ * behind. */
+static void compute(int us)
+{
+    double until = tj_clock_seconds() + us * 1e-6;
+    volatile double x = 1.0;
+    while (tj_clock_seconds() < until)
+        for (int i = 0; i < 64; i++)
+            x = x * 1.0000001 + 1e-9;
+}
+
+/* Counter @p key of the preloaded library (its stats line, tj_stats_format); 0 without it. */
+static long counter(const char *key)
+{
+    int (*fmt)(char *, size_t) =
+        (int (*)(char *, size_t))(uintptr_t)dlsym(RTLD_DEFAULT, "tj_stats_format");
+    char text[4096] = " ", pat[64];
+    const char *at;
+
+    if (fmt == NULL)
+        return 0;
+    fmt(text + 1, sizeof(text) - 1);
+    snprintf(pat, sizeof(pat), " %s=", key);
+    at = strstr(text, pat);
+    return at != NULL ? atol(at + strlen(pat)) : 0;
+}
 
 static void die(const char *what)
 {
@@ -833,6 +871,11 @@ int main(int argc, char **argv)
     int nbr[27], dsize[27];
     long bad = 0;
     double t_pack = 0, t_unpack = 0, t_exch = 0;
+    /* --overlap: the steps after the first (which makes kernels and staging), and typejit's
+     * counters over them. */
+    double t_post = 0, t_compute = 0, t_waitall = 0;
+    long waits0 = 0, wait_us0 = 0, queue_us0 = 0, wait_us_post = 0, wait_us_waitall = 0, mark = 0;
+    int measured = 0;
 
     /* Arguments first: a usage error or --help must not need MPI. */
     for (int i = 1; i < argc; i++) {
@@ -856,6 +899,8 @@ int main(int argc, char **argv)
                 return 2;
             }
             mode = (exchange_t)k;
+        } else if ((v = value_of(argc, argv, &i, "--overlap")) != NULL) {
+            overlap_us = int_arg("--overlap", v, 0);
         } else if ((v = value_of(argc, argv, &i, "--iters")) != NULL) {
             iters = int_arg("--iters", v, 1);
         } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -891,6 +936,10 @@ int main(int argc, char **argv)
     }
     if (n < radius) {
         fprintf(stderr, "halo3d: need radius <= n\n%s", usage);
+        return 2;
+    }
+    if (overlap_us >= 0 && mode != EX_ISEND) {
+        fprintf(stderr, "halo3d: --overlap needs --collective isend\n%s", usage);
         return 2;
     }
     if (allocated && !device) {
@@ -1024,6 +1073,15 @@ int main(int argc, char **argv)
                                        &graph);
 
     for (int it = 0; it < iters; it++) {
+        if (it == (iters > 1 ? 1 : 0)) {
+            waits0 = counter("gpu_waits");
+            wait_us0 = counter("gpu_wait_us");
+            queue_us0 = counter("queue_wait_us");
+            t_post = t_compute = t_waitall = 0;
+            wait_us_post = wait_us_waitall = 0;
+            measured = 0;
+        }
+        measured++;
         /* Interior from the global coordinates, ghosts poisoned. */
         for (int z = -radius; z < n + radius; z++)
             for (int y = -radius; y < n + radius; y++)
@@ -1103,6 +1161,8 @@ int main(int argc, char **argv)
                  * GCC, which then warns about its sentinel (a pointer to nothing). */
                 MPI_Status sts[52];
                 int nreq = 0;
+                if (overlap_us >= 0)
+                    mark = counter("gpu_wait_us");
                 for (int d = 0; d < 27; d++) {
                     if (d == 13)
                         continue;
@@ -1113,7 +1173,19 @@ int main(int argc, char **argv)
                                     &reqs[nreq]));
                     nreq++;
                 }
+                t1 = tj_clock_seconds();
+                if (overlap_us >= 0) {
+                    long now = counter("gpu_wait_us");
+                    wait_us_post += now - mark;
+                    compute(overlap_us);
+                    t2 = tj_clock_seconds();
+                    mark = counter("gpu_wait_us");
+                } else {
+                    t2 = t1;
+                }
                 failed |= MPI_Waitall(nreq, reqs, sts) != MPI_SUCCESS;
+                if (overlap_us >= 0)
+                    wait_us_waitall += counter("gpu_wait_us") - mark;
             }
             /* A failure anywhere: every rank redoes the exchange (the calls stay matched). */
             anywhere = failed;
@@ -1128,6 +1200,11 @@ int main(int argc, char **argv)
             t_pack += t1 - t0;
             t_exch += t2 - t1;
             t_unpack += t3 - t2;
+        } else if (mode == EX_ISEND) {
+            t_exch += t3 - t0;
+            t_post += t1 - t0;
+            t_compute += t2 - t1;
+            t_waitall += t3 - t2;
         } else {
             t_exch += t3 - t0;
         }
@@ -1183,6 +1260,17 @@ int main(int argc, char **argv)
                    : mode == EX_NEIGHBOR ? "neighbor_alltoallw"
                                          : "isend/irecv",
                    1e6 * t_exch / iters);
+    }
+    if (rank == 0 && overlap_us >= 0) {
+        double per = 1e6 / measured;
+        printf("overlap: compute %.1f us a step; in MPI calls %.1f us a step (posting %.1f, "
+               "MPI_Waitall %.1f); typejit's device waits %.2f a step, %.1f us a step (posting "
+               "%.1f, MPI_Waitall %.1f), for queued packs %.1f us a step\n",
+               t_compute * per, (t_post + t_waitall) * per, t_post * per, t_waitall * per,
+               (double)(counter("gpu_waits") - waits0) / measured,
+               (double)(counter("gpu_wait_us") - wait_us0) / measured,
+               (double)wait_us_post / measured, (double)wait_us_waitall / measured,
+               (double)(counter("queue_wait_us") - queue_us0) / measured);
     }
     if (rank == 0 && tolerate)
         printf("MPI errors met and recovered from: %ld\n", all_errors);

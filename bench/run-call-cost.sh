@@ -8,7 +8,8 @@
 # used unless TEST_DRIVER=none: then the machine's own driver); --check FILE: fail when a count
 # exceeds its ceiling in FILE (lines `SCENARIO RANK MAX_OWN MAX_DRIVER_CALLS`, # comments);
 # --top N: the N costliest functions of each. Writes $OUT/call-cost.csv (default
-# bench/results) and keeps the dumps in $OUT/call-cost/.
+# bench/results) and keeps the dumps in $OUT/call-cost/. TYPEJIT_PROGRESS, when set, is passed to
+# the ranks (off: non-blocking sends wait for their packs inside the call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build iters=100 check="" top=0 mpi=openmpi
@@ -38,6 +39,8 @@ dumps=$out/call-cost
 rm -rf "$dumps"
 mkdir -p "$dumps"
 env=(-x "LD_PRELOAD=$lib" -x "TYPEJIT_CACHE_DIR=$dumps/kernel-cache")
+# TYPEJIT_PROGRESS=off in the environment: the synchronous path of non-blocking sends.
+[ -n "${TYPEJIT_PROGRESS:-}" ] && env+=(-x "TYPEJIT_PROGRESS=$TYPEJIT_PROGRESS")
 driver=${TEST_DRIVER:-$build/tests/fakecuda/13.0}
 if [ "$driver" != none ]; then
     [ -e "$driver/libcuda.so.1" ] || { echo "run-call-cost: no test driver in $driver" >&2; exit 1; }
