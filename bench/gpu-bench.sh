@@ -7,7 +7,8 @@
 # the tests labelled gpu, then the pack/unpack sweep, the small-object MPI_Pack timings and the
 # layout types', the system table (`typejit measure`), device ping-pong per send method, the host
 # overhead of interposition (bench/run-overhead.sh), collectives per method and halo3d per
-# --collective on 2 and 4 ranks; writes CSV and PNG plots (python3 with matplotlib) to
+# --collective on 2 and 4 ranks, and the packing the send queue hides behind compute
+# (bench/run-overlap.sh); writes CSV and PNG plots (python3 with matplotlib) to
 # bench/results/gpu/ (or $OUT) and prints a short table. Without a GPU it says so and stops after
 # the build and the (skipped) gpu tests.
 #   bash bench/gpu-bench.sh --test-driver BUILD
@@ -164,6 +165,16 @@ for np in $nps; do
         grep -h "per iteration" "$out/halo3d_${c}_np$np.txt" | sed "s/^/halo3d $c np=$np: /"
     done
 done
+# How much of the isend exchange's packing the send queue hides behind host compute, against
+# the synchronous path (bench/run-overlap.sh; on the test driver its threaded mode, 1 rank).
+if [ -n "$driver" ]; then
+    OUT="$out" bash bench/run-overlap.sh --build "$build" --n 8 --iters 3 >"$out/overlap.txt" 2>&1
+else
+    OUT="$out" TEST_DRIVER=none bash bench/run-overlap.sh --build "$build" --n 64 --iters 20 \
+        >"$out/overlap.txt" 2>&1
+fi || { echo "gpu-bench: overlap (bench/run-overlap.sh) failed (see $out/overlap.txt)"; bench_rc=1; }
+need "$out/overlap.csv" "^send_queue,"
+grep -h "hidden behind" "$out/overlap.txt" | sed "s/^/overlap: /"
 echo "gpu-bench: results in $out (tests rc=$tests_rc, bench rc=$bench_rc)"
 [ -n "$driver" ] &&
     echo "gpu-bench: the test driver's times above mean nothing; run on a GPU to measure"
