@@ -559,7 +559,8 @@ int tj_request_start_all(int n, const MPI_Request handles[], bool queued[])
     tj_request_t **recs = small ? recs_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
     tj_xfer_t **sends = small ? sends_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
     tj_gpu_event_t *event = NULL;
-    int nsends = 0, rc = MPI_SUCCESS;
+    tj_queued_send_t *first = NULL, *last = NULL;
+    int nsends = 0, nqueued = 0, rc = MPI_SUCCESS;
 
     for (int i = 0; i < n; i++)
         queued[i] = false;
@@ -600,9 +601,18 @@ int tj_request_start_all(int n, const MPI_Request handles[], bool queued[])
         }
         tj_request_put(r, handles[i]);
     }
-    for (int i = 0; i < n; i++)
-        if (queued[i])
-            tj_send_queue_push(&recs[i]->queued);
+    for (int i = 0; i < n; i++) {
+        if (!queued[i])
+            continue;
+        if (last != NULL)
+            last->next = &recs[i]->queued;
+        else
+            first = &recs[i]->queued;
+        last = &recs[i]->queued;
+        nqueued++;
+    }
+    if (last != NULL)
+        tj_send_queue_push_chain(first, last, nqueued);
     if (event != NULL) {
         if (rc != MPI_SUCCESS)
             (void)tj_gpu_event_wait(event); /* nothing is sent: the staging stays unread */

@@ -152,7 +152,9 @@ static void wait_last(pass_t *p, bool one_dest, MPI_Comm comm, int dest,
 static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_queued_send_t *until)
 {
     tj_queued_send_t **at = &head;
-    pass_t p = {.nheld = 0, .nbusy = 0, .nwaited = 0};
+    pass_t p; /* its arrays are read only up to their counts */
+
+    p.nheld = p.nbusy = p.nwaited = 0;
 
     if (wait)
         wait_last(&p, one_dest, comm, dest, until);
@@ -183,18 +185,26 @@ static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_que
         tj_gpu_event_release(p.waited[i]);
 }
 
-void tj_send_queue_push(tj_queued_send_t *q)
+void tj_send_queue_push_chain(tj_queued_send_t *first, tj_queued_send_t *last, int n)
 {
-    tj_stats_inc(TJ_STAT_sends_queued);
-    q->next = NULL;
-    atomic_store_explicit(&q->state, TJ_SEND_QUEUED, memory_order_relaxed);
+    if (n <= 0)
+        return;
+    tj_stats_add(TJ_STAT_sends_queued, (uint64_t)n);
+    last->next = NULL;
+    for (tj_queued_send_t *q = first; q != NULL; q = q->next)
+        atomic_store_explicit(&q->state, TJ_SEND_QUEUED, memory_order_relaxed);
     pthread_mutex_lock(&queue_lock);
-    *tail = q;
-    tail = &q->next;
-    atomic_fetch_add_explicit(&tj_send_queue_length, 1, memory_order_relaxed);
+    *tail = first;
+    tail = &last->next;
+    atomic_fetch_add_explicit(&tj_send_queue_length, n, memory_order_relaxed);
     if (progress_running)
         pthread_cond_signal(&progress_wake);
     pthread_mutex_unlock(&queue_lock);
+}
+
+void tj_send_queue_push(tj_queued_send_t *q)
+{
+    tj_send_queue_push_chain(q, q, 1);
 }
 
 void tj_send_queue_progress(void)

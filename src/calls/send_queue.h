@@ -52,8 +52,11 @@ bool tj_send_queue_enabled(void);
  * under MPI_THREAD_MULTIPLE). */
 void tj_send_queue_init(void);
 
-/* Append @p q (its fields set, state TJ_SEND_QUEUED, event held by it). */
+/* Append @p q (its fields set, event held by it). */
 void tj_send_queue_push(tj_queued_send_t *q);
+/* Append the @p n sends linked from @p first to @p last by their next, under one lock
+ * (MPI_Startall). */
+void tj_send_queue_push_chain(tj_queued_send_t *first, tj_queued_send_t *last, int n);
 
 /* Start the queued sends whose packs have completed, in order, without waiting. */
 void tj_send_queue_progress(void);
