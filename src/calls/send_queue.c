@@ -20,7 +20,7 @@ atomic_int tj_send_queue_length;
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_queued_send_t *head;
 static tj_queued_send_t **tail = &head;
-static bool enabled;
+bool tj_send_queue_active;
 
 /* The progress thread and what wakes it. */
 static pthread_t progress_thread;
@@ -225,10 +225,8 @@ void tj_send_queue_flush(void)
     pthread_mutex_unlock(&queue_lock);
 }
 
-void tj_send_queue_flush_to(MPI_Comm comm, int dest)
+void tj_send_queue_flush_dest(MPI_Comm comm, int dest)
 {
-    if (tj_send_queue_empty())
-        return;
     pthread_mutex_lock(&queue_lock);
     pass(true, true, comm, dest, NULL);
     pthread_mutex_unlock(&queue_lock);
@@ -264,11 +262,6 @@ static bool fortran_loaded(void)
     return false;
 }
 
-bool tj_send_queue_enabled(void)
-{
-    return enabled;
-}
-
 /* Between passes while sends are queued; the thread sleeps on progress_wake while none are. */
 #define PROGRESS_NAP_NS 20000
 
@@ -294,8 +287,8 @@ void tj_send_queue_init(void)
 {
     int level = MPI_THREAD_SINGLE;
 
-    enabled = tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
-    if (!enabled) {
+    tj_send_queue_active = tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
+    if (!tj_send_queue_active) {
         if (tj_config()->progress != TJ_PROGRESS_OFF)
             tj_log_debug("Fortran MPI bindings are loaded: device sends wait for their packs "
                          "inside the call");
@@ -325,5 +318,5 @@ void tj_send_queue_finalize(void)
         progress_running = false;
     }
     tj_send_queue_flush();
-    enabled = false;
+    tj_send_queue_active = false;
 }

@@ -46,7 +46,11 @@ static inline bool tj_send_queue_empty(void)
 /* Whether sends may be deferred in this process: TYPEJIT_PROGRESS is not off, and no Fortran
  * MPI bindings are loaded (they reach the system MPI's blocking calls without passing through
  * typejit, which could then not start a deferred send before them). Decided at MPI_Init. */
-bool tj_send_queue_enabled(void);
+extern bool tj_send_queue_active; /* written by tj_send_queue_init and _finalize only */
+static inline bool tj_send_queue_enabled(void)
+{
+    return tj_send_queue_active;
+}
 
 /* Set up after MPI_Init: the decision above, and the progress thread (TYPEJIT_PROGRESS=thread
  * under MPI_THREAD_MULTIPLE). */
@@ -66,7 +70,12 @@ void tj_send_queue_flush(void);
 
 /* Start the queued sends to @p dest of @p comm, waiting for their packs: before another send
  * there. */
-void tj_send_queue_flush_to(MPI_Comm comm, int dest);
+void tj_send_queue_flush_dest(MPI_Comm comm, int dest);
+static inline void tj_send_queue_flush_to(MPI_Comm comm, int dest)
+{
+    if (!tj_send_queue_empty())
+        tj_send_queue_flush_dest(comm, dest);
+}
 
 /* Start @p q and the sends queued before it to its destination, waiting for their packs. */
 void tj_send_queue_flush_one(tj_queued_send_t *q);
