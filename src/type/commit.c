@@ -10,19 +10,19 @@
 #include "util/stats.h"
 
 /* The block of @p type: from the translation recorded when typejit saw it created, else
- * afresh. */
-static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
+ * afresh; @p why says why it is not strided. */
+static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info, tj_reason_t *why)
 {
     tj_status_t st;
     tj_ir_t ir;
 
-    if (info->extents && tj_translate_known(type, &st, &ir)) {
+    if (info->extents && tj_translate_known(type, &st, &ir, why)) {
         if (st == TJ_OK)
-            st = tj_translate_finish(&ir, info->extent, info->size, &info->block, NULL);
+            st = tj_translate_finish(&ir, info->extent, info->size, &info->block, NULL, why);
         return st;
     }
     tj_stats_inc(TJ_STAT_commits_via_contents);
-    return tj_translate_block(type, &info->block, NULL);
+    return tj_translate_block_why(type, &info->block, NULL, why);
 }
 
 /* A type that is not strided waits for its layout until its first device call (type/lazy.h):
@@ -49,13 +49,14 @@ static void plan_host(tj_cpu_peer_t peer, tj_type_info_t *info)
 
 void tj_commit_decide(MPI_Datatype type, tj_cpu_peer_t peer, tj_type_info_t *info)
 {
+    tj_reason_t why;
     tj_status_t st;
 
     tj_table_read_extents(type, info);
-    st = block_of(type, info);
+    st = block_of(type, info, &why);
     info->strided = st == TJ_OK;
     info->why = st;
-    info->reason = st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
+    info->reason = st == TJ_ERR_NOT_STRIDED ? (int)why : TJ_REASON_NONE;
     defer_layout(info);
     plan_host(peer, info);
     tj_stats_inc(TJ_STAT_commits);
@@ -69,12 +70,13 @@ void tj_commit_decide(MPI_Datatype type, tj_cpu_peer_t peer, tj_type_info_t *inf
 bool tj_commit_decide_named(MPI_Datatype type, tj_cpu_peer_t peer, tj_type_info_t *info)
 {
     tj_envelope_t env;
+    tj_reason_t why;
 
     if (!tj_envelope_get(type, &env) || env.combiner != MPI_COMBINER_NAMED)
         return false;
-    info->why = tj_translate_block(type, &info->block, NULL);
+    info->why = tj_translate_block_why(type, &info->block, NULL, &why);
     info->strided = info->why == TJ_OK;
-    info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
+    info->reason = info->why == TJ_ERR_NOT_STRIDED ? (int)why : TJ_REASON_NONE;
     tj_table_read_extents(type, info);
     defer_layout(info); /* a pair type with a hole */
     plan_host(peer, info);
