@@ -9,38 +9,7 @@
 #include "type/block.h"
 #include "type/contents.h"
 #include "type/ir.h"
-
-/* Why a datatype is not strided: one reason per decision, shown in the debug log and by
- * tj_type_describe ("not strided (irregular block lengths): system MPI"). */
-#define TJ_REASON_LIST(_X)                                                                         \
-    _X(NONE, "strided")                                                                            \
-    _X(DEPTH, "nesting too deep")                                                                  \
-    _X(CHAIN, "more than 48 strided levels")                                                       \
-    _X(DIMS, "more than 16 strided dimensions")                                                    \
-    _X(NAMED_HOLES, "named type with holes")                                                       \
-    _X(IRREGULAR_BLOCKS, "irregular block lengths")                                                \
-    _X(IRREGULAR_DISPLS, "irregular displacements")                                                \
-    _X(MIXED_MEMBERS, "mixed struct members")                                                      \
-    _X(STRIDE_M1, "byte stride -1, which Open MPI reads as contiguous")                            \
-    _X(DARRAY, "darray")                                                                           \
-    _X(PARTS, "more than 4194304 pieces")                                                          \
-    _X(COMBINER, "constructor not handled")                                                        \
-    _X(EMPTY, "packs no bytes")                                                                    \
-    _X(BLOCK, "no strided block of this shape")                                                    \
-    _X(SIZE, "size disagrees with the system MPI")
-
-typedef enum {
-#define TJ_REASON_ENUM(_name, _msg) TJ_REASON_##_name,
-    TJ_REASON_LIST(TJ_REASON_ENUM)
-#undef TJ_REASON_ENUM
-} tj_reason_t;
-
-/* Text of a reason, a static lowercase string. */
-const char *tj_reason_string(tj_reason_t reason);
-
-/* Whether a type left out for @p reason may still have a layout (type/flatten.h): its typemap
- * is some list of strided pieces, not something typejit cannot or may not move. */
-bool tj_reason_layout(tj_reason_t reason);
+#include "type/reason.h"
 
 /* Every translation that returns TJ_ERR_NOT_STRIDED writes why into its last argument, @p why;
  * it is left as it was for any other status. */
