@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Fortran programs through typejit: Open MPI's Fortran bindings call PMPI_* directly, so these
-# pass only through the Fortran entry points in src/interpose/fortran.c. Built only when CMake
+# pass only through the Fortran entry points of src/interpose/fortran*.c. Built only when CMake
 # finds a Fortran compiler and MPI's Fortran bindings; the stats line is the proof that the
 # calls reached typejit (commits, strided types, and host packs done by the engine; halo.f90's
 # darray over one process is the whole array, strided through its layout, which its first engine

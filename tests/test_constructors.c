@@ -67,8 +67,7 @@ static tj_status_t afresh(MPI_Datatype t, tj_block_t *fresh, tj_layout_t **lay, 
     /* The commit record keeps the strided translation's reason for a layout. */
     if (st == TJ_OK && *lay != NULL) {
         tj_ir_t ir;
-        st = tj_translate_ir(t, &ir);
-        *reason = tj_translate_reason();
+        st = tj_translate_ir(t, &ir, reason);
         if (st == TJ_OK) { /* a chain too long for a block */
             st = TJ_ERR_NOT_STRIDED;
             *reason = TJ_REASON_DIMS;
@@ -102,7 +101,7 @@ static void compare(MPI_Datatype t, const char *what)
         check_failures++;
         return;
     }
-    if (!tj_translate_known(t, &kst, &ir)) {
+    if (!tj_translate_known(t, &kst, &ir, &reason)) {
         fprintf(stderr, "%s: no creation record\n", what);
         check_failures++;
     }
@@ -326,10 +325,11 @@ int main(int argc, char **argv)
     for (long n = 0; n < types;) {
         MPI_Datatype t = rt_random_type(&rng, &opt, desc, sizeof(desc));
         tj_status_t st;
+        tj_reason_t why;
         tj_ir_t ir;
         if (t == MPI_DATATYPE_NULL)
             continue;
-        known += tj_translate_known(t, &st, &ir);
+        known += tj_translate_known(t, &st, &ir, &why);
         compare(t, desc);
         MPI_Type_free(&t);
         n++;

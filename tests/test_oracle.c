@@ -390,8 +390,7 @@ static tj_layout_t *layout_of(MPI_Datatype t)
 
     MPI_Type_get_extent(t, &lb, &ext);
     MPI_Type_size_x(t, &size);
-    CHECK(tj_translate_block(t, &block, NULL) == TJ_ERR_NOT_STRIDED);
-    why = tj_translate_reason();
+    CHECK(tj_translate_block_why(t, &block, NULL, &why) == TJ_ERR_NOT_STRIDED);
     CHECK(tj_flatten_commit(t, ext, size, why, &l, &why) == TJ_OK);
     return l;
 }
@@ -542,7 +541,8 @@ int main(int argc, char **argv)
             pos = (int)rt_range(&rng, 0, 3) * 8 + (int)rt_range(&rng, 0, 1) * 3;
         uint64_t salt = rt_next(&rng);
         tj_layout_t *layout = NULL;
-        tj_status_t st = tj_translate_block(type, &block, NULL);
+        tj_reason_t why = TJ_REASON_NONE;
+        tj_status_t st = tj_translate_block_why(type, &block, NULL, &why);
         if (st == TJ_OK) {
             strided++;
             if (block.hi - block.lo > DENSE_LIMIT || block.extent > DENSE_LIMIT)
@@ -555,7 +555,6 @@ int main(int argc, char **argv)
              * probed from the system MPI). */
             MPI_Aint lb, ext;
             MPI_Count size;
-            tj_reason_t why = tj_translate_reason();
             MPI_Type_get_extent(type, &lb, &ext);
             MPI_Type_size_x(type, &size);
             st = tj_flatten_commit(type, ext, size, why, &layout, &why);

@@ -166,6 +166,7 @@ static void expect_block(MPI_Datatype t, int64_t start, int64_t extent, int ndim
 {
     tj_block_t b, again;
     tj_ir_t canon, raw;
+    tj_reason_t why;
     MPI_Aint lb, ext, tlb, text;
     MPI_Count size;
     int64_t off, want_size = 1;
@@ -220,7 +221,7 @@ static void expect_block(MPI_Datatype t, int64_t start, int64_t extent, int ndim
     }
     /* tj_translate_ir gives the same chain, already simplified (tj_translate_finish relies on
      * it), once hoisted. */
-    if (tj_translate_ir(t, &raw) != TJ_OK) {
+    if (tj_translate_ir(t, &raw, &why) != TJ_OK) {
         fprintf(stderr, "%s:%d: CHECK failed: tj_translate_ir failed\n", __FILE__, line);
         check_failures++;
     } else {
@@ -845,6 +846,7 @@ static void test_depth(void)
 {
     MPI_Datatype t = MPI_DOUBLE;
     int64_t counts[TJ_BLOCK_MAX_DIMS + 1], strides[TJ_BLOCK_MAX_DIMS + 1], stride = 8, extent = 8;
+    tj_reason_t why;
     tj_ir_t ir;
 
     counts[0] = 8;
@@ -859,7 +861,7 @@ static void test_depth(void)
     expect_block(t, 0, extent, TJ_BLOCK_MAX_DIMS, counts, strides, 8, __LINE__, NULL);
     t = hvec(2, 1, stride * 3, t);
     EXPECT_NOT_STRIDED(t);
-    CHECK_EQ_INT(tj_translate_ir(t, &ir), TJ_OK);
+    CHECK_EQ_INT(tj_translate_ir(t, &ir, &why), TJ_OK);
     CHECK_EQ_INT(ir.n, TJ_BLOCK_MAX_DIMS + 1);
 
     /* Levels that fold away do not count: twenty dups of one int, each wrapped in a contiguous

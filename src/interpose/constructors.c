@@ -12,11 +12,12 @@
 void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
 {
     tj_type_known_t k;
+    tj_reason_t why;
     tj_ir_t ir;
 
     tj_envelope_of(args, &k.env);
-    k.st = tj_translate_args(args, &ir);
-    k.reason = k.st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
+    k.st = tj_translate_args(args, &ir, &why);
+    k.reason = k.st == TJ_ERR_NOT_STRIDED ? (int)why : TJ_REASON_NONE;
     /* A type that is not one strided block gets no layout here: that waits for its first device
      * call (type/lazy.h), through MPI_Type_get_contents. */
     if (tj_table_put_known(type, &k, k.st == TJ_OK ? &ir : NULL) != TJ_OK)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* What the files of Fortran entry points share (fortran.c, fortran_coll.c, fortran_rma.c,
- * fortran_io.c): the Fortran INTEGER, the sentinels and statuses of the family's bindings, the
- * error argument, and the exported names. The mechanisms are defined once, in fortran.c. */
+/* What the files of Fortran entry points share (fortran_init.c, fortran_types.c, fortran_pack.c,
+ * fortran_p2p.c, fortran_requests.c, fortran_coll.c, fortran_rma.c, fortran_io.c): the Fortran
+ * INTEGER, the sentinels and statuses of the family's bindings, the error argument, and the
+ * exported names. The mechanisms are defined once, in fortran.c. */
 #ifndef TJ_INTERPOSE_FORTRAN_BINDING_H
 #define TJ_INTERPOSE_FORTRAN_BINDING_H
 
@@ -30,12 +31,24 @@ void *tj_fortran_bottom(void *buf);
 void *tj_fortran_in_place(void *buf);
 #endif
 
+/* How many INTEGERs one Fortran status is: MPI_STATUS_SIZE (6 in Open MPI); in the MPICH
+ * family, type(MPI_Status) of its mpi_f08 bindings. */
+#if defined(OPEN_MPI)
+#define FSTATUS ((int)(sizeof(MPI_Status) / sizeof(fint)))
+#else
+#define FSTATUS ((int)(sizeof(MPI_F08_status) / sizeof(fint)))
+#endif
+
 /* The C status for a Fortran one (MPI_STATUS_IGNORE for the Fortran sentinel), holding what the
  * Fortran status holds: the fields a call does not set must come back as they were. */
 MPI_Status *tj_fortran_status_in(fint *f, MPI_Status *c);
 
 /* Write the C status @p c (unless it is MPI_STATUS_IGNORE) into the Fortran one. */
 void tj_fortran_status_out(const MPI_Status *c, fint *f);
+
+/* Whether the Fortran statuses @p f are MPI_STATUSES_IGNORE, or none (a call without
+ * statuses). */
+bool tj_fortran_statuses_ignored(const fint *f);
 
 /* @p n Fortran datatype handles converted on the heap (NULL for a null @p f); false when out of
  * memory. */

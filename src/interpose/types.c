@@ -11,12 +11,11 @@
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
 #include "kernels/prepare.h"
-#include "type/cpu_model.h"
+#include "type/commit.h"
 #include "type/lazy.h"
 #include "type/translate.h"
 #include "util/common.h"
 #include "util/log.h"
-#include "util/stats.h"
 
 /* TYPEJIT_JIT=always asks for kernels without a device; without NVRTC none can be made, and
  * nothing else would say so. Checked at the first commit, when a kernel is first wanted. */
@@ -60,16 +59,6 @@ static tj_cpu_peer_t host_peer(void)
     return (tj_cpu_peer_t)p;
 }
 
-/* The CPU packer's plan of a strided type and the cost model's choice for TYPEJIT_HOST=auto,
- * once at its commit; nothing with TYPEJIT_HOST=system, which never packs with the engine. */
-static void plan_host(tj_type_info_t *info)
-{
-    if (!info->strided || tj_config()->host == TJ_HOST_SYSTEM)
-        return;
-    tj_cpu_plan(&info->block, &info->cpu);
-    tj_cpu_model_decide(&info->block, host_peer(), &info->cpu);
-}
-
 void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
 {
     char block[512];
@@ -98,53 +87,12 @@ void tj_interpose_describe(const tj_type_info_t *info, char *buf, size_t len)
              (long long)info->block.size, block, tj_prepare_state(info));
 }
 
-/* The block of @p type: from the translation recorded when typejit saw it created (no
- * MPI_Type_get_contents, which duplicates every derived child), else afresh. */
-static tj_status_t block_of(MPI_Datatype type, tj_type_info_t *info)
-{
-    tj_status_t st;
-    tj_ir_t ir;
-
-    if (info->extents && tj_translate_known(type, &st, &ir)) {
-        if (st == TJ_OK)
-            st = tj_translate_finish(&ir, info->extent, info->size, &info->block, NULL);
-        return st;
-    }
-    tj_stats_inc(TJ_STAT_commits_via_contents);
-    return tj_translate_block(type, &info->block, NULL);
-}
-
-/* A type that is not strided waits for its layout until its first device call (type/lazy.h):
- * pending, unless it packs no bytes (nothing to move) or MPI did not answer. */
-static void defer_layout(tj_type_info_t *info)
-{
-    if (info->why != TJ_ERR_NOT_STRIDED || !info->extents)
-        return;
-    if (info->size <= 0)
-        info->reason = TJ_REASON_EMPTY;
-    else
-        info->pending = true;
-}
-
 void tj_interpose_record(MPI_Datatype type)
 {
     tj_type_info_t info = {0};
-    tj_status_t st;
 
     check_jit_always();
-    tj_table_read_extents(type, &info);
-    st = block_of(type, &info);
-    info.strided = st == TJ_OK;
-    info.why = st;
-    info.reason = st == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
-    defer_layout(&info);
-    plan_host(&info);
-    tj_stats_inc(TJ_STAT_commits);
-    tj_stats_inc(info.strided   ? TJ_STAT_strided
-                 : info.pending ? TJ_STAT_deferred
-                                : TJ_STAT_fallback);
-    if (!info.strided && st != TJ_ERR_NOT_STRIDED)
-        tj_log_info("datatype left to the system MPI: %s", tj_status_string(st));
+    tj_commit_decide(type, host_peer(), &info);
     /* Recorded first: a thread that starts using CUDA meanwhile asks for the kernels of every
      * recorded type (kernels/prepare.c), so that none is missed between the two. */
     if (tj_table_put(type, &info) != TJ_OK)
@@ -175,16 +123,9 @@ void tj_interpose_record(MPI_Datatype type)
 const tj_type_info_t *tj_interpose_record_named(MPI_Datatype type)
 {
     tj_type_info_t info = {0};
-    tj_envelope_t env;
 
-    if (!tj_envelope_get(type, &env) || env.combiner != MPI_COMBINER_NAMED)
+    if (!tj_commit_decide_named(type, host_peer(), &info))
         return NULL;
-    info.why = tj_translate_block(type, &info.block, NULL);
-    info.strided = info.why == TJ_OK;
-    info.reason = info.why == TJ_ERR_NOT_STRIDED ? (int)tj_translate_reason() : TJ_REASON_NONE;
-    tj_table_read_extents(type, &info);
-    defer_layout(&info); /* a pair type with a hole */
-    plan_host(&info);
     tj_table_put(type, &info);
     return tj_table_get(type);
 }

@@ -349,15 +349,6 @@ tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, 
     return state;
 }
 
-bool tj_compiler_busy(void)
-{
-    bool busy;
-    pthread_mutex_lock(&lock);
-    busy = queued > 0 || running > 0;
-    pthread_mutex_unlock(&lock);
-    return busy;
-}
-
 void tj_compiler_drain(int seconds)
 {
     struct timespec until;

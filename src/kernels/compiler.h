@@ -31,9 +31,6 @@ tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, 
 tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, bool one_object,
                                            tj_dir_t dir, bool serial);
 
-/* True while compiles are queued or running (tests, finalize). */
-bool tj_compiler_busy(void);
-
 /* Wait up to @p seconds for the compiles queued or running to end, so that a job that ends
  * right after its commits still leaves its kernels in the disk cache for the next run
  * (MPI_Finalize, TYPEJIT_JIT_DRAIN). Returns at once when there are none; a worker waiting for

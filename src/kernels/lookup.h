@@ -35,7 +35,9 @@ tj_status_t tj_lookup_kernel(const tj_kernel_spec_t *spec, tj_lookup_mode_t mode
 void tj_lookup_give_up_waits(long long at_ms);
 
 /* Use @p dir as the disk cache with @p read_only instead of the TYPEJIT_CACHE settings, and
- * without the shared caches of TYPEJIT_CACHE_PATH (tools and benchmarks). */
+ * without the shared caches of TYPEJIT_CACHE_PATH. The interface of the `typejit` command:
+ * `typejit warm` fills the cache it names, `typejit measure` reads the user's; benchmarks and
+ * tests use it as the command does. The runtime itself never calls it. */
 void tj_lookup_set_store(const char *dir, int read_only);
 
 /* Drop every kernel and module and close the disk caches (MPI_Finalize). */

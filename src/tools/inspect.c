@@ -24,12 +24,11 @@
 #include "typedesc.h"
 #include "util/config.h"
 
-/* Why a translation did not give a strided block, in words: the translation's own reason (it
- * must be the calling thread's last translation), else the status. */
-static const char *why_not(tj_status_t st)
+/* Why a translation did not give a strided block, in words: the translation's own reason
+ * @p reason, else the status. */
+static const char *why_not(tj_status_t st, tj_reason_t reason)
 {
-    return st == TJ_ERR_NOT_STRIDED ? tj_reason_string(tj_translate_reason())
-                                    : tj_status_string(st);
+    return st == TJ_ERR_NOT_STRIDED ? tj_reason_string(reason) : tj_status_string(st);
 }
 
 static const char *usage_inspect =
@@ -182,7 +181,7 @@ int tj_inspect_run(int argc, char **argv)
     MPI_Count size;
     const char *why;
     tj_layout_t *layout = NULL;
-    tj_reason_t fwhy = TJ_REASON_NONE;
+    tj_reason_t reason = TJ_REASON_NONE, fwhy = TJ_REASON_NONE;
     bool from_layout = false, one = false;
     int align;
     tj_status_t st, st_ir, fst = TJ_ERR_NOT_STRIDED;
@@ -239,9 +238,9 @@ int tj_inspect_run(int argc, char **argv)
     PMPI_Type_get_true_extent(type, &tlb, &textent);
     PMPI_Type_size_x(type, &size);
     align = tj_type_alignment(type);
-    st_ir = tj_translate_ir(type, &ir);
-    st = tj_translate_block(type, &block, &canon);
-    why = why_not(st);
+    st_ir = tj_translate_ir(type, &ir, &reason);
+    st = tj_translate_block_why(type, &block, &canon, &reason);
+    why = why_not(st, reason);
     /* Not one strided block: what a commit makes of it, its layout (or its block, found
      * through its layout). */
     if (st == TJ_ERR_NOT_STRIDED &&

@@ -53,7 +53,8 @@ tj_cpu_isa_t tj_cpu_isa_best(void);
 void tj_cpu_plan(const tj_block_t *block, tj_cpu_plan_t *plan);
 
 /* The plan of @p block with loops of instruction set @p isa at most (lowered to what the
- * processor runs): for tests and benchmarks that compare the levels. */
+ * processor runs). tj_cpu_plan is this at tj_cpu_isa_best(); a lower level is for the oracle
+ * test and bench_pack_cpu, which check and compare every level the processor runs. */
 void tj_cpu_plan_isa(const tj_block_t *block, tj_cpu_isa_t isa, tj_cpu_plan_t *plan);
 
 /* Pack @p count objects of @p block starting at @p typed into @p packed (count * size bytes),

@@ -165,6 +165,7 @@ static tj_status_t flatten_type(ctx_t *cx, MPI_Datatype type, int depth, node_t 
 /* The node of a child type: its strided chain, else its layout through its contents. */
 static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, int depth, node_t *out)
 {
+    tj_reason_t why;
     tj_ir_t *ir;
     tj_status_t st;
 
@@ -172,7 +173,7 @@ static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, int depth, node_t *o
     out->lay = NULL;
     if ((ir = malloc(sizeof(*ir))) == NULL)
         return TJ_ERR_NOMEM;
-    st = tj_translate_ir(type, ir);
+    st = tj_translate_ir(type, ir, &why);
     if (st == TJ_OK) {
         out->ir = ir;
         return TJ_OK;
@@ -180,8 +181,8 @@ static tj_status_t child_node(ctx_t *cx, MPI_Datatype type, int depth, node_t *o
     free(ir);
     if (st != TJ_ERR_NOT_STRIDED)
         return st;
-    if (!tj_reason_layout(tj_translate_reason()))
-        return refuse(cx, tj_translate_reason());
+    if (!tj_reason_layout(why))
+        return refuse(cx, why);
     if ((st = flatten_type(cx, type, depth + 1, out)) != TJ_OK || out->lay == NULL)
         return st;
     /* A layout of one part is a chain after all (a darray of blocks, a chain of more than 16
@@ -645,12 +646,13 @@ tj_status_t tj_flatten_form(MPI_Datatype type, tj_block_t *block, tj_layout_t **
 {
     MPI_Aint lb, ext;
     MPI_Count size;
-    tj_status_t st = tj_translate_block(type, block, NULL);
+    tj_status_t st = tj_translate_block_why(type, block, NULL, why);
 
     *layout = NULL;
-    *why = st == TJ_ERR_NOT_STRIDED ? tj_translate_reason() : TJ_REASON_NONE;
-    if (st != TJ_ERR_NOT_STRIDED)
+    if (st != TJ_ERR_NOT_STRIDED) {
+        *why = TJ_REASON_NONE;
         return st;
+    }
     if (PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
         PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
         return TJ_ERR_MPI;

@@ -9,52 +9,10 @@
 
 #include "type/canon.h"
 #include "type/contents.h"
+#include "type/members.h"
+#include "type/named.h"
 #include "type/table.h"
 #include "util/common.h"
-
-/* Why the last translation on this thread was not strided. Set where the decision is taken, so
- * that the reason of the innermost level survives the return through its parents. */
-static _Thread_local tj_reason_t last_reason __attribute__((tls_model("initial-exec")));
-
-static tj_status_t not_strided(tj_reason_t reason)
-{
-    last_reason = reason;
-    return TJ_ERR_NOT_STRIDED;
-}
-
-const char *tj_reason_string(tj_reason_t reason)
-{
-    switch (reason) {
-#define TJ_REASON_CASE(_name, _msg)                                                                \
-    case TJ_REASON_##_name:                                                                        \
-        return _msg;
-        TJ_REASON_LIST(TJ_REASON_CASE)
-#undef TJ_REASON_CASE
-    }
-    return "unknown reason";
-}
-
-tj_reason_t tj_translate_reason(void)
-{
-    return last_reason;
-}
-
-bool tj_reason_layout(tj_reason_t reason)
-{
-    switch (reason) {
-    case TJ_REASON_CHAIN:
-    case TJ_REASON_DIMS:
-    case TJ_REASON_NAMED_HOLES:
-    case TJ_REASON_IRREGULAR_BLOCKS:
-    case TJ_REASON_IRREGULAR_DISPLS:
-    case TJ_REASON_MIXED_MEMBERS:
-    case TJ_REASON_DARRAY:
-    case TJ_REASON_BLOCK:
-        return true;
-    default:
-        return false;
-    }
-}
 
 static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
 {
@@ -65,54 +23,39 @@ static tj_status_t extent_of(MPI_Datatype type, int64_t *extent)
     return TJ_OK;
 }
 
-static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir);
-
-/* A named type is one dense run when its size equals its true extent. MPI_SHORT_INT (a short, a
- * hole, an int: 6 bytes in 8) is not; MPI_DOUBLE_INT is 12 dense bytes in a 16-byte extent, so
- * it is a run whose objects step by 16. */
-static tj_status_t translate_named(MPI_Datatype type, tj_ir_t *ir)
-{
-    MPI_Aint lb, extent;
-    int size;
-
-    if (PMPI_Type_get_true_extent(type, &lb, &extent) != MPI_SUCCESS ||
-        PMPI_Type_size(type, &size) != MPI_SUCCESS)
-        return TJ_ERR_MPI;
-    if (size != extent)
-        return not_strided(TJ_REASON_NAMED_HOLES);
-    tj_ir_init_dense(ir, lb, size);
-    return TJ_OK;
-}
+static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir, tj_reason_t *why);
 
 /* `count` copies of `child`, `stride` bytes apart, at `offset`. Every chain here is kept
  * simplified as it is built (children's chains are), so the passes run only where the new
  * level meets the old. */
-static tj_status_t wrap(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride)
+static tj_status_t wrap(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride,
+                        tj_reason_t *why)
 {
     tj_status_t st = tj_canon_push(ir, offset, count, stride);
-    return st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_CHAIN) : st;
+    return st == TJ_ERR_NOT_STRIDED ? tj_reason_not_strided(TJ_REASON_CHAIN, why) : st;
 }
 
 /* The translation of a child type: its record from its creation when @p records allows it (the
  * constructor wrappers, whose children are the application's own live handles), else afresh.
  * Children that MPI_Type_get_contents returns are new handles that never have records. */
-static tj_status_t child_ir(MPI_Datatype type, bool records, int depth, tj_ir_t *ir)
+static tj_status_t child_ir(MPI_Datatype type, bool records, int depth, tj_ir_t *ir,
+                            tj_reason_t *why)
 {
     tj_status_t st;
 
-    if (records && tj_translate_known(type, &st, ir))
+    if (records && tj_translate_known(type, &st, ir, why))
         return st;
-    return translate(type, depth + 1, ir);
+    return translate(type, depth + 1, ir, why);
 }
 
 static tj_status_t translate_vector(const tj_type_args_t *a, bool bytes, int depth, bool records,
-                                    tj_ir_t *ir)
+                                    tj_ir_t *ir, tj_reason_t *why)
 {
     int64_t ext, stride;
     tj_status_t st;
 
     if ((st = extent_of(a->child, &ext)) != TJ_OK ||
-        (st = child_ir(a->child, records, depth, ir)) != TJ_OK)
+        (st = child_ir(a->child, records, depth, ir, why)) != TJ_OK)
         return st;
     if (bytes)
         stride = a->stride;
@@ -122,13 +65,14 @@ static tj_status_t translate_vector(const tj_type_args_t *a, bool bytes, int dep
      * opal_datatype_add), so it packs such a vector as if it were contiguous. typejit leaves
      * these to the system MPI so that both sides of a program agree on the bytes. */
     if (stride == -1 && a->count > 1)
-        return not_strided(TJ_REASON_STRIDE_M1);
-    if ((st = wrap(ir, 0, a->blocklen, ext)) != TJ_OK)
+        return tj_reason_not_strided(TJ_REASON_STRIDE_M1, why);
+    if ((st = wrap(ir, 0, a->blocklen, ext, why)) != TJ_OK)
         return st;
-    return wrap(ir, 0, a->count, stride);
+    return wrap(ir, 0, a->count, stride, why);
 }
 
-static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir)
+static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir,
+                                      tj_reason_t *why)
 {
     int ndims = (int)a->count;
     bool fortran = a->order == MPI_ORDER_FORTRAN;
@@ -136,7 +80,7 @@ static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool r
     tj_status_t st;
 
     if ((st = extent_of(a->child, &stride)) != TJ_OK ||
-        (st = child_ir(a->child, records, depth, ir)) != TJ_OK)
+        (st = child_ir(a->child, records, depth, ir, why)) != TJ_OK)
         return st;
     /* Wrap from the fastest dimension outwards: the last one in C order, the first in
      * Fortran order. */
@@ -145,7 +89,7 @@ static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool r
         int64_t offset;
         if (!tj_mul64(tj_array_at(a->starts, d), stride, &offset))
             return TJ_ERR_OVERFLOW;
-        if ((st = wrap(ir, offset, tj_array_at(a->subsizes, d), stride)) != TJ_OK)
+        if ((st = wrap(ir, offset, tj_array_at(a->subsizes, d), stride, why)) != TJ_OK)
             return st;
         if (!tj_mul64(stride, tj_array_at(a->sizes, d), &stride))
             return TJ_ERR_OVERFLOW;
@@ -153,130 +97,17 @@ static tj_status_t translate_subarray(const tj_type_args_t *a, int depth, bool r
     return TJ_OK;
 }
 
-/* Members of indexed and struct types: each is `blocklen` consecutive copies of its type at a
- * byte displacement. The typemap is strided when, after dropping empty members and merging
- * members that continue one another, all members have the same shape at evenly spaced
- * displacements.
- *
- * Types with millions of members are common (MPICH's DTPools, irregular halos written as
- * indexed types), so the members are streamed: each is compared with the first and with the
- * spacing of the first two as it comes, the scan stops at the first mismatch, and only a few
- * members are ever held, so memory is bounded by the nesting depth, not the member count.
- * Merging only ever extends the member just before, so the streamed decision is the one a
- * pass over all member shapes would make. */
-typedef struct {
-    tj_array_t blocklens;
-    int bl_stride;          /* 0: one blocklen for all members (the _block forms), 1: one each */
-    tj_array_t byte_displs; /* byte displacements; p NULL when they are element ones */
-    tj_array_t displs;      /* element displacements, when byte_displs has none */
-    const MPI_Datatype *types;
-    int64_t ntypes; /* 1: every member has types[0]; n: struct */
-    int64_t n;
-    bool records; /* children may come from their records (see child_ir) */
-} members_t;
-
-static int64_t member_blocklen(const members_t *ms, int64_t i)
-{
-    return tj_array_at(ms->blocklens, i * ms->bl_stride);
-}
-
-/* One member, reduced to what the strided decision needs. Two members have equal shapes when
- * both are dense runs of the same size, or both are not dense and have the same key. */
-typedef struct {
-    int64_t offset; /* hoisted offset */
-    int64_t size;   /* bytes: the extent of a dense member */
-    int64_t key;    /* not dense: equal keys mean equal shapes */
-    bool dense;
-} member_t;
-
-/* The streamed decision: the first member, the pending one (which the next may still extend),
- * how many are final and their spacing. */
-typedef struct {
-    member_t first, pending;
-    bool has_pending;
-    int64_t k, step, prev;
-    tj_reason_t unequal; /* the reason given when two shapes differ */
-} scan_t;
-
-static bool same_shape(const member_t *a, const member_t *b)
-{
-    if (a->dense != b->dense)
-        return false;
-    return a->dense ? a->size == b->size : a->key == b->key;
-}
-
-static tj_status_t scan_final(scan_t *s, const member_t *m)
-{
-    int64_t d;
-
-    if (s->k > 0) {
-        if (!same_shape(m, &s->first))
-            return not_strided(s->unequal);
-        if (__builtin_sub_overflow(m->offset, s->prev, &d))
-            return not_strided(TJ_REASON_IRREGULAR_DISPLS);
-        if (s->k == 1)
-            s->step = d;
-        else if (d != s->step)
-            return not_strided(TJ_REASON_IRREGULAR_DISPLS);
-    } else
-        s->first = *m;
-    s->prev = m->offset;
-    s->k++;
-    return TJ_OK;
-}
-
-/* Add one non-empty member: it extends the pending one when both are dense and it starts where
- * the pending one ends; otherwise the pending one is final. */
-static tj_status_t scan_add(scan_t *s, const member_t *m)
-{
-    member_t *p = &s->pending;
-    int64_t end, size;
-
-    if (s->has_pending && p->dense && m->dense &&
-        !__builtin_add_overflow(p->offset, p->size, &end) && end == m->offset &&
-        !__builtin_add_overflow(p->size, m->size, &size)) {
-        p->size = size;
-        return TJ_OK;
-    }
-    if (s->has_pending) {
-        tj_status_t st = scan_final(s, p);
-        if (st != TJ_OK)
-            return st;
-    }
-    *p = *m;
-    s->has_pending = true;
-    return TJ_OK;
-}
-
-static tj_status_t scan_end(scan_t *s)
-{
-    tj_status_t st = TJ_OK;
-    if (s->has_pending)
-        st = scan_final(s, &s->pending);
-    s->has_pending = false;
-    return st;
-}
-
-static tj_status_t member_displacement(const members_t *ms, int64_t i, int64_t ext, int64_t *disp)
-{
-    if (ms->byte_displs.p != NULL)
-        *disp = tj_array_at(ms->byte_displs, i);
-    else if (!tj_mul64(tj_array_at(ms->displs, i), ext, disp))
-        return TJ_ERR_OVERFLOW;
-    return TJ_OK;
-}
-
 /* The shape of `bl` copies of @p child (`ext` bytes apart) at displacement `disp`, simplified,
  * its offsets hoisted into *offset and zeroed: what a member is compared by. */
 static tj_status_t member_shape(const tj_ir_t *child, int64_t disp, int64_t bl, int64_t ext,
-                                tj_ir_t *shape, int64_t *offset)
+                                tj_ir_t *shape, int64_t *offset, tj_reason_t *why)
 {
     tj_status_t st;
 
     /* Only the used nodes: a whole chain is 2 KB, most members use one or two nodes. */
     shape->n = child->n;
     memcpy(shape->node, child->node, (size_t)child->n * sizeof(child->node[0]));
-    if ((st = wrap(shape, disp, bl, ext)) != TJ_OK)
+    if ((st = wrap(shape, disp, bl, ext, why)) != TJ_OK)
         return st;
     tj_canon_simplify(shape);
     if (!tj_canon_hoist_offsets(shape, offset))
@@ -328,39 +159,38 @@ static child_t *child_get(members_work_t *w, MPI_Datatype type)
     return c;
 }
 
-static tj_status_t child_translate(child_t *c, bool records, int depth)
+static tj_status_t child_translate(child_t *c, bool records, int depth, tj_reason_t *why)
 {
-    if (c->st == TJ_ERR_INVALID) {
-        c->st = child_ir(c->type, records, depth, &c->ir);
-        c->why = last_reason;
-    }
+    if (c->st == TJ_ERR_INVALID)
+        c->st = child_ir(c->type, records, depth, &c->ir, &c->why);
     /* A cached failure is returned again later: its reason must come with it. */
     if (c->st == TJ_ERR_NOT_STRIDED)
-        last_reason = c->why;
+        *why = c->why;
     return c->st;
 }
 
 /* Any members: each member's shape is built from its (cached) child translation, and compared
  * in full with the first non-dense shape. */
-static tj_status_t scan_generic(const members_t *ms, int depth, members_work_t *w, scan_t *s)
+static tj_status_t scan_generic(const tj_members_t *ms, bool records, int depth, members_work_t *w,
+                                tj_member_scan_t *s, tj_reason_t *why)
 {
     for (int64_t i = 0; i < ms->n; i++) {
         child_t *c = child_get(w, ms->types[ms->ntypes > 1 ? i : 0]);
-        int64_t disp, bl = member_blocklen(ms, i);
-        member_t m;
+        int64_t disp, bl = tj_members_blocklen(ms, i);
+        tj_member_t m;
         tj_status_t st;
 
         if (c->type == MPI_DATATYPE_NULL)
             return TJ_ERR_MPI;
-        if ((st = member_displacement(ms, i, c->ext, &disp)) != TJ_OK)
+        if ((st = tj_members_displacement(ms, i, c->ext, &disp)) != TJ_OK)
             return st;
         if (bl == 0)
             continue;
-        if ((st = child_translate(c, ms->records, depth)) != TJ_OK)
+        if ((st = child_translate(c, records, depth, why)) != TJ_OK)
             return st;
         if (tj_ir_size(&c->ir) == 0)
             continue; /* packs no bytes: not part of the typemap */
-        if ((st = member_shape(&c->ir, disp, bl, c->ext, &w->cur, &m.offset)) != TJ_OK)
+        if ((st = member_shape(&c->ir, disp, bl, c->ext, &w->cur, &m.offset, why)) != TJ_OK)
             return st;
         m.dense = w->cur.n == 1;
         m.size = m.dense ? w->cur.node[0].extent : 0;
@@ -374,10 +204,10 @@ static tj_status_t scan_generic(const members_t *ms, int depth, members_work_t *
         }
         if (s->k == 0 && !s->has_pending && !m.dense)
             w->first = w->cur;
-        if ((st = scan_add(s, &m)) != TJ_OK)
+        if ((st = tj_members_add(s, &m, why)) != TJ_OK)
             return st;
     }
-    return scan_end(s);
+    return tj_members_end(s, why);
 }
 
 /* Sum of the absolute offsets of a chain; false when it does not fit. */
@@ -393,44 +223,14 @@ static bool offsets_bound(const tj_ir_t *ir, int64_t *bound)
     return true;
 }
 
-/* From member @p i on, accept the members with the pending member's blocklen at one step
- * beyond it: each makes the pending member final and replaces it. Returns the first member
- * not accepted; the caller has checked that such members do not merge. */
-static int64_t steady_run(const members_t *ms, int64_t i, int64_t bl, int64_t ext, int64_t csum,
-                          int64_t limit, scan_t *s)
-{
-    const int64_t step = s->step;
-    int64_t off = s->pending.offset, next;
-    int64_t j = i;
-
-    for (; j < ms->n; j++) {
-        int64_t disp;
-        if (member_blocklen(ms, j) != bl)
-            break;
-        if (ms->byte_displs.p != NULL)
-            disp = tj_array_at(ms->byte_displs, j);
-        else if (__builtin_mul_overflow(tj_array_at(ms->displs, j), ext, &disp))
-            break;
-        if (disp > limit || disp < -limit || __builtin_add_overflow(off, step, &next) ||
-            disp + csum != next)
-            break;
-        off = next;
-    }
-    if (j > i) {
-        s->k += j - i;
-        s->prev = off - step;
-        s->pending.offset = off;
-    }
-    return j;
-}
-
 /* Members that all have one type, the case of millions of members: the child is translated
  * once, and a member's shape depends only on its blocklen (the canonical passes look at counts,
  * strides and extents; offsets matter only through overflow, which is excluded up front), so
  * the scan compares blocklens and displacements without building any IR. Returns
  * TJ_ERR_INVALID when a value is outside what this shortcut covers; the caller then runs the
  * generic scan from the start. */
-static tj_status_t scan_one_type(const members_t *ms, int depth, members_work_t *w, scan_t *s)
+static tj_status_t scan_one_type(const tj_members_t *ms, bool records, int depth, members_work_t *w,
+                                 tj_member_scan_t *s, tj_reason_t *why)
 {
     child_t *c = child_get(w, ms->types[0]);
     int64_t ext, csize = 0, csum = 0, cbound = 0, limit = 0, dense_ext = -1;
@@ -441,15 +241,15 @@ static tj_status_t scan_one_type(const members_t *ms, int depth, members_work_t 
         return TJ_ERR_MPI;
     ext = c->ext;
     for (int64_t i = 0; i < ms->n; i++) {
-        int64_t disp, bl = member_blocklen(ms, i), d;
-        member_t m;
+        int64_t disp, bl = tj_members_blocklen(ms, i), d;
+        tj_member_t m;
 
-        if ((st = member_displacement(ms, i, ext, &disp)) != TJ_OK)
+        if ((st = tj_members_displacement(ms, i, ext, &disp)) != TJ_OK)
             return st;
         if (bl == 0)
             continue;
         if (!translated) {
-            if ((st = child_translate(c, ms->records, depth)) != TJ_OK)
+            if ((st = child_translate(c, records, depth, why)) != TJ_OK)
                 return st;
             csize = tj_ir_size(&c->ir);
             if (csize == 0)
@@ -470,31 +270,34 @@ static tj_status_t scan_one_type(const members_t *ms, int depth, members_work_t 
         m.offset = disp + csum;
         m.dense = dense_ext >= 0 && (bl == 1 || ext == dense_ext);
         m.key = bl;
-        if ((st = scan_add(s, &m)) != TJ_OK)
+        if ((st = tj_members_add(s, &m, why)) != TJ_OK)
             return st;
         /* The steady state of a strided type: once the member just added is known to be equal
          * to the first and one step after the previous, members of its blocklen one step
          * further each can only pass, unless they merge with it. */
         if (s->k >= 2 && s->pending.offset == m.offset && s->pending.size == m.size &&
-            same_shape(&m, &s->first) && !__builtin_sub_overflow(m.offset, s->prev, &d) &&
+            tj_member_same_shape(&m, &s->first) && !__builtin_sub_overflow(m.offset, s->prev, &d) &&
             d == s->step && (!m.dense || s->step != m.size))
-            i = steady_run(ms, i + 1, bl, ext, csum, limit, s) - 1;
+            i = tj_members_steady_run(ms, i + 1, bl, ext, csum, limit, s) - 1;
     }
-    if ((st = scan_end(s)) != TJ_OK)
+    if ((st = tj_members_end(s, why)) != TJ_OK)
         return st;
     if (s->k > 0 && !s->first.dense) {
         int64_t off;
         /* Any displacement gives the same shape; 0 keeps the offsets small. */
-        if ((st = member_shape(&c->ir, 0, s->first.key, ext, &w->first, &off)) != TJ_OK)
+        if ((st = member_shape(&c->ir, 0, s->first.key, ext, &w->first, &off, why)) != TJ_OK)
             return st;
     }
     return TJ_OK;
 }
 
-static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir)
+/* The members of an indexed or struct type (type/members.h): their chain when they are one shape
+ * at evenly spaced displacements. */
+static tj_status_t translate_members(const tj_members_t *ms, bool records, int depth, tj_ir_t *ir,
+                                     tj_reason_t *why)
 {
     members_work_t *w;
-    scan_t s;
+    tj_member_scan_t s;
     tj_status_t st;
     tj_reason_t unequal;
     bool one_type = true;
@@ -515,11 +318,11 @@ static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir
     unequal = ms->ntypes > 1 ? TJ_REASON_MIXED_MEMBERS : TJ_REASON_IRREGULAR_BLOCKS;
     memset(&s, 0, sizeof(s));
     s.unequal = unequal;
-    st = one_type ? scan_one_type(ms, depth, w, &s) : TJ_ERR_INVALID;
+    st = one_type ? scan_one_type(ms, records, depth, w, &s, why) : TJ_ERR_INVALID;
     if (st == TJ_ERR_INVALID) {
         memset(&s, 0, sizeof(s));
         s.unequal = unequal;
-        st = scan_generic(ms, depth, w, &s);
+        st = scan_generic(ms, records, depth, w, &s, why);
     }
     if (st != TJ_OK)
         goto out_free;
@@ -531,7 +334,7 @@ static tj_status_t translate_members(const members_t *ms, int depth, tj_ir_t *ir
         tj_ir_init_dense(ir, 0, s.first.size);
     else
         *ir = w->first;
-    if (s.k > 1 && (st = wrap(ir, 0, s.k, s.step)) != TJ_OK)
+    if (s.k > 1 && (st = wrap(ir, 0, s.k, s.step, why)) != TJ_OK)
         goto out_free;
     ir->node[0].offset += s.first.offset;
     tj_canon_simplify(ir); /* the members' shape was built by other means than wrap */
@@ -540,7 +343,8 @@ out_free:
     return st;
 }
 
-static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir)
+static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool records, tj_ir_t *ir,
+                                  tj_reason_t *why)
 {
     tj_status_t st;
 
@@ -549,118 +353,69 @@ static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool recor
     case MPI_COMBINER_RESIZED:
         /* A resized type has its child's typemap; only its extent differs, and parents read
          * extents from the handle. */
-        return child_ir(a->child, records, depth, ir);
+        return child_ir(a->child, records, depth, ir, why);
     case MPI_COMBINER_CONTIGUOUS: {
         int64_t ext;
         if ((st = extent_of(a->child, &ext)) != TJ_OK ||
-            (st = child_ir(a->child, records, depth, ir)) != TJ_OK)
+            (st = child_ir(a->child, records, depth, ir, why)) != TJ_OK)
             return st;
-        return wrap(ir, 0, a->count, ext);
+        return wrap(ir, 0, a->count, ext, why);
     }
     case MPI_COMBINER_VECTOR:
-        return translate_vector(a, false, depth, records, ir);
+        return translate_vector(a, false, depth, records, ir, why);
     case MPI_COMBINER_HVECTOR:
-        return translate_vector(a, true, depth, records, ir);
+        return translate_vector(a, true, depth, records, ir, why);
     case MPI_COMBINER_SUBARRAY:
-        return translate_subarray(a, depth, records, ir);
+        return translate_subarray(a, depth, records, ir, why);
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
         bool bytes = a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
-        members_t ms = {.blocklens = TJ_ARRAY_OF_INT64(&a->blocklen),
-                        .bl_stride = 0,
-                        .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
-                        .displs = a->displs,
-                        .types = &a->child,
-                        .ntypes = 1,
-                        .n = a->count,
-                        .records = records};
-        return translate_members(&ms, depth, ir);
+        tj_members_t ms = {.blocklens = TJ_ARRAY_OF_INT64(&a->blocklen),
+                           .bl_stride = 0,
+                           .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
+                           .displs = a->displs,
+                           .types = &a->child,
+                           .ntypes = 1,
+                           .n = a->count};
+        return translate_members(&ms, records, depth, ir, why);
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED: {
         bool bytes = a->combiner == MPI_COMBINER_HINDEXED;
-        members_t ms = {.blocklens = a->blocklens,
-                        .bl_stride = 1,
-                        .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
-                        .displs = a->displs,
-                        .types = &a->child,
-                        .ntypes = 1,
-                        .n = a->count,
-                        .records = records};
-        return translate_members(&ms, depth, ir);
+        tj_members_t ms = {.blocklens = a->blocklens,
+                           .bl_stride = 1,
+                           .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
+                           .displs = a->displs,
+                           .types = &a->child,
+                           .ntypes = 1,
+                           .n = a->count};
+        return translate_members(&ms, records, depth, ir, why);
     }
     case MPI_COMBINER_STRUCT: {
-        members_t ms = {.blocklens = a->blocklens,
-                        .bl_stride = 1,
-                        .byte_displs = a->bdispls,
-                        .types = a->types,
-                        .ntypes = a->count,
-                        .n = a->count,
-                        .records = records};
-        return translate_members(&ms, depth, ir);
+        tj_members_t ms = {.blocklens = a->blocklens,
+                           .bl_stride = 1,
+                           .byte_displs = a->bdispls,
+                           .types = a->types,
+                           .ntypes = a->count,
+                           .n = a->count};
+        return translate_members(&ms, records, depth, ir, why);
     }
     case MPI_COMBINER_DARRAY:
-        return not_strided(TJ_REASON_DARRAY);
+        return tj_reason_not_strided(TJ_REASON_DARRAY, why);
     default:
         /* Anything newer: the system MPI handles it. */
-        return not_strided(TJ_REASON_COMBINER);
+        return tj_reason_not_strided(TJ_REASON_COMBINER, why);
     }
 }
 
-/* The last few named types translated on this thread. Nearly every constructor's child chain
- * ends in a named type, and its translation costs four MPI calls; named handles are never freed
- * (predefined, or the F90 types MPI keeps), so a handle once named stays that type. */
-#define NAMED_CACHE 4
-
-typedef struct {
-    MPI_Datatype type;
-    tj_status_t st;
-    int64_t lb, size; /* the dense run, when st is TJ_OK */
-} named_t;
-
-static _Thread_local named_t named_cache[NAMED_CACHE] __attribute__((tls_model("initial-exec")));
-static _Thread_local int named_used, named_next __attribute__((tls_model("initial-exec")));
-
-static bool named_lookup(MPI_Datatype type, tj_ir_t *ir, tj_status_t *st)
-{
-    for (int i = 0; i < named_used; i++) {
-        const named_t *n = &named_cache[i];
-        if (n->type != type)
-            continue;
-        *st = n->st == TJ_OK ? TJ_OK : not_strided(TJ_REASON_NAMED_HOLES);
-        if (n->st == TJ_OK)
-            tj_ir_init_dense(ir, n->lb, n->size);
-        return true;
-    }
-    return false;
-}
-
-static void named_remember(MPI_Datatype type, tj_status_t st, const tj_ir_t *ir)
-{
-    named_t *n;
-
-    if (st != TJ_OK && st != TJ_ERR_NOT_STRIDED)
-        return; /* an MPI failure is not a property of the type */
-    if (named_used < NAMED_CACHE) {
-        n = &named_cache[named_used++];
-    } else {
-        n = &named_cache[named_next];
-        named_next = (named_next + 1) % NAMED_CACHE;
-    }
-    n->type = type;
-    n->st = st;
-    n->lb = st == TJ_OK ? ir->node[0].offset : 0;
-    n->size = st == TJ_OK ? ir->node[0].extent : 0;
-}
-
-static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
+static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir, tj_reason_t *why)
 {
     tj_contents_t *c;
     tj_status_t st;
 
     if (depth > TJ_IR_MAX_NODES)
-        return not_strided(TJ_REASON_DEPTH);
-    if (named_lookup(type, ir, &st))
+        return tj_reason_not_strided(TJ_REASON_DEPTH, why);
+    if (tj_named_cached(type, &st, ir, why))
         return st;
     /* On the heap: its small arrays are too large for a deep recursion's stack frames. */
     if ((c = malloc(sizeof(*c))) == NULL)
@@ -669,27 +424,26 @@ static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir)
         free(c);
         return st;
     }
-    if (tj_combiner_named(c->env.combiner)) {
-        st = translate_named(type, ir);
-        named_remember(type, st, ir);
-    } else
-        st = translate_args(&c->args, depth, false, ir);
+    if (tj_combiner_named(c->env.combiner))
+        st = tj_named_translate(type, ir, why);
+    else
+        st = translate_args(&c->args, depth, false, ir, why);
     tj_contents_free(c);
     free(c);
     return st;
 }
 
-tj_status_t tj_translate_ir(MPI_Datatype type, tj_ir_t *ir)
+tj_status_t tj_translate_ir(MPI_Datatype type, tj_ir_t *ir, tj_reason_t *why)
 {
-    return translate(type, 0, ir);
+    return translate(type, 0, ir, why);
 }
 
-tj_status_t tj_translate_args(const tj_type_args_t *args, tj_ir_t *ir)
+tj_status_t tj_translate_args(const tj_type_args_t *args, tj_ir_t *ir, tj_reason_t *why)
 {
-    return translate_args(args, 0, true, ir);
+    return translate_args(args, 0, true, ir, why);
 }
 
-bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir)
+bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir, tj_reason_t *why)
 {
     tj_type_known_t k;
     tj_envelope_t e;
@@ -704,12 +458,12 @@ bool tj_translate_known(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir)
         return false;
     *st = k.st;
     if (k.st == TJ_ERR_NOT_STRIDED)
-        last_reason = k.reason;
+        *why = (tj_reason_t)k.reason;
     return true;
 }
 
 tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size, tj_block_t *block,
-                                tj_ir_t *canonical)
+                                tj_ir_t *canonical, tj_reason_t *why)
 {
     tj_ir_t ir;
     int64_t offset;
@@ -721,35 +475,38 @@ tj_status_t tj_translate_finish(const tj_ir_t *raw, int64_t extent, int64_t size
     if (!tj_canon_hoist_offsets(&ir, &offset))
         return TJ_ERR_OVERFLOW;
     if (size <= 0 || tj_ir_size(&ir) <= 0)
-        return not_strided(TJ_REASON_EMPTY);
+        return tj_reason_not_strided(TJ_REASON_EMPTY, why);
     if ((st = tj_block_from_ir(&ir, extent, &b)) != TJ_OK) {
         /* A block has at most TJ_BLOCK_MAX_DIMS dimensions: a longer canonical chain is a
          * strided layout too long for the kernels, not an irregular one. */
         if (st == TJ_ERR_NOT_STRIDED && ir.n > TJ_BLOCK_MAX_DIMS)
-            return not_strided(TJ_REASON_DIMS);
-        return st == TJ_ERR_INVALID || st == TJ_ERR_NOT_STRIDED ? not_strided(TJ_REASON_BLOCK) : st;
+            return tj_reason_not_strided(TJ_REASON_DIMS, why);
+        return st == TJ_ERR_INVALID || st == TJ_ERR_NOT_STRIDED
+                   ? tj_reason_not_strided(TJ_REASON_BLOCK, why)
+                   : st;
     }
     /* The system MPI is the authority on the size; a disagreement means a translation bug, and
      * the safe answer is to leave the type to the system MPI. */
     if (b.size != size)
-        return not_strided(TJ_REASON_SIZE);
+        return tj_reason_not_strided(TJ_REASON_SIZE, why);
     *block = b;
     if (canonical != NULL)
         *canonical = ir;
     return TJ_OK;
 }
 
-tj_status_t tj_translate_block(MPI_Datatype type, tj_block_t *block, tj_ir_t *canonical)
+tj_status_t tj_translate_block_why(MPI_Datatype type, tj_block_t *block, tj_ir_t *canonical,
+                                   tj_reason_t *why)
 {
     MPI_Aint lb, extent;
     MPI_Count size;
     tj_ir_t ir;
     tj_status_t st;
 
-    if ((st = translate(type, 0, &ir)) != TJ_OK)
+    if ((st = translate(type, 0, &ir, why)) != TJ_OK)
         return st;
     if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
         return TJ_ERR_MPI;
-    return tj_translate_finish(&ir, extent, size, block, canonical);
+    return tj_translate_finish(&ir, extent, size, block, canonical, why);
 }
