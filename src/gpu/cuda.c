@@ -123,7 +123,7 @@ static atomic_int nentries;
  * retained for memory without a context (primary_of), released at finalize. */
 static int ndevices;
 static _Atomic(CUcontext) primaries[TJ_GPU_MAX_DEVICES];
-/* Primary contexts tj_gpu_use retained for tests and tools, released at finalize. */
+/* Primary contexts tj_gpu_use retained for the typejit command, released at finalize. */
 static CUdevice used[TJ_GPU_MAX_CONTEXTS];
 static int nused;
 

@@ -146,8 +146,9 @@ tj_gpu_ctx_t tj_gpu_current_instance(unsigned *generation);
 /* The device ordinal of tj_gpu_current(), -1 if none. */
 int tj_gpu_current_device(void);
 
-/* For tests, benchmarks and tools, which act as the application: retain @p device's primary
- * context and make it current on the calling thread. The library itself never calls this. */
+/* The typejit command's interface (`typejit measure`), which acts as the application (tests and
+ * benchmarks use it too): retain @p device's primary context and make it current on the calling
+ * thread. The MPI wrappers never call this. */
 tj_status_t tj_gpu_use(int device);
 
 /* The name of @p device as the driver reports it ("NVIDIA H100 80GB HBM3"). */

@@ -16,8 +16,8 @@
 
 #include <mpi.h>
 
-/* The wrappers that have Fortran entry points too (fortran.c, fortran_coll.c, fortran_rma.c,
- * fortran_io.c; in the MPICH family only those its bindings do not route to the C function). */
+/* The wrappers that have Fortran entry points too (fortran_*.c; in the MPICH family only those
+ * its bindings do not route to the C function). */
 #define TJ_WRAPPERS(_X)                                                                            \
     /* datatypes (types.c, constructors.c) */                                                      \
     _X(MPI_Type_commit)                                                                            \
