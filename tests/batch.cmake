@@ -45,8 +45,8 @@ add_test(NAME emu_batch_faults COMMAND ${TJ_CHECKED}
 # requests and in a blocking collective's unpacks: the call reports an MPI error, never a success,
 # and the bytes before it are exact. Which wait fails is counted: an iteration of the
 # point-to-point part waits 31 times, so the 44th is the second iteration's Waitall, after its 12
-# Isends (counted without the send queue, whose waits are for events); one of the collectives 6
-# times, so the 8th is the second Alltoallw's unpacks.
+# Isends; one of the collectives 6 times, so the 8th is the second Alltoallw's unpacks (both
+# counted without the send queue, whose waits for packs are for events).
 add_test(NAME emu_batch_sticky COMMAND ${TJ_CHECKED}
          --expect "the cuda context of device 0 is unusable"
          --stdout "^rank 0: the first MPI error, from MPI_Waitall$"
@@ -56,7 +56,7 @@ add_test(NAME emu_batch_sticky COMMAND ${TJ_CHECKED}
 add_test(NAME emu_batch_sticky_coll COMMAND ${TJ_CHECKED}
          --expect "the cuda context of device 0 is unusable"
          --stdout "^rank 0: the first MPI error, from MPI_Alltoallw$"
-         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_BATCH_CACHE}
+         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} ${TJ_BATCH_CACHE} -x TYPEJIT_PROGRESS=off
          -x FAKECUDA_FAIL=cuStreamSynchronize:8=700
          -np 3 $<TARGET_FILE:test_batch> --sticky --no-p2p)
 set_tests_properties(emu_batch_oneshot emu_batch_staged emu_batch_oneshot_sync

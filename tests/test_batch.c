@@ -91,9 +91,10 @@ static const char *const wait_names[W_COUNT] = {"isend",
  * collective side; none where nothing moves on the device. */
 static const long waits_synchronous[W_COUNT] = {1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 2, 1, 1, 2};
 /* With the send queue (the default): no wait in a non-blocking send, Start or Startall of sends
- * (their packs run on); the Waitall after them waits once for the queued packs (the sends are
- * started) and once for the unpacks of the receives it completes. */
-static const long waits_queued[W_COUNT] = {0, 0, 2, 1, 0, 0, 2, 0, 1, 1, 1, 2, 1, 1, 2};
+ * or a non-blocking collective (their packs run on); the Waitall after them waits once for the
+ * queued packs (the sends are started) and once for the unpacks of the receives it completes,
+ * and so does the Wait of the non-blocking collective. */
+static const long waits_queued[W_COUNT] = {0, 0, 2, 1, 0, 0, 2, 0, 1, 1, 1, 2, 0, 2, 2};
 static const long *one_wait_per_call = waits_queued;
 static long measured[W_COUNT];
 

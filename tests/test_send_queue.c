@@ -15,6 +15,9 @@
  *             MPI_Barrier, MPI_Probe on the peer's side) until the peer has that message: it
  *             completes, as without typejit (a hang fails the test by its timeout);
  *   requests: MPI_Request_free, MPI_Cancel and MPI_Request_get_status of queued sends;
+ *   collectives: a device MPI_Ialltoallw waits for nothing and queues its system call, host
+ *             collectives after it on the same communicator (Iallreduce, Ibarrier, Allreduce)
+ *             reach the system MPI after it, completion by Waitall, Waitany, Waitsome and Test;
  *   finalize: a device Isend left incomplete at MPI_Finalize still reaches its receiver.
  *
  *   mpirun -np 2 test_send_queue [--rounds N] [--seed S] [--threads K] [--expect-no-waits]
@@ -165,6 +168,93 @@ static void part_halo(bool measure)
             if (!packed_is(got[f], 100 + f))
                 FAIL("halo: face %d arrived wrong", f);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- collectives: a non-blocking collective whose packs run on ------------------------------ */
+
+/* MPI_Ialltoallw of one face to each rank, rank 0 from a device grid (its packs left running:
+ * the call waits for nothing and queues the collective), rank 1 from host memory (the system
+ * MPI's call at once); then, on the same communicator, host collectives that must reach the
+ * system MPI after the queued one on rank 0 (an Iallreduce, an Ibarrier, an Allreduce), which
+ * would mismatch the ranks' collectives were the queued one overtaken; completed by Waitall,
+ * Waitany, Waitsome and Test loops in turn. */
+static void part_collectives(void)
+{
+    int counts[2] = {1, 1};
+    MPI_Datatype stypes[2] = {face, face}, rtypes[2] = {MPI_DOUBLE, MPI_DOUBLE};
+    int rcounts[2] = {FACE_N, FACE_N}, rdispls[2] = {0, FACE_N * (int)sizeof(double)};
+    int sdispls[2] = {0, FACE_SPAN * (int)sizeof(double)};
+    CUdeviceptr d = rank == 0 ? grid_new(2) : 0;
+    double *host = NULL, got[2 * FACE_N];
+
+    if (rank == 1) {
+        host = malloc(2 * FACE_SPAN * sizeof(double));
+        REQUIRE(host != NULL);
+    }
+    for (int round = 0; round < 8; round++) {
+        long seq = 5000 + 10L * round;
+        MPI_Request reqs[3];
+        int sum = rank + 1, total = 0, again = 0, index, outcount, indices[3], flag = 0;
+        const void *sbuf;
+
+        for (int k = 0; k < 2 * FACE_N; k++)
+            got[k] = -3.0;
+        /* Face k of rank r's grid goes to rank k: message seq + 2r + k. */
+        if (rank == 0) {
+            face_fill(d, 0, seq);
+            face_fill(d, 1, seq + 1);
+            sbuf = (const void *)(uintptr_t)d;
+        } else {
+            for (int f = 0; f < 2; f++)
+                for (int r = 0; r < FACE_ROWS; r++)
+                    for (int c = 0; c < PITCH; c++)
+                        host[f * FACE_SPAN + r * PITCH + c] =
+                            c < FACE_RUN ? value(seq + 2 + f, r * FACE_RUN + c) : -1.0;
+            sbuf = host;
+        }
+        long w0 = tj_counter("gpu_waits"), q0 = tj_counter("sends_queued");
+        MPI_Ialltoallw(sbuf, counts, sdispls, stypes, got, rcounts, rdispls, rtypes, MPI_COMM_WORLD,
+                       &reqs[0]);
+        long w1 = tj_counter("gpu_waits"), q1 = tj_counter("sends_queued");
+        if (rank == 0 && expect_no_waits && (w1 != w0 || q1 - q0 != 1))
+            FAIL("a device Ialltoallw: %ld waits of typejit's, %ld sends queued (0 and 1 "
+                 "expected)",
+                 w1 - w0, q1 - q0);
+        MPI_Iallreduce(&sum, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &reqs[1]);
+        MPI_Ibarrier(MPI_COMM_WORLD, &reqs[2]);
+        MPI_Allreduce(&sum, &again, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        switch (round % 4) {
+        case 0:
+            MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+            break;
+        case 1:
+            for (int n = 0; n < 3; n++)
+                MPI_Waitany(3, reqs, &index, MPI_STATUS_IGNORE);
+            break;
+        case 2:
+            for (int n = 0; n < 3; n += outcount)
+                MPI_Waitsome(3, reqs, &outcount, indices, MPI_STATUSES_IGNORE);
+            break;
+        default:
+            for (int n = 0; n < 3; n++)
+                for (flag = 0; !flag;)
+                    MPI_Test(&reqs[n], &flag, MPI_STATUS_IGNORE);
+            break;
+        }
+        for (int n = 0; n < 3; n++)
+            if (reqs[n] != MPI_REQUEST_NULL)
+                FAIL("collectives: request %d not MPI_REQUEST_NULL after its completion", n);
+        if (total != 3 || again != 3)
+            FAIL("collectives: the reductions after the Ialltoallw gave %d and %d (3 expected)",
+                 total, again);
+        /* From rank 0: face `rank` of its grid; from rank 1: face `rank` of its host copy. */
+        if (!packed_is(got, seq + rank) || !packed_is(got + FACE_N, seq + 2 + rank))
+            FAIL("collectives: round %d's Ialltoallw arrived wrong", round);
+    }
+    free(host);
+    if (d != 0)
+        CUDRV(cuMemFree(d));
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -605,6 +695,7 @@ int main(int argc, char **argv)
     part_halo(false);
     part_halo(true);
     part_tests();
+    part_collectives();
     part_order();
     part_blocking();
     part_requests();

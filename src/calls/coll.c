@@ -18,6 +18,7 @@
 #include "calls/coll_packed.h"
 #include "move/wait_once.h"
 #include "calls/request.h"
+#include "calls/send_queue.h"
 #include "util/log.h"
 
 static void release(void *arg)
@@ -74,8 +75,9 @@ static int keep_types(tj_coll_side_t *sd)
  * stop the call before it is made. A pack that fails (a driver call failed, even through the
  * staged path) does not: the other ranks are entering the collective and would wait forever
  * for this one, so the call is still made, with the bytes it has, and reports the failure when
- * it completes (x->failed). */
-static int prepare(tj_coll_t *x, bool nonblocking)
+ * it completes (x->failed). With @p event (a non-blocking call that may leave its packs
+ * running) the packs are left running where they can be, *event recorded after them. */
+static int prepare(tj_coll_t *x, bool nonblocking, tj_gpu_event_t **event)
 {
     bool bytes = x->c.kind == TJ_COLL_ALLTOALLW;
     int rc = MPI_SUCCESS;
@@ -88,11 +90,24 @@ static int prepare(tj_coll_t *x, bool nonblocking)
         rc = keep_types(&x->r);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Every pack launched, then one wait, before the system MPI reads the bytes. */
-    x->failed = tj_wait_once_run(pack_sides, x);
+    /* Every pack launched, then one wait, before the system MPI reads the bytes (or, left
+     * running, the send queue's wait before it makes the call). */
+    x->failed = event != NULL ? tj_wait_once_leave_running(pack_sides, x, event)
+                              : tj_wait_once_run(pack_sides, x);
     if (x->s.blind || x->r.blind)
         x->failed = MPI_ERR_INTERN;
     return MPI_SUCCESS;
+}
+
+/* The send queue's start of a non-blocking collective whose packs it waited for: the packs done
+ * again step by step when they failed, then the system MPI's call, its request in q->handle. */
+static int deferred_start(tj_queued_send_t *q, bool pack_failed)
+{
+    tj_coll_t *x = q->arg;
+
+    if (pack_failed)
+        x->failed = pack_sides(x, NULL);
+    return tj_coll_system_call(x, &q->handle);
 }
 
 bool tj_coll_on_device(const tj_coll_call_t *c)
@@ -115,6 +130,7 @@ bool tj_coll_on_device(const tj_coll_call_t *c)
 tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
     tj_request_t *r = NULL;
+    tj_gpu_event_t *event = NULL;
     tj_coll_t *x;
 
     if (!tj_gpu_available())
@@ -146,10 +162,23 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
         *rc = MPI_ERR_NO_MEM;
         return TJ_COLL_FAILED;
     }
-    if ((*rc = prepare(x, req != NULL)) != MPI_SUCCESS) {
+    if ((*rc = prepare(x, req != NULL, req != NULL && tj_send_queue_enabled() ? &event : NULL)) !=
+        MPI_SUCCESS) {
         tj_request_unreserve(r);
         release(x);
         return TJ_COLL_FAILED;
+    }
+    if (event != NULL) {
+        /* Its packs run on; the send queue makes the system MPI's call once they are done, and
+         * the application holds a request of typejit's until then. */
+        tj_completion_t done = {finish, release, x};
+        *rc = tj_request_add_deferred(r, c->comm, event, deferred_start, x, &done, req);
+        if (*rc == MPI_SUCCESS)
+            return TJ_COLL_DONE;
+        /* No request to hand out: the call is made now, after its packs. */
+        if (tj_gpu_event_wait(event) != TJ_OK)
+            x->failed = pack_sides(x, NULL);
+        tj_gpu_event_release(event);
     }
     if ((*rc = tj_coll_system_call(x, req)) != MPI_SUCCESS) {
         tj_request_unreserve(r);

@@ -257,37 +257,9 @@ int tj_p2p_send_repack(tj_xfer_t *x)
     return tj_wait_once_run(repack, x);
 }
 
-/* @p work into a batch left running: where its device work lies in one context, an event is
- * recorded there after it (*event) and nothing waits; anything else (no device work, several
- * contexts, no event to be had, a failed step) is waited for as tj_wait_once_run does. */
-static int queued_run(tj_wait_once_work_t work, void *arg, tj_gpu_event_t **event)
-{
-    tj_batch_t b;
-    int rc;
-
-    *event = NULL;
-    tj_batch_init(&b);
-    rc = work(arg, &b);
-    if (rc == MPI_SUCCESS && b.nctx == 1 && b.deferred > 0) {
-        tj_gpu_scope_t scope;
-        if (tj_gpu_enter_again(b.ctx[0], &scope) == TJ_OK) {
-            tj_status_t st = tj_gpu_event_record(event);
-            tj_gpu_leave(&scope);
-            if (st == TJ_OK)
-                return rc;
-            *event = NULL;
-        }
-    }
-    if (tj_batch_wait(&b) != TJ_OK) {
-        tj_log_debug("a device call's wait failed; its work is done again step by step");
-        rc = work(arg, NULL);
-    }
-    return rc;
-}
-
 int tj_p2p_send_repack_queued(tj_xfer_t *x)
 {
-    return queued_run(repack, x, &x->event);
+    return tj_wait_once_leave_running(repack, x, &x->event);
 }
 
 /* The device address of the staging a kernel writes a send into. */
@@ -367,7 +339,7 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n)
 int tj_p2p_send_repack_set_queued(tj_xfer_t *const *xs, int n, tj_gpu_event_t **event)
 {
     send_set_t set = {xs, n};
-    return queued_run(repack_set, &set, event);
+    return tj_wait_once_leave_running(repack_set, &set, event);
 }
 
 /* The bytes the transfer's objects touch lie in the buffer's allocation: a kernel or copy past
@@ -437,7 +409,7 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
         if (get_staging(x) != TJ_OK)
             *rc = MPI_ERR_NO_MEM;
         else if (queue)
-            *rc = queued_run(first_pack, x, &x->event);
+            *rc = tj_wait_once_leave_running(first_pack, x, &x->event);
         else if (x->method != TJ_METHOD_STAGED)
             /* One step, which waits for itself: a failed wait is done again by the move itself,
              * staged through host memory. */

@@ -33,6 +33,12 @@ struct tj_request {
      * status it was unpacked with (done again from it should the unpack fail). */
     tj_gpu_event_t *unpack_event;
     MPI_Status unpack_status;
+    /* A non-blocking collective whose system call waits in the send queue: the application's
+     * handle is a generalized request of typejit's, completed once the system MPI's request
+     * (queued.handle) has; `coll_rc` is that request's result, or the failed start's. */
+    bool deferred;
+    bool coll_done;
+    int coll_rc;
     bool redo;                /* its finish left work to a batch (tj_request_done_all) */
     struct tj_request *next;  /* detached list */
     struct tj_request *chain; /* the table's bucket */
@@ -238,6 +244,103 @@ void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_com
     insert(r, handle);
 }
 
+/* The generalized request behind a deferred collective: its status says nothing (a collective's
+ * status carries no source, tag or count), and it cannot be cancelled (cancelling a collective
+ * is erroneous). */
+static int deferred_query(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    return MPI_SUCCESS;
+}
+
+static int deferred_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+
+static int deferred_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+int tj_request_add_deferred(tj_request_t *r, MPI_Comm comm, tj_gpu_event_t *event,
+                            int (*start)(tj_queued_send_t *q, bool pack_failed), void *arg,
+                            const tj_completion_t *c, MPI_Request *app)
+{
+    MPI_Request g;
+    int rc = PMPI_Grequest_start(deferred_query, deferred_free, deferred_cancel, NULL, &g);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    r->custom = true;
+    r->completion = *c;
+    r->deferred = true;
+    r->queued = (tj_queued_send_t){.handle = MPI_REQUEST_NULL,
+                                   .comm = comm,
+                                   .dest = TJ_SEND_QUEUE_COLLECTIVE,
+                                   .event = event,
+                                   .start = start,
+                                   .arg = arg};
+    insert(r, g);
+    *app = g;
+    tj_send_queue_push(&r->queued);
+    return MPI_SUCCESS;
+}
+
+/* A deferred collective's system request: complete (waiting for it, and for its start, when
+ * @p wait), then its generalized request @p handle. Whether it is complete. */
+static bool deferred_complete(tj_request_t *r, MPI_Request handle, bool wait)
+{
+    MPI_Status status;
+    int flag = 1;
+
+    if (r->coll_done)
+        return true;
+    if (tj_send_queue_waiting(&r->queued)) {
+        if (!wait)
+            return false;
+        tj_send_queue_flush_one(&r->queued);
+    }
+    if (atomic_load(&r->queued.state) == TJ_SEND_FAILED)
+        r->coll_rc = r->queued.rc;
+    else if (wait)
+        r->coll_rc = PMPI_Wait(&r->queued.handle, &status);
+    else if ((r->coll_rc = PMPI_Test(&r->queued.handle, &flag, &status)) != MPI_SUCCESS)
+        flag = 1; /* an error completes it */
+    if (!flag)
+        return false;
+    r->coll_done = true;
+    PMPI_Grequest_complete(handle);
+    return true;
+}
+
+void tj_request_block(tj_request_t *r, MPI_Request handle)
+{
+    if (r->deferred)
+        (void)deferred_complete(r, handle, true);
+}
+
+bool tj_request_deferred(MPI_Request handle)
+{
+    tj_request_t *r;
+    bool deferred = false;
+
+    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
+        return false;
+    lock_table();
+    r = find_record(handle, false);
+    deferred = r != NULL && r->deferred && !r->coll_done;
+    unlock_table();
+    return deferred;
+}
+
 /* A completion with a release to run after it (tj_request_on_release). */
 typedef struct {
     tj_completion_t inner; /* finish NULL: nothing to finish */
@@ -326,6 +429,8 @@ static int finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
         r->finished = false;
         return r->finished_rc;
     }
+    if (r->deferred && r->coll_rc != MPI_SUCCESS)
+        return r->coll_rc; /* the collective itself failed: nothing to unpack */
     if (r->custom)
         return r->completion.finish(r->completion.arg, status, b);
     if (!r->xfer.recv)
@@ -472,7 +577,7 @@ bool tj_request_ready(tj_request_t *r, MPI_Request handle)
     int flag = 0;
 
     if (r->custom)
-        return true;
+        return !r->deferred || deferred_complete(r, handle, false);
     if (!r->xfer.recv)
         return !tj_send_queue_waiting(&r->queued);
     if (r->unpack_event != NULL)
@@ -508,7 +613,7 @@ void tj_request_flush(MPI_Request handle)
 
     if (tj_send_queue_empty() || (r = tj_request_take(handle)) == NULL)
         return;
-    if (!r->custom && !r->xfer.recv && tj_send_queue_waiting(&r->queued))
+    if ((r->deferred || (!r->custom && !r->xfer.recv)) && tj_send_queue_waiting(&r->queued))
         tj_send_queue_flush_one(&r->queued);
     tj_request_put(r, handle);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "calls/p2p.h"
+#include "calls/send_queue.h"
 
 typedef struct tj_request tj_request_t;
 
@@ -54,6 +55,25 @@ typedef struct {
 
 /* Remember @p handle, in reserved record @p r, with a completion of its own (copied). */
 void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_completion_t *c);
+
+/* A non-blocking collective whose packs still run (*@p event after them, held by the record
+ * from now on), in reserved record @p r with completion @p c: the application gets a
+ * generalized request of typejit's (*@p app), the send queue makes the system MPI's call with
+ * @p start(q, ...) once the packs are done (after the earlier collectives of @p comm), and the
+ * completion calls complete the generalized request once the system MPI's has completed.
+ * Returns the MPI result; on failure nothing was queued and *@p app is untouched. */
+int tj_request_add_deferred(tj_request_t *r, MPI_Comm comm, tj_gpu_event_t *event,
+                            int (*start)(tj_queued_send_t *q, bool pack_failed), void *arg,
+                            const tj_completion_t *c, MPI_Request *app);
+
+/* Before a blocking completion call on @p handle's record @p r: a deferred collective's system
+ * request waited for (its start first), so that its generalized request is complete. */
+void tj_request_block(tj_request_t *r, MPI_Request handle);
+
+/* Whether @p handle is a deferred collective not yet complete: a Waitany or Waitsome over it
+ * polls instead of blocking in the system MPI (which cannot complete typejit's generalized
+ * request by itself). */
+bool tj_request_deferred(MPI_Request handle);
 
 /* Call @p release(@p arg) when typejit releases @p handle's record, after whatever else it does
  * when the request completes: for what a non-blocking call must keep alive until then (the

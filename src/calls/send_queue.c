@@ -65,8 +65,8 @@ static bool busy(const pass_t *p, tj_gpu_ctx_t ctx)
 /* Hold back @p q's destination (and note its context running): false when the pass is full. */
 static bool hold(pass_t *p, const tj_queued_send_t *q, bool running)
 {
-    if (running && p->nbusy < PASS_CONTEXTS && !busy(p, q->xfer->ctx))
-        p->busy[p->nbusy++] = q->xfer->ctx;
+    if (running && p->nbusy < PASS_CONTEXTS && !busy(p, tj_gpu_event_context(q->event)))
+        p->busy[p->nbusy++] = tj_gpu_event_context(q->event);
     if (p->nheld == PASS_KEYS)
         return false;
     p->held[p->nheld].comm = q->comm;
@@ -106,14 +106,18 @@ static void start(tj_queued_send_t *q, bool pack_failed)
 {
     int rc = MPI_SUCCESS;
 
-    if (pack_failed) {
+    if (pack_failed)
         tj_log_debug("a deferred send's pack failed; it is packed again, waiting");
-        rc = tj_p2p_send_repack(q->xfer);
+    if (q->start != NULL) {
+        rc = q->start(q, pack_failed);
+    } else {
+        if (pack_failed)
+            rc = tj_p2p_send_repack(q->xfer);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Start(&q->handle);
     }
     tj_gpu_event_release(q->event);
     q->event = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Start(&q->handle);
     q->rc = rc;
     atomic_store_explicit(&q->state, rc == MPI_SUCCESS ? TJ_SEND_STARTED : TJ_SEND_FAILED,
                           memory_order_release);
@@ -133,7 +137,7 @@ static void wait_last(pass_t *p, bool one_dest, MPI_Comm comm, int dest,
         int i = 0;
         if (one_dest && (q->comm != comm || q->dest != dest))
             continue;
-        while (i < n && last[i]->xfer->ctx != q->xfer->ctx)
+        while (i < n && tj_gpu_event_context(last[i]->event) != tj_gpu_event_context(q->event))
             i++;
         if (i < n)
             last[i] = q;
@@ -167,7 +171,7 @@ static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_que
             at = &q->next;
             continue;
         }
-        done = !wait && busy(&p, q->xfer->ctx) ? 0 : pack_done(&p, q, wait);
+        done = !wait && busy(&p, tj_gpu_event_context(q->event)) ? 0 : pack_done(&p, q, wait);
         if (done == 0) {
             if (!hold(&p, q, true))
                 break;

@@ -2,14 +2,16 @@
 /* The send queue: device sends whose pack is still running. A non-blocking send (Isend and its
  * modes, the Start of a persistent send) launches its pack, records an event after it and
  * returns; the system MPI's persistent request behind the application's handle is started once
- * that event has completed, checked at the entry of every MPI call typejit exports (one load
- * while the queue is empty), by a progress thread where asked, and at the latest before any
- * call that may block. Sends to one destination of one communicator are started in the order
- * they were posted, and a later send there, of any kind, waits for the earlier ones to start
- * (non-overtaking); sends to other destinations are not held back. */
+ * that event has completed (a non-blocking collective's system call is made then), checked at the
+ * entry of every MPI call typejit exports (one load while the queue is empty), by a progress thread
+ * where asked, and at the latest before any call that may block. Sends to one destination of one
+ * communicator are started in the order they were posted, and a later send there, of any kind,
+ * waits for the earlier ones to start (non-overtaking); sends to other destinations are not held
+ * back. */
 #ifndef TJ_CALLS_SEND_QUEUE_H
 #define TJ_CALLS_SEND_QUEUE_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,16 +26,26 @@ typedef enum {
     TJ_SEND_FAILED   /* its pack failed and could not be done again: `rc`, never started */
 } tj_send_state_t;
 
+/* The destination of a deferred non-blocking collective: the collectives of one communicator
+ * keep their order among themselves. */
+#define TJ_SEND_QUEUE_COLLECTIVE INT_MIN
+
 /* One deferred send, in the record of its request (calls/request.c). */
 typedef struct tj_queued_send {
     struct tj_queued_send *next;
-    MPI_Request handle; /* the system MPI's persistent request behind it */
-    MPI_Comm comm;      /* with dest: the order it keeps */
-    int dest;
+    /* A point-to-point send: the system MPI's persistent request behind it. A collective: its
+     * system request once started. */
+    MPI_Request handle;
+    MPI_Comm comm;         /* with dest: the order it keeps */
+    int dest;              /* TJ_SEND_QUEUE_COLLECTIVE: a collective */
     tj_xfer_t *xfer;       /* what was packed; packed again when the pack failed */
     tj_gpu_event_t *event; /* recorded after the pack (and its copy) */
     _Atomic int state;     /* tj_send_state_t */
     int rc;                /* the MPI error of a failed send */
+    /* A collective's start: its packs done again when @p pack_failed, then the system MPI's
+     * call, its request in q->handle; returns the MPI result (NULL: a point-to-point send). */
+    int (*start)(struct tj_queued_send *q, bool pack_failed);
+    void *arg; /* for start */
 } tj_queued_send_t;
 
 /* Sends in the queue; read with one relaxed load at the entry of every exported MPI call. */
@@ -75,6 +87,14 @@ static inline void tj_send_queue_flush_to(MPI_Comm comm, int dest)
 {
     if (!tj_send_queue_empty())
         tj_send_queue_flush_dest(comm, dest);
+}
+
+/* Start the queued collectives of @p comm, waiting for their packs: before another collective
+ * there (the collectives of a communicator are called in one order on every rank). */
+static inline void tj_send_queue_flush_collectives(MPI_Comm comm)
+{
+    if (!tj_send_queue_empty())
+        tj_send_queue_flush_dest(comm, TJ_SEND_QUEUE_COLLECTIVE);
 }
 
 /* Start @p q and the sends queued before it to its destination, waiting for their packs. */

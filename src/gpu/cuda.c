@@ -1294,6 +1294,11 @@ tj_status_t tj_gpu_event_query(tj_gpu_event_t *ev, bool *done)
     return st;
 }
 
+tj_gpu_ctx_t tj_gpu_event_context(const tj_gpu_event_t *ev)
+{
+    return ev->ctx;
+}
+
 bool tj_gpu_event_done(const tj_gpu_event_t *ev)
 {
     return atomic_load_explicit(&ev->done, memory_order_acquire);

@@ -204,6 +204,8 @@ tj_gpu_event_t *tj_gpu_event_hold(tj_gpu_event_t *ev);
 /* Whether the work before @p ev has completed (*done), without waiting; a driver error, or
  * TJ_ERR_CONTEXT when the context's instance it was recorded in is gone. */
 tj_status_t tj_gpu_event_query(tj_gpu_event_t *ev, bool *done);
+/* The context @p ev was recorded in. */
+tj_gpu_ctx_t tj_gpu_event_context(const tj_gpu_event_t *ev);
 /* Whether a query or wait has already seen @p ev complete (no driver call). */
 bool tj_gpu_event_done(const tj_gpu_event_t *ev);
 /* Whether @p ev is complete because @p later, seen complete, was recorded after it on the same

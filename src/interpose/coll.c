@@ -11,6 +11,7 @@
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "calls/coll.h"
+#include "calls/send_queue.h"
 #include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go
@@ -19,6 +20,9 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
     tj_coll_result_t r;
 
+    /* The collectives of a communicator keep their order: one the send queue holds goes to the
+     * system MPI before this one, whoever makes it. */
+    tj_send_queue_flush_collectives(c->comm);
     if (tj_gpu_absent() || !tj_interpose_active() || !tj_gpu_available())
         return false;
     c->lookup = tj_interpose_lookup;

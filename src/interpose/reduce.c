@@ -9,6 +9,7 @@
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "calls/reduce.h"
+#include "calls/send_queue.h"
 #include "util/mpierr.h"
 
 /* Whether typejit runs the call; *rc is then its result. Errors typejit itself detects go
@@ -18,6 +19,8 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
 {
     tj_red_result_t r;
 
+    if (c->kind != TJ_RED_LOCAL)
+        tj_send_queue_flush_collectives(c->comm); /* as in coll.c */
     if (!tj_interpose_device_calls())
         return false;
     c->info = tj_interpose_lookup(c->type);

@@ -122,6 +122,7 @@ int TJ_WRAPPER(MPI_Wait)(MPI_Request *req, MPI_Status *status)
     if (!ours() || req == NULL || (r = tj_request_take(*req)) == NULL)
         return PMPI_Wait(req, status);
     handle = *req;
+    tj_request_block(r, handle);
     rc = PMPI_Wait(req, st);
     done = tj_request_done(r, handle, st, req);
     if (rc == MPI_SUCCESS)
@@ -198,6 +199,9 @@ int TJ_WRAPPER(MPI_Waitall)(int n, MPI_Request reqs[], MPI_Status statuses[])
         scratch_put(&s, statuses);
         return PMPI_Waitall(n, reqs, statuses);
     }
+    for (int i = 0; i < n; i++)
+        if (s.recs[i] != NULL)
+            tj_request_block(s.recs[i], s.saved[i]);
     rc = PMPI_Waitall(n, reqs, s.statuses);
     rc = finish_all(n, reqs, &s, statuses, rc);
     scratch_put(&s, statuses);
@@ -299,10 +303,28 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
     return rc;
 }
 
+/* Whether a Waitany or Waitsome over @p reqs must poll: the system MPI alone cannot complete
+ * the generalized request of a deferred collective (tj_request_deferred). */
+static bool must_poll(int n, const MPI_Request reqs[])
+{
+    if (!ours())
+        return false;
+    for (int i = 0; i < n; i++)
+        if (tj_request_deferred(reqs[i]))
+            return true;
+    return false;
+}
+
 int TJ_WRAPPER(MPI_Waitany)(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-    int flag = 1;
-    return any(true, n, reqs, index, &flag, status);
+    int flag = 1, rc;
+
+    if (n <= 0 || reqs == NULL || !must_poll(n, reqs))
+        return any(true, n, reqs, index, &flag, status);
+    do
+        rc = any(false, n, reqs, index, &flag, status);
+    while (rc == MPI_SUCCESS && !flag);
+    return rc;
 }
 
 int TJ_WRAPPER(MPI_Testany)(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
@@ -359,7 +381,14 @@ static int some(bool wait, int n, MPI_Request reqs[], int *outcount, int indices
 int TJ_WRAPPER(MPI_Waitsome)(int n, MPI_Request reqs[], int *outcount, int indices[],
                              MPI_Status statuses[])
 {
-    return some(true, n, reqs, outcount, indices, statuses);
+    int rc;
+
+    if (n <= 0 || reqs == NULL || !must_poll(n, reqs))
+        return some(true, n, reqs, outcount, indices, statuses);
+    do
+        rc = some(false, n, reqs, outcount, indices, statuses);
+    while (rc == MPI_SUCCESS && *outcount == 0);
+    return rc;
 }
 
 int TJ_WRAPPER(MPI_Testsome)(int n, MPI_Request reqs[], int *outcount, int indices[],

@@ -640,11 +640,13 @@
 #define TJ_SECOND_X(...)                                TJ_SECOND(__VA_ARGS__)
 #define TJ_BLOCKING_OF(_name)                           TJ_SECOND_X(TJ_NONBLOCKING_##_name, 1, ~)
 
-/* MPI functions typejit does not wrap that may block: exported only to start the queued sends
- * first (or, for the probes that do not block, those whose packs have completed), then straight
- * to the system MPI. */
+/* MPI functions typejit does not wrap that may block, or that are collectives (which must
+ * reach the system MPI after a queued non-blocking collective of the same communicator):
+ * exported only to start the queued sends first (or, for the probes that do not block, those
+ * whose packs have completed), then straight to the system MPI. */
 #define TJ_FLUSHED_CALLS(_X)                                                                       \
     _X(MPI_Barrier)                                                                                \
+    _X(MPI_Ibarrier)                                                                               \
     _X(MPI_Probe)                                                                                  \
     _X(MPI_Mprobe)                                                                                 \
     _X(MPI_Iprobe)                                                                                 \
@@ -653,6 +655,7 @@
     _X(MPI_Comm_disconnect)                                                                        \
     _X(MPI_Comm_dup)                                                                               \
     _X(MPI_Comm_dup_with_info)                                                                     \
+    _X(MPI_Comm_idup)                                                                              \
     _X(MPI_Comm_split)                                                                             \
     _X(MPI_Comm_split_type)                                                                        \
     _X(MPI_Comm_create)                                                                            \

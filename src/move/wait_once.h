@@ -7,6 +7,7 @@
 #define TJ_MOVE_WAIT_ONCE_H
 
 #include "gpu/batch.h"
+#include "gpu/cuda.h"
 
 /* A call's device work into @p b, or, when @p b is NULL, step by step, each step waiting for
  * itself. Returns the MPI result. */
@@ -16,5 +17,12 @@ typedef int (*tj_wait_once_work_t)(void *arg, tj_batch_t *b);
  * batch (steps that cannot use the device then stage through host memory). Returns the MPI
  * result of the work that counted. */
 int tj_wait_once_run(tj_wait_once_work_t work, void *arg);
+
+/* @p work into a batch left running: where its device work lies in one context, an event is
+ * recorded there after it (*event, held once) and nothing waits; anything else (no device work,
+ * several contexts, no event to be had, a failed step) is waited for as tj_wait_once_run does,
+ * and *event is NULL. The caller waits for the event (or, when that wait fails, does the work
+ * again step by step). */
+int tj_wait_once_leave_running(tj_wait_once_work_t work, void *arg, tj_gpu_event_t **event);
 
 #endif /* TJ_MOVE_WAIT_ONCE_H */
