@@ -256,10 +256,10 @@ static bool holds(int dir_fd, const char *name, const void *content, size_t len)
     return same;
 }
 
-tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where, const char *name,
+tj_status_t tj_store_remove_judged(tj_store_t *store, int dir_fd, const char *where, const char *name,
                                const struct stat *judged, const void *content, size_t len)
 {
-    char aside[FILE_NAME_SPACE + 64];
+    char moved[FILE_NAME_SPACE + 64];
     tj_status_t status = TJ_OK;
     struct stat st;
     int tmp_fd;
@@ -267,10 +267,10 @@ tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where,
     status = tj_store_open_dir(store, store->root_fd, store->dir, TMP_NAME, true, &tmp_fd);
     if (status != TJ_OK)
         return status;
-    snprintf(aside, sizeof(aside), "%.*s.aside.%ld.%u", FILE_NAME_SPACE - 1, name, (long)getpid(),
+    snprintf(moved, sizeof(moved), "%.*s.removed.%ld.%u", FILE_NAME_SPACE - 1, name, (long)getpid(),
              atomic_fetch_add(&store->tmp_seq, 1));
     /* Of several processes renaming the same name, one gets the file, the others ENOENT. */
-    if (renameat(dir_fd, name, tmp_fd, aside) != 0) {
+    if (renameat(dir_fd, name, tmp_fd, moved) != 0) {
         if (errno == ENOENT)
             status = TJ_ERR_NOT_FOUND;
         else {
@@ -279,18 +279,18 @@ tj_status_t tj_store_take_away(tj_store_t *store, int dir_fd, const char *where,
         }
         goto out_tmp;
     }
-    if (fstatat(tmp_fd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (fstatat(tmp_fd, moved, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         (st.st_ino != judged->st_ino || st.st_dev != judged->st_dev ||
-         (content != NULL && !holds(tmp_fd, aside, content, len)))) {
+         (content != NULL && !holds(tmp_fd, moved, content, len)))) {
         /* A new file took the name between the judging and the rename: it is not ours to
          * remove. link() puts it back unless yet another file has the name by now; either way
          * nothing that another process relies on for correctness is lost (an entry is
          * recompiled, a lock's holder finds its lock gone when it unlocks). */
-        if (linkat(tmp_fd, aside, dir_fd, name, 0) != 0 && errno != EEXIST)
+        if (linkat(tmp_fd, moved, dir_fd, name, 0) != 0 && errno != EEXIST)
             tj_log_info("cache: cannot put %s/%s back: %s", where, name, strerror(errno));
         status = TJ_ERR_NOT_FOUND;
     }
-    unlinkat(tmp_fd, aside, 0);
+    unlinkat(tmp_fd, moved, 0);
 out_tmp:
     close(tmp_fd);
     return status;

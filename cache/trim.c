@@ -209,7 +209,7 @@ static tj_status_t remove_visit(tj_store_t *store, int tc_fd, int arch_fd, const
             continue;
         snprintf(name, sizeof(name), "%.*s" ENTRY_SUFFIX, HEX_LEN, it->key.hex);
         if (it->has_entry) {
-            st = tj_store_take_away(store, arch_fd, where, name, &it->entry, NULL, 0);
+            st = tj_store_remove_judged(store, arch_fd, where, name, &it->entry, NULL, 0);
             if (st == TJ_ERR_IO && status == TJ_OK)
                 status = st;
         }

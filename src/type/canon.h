@@ -25,7 +25,7 @@ bool tj_canon_simplify(tj_ir_t *ir);
 tj_status_t tj_canon_push(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride);
 
 /* Sum every offset into the outermost node and zero the others, so that two chains of the same
- * shape at different displacements compare equal after the offset is set aside. Returns the
+ * shape at different displacements compare equal once the offset is taken out. Returns the
  * summed offset through @p offset; false on overflow. */
 bool tj_canon_hoist_offsets(tj_ir_t *ir, int64_t *offset);
 
