@@ -281,16 +281,25 @@ static int any(bool wait, int n, MPI_Request reqs[], int *index, int *flag, MPI_
                     : PMPI_Testany(n, reqs, index, flag, status);
     }
     hidden = wait ? 0 : hide_unready(n, reqs, &s);
-    rc = wait ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
     if (hidden > 0) {
-        /* The completed one keeps what the system MPI set; the hidden ones stay active. */
-        int k = *index;
-        MPI_Request completed = k != MPI_UNDEFINED ? reqs[k] : MPI_REQUEST_NULL;
+        /* With only hidden ones active the system MPI reports none and writes an empty status,
+         * which the application must not see: its status is written only when one completed
+         * (MPI_ERROR as the application left it, which a single completion does not set). */
+        MPI_Status seen = *st;
+        int k;
+        MPI_Request completed;
+        rc = PMPI_Testany(n, reqs, index, flag, &seen);
+        k = *index;
+        completed = k != MPI_UNDEFINED ? reqs[k] : MPI_REQUEST_NULL;
         unhide(n, reqs, &s);
-        if (k != MPI_UNDEFINED)
-            reqs[k] = completed;
+        if (k != MPI_UNDEFINED) {
+            reqs[k] = completed; /* it keeps what the system MPI set */
+            *st = seen;
+        }
         if (rc == MPI_SUCCESS && *flag && k == MPI_UNDEFINED)
             *flag = 0; /* no active request but typejit's unfinished ones */
+    } else {
+        rc = wait ? PMPI_Waitany(n, reqs, index, st) : PMPI_Testany(n, reqs, index, flag, st);
     }
     if (*index != MPI_UNDEFINED && s.recs[*index] != NULL) {
         done = tj_request_done(s.recs[*index], s.saved[*index], st, &reqs[*index]);
