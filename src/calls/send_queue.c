@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The send queue (see send_queue.h): one list in posting order under one lock. A pass over it
- * starts every send whose event has completed unless an earlier send to the same destination is
- * still queued; a send whose pack failed is packed again, waiting, before it starts. Events of
+ * starts every send whose event has completed unless an earlier send to the same destination (a
+ * collective: an earlier collective of the same communicator) is still queued; a send whose pack failed is packed again, waiting, before it starts. Events of
  * one context complete in the order they were recorded (one stream a context), so a pass asks
  * the driver at most once for each context whose work is still running. */
 #include "calls/send_queue.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 
 #include "util/clock.h"
@@ -290,6 +291,7 @@ static void *progress_main(void *arg)
 void tj_send_queue_init(void)
 {
     int level = MPI_THREAD_SINGLE;
+    sigset_t all, old;
 
     tj_send_queue_active = tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
     if (!tj_send_queue_active) {
@@ -306,9 +308,15 @@ void tj_send_queue_init(void)
         return;
     }
     progress_stop = false;
+    /* Every signal blocked: the application's handlers run on its own threads. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     progress_running = pthread_create(&progress_thread, NULL, progress_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!progress_running)
         tj_log_warn("no progress thread could be started; sends start at the MPI calls instead");
+    else
+        pthread_setname_np(progress_thread, "typejit-progress");
 }
 
 void tj_send_queue_finalize(void)
