@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The send queue (see send_queue.h): one list in posting order under one lock. A pass over it
  * starts every send whose event has completed unless an earlier send to the same destination (a
- * collective: an earlier collective of the same communicator) is still queued; a send whose pack failed is packed again, waiting, before it starts. Events of
- * one context complete in the order they were recorded (one stream a context), so a pass asks
- * the driver at most once for each context whose work is still running. */
+ * collective: an earlier collective of the same communicator) is still queued; a send whose pack
+ * failed is packed again, waiting, before it starts. Events of one context complete in the order
+ * they were recorded (one stream a context), so a pass asks the driver at most once for each
+ * context whose work is still running. */
 #include "calls/send_queue.h"
 
 #include <dlfcn.h>
