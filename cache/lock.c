@@ -261,7 +261,7 @@ static void break_lock(tj_store_t *store, int arch_fd, const char *toolchain, co
     MESSAGE_PATH(where, "%s/%s/%s", store->dir, toolchain, arch);
     /* An unreadable lock can only be matched by its inode. */
     if (tj_store_remove_judged(store, arch_fd, where, name, judged, text[0] ? text : NULL,
-                           strlen(text)) == TJ_OK)
+                               strlen(text)) == TJ_OK)
         tj_log_info("cache: broke the stale lock %s/%s: %s", where, name, why);
 }
 
@@ -344,7 +344,7 @@ void tj_store_unlock(tj_store_lock_t *lock)
     /* Remove only our own file: one broken as stale (wrongly: a clock far off) and taken by
      * another process is that process's now. */
     if (tj_store_remove_judged(lock->store, lock->arch_fd, lock->where, lock->name, &lock->st,
-                           lock->text, lock->len) == TJ_ERR_NOT_FOUND)
+                               lock->text, lock->len) == TJ_ERR_NOT_FOUND)
         tj_log_debug("cache: the lock %s was not ours any more when released", lock->name);
     close(lock->arch_fd);
     free(lock);

@@ -256,8 +256,9 @@ static bool holds(int dir_fd, const char *name, const void *content, size_t len)
     return same;
 }
 
-tj_status_t tj_store_remove_judged(tj_store_t *store, int dir_fd, const char *where, const char *name,
-                               const struct stat *judged, const void *content, size_t len)
+tj_status_t tj_store_remove_judged(tj_store_t *store, int dir_fd, const char *where,
+                                   const char *name, const struct stat *judged, const void *content,
+                                   size_t len)
 {
     char moved[FILE_NAME_SPACE + 64];
     tj_status_t status = TJ_OK;

@@ -103,8 +103,9 @@ tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, con
  * back (with link, which never replaces a file) when what was renamed turns out to be another
  * file that arrived meanwhile. TJ_OK: removed; TJ_ERR_NOT_FOUND: already gone or replaced
  * (nothing removed); TJ_ERR_IO after a warning that names the file. */
-tj_status_t tj_store_remove_judged(tj_store_t *store, int dir_fd, const char *where, const char *name,
-                               const struct stat *judged, const void *content, size_t len);
+tj_status_t tj_store_remove_judged(tj_store_t *store, int dir_fd, const char *where,
+                                   const char *name, const struct stat *judged, const void *content,
+                                   size_t len);
 
 /* Validate the open entry @p fd (entry.c); see there. When it does not validate, @p why (may be
  * NULL) receives the reason in words. */
