@@ -9,23 +9,18 @@
  * until tj_gpu_finalize has destroyed typejit's stream and modules in it. */
 ctx_entry_t *tj_gpu_entry_for(CUcontext ctx)
 {
-    ctx_entry_t *e = NULL;
+    ctx_entry_t *e;
     unsigned long long id;
     CUstream stream;
     CUcontext primary;
     unsigned flags;
     int n, active = 0;
 
-    n = atomic_load_explicit(&tj_gpu.nentries, memory_order_acquire);
-    for (int i = 0; i < n; i++)
-        if (tj_gpu.entries[i].ctx == ctx)
-            return &tj_gpu.entries[i];
+    if ((e = tj_gpu_entry_known(ctx)) != NULL)
+        return e;
     pthread_mutex_lock(&tj_gpu.entry_lock);
     n = atomic_load_explicit(&tj_gpu.nentries, memory_order_relaxed);
-    for (int i = 0; i < n && e == NULL; i++)
-        if (tj_gpu.entries[i].ctx == ctx)
-            e = &tj_gpu.entries[i];
-    if (e != NULL)
+    if ((e = tj_gpu_entry_among(ctx, n)) != NULL)
         goto out_unlock;
     if (n == TJ_GPU_MAX_CONTEXTS) {
         tj_log_warn_once("more than %d cuda contexts in use; buffers of the others go through "

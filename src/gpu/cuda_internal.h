@@ -178,6 +178,9 @@ static inline tj_status_t tj_gpu_ready(void)
 
 /* ---- driver errors (error.c) ---- */
 
+/* The driver's text for @p rc, "unknown error" when it has none. */
+const char *tj_gpu_error_string(CUresult rc);
+
 /* True the first time this (call site, error) pair is seen. */
 bool tj_gpu_first_report(int line, CUresult rc);
 
@@ -200,15 +203,19 @@ static inline tj_status_t tj_gpu_check(CUresult rc, const char *call, bool quiet
 
 /* ---- records of contexts (context.c) ---- */
 
-/* The record of @p ctx if typejit has one, asking nothing. */
-static inline ctx_entry_t *tj_gpu_entry_known(CUcontext ctx)
+/* The record of @p ctx among the first @p n, or NULL. */
+static inline ctx_entry_t *tj_gpu_entry_among(CUcontext ctx, int n)
 {
-    int n = atomic_load_explicit(&tj_gpu.nentries, memory_order_acquire);
-
     for (int i = 0; i < n; i++)
         if (tj_gpu.entries[i].ctx == ctx)
             return &tj_gpu.entries[i];
     return NULL;
+}
+
+/* The record of @p ctx if typejit has one, asking nothing. */
+static inline ctx_entry_t *tj_gpu_entry_known(CUcontext ctx)
+{
+    return tj_gpu_entry_among(ctx, atomic_load_explicit(&tj_gpu.nentries, memory_order_acquire));
 }
 
 /* The record of @p ctx, which must be current; created on first use with its stream (NULL when
@@ -237,21 +244,22 @@ void tj_gpu_contexts_release(void);
 
 /* ---- scopes (scope.c) ---- */
 
-/* In an assumed scope (tj_gpu_enter_at), after a driver call failed: whether the context was
- * not current after all; it is then pushed, and the caller makes the call again. */
-bool tj_gpu_was_not_current(void);
+/* In an assumed scope (tj_gpu_enter_at): ask which context is current, and push the scope's
+ * when it is not; true when it was pushed. Called after a driver call failed (the caller makes
+ * the call again when it returns true), and before a call that makes something in the current
+ * context (a module, memory, an event), so that nothing is made in another context. */
+bool tj_gpu_check_assumed(void);
 
-/* In an assumed scope, before a call that makes something in the current context (a module,
- * memory, an event): ask which context is current and push the scope's when it is not, so that
- * nothing is made in another context. */
-void tj_gpu_confirm_current(void);
+/* Enter the instance @p gen of @p ctx to release what was made there (tj_gpu_enter_to_release);
+ * fails, leaving nothing entered, when that instance is gone with all it held. */
+tj_status_t tj_gpu_enter_instance_to_release(tj_gpu_ctx_t ctx, unsigned gen, tj_gpu_scope_t *scope);
 
 /* A driver call in the current scope, made again once when the scope was assumed and its
- * context turned out not to be current (tj_gpu_was_not_current). */
+ * context turned out not to be current (tj_gpu_check_assumed). */
 #define IN_SCOPE(_st, _call)                                                                       \
     do {                                                                                           \
         CUresult rc_ = tj_gpu.cu._call;                                                            \
-        if (rc_ != CUDA_SUCCESS && tj_gpu_was_not_current())                                       \
+        if (rc_ != CUDA_SUCCESS && tj_gpu_check_assumed())                                         \
             rc_ = tj_gpu.cu._call;                                                                 \
         (_st) = tj_gpu_check(rc_, #_call, false, __FILE__, __LINE__);                              \
     } while (0)
@@ -261,9 +269,17 @@ void tj_gpu_confirm_current(void);
 /* typejit's stream in the context of tj_gpu_entry_here, NULL without one. */
 CUstream tj_gpu_stream(void);
 
-/* The microseconds since @p t0 (tj_clock_seconds), counted in gpu_wait_us: how long the host
- * was blocked by the device. */
-static inline void tj_gpu_waited_since(double t0)
+/* Start a wait for the device: counted (gpu_waits); the clock it started at. */
+static inline double tj_gpu_wait_begin(void)
+{
+    double t0 = tj_clock_seconds();
+    tj_stats_inc(TJ_STAT_gpu_waits);
+    return t0;
+}
+
+/* The end of the wait begun at @p t0: how long the host was blocked by the device, counted in
+ * gpu_wait_us. */
+static inline void tj_gpu_wait_end(double t0)
 {
     tj_stats_add(TJ_STAT_gpu_wait_us, (uint64_t)((tj_clock_seconds() - t0) * 1e6 + 0.5));
 }

@@ -39,14 +39,22 @@ bool tj_gpu_first_report(int line, CUresult rc)
     return first;
 }
 
-tj_status_t tj_gpu_failed(CUresult rc, const char *call, bool quiet, const char *file, int line)
+const char *tj_gpu_error_string(CUresult rc)
 {
-    ctx_entry_t *here = tj_gpu_thread.here;
-    tj_log_level_t level;
     const char *msg = NULL;
+
     if (tj_gpu.cu.cuGetErrorString == NULL ||
         tj_gpu.cu.cuGetErrorString(rc, &msg) != CUDA_SUCCESS || !msg)
         msg = "unknown error";
+    return msg;
+}
+
+tj_status_t tj_gpu_failed(CUresult rc, const char *call, bool quiet, const char *file, int line)
+{
+    ctx_entry_t *here = tj_gpu_thread.here;
+    const char *msg = tj_gpu_error_string(rc);
+    tj_log_level_t level;
+
     if (is_sticky(rc) && here != NULL) {
         if (!atomic_exchange(&here->dead, true) && tj_log_level >= TJ_LOG_ERROR)
             tj_log_write(TJ_LOG_ERROR, file, line,

@@ -58,7 +58,7 @@ tj_status_t tj_gpu_event_record(tj_gpu_event_t **out)
     if ((ev = event_reuse(e->ctx, gen)) == NULL) {
         if ((ev = calloc(1, sizeof(*ev))) == NULL)
             return TJ_ERR_NOMEM;
-        tj_gpu_confirm_current();
+        tj_gpu_check_assumed();
         if ((st = CU_CHECK(cuEventCreate(&ev->event, CU_EVENT_DISABLE_TIMING))) != TJ_OK) {
             free(ev);
             return st;
@@ -110,7 +110,7 @@ tj_status_t tj_gpu_event_query(tj_gpu_event_t *ev, bool *done)
     if ((st = event_enter(ev, &scope)) != TJ_OK)
         return st;
     rc = tj_gpu.cu.cuEventQuery(ev->event);
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && tj_gpu_was_not_current())
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && tj_gpu_check_assumed())
         rc = tj_gpu.cu.cuEventQuery(ev->event);
     if (rc == CUDA_SUCCESS) {
         atomic_store_explicit(&ev->done, true, memory_order_release);
@@ -148,10 +148,9 @@ tj_status_t tj_gpu_event_wait(tj_gpu_event_t *ev)
     if ((st = event_enter(ev, &scope)) != TJ_OK)
         return st;
     /* A wait for the device, counted as tj_gpu_sync's are. */
-    double t0 = tj_clock_seconds();
-    tj_stats_inc(TJ_STAT_gpu_waits);
+    double t0 = tj_gpu_wait_begin();
     IN_SCOPE(st, cuEventSynchronize(ev->event));
-    tj_gpu_waited_since(t0);
+    tj_gpu_wait_end(t0);
     if (st == TJ_OK)
         atomic_store_explicit(&ev->done, true, memory_order_release);
     tj_gpu_leave(&scope);
@@ -180,9 +179,8 @@ void tj_gpu_events_release(void)
         tj_gpu_event_t *ev = list;
         tj_gpu_scope_t scope;
         list = ev->next;
-        if (tj_gpu_enter_to_release(ev->ctx, &scope) == TJ_OK) {
-            if (tj_gpu_generation() == ev->gen)
-                CU_CHECK(cuEventDestroy(ev->event));
+        if (tj_gpu_enter_instance_to_release(ev->ctx, ev->gen, &scope) == TJ_OK) {
+            CU_CHECK(cuEventDestroy(ev->event));
             tj_gpu_leave(&scope);
         }
         free(ev);

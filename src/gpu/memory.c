@@ -7,7 +7,7 @@ tj_status_t tj_gpu_alloc(size_t len, tj_devptr_t *ptr)
     CUdeviceptr p;
     tj_status_t st;
 
-    tj_gpu_confirm_current();
+    tj_gpu_check_assumed();
     st = CU_CHECK(cuMemAlloc(&p, len ? len : 1));
     if (st == TJ_OK)
         *ptr = (tj_devptr_t)p;
@@ -25,7 +25,7 @@ tj_status_t tj_gpu_alloc_host(size_t len, void **ptr)
     void *p;
     tj_status_t st;
 
-    tj_gpu_confirm_current();
+    tj_gpu_check_assumed();
     st = CU_CHECK_QUIET(
         cuMemHostAlloc(&p, len ? len : 1, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
     if (st == TJ_OK)
@@ -45,7 +45,7 @@ tj_status_t tj_gpu_host_devptr(void *host, tj_devptr_t *dev)
     tj_status_t st;
 
     /* The device address is the current context's. */
-    tj_gpu_confirm_current();
+    tj_gpu_check_assumed();
     st = CU_CHECK_QUIET(cuMemHostGetDevicePointer(&p, host, 0));
     if (st == TJ_OK)
         *dev = (tj_devptr_t)p;

@@ -24,7 +24,7 @@ tj_status_t tj_gpu_module_load(const void *image, size_t len, const char *name,
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return TJ_ERR_NOMEM;
-    tj_gpu_confirm_current();
+    tj_gpu_check_assumed();
     if ((st = CU_CHECK(cuCtxGetCurrent(&m->ctx))) != TJ_OK)
         goto out_free;
     m->gen = tj_gpu_generation();
@@ -49,9 +49,8 @@ void tj_gpu_module_unload(tj_gpu_module_t *module)
         return;
     /* A module of a dead, destroyed or reset context went with it; nothing can be unloaded
      * there. */
-    if (tj_gpu_enter_to_release(module->ctx, &scope) == TJ_OK) {
-        if (tj_gpu_generation() == module->gen)
-            CU_CHECK(cuModuleUnload(module->module));
+    if (tj_gpu_enter_instance_to_release(module->ctx, module->gen, &scope) == TJ_OK) {
+        CU_CHECK(cuModuleUnload(module->module));
         tj_gpu_leave(&scope);
     }
     free(module);

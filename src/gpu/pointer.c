@@ -16,15 +16,11 @@ bool tj_gpu_memory_met(void)
  * same call failing the same way, at debug level), and TJ_ERR_CUDA for the caller to pass up. */
 static tj_status_t cannot_tell(const void *ptr, const char *call, CUresult rc, int line)
 {
-    const char *msg = NULL;
     tj_log_level_t level = tj_gpu_first_report(line, rc) ? TJ_LOG_ERROR : TJ_LOG_DEBUG;
 
-    if (tj_gpu.cu.cuGetErrorString == NULL ||
-        tj_gpu.cu.cuGetErrorString(rc, &msg) != CUDA_SUCCESS || !msg)
-        msg = "unknown error";
     if (tj_log_level >= (int)level)
         tj_log_write(level, __FILE__, line, "cannot tell where buffer %p lies: %s failed: %s (%d)",
-                     ptr, call, msg, (int)rc);
+                     ptr, call, tj_gpu_error_string(rc), (int)rc);
     return TJ_ERR_CUDA;
 }
 

@@ -61,7 +61,7 @@ tj_status_t tj_gpu_enter(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
 /* Open @p scope in @p e's context without a driver call, when the context current on the thread
  * is known to be it: the enclosing scope's (exactly known), or outside any scope the one this
  * thread had at typejit's last check (assumed). */
-static bool enter_known(ctx_entry_t *e, tj_gpu_scope_t *scope)
+static inline bool enter_known(ctx_entry_t *e, tj_gpu_scope_t *scope)
 {
     ctx_entry_t *here = tj_gpu_thread.here;
     CUcontext cur = here != NULL ? here->ctx : tj_gpu_thread.last_current;
@@ -87,22 +87,11 @@ tj_status_t tj_gpu_enter_at(const tj_gpu_ptr_t *p, tj_gpu_scope_t *scope)
         e = tj_gpu_entry_known((CUcontext)p->ctx);
         if (e == NULL || p->id == 0 ||
             atomic_load_explicit(&e->seen[p->id & (TJ_GPU_SEEN - 1)], memory_order_relaxed) !=
-                p->id ||
-            (tj_gpu_thread.here != NULL ? tj_gpu_thread.here->ctx : tj_gpu_thread.last_current) !=
-                e->ctx)
+                p->id)
             goto slow;
     }
-    if (atomic_load_explicit(&e->dead, memory_order_relaxed))
-        goto slow;
-    scope->entry = e;
-    scope->prev = tj_gpu_thread.here;
-    scope->prev_scope = tj_gpu_thread.innermost;
-    scope->pushed = false;
-    scope->releasing = false;
-    scope->assumed = tj_gpu_thread.here == NULL;
-    tj_gpu_thread.here = e;
-    tj_gpu_thread.innermost = scope;
-    return TJ_OK;
+    if (enter_known(e, scope))
+        return TJ_OK;
 slow:
     if ((st = enter(p->ctx, false, scope)) == TJ_OK && p->id != 0)
         /* Entering checked the instance (tj_gpu_renew_if_replaced): the allocation is its. */
@@ -120,10 +109,10 @@ tj_status_t tj_gpu_enter_again(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
     return enter(ctx, false, scope);
 }
 
-bool tj_gpu_was_not_current(void)
+bool tj_gpu_check_assumed(void)
 {
     tj_gpu_scope_t *scope = tj_gpu_thread.innermost;
-    CUcontext cur = NULL;
+    CUcontext cur = NULL, ctx;
 
     if (scope == NULL || !scope->assumed)
         return false;
@@ -131,32 +120,27 @@ bool tj_gpu_was_not_current(void)
     if (tj_gpu.cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
         return false;
     tj_gpu_thread.last_current = cur;
-    if (cur == tj_gpu_thread.here->ctx ||
-        tj_gpu.cu.cuCtxPushCurrent(tj_gpu_thread.here->ctx) != CUDA_SUCCESS)
+    ctx = tj_gpu_thread.here->ctx;
+    if (cur == ctx || tj_gpu.cu.cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
         return false;
     scope->pushed = true;
     return true;
 }
 
-void tj_gpu_confirm_current(void)
-{
-    tj_gpu_scope_t *scope = tj_gpu_thread.innermost;
-    CUcontext cur = NULL;
-
-    if (scope == NULL || !scope->assumed)
-        return;
-    scope->assumed = false;
-    if (tj_gpu.cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
-        return;
-    tj_gpu_thread.last_current = cur;
-    if (cur != tj_gpu_thread.here->ctx &&
-        tj_gpu.cu.cuCtxPushCurrent(tj_gpu_thread.here->ctx) == CUDA_SUCCESS)
-        scope->pushed = true;
-}
-
 tj_status_t tj_gpu_enter_to_release(tj_gpu_ctx_t ctx, tj_gpu_scope_t *scope)
 {
     return enter(ctx, true, scope);
+}
+
+tj_status_t tj_gpu_enter_instance_to_release(tj_gpu_ctx_t ctx, unsigned gen, tj_gpu_scope_t *scope)
+{
+    tj_status_t st = enter(ctx, true, scope);
+
+    if (st == TJ_OK && atomic_load(&tj_gpu_thread.here->gen) != gen) {
+        tj_gpu_leave(scope);
+        st = TJ_ERR_CONTEXT;
+    }
+    return st;
 }
 
 void tj_gpu_leave(tj_gpu_scope_t *scope)

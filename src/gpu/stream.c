@@ -12,11 +12,10 @@ CUstream tj_gpu_stream(void)
 tj_status_t tj_gpu_sync(void)
 {
     tj_status_t st;
-    double t0 = tj_clock_seconds();
+    double t0 = tj_gpu_wait_begin();
 
-    /* The one place typejit waits for its stream: every wait is counted, and its time. */
-    tj_stats_inc(TJ_STAT_gpu_waits);
+    /* Every wait is counted, and its time. */
     IN_SCOPE(st, cuStreamSynchronize(tj_gpu_stream()));
-    tj_gpu_waited_since(t0);
+    tj_gpu_wait_end(t0);
     return st;
 }
