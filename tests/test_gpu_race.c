@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Several threads use one CUDA context through src/gpu/cuda.c while the application resets it
- * again and again: each use reads typejit's record of the context (the instance it saw, the
- * stream it made there), and the first use after a reset renews it. Built with ThreadSanitizer
- * together with src/gpu/cuda.c (tests/gpu.cmake), so that a read of the record that is not
- * ordered with its renewal is reported and fails the test. Runs on the test driver, which resets
- * its contexts at once; the calls that meet a reset may fail (the application pulled the context
- * from under them), and that is not what is checked. Exits 77 without a device.
+/* Several threads use one CUDA context through the driver layer (src/gpu/) while the
+ * application resets it again and again: each use reads typejit's record of the context (the
+ * instance it saw, the stream it made there), and the first use after a reset renews it. Built
+ * with ThreadSanitizer together with the files of src/gpu/ (tests/gpu.cmake,
+ * tests/gpu_race.cmake), so that a read of the record that is not ordered with its renewal is
+ * reported and fails the test. Runs on the test driver, which resets its contexts at once; the
+ * calls that meet a reset may fail (the application pulled the context from under them), and
+ * that is not what is checked. Exits 77 without a device.
  *
  *   test_gpu_race [ROUNDS] */
 #include <cuda.h>

@@ -50,7 +50,7 @@ typedef struct {
 /* While a scope is entered, typejit's driver calls run in its context on the calling thread;
  * leaving restores exactly the context the caller had. */
 typedef struct {
-    void *entry;    /* the context's record (cuda.c) */
+    void *entry;    /* the context's record (context.c) */
     void *prev;     /* the record of the enclosing scope, if any */
     bool pushed;    /* the context was pushed and must be popped */
     bool releasing; /* entered by tj_gpu_enter_to_release: failures are not warnings */
