@@ -584,9 +584,14 @@ bool tj_request_ready(tj_request_t *r, MPI_Request handle)
         return tj_gpu_event_query(r->unpack_event, &done) != TJ_OK || done;
     if (r->finished)
         return true;
-    /* Complete at the system MPI, not yet unpacked: the unpack starts now. */
-    if (PMPI_Request_get_status(handle, &flag, &status) != MPI_SUCCESS || !flag)
+    /* Not complete at the system MPI: not handed to its test, which could complete it there and
+     * leave the unpack to wait in the call (the query has made progress). An error is the
+     * test's to report. */
+    if (PMPI_Request_get_status(handle, &flag, &status) != MPI_SUCCESS)
         return true;
+    if (!flag)
+        return false;
+    /* Complete at the system MPI, not yet unpacked: the unpack starts now. */
     unpack_early(r, &status);
     if (r->unpack_event == NULL)
         return true;

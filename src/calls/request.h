@@ -108,9 +108,10 @@ void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[
                          const MPI_Status statuses[], int results[], MPI_Request app[]);
 
 /* Whether a completion call that must not block may hand @p r (under @p handle) to the system
- * MPI's test: false for a send still in the send queue, and for a receive whose unpack is still
- * running on the device. A receive the system MPI has completed gets its unpack launched here,
- * left running, so that the test after it finds it done; no call here waits. */
+ * MPI's test: false for a send still in the send queue, for a receive the system MPI has not
+ * completed yet, and for one whose unpack is still running on the device. A receive the system
+ * MPI has completed gets its unpack launched here, left running, so that the test after it
+ * finds it done; no call here waits. */
 bool tj_request_ready(tj_request_t *r, MPI_Request handle);
 
 /* A send of typejit's in the send queue under @p handle is started now (MPI_Cancel). */
