@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The arguments of each family of collectives and reductions, written once: coll.c, reduce.c and
- * persist.c make a family's blocking, non-blocking and persistent wrappers, in their int and
- * large-count forms, from one list. */
+/* The arguments of each family of collectives and reductions, written once: coll.c, reduce.c,
+ * persist.c and fortran_coll.c make a family's blocking, non-blocking and persistent wrappers,
+ * in their int and large-count forms, and its Fortran entry points from one list. */
 #ifndef TJ_INTERPOSE_COLL_ARGS_H
 #define TJ_INTERPOSE_COLL_ARGS_H
 
