@@ -4,6 +4,7 @@
  * wrappers (fortran.c says how each family's bindings reach C). */
 #include <stdlib.h>
 
+#include "interpose/coll_args.h"
 #include "interpose/fortran_binding.h"
 #include "calls/request.h"
 #include "util/log.h"
@@ -19,6 +20,44 @@
  * Neighbor_alltoallw's displacements, INTEGER(KIND=MPI_ADDRESS_KIND) (MPI_Aint). */
 #define COLL_PAIR(_impl, _lower, _upper, _params, _args)                                           \
     REQUEST_PAIR(_impl, _lower, _upper, i##_lower, I##_upper, _params, _args)
+
+/* A family's arguments (interpose/coll_args.h), then the communicator, as the Fortran bindings
+ * take them; each role's Fortran type and the C argument made of it. */
+#define F_PARAMS(_args)         _args(F_PARAM) fint *comm
+#define F_PARAM(_role, _name)   F_TYPE_##_role _name,
+#define F_ARG(_role, _name)     F_TO_C_##_role(_name),
+#define F_TYPE_SBUF             void *
+#define F_TO_C_SBUF(_n)         tj_fortran_in_place(_n)
+#define F_TYPE_RBUF             void *
+#define F_TO_C_RBUF(_n)         tj_fortran_bottom(_n)
+#define F_TYPE_SCATTER_SBUF     void *
+#define F_TO_C_SCATTER_SBUF(_n) tj_fortran_bottom(_n)
+#define F_TYPE_SCATTER_RBUF     void *
+#define F_TO_C_SCATTER_RBUF(_n) tj_fortran_in_place(_n)
+#define F_TYPE_BUF              void *
+#define F_TO_C_BUF(_n)          tj_fortran_bottom(_n)
+#define F_TYPE_COUNT            fint *
+#define F_TO_C_COUNT(_n)        *_n
+#define F_TYPE_COUNTS           fint *
+#define F_TO_C_COUNTS(_n)       _n
+#define F_TYPE_DISPLS           fint *
+#define F_TO_C_DISPLS(_n)       _n
+#define F_TYPE_TYPE             fint *
+#define F_TO_C_TYPE(_n)         PMPI_Type_f2c(*_n)
+#define F_TYPE_ROOT             fint *
+#define F_TO_C_ROOT(_n)         *_n
+#define F_TYPE_OP               fint *
+#define F_TO_C_OP(_n)           PMPI_Op_f2c(*_n)
+
+/* The entry points of a family's blocking and non-blocking calls, MPI_@p _name and MPI_@p _iname
+ * (Fortran names @p _lower and @p _upper), from its arguments @p _args. */
+#define F_COLL(_lower, _upper, _name, _iname, _args)                                               \
+    static int coll_##_lower(F_PARAMS(_args), MPI_Request *req)                                    \
+    {                                                                                              \
+        MPI_Comm c = PMPI_Comm_f2c(*comm);                                                         \
+        return req ? MPI_##_iname(_args(F_ARG) c, req) : MPI_##_name(_args(F_ARG) c);              \
+    }                                                                                              \
+    COLL_PAIR(coll_##_lower, _lower, _upper, (F_PARAMS(_args)), (TJ_NAMES(_args, BLOCKING)))
 
 /* An array of Fortran datatype handles converted to C ones (the w forms); small ones on the
  * stack. A null @p f (the send types of an MPI_IN_PLACE call, which are not read) gives NULL.
@@ -127,20 +166,6 @@ static int neighbor_degrees(MPI_Comm comm, int *indegree, int *outdegree)
     return rc;
 }
 
-static int coll_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fint *stype, void *rbuf,
-                          fint *rcounts, fint *rdispls, fint *rtype, fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ialltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c, req)
-               : MPI_Alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c);
-}
-COLL_PAIR(coll_alltoallv, alltoallv, ALLTOALLV,
-          (void *sbuf, fint *scounts, fint *sdispls, fint *stype, void *rbuf, fint *rcounts,
-           fint *rdispls, fint *rtype, fint *comm),
-          (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm))
-
 static void f_alltoallw(void *sbuf, fint *scounts, fint *sdispls, fint *stypes, void *rbuf,
                         fint *rcounts, fint *rdispls, fint *rtypes, fint *comm, fint *ierr)
 {
@@ -186,21 +211,6 @@ static void f_ialltoallw(void *sbuf, fint *scounts, fint *sdispls, fint *stypes,
     tj_fortran_ierr(ierr, rc);
 }
 FORTRAN_NAMES(f_ialltoallw, ialltoallw, IALLTOALLW)
-
-static int coll_neighbor_alltoallv(void *sbuf, fint *scounts, fint *sdispls, fint *stype,
-                                   void *rbuf, fint *rcounts, fint *rdispls, fint *rtype,
-                                   fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ineighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c, req)
-               : MPI_Neighbor_alltoallv(sb, scounts, sdispls, st, rb, rcounts, rdispls, rt, c);
-}
-COLL_PAIR(coll_neighbor_alltoallv, neighbor_alltoallv, NEIGHBOR_ALLTOALLV,
-          (void *sbuf, fint *scounts, fint *sdispls, fint *stype, void *rbuf, fint *rcounts,
-           fint *rdispls, fint *rtype, fint *comm),
-          (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm))
 
 /* No MPI_IN_PLACE here: the neighbourhood w forms do not allow it. */
 static void f_neighbor_alltoallw(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *stypes,
@@ -250,179 +260,35 @@ static void f_ineighbor_alltoallw(void *sbuf, fint *scounts, MPI_Aint *sdispls, 
 }
 FORTRAN_NAMES(f_ineighbor_alltoallw, ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
 
-/* The calls with one count and one type per side, MPI_IN_PLACE as the send buffer: Allgather,
- * Alltoall, Neighbor_allgather, Neighbor_alltoall (the neighbourhood calls do not allow
- * MPI_IN_PLACE; given one, the C wrapper reports the error the MPI gives). */
-#define ONE_COUNT_EACH(_lower, _upper, _blocking, _nonblocking)                                    \
-    static int coll_##_lower(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,      \
-                             fint *rtype, fint *comm, MPI_Request *req)                            \
-    {                                                                                              \
-        void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);                       \
-        MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);                       \
-        MPI_Comm c = PMPI_Comm_f2c(*comm);                                                         \
-        return req ? _nonblocking(sb, *scount, st, rb, *rcount, rt, c, req)                        \
-                   : _blocking(sb, *scount, st, rb, *rcount, rt, c);                               \
-    }                                                                                              \
-    COLL_PAIR(coll_##_lower, _lower, _upper,                                                       \
-              (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,       \
-               fint *comm),                                                                        \
-              (sbuf, scount, stype, rbuf, rcount, rtype, comm))
+/* The collectives without arrays of types. The neighbourhood calls do not allow MPI_IN_PLACE;
+ * given one, the C wrapper reports the error the MPI gives. */
+F_COLL(alltoallv, ALLTOALLV, Alltoallv, Ialltoallv, TJ_ARGS_ALLTOALLV)
+F_COLL(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, Neighbor_alltoallv, Ineighbor_alltoallv,
+       TJ_ARGS_ALLTOALLV)
+F_COLL(allgather, ALLGATHER, Allgather, Iallgather, TJ_ARGS_ALLGATHER)
+F_COLL(alltoall, ALLTOALL, Alltoall, Ialltoall, TJ_ARGS_ALLGATHER)
+F_COLL(neighbor_allgather, NEIGHBOR_ALLGATHER, Neighbor_allgather, Ineighbor_allgather,
+       TJ_ARGS_ALLGATHER)
+F_COLL(neighbor_alltoall, NEIGHBOR_ALLTOALL, Neighbor_alltoall, Ineighbor_alltoall,
+       TJ_ARGS_ALLGATHER)
+F_COLL(allgatherv, ALLGATHERV, Allgatherv, Iallgatherv, TJ_ARGS_ALLGATHERV)
+F_COLL(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, Neighbor_allgatherv, Ineighbor_allgatherv,
+       TJ_ARGS_ALLGATHERV)
+F_COLL(gather, GATHER, Gather, Igather, TJ_ARGS_GATHER)
+F_COLL(gatherv, GATHERV, Gatherv, Igatherv, TJ_ARGS_GATHERV)
+F_COLL(scatter, SCATTER, Scatter, Iscatter, TJ_ARGS_SCATTER)
+F_COLL(scatterv, SCATTERV, Scatterv, Iscatterv, TJ_ARGS_SCATTERV)
+F_COLL(bcast, BCAST, Bcast, Ibcast, TJ_ARGS_BCAST)
 
-ONE_COUNT_EACH(allgather, ALLGATHER, MPI_Allgather, MPI_Iallgather)
-ONE_COUNT_EACH(alltoall, ALLTOALL, MPI_Alltoall, MPI_Ialltoall)
-ONE_COUNT_EACH(neighbor_allgather, NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather,
-               MPI_Ineighbor_allgather)
-ONE_COUNT_EACH(neighbor_alltoall, NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall, MPI_Ineighbor_alltoall)
+/* ---- reductions ----------------------------------------------------------------------------- */
 
-static int coll_allgatherv(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts,
-                           fint *displs, fint *rtype, fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Iallgatherv(sb, *scount, st, rb, rcounts, displs, rt, c, req)
-               : MPI_Allgatherv(sb, *scount, st, rb, rcounts, displs, rt, c);
-}
-COLL_PAIR(coll_allgatherv, allgatherv, ALLGATHERV,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts, fint *displs,
-           fint *rtype, fint *comm),
-          (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
-
-static int coll_neighbor_allgatherv(void *sbuf, fint *scount, fint *stype, void *rbuf,
-                                    fint *rcounts, fint *displs, fint *rtype, fint *comm,
-                                    MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ineighbor_allgatherv(sb, *scount, st, rb, rcounts, displs, rt, c, req)
-               : MPI_Neighbor_allgatherv(sb, *scount, st, rb, rcounts, displs, rt, c);
-}
-COLL_PAIR(coll_neighbor_allgatherv, neighbor_allgatherv, NEIGHBOR_ALLGATHERV,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts, fint *displs,
-           fint *rtype, fint *comm),
-          (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
-
-static int coll_gather(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype,
-                       fint *root, fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Igather(sb, *scount, st, rb, *rcount, rt, *root, c, req)
-               : MPI_Gather(sb, *scount, st, rb, *rcount, rt, *root, c);
-}
-COLL_PAIR(coll_gather, gather, GATHER,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype, fint *root,
-           fint *comm),
-          (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
-
-static int coll_gatherv(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts,
-                        fint *displs, fint *rtype, fint *root, fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Igatherv(sb, *scount, st, rb, rcounts, displs, rt, *root, c, req)
-               : MPI_Gatherv(sb, *scount, st, rb, rcounts, displs, rt, *root, c);
-}
-COLL_PAIR(coll_gatherv, gatherv, GATHERV,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcounts, fint *displs,
-           fint *rtype, fint *root, fint *comm),
-          (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm))
-
-/* Scatter and Scatterv: MPI_IN_PLACE is the receive buffer (at the root). */
-static int coll_scatter(void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount,
-                        fint *rtype, fint *root, fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_bottom(sbuf), *rb = tj_fortran_in_place(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Iscatter(sb, *scount, st, rb, *rcount, rt, *root, c, req)
-               : MPI_Scatter(sb, *scount, st, rb, *rcount, rt, *root, c);
-}
-COLL_PAIR(coll_scatter, scatter, SCATTER,
-          (void *sbuf, fint *scount, fint *stype, void *rbuf, fint *rcount, fint *rtype, fint *root,
-           fint *comm),
-          (sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
-
-static int coll_scatterv(void *sbuf, fint *scounts, fint *displs, fint *stype, void *rbuf,
-                         fint *rcount, fint *rtype, fint *root, fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_bottom(sbuf), *rb = tj_fortran_in_place(rbuf);
-    MPI_Datatype st = PMPI_Type_f2c(*stype), rt = PMPI_Type_f2c(*rtype);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Iscatterv(sb, scounts, displs, st, rb, *rcount, rt, *root, c, req)
-               : MPI_Scatterv(sb, scounts, displs, st, rb, *rcount, rt, *root, c);
-}
-COLL_PAIR(coll_scatterv, scatterv, SCATTERV,
-          (void *sbuf, fint *scounts, fint *displs, fint *stype, void *rbuf, fint *rcount,
-           fint *rtype, fint *root, fint *comm),
-          (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm))
-
-static int coll_bcast(void *buf, fint *count, fint *type, fint *root, fint *comm, MPI_Request *req)
-{
-    void *b = tj_fortran_bottom(buf);
-    MPI_Datatype t = PMPI_Type_f2c(*type);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ibcast(b, *count, t, *root, c, req) : MPI_Bcast(b, *count, t, *root, c);
-}
-COLL_PAIR(coll_bcast, bcast, BCAST, (void *buf, fint *count, fint *type, fint *root, fint *comm),
-          (buf, count, type, root, comm))
-
-/* ---- reductions -----------------------------------------------------------------------------
- * The send buffer may be MPI_IN_PLACE, both may be MPI_BOTTOM, as in Open MPI's bindings. */
-
-static int coll_reduce(void *sbuf, void *rbuf, fint *count, fint *type, fint *op, fint *root,
-                       fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype t = PMPI_Type_f2c(*type);
-    MPI_Op o = PMPI_Op_f2c(*op);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ireduce(sb, rb, *count, t, o, *root, c, req)
-               : MPI_Reduce(sb, rb, *count, t, o, *root, c);
-}
-COLL_PAIR(coll_reduce, reduce, REDUCE,
-          (void *sbuf, void *rbuf, fint *count, fint *type, fint *op, fint *root, fint *comm),
-          (sbuf, rbuf, count, type, op, root, comm))
-
-/* The reductions over all ranks with one count: Allreduce, Reduce_scatter_block (the count of
- * each rank's block), Scan, Exscan. */
-#define REDUCE_ONE_COUNT(_lower, _upper, _blocking, _nonblocking)                                  \
-    static int coll_##_lower(void *sbuf, void *rbuf, fint *count, fint *type, fint *op,            \
-                             fint *comm, MPI_Request *req)                                         \
-    {                                                                                              \
-        void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);                       \
-        MPI_Datatype t = PMPI_Type_f2c(*type);                                                     \
-        MPI_Op o = PMPI_Op_f2c(*op);                                                               \
-        MPI_Comm c = PMPI_Comm_f2c(*comm);                                                         \
-        return req ? _nonblocking(sb, rb, *count, t, o, c, req)                                    \
-                   : _blocking(sb, rb, *count, t, o, c);                                           \
-    }                                                                                              \
-    COLL_PAIR(coll_##_lower, _lower, _upper,                                                       \
-              (void *sbuf, void *rbuf, fint *count, fint *type, fint *op, fint *comm),             \
-              (sbuf, rbuf, count, type, op, comm))
-
-REDUCE_ONE_COUNT(allreduce, ALLREDUCE, MPI_Allreduce, MPI_Iallreduce)
-REDUCE_ONE_COUNT(reduce_scatter_block, REDUCE_SCATTER_BLOCK, MPI_Reduce_scatter_block,
-                 MPI_Ireduce_scatter_block)
-REDUCE_ONE_COUNT(scan, SCAN, MPI_Scan, MPI_Iscan)
-REDUCE_ONE_COUNT(exscan, EXSCAN, MPI_Exscan, MPI_Iexscan)
-
-static int coll_reduce_scatter(void *sbuf, void *rbuf, fint *rcounts, fint *type, fint *op,
-                               fint *comm, MPI_Request *req)
-{
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Datatype t = PMPI_Type_f2c(*type);
-    MPI_Op o = PMPI_Op_f2c(*op);
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    return req ? MPI_Ireduce_scatter(sb, rb, rcounts, t, o, c, req)
-               : MPI_Reduce_scatter(sb, rb, rcounts, t, o, c);
-}
-COLL_PAIR(coll_reduce_scatter, reduce_scatter, REDUCE_SCATTER,
-          (void *sbuf, void *rbuf, fint *rcounts, fint *type, fint *op, fint *comm),
-          (sbuf, rbuf, rcounts, type, op, comm))
+F_COLL(reduce, REDUCE, Reduce, Ireduce, TJ_ARGS_REDUCE)
+F_COLL(allreduce, ALLREDUCE, Allreduce, Iallreduce, TJ_ARGS_ALLREDUCE)
+F_COLL(reduce_scatter_block, REDUCE_SCATTER_BLOCK, Reduce_scatter_block, Ireduce_scatter_block,
+       TJ_ARGS_ALLREDUCE)
+F_COLL(scan, SCAN, Scan, Iscan, TJ_ARGS_ALLREDUCE)
+F_COLL(exscan, EXSCAN, Exscan, Iexscan, TJ_ARGS_ALLREDUCE)
+F_COLL(reduce_scatter, REDUCE_SCATTER, Reduce_scatter, Ireduce_scatter, TJ_ARGS_REDUCE_SCATTER)
 
 static void f_reduce_local(void *inbuf, void *inoutbuf, fint *count, fint *type, fint *op,
                            fint *ierr)

@@ -4,6 +4,7 @@
  * MPI has them. A call with a device buffer and an MPI that is not
  * CUDA-aware is staged exactly through host memory (src/calls/reduce.c); every other call goes
  * to the system MPI, after at most two pointer queries (none on a machine without a device). */
+#include "interpose/coll_args.h"
 #include "interpose/device.h"
 #include "interpose/init.h"
 #include "interpose/types.h"
@@ -32,111 +33,37 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
 }
 
 /* Each wrapper in its int and large-count forms from one definition: (suffix, count type,
- * large), then the family's names; the blocking and non-blocking calls of a family share it. */
+ * large), then the family's names; the blocking and non-blocking calls of a family share it, and
+ * their arguments are the family's (interpose/coll_args.h). */
 #define FORMS(_m, ...)                                                                             \
     _m(, int, false, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, true, __VA_ARGS__))
 
-#define RUN(_c, _req, _pass)                                                                       \
+#define RUN(_kind, _large, _args, _req, _pass)                                                     \
     do {                                                                                           \
+        tj_red_call_t c = {.kind = _kind, .large = _large, TJ_FIELDS(_args)};                      \
         int rc;                                                                                    \
-        if (take(_c, _req, &rc))                                                                   \
+        if (take(&c, _req, &rc))                                                                   \
             return rc;                                                                             \
         return _pass;                                                                              \
     } while (0)
 
-#define REDUCE(_s, _cnt, _large, _unused)                                                          \
-    int TJ_WRAPPER(MPI_Reduce##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,    \
-                                   MPI_Op op, int root, MPI_Comm comm)                             \
+/* A family's blocking and non-blocking wrappers. */
+#define REDUCTION(_s, _cnt, _large, _name, _iname, _kind, _args)                                   \
+    int TJ_WRAPPER(MPI_##_name##_s)(TJ_PARAMS(_args, _s, BLOCKING))                                \
     {                                                                                              \
-        tj_red_call_t c = {.kind = TJ_RED_REDUCE,                                                  \
-                           .large = _large,                                                        \
-                           .sbuf = sbuf,                                                           \
-                           .rbuf = rbuf,                                                           \
-                           .count = count,                                                         \
-                           .type = type,                                                           \
-                           .op = op,                                                               \
-                           .root = root,                                                           \
-                           .comm = comm};                                                          \
-        RUN(&c, NULL, PMPI_Reduce##_s(sbuf, rbuf, count, type, op, root, comm));                   \
+        RUN(_kind, _large, _args, NULL, PMPI_##_name##_s(TJ_NAMES(_args, BLOCKING)));              \
     }                                                                                              \
-    int TJ_WRAPPER(MPI_Ireduce##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,   \
-                                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)          \
+    int TJ_WRAPPER(MPI_##_iname##_s)(TJ_PARAMS(_args, _s, NONBLOCKING))                            \
     {                                                                                              \
-        tj_red_call_t c = {.kind = TJ_RED_REDUCE,                                                  \
-                           .large = _large,                                                        \
-                           .sbuf = sbuf,                                                           \
-                           .rbuf = rbuf,                                                           \
-                           .count = count,                                                         \
-                           .type = type,                                                           \
-                           .op = op,                                                               \
-                           .root = root,                                                           \
-                           .comm = comm};                                                          \
-        RUN(&c, req, PMPI_Ireduce##_s(sbuf, rbuf, count, type, op, root, comm, req));              \
+        RUN(_kind, _large, _args, req, PMPI_##_iname##_s(TJ_NAMES(_args, NONBLOCKING)));           \
     }
-FORMS(REDUCE, -)
-
-/* Allreduce, Reduce_scatter_block, Scan, Exscan: one count, no root. */
-#define ALLREDUCE_FAMILY(_s, _cnt, _large, _name, _iname, _kind)                                   \
-    int TJ_WRAPPER(MPI_##_name##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,   \
-                                    MPI_Op op, MPI_Comm comm)                                      \
-    {                                                                                              \
-        tj_red_call_t c = {.kind = _kind,                                                          \
-                           .large = _large,                                                        \
-                           .sbuf = sbuf,                                                           \
-                           .rbuf = rbuf,                                                           \
-                           .count = count,                                                         \
-                           .type = type,                                                           \
-                           .op = op,                                                               \
-                           .comm = comm};                                                          \
-        RUN(&c, NULL, PMPI_##_name##_s(sbuf, rbuf, count, type, op, comm));                        \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_##_iname##_s)(const void *sbuf, void *rbuf, _cnt count, MPI_Datatype type,  \
-                                     MPI_Op op, MPI_Comm comm, MPI_Request *req)                   \
-    {                                                                                              \
-        tj_red_call_t c = {.kind = _kind,                                                          \
-                           .large = _large,                                                        \
-                           .sbuf = sbuf,                                                           \
-                           .rbuf = rbuf,                                                           \
-                           .count = count,                                                         \
-                           .type = type,                                                           \
-                           .op = op,                                                               \
-                           .comm = comm};                                                          \
-        RUN(&c, req, PMPI_##_iname##_s(sbuf, rbuf, count, type, op, comm, req));                   \
-    }
-FORMS(ALLREDUCE_FAMILY, Allreduce, Iallreduce, TJ_RED_ALLREDUCE)
-FORMS(ALLREDUCE_FAMILY, Reduce_scatter_block, Ireduce_scatter_block, TJ_RED_REDUCE_SCATTER_BLOCK)
-FORMS(ALLREDUCE_FAMILY, Scan, Iscan, TJ_RED_SCAN)
-FORMS(ALLREDUCE_FAMILY, Exscan, Iexscan, TJ_RED_EXSCAN)
-
-#define REDUCE_SCATTER(_s, _cnt, _large, _unused)                                                  \
-    int TJ_WRAPPER(MPI_Reduce_scatter##_s)(const void *sbuf, void *rbuf, const _cnt rcounts[],     \
-                                           MPI_Datatype type, MPI_Op op, MPI_Comm comm)            \
-    {                                                                                              \
-        tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,                                          \
-                           .large = _large,                                                        \
-                           .sbuf = sbuf,                                                           \
-                           .rbuf = rbuf,                                                           \
-                           .rcounts = rcounts,                                                     \
-                           .type = type,                                                           \
-                           .op = op,                                                               \
-                           .comm = comm};                                                          \
-        RUN(&c, NULL, PMPI_Reduce_scatter##_s(sbuf, rbuf, rcounts, type, op, comm));               \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_Ireduce_scatter##_s)(const void *sbuf, void *rbuf, const _cnt rcounts[],    \
-                                            MPI_Datatype type, MPI_Op op, MPI_Comm comm,           \
-                                            MPI_Request *req)                                      \
-    {                                                                                              \
-        tj_red_call_t c = {.kind = TJ_RED_REDUCE_SCATTER,                                          \
-                           .large = _large,                                                        \
-                           .sbuf = sbuf,                                                           \
-                           .rbuf = rbuf,                                                           \
-                           .rcounts = rcounts,                                                     \
-                           .type = type,                                                           \
-                           .op = op,                                                               \
-                           .comm = comm};                                                          \
-        RUN(&c, req, PMPI_Ireduce_scatter##_s(sbuf, rbuf, rcounts, type, op, comm, req));          \
-    }
-FORMS(REDUCE_SCATTER, -)
+FORMS(REDUCTION, Reduce, Ireduce, TJ_RED_REDUCE, TJ_ARGS_REDUCE)
+FORMS(REDUCTION, Allreduce, Iallreduce, TJ_RED_ALLREDUCE, TJ_ARGS_ALLREDUCE)
+FORMS(REDUCTION, Reduce_scatter_block, Ireduce_scatter_block, TJ_RED_REDUCE_SCATTER_BLOCK,
+      TJ_ARGS_ALLREDUCE)
+FORMS(REDUCTION, Scan, Iscan, TJ_RED_SCAN, TJ_ARGS_ALLREDUCE)
+FORMS(REDUCTION, Exscan, Iexscan, TJ_RED_EXSCAN, TJ_ARGS_ALLREDUCE)
+FORMS(REDUCTION, Reduce_scatter, Ireduce_scatter, TJ_RED_REDUCE_SCATTER, TJ_ARGS_REDUCE_SCATTER)
 
 #define REDUCE_LOCAL(_s, _cnt, _large, _unused)                                                    \
     int TJ_WRAPPER(MPI_Reduce_local##_s)(const void *inbuf, void *inoutbuf, _cnt count,            \
@@ -150,6 +77,9 @@ FORMS(REDUCE_SCATTER, -)
                            .type = type,                                                           \
                            .op = op,                                                               \
                            .comm = MPI_COMM_NULL};                                                 \
-        RUN(&c, NULL, PMPI_Reduce_local##_s(inbuf, inoutbuf, count, type, op));                    \
+        int rc;                                                                                    \
+        if (take(&c, NULL, &rc))                                                                   \
+            return rc;                                                                             \
+        return PMPI_Reduce_local##_s(inbuf, inoutbuf, count, type, op);                            \
     }
 FORMS(REDUCE_LOCAL, -)
