@@ -102,7 +102,8 @@ const tj_setting_t tj_config_table[] = {
      .default_text = "CACHE/system/sm_XX-DEVICE-DRIVER.txt", .values_text = "a file",
      .doc = "the measured system table the method model reads"},
     {"TYPEJIT_PROGRESS", WORD(progress, progresses, TJ_PROGRESS_CALLS),
-     .doc = "when non-blocking device sends whose packs still run reach the system MPI"},
+     .doc = "when non-blocking device sends and collectives whose packs still run reach the "
+            "system MPI"},
     {0},
 };
 
