@@ -41,16 +41,9 @@ mkdir -p "$dumps"
 env=(-x "LD_PRELOAD=$lib" -x "TYPEJIT_CACHE_DIR=$dumps/kernel-cache")
 # TYPEJIT_PROGRESS=off in the environment: the synchronous path of non-blocking sends.
 [ -n "${TYPEJIT_PROGRESS:-}" ] && env+=(-x "TYPEJIT_PROGRESS=$TYPEJIT_PROGRESS")
-driver=${TEST_DRIVER:-$build/tests/fakecuda/13.0}
-if [ "$driver" != none ]; then
-    [ -e "$driver/libcuda.so.1" ] || { echo "run-call-cost: no test driver in $driver" >&2; exit 1; }
-    kernels=$build/tests/fakecuda-kernels
-    [ -e "$build/CMakeCache.txt" ] &&
-        k=$(sed -n 's/^TJ_FAKECUDA_KERNEL_CACHE:PATH=\(..*\)$/\1/p' "$build/CMakeCache.txt") &&
-        [ -n "$k" ] && kernels=$k
-    env+=(-x "LD_LIBRARY_PATH=$driver:$build/tests/fakecuda/nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-          -x "FAKECUDA_KERNEL_CACHE=$kernels" -x "FAKECUDA_NVRTC_CACHE=$kernels/nvrtc"
-          -x FAKECUDA_ARENA_GIB=16)
+. bench/test-driver.sh
+if test_driver_env run-call-cost; then
+    env+=(-x FAKECUDA_ARENA_GIB=16)
 fi
 # Compiled kernels first, outside valgrind: the measured run then only reads the cache.
 tests/mpiexec.sh "$launcher" -np 2 "${env[@]}" "$prog" --iters 1 --warmup 1 >/dev/null

@@ -35,16 +35,9 @@ mkdir -p "$out"
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 env=(-x "LD_PRELOAD=$lib" -x "TYPEJIT_CACHE_DIR=$cache")
-driver=${TEST_DRIVER:-$build/tests/fakecuda/13.0}
-if [ "$driver" != none ]; then
-    [ -e "$driver/libcuda.so.1" ] || { echo "run-overlap: no test driver in $driver" >&2; exit 1; }
-    kernels=$build/tests/fakecuda-kernels
-    [ -e "$build/CMakeCache.txt" ] &&
-        k=$(sed -n 's/^TJ_FAKECUDA_KERNEL_CACHE:PATH=\(..*\)$/\1/p' "$build/CMakeCache.txt") &&
-        [ -n "$k" ] && kernels=$k
-    env+=(-x "LD_LIBRARY_PATH=$driver:$build/tests/fakecuda/nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-          -x "FAKECUDA_KERNEL_CACHE=$kernels" -x "FAKECUDA_NVRTC_CACHE=$kernels/nvrtc"
-          -x FAKECUDA_STREAM_THREAD=1)
+. bench/test-driver.sh
+if test_driver_env run-overlap; then
+    env+=(-x FAKECUDA_STREAM_THREAD=1)
     np=${np:-1} # each rank's driver thread needs a core of its own to run beside the host
     where="the CPU-only test driver, threaded mode"
 else
