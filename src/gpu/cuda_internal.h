@@ -15,10 +15,6 @@
 #include "util/common.h"
 #include "util/stats.h"
 
-/* Shared by the layer's own files only: not exported, and reached without the global offset
- * table, as a static variable is. */
-#define TJ_GPU_LOCAL __attribute__((visibility("hidden")))
-
 /* Field, whether the library needs it, and the exported names to try in order: the versioned
  * name cuda.h maps to first, then older ones a driver of the supported range may have instead.
  * An optional entry (cuCtxGetId, CUDA 12.0) is used when the driver has it. */
@@ -152,7 +148,7 @@ typedef struct {
     struct tj_gpu_event *events_free;
 } tj_gpu_t;
 
-extern TJ_GPU_LOCAL tj_gpu_t tj_gpu;
+extern TJ_LOCAL tj_gpu_t tj_gpu;
 
 /* The layer's state for each thread (scope.c): its scopes. Initial-exec: read on every device
  * call as one load (the library is loaded at start). */
@@ -165,7 +161,7 @@ typedef struct {
     int releasing; /* inside tj_gpu_enter_to_release scopes */
 } tj_gpu_thread_t;
 
-extern _Thread_local TJ_GPU_LOCAL tj_gpu_thread_t tj_gpu_thread
+extern _Thread_local TJ_LOCAL tj_gpu_thread_t tj_gpu_thread
     __attribute__((tls_model("initial-exec")));
 
 /* tj_gpu_init without a call once it has succeeded. */
