@@ -113,98 +113,112 @@ static tj_status_t parse_int(parser_t *ps, const char *what, int index, const ra
     return TJ_OK;
 }
 
-/* `{v, v, ...}`, possibly empty. */
-static tj_status_t parse_list(parser_t *ps, const char *what, const range_t *r, list_t *l)
+/* The opening brace of a list of @p what; *closed when the list is `{}` and @p may_be_empty. */
+static tj_status_t list_open(parser_t *ps, const char *what, bool may_be_empty, const char **at,
+                             bool *closed)
 {
-    char ctx[64], buf[48];
+    char ctx[64];
     tj_status_t status;
 
     tj_typedesc_skip_space(ps);
-    l->at = ps->p;
+    *at = ps->p;
     snprintf(ctx, sizeof(ctx), "to open the list of %s", what);
     if ((status = tj_typedesc_expect(ps, '{', ctx)) != TJ_OK)
         return status;
     tj_typedesc_skip_space(ps);
-    if (*ps->p == '}') {
+    *closed = may_be_empty && *ps->p == '}';
+    if (*closed)
         ps->p++;
-        return TJ_OK;
+    return TJ_OK;
+}
+
+/* After an element of a list of @p what: past the comma, or *closed past the closing brace. */
+static tj_status_t list_next(parser_t *ps, const char *what, bool *closed)
+{
+    char buf[48];
+
+    tj_typedesc_skip_space(ps);
+    *closed = *ps->p == '}';
+    if (*ps->p != '}' && *ps->p != ',')
+        return tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE,
+                                "expected ',' or '}' in the list of %s, found %s", what,
+                                tj_typedesc_found(ps->p, buf, sizeof(buf)));
+    ps->p++;
+    return TJ_OK;
+}
+
+/* Room for element @p n of a list of @p what whose array @p v holds *cap elements of @p size
+ * bytes: the array itself, grown by doubling up to MAX_LIST elements; NULL with *status on
+ * failure (@p v is then still the list's). */
+static void *list_room(parser_t *ps, const char *what, void *v, size_t size, int n, int *cap,
+                       tj_status_t *status)
+{
+    if (n == MAX_LIST) {
+        *status = tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE, "list of %s longer than %d elements",
+                                   what, MAX_LIST);
+        return NULL;
     }
-    for (;;) {
-        int64_t v;
-        if (l->n == MAX_LIST)
-            return tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE, "list of %s longer than %d elements",
-                                    what, MAX_LIST);
-        if (l->n == l->cap) {
-            int cap = l->cap ? 2 * l->cap : 16;
-            int64_t *grown = realloc(l->v, sizeof(*grown) * (size_t)cap);
-            if (grown == NULL)
-                return tj_typedesc_fail(ps, ps->p, TJ_ERR_NOMEM, "out of memory for the list of %s",
-                                        what);
-            l->v = grown;
-            l->cap = cap;
+    if (n == *cap) {
+        int grown_cap = *cap ? 2 * *cap : 16;
+        void *grown = realloc(v, size * (size_t)grown_cap);
+        if (grown == NULL) {
+            *status =
+                tj_typedesc_fail(ps, ps->p, TJ_ERR_NOMEM, "out of memory for the list of %s", what);
+            return NULL;
         }
-        if ((status = parse_int(ps, what, l->n, r, &v)) != TJ_OK)
+        v = grown;
+        *cap = grown_cap;
+    }
+    return v;
+}
+
+/* `{v, v, ...}`, possibly empty. */
+static tj_status_t parse_list(parser_t *ps, const char *what, const range_t *r, list_t *l)
+{
+    tj_status_t status;
+    bool closed;
+
+    if ((status = list_open(ps, what, true, &l->at, &closed)) != TJ_OK)
+        return status;
+    while (!closed) {
+        int64_t *v = list_room(ps, what, l->v, sizeof(*v), l->n, &l->cap, &status);
+        if (v == NULL)
             return status;
-        l->v[l->n++] = v;
-        tj_typedesc_skip_space(ps);
-        if (*ps->p == '}') {
-            ps->p++;
-            return TJ_OK;
-        }
-        if (*ps->p != ',')
-            return tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE,
-                                    "expected ',' or '}' in the list of %s, found %s", what,
-                                    tj_typedesc_found(ps->p, buf, sizeof(buf)));
-        ps->p++;
+        l->v = v;
+        if ((status = parse_int(ps, what, l->n, r, &l->v[l->n])) != TJ_OK)
+            return status;
+        l->n++;
+        if ((status = list_next(ps, what, &closed)) != TJ_OK)
+            return status;
     }
+    return TJ_OK;
 }
 
 /* The member types of a struct: `{T, T, ...}`. Members parsed so far stay in @p m on error, so
  * that the caller frees them. */
 static tj_status_t parse_members(parser_t *ps, int depth, nodes_t *m)
 {
-    char buf[48];
+    const char *what = "member types";
     tj_status_t status;
+    bool closed;
 
-    tj_typedesc_skip_space(ps);
-    m->at = ps->p;
-    if ((status = tj_typedesc_expect(ps, '{', "to open the list of member types")) != TJ_OK)
+    if ((status = list_open(ps, what, true, &m->at, &closed)) != TJ_OK)
         return status;
-    tj_typedesc_skip_space(ps);
-    if (*ps->p == '}') {
-        ps->p++;
-        return TJ_OK;
-    }
-    for (;;) {
-        if (m->n == MAX_LIST)
-            return tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE,
-                                    "list of member types longer than %d elements", MAX_LIST);
-        if (m->n == m->cap) {
-            int cap = m->cap ? 2 * m->cap : 16;
-            node_t *grown = realloc(m->v, sizeof(*grown) * (size_t)cap);
-            if (grown == NULL)
-                return tj_typedesc_fail(ps, ps->p, TJ_ERR_NOMEM,
-                                        "out of memory for the member types");
-            m->v = grown;
-            m->cap = cap;
-        }
+    while (!closed) {
+        node_t *v = list_room(ps, what, m->v, sizeof(*v), m->n, &m->cap, &status);
+        if (v == NULL)
+            return status;
+        m->v = v;
         tj_typedesc_skip_space(ps);
         m->v[m->n].from = ps->p;
         if ((status = tj_typedesc_parse_type(ps, depth + 1, &m->v[m->n])) != TJ_OK)
             return status;
         m->v[m->n].to = ps->p;
         m->n++;
-        tj_typedesc_skip_space(ps);
-        if (*ps->p == '}') {
-            ps->p++;
-            return TJ_OK;
-        }
-        if (*ps->p != ',')
-            return tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE,
-                                    "expected ',' or '}' in the list of member types, found %s",
-                                    tj_typedesc_found(ps->p, buf, sizeof(buf)));
-        ps->p++;
+        if ((status = list_next(ps, what, &closed)) != TJ_OK)
+            return status;
     }
+    return TJ_OK;
 }
 
 static tj_status_t parse_order(parser_t *ps, int *order)
@@ -236,36 +250,28 @@ static tj_status_t parse_order(parser_t *ps, int *order)
  * the MPI constants. */
 static tj_status_t parse_distribs(parser_t *ps, list_t *l)
 {
+    const char *what = "distributions";
     char word[MAX_WORD], buf[48];
     tj_status_t status;
+    bool closed;
 
-    tj_typedesc_skip_space(ps);
-    l->at = ps->p;
-    if ((status = tj_typedesc_expect(ps, '{', "to open the list of distributions")) != TJ_OK)
+    if ((status = list_open(ps, what, false, &l->at, &closed)) != TJ_OK)
         return status;
-    for (;;) {
+    while (!closed) {
         const char *at, *w;
+        int64_t *v;
         int n;
         tj_typedesc_skip_space(ps);
         at = ps->p;
+        if ((v = list_room(ps, what, l->v, sizeof(*v), l->n, &l->cap, &status)) == NULL)
+            return status;
+        l->v = v;
         if (!tj_typedesc_is_word_char(*ps->p))
             return tj_typedesc_fail(ps, at, TJ_ERR_PARSE,
                                     "expected block, cyclic or none, found %s",
                                     tj_typedesc_found(at, buf, sizeof(buf)));
         n = tj_typedesc_read_word(ps, word);
         w = tj_typedesc_strip_prefix(tj_typedesc_strip_prefix(word, "MPI_"), "DISTRIBUTE_");
-        if (l->n == MAX_LIST)
-            return tj_typedesc_fail(ps, at, TJ_ERR_PARSE, "list of distributions longer than %d",
-                                    MAX_LIST);
-        if (l->n == l->cap) {
-            int cap = l->cap ? 2 * l->cap : 16;
-            int64_t *grown = realloc(l->v, sizeof(*grown) * (size_t)cap);
-            if (grown == NULL)
-                return tj_typedesc_fail(ps, at, TJ_ERR_NOMEM,
-                                        "out of memory for the distributions");
-            l->v = grown;
-            l->cap = cap;
-        }
         if (strcmp(w, "BLOCK") == 0)
             l->v[l->n++] = MPI_DISTRIBUTE_BLOCK;
         else if (strcmp(w, "CYCLIC") == 0)
@@ -276,17 +282,10 @@ static tj_status_t parse_distribs(parser_t *ps, list_t *l)
             return tj_typedesc_fail(ps, at, TJ_ERR_PARSE,
                                     "unknown distribution '%.*s' (expected block, cyclic or none)",
                                     n, at);
-        tj_typedesc_skip_space(ps);
-        if (*ps->p == '}') {
-            ps->p++;
-            return TJ_OK;
-        }
-        if (*ps->p != ',')
-            return tj_typedesc_fail(ps, ps->p, TJ_ERR_PARSE,
-                                    "expected ',' or '}' in the list of distributions, found %s",
-                                    tj_typedesc_found(ps->p, buf, sizeof(buf)));
-        ps->p++;
+        if ((status = list_next(ps, what, &closed)) != TJ_OK)
+            return status;
     }
+    return TJ_OK;
 }
 
 /* The constructor's arguments, between its parentheses. */
