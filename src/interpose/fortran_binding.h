@@ -116,6 +116,20 @@ typedef struct {
 
 #define UNPAREN(...) __VA_ARGS__
 
+/* A call whose one argument is a handle it reads and may replace (MPI_Type_commit(&type),
+ * MPI_Start(&request), MPI_Win_free(&win)): the handle of C type _type, converted by
+ * PMPI__kind_f2c and PMPI__kind_c2f. */
+#define HANDLE_CALL(_c, _lower, _upper, _type, _kind)                                              \
+    static void f_##_lower(fint *handle, fint *ierr)                                               \
+    {                                                                                              \
+        _type h = PMPI_##_kind##_f2c(*handle);                                                     \
+        int rc = _c(&h);                                                                           \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *handle = PMPI_##_kind##_c2f(h);                                                       \
+        tj_fortran_ierr(ierr, rc);                                                                 \
+    }                                                                                              \
+    FORTRAN_NAMES(f_##_lower, _lower, _upper)
+
 /* A blocking call and its form that returns a request (MPI_X and MPI_IX, MPI_Put and MPI_Rput)
  * from one function _impl that takes the Fortran arguments _params and a C request, NULL for the
  * blocking form: the entry points _lower and _rlower. */

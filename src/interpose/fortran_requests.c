@@ -96,25 +96,9 @@ static void f_request_get_status(fint *request, fint *flag, fint *status, fint *
 }
 FORTRAN_NAMES(f_request_get_status, request_get_status, REQUEST_GET_STATUS)
 
-static void f_request_free(fint *request, fint *ierr)
-{
-    MPI_Request r = PMPI_Request_f2c(*request);
-    int rc = MPI_Request_free(&r);
-    if (rc == MPI_SUCCESS)
-        *request = PMPI_Request_c2f(r);
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_request_free, request_free, REQUEST_FREE)
+HANDLE_CALL(MPI_Request_free, request_free, REQUEST_FREE, MPI_Request, Request)
 
-static void f_start(fint *request, fint *ierr)
-{
-    MPI_Request r = PMPI_Request_f2c(*request);
-    int rc = MPI_Start(&r);
-    if (rc == MPI_SUCCESS)
-        *request = PMPI_Request_c2f(r);
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_start, start, START)
+HANDLE_CALL(MPI_Start, start, START, MPI_Request, Request)
 
 static void f_startall(fint *count, fint *requests, fint *ierr)
 {

@@ -206,14 +206,6 @@ static void f_win_lock_all(fint *assert_, fint *win, fint *ierr)
 }
 FORTRAN_NAMES(f_win_lock_all, win_lock_all, WIN_LOCK_ALL)
 
-static void f_win_free(fint *win, fint *ierr)
-{
-    MPI_Win w = PMPI_Win_f2c(*win);
-    int rc = MPI_Win_free(&w);
-    if (rc == MPI_SUCCESS)
-        *win = PMPI_Win_c2f(w);
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_win_free, win_free, WIN_FREE)
+HANDLE_CALL(MPI_Win_free, win_free, WIN_FREE, MPI_Win, Win)
 
 #endif /* MPI_ABI_VERSION */

@@ -9,25 +9,9 @@
 
 #if !defined(MPI_ABI_VERSION)
 
-static void f_type_commit(fint *type, fint *ierr)
-{
-    MPI_Datatype t = PMPI_Type_f2c(*type);
-    int rc = MPI_Type_commit(&t);
-    if (rc == MPI_SUCCESS)
-        *type = PMPI_Type_c2f(t);
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_type_commit, type_commit, TYPE_COMMIT)
+HANDLE_CALL(MPI_Type_commit, type_commit, TYPE_COMMIT, MPI_Datatype, Type)
 
-static void f_type_free(fint *type, fint *ierr)
-{
-    MPI_Datatype t = PMPI_Type_f2c(*type);
-    int rc = MPI_Type_free(&t);
-    if (rc == MPI_SUCCESS)
-        *type = PMPI_Type_c2f(t);
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_type_free, type_free, TYPE_FREE)
+HANDLE_CALL(MPI_Type_free, type_free, TYPE_FREE, MPI_Datatype, Type)
 
 static void f_type_dup(fint *oldtype, fint *newtype, fint *ierr)
 {
