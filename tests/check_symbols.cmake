@@ -7,64 +7,17 @@
 # mpi_x_f08_: the MPICH family's mpi_f08 calls PMPI_* for those) or "none" (the standard ABI: the
 # MPI's own Fortran bindings call the C functions).
 
-# The entry points the source defines: TJ_WRAPPER(MPI_X)(...) and TJ_EXPORT int MPI_X(...).
+# The entry points the source defines as they are (TJ_EXPORT int MPI_X(...)); the wrappers,
+# TJ_WRAPPER(MPI_X)(...), are read from the library below, however the source makes them.
 file(GLOB sources ${SRC}/src/interpose/*.c)
-set(defined "")
 set(plain_defined "")
 foreach(f IN LISTS sources)
   file(READ ${f} text)
-  string(REGEX MATCHALL "\nint TJ_WRAPPER\\(MPIX?_[A-Za-z0-9_]+\\)\\(" wrappers "${text}")
   string(REGEX MATCHALL "\nTJ_EXPORT int MPI_[A-Za-z0-9_]+\\(" plain "${text}")
   # A wrapper defined as a plain MPI_X would be exported only where the MPI's header says so.
   string(REGEX MATCHALL "\n(int|double) MPIX?_[A-Za-z0-9_]+\\(" bare "${text}")
   if(bare)
     message(FATAL_ERROR "${f} defines ${bare}: define a wrapper as TJ_WRAPPER(MPI_X) and list it in TJ_WRAPPERS")
-  endif()
-  foreach(m IN LISTS wrappers)
-    string(REGEX REPLACE ".*(MPIX?_[A-Za-z0-9_]+).*" "\\1" name "${m}")
-    list(APPEND defined ${name})
-  endforeach()
-  # Pairs of forms from one definition: TJ_WRAPPER(MPI_X##_s) defines MPI_X and MPI_X_c;
-  # TJ_WRAPPER(P##_name##_s) defines P<A> and P<A>_c for each FORMS(MACRO, A, ...) of the file
-  # (P: MPI_ or a longer literal prefix such as MPI_File_), and TJ_WRAPPER(P##_iname##_s) the
-  # same of its second name, FORMS(MACRO, A, B, ...); TJ_WRAPPER(_p##_##_name##_s) defines
-  # MPIX_A, MPI_A and MPI_A_c (persistent collectives).
-  string(REGEX MATCHALL "TJ_WRAPPER\\(MPIX?_[A-Za-z0-9_]+##_s\\)" pairs "${text}")
-  foreach(m IN LISTS pairs)
-    string(REGEX REPLACE ".*(MPIX?_[A-Za-z0-9_]+)##_s.*" "\\1" name "${m}")
-    list(APPEND defined ${name} ${name}_c)
-  endforeach()
-  string(REGEX MATCHALL "\nFORMS\\([A-Z_]+, [A-Za-z_]+(, [A-Za-z_]+)?" uses "${text}")
-  foreach(which 1 2)
-    if(which EQUAL 2)
-      set(expr "TJ_WRAPPER\\((MPI_[A-Za-z_]*)##_iname##_s\\)")
-    else()
-      set(expr "TJ_WRAPPER\\((MPI_[A-Za-z_]*)##_name##_s\\)")
-    endif()
-    if(NOT text MATCHES "${expr}")
-      continue()
-    endif()
-    set(prefix ${CMAKE_MATCH_1})
-    foreach(m IN LISTS uses)
-      string(REGEX REPLACE "^\nFORMS\\([A-Z_]+, ([A-Za-z_]+)(, ([A-Za-z_]+))?$" "\\1;\\3" args "${m}")
-      list(GET args 0 first)
-      list(LENGTH args nargs)
-      set(second "")
-      if(nargs GREATER 1)
-        list(GET args 1 second)
-      endif()
-      if(which EQUAL 1)
-        list(APPEND defined ${prefix}${first} ${prefix}${first}_c)
-      elseif(second)
-        list(APPEND defined ${prefix}${second} ${prefix}${second}_c)
-      endif()
-    endforeach()
-  endforeach()
-  if(text MATCHES "TJ_WRAPPER\\(_p##_##_name##_s\\)")
-    foreach(m IN LISTS uses)
-      string(REGEX REPLACE "^\nFORMS\\([A-Z_]+, ([A-Za-z_]+).*" "\\1" name "${m}")
-      list(APPEND defined MPIX_${name} MPI_${name} MPI_${name}_c)
-    endforeach()
   endif()
   foreach(m IN LISTS plain)
     string(REGEX REPLACE ".*(MPI_[A-Za-z0-9_]+).*" "\\1" name "${m}")
@@ -72,7 +25,9 @@ foreach(f IN LISTS sources)
   endforeach()
 endforeach()
 # The lists the trampolines are made from (src/interpose/wrappers.h) must name every wrapper
-# defined, and only those; TJ_WRAPPERS holds those with Fortran entry points.
+# compiled (a wrapper they do not name would never be called), and a wrapper they name must be
+# defined (else exports.c's trampoline does not link); TJ_WRAPPERS holds those with Fortran
+# entry points.
 file(READ ${SRC}/src/interpose/wrappers.h text)
 # The calls exported only to hand the send queue's sends on (TJ_FLUSHED_CALLS) have no wrapper:
 # their block is read apart.
@@ -85,17 +40,6 @@ list(TRANSFORM listed REPLACE "_X\\((.*)\\)" "\\1")
 string(REGEX MATCH "#define TJ_WRAPPERS\\(_X\\)[^#]*" fortran_block "${text}")
 string(REGEX MATCHALL "_X\\(MPI_[A-Za-z0-9_]+\\)" with_fortran "${fortran_block}")
 list(TRANSFORM with_fortran REPLACE "_X\\((.*)\\)" "\\1")
-set(wrapped ${defined})
-list(SORT wrapped)
-list(SORT listed)
-if(NOT wrapped STREQUAL listed)
-  message(FATAL_ERROR "the wrapper lists (src/interpose/wrappers.h) name ${listed}\nbut src/interpose/ defines ${wrapped}")
-endif()
-list(LENGTH defined ndefined)
-if(ndefined LESS 60)
-  message(FATAL_ERROR "found only ${ndefined} MPI entry points in ${SRC}/src/interpose")
-endif()
-
 # The wrappers this build compiled (some lists are empty where the MPI lacks their calls): the
 # hidden tj_wrap_* functions in the library's symbol table. Every unconditional one must be there.
 execute_process(COMMAND ${READELF} -W -s ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -113,6 +57,15 @@ set(absent ${always})
 list(REMOVE_ITEM absent ${compiled})
 if(absent)
   message(FATAL_ERROR "wrappers listed unconditionally but not compiled: ${absent}")
+endif()
+set(unlisted ${compiled})
+list(REMOVE_ITEM unlisted ${listed})
+if(unlisted)
+  message(FATAL_ERROR "wrappers compiled but not in the lists of src/interpose/wrappers.h: ${unlisted}")
+endif()
+list(LENGTH compiled ndefined)
+if(ndefined LESS 60)
+  message(FATAL_ERROR "found only ${ndefined} MPI wrappers in ${LIB}")
 endif()
 # Each of them has its entry point, marked by the hidden tj_flush_MPI_X.
 string(REGEX MATCHALL " tj_flush_MPI_[A-Za-z0-9_]+" flushed_compiled "${out}")

@@ -59,20 +59,7 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
         RUN(_kind, _large, _args, req, PMPI_##_iname##_s(TJ_NAMES(_args, NONBLOCKING)));           \
     }
 
-FORMS(COLL, Alltoall, Ialltoall, TJ_COLL_ALLTOALL, TJ_ARGS_ALLGATHER)
-FORMS(COLL, Neighbor_alltoall, Ineighbor_alltoall, TJ_COLL_NEIGHBOR_ALLTOALL, TJ_ARGS_ALLGATHER)
-FORMS(COLL, Neighbor_allgather, Ineighbor_allgather, TJ_COLL_NEIGHBOR_ALLGATHER, TJ_ARGS_ALLGATHER)
-FORMS(COLL, Allgather, Iallgather, TJ_COLL_ALLGATHER, TJ_ARGS_ALLGATHER)
-FORMS(COLL, Allgatherv, Iallgatherv, TJ_COLL_ALLGATHERV, TJ_ARGS_ALLGATHERV)
-FORMS(COLL, Neighbor_allgatherv, Ineighbor_allgatherv, TJ_COLL_NEIGHBOR_ALLGATHERV,
-      TJ_ARGS_ALLGATHERV)
-FORMS(COLL, Alltoallv, Ialltoallv, TJ_COLL_ALLTOALLV, TJ_ARGS_ALLTOALLV)
-FORMS(COLL, Neighbor_alltoallv, Ineighbor_alltoallv, TJ_COLL_NEIGHBOR_ALLTOALLV, TJ_ARGS_ALLTOALLV)
-FORMS(COLL, Alltoallw, Ialltoallw, TJ_COLL_ALLTOALLW, TJ_ARGS_ALLTOALLW)
-FORMS(COLL, Neighbor_alltoallw, Ineighbor_alltoallw, TJ_COLL_NEIGHBOR_ALLTOALLW,
-      TJ_ARGS_NEIGHBOR_ALLTOALLW)
-FORMS(COLL, Gather, Igather, TJ_COLL_GATHER, TJ_ARGS_GATHER)
-FORMS(COLL, Scatter, Iscatter, TJ_COLL_SCATTER, TJ_ARGS_SCATTER)
-FORMS(COLL, Gatherv, Igatherv, TJ_COLL_GATHERV, TJ_ARGS_GATHERV)
-FORMS(COLL, Scatterv, Iscatterv, TJ_COLL_SCATTERV, TJ_ARGS_SCATTERV)
-FORMS(COLL, Bcast, Ibcast, TJ_COLL_BCAST, TJ_ARGS_BCAST)
+#define COLL_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                                   \
+    FORMS(COLL, _name, _iname, _kind, _args)
+TJ_COLL_FAMILIES(COLL_FAMILY)
+TJ_COLL_W_FAMILIES(COLL_FAMILY)

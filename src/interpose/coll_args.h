@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The arguments of each family of collectives and reductions, written once: coll.c, reduce.c,
- * persist.c and fortran_coll.c make a family's blocking, non-blocking and persistent wrappers,
- * in their int and large-count forms, and its Fortran entry points from one list. */
+/* The families of collectives and reductions and their arguments, written once: coll.c,
+ * reduce.c, persist.c and fortran_coll.c make a family's blocking, non-blocking and persistent
+ * wrappers, in their int and large-count forms, and its Fortran entry points from these lists. */
 #ifndef TJ_INTERPOSE_COLL_ARGS_H
 #define TJ_INTERPOSE_COLL_ARGS_H
 
@@ -83,5 +83,43 @@
 #define TJ_NAME(_role, _name)       _name,
 #define TJ_FIELDS(_args)            .comm = comm _args(TJ_FIELD)
 #define TJ_FIELD(_role, _name)      , ._name = _name
+
+/* The families of collectives: _X(Name, Iname, lower, UPPER, kind, args) makes MPI_Name, its
+ * non-blocking MPI_Iname and persistent MPI_Name_init, each of calls/coll.h's kind and with the
+ * arguments args, and their Fortran entry points mpi_lower (MPI_UPPER) and mpi_ilower. Those
+ * with an array of types (the W families) have Fortran entry points written by hand. */
+#define TJ_COLL_FAMILIES(_X)                                                                       \
+    _X(Alltoall, Ialltoall, alltoall, ALLTOALL, TJ_COLL_ALLTOALL, TJ_ARGS_ALLGATHER)               \
+    _X(Neighbor_alltoall, Ineighbor_alltoall, neighbor_alltoall, NEIGHBOR_ALLTOALL,                \
+       TJ_COLL_NEIGHBOR_ALLTOALL, TJ_ARGS_ALLGATHER)                                               \
+    _X(Neighbor_allgather, Ineighbor_allgather, neighbor_allgather, NEIGHBOR_ALLGATHER,            \
+       TJ_COLL_NEIGHBOR_ALLGATHER, TJ_ARGS_ALLGATHER)                                              \
+    _X(Allgather, Iallgather, allgather, ALLGATHER, TJ_COLL_ALLGATHER, TJ_ARGS_ALLGATHER)          \
+    _X(Allgatherv, Iallgatherv, allgatherv, ALLGATHERV, TJ_COLL_ALLGATHERV, TJ_ARGS_ALLGATHERV)    \
+    _X(Neighbor_allgatherv, Ineighbor_allgatherv, neighbor_allgatherv, NEIGHBOR_ALLGATHERV,        \
+       TJ_COLL_NEIGHBOR_ALLGATHERV, TJ_ARGS_ALLGATHERV)                                            \
+    _X(Alltoallv, Ialltoallv, alltoallv, ALLTOALLV, TJ_COLL_ALLTOALLV, TJ_ARGS_ALLTOALLV)          \
+    _X(Neighbor_alltoallv, Ineighbor_alltoallv, neighbor_alltoallv, NEIGHBOR_ALLTOALLV,            \
+       TJ_COLL_NEIGHBOR_ALLTOALLV, TJ_ARGS_ALLTOALLV)                                              \
+    _X(Gather, Igather, gather, GATHER, TJ_COLL_GATHER, TJ_ARGS_GATHER)                            \
+    _X(Scatter, Iscatter, scatter, SCATTER, TJ_COLL_SCATTER, TJ_ARGS_SCATTER)                      \
+    _X(Gatherv, Igatherv, gatherv, GATHERV, TJ_COLL_GATHERV, TJ_ARGS_GATHERV)                      \
+    _X(Scatterv, Iscatterv, scatterv, SCATTERV, TJ_COLL_SCATTERV, TJ_ARGS_SCATTERV)                \
+    _X(Bcast, Ibcast, bcast, BCAST, TJ_COLL_BCAST, TJ_ARGS_BCAST)
+#define TJ_COLL_W_FAMILIES(_X)                                                                     \
+    _X(Alltoallw, Ialltoallw, alltoallw, ALLTOALLW, TJ_COLL_ALLTOALLW, TJ_ARGS_ALLTOALLW)          \
+    _X(Neighbor_alltoallw, Ineighbor_alltoallw, neighbor_alltoallw, NEIGHBOR_ALLTOALLW,            \
+       TJ_COLL_NEIGHBOR_ALLTOALLW, TJ_ARGS_NEIGHBOR_ALLTOALLW)
+
+/* The families of reductions, as the collectives' (kinds of calls/reduce.h). */
+#define TJ_RED_FAMILIES(_X)                                                                        \
+    _X(Reduce, Ireduce, reduce, REDUCE, TJ_RED_REDUCE, TJ_ARGS_REDUCE)                             \
+    _X(Allreduce, Iallreduce, allreduce, ALLREDUCE, TJ_RED_ALLREDUCE, TJ_ARGS_ALLREDUCE)           \
+    _X(Reduce_scatter_block, Ireduce_scatter_block, reduce_scatter_block, REDUCE_SCATTER_BLOCK,    \
+       TJ_RED_REDUCE_SCATTER_BLOCK, TJ_ARGS_ALLREDUCE)                                             \
+    _X(Scan, Iscan, scan, SCAN, TJ_RED_SCAN, TJ_ARGS_ALLREDUCE)                                    \
+    _X(Exscan, Iexscan, exscan, EXSCAN, TJ_RED_EXSCAN, TJ_ARGS_ALLREDUCE)                          \
+    _X(Reduce_scatter, Ireduce_scatter, reduce_scatter, REDUCE_SCATTER, TJ_RED_REDUCE_SCATTER,     \
+       TJ_ARGS_REDUCE_SCATTER)
 
 #endif /* TJ_INTERPOSE_COLL_ARGS_H */

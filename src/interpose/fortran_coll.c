@@ -262,33 +262,13 @@ FORTRAN_NAMES(f_ineighbor_alltoallw, ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
 
 /* The collectives without arrays of types. The neighbourhood calls do not allow MPI_IN_PLACE;
  * given one, the C wrapper reports the error the MPI gives. */
-F_COLL(alltoallv, ALLTOALLV, Alltoallv, Ialltoallv, TJ_ARGS_ALLTOALLV)
-F_COLL(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, Neighbor_alltoallv, Ineighbor_alltoallv,
-       TJ_ARGS_ALLTOALLV)
-F_COLL(allgather, ALLGATHER, Allgather, Iallgather, TJ_ARGS_ALLGATHER)
-F_COLL(alltoall, ALLTOALL, Alltoall, Ialltoall, TJ_ARGS_ALLGATHER)
-F_COLL(neighbor_allgather, NEIGHBOR_ALLGATHER, Neighbor_allgather, Ineighbor_allgather,
-       TJ_ARGS_ALLGATHER)
-F_COLL(neighbor_alltoall, NEIGHBOR_ALLTOALL, Neighbor_alltoall, Ineighbor_alltoall,
-       TJ_ARGS_ALLGATHER)
-F_COLL(allgatherv, ALLGATHERV, Allgatherv, Iallgatherv, TJ_ARGS_ALLGATHERV)
-F_COLL(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, Neighbor_allgatherv, Ineighbor_allgatherv,
-       TJ_ARGS_ALLGATHERV)
-F_COLL(gather, GATHER, Gather, Igather, TJ_ARGS_GATHER)
-F_COLL(gatherv, GATHERV, Gatherv, Igatherv, TJ_ARGS_GATHERV)
-F_COLL(scatter, SCATTER, Scatter, Iscatter, TJ_ARGS_SCATTER)
-F_COLL(scatterv, SCATTERV, Scatterv, Iscatterv, TJ_ARGS_SCATTERV)
-F_COLL(bcast, BCAST, Bcast, Ibcast, TJ_ARGS_BCAST)
+#define F_COLL_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                                 \
+    F_COLL(_lower, _upper, _name, _iname, _args)
+TJ_COLL_FAMILIES(F_COLL_FAMILY)
 
 /* ---- reductions ----------------------------------------------------------------------------- */
 
-F_COLL(reduce, REDUCE, Reduce, Ireduce, TJ_ARGS_REDUCE)
-F_COLL(allreduce, ALLREDUCE, Allreduce, Iallreduce, TJ_ARGS_ALLREDUCE)
-F_COLL(reduce_scatter_block, REDUCE_SCATTER_BLOCK, Reduce_scatter_block, Ireduce_scatter_block,
-       TJ_ARGS_ALLREDUCE)
-F_COLL(scan, SCAN, Scan, Iscan, TJ_ARGS_ALLREDUCE)
-F_COLL(exscan, EXSCAN, Exscan, Iexscan, TJ_ARGS_ALLREDUCE)
-F_COLL(reduce_scatter, REDUCE_SCATTER, Reduce_scatter, Ireduce_scatter, TJ_ARGS_REDUCE_SCATTER)
+TJ_RED_FAMILIES(F_COLL_FAMILY)
 
 static void f_reduce_local(void *inbuf, void *inoutbuf, fint *count, fint *type, fint *op,
                            fint *ierr)

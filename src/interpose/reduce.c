@@ -57,13 +57,9 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
     {                                                                                              \
         RUN(_kind, _large, _args, req, PMPI_##_iname##_s(TJ_NAMES(_args, NONBLOCKING)));           \
     }
-FORMS(REDUCTION, Reduce, Ireduce, TJ_RED_REDUCE, TJ_ARGS_REDUCE)
-FORMS(REDUCTION, Allreduce, Iallreduce, TJ_RED_ALLREDUCE, TJ_ARGS_ALLREDUCE)
-FORMS(REDUCTION, Reduce_scatter_block, Ireduce_scatter_block, TJ_RED_REDUCE_SCATTER_BLOCK,
-      TJ_ARGS_ALLREDUCE)
-FORMS(REDUCTION, Scan, Iscan, TJ_RED_SCAN, TJ_ARGS_ALLREDUCE)
-FORMS(REDUCTION, Exscan, Iexscan, TJ_RED_EXSCAN, TJ_ARGS_ALLREDUCE)
-FORMS(REDUCTION, Reduce_scatter, Ireduce_scatter, TJ_RED_REDUCE_SCATTER, TJ_ARGS_REDUCE_SCATTER)
+#define REDUCTION_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                              \
+    FORMS(REDUCTION, _name, _iname, _kind, _args)
+TJ_RED_FAMILIES(REDUCTION_FAMILY)
 
 #define REDUCE_LOCAL(_s, _cnt, _large, _unused)                                                    \
     int TJ_WRAPPER(MPI_Reduce_local##_s)(const void *inbuf, void *inoutbuf, _cnt count,            \
