@@ -37,28 +37,8 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
  * and non-blocking calls, its kind and its arguments (interpose/coll_args.h). */
 #define FORMS(_m, ...) _m(, false, __VA_ARGS__) TJ_IF_LARGE(_m(_c, true, __VA_ARGS__))
 
-/* The call typejit runs, @p _req NULL or the request argument, or the pass to the system MPI
- * with the application's arguments. */
-#define RUN(_kind, _large, _args, _req, _pass)                                                     \
-    do {                                                                                           \
-        tj_coll_call_t c = {.kind = _kind, .large = _large, TJ_FIELDS(_args)};                     \
-        int rc;                                                                                    \
-        if (take(&c, _req, &rc))                                                                   \
-            return rc;                                                                             \
-        return _pass;                                                                              \
-    } while (0)
-
-/* A family's blocking and non-blocking wrappers. */
 #define COLL(_s, _large, _name, _iname, _kind, _args)                                              \
-    int TJ_WRAPPER(MPI_##_name##_s)(TJ_PARAMS(_args, _s, BLOCKING))                                \
-    {                                                                                              \
-        RUN(_kind, _large, _args, NULL, PMPI_##_name##_s(TJ_NAMES(_args, BLOCKING)));              \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_##_iname##_s)(TJ_PARAMS(_args, _s, NONBLOCKING))                            \
-    {                                                                                              \
-        RUN(_kind, _large, _args, req, PMPI_##_iname##_s(TJ_NAMES(_args, NONBLOCKING)));           \
-    }
-
+    TJ_FAMILY_WRAPPERS(tj_coll_call_t, take, _s, _large, _name, _iname, _kind, _args)
 #define COLL_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                                   \
     FORMS(COLL, _name, _iname, _kind, _args)
 TJ_COLL_FAMILIES(COLL_FAMILY)

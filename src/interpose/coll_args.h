@@ -84,6 +84,30 @@
 #define TJ_FIELDS(_args)            .comm = comm _args(TJ_FIELD)
 #define TJ_FIELD(_role, _name)      , ._name = _name
 
+/* A family's blocking and non-blocking wrappers (TJ_WRAPPER, interpose/wrappers.h), in the int
+ * (@p _s empty) or large-count (_c, @p _large) form: each fills a @p _call_t with its arguments
+ * and hands it to @p _take(call, request or NULL, &rc), and when that returns false passes the
+ * application's arguments to the system MPI's call. */
+#define TJ_FAMILY_WRAPPERS(_call_t, _take, _s, _large, _name, _iname, _kind, _args)                \
+    int TJ_WRAPPER(MPI_##_name##_s)(TJ_PARAMS(_args, _s, BLOCKING))                                \
+    {                                                                                              \
+        TJ_FAMILY_RUN(_call_t, _take, _kind, _large, _args, NULL,                                  \
+                      PMPI_##_name##_s(TJ_NAMES(_args, BLOCKING)));                                \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_iname##_s)(TJ_PARAMS(_args, _s, NONBLOCKING))                            \
+    {                                                                                              \
+        TJ_FAMILY_RUN(_call_t, _take, _kind, _large, _args, req,                                   \
+                      PMPI_##_iname##_s(TJ_NAMES(_args, NONBLOCKING)));                            \
+    }
+#define TJ_FAMILY_RUN(_call_t, _take, _kind, _large, _args, _req, _pass)                           \
+    do {                                                                                           \
+        _call_t c = {.kind = _kind, .large = _large, TJ_FIELDS(_args)};                            \
+        int rc;                                                                                    \
+        if (_take(&c, _req, &rc))                                                                  \
+            return rc;                                                                             \
+        return _pass;                                                                              \
+    } while (0)
+
 /* The families of collectives: _X(Name, Iname, lower, UPPER, kind, args) makes MPI_Name, its
  * non-blocking MPI_Iname and persistent MPI_Name_init, each of calls/coll.h's kind and with the
  * arguments args, and their Fortran entry points mpi_lower (MPI_UPPER) and mpi_ilower. Those

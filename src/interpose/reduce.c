@@ -38,25 +38,8 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
 #define FORMS(_m, ...)                                                                             \
     _m(, int, false, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, true, __VA_ARGS__))
 
-#define RUN(_kind, _large, _args, _req, _pass)                                                     \
-    do {                                                                                           \
-        tj_red_call_t c = {.kind = _kind, .large = _large, TJ_FIELDS(_args)};                      \
-        int rc;                                                                                    \
-        if (take(&c, _req, &rc))                                                                   \
-            return rc;                                                                             \
-        return _pass;                                                                              \
-    } while (0)
-
-/* A family's blocking and non-blocking wrappers. */
 #define REDUCTION(_s, _cnt, _large, _name, _iname, _kind, _args)                                   \
-    int TJ_WRAPPER(MPI_##_name##_s)(TJ_PARAMS(_args, _s, BLOCKING))                                \
-    {                                                                                              \
-        RUN(_kind, _large, _args, NULL, PMPI_##_name##_s(TJ_NAMES(_args, BLOCKING)));              \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_##_iname##_s)(TJ_PARAMS(_args, _s, NONBLOCKING))                            \
-    {                                                                                              \
-        RUN(_kind, _large, _args, req, PMPI_##_iname##_s(TJ_NAMES(_args, NONBLOCKING)));           \
-    }
+    TJ_FAMILY_WRAPPERS(tj_red_call_t, take, _s, _large, _name, _iname, _kind, _args)
 #define REDUCTION_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                              \
     FORMS(REDUCTION, _name, _iname, _kind, _args)
 TJ_RED_FAMILIES(REDUCTION_FAMILY)
