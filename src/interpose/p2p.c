@@ -325,6 +325,27 @@ FORMS(RECV, -)
 FORMS(NONBLOCKING_RECV, Irecv, f_irecv, false)
 FORMS(NONBLOCKING_RECV, Recv_init, f_recv_init, true)
 
+/* Both sides of an exchange begun, *s and *r whether each is typejit's; on an MPI error what was
+ * begun is ended. */
+static int exchange_begin(MPI_Datatype stype, const void *sbuf, int64_t scount, int dest,
+                          MPI_Datatype rtype, void *rbuf, int64_t rcount, int source, MPI_Comm comm,
+                          tj_xfer_t *xs, tj_xfer_t *xr, bool *s, bool *r)
+{
+    int rc = MPI_SUCCESS;
+
+    *r = false;
+    *s = send_begin(stype, sbuf, scount, dest, comm, false, xs, &rc);
+    if (*s && rc != MPI_SUCCESS)
+        return rc;
+    *r = recv_begin(rtype, rbuf, rcount, source, comm, xr, &rc);
+    if (*r && rc != MPI_SUCCESS) {
+        if (*s)
+            tj_p2p_end(xs);
+        return rc;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Sendrecv: either side may be typejit's; a side that is not goes to the system MPI as the
  * application gave it. False: neither side is typejit's. */
 static bool sendrecv_take(const void *sbuf, int64_t scount, MPI_Datatype stype, int dest, int stag,
@@ -334,19 +355,14 @@ static bool sendrecv_take(const void *sbuf, int64_t scount, MPI_Datatype stype, 
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
     bool s, r;
-    int rc = MPI_SUCCESS;
+    int rc;
 
     if (!device_calls())
         return false;
-    s = send_begin(stype, sbuf, scount, dest, comm, false, &xs, &rc);
-    if (s && rc != MPI_SUCCESS)
+    rc = exchange_begin(stype, sbuf, scount, dest, rtype, rbuf, rcount, source, comm, &xs, &xr, &s,
+                        &r);
+    if (rc != MPI_SUCCESS)
         return *result = fail(comm, rc), true;
-    r = recv_begin(rtype, rbuf, rcount, source, comm, &xr, &rc);
-    if (r && rc != MPI_SUCCESS) {
-        if (s)
-            tj_p2p_end(&xs);
-        return *result = fail(comm, rc), true;
-    }
     if (!s && !r)
         return false;
     rc = tj_count_sendrecv(s ? xs.message : sbuf, s ? xs.bytes : scount, s ? MPI_PACKED : stype,
@@ -379,20 +395,14 @@ static bool sendrecv_replace_take(void *buf, int64_t count, MPI_Datatype type, i
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
     bool s, r;
-    int rc = MPI_SUCCESS;
+    int rc;
 
     if (!device_calls())
         return false;
     /* Both directions of the one buffer: packed out first, unpacked after the exchange. */
-    s = send_begin(type, buf, count, dest, comm, false, &xs, &rc);
-    if (s && rc != MPI_SUCCESS)
+    rc = exchange_begin(type, buf, count, dest, type, buf, count, source, comm, &xs, &xr, &s, &r);
+    if (rc != MPI_SUCCESS)
         return *result = fail(comm, rc), true;
-    r = recv_begin(type, buf, count, source, comm, &xr, &rc);
-    if (r && rc != MPI_SUCCESS) {
-        if (s)
-            tj_p2p_end(&xs);
-        return *result = fail(comm, rc), true;
-    }
     if (!s && !r)
         return false;
     if (!r) {
