@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "interpose/wrappers.h"
+#include "util/common.h"
 
 #if !defined(MPI_ABI_VERSION) /* the standard ABI's C header has no Fortran types */
 
@@ -114,8 +115,6 @@ typedef struct {
 #define FORTRAN_NAMES(_fn, _lower, _upper) EXPORT_AS(_fn, mpi_##_lower##_f08_)
 #endif
 
-#define UNPAREN(...) __VA_ARGS__
-
 /* A call whose one argument is a handle it reads and may replace (MPI_Type_commit(&type),
  * MPI_Start(&request), MPI_Win_free(&win)): the handle of C type _type, converted by
  * PMPI__kind_f2c and PMPI__kind_c2f. */
@@ -134,15 +133,15 @@ typedef struct {
  * from one function _impl that takes the Fortran arguments _params and a C request, NULL for the
  * blocking form: the entry points _lower and _rlower. */
 #define REQUEST_PAIR(_impl, _lower, _upper, _rlower, _rupper, _params, _args)                      \
-    static void f_##_lower(UNPAREN _params, fint *ierr)                                            \
+    static void f_##_lower(TJ_UNPAREN _params, fint *ierr)                                            \
     {                                                                                              \
-        tj_fortran_ierr(ierr, _impl(UNPAREN _args, NULL));                                         \
+        tj_fortran_ierr(ierr, _impl(TJ_UNPAREN _args, NULL));                                         \
     }                                                                                              \
     FORTRAN_NAMES(f_##_lower, _lower, _upper)                                                      \
-    static void f_##_rlower(UNPAREN _params, fint *request, fint *ierr)                            \
+    static void f_##_rlower(TJ_UNPAREN _params, fint *request, fint *ierr)                            \
     {                                                                                              \
         MPI_Request r;                                                                             \
-        int rc = _impl(UNPAREN _args, &r);                                                         \
+        int rc = _impl(TJ_UNPAREN _args, &r);                                                         \
         if (rc == MPI_SUCCESS)                                                                     \
             *request = PMPI_Request_c2f(r);                                                        \
         tj_fortran_ierr(ierr, rc);                                                                 \

@@ -57,73 +57,37 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
  * count type). */
 #define FORMS(_m) _m(, int) TJ_IF_LARGE(_m(_c, MPI_Count))
 
+/* An operation on one origin buffer and its request form, MPI_@p _name and MPI_@p _rname: the
+ * origin buffer (of type @p _obuf_t, written when @p _writes), then the parameters @p _params,
+ * whose names are @p _args, then the window. */
+#define ONE_ORIGIN(_s, _name, _rname, _obuf_t, _writes, _params, _args)                            \
+    int TJ_WRAPPER(MPI_##_name##_s)(_obuf_t obuf, TJ_UNPAREN _params, MPI_Win win)                 \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, _writes}};                             \
+        ORIGIN_CALL("MPI_" #_name #_s, 1, b, win, target, NULL,                                    \
+                    PMPI_##_name##_s(obuf, TJ_UNPAREN _args, win),                                 \
+                    PMPI_##_name##_s(tj_rma_arg(op, 0, obuf), TJ_UNPAREN _args, win));             \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_rname##_s)(_obuf_t obuf, TJ_UNPAREN _params, MPI_Win win,                \
+                                     MPI_Request *req)                                             \
+    {                                                                                              \
+        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, _writes}};                             \
+        ORIGIN_CALL("MPI_" #_rname #_s, 1, b, win, target, req,                                    \
+                    PMPI_##_rname##_s(obuf, TJ_UNPAREN _args, win, req),                           \
+                    PMPI_##_rname##_s(tj_rma_arg(op, 0, obuf), TJ_UNPAREN _args, win, req));       \
+    }
+#define TARGET_PARAMS(_cnt)                                                                        \
+    _cnt ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype
+#define TARGET_ARGS ocount, otype, target, tdisp, tcount, ttype
+
 #define PUT(_s, _cnt)                                                                              \
-    int TJ_WRAPPER(MPI_Put##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype, int target,     \
-                                MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win)      \
-    {                                                                                              \
-        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
-        ORIGIN_CALL("MPI_Put" #_s, 1, b, win, target, NULL,                                        \
-                    PMPI_Put##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win),          \
-                    PMPI_Put##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,    \
-                                 ttype, win));                                                     \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_Rput##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype, int target,    \
-                                 MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win,     \
-                                 MPI_Request *req)                                                 \
-    {                                                                                              \
-        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
-        ORIGIN_CALL("MPI_Rput" #_s, 1, b, win, target, req,                                        \
-                    PMPI_Rput##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),    \
-                    PMPI_Rput##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,   \
-                                  ttype, win, req));                                               \
-    }
-FORMS(PUT)
-
-#define GET(_s, _cnt)                                                                              \
-    int TJ_WRAPPER(MPI_Get##_s)(void *obuf, _cnt ocount, MPI_Datatype otype, int target,           \
-                                MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win)      \
-    {                                                                                              \
-        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};                                \
-        ORIGIN_CALL("MPI_Get" #_s, 1, b, win, target, NULL,                                        \
-                    PMPI_Get##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win),          \
-                    PMPI_Get##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,    \
-                                 ttype, win));                                                     \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_Rget##_s)(void *obuf, _cnt ocount, MPI_Datatype otype, int target,          \
-                                 MPI_Aint tdisp, _cnt tcount, MPI_Datatype ttype, MPI_Win win,     \
-                                 MPI_Request *req)                                                 \
-    {                                                                                              \
-        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, true}};                                \
-        ORIGIN_CALL("MPI_Rget" #_s, 1, b, win, target, req,                                        \
-                    PMPI_Rget##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, win, req),    \
-                    PMPI_Rget##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,   \
-                                  ttype, win, req));                                               \
-    }
-FORMS(GET)
-
+    ONE_ORIGIN(_s, Put, Rput, const void *, false, (TARGET_PARAMS(_cnt)), (TARGET_ARGS))
+#define GET(_s, _cnt) ONE_ORIGIN(_s, Get, Rget, void *, true, (TARGET_PARAMS(_cnt)), (TARGET_ARGS))
 #define ACCUMULATE(_s, _cnt)                                                                       \
-    int TJ_WRAPPER(MPI_Accumulate##_s)(const void *obuf, _cnt ocount, MPI_Datatype otype,          \
-                                       int target, MPI_Aint tdisp, _cnt tcount,                    \
-                                       MPI_Datatype ttype, MPI_Op mop, MPI_Win win)                \
-    {                                                                                              \
-        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
-        ORIGIN_CALL(                                                                               \
-            "MPI_Accumulate" #_s, 1, b, win, target, NULL,                                         \
-            PMPI_Accumulate##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, mop, win),      \
-            PMPI_Accumulate##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp, tcount,     \
-                                ttype, mop, win));                                                 \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_Raccumulate##_s)(                                                           \
-        const void *obuf, _cnt ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,             \
-        _cnt tcount, MPI_Datatype ttype, MPI_Op mop, MPI_Win win, MPI_Request *req)                \
-    {                                                                                              \
-        tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, false}};                               \
-        ORIGIN_CALL("MPI_Raccumulate" #_s, 1, b, win, target, req,                                 \
-                    PMPI_Raccumulate##_s(obuf, ocount, otype, target, tdisp, tcount, ttype, mop,   \
-                                         win, req),                                                \
-                    PMPI_Raccumulate##_s(tj_rma_arg(op, 0, obuf), ocount, otype, target, tdisp,    \
-                                         tcount, ttype, mop, win, req));                           \
-    }
+    ONE_ORIGIN(_s, Accumulate, Raccumulate, const void *, false,                                   \
+               (TARGET_PARAMS(_cnt), MPI_Op mop), (TARGET_ARGS, mop))
+FORMS(PUT)
+FORMS(GET)
 FORMS(ACCUMULATE)
 
 /* With MPI_NO_OP the origin buffer is not read (it may be NULL). */

@@ -12,6 +12,8 @@
 #define TJ_UNLIKELY(_x)   __builtin_expect(!!(_x), 0)
 #define TJ_MIN(_a, _b)    ((_a) < (_b) ? (_a) : (_b))
 #define TJ_MAX(_a, _b)    ((_a) > (_b) ? (_a) : (_b))
+/* A parenthesised list of a macro's arguments, without its parentheses: TJ_UNPAREN (a, b). */
+#define TJ_UNPAREN(...) __VA_ARGS__
 /* On the declaration of a layer's state, shared by the layer's own files only: not exported, and
  * reached without the global offset table, as a static variable is (-fvisibility=hidden applies
  * to definitions, not to extern declarations). */
