@@ -54,14 +54,11 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
     do {                                                                                           \
         tj_staged_t *s;                                                                            \
         int rc;                                                                                    \
-        switch (begin(_fn, fh, buf, count, type, _out, (_req) != NULL, &s, &rc)) {                 \
-        case TJ_STAGED_PASS:                                                                       \
+        tj_staged_result_t r = begin(_fn, fh, buf, count, type, _out, (_req) != NULL, &s, &rc);    \
+        if (r == TJ_STAGED_PASS)                                                                   \
             return _pass;                                                                          \
-        case TJ_STAGED_FAILED:                                                                     \
+        if (r == TJ_STAGED_FAILED)                                                                 \
             return rc;                                                                             \
-        case TJ_STAGED_OK:                                                                         \
-            break;                                                                                 \
-        }                                                                                          \
         return end(fh, s, _staged, _req);                                                          \
     } while (0)
 

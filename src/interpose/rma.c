@@ -41,14 +41,11 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
     do {                                                                                           \
         tj_rma_op_t *op;                                                                           \
         int rc;                                                                                    \
-        switch (begin(_fn, _n, _bufs, _win, &op, &rc)) {                                           \
-        case TJ_STAGED_PASS:                                                                       \
+        tj_staged_result_t r = begin(_fn, _n, _bufs, _win, &op, &rc);                              \
+        if (r == TJ_STAGED_PASS)                                                                   \
             return _pass;                                                                          \
-        case TJ_STAGED_FAILED:                                                                     \
+        if (r == TJ_STAGED_FAILED)                                                                 \
             return rc;                                                                             \
-        case TJ_STAGED_OK:                                                                         \
-            break;                                                                                 \
-        }                                                                                          \
         rc = _staged;                                                                              \
         return tj_rma_issued(op, rc, _win, _target, _req);                                         \
     } while (0)
