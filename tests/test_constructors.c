@@ -21,6 +21,7 @@
 #include "type/flatten.h"
 #include "type/translate.h"
 #include "util/stats.h"
+#include "options.h"
 
 /* A copy of the commit record of @p t (its layout held by the record, which the type keeps). */
 static bool copy_of(MPI_Datatype t, tj_type_info_t *info)
@@ -301,14 +302,11 @@ int main(int argc, char **argv)
     char desc[8192];
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = atol(argv[++i]);
-        else if (strcmp(argv[i], "--large") == 0 && i + 1 < argc)
-            opt.large_percent = atoi(argv[++i]);
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--seed", OPT_U64, &seed},
+                                 {"--types", OPT_LONG, &types},
+                                 {"--large", OPT_INT, &opt.large_percent},
+                                 {NULL}});
 #if MPI_VERSION < 4
     if (opt.large_percent > 0) {
         printf("SKIP: this MPI has no large-count constructors\n");

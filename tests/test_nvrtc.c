@@ -22,6 +22,7 @@
 #include "jit/nvrtc.h"
 #include "randtype.h"
 #include "type/translate.h"
+#include "options.h"
 
 #define BATCH_KERNELS 120
 
@@ -257,16 +258,9 @@ int main(int argc, char **argv)
     char desc[8192];
     int id = 0;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = strtol(argv[++i], NULL, 0);
-        else {
-            fprintf(stderr, "usage: %s [--seed N] [--types N]\n", argv[0]);
-            return 2;
-        }
-    }
+    options_read(
+        argc, argv,
+        (const opt_t[]){{"--seed", OPT_U64, &seed}, {"--types", OPT_LONG, &types}, {NULL}});
     if (tj_nvrtc_load() != TJ_OK) {
         printf("SKIP: NVRTC is not available\n");
         return 77;

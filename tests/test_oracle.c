@@ -23,6 +23,7 @@
 #include "type/flatten.h"
 #include "type/translate.h"
 #include "util/common.h"
+#include "options.h"
 
 static void fill_pattern(unsigned char *p, size_t n, uint64_t salt)
 {
@@ -491,25 +492,13 @@ int main(int argc, char **argv)
     char desc[8192];
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = strtol(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc)
-            opt.max_depth = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--large") == 0 && i + 1 < argc)
-            opt.large_percent = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--verbose") == 0)
-            verbose = true;
-        else {
-            fprintf(stderr,
-                    "usage: %s [--seed N] [--types N] [--depth N] [--large PERCENT] "
-                    "[--verbose]\n",
-                    argv[0]);
-            return 2;
-        }
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--seed", OPT_U64, &seed},
+                                 {"--types", OPT_LONG, &types},
+                                 {"--depth", OPT_INT, &opt.max_depth},
+                                 {"--large", OPT_INT, &opt.large_percent},
+                                 {"--verbose", OPT_FLAG, &verbose},
+                                 {NULL}});
 #if MPI_VERSION < 4
     if (opt.large_percent > 0) {
         printf("SKIP: this MPI has no large-count constructors\n");

@@ -18,6 +18,7 @@
 #include "randtype.h"
 #include "typedesc.h"
 #include "util/log.h"
+#include "options.h"
 
 #define PACK_SPAN_LIMIT ((int64_t)64 << 20) /* largest source footprint packed for comparison */
 #define POISON          0xA5
@@ -743,16 +744,9 @@ int main(int argc, char **argv)
     long types = 3000;
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = strtol(argv[++i], NULL, 0);
-        else {
-            fprintf(stderr, "usage: %s [--seed N] [--types N]\n", argv[0]);
-            return 2;
-        }
-    }
+    options_read(
+        argc, argv,
+        (const opt_t[]){{"--seed", OPT_U64, &seed}, {"--types", OPT_LONG, &types}, {NULL}});
     test_counting();
     test_hand_layouts();
     test_hand_equivalents();
