@@ -35,6 +35,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "options.h"
 
 #define POISON 0x5A
 #define NTYPES 4
@@ -616,18 +617,11 @@ int main(int argc, char **argv)
     bool all = false;
     int nkinds, provided;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--kinds") == 0 && i + 1 < argc)
-            list = argv[++i];
-        else if (strcmp(argv[i], "--faults") == 0 && i + 1 < argc)
-            fault_mode = argv[++i];
-        else if (strcmp(argv[i], "--all") == 0)
-            all = true;
-        else {
-            fprintf(stderr, "usage: test_bufkinds [--kinds a,b,...] [--all] [--faults MODE]\n");
-            return 2;
-        }
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--kinds", OPT_TEXT, &list},
+                                 {"--faults", OPT_TEXT, &fault_mode},
+                                 {"--all", OPT_FLAG, &all},
+                                 {NULL}});
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -29,6 +29,7 @@
 #include "cudrv.h"
 #include "devbuf.h"
 #include "sysmpi.h"
+#include "options.h"
 
 static int rank, nranks;
 static long failures, checked;
@@ -1654,16 +1655,11 @@ static void mixed_family(void)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
-            only = argv[++i];
-        else if (strcmp(argv[i], "--cudaaware") == 0)
-            cudaaware = true;
-        else if (strcmp(argv[i], "--verbose") == 0)
-            verbose = true;
-        else
-            REQUIRE(!"usage: test_calls [--only FAMILY] [--cudaaware] [--verbose]");
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--only", OPT_TEXT, &only},
+                                 {"--cudaaware", OPT_FLAG, &cudaaware},
+                                 {"--verbose", OPT_FLAG, &verbose},
+                                 {NULL}});
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

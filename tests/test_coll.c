@@ -32,6 +32,7 @@
 #include "devbuf.h"
 #include "randtype.h"
 #include "sysmpi.h"
+#include "options.h"
 
 #define POISON 0x5A
 #define POOL   2
@@ -827,18 +828,12 @@ int main(int argc, char **argv)
     long iters = 44;
     rt_rng_t rng;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            iters = atol(argv[++i]);
-        else if (strcmp(argv[i], "--verbose") == 0)
-            verbose = true;
-        else if (strcmp(argv[i], "--host-only") == 0)
-            host_only = true;
-        else
-            REQUIRE(!"usage: test_coll [--seed S] [--iters K] [--verbose]");
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--seed", OPT_U64, &seed},
+                                 {"--iters", OPT_LONG, &iters},
+                                 {"--verbose", OPT_FLAG, &verbose},
+                                 {"--host-only", OPT_FLAG, &host_only},
+                                 {NULL}});
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -39,6 +39,7 @@
 #include "devbuf.h"
 #include "randtype.h"
 #include "sysmpi.h"
+#include "options.h"
 
 #define POISON 0x5A
 /* Written into status.MPI_ERROR before a receive: calls that complete one request must leave it
@@ -936,25 +937,15 @@ int main(int argc, char **argv)
     job_t jobs[16];
     static char bsend_buf[4 << 20];
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = atol(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
-            families = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--collective") == 0)
-            collective = true;
-        else if (strcmp(argv[i], "--partial-stress") == 0 && i + 1 < argc)
-            stress_rounds = atol(argv[++i]);
-        else if (strcmp(argv[i], "--host-only") == 0)
-            host_only = true;
-        else
-            REQUIRE(!"usage: test_p2p [--seed S] [--types T] [--threads K] [--host-only] "
-                     "[--families F] [--collective] [--partial-stress ROUNDS]");
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--seed", OPT_U64, &seed},
+                                 {"--types", OPT_LONG, &types},
+                                 {"--threads", OPT_INT, &threads},
+                                 {"--families", OPT_INT, &families},
+                                 {"--collective", OPT_FLAG, &collective},
+                                 {"--partial-stress", OPT_LONG, &stress_rounds},
+                                 {"--host-only", OPT_FLAG, &host_only},
+                                 {NULL}});
     MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -39,6 +39,7 @@
 #include "check.h"
 #include "counters.h"
 #include "cudrv.h"
+#include "options.h"
 
 #define FACE_ROWS 16
 #define FACE_RUN  4
@@ -666,21 +667,12 @@ int main(int argc, char **argv)
 {
     int provided, size, all;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = (unsigned)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-            nthreads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--expect-no-waits") == 0)
-            expect_no_waits = true;
-        else {
-            fprintf(stderr, "usage: test_send_queue [--rounds N] [--seed S] [--threads K] "
-                            "[--expect-no-waits]\n");
-            return 2;
-        }
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--rounds", OPT_INT, &rounds},
+                                 {"--seed", OPT_INT, &seed},
+                                 {"--threads", OPT_INT, &nthreads},
+                                 {"--expect-no-waits", OPT_FLAG, &expect_no_waits},
+                                 {NULL}});
     REQUIRE(nthreads >= 1 && nthreads <= 16 && rounds >= 1);
     if (!cudrv_open())
         return 77;
