@@ -11,8 +11,7 @@
 
 #include "gpu/cuda.h"
 #include "kernels/compiler.h"
-#include "kernels/parttable.h"
-#include "kernels/lookup.h"
+#include "kernels/finalize.h"
 #include "move/model.h"
 #include "calls/p2p.h"
 #include "calls/request.h"
@@ -77,11 +76,8 @@ void tj_core_finalize(void)
     tj_p2p_finalize();
     tj_model_finalize();
     tj_table_clear();
-    /* No worker may be inside the kernel lookup while it is torn down. */
-    tj_compiler_finalize();
     tj_staging_finalize();
     /* Device memory before the contexts it lives in. */
-    tj_parttable_finalize();
-    tj_lookup_finalize();
+    tj_kernels_finalize();
     tj_gpu_finalize();
 }

@@ -26,13 +26,12 @@
 #include "gpu/cuda.h"
 #include "jit/nvrtc.h"
 #include "kernels/lookup.h"
+#include "kernels/state.h"
 #include "kernels/target.h"
 #include "util/clock.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
-
-#define WORKERS_MAX 64
 
 typedef struct {
     tj_block_t block;
@@ -48,22 +47,6 @@ typedef struct queued_job {
     tj_hash_t key;
     struct queued_job *next;
 } queued_t;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
-static queued_t *head, **tail = &head;
-static long queued;
-static int running;
-/* Keys of the jobs queued or running, so that a kernel is never queued twice; and of those
- * running. */
-static tj_hashset_t pending;
-static tj_hash_t active[WORKERS_MAX];
-static int nactive;
-static pthread_t workers[WORKERS_MAX];
-static int nworkers;
-static bool stopping;
-/* Jobs that ended, for tj_compiler_finished. */
-static atomic_uint finished;
 
 static tj_hash_t job_key(const job_t *j)
 {
@@ -142,8 +125,6 @@ static bool resolve_target(job_t *j)
 
 static void stop_at_exit(void);
 
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-
 static void register_exit(void)
 {
     if (atexit(stop_at_exit) != 0)
@@ -158,8 +139,8 @@ static void *worker(void *arg)
      * driver's) own handlers tear them down. */
     (void)tj_gpu_available();
     (void)tj_nvrtc_load();
-    pthread_once(&exit_once, register_exit);
-    pthread_mutex_lock(&lock);
+    pthread_once(&tj_kernels_state.compiler.exit_once, register_exit);
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
     for (;;) {
         job_t j;
         tj_hash_t key;
@@ -168,20 +149,20 @@ static void *worker(void *arg)
 
         queued_t *q;
 
-        while (queued == 0 && !stopping)
-            pthread_cond_wait(&work, &lock);
-        if (stopping)
+        while (tj_kernels_state.compiler.queued == 0 && !tj_kernels_state.compiler.stopping)
+            pthread_cond_wait(&tj_kernels_state.compiler.work, &tj_kernels_state.compiler.lock);
+        if (tj_kernels_state.compiler.stopping)
             break;
-        q = head;
-        if ((head = q->next) == NULL)
-            tail = &head;
-        queued--;
-        running++;
+        q = tj_kernels_state.compiler.head;
+        if ((tj_kernels_state.compiler.head = q->next) == NULL)
+            tj_kernels_state.compiler.tail = &tj_kernels_state.compiler.head;
+        tj_kernels_state.compiler.queued--;
+        tj_kernels_state.compiler.running++;
         j = q->job;
         /* The key the request added, taken before resolve_target fills in the target. */
         key = q->key;
-        active[nactive++] = key;
-        pthread_mutex_unlock(&lock);
+        tj_kernels_state.compiler.active[tj_kernels_state.compiler.nactive++] = key;
+        pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
         free(q);
         /* Failures are logged where they happen and remembered by the kernel table. */
         if (resolve_target(&j)) {
@@ -195,37 +176,36 @@ static void *worker(void *arg)
                 tj_stats_inc(TJ_STAT_jit_background);
         }
         tj_layout_release(j.layout);
-        atomic_fetch_add_explicit(&finished, 1, memory_order_release);
-        pthread_mutex_lock(&lock);
-        running--;
-        tj_hashset_remove(&pending, key);
-        drop_key(active, &nactive, key);
-        pthread_cond_broadcast(&work);
+        atomic_fetch_add_explicit(&tj_kernels_state.compiler.finished, 1, memory_order_release);
+        pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+        tj_kernels_state.compiler.running--;
+        tj_hashset_remove(&tj_kernels_state.compiler.pending, key);
+        drop_key(tj_kernels_state.compiler.active, &tj_kernels_state.compiler.nactive, key);
+        pthread_cond_broadcast(&tj_kernels_state.compiler.work);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     return NULL;
 }
 
 unsigned tj_compiler_finished(void)
 {
-    return atomic_load_explicit(&finished, memory_order_acquire);
+    return atomic_load_explicit(&tj_kernels_state.compiler.finished, memory_order_acquire);
 }
 
 /* A child of fork has none of the workers: it starts with an empty compiler. */
 static void forget_in_child(void)
 {
-    pthread_mutex_init(&lock, NULL);
-    pthread_cond_init(&work, NULL);
+    pthread_mutex_init(&tj_kernels_state.compiler.lock, NULL);
+    pthread_cond_init(&tj_kernels_state.compiler.work, NULL);
     /* The parent's jobs are its own: the child forgets them (and leaks their memory). */
-    head = NULL;
-    tail = &head;
-    queued = 0;
-    running = nactive = nworkers = 0;
-    memset(&pending, 0, sizeof(pending));
-    stopping = false;
+    tj_kernels_state.compiler.head = NULL;
+    tj_kernels_state.compiler.tail = &tj_kernels_state.compiler.head;
+    tj_kernels_state.compiler.queued = 0;
+    tj_kernels_state.compiler.running = tj_kernels_state.compiler.nactive =
+        tj_kernels_state.compiler.nworkers = 0;
+    memset(&tj_kernels_state.compiler.pending, 0, sizeof(tj_kernels_state.compiler.pending));
+    tj_kernels_state.compiler.stopping = false;
 }
-
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void register_fork(void)
 {
@@ -238,7 +218,7 @@ static bool start_worker(pthread_t *thread)
     sigset_t all, old;
     int rc;
 
-    pthread_once(&fork_once, register_fork);
+    pthread_once(&tj_kernels_state.compiler.fork_once, register_fork);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(thread, NULL, worker, NULL);
@@ -287,12 +267,12 @@ tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, 
     tj_hash_t key = job_key(&j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 
-    pthread_mutex_lock(&lock);
-    if (has_key(active, nactive, key))
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    if (has_key(tj_kernels_state.compiler.active, tj_kernels_state.compiler.nactive, key))
         state = TJ_COMPILE_RUNNING;
-    else if (tj_hashset_has(&pending, key))
+    else if (tj_hashset_has(&tj_kernels_state.compiler.pending, key))
         state = TJ_COMPILE_QUEUED;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     return state;
 }
 
@@ -312,25 +292,29 @@ static void request(job_t *jp)
     q->job = *jp;
     q->key = key;
     q->next = NULL;
-    pthread_mutex_lock(&lock);
-    if (stopping || tj_hashset_has(&pending, key) ||
-        tj_hashset_add(&pending, key, &added) != TJ_OK || !added)
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    if (tj_kernels_state.compiler.stopping ||
+        tj_hashset_has(&tj_kernels_state.compiler.pending, key) ||
+        tj_hashset_add(&tj_kernels_state.compiler.pending, key, &added) != TJ_OK || !added)
         goto out_unlock;
     q->job.layout = tj_layout_hold(q->job.layout);
-    *tail = q;
-    tail = &q->next;
+    *tj_kernels_state.compiler.tail = q;
+    tj_kernels_state.compiler.tail = &q->next;
     q = NULL;
-    queued++;
+    tj_kernels_state.compiler.queued++;
     /* Workers start on first use: a process that never compiles has none. */
-    if (nworkers < want && nworkers < WORKERS_MAX && nworkers < queued + running) {
-        if (start_worker(&workers[nworkers]))
-            nworkers++;
-        else if (nworkers == 0)
+    if (tj_kernels_state.compiler.nworkers < want &&
+        tj_kernels_state.compiler.nworkers < TJ_COMPILER_WORKERS_MAX &&
+        tj_kernels_state.compiler.nworkers <
+            tj_kernels_state.compiler.queued + tj_kernels_state.compiler.running) {
+        if (start_worker(&tj_kernels_state.compiler.workers[tj_kernels_state.compiler.nworkers]))
+            tj_kernels_state.compiler.nworkers++;
+        else if (tj_kernels_state.compiler.nworkers == 0)
             tj_log_warn_once("cannot start a background compile thread; kernels wait");
     }
-    pthread_cond_signal(&work);
+    pthread_cond_signal(&tj_kernels_state.compiler.work);
 out_unlock:
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     free(q);
 }
 
@@ -340,12 +324,12 @@ tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, 
     tj_hash_t key = job_key(&j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 
-    pthread_mutex_lock(&lock);
-    if (has_key(active, nactive, key))
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    if (has_key(tj_kernels_state.compiler.active, tj_kernels_state.compiler.nactive, key))
         state = TJ_COMPILE_RUNNING;
-    else if (tj_hashset_has(&pending, key))
+    else if (tj_hashset_has(&tj_kernels_state.compiler.pending, key))
         state = TJ_COMPILE_QUEUED;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     return state;
 }
 
@@ -354,19 +338,21 @@ void tj_compiler_drain(int seconds)
     struct timespec until;
     long left;
 
-    pthread_mutex_lock(&lock);
-    if (seconds > 0 && nworkers > 0 && (queued > 0 || running > 0)) {
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    if (seconds > 0 && tj_kernels_state.compiler.nworkers > 0 &&
+        (tj_kernels_state.compiler.queued > 0 || tj_kernels_state.compiler.running > 0)) {
         /* A worker waiting for another process's compile stops waiting at the same time. */
         tj_lookup_give_up_waits(tj_clock_ms() + 1000LL * seconds);
         clock_gettime(CLOCK_REALTIME, &until); /* the clock of pthread_cond_timedwait */
         until.tv_sec += seconds;
         /* Workers broadcast on `work` after each job. */
-        while ((queued > 0 || running > 0) &&
-               pthread_cond_timedwait(&work, &lock, &until) != ETIMEDOUT)
+        while ((tj_kernels_state.compiler.queued > 0 || tj_kernels_state.compiler.running > 0) &&
+               pthread_cond_timedwait(&tj_kernels_state.compiler.work,
+                                      &tj_kernels_state.compiler.lock, &until) != ETIMEDOUT)
             ;
     }
-    left = queued;
-    pthread_mutex_unlock(&lock);
+    left = tj_kernels_state.compiler.queued;
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     if (left > 0)
         tj_log_info("%ld background compile(s) still queued after TYPEJIT_JIT_DRAIN=%d s are "
                     "dropped; `typejit warm` can fill the cache ahead of the next run",
@@ -381,16 +367,16 @@ static void stop_workers(void)
     queued_t *dropped;
     int n;
 
-    pthread_mutex_lock(&lock);
-    dropped = head;
-    head = NULL;
-    tail = &head;
-    queued = 0;
-    stopping = true;
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    dropped = tj_kernels_state.compiler.head;
+    tj_kernels_state.compiler.head = NULL;
+    tj_kernels_state.compiler.tail = &tj_kernels_state.compiler.head;
+    tj_kernels_state.compiler.queued = 0;
+    tj_kernels_state.compiler.stopping = true;
     tj_lookup_give_up_waits(0);
-    pthread_cond_broadcast(&work);
-    n = nworkers;
-    pthread_mutex_unlock(&lock);
+    pthread_cond_broadcast(&tj_kernels_state.compiler.work);
+    n = tj_kernels_state.compiler.nworkers;
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     /* Released without the lock: the last reference to a layout frees its device part tables,
      * driver calls that never run under the compiler's lock. */
     while (dropped != NULL) {
@@ -400,21 +386,21 @@ static void stop_workers(void)
         dropped = next;
     }
     for (int i = 0; i < n; i++)
-        pthread_join(workers[i], NULL);
-    pthread_mutex_lock(&lock);
-    nworkers = 0;
-    tj_hashset_clear(&pending);
-    nactive = 0;
-    pthread_mutex_unlock(&lock);
+        pthread_join(tj_kernels_state.compiler.workers[i], NULL);
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    tj_kernels_state.compiler.nworkers = 0;
+    tj_hashset_clear(&tj_kernels_state.compiler.pending);
+    tj_kernels_state.compiler.nactive = 0;
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
 }
 
 void tj_compiler_finalize(void)
 {
     stop_workers();
     /* A process may compile again after its MPI_Finalize (tools, tests). */
-    pthread_mutex_lock(&lock);
-    stopping = false;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    tj_kernels_state.compiler.stopping = false;
+    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
     tj_lookup_give_up_waits(LLONG_MAX);
 }
 

@@ -11,15 +11,13 @@
 #include "kernels/parttable.h"
 #include "kernels/prepare.h"
 #include "kernels/lookup.h"
+#include "kernels/state.h"
 #include "kernels/target.h"
 #include "type/layout_words.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/stats.h"
-
-/* Whether this process has prepared a launch before. */
-static atomic_bool launched;
 
 /* The index of a launch's words among a plan's variants (type/table.h): 0-4 a word of 1 to 16
  * bytes alone, 5-14 a word of 2 to 16 with an edge word below it. */
@@ -253,18 +251,14 @@ typedef struct {
     int shapes;
 } fused_kept_t;
 
-typedef struct {
+typedef struct tj_fused_cache {
     fused_kept_t kept[FUSED_KEPT];
     int next;
 } fused_cache_t;
 
-static _Thread_local fused_cache_t *fused_cache __attribute__((tls_model("initial-exec")));
-static pthread_key_t fused_key;
-static pthread_once_t fused_once = PTHREAD_ONCE_INIT;
-
 static void fused_key_init(void)
 {
-    pthread_key_create(&fused_key, free);
+    pthread_key_create(&tj_kernels_state.launch.fused_key, free);
 }
 
 /* Whether @p e names launch @p d. */
@@ -284,7 +278,7 @@ static bool fused_same(const fused_kept_t *e, const tj_launch_desc_t *d, int key
 
 static bool fused_planned(const tj_launch_desc_t *d, tj_launch_ready_t *r)
 {
-    fused_cache_t *c = fused_cache;
+    fused_cache_t *c = tj_kernels_thread.launch.fused_cache;
     int key;
 
     if (c == NULL || (key = tj_target_index(d->device)) == 0)
@@ -309,7 +303,7 @@ static bool fused_planned(const tj_launch_desc_t *d, tj_launch_ready_t *r)
 
 static void fused_keep(const tj_launch_desc_t *d, tj_kernel_t *k, const tj_launch_ready_t *r)
 {
-    fused_cache_t *c = fused_cache;
+    fused_cache_t *c = tj_kernels_thread.launch.fused_cache;
     fused_kept_t *e;
     int key = tj_target_index(d->device);
 
@@ -319,11 +313,11 @@ static void fused_keep(const tj_launch_desc_t *d, tj_kernel_t *k, const tj_launc
     if (key == 0)
         return;
     if (c == NULL) {
-        pthread_once(&fused_once, fused_key_init);
+        pthread_once(&tj_kernels_state.launch.fused_once, fused_key_init);
         if ((c = calloc(1, sizeof(*c))) == NULL)
             return;
-        pthread_setspecific(fused_key, c);
-        fused_cache = c;
+        pthread_setspecific(tj_kernels_state.launch.fused_key, c);
+        tj_kernels_thread.launch.fused_cache = c;
     }
     e = &c->kept[c->next];
     c->next = (c->next + 1) % FUSED_KEPT;
@@ -408,7 +402,8 @@ tj_status_t tj_launch_prepare(const tj_launch_desc_t *d, tj_launch_ready_t *r)
     memset(r, 0, sizeof(*r));
     /* The first launch: the kernels of the types committed before the process met the GPU are
      * asked for now (kernels/prepare.h); later launches pay one load. */
-    if (!atomic_load_explicit(&launched, memory_order_relaxed) && !atomic_exchange(&launched, true))
+    if (!atomic_load_explicit(&tj_kernels_state.launch.launched, memory_order_relaxed) &&
+        !atomic_exchange(&tj_kernels_state.launch.launched, true))
         tj_prepare_launching();
     if ((d->block != NULL) + (d->layout != NULL) + (d->members != NULL) != 1 ||
         (d->op.kind != TJ_OP_MOVE && (d->block == NULL || d->policy != TJ_LAUNCH_COMPILE)))

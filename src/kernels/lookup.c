@@ -5,7 +5,6 @@
  * re-reads them. Every kind of kernel takes this one path. */
 #include "kernels/lookup.h"
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -23,6 +22,7 @@
 #include "jit/nvrtc.h"
 #include "kernels/key.h"
 #include "kernels/kind.h"
+#include "kernels/state.h"
 #include "kernels/target.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -33,26 +33,16 @@
  * a wait notices tj_lookup_give_up_waits soon. */
 #define WAIT_SLICE_MS 250
 
-/* setup_lock guards the memory table's creation and teardown and the swap of `disk`; no other
- * lock is taken under it, and nothing slow runs under it but opening the disk caches once. */
-static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_llong give_up_at = LLONG_MAX; /* tj_clock_ms after which waits give up */
-static tj_memo_t *memo;
-static atomic_bool memo_ready; /* memo exists (TJ_LOOKUP_MEMORY reads it without setup_lock) */
-
 /* The disk caches a request reads and writes. tj_lookup_set_store and tj_lookup_finalize swap
  * them as a whole under setup_lock; a request uses them through a reference taken under it
  * (setup), so that a swap never closes a store that a request, a compile or a wait for another
  * process's compile is still using: the last reference closes it. */
-typedef struct {
+typedef struct tj_lookup_disk {
     atomic_int refs;
     tj_store_t *store;      /* the user's cache, or NULL (none, untrusted, unwritable) */
     tj_store_set_t *caches; /* the store, then the read-only caches of TYPEJIT_CACHE_PATH */
     bool rw;                /* entries and manifest lines may be written */
 } disk_t;
-static disk_t *disk; /* NULL until the first request that needs it (and after a swap) */
-static char store_dir_override[4096];
-static int store_ro_override = -1;
 
 static void disk_release(disk_t *d)
 {
@@ -69,20 +59,25 @@ static void disk_release(disk_t *d)
 static disk_t *disk_open(void)
 {
     const tj_config_t *cfg = tj_config();
-    const char *dir = store_dir_override[0] ? store_dir_override : cfg->cache_dir;
-    bool ro = store_ro_override >= 0 ? store_ro_override : cfg->cache == TJ_CACHE_RO;
+    const char *dir = tj_kernels_state.lookup.store_dir_override[0]
+                          ? tj_kernels_state.lookup.store_dir_override
+                          : cfg->cache_dir;
+    bool ro = tj_kernels_state.lookup.store_ro_override >= 0
+                  ? tj_kernels_state.lookup.store_ro_override
+                  : cfg->cache == TJ_CACHE_RO;
     disk_t *d = calloc(1, sizeof(*d));
 
     if (d == NULL)
         return NULL;
     atomic_init(&d->refs, 1);
-    if ((store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) && dir[0] != '\0' &&
-        tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &d->store) != TJ_OK)
+    if ((tj_kernels_state.lookup.store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) &&
+        dir[0] != '\0' && tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &d->store) != TJ_OK)
         d->store = NULL;
     d->rw = d->store != NULL && !ro;
     /* The shared caches serve the application, not the tools' own cache directory. */
-    if (tj_store_set_open(d->store, store_dir_override[0] ? NULL : cfg->cache_path, &d->caches) !=
-        TJ_OK)
+    if (tj_store_set_open(d->store,
+                          tj_kernels_state.lookup.store_dir_override[0] ? NULL : cfg->cache_path,
+                          &d->caches) != TJ_OK)
         d->caches = NULL;
     return d;
 }
@@ -91,12 +86,13 @@ void tj_lookup_set_store(const char *dir, int read_only)
 {
     disk_t *old;
 
-    pthread_mutex_lock(&setup_lock);
-    snprintf(store_dir_override, sizeof(store_dir_override), "%s", dir ? dir : "");
-    store_ro_override = read_only;
-    old = disk;
-    disk = NULL;
-    pthread_mutex_unlock(&setup_lock);
+    pthread_mutex_lock(&tj_kernels_state.lookup.setup_lock);
+    snprintf(tj_kernels_state.lookup.store_dir_override,
+             sizeof(tj_kernels_state.lookup.store_dir_override), "%s", dir ? dir : "");
+    tj_kernels_state.lookup.store_ro_override = read_only;
+    old = tj_kernels_state.lookup.disk;
+    tj_kernels_state.lookup.disk = NULL;
+    pthread_mutex_unlock(&tj_kernels_state.lookup.setup_lock);
     disk_release(old);
     tj_target_forget();
 }
@@ -107,18 +103,20 @@ static tj_status_t setup(disk_t **d)
 {
     tj_status_t st = TJ_OK;
 
-    pthread_mutex_lock(&setup_lock);
-    if (memo == NULL && (st = tj_memo_create(&memo)) != TJ_OK)
+    pthread_mutex_lock(&tj_kernels_state.lookup.setup_lock);
+    if (tj_kernels_state.lookup.memo == NULL &&
+        (st = tj_memo_create(&tj_kernels_state.lookup.memo)) != TJ_OK)
         goto out_unlock;
-    atomic_store_explicit(&memo_ready, true, memory_order_release);
-    if (disk == NULL && (disk = disk_open()) == NULL) {
+    atomic_store_explicit(&tj_kernels_state.lookup.memo_ready, true, memory_order_release);
+    if (tj_kernels_state.lookup.disk == NULL &&
+        (tj_kernels_state.lookup.disk = disk_open()) == NULL) {
         st = TJ_ERR_NOMEM;
         goto out_unlock;
     }
-    atomic_fetch_add(&disk->refs, 1);
-    *d = disk;
+    atomic_fetch_add(&tj_kernels_state.lookup.disk->refs, 1);
+    *d = tj_kernels_state.lookup.disk;
 out_unlock:
-    pthread_mutex_unlock(&setup_lock);
+    pthread_mutex_unlock(&tj_kernels_state.lookup.setup_lock);
     return st;
 }
 
@@ -166,7 +164,7 @@ static tj_status_t compile(disk_t *d, const tj_kernel_spec_t *spec, const char *
 
 void tj_lookup_give_up_waits(long long at_ms)
 {
-    atomic_store(&give_up_at, at_ms);
+    atomic_store(&tj_kernels_state.lookup.give_up_at, at_ms);
 }
 
 /* Wait for the entry of @p key that another process is compiling, as tj_store_wait does, in
@@ -180,7 +178,7 @@ static tj_status_t wait_entry(disk_t *d, const char *key, const char *toolchain,
     tj_status_t st;
 
     for (;;) {
-        long long now = tj_clock_ms(), stop = atomic_load(&give_up_at);
+        long long now = tj_clock_ms(), stop = atomic_load(&tj_kernels_state.lookup.give_up_at);
         long long slice = until - now < WAIT_SLICE_MS ? until - now : WAIT_SLICE_MS;
         if (now >= stop) {
             *gave_up = true;
@@ -241,8 +239,8 @@ static tj_status_t from_memory(tj_hash_t hash, bool count, tj_kernel_t **kernel)
 {
     tj_kernel_t *k;
 
-    if (!atomic_load_explicit(&memo_ready, memory_order_acquire) ||
-        (k = tj_memo_get(memo, hash)) == NULL)
+    if (!atomic_load_explicit(&tj_kernels_state.lookup.memo_ready, memory_order_acquire) ||
+        (k = tj_memo_get(tj_kernels_state.lookup.memo, hash)) == NULL)
         return TJ_ERR_NOT_FOUND;
     if (k->failed == TJ_OK && count)
         tj_stats_inc(TJ_STAT_cache_hits_memory);
@@ -340,7 +338,7 @@ tj_status_t tj_lookup_kernel(const tj_kernel_spec_t *spec, tj_lookup_mode_t mode
     if (st != TJ_OK)
         return st;
     /* Two threads may build the same kernel at once; the first one in the table wins. */
-    won = tj_memo_put(memo, hash, k);
+    won = tj_memo_put(tj_kernels_state.lookup.memo, hash, k);
     if (won != k)
         tj_kernel_free(k);
     if (won == NULL)
@@ -363,13 +361,13 @@ void tj_lookup_finalize(void)
 
     /* The kernels (and their modules, unloaded in their contexts) go after the lock: a driver
      * call is never made under it. Every request has ended (the background compiler first). */
-    pthread_mutex_lock(&setup_lock);
-    atomic_store_explicit(&memo_ready, false, memory_order_release);
-    old_memo = memo;
-    memo = NULL;
-    old_disk = disk;
-    disk = NULL;
-    pthread_mutex_unlock(&setup_lock);
+    pthread_mutex_lock(&tj_kernels_state.lookup.setup_lock);
+    atomic_store_explicit(&tj_kernels_state.lookup.memo_ready, false, memory_order_release);
+    old_memo = tj_kernels_state.lookup.memo;
+    tj_kernels_state.lookup.memo = NULL;
+    old_disk = tj_kernels_state.lookup.disk;
+    tj_kernels_state.lookup.disk = NULL;
+    pthread_mutex_unlock(&tj_kernels_state.lookup.setup_lock);
     if (old_memo != NULL)
         tj_memo_destroy(old_memo, kernel_free);
     disk_release(old_disk);

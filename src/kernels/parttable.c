@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "jit/parts.h"
+#include "kernels/state.h"
 #include "type/layout_runs.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -34,10 +35,6 @@ struct tj_layout_device {
     bool runs_failed;
     record_t *prev, *next; /* the list of every record */
 };
-
-static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static record_t *records;
-static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
 
 static void free_tables(record_t *r)
 {
@@ -69,7 +66,7 @@ static void unlink_record(record_t *r)
     if (r->prev != NULL)
         r->prev->next = r->next;
     else
-        records = r->next;
+        tj_kernels_state.parttable.records = r->next;
     if (r->next != NULL)
         r->next->prev = r->prev;
 }
@@ -79,11 +76,11 @@ static void on_release(tj_layout_t *l)
 {
     record_t *r;
 
-    pthread_mutex_lock(&list_lock);
+    pthread_mutex_lock(&tj_kernels_state.parttable.list_lock);
     r = tj_layout_device_detach(l);
     if (r != NULL)
         unlink_record(r);
-    pthread_mutex_unlock(&list_lock);
+    pthread_mutex_unlock(&tj_kernels_state.parttable.list_lock);
     if (r != NULL)
         record_free(r);
 }
@@ -102,20 +99,20 @@ static record_t *record_of(tj_layout_t *l)
 
     if (r != NULL)
         return r;
-    pthread_once(&hook_once, set_hooks);
+    pthread_once(&tj_kernels_state.parttable.hook_once, set_hooks);
     if ((mine = calloc(1, sizeof(*mine))) == NULL)
         return NULL;
     pthread_mutex_init(&mine->lock, NULL);
     mine->owner = l;
-    pthread_mutex_lock(&list_lock);
+    pthread_mutex_lock(&tj_kernels_state.parttable.list_lock);
     if (tj_layout_device_attach(l, mine, &r)) {
-        mine->next = records;
-        if (records != NULL)
-            records->prev = mine;
-        records = mine;
+        mine->next = tj_kernels_state.parttable.records;
+        if (tj_kernels_state.parttable.records != NULL)
+            tj_kernels_state.parttable.records->prev = mine;
+        tj_kernels_state.parttable.records = mine;
         mine = NULL;
     } /* else r is another thread's, made meanwhile */
-    pthread_mutex_unlock(&list_lock);
+    pthread_mutex_unlock(&tj_kernels_state.parttable.list_lock);
     if (mine != NULL) {
         pthread_mutex_destroy(&mine->lock);
         free(mine);
@@ -225,13 +222,13 @@ void tj_parttable_finalize(void)
 {
     record_t *list;
 
-    pthread_mutex_lock(&list_lock);
-    list = records;
-    records = NULL;
+    pthread_mutex_lock(&tj_kernels_state.parttable.list_lock);
+    list = tj_kernels_state.parttable.records;
+    tj_kernels_state.parttable.records = NULL;
     /* Detached from their layouts, which may live on: their release then finds no record. */
     for (record_t *r = list; r != NULL; r = r->next)
         tj_layout_device_detach(r->owner);
-    pthread_mutex_unlock(&list_lock);
+    pthread_mutex_unlock(&tj_kernels_state.parttable.list_lock);
     while (list != NULL) {
         record_t *next = list->next;
         record_free(list);

@@ -9,6 +9,7 @@
 #include "gpu/cuda.h"
 #include "kernels/compiler.h"
 #include "kernels/lookup.h"
+#include "kernels/state.h"
 #include "kernels/target.h"
 #include "type/layout_words.h"
 #include "util/common.h"
@@ -105,12 +106,6 @@ static void make_kernels(const tj_block_t *block)
             return;
 }
 
-/* Under TYPEJIT_JIT=auto a commit makes kernels only once the process uses CUDA: a program that
- * never touches device memory loads neither NVRTC nor (at its commits) the driver. Set once, by
- * the first launch, or the first commit that finds a device buffer met or a CUDA context current
- * (the driver layer only keeps the fact; it calls nothing up here). */
-static atomic_bool uses_cuda;
-
 /* The process uses CUDA from now on: the kernels of the types committed before are asked for
  * now, as their commits would have; later commits ask for their own. */
 static void start_using_cuda(void)
@@ -118,7 +113,8 @@ static void start_using_cuda(void)
     tj_block_t *blocks = NULL;
     size_t n = 0;
 
-    if (tj_config()->jit != TJ_JIT_AUTO || atomic_exchange(&uses_cuda, true))
+    if (tj_config()->jit != TJ_JIT_AUTO ||
+        atomic_exchange(&tj_kernels_state.prepare.uses_cuda, true))
         return;
     /* A copy: the type table's lock is not held while kernels are asked for. */
     tj_table_strided_blocks(&blocks, &n);
@@ -135,7 +131,7 @@ static void start_using_cuda(void)
  * ever will, and a process that has not loaded it has no context. */
 static bool using_cuda(void)
 {
-    if (atomic_load(&uses_cuda))
+    if (atomic_load(&tj_kernels_state.prepare.uses_cuda))
         return true;
     if (!tj_gpu_driver_installed())
         return false;
@@ -148,7 +144,7 @@ static bool using_cuda(void)
 
 void tj_prepare_launching(void)
 {
-    if (!atomic_load_explicit(&uses_cuda, memory_order_relaxed))
+    if (!atomic_load_explicit(&tj_kernels_state.prepare.uses_cuda, memory_order_relaxed))
         start_using_cuda();
 }
 
@@ -177,7 +173,8 @@ const char *tj_prepare_state(const tj_type_info_t *info)
     if (!tj_type_info_kernel(info) || tj_config()->jit == TJ_JIT_OFF)
         return "none";
     /* Not asked for yet: when the process meets the GPU, if a driver is there to meet. */
-    if (l == NULL && tj_config()->jit == TJ_JIT_AUTO && !atomic_load(&uses_cuda))
+    if (l == NULL && tj_config()->jit == TJ_JIT_AUTO &&
+        !atomic_load(&tj_kernels_state.prepare.uses_cuda))
         return tj_gpu_driver_installed() ? "later" : "none";
     if (l != NULL) {
         int lwords[2];

@@ -12,18 +12,6 @@
 #include "util/config.h"
 #include "util/log.h"
 
-/* Devices whose compile target is remembered. */
-#define TJ_TARGET_MAX_DEVICES 64
-
-static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
-static char device_targets[TJ_TARGET_MAX_DEVICES][32];
-/* tj_target_index: each device's number, and the targets numbered so far (number i + 1 is
- * names[i]); `epoch` tells numbers from before a tj_target_forget apart. */
-atomic_int tj_target_indexes[TJ_TARGET_MAX_DEVICES];
-static char index_names[TJ_TARGET_MAX_DEVICES][32];
-static int nindex;
-static atomic_int epoch = 1;
-
 tj_status_t tj_target_of_device(int device, char *target, size_t len)
 {
     const char *arch = tj_nvrtc_arch_setting(); /* TYPEJIT_ARCH, checked against NVRTC */
@@ -41,16 +29,17 @@ tj_status_t tj_target_of_device(int device, char *target, size_t len)
     }
     /* Every device has its own arch: a node may mix them. Asked of the driver and NVRTC without
      * the lock (two threads may both ask, and find the same answer). */
-    pthread_mutex_lock(&target_lock);
-    snprintf(found, sizeof(found), "%s", device_targets[device]);
-    pthread_mutex_unlock(&target_lock);
+    pthread_mutex_lock(&tj_kernels_state.target.lock);
+    snprintf(found, sizeof(found), "%s", tj_kernels_state.target.device_targets[device]);
+    pthread_mutex_unlock(&tj_kernels_state.target.lock);
     if (found[0] == '\0') {
         if ((st = tj_gpu_sm(device, &sm)) != TJ_OK ||
             (st = tj_nvrtc_target(sm, found, sizeof(found))) != TJ_OK)
             return st;
-        pthread_mutex_lock(&target_lock);
-        snprintf(device_targets[device], sizeof(device_targets[device]), "%s", found);
-        pthread_mutex_unlock(&target_lock);
+        pthread_mutex_lock(&tj_kernels_state.target.lock);
+        snprintf(tj_kernels_state.target.device_targets[device],
+                 sizeof(tj_kernels_state.target.device_targets[device]), "%s", found);
+        pthread_mutex_unlock(&tj_kernels_state.target.lock);
     }
     snprintf(target, len, "%s", found);
     return st;
@@ -71,14 +60,11 @@ bool tj_target_known(int device, char *target, size_t len)
     }
     if (device >= TJ_TARGET_MAX_DEVICES)
         return false;
-    pthread_mutex_lock(&target_lock);
-    snprintf(target, len, "%s", device_targets[device]);
-    pthread_mutex_unlock(&target_lock);
+    pthread_mutex_lock(&tj_kernels_state.target.lock);
+    snprintf(target, len, "%s", tj_kernels_state.target.device_targets[device]);
+    pthread_mutex_unlock(&tj_kernels_state.target.lock);
     return target[0] != '\0';
 }
-
-static pthread_once_t loadable_once = PTHREAD_ONCE_INIT;
-static tj_status_t loadable_status;
 
 /* A driver loads images of an NVRTC of its own CUDA major version or older, never newer
  * (CUBIN and PTX alike): decided once, said once. */
@@ -86,28 +72,24 @@ static void check_loadable(void)
 {
     int driver = tj_gpu_driver_version(), major, minor;
 
-    loadable_status = tj_nvrtc_version(&major, &minor);
-    if (loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
+    tj_kernels_state.target.loadable_status = tj_nvrtc_version(&major, &minor);
+    if (tj_kernels_state.target.loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
         return;
     tj_log_warn_job("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
                     "kernels; device buffers are staged through host memory (install nvrtc %d.x "
                     "or a newer driver)",
                     major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
-    loadable_status = TJ_ERR_UNSUPPORTED;
+    tj_kernels_state.target.loadable_status = TJ_ERR_UNSUPPORTED;
 }
-
-atomic_int tj_target_loadable_known;
 
 tj_status_t tj_target_check_loadable(void)
 {
-    pthread_once(&loadable_once, check_loadable);
+    pthread_once(&tj_kernels_state.target.loadable_once, check_loadable);
     /* One load from now on: every launch asks. */
-    atomic_store_explicit(&tj_target_loadable_known, (int)loadable_status + 1,
-                          memory_order_release);
-    return loadable_status;
+    atomic_store_explicit(&tj_kernels_state.target.loadable_known,
+                          (int)tj_kernels_state.target.loadable_status + 1, memory_order_release);
+    return tj_kernels_state.target.loadable_status;
 }
-
-_Static_assert(TJ_TARGET_MAX_DEVICES == 64, "tj_target_index reads 64 devices");
 
 int tj_target_index_find(int device)
 {
@@ -116,26 +98,33 @@ int tj_target_index_find(int device)
 
     if (tj_target_of_device(device, name, sizeof(name)) != TJ_OK)
         return 0;
-    pthread_mutex_lock(&target_lock);
-    for (i = 0; i < nindex && strcmp(index_names[i], name) != 0; i++)
+    pthread_mutex_lock(&tj_kernels_state.target.lock);
+    for (i = 0; i < tj_kernels_state.target.nindex &&
+                strcmp(tj_kernels_state.target.index_names[i], name) != 0;
+         i++)
         ;
-    if (i == nindex && nindex < TJ_TARGET_MAX_DEVICES)
-        snprintf(index_names[nindex++], sizeof(index_names[0]), "%s", name);
+    if (i == tj_kernels_state.target.nindex &&
+        tj_kernels_state.target.nindex < TJ_TARGET_MAX_DEVICES)
+        snprintf(tj_kernels_state.target.index_names[tj_kernels_state.target.nindex++],
+                 sizeof(tj_kernels_state.target.index_names[0]), "%s", name);
     /* Numbers of one epoch are apart from every earlier epoch's. */
-    n = i < TJ_TARGET_MAX_DEVICES ? i + 1 + atomic_load(&epoch) * TJ_TARGET_MAX_DEVICES : 0;
+    n = i < TJ_TARGET_MAX_DEVICES
+            ? i + 1 + atomic_load(&tj_kernels_state.target.epoch) * TJ_TARGET_MAX_DEVICES
+            : 0;
     if (n != 0 && device >= 0 && device < TJ_TARGET_MAX_DEVICES)
-        atomic_store_explicit(&tj_target_indexes[device], n, memory_order_release);
-    pthread_mutex_unlock(&target_lock);
+        atomic_store_explicit(&tj_kernels_state.target.indexes[device], n, memory_order_release);
+    pthread_mutex_unlock(&tj_kernels_state.target.lock);
     return n;
 }
 
 void tj_target_forget(void)
 {
-    pthread_mutex_lock(&target_lock);
-    memset(device_targets, 0, sizeof(device_targets));
+    pthread_mutex_lock(&tj_kernels_state.target.lock);
+    memset(tj_kernels_state.target.device_targets, 0,
+           sizeof(tj_kernels_state.target.device_targets));
     for (int i = 0; i < TJ_TARGET_MAX_DEVICES; i++)
-        atomic_store(&tj_target_indexes[i], 0);
-    nindex = 0;
-    atomic_fetch_add(&epoch, 1);
-    pthread_mutex_unlock(&target_lock);
+        atomic_store(&tj_kernels_state.target.indexes[i], 0);
+    tj_kernels_state.target.nindex = 0;
+    atomic_fetch_add(&tj_kernels_state.target.epoch, 1);
+    pthread_mutex_unlock(&tj_kernels_state.target.lock);
 }

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "kernels/state.h"
 #include "typejit.h"
 
 /* The compile target for @p device: TYPEJIT_ARCH (when NVRTC compiles for it:
@@ -23,11 +24,9 @@ bool tj_target_known(int device, char *target, size_t len);
  * newer than the driver's); else TJ_ERR_UNSUPPORTED, warned once, and device buffers are
  * staged. */
 tj_status_t tj_target_check_loadable(void);
-/* tj_target_loadable's answer once it has one, + 1; 0 before. */
-extern atomic_int tj_target_loadable_known;
 static inline tj_status_t tj_target_loadable(void)
 {
-    int known = atomic_load_explicit(&tj_target_loadable_known, memory_order_acquire);
+    int known = atomic_load_explicit(&tj_kernels_state.target.loadable_known, memory_order_acquire);
     return known != 0 ? (tj_status_t)(known - 1) : tj_target_check_loadable();
 }
 
@@ -38,13 +37,13 @@ void tj_target_forget(void);
  * it), or 0 when tj_target_of_device fails: found once per device, then one load. Until
  * tj_target_forget a number names the same target. */
 int tj_target_index_find(int device);
-extern atomic_int tj_target_indexes[64];
 static inline int tj_target_index(int device)
 {
     int n;
 
-    if (device >= 0 && device < 64 &&
-        (n = atomic_load_explicit(&tj_target_indexes[device], memory_order_acquire)) != 0)
+    if (device >= 0 && device < TJ_TARGET_MAX_DEVICES &&
+        (n = atomic_load_explicit(&tj_kernels_state.target.indexes[device],
+                                  memory_order_acquire)) != 0)
         return n;
     return tj_target_index_find(device);
 }
