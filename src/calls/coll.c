@@ -127,46 +127,46 @@ bool tj_coll_on_device(const tj_coll_call_t *c)
     return on;
 }
 
-tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
+tj_call_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
     tj_request_t *r = NULL;
     tj_gpu_event_t *event = NULL;
     tj_coll_t *x;
 
     if (!tj_gpu_available())
-        return TJ_COLL_PASS;
+        return TJ_CALL_PASS;
     if ((x = calloc(1, sizeof(*x))) == NULL) {
         tj_log_error("out of memory describing a collective");
-        return TJ_COLL_PASS;
+        return TJ_CALL_PASS;
     }
     x->c = *c;
     if (!tj_coll_sides_describe(x)) {
         release(x);
-        return TJ_COLL_PASS;
+        return TJ_CALL_PASS;
     }
     tj_coll_packed_classify(&x->s);
     tj_coll_packed_classify(&x->r);
     if (x->s.split || x->r.split) {
         *rc = MPI_ERR_BUFFER; /* classify said why */
         release(x);
-        return TJ_COLL_FAILED;
+        return TJ_CALL_FAILED;
     }
     if (!x->s.packed && !x->r.packed) {
         release(x);
-        return TJ_COLL_PASS;
+        return TJ_CALL_PASS;
     }
     /* A non-blocking call's record is taken before the system MPI starts it: once started it
      * could only be completed here, which would block a non-blocking call. */
     if (req != NULL && (r = tj_request_reserve()) == NULL) {
         release(x);
         *rc = MPI_ERR_NO_MEM;
-        return TJ_COLL_FAILED;
+        return TJ_CALL_FAILED;
     }
     if ((*rc = prepare(x, req != NULL, req != NULL && tj_send_queue_enabled() ? &event : NULL)) !=
         MPI_SUCCESS) {
         tj_request_unreserve(r);
         release(x);
-        return TJ_COLL_FAILED;
+        return TJ_CALL_FAILED;
     }
     if (event != NULL) {
         /* Its packs run on; the send queue makes the system MPI's call once they are done, and
@@ -174,7 +174,7 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
         tj_completion_t done = {finish, release, x};
         *rc = tj_request_add_deferred(r, c->comm, event, deferred_start, x, &done, req);
         if (*rc == MPI_SUCCESS)
-            return TJ_COLL_DONE;
+            return TJ_CALL_TAKEN;
         /* No request to hand out: the call is made now, after its packs. */
         if (tj_gpu_event_wait(event) != TJ_OK)
             x->failed = pack_sides(x, NULL);
@@ -183,14 +183,14 @@ tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc)
     if ((*rc = tj_coll_system_call(x, req)) != MPI_SUCCESS) {
         tj_request_unreserve(r);
         release(x);
-        return TJ_COLL_DONE;
+        return TJ_CALL_TAKEN;
     }
     if (req != NULL) {
         tj_completion_t done = {finish, release, x};
         tj_request_add_completion(r, *req, &done);
-        return TJ_COLL_DONE;
+        return TJ_CALL_TAKEN;
     }
     *rc = finish(x, MPI_STATUS_IGNORE, NULL);
     release(x);
-    return *rc == MPI_SUCCESS ? TJ_COLL_DONE : TJ_COLL_FAILED;
+    return *rc == MPI_SUCCESS ? TJ_CALL_TAKEN : TJ_CALL_FAILED;
 }

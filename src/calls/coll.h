@@ -10,20 +10,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls/call_result.h"
 #include "calls/coll_sides.h"
-
-typedef enum {
-    TJ_COLL_PASS,   /* not typejit's: the caller passes the call to the system MPI */
-    TJ_COLL_DONE,   /* done; *rc is the system MPI's result (its error handler has run) */
-    TJ_COLL_FAILED, /* typejit could not do it; *rc is the MPI error class to report */
-} tj_coll_result_t;
 
 /* Run @p c: blocking when @p req is NULL, else the system MPI's non-blocking form, whose request
  * (returned in *req) is completed, unpacked and released by the interposed Wait and Test calls.
  * A call is typejit's when a side with bytes to move lies in device or managed memory and its
  * types need packing (every type with an MPI that is not CUDA-aware; strided types, and
  * contiguous ones when TYPEJIT_STAGE_CONTIGUOUS says so, with one that is). */
-tj_coll_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc);
+tj_call_result_t tj_coll_run(const tj_coll_call_t *c, MPI_Request *req, int *rc);
 
 /* Whether @p c has a side with bytes to move in device or managed memory (what tj_coll_run
  * would look at), without running it: for the forms typejit does not run, which a device buffer

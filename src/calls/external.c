@@ -94,14 +94,14 @@ static bool begin(const char *fn, const tj_type_info_t *info, const char *datare
     if ((*rc = packed_find(p, pbuf, psize, position, want, on_p)) != MPI_SUCCESS)
         return true;
     switch (tj_staged_begin(fn, 1, &b, false, st, rc)) {
-    case TJ_STAGED_FAILED:
+    case TJ_CALL_FAILED:
         return true;
-    case TJ_STAGED_PASS:
+    case TJ_CALL_PASS:
         *st = NULL;
         if (!*on_p)
             return false;
         break;
-    case TJ_STAGED_OK:
+    case TJ_CALL_TAKEN:
         break;
     }
     /* A packed buffer too short for the call is refused before the system MPI sees it, as Open
@@ -236,57 +236,57 @@ static void end(tj_staged_t *st, packed_t *p)
     free(p->host);
 }
 
-tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
-                                    const void *inbuf, int64_t incount, MPI_Datatype type,
-                                    void *outbuf, int64_t outsize, int64_t *position, int *rc)
+tj_call_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
+                                  const void *inbuf, int64_t incount, MPI_Datatype type,
+                                  void *outbuf, int64_t outsize, int64_t *position, int *rc)
 {
     packed_t p;
     tj_staged_t *st;
     bool on_p = false;
-    tj_staged_result_t r = TJ_STAGED_FAILED;
+    tj_call_result_t r = TJ_CALL_FAILED;
 
     if (tj_gpu_available() &&
         kernel_path(true, info, datarep, inbuf, incount, type, outbuf, outsize, position, rc))
-        return *rc == MPI_SUCCESS ? TJ_STAGED_OK : TJ_STAGED_FAILED;
+        return *rc == MPI_SUCCESS ? TJ_CALL_TAKEN : TJ_CALL_FAILED;
     if (!begin("MPI_Pack_external", info, datarep, inbuf, incount, type, false, &p, outbuf, outsize,
                position, &st, &on_p, rc))
-        return TJ_STAGED_PASS;
+        return TJ_CALL_PASS;
     if (*rc == MPI_SUCCESS) {
         int64_t before = *position;
-        r = TJ_STAGED_OK;
+        r = TJ_CALL_TAKEN;
         *rc = tj_count_pack_external(datarep, st != NULL ? tj_staged_arg(st, 0, inbuf) : inbuf,
                                      incount, type, on_p ? packed_arg(&p) : outbuf, outsize,
                                      position);
         if (*rc == MPI_SUCCESS && on_p &&
             (*rc = packed_copy(&p, true, *position - before)) != MPI_SUCCESS)
-            r = TJ_STAGED_FAILED;
+            r = TJ_CALL_FAILED;
     }
     end(st, &p);
     return r;
 }
 
-tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
-                                      const void *inbuf, int64_t insize, int64_t *position,
-                                      void *outbuf, int64_t outcount, MPI_Datatype type, int *rc)
+tj_call_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
+                                    const void *inbuf, int64_t insize, int64_t *position,
+                                    void *outbuf, int64_t outcount, MPI_Datatype type, int *rc)
 {
     packed_t p;
     tj_staged_t *st;
     bool on_p = false;
-    tj_staged_result_t r = TJ_STAGED_FAILED;
+    tj_call_result_t r = TJ_CALL_FAILED;
 
     if (tj_gpu_available() && kernel_path(false, info, datarep, outbuf, outcount, type,
                                           (void *)inbuf, insize, position, rc))
-        return *rc == MPI_SUCCESS ? TJ_STAGED_OK : TJ_STAGED_FAILED;
+        return *rc == MPI_SUCCESS ? TJ_CALL_TAKEN : TJ_CALL_FAILED;
     if (!begin("MPI_Unpack_external", info, datarep, outbuf, outcount, type, true, &p, inbuf,
                insize, position, &st, &on_p, rc))
-        return TJ_STAGED_PASS;
+        return TJ_CALL_PASS;
     if (*rc == MPI_SUCCESS) {
-        r = TJ_STAGED_OK;
+        r = TJ_CALL_TAKEN;
         *rc = tj_count_unpack_external(datarep, on_p ? packed_arg(&p) : inbuf, insize, position,
                                        st != NULL ? tj_staged_arg(st, 0, outbuf) : outbuf, outcount,
                                        type);
         if (*rc == MPI_SUCCESS && st != NULL && (*rc = tj_staged_finish(st)) != MPI_SUCCESS)
-            r = TJ_STAGED_FAILED;
+            r = TJ_CALL_FAILED;
     }
     end(st, &p);
     return r;

@@ -14,18 +14,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls/call_result.h"
 #include "calls/staged.h"
 #include "type/table.h"
 
-/* TJ_STAGED_PASS: no buffer the call touches is in device memory, the caller passes it on;
- * TJ_STAGED_OK: done, *rc is the system MPI's result (its error handler has run);
- * TJ_STAGED_FAILED: typejit's staging failed or the packed buffer is too short, *rc is the error
+/* TJ_CALL_PASS: no buffer the call touches is in device memory, the caller passes it on;
+ * TJ_CALL_TAKEN: done, *rc is the system MPI's result (its error handler has run);
+ * TJ_CALL_FAILED: typejit's staging failed or the packed buffer is too short, *rc is the error
  * class to report. @p info may be NULL. */
-tj_staged_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
-                                    const void *inbuf, int64_t incount, MPI_Datatype type,
-                                    void *outbuf, int64_t outsize, int64_t *position, int *rc);
-tj_staged_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
-                                      const void *inbuf, int64_t insize, int64_t *position,
-                                      void *outbuf, int64_t outcount, MPI_Datatype type, int *rc);
+tj_call_result_t tj_external_pack(const tj_type_info_t *info, const char *datarep,
+                                  const void *inbuf, int64_t incount, MPI_Datatype type,
+                                  void *outbuf, int64_t outsize, int64_t *position, int *rc);
+tj_call_result_t tj_external_unpack(const tj_type_info_t *info, const char *datarep,
+                                    const void *inbuf, int64_t insize, int64_t *position,
+                                    void *outbuf, int64_t outcount, MPI_Datatype type, int *rc);
 
 #endif /* TJ_CALLS_EXTERNAL_H */

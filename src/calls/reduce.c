@@ -229,15 +229,16 @@ static const char *op_expr(MPI_Op op, int kind, const char **name)
 
 /* MPI_Reduce_local of a strided type of one predefined element type with a predefined
  * operation, both buffers in one context's device memory: one generated kernel, the operation
- * and element type baked in. TJ_RED_PASS (nothing done) when the call does not fit; TJ_RED_DONE
+ * and element type baked in. TJ_CALL_PASS (nothing done) when the call does not fit; TJ_CALL_TAKEN
  * with the system MPI's verdict on the arguments (its error handler has run) or the kernel's
- * success; TJ_RED_FAILED when the kernel failed on the device. */
-static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info, int *rc);
+ * success; TJ_CALL_FAILED when the kernel failed on the device. */
+static tj_call_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info,
+                                        int *rc);
 
-static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
+static tj_call_result_t local_kernel(const tj_red_call_t *c, int *rc)
 {
     const tj_type_info_t *info = c->info;
-    tj_red_result_t r;
+    tj_call_result_t r;
     tj_gpu_ptr_t io;
 
     if (info != NULL && info->pending) {
@@ -246,10 +247,10 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
         if (tj_gpu_query((const char *)c->rbuf + info->true_lb, &io) != TJ_OK) {
             /* A buffer the driver cannot place (the query said why) is never host memory. */
             *rc = MPI_ERR_INTERN;
-            return TJ_RED_FAILED;
+            return TJ_CALL_FAILED;
         }
         if (!tj_gpu_device_like(io.kind))
-            return TJ_RED_PASS;
+            return TJ_CALL_PASS;
         info = tj_lazy_resolve(c->type, c->info);
     }
     r = local_kernel_of(c, info, rc);
@@ -257,7 +258,7 @@ static tj_red_result_t local_kernel(const tj_red_call_t *c, int *rc)
     return r;
 }
 
-static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info, int *rc)
+static tj_call_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_info_t *info, int *rc)
 {
     const char *ctype, *expr, *opname;
     char what[96];
@@ -270,18 +271,18 @@ static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_inf
 
     if (info == NULL || !info->strided || c->count <= 0 || info->wide ||
         tj_config()->jit == TJ_JIT_OFF || !tj_mul64(c->count - 1, info->extent, &reach))
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     if ((ctype = tj_element_ctype(tj_type_element(c->type), &esize, &kind)) == NULL ||
         (expr = op_expr(c->op, kind, &opname)) == NULL ||
         !tj_block_disjoint(&info->block, c->count))
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     /* Every element at an address of its size in both buffers: the plain word of a launch
      * between them. */
     words =
         tj_block_words(&info->block, c->count, (uintptr_t)c->rbuf + (uintptr_t)info->block.start,
                        (uintptr_t)c->sbuf + (uintptr_t)info->block.start);
     if ((words.edge != 0 ? words.edge : words.word) % esize != 0)
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     lo = info->true_lb + (reach < 0 ? reach : 0);
     hi = info->true_lb + info->true_extent + (reach > 0 ? reach : 0);
     if (tj_gpu_query((const char *)c->sbuf + info->true_lb, &in) != TJ_OK ||
@@ -291,15 +292,15 @@ static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_inf
         !tj_gpu_inside(&in, (uintptr_t)c->sbuf + (uintptr_t)lo,
                        (uintptr_t)c->sbuf + (uintptr_t)hi) ||
         !tj_gpu_inside(&io, (uintptr_t)c->rbuf + (uintptr_t)lo, (uintptr_t)c->rbuf + (uintptr_t)hi))
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     /* Whether the system MPI takes this type with this operation (Open MPI 4.1 refuses most
      * derived types with a predefined operation): its own checks, on no element. */
     if ((*rc = TJ_COUNT_CALL(c->large, Reduce_local, c->sbuf, c->rbuf, 0, c->type, c->op)) !=
         MPI_SUCCESS)
-        return TJ_RED_DONE;
+        return TJ_CALL_TAKEN;
     snprintf(what, sizeof(what), "MPI_Reduce_local %s on %s", opname, ctype);
     if (tj_launch_possible() != TJ_OK || tj_gpu_enter_at(&io, &scope) != TJ_OK)
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     {
         /* The strided kernel family with the operation as each word's statement (one element
          * per word): inout (the typed side) = EXPR(inout, in), from the launch path. */
@@ -316,7 +317,7 @@ static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_inf
         tj_launch_ready_t ready;
         if ((st = tj_launch_prepare(&d, &ready)) != TJ_OK) {
             tj_gpu_leave(&scope);
-            return TJ_RED_PASS; /* no kernel: the system MPI reduces on staged copies */
+            return TJ_CALL_PASS; /* no kernel: the system MPI reduces on staged copies */
         }
         if ((st = tj_launch_go(&ready)) == TJ_OK)
             st = tj_gpu_sync();
@@ -324,59 +325,59 @@ static tj_red_result_t local_kernel_of(const tj_red_call_t *c, const tj_type_inf
     tj_gpu_leave(&scope);
     if (st == TJ_OK) {
         *rc = MPI_SUCCESS;
-        return TJ_RED_DONE;
+        return TJ_CALL_TAKEN;
     }
     /* A failed launch wrote nothing (the inout buffer is read and written by the same thread:
      * a launch that ran partly cannot be redone); a kernel fault left the context unusable. */
     *rc = MPI_ERR_INTERN;
-    return TJ_RED_FAILED;
+    return TJ_CALL_FAILED;
 out_unplaced:
     /* A buffer the driver cannot place (the query said why) is never taken for host memory. */
     *rc = MPI_ERR_INTERN;
-    return TJ_RED_FAILED;
+    return TJ_CALL_FAILED;
 }
 
-tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
+tj_call_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc)
 {
     const char *fn = names[c->kind];
     red_t x = {.c = *c};
     int64_t nsend, nrecv;
     bool refuse, on;
     tj_staged_t *st;
-    tj_red_result_t r;
+    tj_call_result_t r;
 
-    if (c->kind == TJ_RED_LOCAL && tj_gpu_available() && (r = local_kernel(c, rc)) != TJ_RED_PASS)
+    if (c->kind == TJ_RED_LOCAL && tj_gpu_available() && (r = local_kernel(c, rc)) != TJ_CALL_PASS)
         return r;
     if (tj_model_cuda_aware() || !tj_gpu_available())
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     if ((*rc = touches_device(c, &on)) != MPI_SUCCESS)
-        return TJ_RED_FAILED; /* the query said why */
+        return TJ_CALL_FAILED; /* the query said why */
     if (!on || !describe(&x, &nsend, &nrecv, &refuse))
-        return TJ_RED_PASS;
+        return TJ_CALL_PASS;
     if (refuse) {
         tj_log_error("%s on an intercommunicator with a device buffer: not supported by typejit "
                      "with an MPI that is not CUDA-aware; MPI_ERR_BUFFER",
                      fn);
         tj_stats_inc(TJ_STAT_calls_refused);
         *rc = MPI_ERR_BUFFER;
-        return TJ_RED_FAILED;
+        return TJ_CALL_FAILED;
     }
     tj_staged_buf_t bufs[2] = {
         {c->sbuf, nsend > 0 ? nsend : 0, c->type, c->info, false},
         {c->rbuf, nrecv > 0 ? nrecv : 0, c->type, c->info, true},
     };
     switch (tj_staged_begin(fn, 2, bufs, req != NULL, &st, rc)) {
-    case TJ_STAGED_PASS:
-        return TJ_RED_PASS;
-    case TJ_STAGED_FAILED:
-        return TJ_RED_FAILED;
-    case TJ_STAGED_OK:
+    case TJ_CALL_PASS:
+        return TJ_CALL_PASS;
+    case TJ_CALL_FAILED:
+        return TJ_CALL_FAILED;
+    case TJ_CALL_TAKEN:
         break;
     }
     if ((*rc = call_system(&x, st, req)) != MPI_SUCCESS) {
         tj_staged_release(st);
-        return TJ_RED_DONE; /* the system MPI's error, through its error handler */
+        return TJ_CALL_TAKEN; /* the system MPI's error, through its error handler */
     }
     *rc = tj_staged_complete(st, MPI_SUCCESS, req);
-    return *rc == MPI_SUCCESS ? TJ_RED_DONE : TJ_RED_FAILED;
+    return *rc == MPI_SUCCESS ? TJ_CALL_TAKEN : TJ_CALL_FAILED;
 }

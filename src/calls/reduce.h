@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls/call_result.h"
 #include "type/table.h"
 
 typedef enum {
@@ -39,17 +40,11 @@ typedef struct {
     const tj_type_info_t *info; /* the type table's record, NULL when there is none */
 } tj_red_call_t;
 
-typedef enum {
-    TJ_RED_PASS,   /* not typejit's: the caller passes the call to the system MPI */
-    TJ_RED_DONE,   /* done; *rc is the system MPI's result (its error handler has run) */
-    TJ_RED_FAILED, /* typejit could not do it; *rc is the MPI error class to report */
-} tj_red_result_t;
-
 /* Run @p c: blocking when @p req is NULL, else the system MPI's non-blocking form, whose request
  * (in *req) is completed, written back and released by the interposed Wait and Test calls. The
  * call is typejit's when a buffer it reads or writes is in device or managed memory and the MPI
  * is not CUDA-aware. */
-tj_red_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc);
+tj_call_result_t tj_reduce_run(const tj_red_call_t *c, MPI_Request *req, int *rc);
 
 /* Whether a buffer @p c reads or writes on this rank is in device or managed memory, without
  * running it: for the forms typejit does not run, which a device buffer makes the caller

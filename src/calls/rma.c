@@ -23,24 +23,24 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_rma_op_t *list;
 atomic_int tj_rma_count;
 
-tj_staged_result_t tj_rma_begin(const char *fn, int n, const tj_staged_buf_t *bufs,
-                                tj_rma_op_t **op, int *rc)
+tj_call_result_t tj_rma_begin(const char *fn, int n, const tj_staged_buf_t *bufs, tj_rma_op_t **op,
+                              int *rc)
 {
-    tj_staged_result_t r;
+    tj_call_result_t r;
     tj_rma_op_t *o = calloc(1, sizeof(*o));
 
     if (o == NULL) {
         tj_log_error("%s: out of memory staging a device buffer", fn);
         *rc = MPI_ERR_NO_MEM;
-        return TJ_STAGED_FAILED;
+        return TJ_CALL_FAILED;
     }
     /* The MPI reads and writes the mirrors until the operation completes: types are kept. */
-    if ((r = tj_staged_begin(fn, n, bufs, true, &o->s, rc)) != TJ_STAGED_OK) {
+    if ((r = tj_staged_begin(fn, n, bufs, true, &o->s, rc)) != TJ_CALL_TAKEN) {
         free(o);
         return r;
     }
     *op = o;
-    return TJ_STAGED_OK;
+    return TJ_CALL_TAKEN;
 }
 
 void *tj_rma_arg(const tj_rma_op_t *op, int i, const void *buf)

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "calls/call_result.h"
 #include "calls/staged.h"
 
 /* Pending staged operations: zero means the window synchronisation wrappers have nothing to do
@@ -24,10 +25,10 @@ static inline bool tj_rma_pending(void)
 
 typedef struct tj_rma_op tj_rma_op_t;
 
-/* Stage the buffers of a one-sided call (tj_staged_begin); on TJ_STAGED_OK the caller calls
+/* Stage the buffers of a one-sided call (tj_staged_begin); on TJ_CALL_TAKEN the caller calls
  * the system MPI with tj_rma_arg and then tj_rma_issued. */
-tj_staged_result_t tj_rma_begin(const char *fn, int n, const tj_staged_buf_t *bufs,
-                                tj_rma_op_t **op, int *rc);
+tj_call_result_t tj_rma_begin(const char *fn, int n, const tj_staged_buf_t *bufs, tj_rma_op_t **op,
+                              int *rc);
 
 /* The buffer to give the system MPI for argument @p i: its mirror, or @p buf itself. */
 void *tj_rma_arg(const tj_rma_op_t *op, int i, const void *buf);

@@ -8,8 +8,8 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t *bufs, bool keep,
-                                   tj_staged_t **out, int *rc)
+tj_call_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t *bufs, bool keep,
+                                 tj_staged_t **out, int *rc)
 {
     tj_staged_t *s = calloc(1, sizeof(*s));
     bool any = false;
@@ -17,7 +17,7 @@ tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t 
     if (s == NULL) {
         tj_log_error("%s: out of memory staging a device buffer", fn);
         *rc = MPI_ERR_NO_MEM;
-        return TJ_STAGED_FAILED;
+        return TJ_CALL_FAILED;
     }
     s->fn = fn;
     s->n = n;
@@ -29,12 +29,12 @@ tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t 
     }
     if (!any) {
         free(s);
-        return TJ_STAGED_PASS;
+        return TJ_CALL_PASS;
     }
     if (keep && (s->reserved = tj_request_reserve()) == NULL) {
         tj_staged_release(s);
         *rc = MPI_ERR_NO_MEM;
-        return TJ_STAGED_FAILED;
+        return TJ_CALL_FAILED;
     }
     for (int i = 0; i < n; i++) {
         if (!s->has[i])
@@ -42,12 +42,12 @@ tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t 
         if ((*rc = tj_mirror_fetch(&s->m[i], fn)) != MPI_SUCCESS ||
             (keep && s->out[i] && (*rc = tj_mirror_keep_type(&s->m[i])) != MPI_SUCCESS)) {
             tj_staged_release(s);
-            return TJ_STAGED_FAILED;
+            return TJ_CALL_FAILED;
         }
     }
     tj_stats_inc(TJ_STAT_calls_staged);
     *out = s;
-    return TJ_STAGED_OK;
+    return TJ_CALL_TAKEN;
 }
 
 void *tj_staged_arg(const tj_staged_t *s, int i, const void *buf)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls/call_result.h"
 #include "move/mirror.h"
 #include "calls/request.h"
 #include "type/table.h"
@@ -39,20 +40,14 @@ typedef struct {
                                the system MPI starts it (NULL once used or for a blocking call) */
 } tj_staged_t;
 
-typedef enum {
-    TJ_STAGED_PASS,   /* no buffer in device memory: the caller passes the call on unchanged */
-    TJ_STAGED_OK,     /* staged: call the system MPI with tj_staged_arg, then finish */
-    TJ_STAGED_FAILED, /* *rc is the MPI error class to report (the first line said why) */
-} tj_staged_result_t;
-
 /* Mirror the buffers of @p bufs that lie in device or managed memory (one pointer query each).
  * With @p keep (a call completed later), the written buffers keep duplicates of their types, and
  * a request record is reserved (tj_staged_t.reserved), so that nothing can fail once the system
  * MPI has started the call: out of memory, the call fails before it starts. The
- * caller checks first whether the MPI takes device memory itself. On TJ_STAGED_OK *out is the
+ * caller checks first whether the MPI takes device memory itself. On TJ_CALL_TAKEN *out is the
  * caller's, to release with tj_staged_release (or tj_staged_track). */
-tj_staged_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t *bufs, bool keep,
-                                   tj_staged_t **out, int *rc);
+tj_call_result_t tj_staged_begin(const char *fn, int n, const tj_staged_buf_t *bufs, bool keep,
+                                 tj_staged_t **out, int *rc);
 
 /* The buffer to give the system MPI for argument @p i: its mirror, or @p buf itself. */
 void *tj_staged_arg(const tj_staged_t *s, int i, const void *buf);

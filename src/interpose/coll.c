@@ -19,7 +19,7 @@
  * through the communicator's error handler, as the system MPI's do. */
 static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
 {
-    tj_coll_result_t r;
+    tj_call_result_t r;
 
     /* The collectives of a communicator keep their order: one the send queue holds goes to the
      * system MPI before this one, whoever makes it. */
@@ -28,9 +28,9 @@ static bool take(tj_coll_call_t *c, MPI_Request *req, int *rc)
         return false;
     c->lookup = tj_interpose_lookup;
     r = tj_coll_run(c, req, rc);
-    if (r == TJ_COLL_FAILED)
+    if (r == TJ_CALL_FAILED)
         tj_mpi_raise(c->comm, *rc);
-    return r != TJ_COLL_PASS;
+    return r != TJ_CALL_PASS;
 }
 
 /* Each family in its int and large-count forms: (suffix, large), then the names of its blocking

@@ -18,16 +18,16 @@
 /* Stage `count` objects of @p type at @p buf for @p fn when they are on the device and the MPI
  * needs it (@p out: the MPI writes them; @p keep: the call completes later). Errors typejit
  * detects go through the file's error handler. */
-static tj_staged_result_t begin(const char *fn, MPI_File fh, const void *buf, int64_t count,
-                                MPI_Datatype type, bool out, bool keep, tj_staged_t **s, int *rc)
+static tj_call_result_t begin(const char *fn, MPI_File fh, const void *buf, int64_t count,
+                              MPI_Datatype type, bool out, bool keep, tj_staged_t **s, int *rc)
 {
     tj_staged_buf_t b = {buf, count, type, NULL, out};
-    tj_staged_result_t r;
+    tj_call_result_t r;
 
     if (!tj_interpose_device_calls() || tj_model_cuda_aware())
-        return TJ_STAGED_PASS;
+        return TJ_CALL_PASS;
     b.info = tj_interpose_lookup(type);
-    if ((r = tj_staged_begin(fn, 1, &b, keep, s, rc)) == TJ_STAGED_FAILED)
+    if ((r = tj_staged_begin(fn, 1, &b, keep, s, rc)) == TJ_CALL_FAILED)
         tj_mpi_raise_file(fh, *rc);
     tj_table_return(b.info);
     return r;
@@ -54,10 +54,10 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
     do {                                                                                           \
         tj_staged_t *s;                                                                            \
         int rc;                                                                                    \
-        tj_staged_result_t r = begin(_fn, fh, buf, count, type, _out, (_req) != NULL, &s, &rc);    \
-        if (r == TJ_STAGED_PASS)                                                                   \
+        tj_call_result_t r = begin(_fn, fh, buf, count, type, _out, (_req) != NULL, &s, &rc);      \
+        if (r == TJ_CALL_PASS)                                                                     \
             return _pass;                                                                          \
-        if (r == TJ_STAGED_FAILED)                                                                 \
+        if (r == TJ_CALL_FAILED)                                                                   \
             return rc;                                                                             \
         return end(fh, s, _staged, _req);                                                          \
     } while (0)
@@ -135,11 +135,11 @@ static int split_begin(const char *fn, MPI_File fh, const void *buf, int64_t cou
                        MPI_Datatype type, bool out, tj_staged_t **s, int *rc)
 {
     switch (begin(fn, fh, buf, count, type, out, true, s, rc)) {
-    case TJ_STAGED_PASS:
+    case TJ_CALL_PASS:
         return 0;
-    case TJ_STAGED_FAILED:
+    case TJ_CALL_FAILED:
         return -1;
-    case TJ_STAGED_OK:
+    case TJ_CALL_TAKEN:
         break;
     }
     return 1;

@@ -197,9 +197,9 @@ FORMS(PACK_SIZE)
 
 /* After tj_external_*: the position typejit advanced, written back only when it did the call;
  * errors typejit detects go through MPI_COMM_WORLD's handler (the call has no communicator). */
-static int external_end(tj_staged_result_t r, int rc)
+static int external_end(tj_call_result_t r, int rc)
 {
-    if (r == TJ_STAGED_FAILED)
+    if (r == TJ_CALL_FAILED)
         tj_mpi_raise(MPI_COMM_WORLD, rc);
     return rc;
 }
@@ -210,7 +210,7 @@ static int external_end(tj_staged_result_t r, int rc)
                                           _pos *position)                                          \
     {                                                                                              \
         const tj_type_info_t *info;                                                                \
-        tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
+        tj_call_result_t r = TJ_CALL_PASS;                                                         \
         int64_t pos = 0;                                                                           \
         int rc;                                                                                    \
         if (tj_interpose_device_calls() && position != NULL) {                                     \
@@ -220,10 +220,10 @@ static int external_end(tj_staged_result_t r, int rc)
                                  &rc);                                                             \
             tj_table_return(info);                                                                 \
         }                                                                                          \
-        if (r == TJ_STAGED_PASS)                                                                   \
+        if (r == TJ_CALL_PASS)                                                                     \
             return PMPI_Pack_external##_s(datarep, inbuf, incount, datatype, outbuf, outsize,      \
                                           position);                                               \
-        if (r == TJ_STAGED_OK && rc == MPI_SUCCESS)                                                \
+        if (r == TJ_CALL_TAKEN && rc == MPI_SUCCESS)                                               \
             *position = (_pos)pos;                                                                 \
         return external_end(r, rc);                                                                \
     }
@@ -235,7 +235,7 @@ EXTERNAL_FORMS(PACK_EXTERNAL)
                                             MPI_Datatype datatype)                                 \
     {                                                                                              \
         const tj_type_info_t *info;                                                                \
-        tj_staged_result_t r = TJ_STAGED_PASS;                                                     \
+        tj_call_result_t r = TJ_CALL_PASS;                                                         \
         int64_t pos = 0;                                                                           \
         int rc;                                                                                    \
         if (tj_interpose_device_calls() && position != NULL) {                                     \
@@ -245,10 +245,10 @@ EXTERNAL_FORMS(PACK_EXTERNAL)
                                    &rc);                                                           \
             tj_table_return(info);                                                                 \
         }                                                                                          \
-        if (r == TJ_STAGED_PASS)                                                                   \
+        if (r == TJ_CALL_PASS)                                                                     \
             return PMPI_Unpack_external##_s(datarep, inbuf, insize, position, outbuf, outcount,    \
                                             datatype);                                             \
-        if (r == TJ_STAGED_OK && rc == MPI_SUCCESS)                                                \
+        if (r == TJ_CALL_TAKEN && rc == MPI_SUCCESS)                                               \
             *position = (_pos)pos;                                                                 \
         return external_end(r, rc);                                                                \
     }

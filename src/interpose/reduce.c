@@ -18,7 +18,7 @@
  * raises them), as the system MPI's do. */
 static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
 {
-    tj_red_result_t r;
+    tj_call_result_t r;
 
     if (c->kind != TJ_RED_LOCAL)
         tj_send_queue_flush_collectives(c->comm); /* as in coll.c */
@@ -27,9 +27,9 @@ static bool take(tj_red_call_t *c, MPI_Request *req, int *rc)
     c->info = tj_interpose_lookup(c->type);
     r = tj_reduce_run(c, req, rc);
     tj_table_return(c->info);
-    if (r == TJ_RED_FAILED)
+    if (r == TJ_CALL_FAILED)
         tj_mpi_raise(c->kind == TJ_RED_LOCAL ? MPI_COMM_WORLD : c->comm, *rc);
-    return r != TJ_RED_PASS;
+    return r != TJ_CALL_PASS;
 }
 
 /* Each wrapper in its int and large-count forms from one definition: (suffix, count type,

@@ -19,16 +19,16 @@
 
 /* Stage @p n buffer arguments of @p fn when one is on the device and the MPI needs it; errors
  * typejit detects go through the window's error handler. */
-static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MPI_Win win,
-                                tj_rma_op_t **op, int *rc)
+static tj_call_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MPI_Win win,
+                              tj_rma_op_t **op, int *rc)
 {
-    tj_staged_result_t r;
+    tj_call_result_t r;
 
     if (!tj_interpose_device_calls() || tj_model_cuda_aware())
-        return TJ_STAGED_PASS;
+        return TJ_CALL_PASS;
     for (int i = 0; i < n; i++)
         bufs[i].info = tj_interpose_lookup(bufs[i].type);
-    if ((r = tj_rma_begin(fn, n, bufs, op, rc)) == TJ_STAGED_FAILED)
+    if ((r = tj_rma_begin(fn, n, bufs, op, rc)) == TJ_CALL_FAILED)
         tj_mpi_raise_win(win, *rc);
     for (int i = 0; i < n; i++)
         tj_table_return(bufs[i].info);
@@ -41,10 +41,10 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
     do {                                                                                           \
         tj_rma_op_t *op;                                                                           \
         int rc;                                                                                    \
-        tj_staged_result_t r = begin(_fn, _n, _bufs, _win, &op, &rc);                              \
-        if (r == TJ_STAGED_PASS)                                                                   \
+        tj_call_result_t r = begin(_fn, _n, _bufs, _win, &op, &rc);                                \
+        if (r == TJ_CALL_PASS)                                                                     \
             return _pass;                                                                          \
-        if (r == TJ_STAGED_FAILED)                                                                 \
+        if (r == TJ_CALL_FAILED)                                                                   \
             return rc;                                                                             \
         rc = _staged;                                                                              \
         return tj_rma_issued(op, rc, _win, _target, _req);                                         \
@@ -66,7 +66,7 @@ static tj_staged_result_t begin(const char *fn, int n, tj_staged_buf_t *bufs, MP
                     PMPI_##_name##_s(tj_rma_arg(op, 0, obuf), TJ_UNPAREN _args, win));             \
     }                                                                                              \
     int TJ_WRAPPER(MPI_##_rname##_s)(_obuf_t obuf, TJ_UNPAREN _params, MPI_Win win,                \
-                                     MPI_Request *req)                                             \
+                                     MPI_Request * req)                                            \
     {                                                                                              \
         tj_staged_buf_t b[1] = {{obuf, ocount, otype, NULL, _writes}};                             \
         ORIGIN_CALL("MPI_" #_rname #_s, 1, b, win, target, req,                                    \
