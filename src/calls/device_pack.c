@@ -151,13 +151,13 @@ out:
     return taken;
 }
 
-bool tj_device_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                     int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
-                     MPI_Comm comm, int *rc)
+tj_call_result_t tj_device_pack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                                int64_t incount, void *outbuf, int64_t outsize, int64_t *position,
+                                MPI_Comm comm, int *rc)
 {
     tj_type_info_t own;
     if (tj_gpu_absent())
-        return false; /* no device: host buffers only, and nothing to ask */
+        return TJ_CALL_PASS; /* no device: host buffers only, and nothing to ask */
     call_t c = {.pack = true,
                 .info = info,
                 .type = type,
@@ -167,16 +167,16 @@ bool tj_device_pack(const tj_type_info_t *info, MPI_Datatype type, const void *i
                 .bufsize = outsize,
                 .position = position,
                 .comm = comm};
-    return run(&c, &own, rc);
+    return run(&c, &own, rc) ? TJ_CALL_TAKEN : TJ_CALL_PASS;
 }
 
-bool tj_device_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
-                       int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
-                       MPI_Comm comm, int *rc)
+tj_call_result_t tj_device_unpack(const tj_type_info_t *info, MPI_Datatype type, const void *inbuf,
+                                  int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
+                                  MPI_Comm comm, int *rc)
 {
     tj_type_info_t own;
     if (tj_gpu_absent())
-        return false;
+        return TJ_CALL_PASS;
     call_t c = {.pack = false,
                 .info = info,
                 .type = type,
@@ -186,5 +186,5 @@ bool tj_device_unpack(const tj_type_info_t *info, MPI_Datatype type, const void 
                 .bufsize = insize,
                 .position = position,
                 .comm = comm};
-    return run(&c, &own, rc);
+    return run(&c, &own, rc) ? TJ_CALL_TAKEN : TJ_CALL_PASS;
 }

@@ -84,8 +84,8 @@ static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype,
     int64_t bytes;
     bool taken = true;
 
-    if (!tj_gpu_absent() &&
-        tj_device_pack(info, datatype, inbuf, incount, outbuf, outsize, position, comm, rc))
+    if (!tj_gpu_absent() && tj_device_pack(info, datatype, inbuf, incount, outbuf, outsize,
+                                           position, comm, rc) != TJ_CALL_PASS)
         goto out;
     if (inbuf != NULL && info != NULL && (e = host_engine(datatype, info, false)) != NULL &&
         engine_takes(e, incount, *position, outsize, outbuf, comm, &bytes)) {
@@ -111,8 +111,8 @@ static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, vo
     int64_t bytes;
     bool taken = true;
 
-    if (!tj_gpu_absent() &&
-        tj_device_unpack(info, datatype, inbuf, insize, position, outbuf, outcount, comm, rc))
+    if (!tj_gpu_absent() && tj_device_unpack(info, datatype, inbuf, insize, position, outbuf,
+                                             outcount, comm, rc) != TJ_CALL_PASS)
         goto out;
     if (outbuf != NULL && info != NULL && (e = host_engine(datatype, info, true)) != NULL &&
         engine_takes(e, outcount, *position, insize, inbuf, comm, &bytes)) {
