@@ -33,6 +33,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* The layer's state of the compile queue (kernels/state.h). */
+static __typeof__(tj_kernels_state.compiler) *const queue = &tj_kernels_state.compiler;
+
 typedef struct {
     tj_block_t block;
     int32_t word, edge, dir;
@@ -139,8 +142,8 @@ static void *worker(void *arg)
      * driver's) own handlers tear them down. */
     (void)tj_gpu_available();
     (void)tj_nvrtc_load();
-    pthread_once(&tj_kernels_state.compiler.exit_once, register_exit);
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
+    pthread_once(&queue->exit_once, register_exit);
+    pthread_mutex_lock(&queue->lock);
     for (;;) {
         job_t j;
         tj_hash_t key;
@@ -149,20 +152,20 @@ static void *worker(void *arg)
 
         queued_t *q;
 
-        while (tj_kernels_state.compiler.queued == 0 && !tj_kernels_state.compiler.stopping)
-            pthread_cond_wait(&tj_kernels_state.compiler.work, &tj_kernels_state.compiler.lock);
-        if (tj_kernels_state.compiler.stopping)
+        while (queue->queued == 0 && !queue->stopping)
+            pthread_cond_wait(&queue->work, &queue->lock);
+        if (queue->stopping)
             break;
-        q = tj_kernels_state.compiler.head;
-        if ((tj_kernels_state.compiler.head = q->next) == NULL)
-            tj_kernels_state.compiler.tail = &tj_kernels_state.compiler.head;
-        tj_kernels_state.compiler.queued--;
-        tj_kernels_state.compiler.running++;
+        q = queue->head;
+        if ((queue->head = q->next) == NULL)
+            queue->tail = &queue->head;
+        queue->queued--;
+        queue->running++;
         j = q->job;
         /* The key the request added, taken before resolve_target fills in the target. */
         key = q->key;
-        tj_kernels_state.compiler.active[tj_kernels_state.compiler.nactive++] = key;
-        pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+        queue->active[queue->nactive++] = key;
+        pthread_mutex_unlock(&queue->lock);
         free(q);
         /* Failures are logged where they happen and remembered by the kernel table. */
         if (resolve_target(&j)) {
@@ -176,35 +179,34 @@ static void *worker(void *arg)
                 tj_stats_inc(TJ_STAT_jit_background);
         }
         tj_layout_release(j.layout);
-        atomic_fetch_add_explicit(&tj_kernels_state.compiler.finished, 1, memory_order_release);
-        pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-        tj_kernels_state.compiler.running--;
-        tj_hashset_remove(&tj_kernels_state.compiler.pending, key);
-        drop_key(tj_kernels_state.compiler.active, &tj_kernels_state.compiler.nactive, key);
-        pthread_cond_broadcast(&tj_kernels_state.compiler.work);
+        atomic_fetch_add_explicit(&queue->finished, 1, memory_order_release);
+        pthread_mutex_lock(&queue->lock);
+        queue->running--;
+        tj_hashset_remove(&queue->pending, key);
+        drop_key(queue->active, &queue->nactive, key);
+        pthread_cond_broadcast(&queue->work);
     }
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    pthread_mutex_unlock(&queue->lock);
     return NULL;
 }
 
 unsigned tj_compiler_finished(void)
 {
-    return atomic_load_explicit(&tj_kernels_state.compiler.finished, memory_order_acquire);
+    return atomic_load_explicit(&queue->finished, memory_order_acquire);
 }
 
 /* A child of fork has none of the workers: it starts with an empty compiler. */
 static void forget_in_child(void)
 {
-    pthread_mutex_init(&tj_kernels_state.compiler.lock, NULL);
-    pthread_cond_init(&tj_kernels_state.compiler.work, NULL);
+    pthread_mutex_init(&queue->lock, NULL);
+    pthread_cond_init(&queue->work, NULL);
     /* The parent's jobs are its own: the child forgets them (and leaks their memory). */
-    tj_kernels_state.compiler.head = NULL;
-    tj_kernels_state.compiler.tail = &tj_kernels_state.compiler.head;
-    tj_kernels_state.compiler.queued = 0;
-    tj_kernels_state.compiler.running = tj_kernels_state.compiler.nactive =
-        tj_kernels_state.compiler.nworkers = 0;
-    memset(&tj_kernels_state.compiler.pending, 0, sizeof(tj_kernels_state.compiler.pending));
-    tj_kernels_state.compiler.stopping = false;
+    queue->head = NULL;
+    queue->tail = &queue->head;
+    queue->queued = 0;
+    queue->running = queue->nactive = queue->nworkers = 0;
+    memset(&queue->pending, 0, sizeof(queue->pending));
+    queue->stopping = false;
 }
 
 static void register_fork(void)
@@ -218,7 +220,7 @@ static bool start_worker(pthread_t *thread)
     sigset_t all, old;
     int rc;
 
-    pthread_once(&tj_kernels_state.compiler.fork_once, register_fork);
+    pthread_once(&queue->fork_once, register_fork);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(thread, NULL, worker, NULL);
@@ -267,12 +269,12 @@ tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, 
     tj_hash_t key = job_key(&j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    if (has_key(tj_kernels_state.compiler.active, tj_kernels_state.compiler.nactive, key))
+    pthread_mutex_lock(&queue->lock);
+    if (has_key(queue->active, queue->nactive, key))
         state = TJ_COMPILE_RUNNING;
-    else if (tj_hashset_has(&tj_kernels_state.compiler.pending, key))
+    else if (tj_hashset_has(&queue->pending, key))
         state = TJ_COMPILE_QUEUED;
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    pthread_mutex_unlock(&queue->lock);
     return state;
 }
 
@@ -292,29 +294,26 @@ static void request(job_t *jp)
     q->job = *jp;
     q->key = key;
     q->next = NULL;
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    if (tj_kernels_state.compiler.stopping ||
-        tj_hashset_has(&tj_kernels_state.compiler.pending, key) ||
-        tj_hashset_add(&tj_kernels_state.compiler.pending, key, &added) != TJ_OK || !added)
+    pthread_mutex_lock(&queue->lock);
+    if (queue->stopping || tj_hashset_has(&queue->pending, key) ||
+        tj_hashset_add(&queue->pending, key, &added) != TJ_OK || !added)
         goto out_unlock;
     q->job.layout = tj_layout_hold(q->job.layout);
-    *tj_kernels_state.compiler.tail = q;
-    tj_kernels_state.compiler.tail = &q->next;
+    *queue->tail = q;
+    queue->tail = &q->next;
     q = NULL;
-    tj_kernels_state.compiler.queued++;
+    queue->queued++;
     /* Workers start on first use: a process that never compiles has none. */
-    if (tj_kernels_state.compiler.nworkers < want &&
-        tj_kernels_state.compiler.nworkers < TJ_COMPILER_WORKERS_MAX &&
-        tj_kernels_state.compiler.nworkers <
-            tj_kernels_state.compiler.queued + tj_kernels_state.compiler.running) {
-        if (start_worker(&tj_kernels_state.compiler.workers[tj_kernels_state.compiler.nworkers]))
-            tj_kernels_state.compiler.nworkers++;
-        else if (tj_kernels_state.compiler.nworkers == 0)
+    if (queue->nworkers < want && queue->nworkers < TJ_COMPILER_WORKERS_MAX &&
+        queue->nworkers < queue->queued + queue->running) {
+        if (start_worker(&queue->workers[queue->nworkers]))
+            queue->nworkers++;
+        else if (queue->nworkers == 0)
             tj_log_warn_once("cannot start a background compile thread; kernels wait");
     }
-    pthread_cond_signal(&tj_kernels_state.compiler.work);
+    pthread_cond_signal(&queue->work);
 out_unlock:
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    pthread_mutex_unlock(&queue->lock);
     free(q);
 }
 
@@ -324,12 +323,12 @@ tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, 
     tj_hash_t key = job_key(&j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    if (has_key(tj_kernels_state.compiler.active, tj_kernels_state.compiler.nactive, key))
+    pthread_mutex_lock(&queue->lock);
+    if (has_key(queue->active, queue->nactive, key))
         state = TJ_COMPILE_RUNNING;
-    else if (tj_hashset_has(&tj_kernels_state.compiler.pending, key))
+    else if (tj_hashset_has(&queue->pending, key))
         state = TJ_COMPILE_QUEUED;
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    pthread_mutex_unlock(&queue->lock);
     return state;
 }
 
@@ -338,21 +337,19 @@ void tj_compiler_drain(int seconds)
     struct timespec until;
     long left;
 
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    if (seconds > 0 && tj_kernels_state.compiler.nworkers > 0 &&
-        (tj_kernels_state.compiler.queued > 0 || tj_kernels_state.compiler.running > 0)) {
+    pthread_mutex_lock(&queue->lock);
+    if (seconds > 0 && queue->nworkers > 0 && (queue->queued > 0 || queue->running > 0)) {
         /* A worker waiting for another process's compile stops waiting at the same time. */
         tj_lookup_give_up_waits(tj_clock_ms() + 1000LL * seconds);
         clock_gettime(CLOCK_REALTIME, &until); /* the clock of pthread_cond_timedwait */
         until.tv_sec += seconds;
         /* Workers broadcast on `work` after each job. */
-        while ((tj_kernels_state.compiler.queued > 0 || tj_kernels_state.compiler.running > 0) &&
-               pthread_cond_timedwait(&tj_kernels_state.compiler.work,
-                                      &tj_kernels_state.compiler.lock, &until) != ETIMEDOUT)
+        while ((queue->queued > 0 || queue->running > 0) &&
+               pthread_cond_timedwait(&queue->work, &queue->lock, &until) != ETIMEDOUT)
             ;
     }
-    left = tj_kernels_state.compiler.queued;
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    left = queue->queued;
+    pthread_mutex_unlock(&queue->lock);
     if (left > 0)
         tj_log_info("%ld background compile(s) still queued after TYPEJIT_JIT_DRAIN=%d s are "
                     "dropped; `typejit warm` can fill the cache ahead of the next run",
@@ -367,16 +364,16 @@ static void stop_workers(void)
     queued_t *dropped;
     int n;
 
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    dropped = tj_kernels_state.compiler.head;
-    tj_kernels_state.compiler.head = NULL;
-    tj_kernels_state.compiler.tail = &tj_kernels_state.compiler.head;
-    tj_kernels_state.compiler.queued = 0;
-    tj_kernels_state.compiler.stopping = true;
+    pthread_mutex_lock(&queue->lock);
+    dropped = queue->head;
+    queue->head = NULL;
+    queue->tail = &queue->head;
+    queue->queued = 0;
+    queue->stopping = true;
     tj_lookup_give_up_waits(0);
-    pthread_cond_broadcast(&tj_kernels_state.compiler.work);
-    n = tj_kernels_state.compiler.nworkers;
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    pthread_cond_broadcast(&queue->work);
+    n = queue->nworkers;
+    pthread_mutex_unlock(&queue->lock);
     /* Released without the lock: the last reference to a layout frees its device part tables,
      * driver calls that never run under the compiler's lock. */
     while (dropped != NULL) {
@@ -386,21 +383,21 @@ static void stop_workers(void)
         dropped = next;
     }
     for (int i = 0; i < n; i++)
-        pthread_join(tj_kernels_state.compiler.workers[i], NULL);
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    tj_kernels_state.compiler.nworkers = 0;
-    tj_hashset_clear(&tj_kernels_state.compiler.pending);
-    tj_kernels_state.compiler.nactive = 0;
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+        pthread_join(queue->workers[i], NULL);
+    pthread_mutex_lock(&queue->lock);
+    queue->nworkers = 0;
+    tj_hashset_clear(&queue->pending);
+    queue->nactive = 0;
+    pthread_mutex_unlock(&queue->lock);
 }
 
 void tj_compiler_finalize(void)
 {
     stop_workers();
     /* A process may compile again after its MPI_Finalize (tools, tests). */
-    pthread_mutex_lock(&tj_kernels_state.compiler.lock);
-    tj_kernels_state.compiler.stopping = false;
-    pthread_mutex_unlock(&tj_kernels_state.compiler.lock);
+    pthread_mutex_lock(&queue->lock);
+    queue->stopping = false;
+    pthread_mutex_unlock(&queue->lock);
     tj_lookup_give_up_waits(LLONG_MAX);
 }
 

@@ -126,6 +126,14 @@ static void start_using_cuda(void)
     free(blocks);
 }
 
+/* The word of the description for the furthest compile state of a type's kernels. */
+static const char *state_word(tj_compile_state_t furthest)
+{
+    return furthest == TJ_COMPILE_RUNNING  ? "compiling"
+           : furthest == TJ_COMPILE_QUEUED ? "queued"
+                                           : "none";
+}
+
 /* Whether the process uses CUDA (TYPEJIT_JIT=auto): a device buffer met, or a context current
  * on the committing thread. Neither loads nor starts the driver: without one installed nothing
  * ever will, and a process that has not loaded it has no context. */
@@ -191,11 +199,7 @@ const char *tj_prepare_state(const tj_type_info_t *info)
             pack = TJ_MAX(pack, p);
             unpack = TJ_MAX(unpack, u);
         }
-        if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
-            return "compiling";
-        if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
-            return "queued";
-        return "none";
+        return state_word(TJ_MAX(pack, unpack));
     }
     /* Device 0's, as prepare asks for them; without a device (TYPEJIT_JIT=always), the target
      * without one. */
@@ -208,9 +212,5 @@ const char *tj_prepare_state(const tj_type_info_t *info)
         pack = TJ_MAX(pack, p);
         unpack = TJ_MAX(unpack, u);
     }
-    if (pack == TJ_COMPILE_RUNNING || unpack == TJ_COMPILE_RUNNING)
-        return "compiling";
-    if (pack == TJ_COMPILE_QUEUED || unpack == TJ_COMPILE_QUEUED)
-        return "queued";
-    return "none";
+    return state_word(TJ_MAX(pack, unpack));
 }
