@@ -29,6 +29,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_kernels_state.lookup) *const lookup_state = &tj_kernels_state.lookup;
+
 /* Waits for another process's compile of a kernel are cut into slices of this many ms, so that
  * a wait notices tj_lookup_give_up_waits soon. */
 #define WAIT_SLICE_MS 250
@@ -59,24 +62,24 @@ static void disk_release(disk_t *d)
 static disk_t *disk_open(void)
 {
     const tj_config_t *cfg = tj_config();
-    const char *dir = tj_kernels_state.lookup.store_dir_override[0]
-                          ? tj_kernels_state.lookup.store_dir_override
+    const char *dir = lookup_state->store_dir_override[0]
+                          ? lookup_state->store_dir_override
                           : cfg->cache_dir;
-    bool ro = tj_kernels_state.lookup.store_ro_override >= 0
-                  ? tj_kernels_state.lookup.store_ro_override
+    bool ro = lookup_state->store_ro_override >= 0
+                  ? lookup_state->store_ro_override
                   : cfg->cache == TJ_CACHE_RO;
     disk_t *d = calloc(1, sizeof(*d));
 
     if (d == NULL)
         return NULL;
     atomic_init(&d->refs, 1);
-    if ((tj_kernels_state.lookup.store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) &&
+    if ((lookup_state->store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) &&
         dir[0] != '\0' && tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &d->store) != TJ_OK)
         d->store = NULL;
     d->rw = d->store != NULL && !ro;
     /* The shared caches serve the application, not the tools' own cache directory. */
     if (tj_store_set_open(d->store,
-                          tj_kernels_state.lookup.store_dir_override[0] ? NULL : cfg->cache_path,
+                          lookup_state->store_dir_override[0] ? NULL : cfg->cache_path,
                           &d->caches) != TJ_OK)
         d->caches = NULL;
     return d;
@@ -86,13 +89,13 @@ void tj_lookup_set_store(const char *dir, int read_only)
 {
     disk_t *old;
 
-    pthread_mutex_lock(&tj_kernels_state.lookup.setup_lock);
-    snprintf(tj_kernels_state.lookup.store_dir_override,
-             sizeof(tj_kernels_state.lookup.store_dir_override), "%s", dir ? dir : "");
-    tj_kernels_state.lookup.store_ro_override = read_only;
-    old = tj_kernels_state.lookup.disk;
-    tj_kernels_state.lookup.disk = NULL;
-    pthread_mutex_unlock(&tj_kernels_state.lookup.setup_lock);
+    pthread_mutex_lock(&lookup_state->setup_lock);
+    snprintf(lookup_state->store_dir_override,
+             sizeof(lookup_state->store_dir_override), "%s", dir ? dir : "");
+    lookup_state->store_ro_override = read_only;
+    old = lookup_state->disk;
+    lookup_state->disk = NULL;
+    pthread_mutex_unlock(&lookup_state->setup_lock);
     disk_release(old);
     tj_target_forget();
 }
@@ -103,20 +106,20 @@ static tj_status_t setup(disk_t **d)
 {
     tj_status_t st = TJ_OK;
 
-    pthread_mutex_lock(&tj_kernels_state.lookup.setup_lock);
-    if (tj_kernels_state.lookup.memo == NULL &&
-        (st = tj_memo_create(&tj_kernels_state.lookup.memo)) != TJ_OK)
+    pthread_mutex_lock(&lookup_state->setup_lock);
+    if (lookup_state->memo == NULL &&
+        (st = tj_memo_create(&lookup_state->memo)) != TJ_OK)
         goto out_unlock;
-    atomic_store_explicit(&tj_kernels_state.lookup.memo_ready, true, memory_order_release);
-    if (tj_kernels_state.lookup.disk == NULL &&
-        (tj_kernels_state.lookup.disk = disk_open()) == NULL) {
+    atomic_store_explicit(&lookup_state->memo_ready, true, memory_order_release);
+    if (lookup_state->disk == NULL &&
+        (lookup_state->disk = disk_open()) == NULL) {
         st = TJ_ERR_NOMEM;
         goto out_unlock;
     }
-    atomic_fetch_add(&tj_kernels_state.lookup.disk->refs, 1);
-    *d = tj_kernels_state.lookup.disk;
+    atomic_fetch_add(&lookup_state->disk->refs, 1);
+    *d = lookup_state->disk;
 out_unlock:
-    pthread_mutex_unlock(&tj_kernels_state.lookup.setup_lock);
+    pthread_mutex_unlock(&lookup_state->setup_lock);
     return st;
 }
 
@@ -164,7 +167,7 @@ static tj_status_t compile(disk_t *d, const tj_kernel_spec_t *spec, const char *
 
 void tj_lookup_give_up_waits(long long at_ms)
 {
-    atomic_store(&tj_kernels_state.lookup.give_up_at, at_ms);
+    atomic_store(&lookup_state->give_up_at, at_ms);
 }
 
 /* Wait for the entry of @p key that another process is compiling, as tj_store_wait does, in
@@ -178,7 +181,7 @@ static tj_status_t wait_entry(disk_t *d, const char *key, const char *toolchain,
     tj_status_t st;
 
     for (;;) {
-        long long now = tj_clock_ms(), stop = atomic_load(&tj_kernels_state.lookup.give_up_at);
+        long long now = tj_clock_ms(), stop = atomic_load(&lookup_state->give_up_at);
         long long slice = until - now < WAIT_SLICE_MS ? until - now : WAIT_SLICE_MS;
         if (now >= stop) {
             *gave_up = true;
@@ -239,8 +242,8 @@ static tj_status_t from_memory(tj_hash_t hash, bool count, tj_kernel_t **kernel)
 {
     tj_kernel_t *k;
 
-    if (!atomic_load_explicit(&tj_kernels_state.lookup.memo_ready, memory_order_acquire) ||
-        (k = tj_memo_get(tj_kernels_state.lookup.memo, hash)) == NULL)
+    if (!atomic_load_explicit(&lookup_state->memo_ready, memory_order_acquire) ||
+        (k = tj_memo_get(lookup_state->memo, hash)) == NULL)
         return TJ_ERR_NOT_FOUND;
     if (k->failed == TJ_OK && count)
         tj_stats_inc(TJ_STAT_cache_hits_memory);
@@ -338,7 +341,7 @@ tj_status_t tj_lookup_kernel(const tj_kernel_spec_t *spec, tj_lookup_mode_t mode
     if (st != TJ_OK)
         return st;
     /* Two threads may build the same kernel at once; the first one in the table wins. */
-    won = tj_memo_put(tj_kernels_state.lookup.memo, hash, k);
+    won = tj_memo_put(lookup_state->memo, hash, k);
     if (won != k)
         tj_kernel_free(k);
     if (won == NULL)
@@ -361,13 +364,13 @@ void tj_lookup_finalize(void)
 
     /* The kernels (and their modules, unloaded in their contexts) go after the lock: a driver
      * call is never made under it. Every request has ended (the background compiler first). */
-    pthread_mutex_lock(&tj_kernels_state.lookup.setup_lock);
-    atomic_store_explicit(&tj_kernels_state.lookup.memo_ready, false, memory_order_release);
-    old_memo = tj_kernels_state.lookup.memo;
-    tj_kernels_state.lookup.memo = NULL;
-    old_disk = tj_kernels_state.lookup.disk;
-    tj_kernels_state.lookup.disk = NULL;
-    pthread_mutex_unlock(&tj_kernels_state.lookup.setup_lock);
+    pthread_mutex_lock(&lookup_state->setup_lock);
+    atomic_store_explicit(&lookup_state->memo_ready, false, memory_order_release);
+    old_memo = lookup_state->memo;
+    lookup_state->memo = NULL;
+    old_disk = lookup_state->disk;
+    lookup_state->disk = NULL;
+    pthread_mutex_unlock(&lookup_state->setup_lock);
     if (old_memo != NULL)
         tj_memo_destroy(old_memo, kernel_free);
     disk_release(old_disk);

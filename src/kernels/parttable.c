@@ -16,6 +16,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_kernels_state.parttable) *const parttable_state = &tj_kernels_state.parttable;
+
 /* A table in one context. */
 typedef struct table {
     tj_gpu_ctx_t ctx;
@@ -66,7 +69,7 @@ static void unlink_record(record_t *r)
     if (r->prev != NULL)
         r->prev->next = r->next;
     else
-        tj_kernels_state.parttable.records = r->next;
+        parttable_state->records = r->next;
     if (r->next != NULL)
         r->next->prev = r->prev;
 }
@@ -76,11 +79,11 @@ static void on_release(tj_layout_t *l)
 {
     record_t *r;
 
-    pthread_mutex_lock(&tj_kernels_state.parttable.list_lock);
+    pthread_mutex_lock(&parttable_state->list_lock);
     r = tj_layout_device_detach(l);
     if (r != NULL)
         unlink_record(r);
-    pthread_mutex_unlock(&tj_kernels_state.parttable.list_lock);
+    pthread_mutex_unlock(&parttable_state->list_lock);
     if (r != NULL)
         record_free(r);
 }
@@ -99,20 +102,20 @@ static record_t *record_of(tj_layout_t *l)
 
     if (r != NULL)
         return r;
-    pthread_once(&tj_kernels_state.parttable.hook_once, set_hooks);
+    pthread_once(&parttable_state->hook_once, set_hooks);
     if ((mine = calloc(1, sizeof(*mine))) == NULL)
         return NULL;
     pthread_mutex_init(&mine->lock, NULL);
     mine->owner = l;
-    pthread_mutex_lock(&tj_kernels_state.parttable.list_lock);
+    pthread_mutex_lock(&parttable_state->list_lock);
     if (tj_layout_device_attach(l, mine, &r)) {
-        mine->next = tj_kernels_state.parttable.records;
-        if (tj_kernels_state.parttable.records != NULL)
-            tj_kernels_state.parttable.records->prev = mine;
-        tj_kernels_state.parttable.records = mine;
+        mine->next = parttable_state->records;
+        if (parttable_state->records != NULL)
+            parttable_state->records->prev = mine;
+        parttable_state->records = mine;
         mine = NULL;
     } /* else r is another thread's, made meanwhile */
-    pthread_mutex_unlock(&tj_kernels_state.parttable.list_lock);
+    pthread_mutex_unlock(&parttable_state->list_lock);
     if (mine != NULL) {
         pthread_mutex_destroy(&mine->lock);
         free(mine);
@@ -222,13 +225,13 @@ void tj_parttable_finalize(void)
 {
     record_t *list;
 
-    pthread_mutex_lock(&tj_kernels_state.parttable.list_lock);
-    list = tj_kernels_state.parttable.records;
-    tj_kernels_state.parttable.records = NULL;
+    pthread_mutex_lock(&parttable_state->list_lock);
+    list = parttable_state->records;
+    parttable_state->records = NULL;
     /* Detached from their layouts, which may live on: their release then finds no record. */
     for (record_t *r = list; r != NULL; r = r->next)
         tj_layout_device_detach(r->owner);
-    pthread_mutex_unlock(&tj_kernels_state.parttable.list_lock);
+    pthread_mutex_unlock(&parttable_state->list_lock);
     while (list != NULL) {
         record_t *next = list->next;
         record_free(list);

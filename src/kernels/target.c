@@ -12,6 +12,9 @@
 #include "util/config.h"
 #include "util/log.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_kernels_state.target) *const target_state = &tj_kernels_state.target;
+
 tj_status_t tj_target_of_device(int device, char *target, size_t len)
 {
     const char *arch = tj_nvrtc_arch_setting(); /* TYPEJIT_ARCH, checked against NVRTC */
@@ -29,17 +32,17 @@ tj_status_t tj_target_of_device(int device, char *target, size_t len)
     }
     /* Every device has its own arch: a node may mix them. Asked of the driver and NVRTC without
      * the lock (two threads may both ask, and find the same answer). */
-    pthread_mutex_lock(&tj_kernels_state.target.lock);
-    snprintf(found, sizeof(found), "%s", tj_kernels_state.target.device_targets[device]);
-    pthread_mutex_unlock(&tj_kernels_state.target.lock);
+    pthread_mutex_lock(&target_state->lock);
+    snprintf(found, sizeof(found), "%s", target_state->device_targets[device]);
+    pthread_mutex_unlock(&target_state->lock);
     if (found[0] == '\0') {
         if ((st = tj_gpu_sm(device, &sm)) != TJ_OK ||
             (st = tj_nvrtc_target(sm, found, sizeof(found))) != TJ_OK)
             return st;
-        pthread_mutex_lock(&tj_kernels_state.target.lock);
-        snprintf(tj_kernels_state.target.device_targets[device],
-                 sizeof(tj_kernels_state.target.device_targets[device]), "%s", found);
-        pthread_mutex_unlock(&tj_kernels_state.target.lock);
+        pthread_mutex_lock(&target_state->lock);
+        snprintf(target_state->device_targets[device],
+                 sizeof(target_state->device_targets[device]), "%s", found);
+        pthread_mutex_unlock(&target_state->lock);
     }
     snprintf(target, len, "%s", found);
     return st;
@@ -60,9 +63,9 @@ bool tj_target_known(int device, char *target, size_t len)
     }
     if (device >= TJ_TARGET_MAX_DEVICES)
         return false;
-    pthread_mutex_lock(&tj_kernels_state.target.lock);
-    snprintf(target, len, "%s", tj_kernels_state.target.device_targets[device]);
-    pthread_mutex_unlock(&tj_kernels_state.target.lock);
+    pthread_mutex_lock(&target_state->lock);
+    snprintf(target, len, "%s", target_state->device_targets[device]);
+    pthread_mutex_unlock(&target_state->lock);
     return target[0] != '\0';
 }
 
@@ -72,23 +75,23 @@ static void check_loadable(void)
 {
     int driver = tj_gpu_driver_version(), major, minor;
 
-    tj_kernels_state.target.loadable_status = tj_nvrtc_version(&major, &minor);
-    if (tj_kernels_state.target.loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
+    target_state->loadable_status = tj_nvrtc_version(&major, &minor);
+    if (target_state->loadable_status != TJ_OK || driver <= 0 || major <= driver / 1000)
         return;
     tj_log_warn_job("nvrtc %d.%d is newer than the cuda driver (%d.%d), which cannot load its "
                     "kernels; device buffers are staged through host memory (install nvrtc %d.x "
                     "or a newer driver)",
                     major, minor, driver / 1000, driver % 1000 / 10, driver / 1000);
-    tj_kernels_state.target.loadable_status = TJ_ERR_UNSUPPORTED;
+    target_state->loadable_status = TJ_ERR_UNSUPPORTED;
 }
 
 tj_status_t tj_target_check_loadable(void)
 {
-    pthread_once(&tj_kernels_state.target.loadable_once, check_loadable);
+    pthread_once(&target_state->loadable_once, check_loadable);
     /* One load from now on: every launch asks. */
-    atomic_store_explicit(&tj_kernels_state.target.loadable_known,
-                          (int)tj_kernels_state.target.loadable_status + 1, memory_order_release);
-    return tj_kernels_state.target.loadable_status;
+    atomic_store_explicit(&target_state->loadable_known,
+                          (int)target_state->loadable_status + 1, memory_order_release);
+    return target_state->loadable_status;
 }
 
 int tj_target_index_find(int device)
@@ -98,33 +101,33 @@ int tj_target_index_find(int device)
 
     if (tj_target_of_device(device, name, sizeof(name)) != TJ_OK)
         return 0;
-    pthread_mutex_lock(&tj_kernels_state.target.lock);
-    for (i = 0; i < tj_kernels_state.target.nindex &&
-                strcmp(tj_kernels_state.target.index_names[i], name) != 0;
+    pthread_mutex_lock(&target_state->lock);
+    for (i = 0; i < target_state->nindex &&
+                strcmp(target_state->index_names[i], name) != 0;
          i++)
         ;
-    if (i == tj_kernels_state.target.nindex &&
-        tj_kernels_state.target.nindex < TJ_TARGET_MAX_DEVICES)
-        snprintf(tj_kernels_state.target.index_names[tj_kernels_state.target.nindex++],
-                 sizeof(tj_kernels_state.target.index_names[0]), "%s", name);
+    if (i == target_state->nindex &&
+        target_state->nindex < TJ_TARGET_MAX_DEVICES)
+        snprintf(target_state->index_names[target_state->nindex++],
+                 sizeof(target_state->index_names[0]), "%s", name);
     /* Numbers of one epoch are apart from every earlier epoch's. */
     n = i < TJ_TARGET_MAX_DEVICES
-            ? i + 1 + atomic_load(&tj_kernels_state.target.epoch) * TJ_TARGET_MAX_DEVICES
+            ? i + 1 + atomic_load(&target_state->epoch) * TJ_TARGET_MAX_DEVICES
             : 0;
     if (n != 0 && device >= 0 && device < TJ_TARGET_MAX_DEVICES)
-        atomic_store_explicit(&tj_kernels_state.target.indexes[device], n, memory_order_release);
-    pthread_mutex_unlock(&tj_kernels_state.target.lock);
+        atomic_store_explicit(&target_state->indexes[device], n, memory_order_release);
+    pthread_mutex_unlock(&target_state->lock);
     return n;
 }
 
 void tj_target_forget(void)
 {
-    pthread_mutex_lock(&tj_kernels_state.target.lock);
-    memset(tj_kernels_state.target.device_targets, 0,
-           sizeof(tj_kernels_state.target.device_targets));
+    pthread_mutex_lock(&target_state->lock);
+    memset(target_state->device_targets, 0,
+           sizeof(target_state->device_targets));
     for (int i = 0; i < TJ_TARGET_MAX_DEVICES; i++)
-        atomic_store(&tj_kernels_state.target.indexes[i], 0);
-    tj_kernels_state.target.nindex = 0;
-    atomic_fetch_add(&tj_kernels_state.target.epoch, 1);
-    pthread_mutex_unlock(&tj_kernels_state.target.lock);
+        atomic_store(&target_state->indexes[i], 0);
+    target_state->nindex = 0;
+    atomic_fetch_add(&target_state->epoch, 1);
+    pthread_mutex_unlock(&target_state->lock);
 }
