@@ -368,22 +368,16 @@ static tj_status_t translate_args(const tj_type_args_t *a, int depth, bool recor
     case MPI_COMBINER_SUBARRAY:
         return translate_subarray(a, depth, records, ir, why);
     case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK: {
-        bool bytes = a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
-        tj_members_t ms = {.blocklens = TJ_ARRAY_OF_INT64(&a->blocklen),
-                           .bl_stride = 0,
-                           .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
-                           .displs = a->displs,
-                           .types = &a->child,
-                           .ntypes = 1,
-                           .n = a->count};
-        return translate_members(&ms, records, depth, ir, why);
-    }
+    case MPI_COMBINER_HINDEXED_BLOCK:
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED: {
-        bool bytes = a->combiner == MPI_COMBINER_HINDEXED;
-        tj_members_t ms = {.blocklens = a->blocklens,
-                           .bl_stride = 1,
+        /* One block length for every member (the _BLOCK forms), or one each. */
+        bool one =
+            a->combiner == MPI_COMBINER_INDEXED_BLOCK || a->combiner == MPI_COMBINER_HINDEXED_BLOCK;
+        bool bytes =
+            a->combiner == MPI_COMBINER_HINDEXED_BLOCK || a->combiner == MPI_COMBINER_HINDEXED;
+        tj_members_t ms = {.blocklens = one ? TJ_ARRAY_OF_INT64(&a->blocklen) : a->blocklens,
+                           .bl_stride = one ? 0 : 1,
                            .byte_displs = bytes ? a->bdispls : (tj_array_t){0},
                            .displs = a->displs,
                            .types = &a->child,
