@@ -585,7 +585,7 @@ static void test_launch_words(void)
     CHECK_WORDS(words_of(&e, 1, 2, 2), 16, 2); /* the edges of a word of 2 */
     CHECK_WORDS(words_of(&e, 2, 0, 0), 16, 4); /* the extent minus the size: 1024 */
     CHECK_EQ_INT(tj_block_words_aligned(&e, aligned), 1);
-    n = tj_block_words_all(&e, all);
+    n = tj_block_words_all(&e, 1, all);
     CHECK(n >= 5 && n <= TJ_BLOCK_WORDS_MAX);
     for (int i = 0; i < n; i++)
         CHECK(all[i].edge == 0 ? e.word % all[i].word == 0
@@ -748,7 +748,7 @@ static void test_words_aligned_to(void)
     CHECK_EQ_INT(check_aligned_to(&b, 1, 8, list), 2); /* 16 with edges of 4, and 8 with them */
 
     /* Every placement at all: the words of --all-words, one object or several. */
-    n = tj_block_words_all(&b, all);
+    n = tj_block_words_all(&b, 1, all);
     {
         int n1 = check_aligned_to(&b, 1, 1, list), m = n1;
         tj_words_offsets_t several[TJ_BLOCK_WORDS_MAX];

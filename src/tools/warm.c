@@ -191,22 +191,8 @@ static int add_block_kernels(work_t *w, const tj_block_t *block, int align, char
                              int narchs, bool all_words)
 {
     tj_words_t words[TJ_BLOCK_WORDS_MAX];
-    int n = 0;
+    int n = tj_block_words_all(block, all_words ? 1 : align, words);
 
-    if (all_words)
-        n = tj_block_words_all(block, words);
-    for (int64_t count = 1; count <= 2 && !all_words; count++) {
-        tj_words_offsets_t at[TJ_BLOCK_WORDS_MAX];
-        int m = tj_block_words_aligned_to(block, count, align, at);
-        for (int j = 0; j < m; j++) {
-            int i = 0;
-            while (i < n &&
-                   (words[i].word != at[j].words.word || words[i].edge != at[j].words.edge))
-                i++;
-            if (i == n && n < TJ_BLOCK_WORDS_MAX)
-                words[n++] = at[j].words;
-        }
-    }
     for (int i = 0; i < n; i++)
         if (add_spec(w, tj_spec_words(block, words[i], TJ_DIR_PACK, ""), archs, narchs) != 0)
             return -1;

@@ -258,13 +258,13 @@ int tj_block_words_aligned_to(const tj_block_t *block, int64_t count, int align,
     return n;
 }
 
-int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_MAX])
+int tj_block_words_all(const tj_block_t *block, int align, tj_words_t words[TJ_BLOCK_WORDS_MAX])
 {
     int n = 0;
 
     for (int64_t count = 1; count <= 2; count++) {
         tj_words_offsets_t at[TJ_BLOCK_WORDS_MAX];
-        int m = tj_block_words_aligned_to(block, count, 1, at);
+        int m = tj_block_words_aligned_to(block, count, align, at);
         for (int j = 0; j < m; j++) {
             int i = 0;
             while (i < n &&

@@ -165,10 +165,11 @@ typedef struct {
 int tj_block_words_aligned_to(const tj_block_t *block, int64_t count, int align,
                               tj_words_offsets_t words[TJ_BLOCK_WORDS_MAX]);
 
-/* Every distinct words of a launch of @p block (tj_block_words for any count and any addresses:
- * only one object or several, and the addresses modulo 16 matter), at most
- * TJ_BLOCK_WORDS_MAX: the kernels `typejit warm --all-words` compiles. Returns how many. */
-int tj_block_words_all(const tj_block_t *block, tj_words_t words[TJ_BLOCK_WORDS_MAX]);
+/* Every distinct words of a launch of @p block (tj_block_words for any count: only one object or
+ * several) with typed buffers and packed positions at multiples of @p align from a 16-byte
+ * boundary (tj_block_words_aligned_to; 1: any addresses, the kernels `typejit warm --all-words`
+ * compiles), at most TJ_BLOCK_WORDS_MAX. Returns how many. */
+int tj_block_words_all(const tj_block_t *block, int align, tj_words_t words[TJ_BLOCK_WORDS_MAX]);
 
 /* The contiguous runs of one object in packed order, counts[0] bytes each: calls @p fn with
  * each run's byte offset from the object's first run (sum_d i_d * strides[d], the start
