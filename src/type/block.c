@@ -88,36 +88,41 @@ tj_status_t tj_block_from_ir(const tj_ir_t *ir, int64_t extent, tj_block_t *bloc
     return tj_block_make(start, extent, ndims, counts, strides, block);
 }
 
-bool tj_block_disjoint(const tj_block_t *block, int64_t count)
+bool tj_block_dims_disjoint(int n, int64_t *counts, int64_t *strides, int64_t span)
 {
-    /* Sort the dimensions by |stride|; the layout is injective if every stride reaches past the
-     * span of all smaller dimensions together. The test is exact for nested layouts and
-     * conservative (reports overlap) for exotic interleavings, which then take the slower
-     * path. */
-    int64_t s[TJ_BLOCK_MAX_DIMS + 1], c[TJ_BLOCK_MAX_DIMS + 1], span = block->counts[0];
-    int n = 0;
+    int m = 0;
 
-    for (int d = 1; d <= block->ndims; d++) {
-        int64_t cnt = d < block->ndims ? block->counts[d] : count;
-        int64_t str = d < block->ndims ? block->strides[d] : block->extent;
+    /* Sorted by |stride| (insertion: a few dimensions), dimensions of one element left out. */
+    for (int d = 0; d < n; d++) {
+        int64_t cnt = counts[d], str = tj_abs64(strides[d]);
+        int j;
         if (cnt <= 1)
             continue;
-        int j = n++;
-        while (j > 0 && s[j - 1] > tj_abs64(str)) {
-            s[j] = s[j - 1];
-            c[j] = c[j - 1];
-            j--;
+        for (j = m++; j > 0 && strides[j - 1] > str; j--) {
+            strides[j] = strides[j - 1];
+            counts[j] = counts[j - 1];
         }
-        s[j] = tj_abs64(str);
-        c[j] = cnt;
+        strides[j] = str;
+        counts[j] = cnt;
     }
-    for (int i = 0; i < n; i++) {
-        if (s[i] < span)
+    for (int i = 0; i < m; i++) {
+        if (strides[i] < span)
             return false;
-        if (!tj_mul64(c[i] - 1, s[i], &s[i]) || !tj_add64(s[i], span, &span))
+        if (!tj_mul64(counts[i] - 1, strides[i], &strides[i]) || !tj_add64(strides[i], span, &span))
             return false;
     }
     return true;
+}
+
+bool tj_block_disjoint(const tj_block_t *block, int64_t count)
+{
+    int64_t c[TJ_BLOCK_MAX_DIMS], s[TJ_BLOCK_MAX_DIMS];
+
+    for (int d = 1; d <= block->ndims; d++) {
+        c[d - 1] = d < block->ndims ? block->counts[d] : count;
+        s[d - 1] = d < block->ndims ? block->strides[d] : block->extent;
+    }
+    return tj_block_dims_disjoint(block->ndims, c, s, block->counts[0]);
 }
 
 bool tj_block_equal(const tj_block_t *a, const tj_block_t *b)

@@ -57,6 +57,12 @@ static inline int tj_block_word_for(const int64_t *vals, int n, int max_word)
     return (int)(bits & (~bits + 1));
 }
 
+/* Whether @p n dimensions of @p counts elements @p strides bytes apart (any order, any sign), laid
+ * over a run of @p span bytes, never overlap: sorted by |stride|, each steps past the span of
+ * all smaller ones together. Exact for nested layouts, conservative (overlap) for exotic
+ * interleavings, which then take a slower path. Sorts the arrays in place. */
+bool tj_block_dims_disjoint(int n, int64_t *counts, int64_t *strides, int64_t span);
+
 /* True if @p count consecutive objects address no byte twice (unpacking into them in parallel
  * cannot race). */
 bool tj_block_disjoint(const tj_block_t *block, int64_t count);

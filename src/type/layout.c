@@ -444,8 +444,7 @@ static bool parts_disjoint(const tj_layout_t *l, int64_t *elo, int64_t *ehi)
 bool tj_layout_disjoint(tj_layout_t *l, int64_t count)
 {
     int state = atomic_load_explicit(&l->disjoint_parts, memory_order_acquire);
-    int64_t s[TJ_LAYOUT_MAX_FRAME + 1], c[TJ_LAYOUT_MAX_FRAME + 1], span;
-    int n = 0;
+    int64_t s[TJ_LAYOUT_MAX_FRAME + 1], c[TJ_LAYOUT_MAX_FRAME + 1];
 
     if (state < 0) {
         int64_t lo, hi;
@@ -459,29 +458,12 @@ bool tj_layout_disjoint(tj_layout_t *l, int64_t count)
     }
     if (state == 0)
         return false;
-    /* The frame and the objects, as tj_block_disjoint treats a block's dimensions: sorted by
-     * stride, each must step past everything smaller. */
-    span = l->ehi - l->elo;
+    /* The frame and the objects over the parts' span, as a block's dimensions are. */
     for (int d = 0; d <= l->nframe; d++) {
-        int64_t cnt = d < l->nframe ? l->fcounts[d] : count;
-        int64_t str = tj_abs64(d < l->nframe ? l->fstrides[d] : l->extent);
-        int j;
-        if (cnt <= 1)
-            continue;
-        for (j = n++; j > 0 && s[j - 1] > str; j--) {
-            s[j] = s[j - 1];
-            c[j] = c[j - 1];
-        }
-        s[j] = str;
-        c[j] = cnt;
+        c[d] = d < l->nframe ? l->fcounts[d] : count;
+        s[d] = d < l->nframe ? l->fstrides[d] : l->extent;
     }
-    for (int i = 0; i < n; i++) {
-        if (s[i] < span)
-            return false;
-        if (!tj_mul64(c[i] - 1, s[i], &s[i]) || !tj_add64(s[i], span, &span))
-            return false;
-    }
-    return true;
+    return tj_block_dims_disjoint(l->nframe + 1, c, s, l->ehi - l->elo);
 }
 
 int tj_layout_format(const tj_layout_t *l, char *buf, size_t len)
