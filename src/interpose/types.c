@@ -98,7 +98,7 @@ void tj_interpose_record(MPI_Datatype type)
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
     tj_prepare_commit(&info);
-    if (tj_log_level >= TJ_LOG_DEBUG) {
+    if (tj_log_level() >= TJ_LOG_DEBUG) {
         char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";
         tj_interpose_describe(&info, text, sizeof(text));
         tj_table_label(type, label, sizeof(label));
