@@ -18,64 +18,27 @@
 #include <xxhash.h>
 
 #include "gpu/cuda.h"
+#include "jit/state.h"
 #include "util/config.h"
 #include "util/log.h"
 
-/* Name in this file, and the symbol the library exports. */
-#define TJ_NVRTC_SYMBOLS(_X)                                                                       \
-    _X(nvrtcGetErrorString)                                                                        \
-    _X(nvrtcVersion)                                                                               \
-    _X(nvrtcGetNumSupportedArchs)                                                                  \
-    _X(nvrtcGetSupportedArchs)                                                                     \
-    _X(nvrtcCreateProgram)                                                                         \
-    _X(nvrtcDestroyProgram)                                                                        \
-    _X(nvrtcCompileProgram)                                                                        \
-    _X(nvrtcGetPTXSize)                                                                            \
-    _X(nvrtcGetPTX)                                                                                \
-    _X(nvrtcGetCUBINSize)                                                                          \
-    _X(nvrtcGetCUBIN)                                                                              \
-    _X(nvrtcGetProgramLogSize)                                                                     \
-    _X(nvrtcGetProgramLog)
-
-static struct {
-#define TJ_NVRTC_FIELD(_name) __typeof__(&_name) _name;
-    TJ_NVRTC_SYMBOLS(TJ_NVRTC_FIELD)
-#undef TJ_NVRTC_FIELD
-} nv;
-
 /* Every compile uses these options, and the cache key includes them. */
 #define TJ_NVRTC_OPTIONS "-std=c++17"
-#define MAX_ARCHS        64
-#define MAX_FAILURES     64
-
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static tj_status_t load_status = TJ_ERR_NO_NVRTC;
-static void *libnvrtc;
-static int version_major, version_minor;
-static int archs[MAX_ARCHS];
-static int narchs;
-static char build_id[2 * 64 + 1] = "unknown";
-
-/* Hashes of the program logs already written, so a failure repeated on every call is logged
- * once. */
-static pthread_mutex_t failure_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t failures[MAX_FAILURES];
-static int nfailures;
 
 static tj_status_t nvrtc_check(nvrtcResult rc, const char *call, const char *file, int line)
 {
     const char *msg = NULL;
     if (rc == NVRTC_SUCCESS)
         return TJ_OK;
-    if (nv.nvrtcGetErrorString != NULL)
-        msg = nv.nvrtcGetErrorString(rc);
+    if (tj_jit_state.nvrtc.nv.nvrtcGetErrorString != NULL)
+        msg = tj_jit_state.nvrtc.nv.nvrtcGetErrorString(rc);
     tj_log_write(TJ_LOG_WARN, file, line, "nvrtc call %s failed: %s (%d) at %s:%d", call,
                  msg ? msg : "unknown error", (int)rc, file, line);
     return TJ_ERR_JIT;
 }
 
 /* Every NVRTC call: log the call, the error string, file and line; map to TJ_ERR_JIT. */
-#define NVRTC_CHECK(_call) nvrtc_check(nv._call, #_call, __FILE__, __LINE__)
+#define NVRTC_CHECK(_call) nvrtc_check(tj_jit_state.nvrtc.nv._call, #_call, __FILE__, __LINE__)
 
 typedef struct {
     const void *addr; /* an address inside libnvrtc */
@@ -113,7 +76,7 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
                 memcmp(name, "GNU", 4) == 0 && note->n_descsz > 0 && note->n_descsz <= 64 &&
                 (const char *)desc + note->n_descsz <= end) {
                 for (ElfW(Word) b = 0; b < note->n_descsz; b++)
-                    snprintf(build_id + 2 * b, 3, "%02x", desc[b]);
+                    snprintf(tj_jit_state.nvrtc.build_id + 2 * b, 3, "%02x", desc[b]);
                 return 1;
             }
             p = (const char *)desc + ((note->n_descsz + 3) & ~(ElfW(Word))3);
@@ -163,38 +126,41 @@ static void load_library(void)
         return;
     }
 #define TJ_NVRTC_LOAD(_name)                                                                       \
-    *(void **)&nv._name = dlsym(lib, #_name);                                                      \
-    if (nv._name == NULL) {                                                                        \
+    *(void **)&tj_jit_state.nvrtc.nv._name = dlsym(lib, #_name);                                   \
+    if (tj_jit_state.nvrtc.nv._name == NULL) {                                                     \
         tj_log_warn_job("nvrtc library lacks %s; kernels cannot be compiled", #_name);             \
         goto fail_symbols;                                                                         \
     }
     TJ_NVRTC_SYMBOLS(TJ_NVRTC_LOAD)
 #undef TJ_NVRTC_LOAD
-    if (NVRTC_CHECK(nvrtcVersion(&version_major, &version_minor)) != TJ_OK ||
-        NVRTC_CHECK(nvrtcGetNumSupportedArchs(&narchs)) != TJ_OK)
+    if (NVRTC_CHECK(nvrtcVersion(&tj_jit_state.nvrtc.version_major,
+                                 &tj_jit_state.nvrtc.version_minor)) != TJ_OK ||
+        NVRTC_CHECK(nvrtcGetNumSupportedArchs(&tj_jit_state.nvrtc.narchs)) != TJ_OK)
         goto fail_symbols;
-    if (narchs < 1 || narchs > MAX_ARCHS) {
-        tj_log_warn_job("nvrtc reports %d supported archs; kernels cannot be compiled", narchs);
+    if (tj_jit_state.nvrtc.narchs < 1 || tj_jit_state.nvrtc.narchs > TJ_NVRTC_MAX_ARCHS) {
+        tj_log_warn_job("nvrtc reports %d supported archs; kernels cannot be compiled",
+                        tj_jit_state.nvrtc.narchs);
         goto fail_symbols;
     }
-    if (NVRTC_CHECK(nvrtcGetSupportedArchs(archs)) != TJ_OK)
+    if (NVRTC_CHECK(nvrtcGetSupportedArchs(tj_jit_state.nvrtc.archs)) != TJ_OK)
         goto fail_symbols;
-    query.addr = *(void **)&nv.nvrtcVersion;
+    query.addr = *(void **)&tj_jit_state.nvrtc.nv.nvrtcVersion;
     dl_iterate_phdr(find_build_id, &query);
-    libnvrtc = lib;
-    load_status = TJ_OK;
-    tj_log_debug("nvrtc %d.%d loaded, build-id %s", version_major, version_minor, build_id);
+    tj_jit_state.nvrtc.libnvrtc = lib;
+    tj_jit_state.nvrtc.load_status = TJ_OK;
+    tj_log_debug("nvrtc %d.%d loaded, build-id %s", tj_jit_state.nvrtc.version_major,
+                 tj_jit_state.nvrtc.version_minor, tj_jit_state.nvrtc.build_id);
     return;
 
 fail_symbols:
-    memset(&nv, 0, sizeof(nv));
+    memset(&tj_jit_state.nvrtc.nv, 0, sizeof(tj_jit_state.nvrtc.nv));
     dlclose(lib);
 }
 
 tj_status_t tj_nvrtc_load(void)
 {
-    pthread_once(&load_once, load_library);
-    return load_status;
+    pthread_once(&tj_jit_state.nvrtc.load_once, load_library);
+    return tj_jit_state.nvrtc.load_status;
 }
 
 tj_status_t tj_nvrtc_version(int *major, int *minor)
@@ -202,15 +168,15 @@ tj_status_t tj_nvrtc_version(int *major, int *minor)
     tj_status_t status = tj_nvrtc_load();
     if (status != TJ_OK)
         return status;
-    *major = version_major;
-    *minor = version_minor;
+    *major = tj_jit_state.nvrtc.version_major;
+    *minor = tj_jit_state.nvrtc.version_minor;
     return TJ_OK;
 }
 
 const char *tj_nvrtc_build_id(void)
 {
     tj_nvrtc_load();
-    return build_id;
+    return tj_jit_state.nvrtc.build_id;
 }
 
 const char *tj_nvrtc_options(void)
@@ -226,11 +192,11 @@ static int best_arch(int sm, bool *exact)
 
     *exact = false;
     /* The list is not promised to be sorted. */
-    for (int i = 0; i < narchs; i++) {
-        if (archs[i] == sm)
+    for (int i = 0; i < tj_jit_state.nvrtc.narchs; i++) {
+        if (tj_jit_state.nvrtc.archs[i] == sm)
             *exact = true;
-        if (archs[i] <= sm && archs[i] > best)
-            best = archs[i];
+        if (tj_jit_state.nvrtc.archs[i] <= sm && tj_jit_state.nvrtc.archs[i] > best)
+            best = tj_jit_state.nvrtc.archs[i];
     }
     return best;
 }
@@ -250,26 +216,23 @@ tj_status_t tj_nvrtc_check_target(const char *target, char *why, size_t len)
         snprintf(why, len,
                  "%s is older than every arch NVRTC %d.%d compiles for (this NVRTC dropped it); "
                  "use a newer target or an older CUDA toolkit",
-                 target, version_major, version_minor);
+                 target, tj_jit_state.nvrtc.version_major, tj_jit_state.nvrtc.version_minor);
         return TJ_ERR_UNSUPPORTED;
     }
     if (!exact) {
         snprintf(why, len, "%s is not an arch NVRTC %d.%d knows (the closest below is compute_%d)",
-                 target, version_major, version_minor, best);
+                 target, tj_jit_state.nvrtc.version_major, tj_jit_state.nvrtc.version_minor, best);
         return TJ_ERR_UNSUPPORTED;
     }
     return TJ_OK;
 }
-
-static pthread_once_t arch_once = PTHREAD_ONCE_INIT;
-static char arch_setting[32];
 
 static void check_arch_setting(void)
 {
     const char *arch = tj_config()->arch;
     char why[256];
 
-    snprintf(arch_setting, sizeof(arch_setting), "%s", arch);
+    snprintf(tj_jit_state.nvrtc.arch_setting, sizeof(tj_jit_state.nvrtc.arch_setting), "%s", arch);
     if (arch[0] == '\0' || tj_nvrtc_check_target(arch, why, sizeof(why)) != TJ_ERR_UNSUPPORTED)
         return;
     /* What tj_target_of_device does without the setting: each device's own arch, or sm_90 where
@@ -280,13 +243,13 @@ static void check_arch_setting(void)
         tj_log_warn_job("ignoring TYPEJIT_ARCH=%s: %s; using sm_90, the target without a cuda "
                         "device",
                         arch, why);
-    arch_setting[0] = '\0';
+    tj_jit_state.nvrtc.arch_setting[0] = '\0';
 }
 
 const char *tj_nvrtc_arch_setting(void)
 {
-    pthread_once(&arch_once, check_arch_setting);
-    return arch_setting;
+    pthread_once(&tj_jit_state.nvrtc.arch_once, check_arch_setting);
+    return tj_jit_state.nvrtc.arch_setting;
 }
 
 tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
@@ -301,7 +264,8 @@ tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
     if (best < 0) {
         tj_log_warn_job("device arch sm_%d is older than every arch nvrtc %d.%d supports (lowest "
                         "sm_%d); its buffers go to the system mpi",
-                        sm, version_major, version_minor, archs[0]);
+                        sm, tj_jit_state.nvrtc.version_major, tj_jit_state.nvrtc.version_minor,
+                        tj_jit_state.nvrtc.archs[0]);
         return TJ_ERR_UNSUPPORTED;
     }
     n = snprintf(target, len, exact ? "sm_%d" : "compute_%d", best);
@@ -318,12 +282,12 @@ static bool first_failure(const char *log)
     uint64_t h = XXH3_64bits(log, strlen(log));
     bool first = true;
 
-    pthread_mutex_lock(&failure_lock);
-    for (int i = 0; i < nfailures && first; i++)
-        first = failures[i] != h;
-    if (first && nfailures < MAX_FAILURES)
-        failures[nfailures++] = h;
-    pthread_mutex_unlock(&failure_lock);
+    pthread_mutex_lock(&tj_jit_state.nvrtc.failure_lock);
+    for (int i = 0; i < tj_jit_state.nvrtc.nfailures && first; i++)
+        first = tj_jit_state.nvrtc.failures[i] != h;
+    if (first && tj_jit_state.nvrtc.nfailures < TJ_NVRTC_MAX_FAILURES)
+        tj_jit_state.nvrtc.failures[tj_jit_state.nvrtc.nfailures++] = h;
+    pthread_mutex_unlock(&tj_jit_state.nvrtc.failure_lock);
     return first;
 }
 

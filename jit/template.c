@@ -15,6 +15,7 @@
 
 #include "jit/gen.h"
 #include "jit/gen_internal.h"
+#include "jit/state.h"
 #include "jit/templates.h"
 #include "jit/text.h"
 #include "util/log.h"
@@ -111,9 +112,6 @@ bool tj_gen_valid_name(const char *name)
     return strlen(name) < 200;
 }
 
-static uint64_t template_hash;
-static pthread_once_t template_hash_once = PTHREAD_ONCE_INIT;
-
 static void hash_templates(void)
 {
     XXH3_state_t state;
@@ -124,12 +122,12 @@ static void hash_templates(void)
         XXH3_64bits_update(&state, tj_templates[i].name, strlen(tj_templates[i].name) + 1);
         XXH3_64bits_update(&state, tj_templates[i].text, tj_templates[i].len + 1);
     }
-    template_hash = XXH3_64bits_digest(&state);
+    tj_jit_state.template.hash = XXH3_64bits_digest(&state);
 }
 
 uint64_t tj_gen_template_hash(void)
 {
     /* Every kernel key includes it: hash the templates once, not on every lookup. */
-    pthread_once(&template_hash_once, hash_templates);
-    return template_hash;
+    pthread_once(&tj_jit_state.template.hash_once, hash_templates);
+    return tj_jit_state.template.hash;
 }

@@ -219,7 +219,8 @@ unset(CMAKE_REQUIRED_FLAGS)
 unset(CMAKE_REQUIRED_LINK_OPTIONS)
 if(TJ_HAVE_TSAN AND NOT TJ_SANITIZE AND TJ_HEAVY_TESTS)
   add_executable(test_gpu_race test_gpu_race.c ${PROJECT_SOURCE_DIR}/src/gpu/cuda.c
-                 ${PROJECT_SOURCE_DIR}/src/util/log.c ${PROJECT_SOURCE_DIR}/src/util/stats.c)
+                 ${PROJECT_SOURCE_DIR}/src/util/log.c ${PROJECT_SOURCE_DIR}/src/util/stats.c
+                 ${PROJECT_SOURCE_DIR}/src/util/state.c)
   target_include_directories(test_gpu_race PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                              ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
   target_include_directories(test_gpu_race SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -114,7 +114,7 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
      * across the network. */
     x->method = tj_model_choose_for(x->own_info ? NULL : (tj_type_plan_t *)&x->info->plan,
                                     rec->strided ? &rec->block : NULL, count, bytes, recv);
-    if (tj_log_level >= TJ_LOG_DEBUG) {
+    if (tj_log_level() >= TJ_LOG_DEBUG) {
         char label[MPI_MAX_OBJECT_NAME + 32];
         tj_table_label(type, label, sizeof(label));
         tj_log_debug("device %s of %lld objects of %s (%lld packed bytes) %s rank %d: method %s%s",

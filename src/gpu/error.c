@@ -56,7 +56,7 @@ tj_status_t tj_gpu_failed(CUresult rc, const char *call, bool quiet, const char 
     tj_log_level_t level;
 
     if (is_sticky(rc) && here != NULL) {
-        if (!atomic_exchange(&here->dead, true) && tj_log_level >= TJ_LOG_ERROR)
+        if (!atomic_exchange(&here->dead, true) && tj_log_level() >= TJ_LOG_ERROR)
             tj_log_write(TJ_LOG_ERROR, file, line,
                          "cuda call %s failed: %s (%d); the cuda context of device %d is "
                          "unusable, typejit stops using it (its buffers now get MPI errors)",
@@ -67,7 +67,7 @@ tj_status_t tj_gpu_failed(CUresult rc, const char *call, bool quiet, const char 
      * failures while releasing what typejit made in a context the application destroyed. */
     level = !tj_gpu_thread.releasing && !quiet && tj_gpu_first_report(line, rc) ? TJ_LOG_WARN
                                                                                 : TJ_LOG_DEBUG;
-    if (tj_log_level >= (int)level)
+    if (tj_log_level() >= (int)level)
         tj_log_write(level, file, line, "cuda call %s failed: %s (%d)", call, msg, (int)rc);
     return TJ_ERR_CUDA;
 }

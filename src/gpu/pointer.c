@@ -18,7 +18,7 @@ static tj_status_t cannot_tell(const void *ptr, const char *call, CUresult rc, i
 {
     tj_log_level_t level = tj_gpu_first_report(line, rc) ? TJ_LOG_ERROR : TJ_LOG_DEBUG;
 
-    if (tj_log_level >= (int)level)
+    if (tj_log_level() >= (int)level)
         tj_log_write(level, __FILE__, line, "cannot tell where buffer %p lies: %s failed: %s (%d)",
                      ptr, call, tj_gpu_error_string(rc), (int)rc);
     return TJ_ERR_CUDA;

@@ -5,6 +5,7 @@
  * typejit does not see are translated through envelope and contents at commit, as before. */
 #include "interpose/constructors.h"
 #include "interpose/init.h"
+#include "interpose/state.h"
 #include "interpose/wrappers.h"
 #include "type/table.h"
 #include "util/log.h"
@@ -30,13 +31,13 @@ void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
         int _rc;                                                                                   \
         if (!tj_interpose_active())                                                                \
             return _call;                                                                          \
-        tj_in_wrapper = 1;                                                                         \
+        tj_interpose_thread.init.in_wrapper = 1;                                                   \
         _rc = _call;                                                                               \
         if (_rc == MPI_SUCCESS) {                                                                  \
             tj_type_args_t _a = {__VA_ARGS__};                                                     \
             tj_interpose_learn(*(_newtype), &_a);                                                  \
         }                                                                                          \
-        tj_in_wrapper = 0;                                                                         \
+        tj_interpose_thread.init.in_wrapper = 0;                                                   \
         return _rc;                                                                                \
     } while (0)
 

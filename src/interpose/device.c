@@ -7,6 +7,7 @@
 #include "gpu/cuda.h"
 #include "interpose/device.h"
 #include "interpose/init.h"
+#include "interpose/state.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "move/span.h"
@@ -44,22 +45,16 @@ out:
     return rc;
 }
 
-/* The functions already reported: a refused call that a program repeats says so once. */
-#define REPORTED_MAX 64
-static pthread_mutex_t reported_lock = PTHREAD_MUTEX_INITIALIZER;
-static const char *reported[REPORTED_MAX];
-static int nreported;
-
 int tj_interpose_refuse(const char *fn, const char *why)
 {
     bool first = true;
 
-    pthread_mutex_lock(&reported_lock);
-    for (int i = 0; i < nreported && first; i++)
-        first = strcmp(reported[i], fn) != 0;
-    if (first && nreported < REPORTED_MAX)
-        reported[nreported++] = fn;
-    pthread_mutex_unlock(&reported_lock);
+    pthread_mutex_lock(&tj_interpose_state.device.reported_lock);
+    for (int i = 0; i < tj_interpose_state.device.nreported && first; i++)
+        first = strcmp(tj_interpose_state.device.reported[i], fn) != 0;
+    if (first && tj_interpose_state.device.nreported < TJ_INTERPOSE_REPORTED_MAX)
+        tj_interpose_state.device.reported[tj_interpose_state.device.nreported++] = fn;
+    pthread_mutex_unlock(&tj_interpose_state.device.reported_lock);
     if (first)
         tj_log_error("%s: %s; MPI_ERR_BUFFER", fn, why);
     tj_stats_inc(TJ_STAT_calls_refused);

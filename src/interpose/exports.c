@@ -9,9 +9,16 @@
  * typejit was compiled with handles of another size (an int-handle build in front of a
  * pointer-handle MPI would cut them in C). While sends wait in the send queue, each entry point
  * hands them on first (wrappers.h), its argument registers kept around that call. */
+#include <stddef.h>
+
 #include "calls/send_queue.h"
 #include "interpose/passthrough.h"
+#include "interpose/state.h"
 #include "interpose/wrappers.h"
+
+/* The trampolines read the flag of passthrough.c at the state's own address. */
+_Static_assert(offsetof(tj_interpose_state_t, passthrough.all) == 0,
+               "tj_interpose_state.passthrough.all is the state's first byte");
 
 #define STR(_x)  #_x
 #define XSTR(_x) STR(_x)
@@ -33,7 +40,7 @@
             ".type " #_name ", @function\n"                                                        \
             ".p2align 4\n" #_name ":\n"                                                            \
             "\tendbr64\n"                                                                          \
-            "\tcmpb $0, tj_passthrough_all(%rip)\n"                                                \
+            "\tcmpb $0, tj_interpose_state(%rip)\n"                                                \
             "\tjne 1f\n"                                                                           \
             "\tcmpl $0, tj_send_queue_length(%rip)\n"                                              \
             "\tjne 2f\n"                                                                           \
@@ -72,8 +79,8 @@
             ".globl " #_name "\n"                                                                  \
             ".type " #_name ", %function\n"                                                        \
             ".p2align 2\n" #_name ":\n"                                                            \
-            "\tadrp x16, tj_passthrough_all\n"                                                     \
-            "\tldrb w16, [x16, :lo12:tj_passthrough_all]\n"                                        \
+            "\tadrp x16, tj_interpose_state\n"                                                     \
+            "\tldrb w16, [x16, :lo12:tj_interpose_state]\n"                                        \
             "\tcbnz w16, 1f\n"                                                                     \
             "\tadrp x16, tj_send_queue_length\n"                                                   \
             "\tldr w16, [x16, :lo12:tj_send_queue_length]\n"                                       \

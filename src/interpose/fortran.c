@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "interpose/fortran_binding.h"
+#include "interpose/state.h"
 
 #if !defined(MPI_ABI_VERSION)
 
@@ -44,8 +45,7 @@
 enum { S_BOTTOM, S_IN_PLACE, S_STATUS_IGNORE, S_STATUSES_IGNORE, NSENTINELS };
 static const char *const sentinel_names[NSENTINELS] = {"bottom", "in_place", "status_ignore",
                                                        "statuses_ignore"};
-static void *sentinels[NSENTINELS][4];
-static pthread_once_t sentinels_once = PTHREAD_ONCE_INIT;
+_Static_assert(NSENTINELS == TJ_FORTRAN_NSENTINELS, "one entry of the state per sentinel");
 
 static void sentinels_load(void)
 {
@@ -54,20 +54,21 @@ static void sentinels_load(void)
         int n = snprintf(name, sizeof(name), "mpi_fortran_%s", sentinel_names[s]);
         for (int i = 0; i <= n; i++)
             upper[i] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
-        sentinels[s][0] = dlsym(RTLD_DEFAULT, name);
-        sentinels[s][1] = dlsym(RTLD_DEFAULT, upper);
+        tj_interpose_state.fortran.sentinels[s][0] = dlsym(RTLD_DEFAULT, name);
+        tj_interpose_state.fortran.sentinels[s][1] = dlsym(RTLD_DEFAULT, upper);
         snprintf(name + n, sizeof(name) - (size_t)n, "_");
-        sentinels[s][2] = dlsym(RTLD_DEFAULT, name);
+        tj_interpose_state.fortran.sentinels[s][2] = dlsym(RTLD_DEFAULT, name);
         snprintf(name + n, sizeof(name) - (size_t)n, "__");
-        sentinels[s][3] = dlsym(RTLD_DEFAULT, name);
+        tj_interpose_state.fortran.sentinels[s][3] = dlsym(RTLD_DEFAULT, name);
     }
 }
 
 static bool is_sentinel(int which, const void *p)
 {
-    pthread_once(&sentinels_once, sentinels_load);
+    pthread_once(&tj_interpose_state.fortran.sentinels_once, sentinels_load);
     for (int i = 0; i < 4; i++)
-        if (sentinels[which][i] != NULL && sentinels[which][i] == p)
+        if (tj_interpose_state.fortran.sentinels[which][i] != NULL &&
+            tj_interpose_state.fortran.sentinels[which][i] == p)
             return true;
     return false;
 }

@@ -10,12 +10,6 @@
 #include "typejit.h"
 #include "util/log.h"
 
-/* initial-exec: the library is loaded at startup (LD_PRELOAD or linked), and each wrapper reads
- * this; the default model calls __tls_get_addr on every access. */
-_Thread_local int tj_in_wrapper __attribute__((tls_model("initial-exec")));
-/* Set only when TYPEJIT_DISABLE is not. */
-atomic_bool tj_interpose_initialised;
-
 /* The constructor only reads the environment (STYLE: never MPI or CUDA here), so that a bad
  * TYPEJIT_* value is reported once, early. */
 __attribute__((constructor)) static void typejit_load(void)
@@ -31,7 +25,7 @@ void tj_interpose_after_init(void)
     tj_log_info("typejit %s active in front of %s", tj_version(), tj_pairing_mpi_version());
     tj_log_debug("host buffers packed by %s",
                  tj_config()->host == TJ_HOST_ENGINE ? "the engine" : "the system MPI");
-    atomic_store_explicit(&tj_interpose_initialised, true, memory_order_release);
+    atomic_store_explicit(&tj_interpose_state.init.initialised, true, memory_order_release);
 }
 
 /* Before the system MPI starts, typejit decides whether it takes part (pairing.c): when it
@@ -58,7 +52,7 @@ TJ_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 
 TJ_EXPORT int MPI_Finalize(void)
 {
-    if (atomic_exchange(&tj_interpose_initialised, false))
+    if (atomic_exchange(&tj_interpose_state.init.initialised, false))
         tj_core_finalize();
     return PMPI_Finalize();
 }

@@ -8,20 +8,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "interpose/state.h"
 #include "util/config.h"
-
-/* Set while a wrapper runs, so that an MPI call the system MPI makes from inside one of our
- * PMPI calls goes straight through. */
-extern _Thread_local int tj_in_wrapper __attribute__((tls_model("initial-exec")));
-
-/* Set once typejit is active (MPI initialised through it, TYPEJIT_DISABLE not set). */
-extern atomic_bool tj_interpose_initialised;
 
 /* True when this call should be looked at: typejit is enabled, MPI is initialised by us and we
  * are not inside another wrapper. */
 static inline bool tj_interpose_active(void)
 {
-    return atomic_load_explicit(&tj_interpose_initialised, memory_order_acquire) && !tj_in_wrapper;
+    return atomic_load_explicit(&tj_interpose_state.init.initialised, memory_order_acquire) &&
+           !tj_interpose_thread.init.in_wrapper;
 }
 
 /* Activate typejit after the system MPI's MPI_Init or MPI_Init_thread returned MPI_SUCCESS

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "interpose/passthrough.h"
+#include "interpose/state.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -29,10 +30,6 @@
 #else
 #error "typejit knows the MPICH family, Open MPI and the MPI 5.0 standard ABI; this mpi.h is none"
 #endif
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool paired;
-static char version_line[256];
 
 tj_mpi_family_t tj_pairing_built_for(void)
 {
@@ -56,7 +53,7 @@ const char *tj_pairing_family_name(tj_mpi_family_t family)
 
 const char *tj_pairing_mpi_version(void)
 {
-    return version_line;
+    return tj_interpose_state.pairing.version_line;
 }
 
 tj_mpi_family_t tj_pairing_classify(const char *version, int abi_major)
@@ -105,7 +102,7 @@ static void decide(void)
     tj_mpi_family_t found;
 
     if (tj_config()->disable) {
-        paired = false;
+        tj_interpose_state.pairing.paired = false;
         return;
     }
     mpi = system_mpi();
@@ -123,28 +120,33 @@ static void decide(void)
     }
     /* The first line, its runs of blanks made one space ("MPICH Version:\t4.0.2"). */
     size_t n = 0;
-    for (const char *c = version; *c != '\0' && *c != '\n' && n < sizeof(version_line) - 1; c++)
-        if ((*c != ' ' && *c != '\t') || (n > 0 && version_line[n - 1] != ' '))
-            version_line[n++] = *c == '\t' ? ' ' : *c;
-    while (n > 0 && (version_line[n - 1] == ' ' || version_line[n - 1] == ','))
+    for (const char *c = version;
+         *c != '\0' && *c != '\n' && n < sizeof(tj_interpose_state.pairing.version_line) - 1; c++)
+        if ((*c != ' ' && *c != '\t') ||
+            (n > 0 && tj_interpose_state.pairing.version_line[n - 1] != ' '))
+            tj_interpose_state.pairing.version_line[n++] = *c == '\t' ? ' ' : *c;
+    while (n > 0 && (tj_interpose_state.pairing.version_line[n - 1] == ' ' ||
+                     tj_interpose_state.pairing.version_line[n - 1] == ','))
         n--;
-    version_line[n] = '\0';
+    tj_interpose_state.pairing.version_line[n] = '\0';
 
     found = tj_pairing_classify(version, major);
-    paired = found == BUILT_FOR;
-    if (!paired && first_of_job())
+    tj_interpose_state.pairing.paired = found == BUILT_FOR;
+    if (!tj_interpose_state.pairing.paired && first_of_job())
         tj_log_warn(
             "built for %s, running in front of %s (%s): typejit passes every call to "
             "the system MPI and the program runs without it; build typejit against this MPI",
             tj_pairing_family_name(BUILT_FOR),
-            version_line[0] != '\0' ? version_line : "no MPI_Get_library_version",
+            tj_interpose_state.pairing.version_line[0] != '\0'
+                ? tj_interpose_state.pairing.version_line
+                : "no MPI_Get_library_version",
             tj_pairing_family_name(found));
 }
 
 bool tj_pairing_check(void)
 {
-    pthread_once(&once, decide);
-    if (!paired)
+    pthread_once(&tj_interpose_state.pairing.once, decide);
+    if (!tj_interpose_state.pairing.paired)
         tj_passthrough_start();
-    return paired;
+    return tj_interpose_state.pairing.paired;
 }

@@ -6,8 +6,7 @@
 #include <mpi.h>
 
 #include "interpose/fortran_binding.h"
-
-unsigned char tj_passthrough_all;
+#include "interpose/state.h"
 
 /* The Fortran names' slots, gathered by the linker in the section tj_fortran (the standard ABI's
  * build has none: its C header has no Fortran types). */
@@ -27,8 +26,8 @@ static void fortran_slots(void)
 
 void tj_passthrough_start(void)
 {
-    if (__atomic_load_n(&tj_passthrough_all, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&tj_interpose_state.passthrough.all, __ATOMIC_ACQUIRE))
         return;
     fortran_slots();
-    __atomic_store_n(&tj_passthrough_all, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&tj_interpose_state.passthrough.all, 1, __ATOMIC_RELEASE);
 }

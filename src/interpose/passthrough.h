@@ -6,10 +6,6 @@
 #ifndef TJ_INTERPOSE_PASSTHROUGH_H
 #define TJ_INTERPOSE_PASSTHROUGH_H
 
-/* Nonzero when typejit passed every call through: every exported entry point then goes straight to
- * the system MPI (src/interpose/exports.c reads it in its trampolines). */
-extern unsigned char tj_passthrough_all;
-
 /* Pass every call through for the whole process, once, before the system MPI is initialised: the
  * Fortran names' slots first, then the flag. A name the system MPI does not have is one no program
  * of it calls; it keeps typejit's function. */

@@ -345,7 +345,7 @@ int TJ_WRAPPER(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 /* The attributes that tell where a window's memory is and which memory model it follows: for a
  * window on a public copy of device memory, its device memory and MPI_WIN_SEPARATE (the system
  * MPI would say the public copy and its own model). */
-static int separate_model = MPI_WIN_SEPARATE;
+static const int separate_model = MPI_WIN_SEPARATE;
 
 int TJ_WRAPPER(MPI_Win_get_attr)(MPI_Win win, int keyval, void *value, int *flag)
 {
@@ -358,6 +358,6 @@ int TJ_WRAPPER(MPI_Win_get_attr)(MPI_Win win, int keyval, void *value, int *flag
     if (keyval == MPI_WIN_BASE)
         *(void **)value = base;
     else
-        *(int **)value = &separate_model;
+        *(int **)value = (int *)&separate_model; /* only read: MPI hands it out as int * */
     return rc;
 }

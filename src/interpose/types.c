@@ -7,6 +7,7 @@
 #include "interpose/constructors.h"
 #include "interpose/init.h"
 #include "interpose/pairing.h"
+#include "interpose/state.h"
 #include "interpose/types.h"
 #include "interpose/wrappers.h"
 #include "jit/nvrtc.h"
@@ -98,7 +99,7 @@ void tj_interpose_record(MPI_Datatype type)
     if (tj_table_put(type, &info) != TJ_OK)
         tj_log_warn_once("out of memory recording a datatype; it is left to the system MPI");
     tj_prepare_commit(&info);
-    if (tj_log_level >= TJ_LOG_DEBUG) {
+    if (tj_log_level() >= TJ_LOG_DEBUG) {
         char text[640], label[MPI_MAX_OBJECT_NAME + 32], layout[512] = "";
         tj_interpose_describe(&info, text, sizeof(text));
         tj_table_label(type, label, sizeof(label));
@@ -136,11 +137,11 @@ int TJ_WRAPPER(MPI_Type_commit)(MPI_Datatype *type)
 
     if (!tj_interpose_active())
         return PMPI_Type_commit(type);
-    tj_in_wrapper = 1;
+    tj_interpose_thread.init.in_wrapper = 1;
     rc = PMPI_Type_commit(type);
     if (rc == MPI_SUCCESS)
         tj_interpose_record(*type);
-    tj_in_wrapper = 0;
+    tj_interpose_thread.init.in_wrapper = 0;
     return rc;
 }
 
@@ -160,7 +161,7 @@ int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 
     if (!tj_interpose_active())
         return PMPI_Type_dup(oldtype, newtype);
-    tj_in_wrapper = 1;
+    tj_interpose_thread.init.in_wrapper = 1;
     rc = PMPI_Type_dup(oldtype, newtype);
     if (rc == MPI_SUCCESS) {
         tj_type_args_t args = {.combiner = MPI_COMBINER_DUP, .child = oldtype};
@@ -172,7 +173,7 @@ int TJ_WRAPPER(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
             tj_table_drop(*newtype);
         tj_table_return(info);
     }
-    tj_in_wrapper = 0;
+    tj_interpose_thread.init.in_wrapper = 0;
     return rc;
 }
 

@@ -135,7 +135,7 @@ static void kernel_free(void *value)
 static void describe(const tj_kernel_spec_t *spec, char *buf, size_t len)
 {
     buf[0] = '\0';
-    if (tj_log_level < TJ_LOG_INFO)
+    if (tj_log_level() < TJ_LOG_INFO)
         return;
     tj_kind_of(spec->kind)->describe(spec, buf, len);
 }

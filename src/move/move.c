@@ -331,7 +331,7 @@ int tj_move(const tj_move_t *m)
             tj_log_warn_once("a device %s could not use a kernel (%s); staging through host "
                              "memory",
                              m->pack ? "pack" : "unpack", tj_status_string(st));
-        if (tj_log_level >= TJ_LOG_DEBUG)
+        if (tj_log_level() >= TJ_LOG_DEBUG)
             log_staged(m, st, why);
         tj_stats_inc(TJ_STAT_gpu_fallbacks);
         st = staged(m, &rc);

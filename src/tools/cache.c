@@ -47,8 +47,8 @@ static int loud_level = -1;
 
 void tj_cache_quiet(void)
 {
-    if (tj_log_level == TJ_LOG_WARN) {
-        loud_level = tj_log_level;
+    if (tj_log_level() == TJ_LOG_WARN) {
+        loud_level = tj_log_level();
         tj_log_set_level(TJ_LOG_ERROR);
     }
 }

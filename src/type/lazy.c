@@ -110,7 +110,7 @@ const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *inf
             break;
     }
     /* Its kernels are asked for by the calls that launch them (each its direction and word). */
-    if (tj_log_level >= TJ_LOG_DEBUG)
+    if (tj_log_level() >= TJ_LOG_DEBUG)
         log_built(type, result);
     return result;
 }

@@ -107,45 +107,39 @@ const tj_setting_t tj_config_table[] = {
     {0},
 };
 
-/* Warnings about the settings are kept, not printed, while the environment is parsed: the
- * library is loaded into every process of a job (mpirun, a shell's `ls`), and only MPI
- * processes should speak, once (tj_config_flush_warnings). */
-#define MAX_DEFERRED 16
-static char deferred[MAX_DEFERRED][320];
-static int ndeferred, ndropped;
-static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static void setting_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void setting_warn(const char *fmt, ...)
 {
     va_list ap;
 
-    pthread_mutex_lock(&deferred_lock);
-    if (ndeferred < MAX_DEFERRED) {
+    pthread_mutex_lock(&tj_util_state.config.deferred_lock);
+    if (tj_util_state.config.ndeferred < TJ_CONFIG_MAX_DEFERRED) {
         va_start(ap, fmt);
-        vsnprintf(deferred[ndeferred++], sizeof(deferred[0]), fmt, ap);
+        vsnprintf(tj_util_state.config.deferred[tj_util_state.config.ndeferred++],
+                  sizeof(tj_util_state.config.deferred[0]), fmt, ap);
         va_end(ap);
     } else
-        ndropped++;
-    pthread_mutex_unlock(&deferred_lock);
+        tj_util_state.config.ndropped++;
+    pthread_mutex_unlock(&tj_util_state.config.deferred_lock);
 }
 
 void tj_config_flush_warnings(int rank)
 {
-    pthread_mutex_lock(&deferred_lock);
+    pthread_mutex_lock(&tj_util_state.config.deferred_lock);
     /* Every rank reads the same environment in the usual launch: rank 0 speaks for all; the
      * others keep their copy at debug level, for the rare job whose ranks differ. */
-    for (int i = 0; i < ndeferred; i++) {
+    for (int i = 0; i < tj_util_state.config.ndeferred; i++) {
         if (rank <= 0)
-            tj_log_warn("%s", deferred[i]);
+            tj_log_warn("%s", tj_util_state.config.deferred[i]);
         else
-            tj_log_debug("%s", deferred[i]);
+            tj_log_debug("%s", tj_util_state.config.deferred[i]);
     }
-    if (ndropped > 0 && rank <= 0)
-        tj_log_warn("%d more warnings about TYPEJIT_* settings not shown", ndropped);
-    ndeferred = ndropped = 0;
-    pthread_mutex_unlock(&deferred_lock);
+    if (tj_util_state.config.ndropped > 0 && rank <= 0)
+        tj_log_warn("%d more warnings about TYPEJIT_* settings not shown",
+                    tj_util_state.config.ndropped);
+    tj_util_state.config.ndeferred = tj_util_state.config.ndropped = 0;
+    pthread_mutex_unlock(&tj_util_state.config.deferred_lock);
 }
 
 /* The word @p s names among the spellings of @p t, else its default with a warning that says
@@ -464,26 +458,21 @@ bool tj_config_parse_size(const char *text, long long *out)
     return true;
 }
 
-tj_config_t tj_config_settings;
-static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-
 static void config_init(void)
 {
-    tj_config_parse(&tj_config_settings);
+    tj_config_parse(&tj_util_state.config.settings);
 }
-
-atomic_bool tj_config_ready;
 
 const tj_config_t *tj_config_read(void)
 {
-    pthread_once(&config_once, config_init);
-    atomic_store_explicit(&tj_config_ready, true, memory_order_release);
-    return &tj_config_settings;
+    pthread_once(&tj_util_state.config.once, config_init);
+    atomic_store_explicit(&tj_util_state.config.ready, true, memory_order_release);
+    return &tj_util_state.config.settings;
 }
 
 void tj_config_set(const tj_config_t *cfg)
 {
-    pthread_once(&config_once, config_init);
-    tj_config_settings = *cfg;
+    pthread_once(&tj_util_state.config.once, config_init);
+    tj_util_state.config.settings = *cfg;
     tj_log_set_level(cfg->log_level);
 }

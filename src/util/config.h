@@ -10,49 +10,10 @@
 #include <stdbool.h>
 
 #include "util/log.h"
+#include "util/state.h"
 
-typedef enum { TJ_HOST_AUTO, TJ_HOST_SYSTEM, TJ_HOST_ENGINE } tj_host_mode_t;
-typedef enum { TJ_JIT_OFF, TJ_JIT_AUTO, TJ_JIT_ALWAYS } tj_jit_mode_t;
-typedef enum { TJ_CACHE_RW, TJ_CACHE_RO, TJ_CACHE_OFF } tj_cache_mode_t;
-/* auto / yes / no settings. */
-typedef enum { TJ_TRI_AUTO, TJ_TRI_YES, TJ_TRI_NO } tj_tristate_t;
-/* A send method forced, in the order of tj_method_t (src/move/model.h). */
-typedef enum {
-    TJ_FORCE_AUTO,
-    TJ_FORCE_DEVICE,
-    TJ_FORCE_ONESHOT,
-    TJ_FORCE_STAGED
-} tj_method_setting_t;
-/* When deferred device sends reach the system MPI. */
-typedef enum {
-    TJ_PROGRESS_OFF,   /* no deferral: a send waits for its pack inside the call */
-    TJ_PROGRESS_CALLS, /* handed over at the MPI calls the application makes */
-    TJ_PROGRESS_THREAD /* and by a progress thread under MPI_THREAD_MULTIPLE */
-} tj_progress_mode_t;
-
-/* The parsed settings; each field is filled by one entry of tj_config_table, which names its
- * variable. */
-typedef struct {
-    bool disable;                   /* pass every call straight to the system MPI */
-    tj_log_level_t log_level;       /* what is written to stderr */
-    bool stats;                     /* counters printed at MPI_Finalize */
-    tj_host_mode_t host;            /* who packs host buffers */
-    tj_jit_mode_t jit;              /* which kernels are compiled, and when */
-    char arch[32];                  /* "sm_90", "compute_90"; empty means the device's */
-    tj_cache_mode_t cache;          /* how the disk cache is used */
-    char cache_dir[PATH_MAX];       /* the disk cache, or the XDG default; empty if none is known */
-    bool save_source;               /* keep the .cu beside each cache entry */
-    tj_method_setting_t method;     /* a send method forced */
-    tj_tristate_t cuda_aware;       /* does the system MPI take device memory */
-    tj_tristate_t stage_contiguous; /* stage contiguous device sends */
-    char system_table[PATH_MAX];    /* the measured table; empty: its place in the cache */
-    bool jit_sync;                  /* compile at commit, not in the background */
-    int jit_threads;                /* background compiles at once */
-    int jit_drain_s;                /* how long MPI_Finalize waits for compiles, in seconds */
-    char cache_path[PATH_MAX];      /* shared read-only caches, "dir:dir" */
-    long long cache_max_size;       /* in bytes; 0: no automatic trim */
-    tj_progress_mode_t progress;    /* when deferred sends reach the system MPI */
-} tj_config_t;
+/* The settings (tj_config_t) and the types of their fields are in util/state.h, which holds
+ * them. */
 
 /* How a setting's value is read; each kind says in its own words what is wrong with a malformed
  * one. */
@@ -98,12 +59,11 @@ void tj_config_parse(tj_config_t *cfg);
 /* The process-wide configuration, parsed on first use. */
 const tj_config_t *tj_config_read(void);
 /* The settings once read (one load after the first call). */
-extern tj_config_t tj_config_settings;
-extern atomic_bool tj_config_ready;
 static inline const tj_config_t *tj_config(void)
 {
-    return atomic_load_explicit(&tj_config_ready, memory_order_acquire) ? &tj_config_settings
-                                                                        : tj_config_read();
+    return atomic_load_explicit(&tj_util_state.config.ready, memory_order_acquire)
+               ? &tj_util_state.config.settings
+               : tj_config_read();
 }
 
 /* Replace the process-wide configuration (tools apply their command-line flags this way). */

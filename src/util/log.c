@@ -15,17 +15,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int tj_log_level = TJ_LOG_WARN;
-static int log_rank = -1;
-
 void tj_log_set_level(tj_log_level_t level)
 {
-    tj_log_level = (int)level;
+    tj_util_state.log.level = (int)level;
 }
 
 void tj_log_set_rank(int rank)
 {
-    log_rank = rank;
+    tj_util_state.log.rank = rank;
 }
 
 static const char *level_name(tj_log_level_t level)
@@ -51,8 +48,9 @@ static void write_line(tj_log_level_t level, const char *file, int line, const c
     size_t n;
     int written;
 
-    if (log_rank >= 0)
-        written = snprintf(msg, sizeof(msg), "typejit[%d]: %s: ", log_rank, level_name(level));
+    if (tj_util_state.log.rank >= 0)
+        written = snprintf(msg, sizeof(msg), "typejit[%d]: %s: ", tj_util_state.log.rank,
+                           level_name(level));
     else
         written = snprintf(msg, sizeof(msg), "typejit: %s: ", level_name(level));
     n = written > 0 ? (size_t)written : 0;
@@ -90,15 +88,9 @@ void tj_log_write(tj_log_level_t level, const char *file, int line, const char *
 
 /* --- once per job --------------------------------------------------------------------------- */
 
-/* Texts this process has said (their hashes); beyond this many, texts are said again. */
-#define MAX_SAID 256
 /* Claims held for the job (their sockets stay open until the process ends); beyond this many,
  * texts are said without one. */
 #define MAX_CLAIMS 64
-
-static pthread_mutex_t claim_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t said[MAX_SAID];
-static int nsaid, nclaims;
 
 /* The job this process belongs to, as the launcher names it; false when none does (a tool, a
  * singleton): then the process is its own job. */
@@ -139,7 +131,8 @@ static bool claim(const char *job, uint64_t hash)
     struct sockaddr_un addr;
     int fd, n;
 
-    if (nclaims >= MAX_CLAIMS || (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+    if (tj_util_state.log.nclaims >= MAX_CLAIMS ||
+        (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
         return true;
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
@@ -151,7 +144,7 @@ static bool claim(const char *job, uint64_t hash)
         n = (int)sizeof(addr.sun_path) - 1;
     if (bind(fd, (struct sockaddr *)&addr,
              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0) {
-        nclaims++; /* kept open: the claim lasts as long as this process */
+        tj_util_state.log.nclaims++; /* kept open: the claim lasts as long as this process */
         return true;
     }
     close(fd);
@@ -164,17 +157,17 @@ bool tj_log_first_in_job(const char *text)
     char job[64];
     bool first = true;
 
-    pthread_mutex_lock(&claim_lock);
-    for (int i = 0; i < nsaid && first; i++)
-        first = said[i] != h;
+    pthread_mutex_lock(&tj_util_state.log.claim_lock);
+    for (int i = 0; i < tj_util_state.log.nsaid && first; i++)
+        first = tj_util_state.log.said[i] != h;
     if (first) {
-        if (nsaid < MAX_SAID)
-            said[nsaid++] = h;
+        if (tj_util_state.log.nsaid < TJ_LOG_MAX_SAID)
+            tj_util_state.log.said[tj_util_state.log.nsaid++] = h;
         /* Only processes a launcher started together share a job; others are their own. */
         if (job_name(job, sizeof(job)))
             first = claim(job, h);
     }
-    pthread_mutex_unlock(&claim_lock);
+    pthread_mutex_unlock(&tj_util_state.log.claim_lock);
     return first;
 }
 
@@ -188,6 +181,6 @@ void tj_log_write_job(tj_log_level_t level, const char *file, int line, const ch
     va_end(ap);
     if (!tj_log_first_in_job(text))
         level = TJ_LOG_DEBUG;
-    if (tj_log_level >= (int)level)
+    if (tj_log_level() >= (int)level)
         write_line(level, file, line, text);
 }

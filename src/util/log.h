@@ -6,16 +6,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-typedef enum {
-    TJ_LOG_OFF = 0,
-    TJ_LOG_ERROR = 1,
-    TJ_LOG_WARN = 2,
-    TJ_LOG_INFO = 3,
-    TJ_LOG_DEBUG = 4,
-} tj_log_level_t;
+#include "util/state.h"
 
-/* Read on every log macro; written once when the configuration is loaded. */
-extern int tj_log_level;
+/* The level, read on every log macro (one load); written once when the configuration is
+ * loaded. */
+static inline int tj_log_level(void)
+{
+    return tj_util_state.log.level;
+}
 
 void tj_log_set_level(tj_log_level_t level);
 /* Rank shown in the prefix; a negative rank prints "typejit:" alone (tools, before MPI_Init). */
@@ -25,7 +23,7 @@ void tj_log_write(tj_log_level_t level, const char *file, int line, const char *
 
 #define TJ_LOG_AT(_level, ...)                                                                     \
     do {                                                                                           \
-        if (tj_log_level >= (_level))                                                              \
+        if (tj_log_level() >= (_level))                                                            \
             tj_log_write((_level), __FILE__, __LINE__, __VA_ARGS__);                               \
     } while (0)
 
@@ -52,7 +50,7 @@ bool tj_log_first_in_job(const char *text);
 
 #define TJ_LOG_JOB(_level, ...)                                                                    \
     do {                                                                                           \
-        if (tj_log_level >= (_level))                                                              \
+        if (tj_log_level() >= (_level))                                                            \
             tj_log_write_job((_level), __FILE__, __LINE__, __VA_ARGS__);                           \
     } while (0)
 
@@ -66,7 +64,7 @@ bool tj_log_first_in_job(const char *text);
 #define tj_log_warn_once(...)                                                                      \
     do {                                                                                           \
         static atomic_flag _tj_once = ATOMIC_FLAG_INIT;                                            \
-        if (tj_log_level >= TJ_LOG_WARN && !atomic_flag_test_and_set(&_tj_once))                   \
+        if (tj_log_level() >= TJ_LOG_WARN && !atomic_flag_test_and_set(&_tj_once))                 \
             tj_log_write(TJ_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__);                            \
     } while (0)
 
@@ -74,7 +72,7 @@ bool tj_log_first_in_job(const char *text);
 #define tj_log_info_once(...)                                                                      \
     do {                                                                                           \
         static atomic_flag _tj_once = ATOMIC_FLAG_INIT;                                            \
-        if (tj_log_level >= TJ_LOG_INFO && !atomic_flag_test_and_set(&_tj_once))                   \
+        if (tj_log_level() >= TJ_LOG_INFO && !atomic_flag_test_and_set(&_tj_once))                 \
             tj_log_write(TJ_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);                            \
     } while (0)
 

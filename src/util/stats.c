@@ -8,58 +8,49 @@
 
 #include "typejit.h"
 
-_Thread_local tj_stats_block_t *tj_stats_mine __attribute__((tls_model("initial-exec")));
-
-/* Every block in use, the free ones (of threads that ended), and the counts of those threads. */
-static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
-static tj_stats_block_t *in_use, *unused;
-static uint64_t ended[TJ_STAT_COUNT];
-static pthread_key_t block_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-
 /* A thread ends: its counts go to `ended`, its block to the free ones. */
 static void block_drop(void *arg)
 {
     tj_stats_block_t *b = arg, **at;
 
-    pthread_mutex_lock(&blocks_lock);
-    for (at = &in_use; *at != NULL && *at != b; at = &(*at)->next)
+    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
+    for (at = &tj_util_state.stats.in_use; *at != NULL && *at != b; at = &(*at)->next)
         ;
     if (*at == b) {
         *at = b->next;
         for (int i = 0; i < TJ_STAT_COUNT; i++) {
-            ended[i] += atomic_load_explicit(&b->v[i], memory_order_relaxed);
+            tj_util_state.stats.ended[i] += atomic_load_explicit(&b->v[i], memory_order_relaxed);
             atomic_store_explicit(&b->v[i], 0, memory_order_relaxed);
         }
-        b->next = unused;
-        unused = b;
+        b->next = tj_util_state.stats.unused;
+        tj_util_state.stats.unused = b;
     }
-    pthread_mutex_unlock(&blocks_lock);
+    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
 }
 
 static void key_init(void)
 {
-    pthread_key_create(&block_key, block_drop);
+    pthread_key_create(&tj_util_state.stats.block_key, block_drop);
 }
 
 tj_stats_block_t *tj_stats_block(void)
 {
     tj_stats_block_t *b;
 
-    pthread_once(&key_once, key_init);
-    pthread_mutex_lock(&blocks_lock);
-    if ((b = unused) != NULL)
-        unused = b->next;
+    pthread_once(&tj_util_state.stats.key_once, key_init);
+    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
+    if ((b = tj_util_state.stats.unused) != NULL)
+        tj_util_state.stats.unused = b->next;
     else
         b = calloc(1, sizeof(*b));
     if (b != NULL) {
-        b->next = in_use;
-        in_use = b;
+        b->next = tj_util_state.stats.in_use;
+        tj_util_state.stats.in_use = b;
     }
-    pthread_mutex_unlock(&blocks_lock);
+    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
     if (b != NULL) {
-        pthread_setspecific(block_key, b);
-        tj_stats_mine = b;
+        pthread_setspecific(tj_util_state.stats.block_key, b);
+        tj_util_thread.stats.mine = b;
     }
     return b;
 }
@@ -74,23 +65,23 @@ uint64_t tj_stats_get(tj_stat_t which)
 {
     uint64_t sum;
 
-    pthread_mutex_lock(&blocks_lock);
-    sum = ended[which];
-    for (tj_stats_block_t *b = in_use; b != NULL; b = b->next)
+    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
+    sum = tj_util_state.stats.ended[which];
+    for (tj_stats_block_t *b = tj_util_state.stats.in_use; b != NULL; b = b->next)
         sum += atomic_load_explicit(&b->v[which], memory_order_relaxed);
-    pthread_mutex_unlock(&blocks_lock);
+    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
     return sum;
 }
 
 void tj_stats_reset(void)
 {
-    pthread_mutex_lock(&blocks_lock);
+    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
     for (int i = 0; i < TJ_STAT_COUNT; i++) {
-        ended[i] = 0;
-        for (tj_stats_block_t *b = in_use; b != NULL; b = b->next)
+        tj_util_state.stats.ended[i] = 0;
+        for (tj_stats_block_t *b = tj_util_state.stats.in_use; b != NULL; b = b->next)
             atomic_store_explicit(&b->v[i], 0, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&blocks_lock);
+    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
 }
 
 int tj_stats_format(char *buf, size_t len)
