@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "calls/send_queue.h"
+#include "calls/state.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -44,49 +45,27 @@ struct tj_request {
     struct tj_request *chain; /* the table's bucket */
 };
 
-/* Buckets of the table: a fixed array at first, grown (at a reserve, when records outnumber
- * buckets) where memory allows; a table that cannot grow only has longer chains. */
-#define TABLE_FIRST 256
-
-/* A spinning lock: every section under it is a few loads and stores (allocations and frees run
- * outside it), and a steady request takes it twice. */
-static atomic_flag table_lock = ATOMIC_FLAG_INIT;
-
 static void lock_table(void)
 {
-    for (int spins = 0; atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire);)
+    for (int spins = 0; atomic_flag_test_and_set_explicit(&tj_calls_state.request.table_lock,
+                                                          memory_order_acquire);)
         if (++spins % 64 == 0)
             sched_yield();
 }
 
 static void unlock_table(void)
 {
-    atomic_flag_clear_explicit(&table_lock, memory_order_release);
+    atomic_flag_clear_explicit(&tj_calls_state.request.table_lock, memory_order_release);
 }
-static tj_request_t *first_buckets[TABLE_FIRST];
-static tj_request_t **buckets = first_buckets;
-static _Atomic size_t nbuckets = TABLE_FIRST;
-static size_t nrecords;
-static tj_request_t *detached;
-static atomic_bool any_detached; /* detached is not empty: tj_request_progress has work */
-atomic_int tj_request_count;
 
-/* Records given back, kept per thread for its next requests (at most SPARE_MAX of them), so that
- * a steady request allocates nothing and takes no lock for its record; freed when the thread
- * ends. */
+/* Records given back are kept per thread for its next requests (at most SPARE_MAX of them), so
+ * that a steady request allocates nothing and takes no lock for its record; freed when the
+ * thread ends. */
 #define SPARE_MAX 64
-typedef struct {
-    tj_request_t *list;
-    int n;
-    bool known; /* the thread's key holds it: freed when the thread ends */
-} spare_t;
-static _Thread_local spare_t spare __attribute__((tls_model("initial-exec")));
-static pthread_key_t spare_key;
-static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 
 static void spare_free(void *arg)
 {
-    spare_t *sp = arg;
+    tj_request_spare_t *sp = arg;
     while (sp->list != NULL) {
         tj_request_t *next = sp->list->next;
         free(sp->list);
@@ -97,36 +76,36 @@ static void spare_free(void *arg)
 
 static void spare_init(void)
 {
-    pthread_key_create(&spare_key, spare_free);
+    pthread_key_create(&tj_calls_state.request.spare_key, spare_free);
 }
 
 /* A record for reuse, zeroed; NULL when there is none. */
 static tj_request_t *spare_take(void)
 {
-    tj_request_t *r = spare.list;
+    tj_request_t *r = tj_calls_thread.request.spare.list;
 
     if (r == NULL)
         return NULL;
-    spare.list = r->next;
-    spare.n--;
+    tj_calls_thread.request.spare.list = r->next;
+    tj_calls_thread.request.spare.n--;
     memset(r, 0, sizeof(*r));
     return r;
 }
 
 static void spare_put(tj_request_t *r)
 {
-    if (spare.n >= SPARE_MAX) {
+    if (tj_calls_thread.request.spare.n >= SPARE_MAX) {
         free(r);
         return;
     }
-    if (!spare.known) {
-        pthread_once(&spare_once, spare_init);
-        pthread_setspecific(spare_key, &spare);
-        spare.known = true;
+    if (!tj_calls_thread.request.spare.known) {
+        pthread_once(&tj_calls_state.request.spare_once, spare_init);
+        pthread_setspecific(tj_calls_state.request.spare_key, &tj_calls_thread.request.spare);
+        tj_calls_thread.request.spare.known = true;
     }
-    r->next = spare.list;
-    spare.list = r;
-    spare.n++;
+    r->next = tj_calls_thread.request.spare.list;
+    tj_calls_thread.request.spare.list = r;
+    tj_calls_thread.request.spare.n++;
 }
 
 static size_t bucket_of(MPI_Request handle, size_t n)
@@ -138,22 +117,23 @@ static size_t bucket_of(MPI_Request handle, size_t n)
 /* Under table_lock. */
 static void link_record(tj_request_t *r)
 {
-    size_t b = bucket_of(r->handle, nbuckets);
-    r->chain = buckets[b];
-    buckets[b] = r;
-    nrecords++;
+    size_t b = bucket_of(r->handle, tj_calls_state.request.nbuckets);
+    r->chain = tj_calls_state.request.buckets[b];
+    tj_calls_state.request.buckets[b] = r;
+    tj_calls_state.request.nrecords++;
 }
 
 /* The record of @p handle, unlinked when @p unlink; under table_lock. */
 static tj_request_t *find_record(MPI_Request handle, bool unlink)
 {
-    tj_request_t **at = &buckets[bucket_of(handle, nbuckets)];
+    tj_request_t **at =
+        &tj_calls_state.request.buckets[bucket_of(handle, tj_calls_state.request.nbuckets)];
     for (; *at != NULL; at = &(*at)->chain)
         if ((*at)->handle == handle) {
             tj_request_t *r = *at;
             if (unlink) {
                 *at = r->chain;
-                nrecords--;
+                tj_calls_state.request.nrecords--;
             }
             return r;
         }
@@ -163,16 +143,16 @@ static tj_request_t *find_record(MPI_Request handle, bool unlink)
 /* Rehash into @p fresh, @p n zeroed buckets (four times the buckets); under table_lock. */
 static void grow(tj_request_t **fresh, size_t n)
 {
-    for (size_t b = 0; b < nbuckets; b++)
-        while (buckets[b] != NULL) {
-            tj_request_t *r = buckets[b];
+    for (size_t b = 0; b < tj_calls_state.request.nbuckets; b++)
+        while (tj_calls_state.request.buckets[b] != NULL) {
+            tj_request_t *r = tj_calls_state.request.buckets[b];
             size_t to = bucket_of(r->handle, n);
-            buckets[b] = r->chain;
+            tj_calls_state.request.buckets[b] = r->chain;
             r->chain = fresh[to];
             fresh[to] = r;
         }
-    buckets = fresh;
-    nbuckets = n;
+    tj_calls_state.request.buckets = fresh;
+    tj_calls_state.request.nbuckets = n;
 }
 
 tj_request_t *tj_request_reserve(void)
@@ -185,13 +165,16 @@ tj_request_t *tj_request_reserve(void)
     }
     /* The records in flight outnumber the buckets: grown before this one goes in, the new
      * buckets allocated (and the old ones freed) outside the lock. */
-    if ((size_t)atomic_load_explicit(&tj_request_count, memory_order_relaxed) >=
-        atomic_load_explicit(&nbuckets, memory_order_relaxed)) {
-        size_t n = atomic_load(&nbuckets) * 4;
+    if ((size_t)atomic_load_explicit(&tj_calls_state.request.count, memory_order_relaxed) >=
+        atomic_load_explicit(&tj_calls_state.request.nbuckets, memory_order_relaxed)) {
+        size_t n = atomic_load(&tj_calls_state.request.nbuckets) * 4;
         tj_request_t **fresh = calloc(n, sizeof(*fresh)), **old = NULL;
         lock_table();
-        if (fresh != NULL && nrecords >= nbuckets && n == nbuckets * 4) {
-            old = buckets != first_buckets ? buckets : NULL;
+        if (fresh != NULL && tj_calls_state.request.nrecords >= tj_calls_state.request.nbuckets &&
+            n == tj_calls_state.request.nbuckets * 4) {
+            old = tj_calls_state.request.buckets != tj_calls_state.request.first_buckets
+                      ? tj_calls_state.request.buckets
+                      : NULL;
             grow(fresh, n);
             fresh = NULL;
         }
@@ -213,7 +196,7 @@ static void insert(tj_request_t *r, MPI_Request handle)
     r->handle = handle;
     lock_table();
     link_record(r);
-    atomic_fetch_add(&tj_request_count, 1);
+    atomic_fetch_add(&tj_calls_state.request.count, 1);
     unlock_table();
 }
 
@@ -477,7 +460,7 @@ static void release(tj_request_t *r)
     else
         tj_p2p_end(&r->xfer);
     spare_put(r);
-    atomic_fetch_sub(&tj_request_count, 1);
+    atomic_fetch_sub(&tj_calls_state.request.count, 1);
 }
 
 /* A completed request's record after its finish: put back inactive, or released; a send behind
@@ -762,9 +745,9 @@ int tj_request_free(MPI_Request *handle)
     }
     /* Still active: the operation must go on; typejit keeps the handle and completes it later. */
     lock_table();
-    r->next = detached;
-    detached = r;
-    atomic_store(&any_detached, true);
+    r->next = tj_calls_state.request.detached;
+    tj_calls_state.request.detached = r;
+    atomic_store(&tj_calls_state.request.any_detached, true);
     unlock_table();
     *handle = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -776,12 +759,12 @@ void tj_request_progress(bool wait)
     MPI_Status status;
     int flag;
 
-    if (!atomic_load_explicit(&any_detached, memory_order_relaxed))
+    if (!atomic_load_explicit(&tj_calls_state.request.any_detached, memory_order_relaxed))
         return;
     lock_table();
-    list = detached;
-    detached = NULL;
-    atomic_store(&any_detached, false);
+    list = tj_calls_state.request.detached;
+    tj_calls_state.request.detached = NULL;
+    atomic_store(&tj_calls_state.request.any_detached, false);
     unlock_table();
     while (list != NULL) {
         tj_request_t *r = list;
@@ -807,9 +790,9 @@ void tj_request_progress(bool wait)
         tj_request_t **tail = &keep;
         while (*tail != NULL)
             tail = &(*tail)->next;
-        *tail = detached;
-        detached = keep;
-        atomic_store(&any_detached, true);
+        *tail = tj_calls_state.request.detached;
+        tj_calls_state.request.detached = keep;
+        atomic_store(&tj_calls_state.request.any_detached, true);
         unlock_table();
     }
 }
