@@ -13,12 +13,12 @@
 #include "kernels/compiler.h"
 #include "kernels/parttable.h"
 #include "kernels/lookup.h"
+#include "move/finalize.h"
 #include "move/model.h"
 #include "calls/p2p.h"
 #include "calls/request.h"
 #include "calls/rma.h"
 #include "calls/send_queue.h"
-#include "move/staging.h"
 #include "calls/window.h"
 #include "type/table.h"
 #include "util/config.h"
@@ -75,11 +75,10 @@ void tj_core_finalize(void)
     tj_rma_finalize();
     tj_window_finalize();
     tj_p2p_finalize();
-    tj_model_finalize();
+    tj_move_finalize();
     tj_table_clear();
     /* No worker may be inside the kernel lookup while it is torn down. */
     tj_compiler_finalize();
-    tj_staging_finalize();
     /* Device memory before the contexts it lives in. */
     tj_parttable_finalize();
     tj_lookup_finalize();
