@@ -43,7 +43,7 @@ typedef struct {
         pthread_cond_t progress_wake;
     } send_queue;
     /* The request table (request.c): buckets whose chains run through the records, and the
-     * detached requests the application freed while they were active. */
+     * detached requests the application freed while they were active (request_detached.c). */
     struct {
         /* A spinning lock: every section under it is a few loads and stores (allocations and
          * frees run outside it), and a steady request takes it twice. */
