@@ -12,12 +12,12 @@
 #include "gpu/cuda.h"
 #include "kernels/compiler.h"
 #include "kernels/finalize.h"
+#include "move/finalize.h"
 #include "move/model.h"
 #include "calls/p2p.h"
 #include "calls/request.h"
 #include "calls/rma.h"
 #include "calls/send_queue.h"
-#include "move/staging.h"
 #include "calls/window.h"
 #include "type/table.h"
 #include "util/config.h"
@@ -74,9 +74,8 @@ void tj_core_finalize(void)
     tj_rma_finalize();
     tj_window_finalize();
     tj_p2p_finalize();
-    tj_model_finalize();
+    tj_move_finalize();
     tj_table_clear();
-    tj_staging_finalize();
     /* Device memory before the contexts it lives in. */
     tj_kernels_finalize();
     tj_gpu_finalize();

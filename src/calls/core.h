@@ -12,7 +12,7 @@ int tj_core_init(void);
 /* Before the system MPI's MPI_Finalize: the background compiles drained (TYPEJIT_JIT_DRAIN), the
  * counters line printed (TYPEJIT_STATS=1), the requests the application freed while active
  * completed, then every layer released from the top down: one-sided operations and windows, self
- * communicators, the method model, the type table, the background compiler, staging buffers,
+ * communicators, the method model and staging buffers, the type table, the background compiler,
  * part tables, kernels and modules, and last the driver's streams and contexts. */
 void tj_core_finalize(void);
 

@@ -6,14 +6,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-typedef struct entry {
+#include "calls/state.h"
+
+typedef struct tj_file_split_entry {
     MPI_File fh;
     tj_staged_t *s;
-    struct entry *next;
+    struct tj_file_split_entry *next;
 } entry_t;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static entry_t *entries;
 
 bool tj_file_split_put(MPI_File fh, tj_staged_t *s)
 {
@@ -22,10 +21,10 @@ bool tj_file_split_put(MPI_File fh, tj_staged_t *s)
         return false;
     e->fh = fh;
     e->s = s;
-    pthread_mutex_lock(&lock);
-    e->next = entries;
-    entries = e;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&tj_calls_state.file_split.lock);
+    e->next = tj_calls_state.file_split.entries;
+    tj_calls_state.file_split.entries = e;
+    pthread_mutex_unlock(&tj_calls_state.file_split.lock);
     return true;
 }
 
@@ -34,14 +33,14 @@ tj_staged_t *tj_file_split_take(MPI_File fh)
     entry_t **at, *e = NULL;
     tj_staged_t *s = NULL;
 
-    pthread_mutex_lock(&lock);
-    for (at = &entries; *at != NULL; at = &(*at)->next)
+    pthread_mutex_lock(&tj_calls_state.file_split.lock);
+    for (at = &tj_calls_state.file_split.entries; *at != NULL; at = &(*at)->next)
         if ((*at)->fh == fh) {
             e = *at;
             *at = e->next;
             break;
         }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&tj_calls_state.file_split.lock);
     if (e != NULL) {
         s = e->s;
         free(e);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls/state.h"
 #include "gpu/batch.h"
 #include "move/count.h"
 #include "move/fused.h"
@@ -32,13 +33,10 @@
  * a message of the application's; each serves one call at a time, so that threads finishing
  * partial objects at once cannot take each other's bytes. The pool grows to the most calls ever
  * in flight together and is freed at MPI_Finalize. */
-typedef struct self_comm {
+typedef struct tj_self_comm {
     MPI_Comm comm;
-    struct self_comm *next;
+    struct tj_self_comm *next;
 } self_comm_t;
-
-static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
-static self_comm_t *self_free;
 
 static void stat_method(tj_method_t m)
 {
@@ -457,11 +455,11 @@ static self_comm_t *self_take(void)
 {
     self_comm_t *s;
 
-    pthread_mutex_lock(&self_lock);
-    s = self_free;
+    pthread_mutex_lock(&tj_calls_state.p2p.self_lock);
+    s = tj_calls_state.p2p.self_free;
     if (s != NULL)
-        self_free = s->next;
-    pthread_mutex_unlock(&self_lock);
+        tj_calls_state.p2p.self_free = s->next;
+    pthread_mutex_unlock(&tj_calls_state.p2p.self_lock);
     if (s != NULL)
         return s;
     if ((s = malloc(sizeof(*s))) == NULL)
@@ -475,10 +473,10 @@ static self_comm_t *self_take(void)
 
 static void self_give(self_comm_t *s)
 {
-    pthread_mutex_lock(&self_lock);
-    s->next = self_free;
-    self_free = s;
-    pthread_mutex_unlock(&self_lock);
+    pthread_mutex_lock(&tj_calls_state.p2p.self_lock);
+    s->next = tj_calls_state.p2p.self_free;
+    tj_calls_state.p2p.self_free = s;
+    pthread_mutex_unlock(&tj_calls_state.p2p.self_lock);
 }
 
 /* The last, partial object of a short message: the system MPI unpacks @p len bytes at @p bytes
@@ -637,10 +635,10 @@ void tj_p2p_finalize(void)
     self_comm_t *list;
 
     /* Taken off the list under the lock, freed without it: no MPI call runs under a lock. */
-    pthread_mutex_lock(&self_lock);
-    list = self_free;
-    self_free = NULL;
-    pthread_mutex_unlock(&self_lock);
+    pthread_mutex_lock(&tj_calls_state.p2p.self_lock);
+    list = tj_calls_state.p2p.self_free;
+    tj_calls_state.p2p.self_free = NULL;
+    pthread_mutex_unlock(&tj_calls_state.p2p.self_lock);
     while (list != NULL) {
         self_comm_t *s = list;
         list = s->next;

@@ -1,92 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The request table: system request handles of typejit's transfers, in a hash table under one
- * lock, and the detached requests the application freed while they were active. The table's
- * chains run through the records themselves, so that putting a record in never allocates: a
- * request's record is taken (tj_request_reserve) before the system MPI starts the request, and
- * nothing may fail after that. */
+ * lock. The table's chains run through the records themselves, so that putting a record in never
+ * allocates: a request's record is taken (tj_request_reserve) before the system MPI starts the
+ * request, and nothing may fail after that. Here too: the completion of a request, its record
+ * put back or released. The generalized requests of deferred collectives are in
+ * request_deferred.c, the starts of persistent requests in request_start.c, the requests the
+ * application freed while active in request_detached.c. */
 #include "calls/request.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls/request_internal.h"
 #include "calls/send_queue.h"
+#include "calls/state.h"
 #include "util/log.h"
 #include "util/stats.h"
 
-struct tj_request {
-    MPI_Request handle;
-    tj_xfer_t xfer; /* a point-to-point transfer, unless `custom` */
-    bool custom;    /* completion.finish and .release do the work */
-    tj_completion_t completion;
-    bool persistent;
-    /* A non-blocking send behind a persistent request of the system MPI's (the send queue
-     * starts it): freed, and the application's handle set to MPI_REQUEST_NULL, at completion. */
-    bool oneshot;
-    tj_queued_send_t queued; /* a send's place in the send queue */
-    bool finished;           /* unpacked before its completion call; it only reports it */
-    int finished_rc;         /* the MPI result of that unpack, not yet reported */
-    /* A receive whose unpack a Test launched and left running: the event after it, and the
-     * status it was unpacked with (done again from it should the unpack fail). */
-    tj_gpu_event_t *unpack_event;
-    MPI_Status unpack_status;
-    /* A non-blocking collective whose system call waits in the send queue: the application's
-     * handle is a generalized request of typejit's, completed once the system MPI's request
-     * (queued.handle) has; `coll_rc` is that request's result, or the failed start's. */
-    bool deferred;
-    bool coll_done;
-    int coll_rc;
-    bool redo;                /* its finish left work to a batch (tj_request_done_all) */
-    struct tj_request *next;  /* detached list */
-    struct tj_request *chain; /* the table's bucket */
-};
-
-/* Buckets of the table: a fixed array at first, grown (at a reserve, when records outnumber
- * buckets) where memory allows; a table that cannot grow only has longer chains. */
-#define TABLE_FIRST 256
-
-/* A spinning lock: every section under it is a few loads and stores (allocations and frees run
- * outside it), and a steady request takes it twice. */
-static atomic_flag table_lock = ATOMIC_FLAG_INIT;
-
-static void lock_table(void)
-{
-    for (int spins = 0; atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire);)
-        if (++spins % 64 == 0)
-            sched_yield();
-}
-
-static void unlock_table(void)
-{
-    atomic_flag_clear_explicit(&table_lock, memory_order_release);
-}
-static tj_request_t *first_buckets[TABLE_FIRST];
-static tj_request_t **buckets = first_buckets;
-static _Atomic size_t nbuckets = TABLE_FIRST;
-static size_t nrecords;
-static tj_request_t *detached;
-static atomic_bool any_detached; /* detached is not empty: tj_request_progress has work */
-atomic_int tj_request_count;
-
-/* Records given back, kept per thread for its next requests (at most SPARE_MAX of them), so that
- * a steady request allocates nothing and takes no lock for its record; freed when the thread
- * ends. */
+/* Records given back are kept per thread for its next requests (at most SPARE_MAX of them), so
+ * that a steady request allocates nothing and takes no lock for its record; freed when the
+ * thread ends. */
 #define SPARE_MAX 64
-typedef struct {
-    tj_request_t *list;
-    int n;
-    bool known; /* the thread's key holds it: freed when the thread ends */
-} spare_t;
-static _Thread_local spare_t spare __attribute__((tls_model("initial-exec")));
-static pthread_key_t spare_key;
-static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 
 static void spare_free(void *arg)
 {
-    spare_t *sp = arg;
+    tj_request_spare_t *sp = arg;
     while (sp->list != NULL) {
         tj_request_t *next = sp->list->next;
         free(sp->list);
@@ -97,82 +37,51 @@ static void spare_free(void *arg)
 
 static void spare_init(void)
 {
-    pthread_key_create(&spare_key, spare_free);
+    pthread_key_create(&tj_calls_state.request.spare_key, spare_free);
 }
 
 /* A record for reuse, zeroed; NULL when there is none. */
 static tj_request_t *spare_take(void)
 {
-    tj_request_t *r = spare.list;
+    tj_request_t *r = tj_calls_thread.request.spare.list;
 
     if (r == NULL)
         return NULL;
-    spare.list = r->next;
-    spare.n--;
+    tj_calls_thread.request.spare.list = r->next;
+    tj_calls_thread.request.spare.n--;
     memset(r, 0, sizeof(*r));
     return r;
 }
 
 static void spare_put(tj_request_t *r)
 {
-    if (spare.n >= SPARE_MAX) {
+    if (tj_calls_thread.request.spare.n >= SPARE_MAX) {
         free(r);
         return;
     }
-    if (!spare.known) {
-        pthread_once(&spare_once, spare_init);
-        pthread_setspecific(spare_key, &spare);
-        spare.known = true;
+    if (!tj_calls_thread.request.spare.known) {
+        pthread_once(&tj_calls_state.request.spare_once, spare_init);
+        pthread_setspecific(tj_calls_state.request.spare_key, &tj_calls_thread.request.spare);
+        tj_calls_thread.request.spare.known = true;
     }
-    r->next = spare.list;
-    spare.list = r;
-    spare.n++;
-}
-
-static size_t bucket_of(MPI_Request handle, size_t n)
-{
-    uint64_t h = (uint64_t)(uintptr_t)handle * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 32) & (n - 1);
-}
-
-/* Under table_lock. */
-static void link_record(tj_request_t *r)
-{
-    size_t b = bucket_of(r->handle, nbuckets);
-    r->chain = buckets[b];
-    buckets[b] = r;
-    nrecords++;
-}
-
-/* The record of @p handle, unlinked when @p unlink; under table_lock. */
-static tj_request_t *find_record(MPI_Request handle, bool unlink)
-{
-    tj_request_t **at = &buckets[bucket_of(handle, nbuckets)];
-    for (; *at != NULL; at = &(*at)->chain)
-        if ((*at)->handle == handle) {
-            tj_request_t *r = *at;
-            if (unlink) {
-                *at = r->chain;
-                nrecords--;
-            }
-            return r;
-        }
-    return NULL;
+    r->next = tj_calls_thread.request.spare.list;
+    tj_calls_thread.request.spare.list = r;
+    tj_calls_thread.request.spare.n++;
 }
 
 /* Rehash into @p fresh, @p n zeroed buckets (four times the buckets); under table_lock. */
 static void grow(tj_request_t **fresh, size_t n)
 {
-    for (size_t b = 0; b < nbuckets; b++)
-        while (buckets[b] != NULL) {
-            tj_request_t *r = buckets[b];
-            size_t to = bucket_of(r->handle, n);
-            buckets[b] = r->chain;
+    for (size_t b = 0; b < tj_calls_state.request.nbuckets; b++)
+        while (tj_calls_state.request.buckets[b] != NULL) {
+            tj_request_t *r = tj_calls_state.request.buckets[b];
+            size_t to = tj_request_bucket_of(r->handle, n);
+            tj_calls_state.request.buckets[b] = r->chain;
             r->chain = fresh[to];
             fresh[to] = r;
         }
-    buckets = fresh;
-    nbuckets = n;
+    tj_calls_state.request.buckets = fresh;
+    tj_calls_state.request.nbuckets = n;
 }
 
 tj_request_t *tj_request_reserve(void)
@@ -185,17 +94,20 @@ tj_request_t *tj_request_reserve(void)
     }
     /* The records in flight outnumber the buckets: grown before this one goes in, the new
      * buckets allocated (and the old ones freed) outside the lock. */
-    if ((size_t)atomic_load_explicit(&tj_request_count, memory_order_relaxed) >=
-        atomic_load_explicit(&nbuckets, memory_order_relaxed)) {
-        size_t n = atomic_load(&nbuckets) * 4;
+    if ((size_t)atomic_load_explicit(&tj_calls_state.request.count, memory_order_relaxed) >=
+        atomic_load_explicit(&tj_calls_state.request.nbuckets, memory_order_relaxed)) {
+        size_t n = atomic_load(&tj_calls_state.request.nbuckets) * 4;
         tj_request_t **fresh = calloc(n, sizeof(*fresh)), **old = NULL;
-        lock_table();
-        if (fresh != NULL && nrecords >= nbuckets && n == nbuckets * 4) {
-            old = buckets != first_buckets ? buckets : NULL;
+        tj_request_lock_table();
+        if (fresh != NULL && tj_calls_state.request.nrecords >= tj_calls_state.request.nbuckets &&
+            n == tj_calls_state.request.nbuckets * 4) {
+            old = tj_calls_state.request.buckets != tj_calls_state.request.first_buckets
+                      ? tj_calls_state.request.buckets
+                      : NULL;
             grow(fresh, n);
             fresh = NULL;
         }
-        unlock_table();
+        tj_request_unlock_table();
         free(fresh);
         free(old);
     }
@@ -208,20 +120,11 @@ void tj_request_unreserve(tj_request_t *r)
         spare_put(r);
 }
 
-static void insert(tj_request_t *r, MPI_Request handle)
-{
-    r->handle = handle;
-    lock_table();
-    link_record(r);
-    atomic_fetch_add(&tj_request_count, 1);
-    unlock_table();
-}
-
 void tj_request_add(tj_request_t *r, MPI_Request handle, const tj_xfer_t *x, bool persistent)
 {
     r->xfer = *x;
     r->persistent = persistent;
-    insert(r, handle);
+    tj_request_insert(r, handle);
 }
 
 void tj_request_add_queued(tj_request_t *r, MPI_Request handle, tj_xfer_t *x)
@@ -233,7 +136,7 @@ void tj_request_add_queued(tj_request_t *r, MPI_Request handle, tj_xfer_t *x)
     r->oneshot = true;
     r->queued = (tj_queued_send_t){
         .handle = handle, .comm = x->comm, .dest = x->peer, .xfer = &r->xfer, .event = event};
-    insert(r, handle);
+    tj_request_insert(r, handle);
     tj_send_queue_push(&r->queued);
 }
 
@@ -241,104 +144,7 @@ void tj_request_add_completion(tj_request_t *r, MPI_Request handle, const tj_com
 {
     r->custom = true;
     r->completion = *c;
-    insert(r, handle);
-}
-
-/* The generalized request behind a deferred collective: its status says nothing (a collective's
- * status carries no source, tag or count), and it cannot be cancelled (cancelling a collective
- * is erroneous). */
-static int deferred_query(void *extra, MPI_Status *status)
-{
-    (void)extra;
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-    return MPI_SUCCESS;
-}
-
-static int deferred_free(void *extra)
-{
-    (void)extra;
-    return MPI_SUCCESS;
-}
-
-static int deferred_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS;
-}
-
-int tj_request_add_deferred(tj_request_t *r, MPI_Comm comm, tj_gpu_event_t *event,
-                            int (*start)(tj_queued_send_t *q, bool pack_failed), void *arg,
-                            const tj_completion_t *c, MPI_Request *app)
-{
-    MPI_Request g;
-    int rc = PMPI_Grequest_start(deferred_query, deferred_free, deferred_cancel, NULL, &g);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    r->custom = true;
-    r->completion = *c;
-    r->deferred = true;
-    r->queued = (tj_queued_send_t){.handle = MPI_REQUEST_NULL,
-                                   .comm = comm,
-                                   .dest = TJ_SEND_QUEUE_COLLECTIVE,
-                                   .event = event,
-                                   .start = start,
-                                   .arg = arg};
-    insert(r, g);
-    *app = g;
-    tj_send_queue_push(&r->queued);
-    return MPI_SUCCESS;
-}
-
-/* A deferred collective's system request: complete (waiting for it, and for its start, when
- * @p wait), then its generalized request @p handle. Whether it is complete. */
-static bool deferred_complete(tj_request_t *r, MPI_Request handle, bool wait)
-{
-    MPI_Status status;
-    int flag = 1;
-
-    if (r->coll_done)
-        return true;
-    if (tj_send_queue_waiting(&r->queued)) {
-        if (!wait)
-            return false;
-        tj_send_queue_flush_one(&r->queued);
-    }
-    if (atomic_load(&r->queued.state) == TJ_SEND_FAILED)
-        r->coll_rc = r->queued.rc;
-    else if (wait)
-        r->coll_rc = PMPI_Wait(&r->queued.handle, &status);
-    else if ((r->coll_rc = PMPI_Test(&r->queued.handle, &flag, &status)) != MPI_SUCCESS)
-        flag = 1; /* an error completes it */
-    if (!flag)
-        return false;
-    r->coll_done = true;
-    PMPI_Grequest_complete(handle);
-    return true;
-}
-
-void tj_request_block(tj_request_t *r, MPI_Request handle)
-{
-    if (r->deferred)
-        (void)deferred_complete(r, handle, true);
-}
-
-bool tj_request_deferred(MPI_Request handle)
-{
-    tj_request_t *r;
-    bool deferred = false;
-
-    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
-        return false;
-    lock_table();
-    r = find_record(handle, false);
-    deferred = r != NULL && r->deferred && !r->coll_done;
-    unlock_table();
-    return deferred;
+    tj_request_insert(r, handle);
 }
 
 /* A completion with a release to run after it (tj_request_on_release). */
@@ -378,15 +184,15 @@ tj_status_t tj_request_on_release(MPI_Request handle, void (*release)(void *arg)
     }
     c->release = release;
     c->arg = arg;
-    lock_table();
-    r = find_record(handle, false);
+    tj_request_lock_table();
+    r = tj_request_find(handle, false);
     if (r != NULL && !r->custom) {
         st = TJ_ERR_INVALID; /* a point-to-point transfer: nothing to chain to */
     } else if (r != NULL) {
         c->inner = r->completion;
         r->completion = done;
     }
-    unlock_table();
+    tj_request_unlock_table();
     if (st == TJ_OK && r == NULL) {
         tj_request_add_completion(fresh, handle, &done);
         fresh = NULL;
@@ -419,7 +225,7 @@ static int unpack_waited(tj_request_t *r)
  * happened or not); it is not asked, as Open MPI 4.1 leaves the cancelled flag of a file
  * request's status uninitialised. Device work goes into @p b (NULL: waited for before this
  * returns). An unpack done before the completion call only reports its result. */
-static int finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
+int tj_request_finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
 {
     if (r->unpack_event != NULL) {
         r->finished = false;
@@ -443,9 +249,9 @@ tj_request_t *tj_request_take(MPI_Request handle)
     tj_request_t *r = NULL;
     if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
         return NULL;
-    lock_table();
-    r = find_record(handle, true);
-    unlock_table();
+    tj_request_lock_table();
+    r = tj_request_find(handle, true);
+    tj_request_unlock_table();
     return r;
 }
 
@@ -454,21 +260,21 @@ bool tj_request_known(MPI_Request handle)
     tj_request_t *r = NULL;
     if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
         return false;
-    lock_table();
-    r = find_record(handle, false);
-    unlock_table();
+    tj_request_lock_table();
+    r = tj_request_find(handle, false);
+    tj_request_unlock_table();
     return r != NULL;
 }
 
 void tj_request_put(tj_request_t *r, MPI_Request handle)
 {
     r->handle = handle;
-    lock_table();
-    link_record(r);
-    unlock_table();
+    tj_request_lock_table();
+    tj_request_link(r);
+    tj_request_unlock_table();
 }
 
-static void release(tj_request_t *r)
+void tj_request_release(tj_request_t *r)
 {
     if (r->unpack_event != NULL)
         (void)unpack_waited(r);
@@ -477,7 +283,7 @@ static void release(tj_request_t *r)
     else
         tj_p2p_end(&r->xfer);
     spare_put(r);
-    atomic_fetch_sub(&tj_request_count, 1);
+    atomic_fetch_sub(&tj_calls_state.request.count, 1);
 }
 
 /* A completed request's record after its finish: put back inactive, or released; a send behind
@@ -493,17 +299,17 @@ static void retire(tj_request_t *r, MPI_Request handle, MPI_Request *app)
         PMPI_Request_free(&system);
         if (app != NULL)
             *app = MPI_REQUEST_NULL;
-        release(r);
+        tj_request_release(r);
     } else if (r->persistent) {
         tj_request_put(r, handle);
     } else {
-        release(r);
+        tj_request_release(r);
     }
 }
 
 int tj_request_done(tj_request_t *r, MPI_Request handle, const MPI_Status *status, MPI_Request *app)
 {
-    int rc = finish(r, status, NULL);
+    int rc = tj_request_finish(r, status, NULL);
     retire(r, handle, app);
     return rc;
 }
@@ -520,7 +326,7 @@ void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[
         results[k] = MPI_SUCCESS;
         if (r == NULL)
             continue;
-        results[k] = finish(r, &statuses[k], &b);
+        results[k] = tj_request_finish(r, &statuses[k], &b);
         r->redo = b.deferred > before;
     }
     /* The records are released only after the wait: their staging and types are in use until
@@ -530,7 +336,7 @@ void tj_request_done_all(int n, tj_request_t *recs[], const MPI_Request handles[
         for (int k = 0; k < n; k++) {
             tj_request_t *r = recs[which != NULL ? which[k] : k];
             if (r != NULL && r->redo)
-                results[k] = finish(r, &statuses[k], NULL);
+                results[k] = tj_request_finish(r, &statuses[k], NULL);
         }
     for (int k = 0; k < n; k++) {
         int i = which != NULL ? which[k] : k;
@@ -577,7 +383,7 @@ bool tj_request_ready(tj_request_t *r, MPI_Request handle)
     int flag = 0;
 
     if (r->custom)
-        return !r->deferred || deferred_complete(r, handle, false);
+        return !r->deferred || tj_request_deferred_complete(r, handle, false);
     if (!r->xfer.recv)
         return !tj_send_queue_waiting(&r->queued);
     if (r->unpack_event != NULL)
@@ -604,7 +410,7 @@ int tj_request_finish_early(MPI_Request handle, const MPI_Status *status)
     int rc;
     if (r == NULL)
         return MPI_SUCCESS;
-    rc = finish(r, status, NULL);
+    rc = tj_request_finish(r, status, NULL);
     /* Reported now: the completion call reports success. */
     r->finished = true;
     r->finished_rc = MPI_SUCCESS;
@@ -621,195 +427,4 @@ void tj_request_flush(MPI_Request handle)
     if ((r->deferred || (!r->custom && !r->xfer.recv)) && tj_send_queue_waiting(&r->queued))
         tj_send_queue_flush_one(&r->queued);
     tj_request_put(r, handle);
-}
-
-/* A persistent send's pack, into the send queue (*queued) when it may be left running. */
-static int start_send(tj_request_t *r, MPI_Request handle, bool *queued)
-{
-    int rc;
-
-    if (!tj_send_queue_enabled())
-        return tj_p2p_send_repack(&r->xfer);
-    rc = tj_p2p_send_repack_queued(&r->xfer);
-    if (rc == MPI_SUCCESS && r->xfer.event != NULL) {
-        r->queued = (tj_queued_send_t){.handle = handle,
-                                       .comm = r->xfer.comm,
-                                       .dest = r->xfer.peer,
-                                       .xfer = &r->xfer,
-                                       .event = r->xfer.event};
-        r->xfer.event = NULL;
-        *queued = true;
-    }
-    return rc;
-}
-
-int tj_request_start(MPI_Request handle, bool *queued)
-{
-    tj_request_t *r = tj_request_take(handle);
-    int rc = MPI_SUCCESS;
-
-    *queued = false;
-    if (r == NULL)
-        return MPI_SUCCESS;
-    r->finished = false;
-    if (!r->custom && !r->xfer.recv)
-        rc = start_send(r, handle, queued);
-    tj_request_put(r, handle);
-    if (*queued)
-        tj_send_queue_push(&r->queued);
-    return rc;
-}
-
-int tj_request_start_all(int n, const MPI_Request handles[], bool queued[])
-{
-    /* Up to 64 requests (a halo's 26 and more) on the stack. */
-    tj_request_t *recs_small[64];
-    tj_xfer_t *sends_small[64] = {NULL};
-    bool small = n <= 64;
-    tj_request_t **recs = small ? recs_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*recs));
-    tj_xfer_t **sends = small ? sends_small : calloc((size_t)(n > 0 ? n : 1), sizeof(*sends));
-    tj_gpu_event_t *event = NULL;
-    tj_queued_send_t *first = NULL, *last = NULL;
-    int nsends = 0, nqueued = 0, rc = MPI_SUCCESS;
-
-    for (int i = 0; i < n; i++)
-        queued[i] = false;
-    if (recs == NULL || sends == NULL) {
-        if (!small) {
-            free(recs);
-            free(sends);
-        }
-        /* One at a time needs no memory. */
-        for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-            rc = tj_request_start(handles[i], &queued[i]);
-        return rc;
-    }
-    for (int i = 0; i < n; i++) {
-        if ((recs[i] = tj_request_take(handles[i])) == NULL)
-            continue;
-        recs[i]->finished = false;
-        if (!recs[i]->custom && !recs[i]->xfer.recv)
-            sends[nsends++] = &recs[i]->xfer;
-    }
-    /* The sends of one Startall from one buffer are packed by one fused launch; left running,
-     * they share one event. */
-    if (!tj_send_queue_enabled() || nsends == 0)
-        rc = tj_p2p_send_repack_set(sends, nsends);
-    else
-        rc = tj_p2p_send_repack_set_queued(sends, nsends, &event);
-    for (int i = 0; i < n; i++) {
-        tj_request_t *r = recs[i];
-        if (r == NULL)
-            continue;
-        if (event != NULL && rc == MPI_SUCCESS && !r->custom && !r->xfer.recv) {
-            r->queued = (tj_queued_send_t){.handle = handles[i],
-                                           .comm = r->xfer.comm,
-                                           .dest = r->xfer.peer,
-                                           .xfer = &r->xfer,
-                                           .event = tj_gpu_event_hold(event)};
-            queued[i] = true;
-        }
-        tj_request_put(r, handles[i]);
-    }
-    for (int i = 0; i < n; i++) {
-        if (!queued[i])
-            continue;
-        if (last != NULL)
-            last->next = &recs[i]->queued;
-        else
-            first = &recs[i]->queued;
-        last = &recs[i]->queued;
-        nqueued++;
-    }
-    if (last != NULL)
-        tj_send_queue_push_chain(first, last, nqueued);
-    if (event != NULL) {
-        if (rc != MPI_SUCCESS)
-            (void)tj_gpu_event_wait(event); /* nothing is sent: the staging stays unread */
-        tj_gpu_event_release(event);
-    }
-    if (!small) {
-        free(recs);
-        free(sends);
-    }
-    return rc;
-}
-
-int tj_request_free(MPI_Request *handle)
-{
-    tj_request_t *r = tj_request_take(*handle);
-    MPI_Status status;
-    int flag = 0, rc;
-
-    if (r == NULL)
-        return PMPI_Request_free(handle);
-    /* A deferred send is started first: the operation goes on after the free. */
-    if (!r->custom && !r->xfer.recv && tj_send_queue_waiting(&r->queued))
-        tj_send_queue_flush_one(&r->queued);
-    if (atomic_load(&r->queued.state) == TJ_SEND_FAILED) {
-        rc = PMPI_Request_free(handle);
-        release(r);
-        return rc;
-    }
-    /* An inactive persistent request (or one already complete) can go at once. */
-    rc = PMPI_Request_get_status(*handle, &flag, &status);
-    if (rc == MPI_SUCCESS && flag) {
-        if (!r->persistent)
-            finish(r, &status, NULL);
-        rc = PMPI_Request_free(handle);
-        release(r);
-        return rc;
-    }
-    /* Still active: the operation must go on; typejit keeps the handle and completes it later. */
-    lock_table();
-    r->next = detached;
-    detached = r;
-    atomic_store(&any_detached, true);
-    unlock_table();
-    *handle = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
-}
-
-void tj_request_progress(bool wait)
-{
-    tj_request_t *list, *keep = NULL;
-    MPI_Status status;
-    int flag;
-
-    if (!atomic_load_explicit(&any_detached, memory_order_relaxed))
-        return;
-    lock_table();
-    list = detached;
-    detached = NULL;
-    atomic_store(&any_detached, false);
-    unlock_table();
-    while (list != NULL) {
-        tj_request_t *r = list;
-        list = r->next;
-        flag = 0;
-        if (wait)
-            flag = PMPI_Wait(&r->handle, &status) == MPI_SUCCESS;
-        else if (PMPI_Test(&r->handle, &flag, &status) != MPI_SUCCESS)
-            flag = 1;
-        if (!flag) {
-            r->next = keep;
-            keep = r;
-            continue;
-        }
-        finish(r, &status, NULL);
-        /* A persistent request stays allocated after completing: free it now. */
-        if (r->handle != MPI_REQUEST_NULL)
-            PMPI_Request_free(&r->handle);
-        release(r);
-    }
-    if (keep != NULL) {
-        lock_table();
-        tj_request_t **tail = &keep;
-        while (*tail != NULL)
-            tail = &(*tail)->next;
-        *tail = detached;
-        detached = keep;
-        atomic_store(&any_detached, true);
-        unlock_table();
-    }
 }

@@ -12,15 +12,15 @@
 
 #include "calls/p2p.h"
 #include "calls/send_queue.h"
+#include "calls/state.h"
 
 typedef struct tj_request tj_request_t;
 
 /* Number of requests in the table or detached: zero means every Wait/Test goes straight to the
  * system MPI. One relaxed load. */
-extern atomic_int tj_request_count;
 static inline int tj_request_live(void)
 {
-    return atomic_load_explicit(&tj_request_count, memory_order_relaxed);
+    return atomic_load_explicit(&tj_calls_state.request.count, memory_order_relaxed);
 }
 
 /* A record for a request about to be made, taken before the system MPI starts it, so that

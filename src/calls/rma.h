@@ -14,13 +14,13 @@
 
 #include "calls/call_result.h"
 #include "calls/staged.h"
+#include "calls/state.h"
 
 /* Pending staged operations: zero means the window synchronisation wrappers have nothing to do
  * (one relaxed load). */
-extern atomic_int tj_rma_count;
 static inline bool tj_rma_pending(void)
 {
-    return atomic_load_explicit(&tj_rma_count, memory_order_relaxed) > 0;
+    return atomic_load_explicit(&tj_calls_state.rma.count, memory_order_relaxed) > 0;
 }
 
 typedef struct tj_rma_op tj_rma_op_t;

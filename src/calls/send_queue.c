@@ -17,18 +17,6 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-atomic_int tj_send_queue_length;
-
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static tj_queued_send_t *head;
-static tj_queued_send_t **tail = &head;
-bool tj_send_queue_active;
-
-/* The progress thread and what wakes it. */
-static pthread_t progress_thread;
-static bool progress_running, progress_stop;
-static pthread_cond_t progress_wake = PTHREAD_COND_INITIALIZER;
-
 /* Destinations a pass holds back (an earlier send there is still queued), and contexts whose
  * work it found still running; a pass that fills either stops there. */
 #define PASS_KEYS     64
@@ -123,7 +111,7 @@ static void start(tj_queued_send_t *q, bool pack_failed)
     q->rc = rc;
     atomic_store_explicit(&q->state, rc == MPI_SUCCESS ? TJ_SEND_STARTED : TJ_SEND_FAILED,
                           memory_order_release);
-    atomic_fetch_sub_explicit(&tj_send_queue_length, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&tj_calls_state.send_queue.length, 1, memory_order_relaxed);
 }
 
 /* Before a pass that waits: one wait for each context, for the last of the sends it will start
@@ -135,7 +123,7 @@ static void wait_last(pass_t *p, bool one_dest, MPI_Comm comm, int dest,
     tj_queued_send_t *last[PASS_CONTEXTS];
     int n = 0;
 
-    for (tj_queued_send_t *q = head; q != NULL; q = q->next) {
+    for (tj_queued_send_t *q = tj_calls_state.send_queue.head; q != NULL; q = q->next) {
         int i = 0;
         if (one_dest && (q->comm != comm || q->dest != dest))
             continue;
@@ -157,7 +145,7 @@ static void wait_last(pass_t *p, bool one_dest, MPI_Comm comm, int dest,
  * those to @p comm/@p dest when @p one_dest; up to @p until when it is not NULL. */
 static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_queued_send_t *until)
 {
-    tj_queued_send_t **at = &head;
+    tj_queued_send_t **at = &tj_calls_state.send_queue.head;
     pass_t p; /* its arrays are read only up to their counts */
 
     p.nheld = p.nbusy = p.nwaited = 0;
@@ -182,7 +170,7 @@ static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_que
         }
         *at = q->next;
         if (*at == NULL)
-            tail = at;
+            tj_calls_state.send_queue.tail = at;
         start(q, done < 0);
         if (q == until)
             break;
@@ -199,13 +187,13 @@ void tj_send_queue_push_chain(tj_queued_send_t *first, tj_queued_send_t *last, i
     last->next = NULL;
     for (tj_queued_send_t *q = first; q != NULL; q = q->next)
         atomic_store_explicit(&q->state, TJ_SEND_QUEUED, memory_order_relaxed);
-    pthread_mutex_lock(&queue_lock);
-    *tail = first;
-    tail = &last->next;
-    atomic_fetch_add_explicit(&tj_send_queue_length, n, memory_order_relaxed);
-    if (progress_running)
-        pthread_cond_signal(&progress_wake);
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+    *tj_calls_state.send_queue.tail = first;
+    tj_calls_state.send_queue.tail = &last->next;
+    atomic_fetch_add_explicit(&tj_calls_state.send_queue.length, n, memory_order_relaxed);
+    if (tj_calls_state.send_queue.progress_running)
+        pthread_cond_signal(&tj_calls_state.send_queue.progress_wake);
+    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
 }
 
 void tj_send_queue_push(tj_queued_send_t *q)
@@ -216,34 +204,34 @@ void tj_send_queue_push(tj_queued_send_t *q)
 void tj_send_queue_progress(void)
 {
     /* A thread already passing over the queue makes this one's progress. */
-    if (tj_send_queue_empty() || pthread_mutex_trylock(&queue_lock) != 0)
+    if (tj_send_queue_empty() || pthread_mutex_trylock(&tj_calls_state.send_queue.queue_lock) != 0)
         return;
     pass(false, false, MPI_COMM_NULL, 0, NULL);
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
 }
 
 void tj_send_queue_flush(void)
 {
     if (tj_send_queue_empty())
         return;
-    pthread_mutex_lock(&queue_lock);
+    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
     pass(true, false, MPI_COMM_NULL, 0, NULL);
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
 }
 
 void tj_send_queue_flush_dest(MPI_Comm comm, int dest)
 {
-    pthread_mutex_lock(&queue_lock);
+    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
     pass(true, true, comm, dest, NULL);
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
 }
 
 void tj_send_queue_flush_one(tj_queued_send_t *q)
 {
-    pthread_mutex_lock(&queue_lock);
+    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
     if (tj_send_queue_waiting(q))
         pass(true, true, q->comm, q->dest, q);
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
 }
 
 void tj_send_queue_on_call(int blocking)
@@ -274,18 +262,19 @@ static bool fortran_loaded(void)
 static void *progress_main(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&queue_lock);
-    while (!progress_stop) {
-        if (head == NULL) {
-            pthread_cond_wait(&progress_wake, &queue_lock);
+    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+    while (!tj_calls_state.send_queue.progress_stop) {
+        if (tj_calls_state.send_queue.head == NULL) {
+            pthread_cond_wait(&tj_calls_state.send_queue.progress_wake,
+                              &tj_calls_state.send_queue.queue_lock);
             continue;
         }
         pass(false, false, MPI_COMM_NULL, 0, NULL);
-        pthread_mutex_unlock(&queue_lock);
+        pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
         nanosleep(&(struct timespec){0, PROGRESS_NAP_NS}, NULL);
-        pthread_mutex_lock(&queue_lock);
+        pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
     }
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
     return NULL;
 }
 
@@ -294,8 +283,9 @@ void tj_send_queue_init(void)
     int level = MPI_THREAD_SINGLE;
     sigset_t all, old;
 
-    tj_send_queue_active = tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
-    if (!tj_send_queue_active) {
+    tj_calls_state.send_queue.active =
+        tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
+    if (!tj_calls_state.send_queue.active) {
         if (tj_config()->progress != TJ_PROGRESS_OFF)
             tj_log_debug("Fortran MPI bindings are loaded: device sends wait for their packs "
                          "inside the call");
@@ -308,28 +298,29 @@ void tj_send_queue_init(void)
                      "calls instead");
         return;
     }
-    progress_stop = false;
+    tj_calls_state.send_queue.progress_stop = false;
     /* Every signal blocked: the application's handlers run on its own threads. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    progress_running = pthread_create(&progress_thread, NULL, progress_main, NULL) == 0;
+    tj_calls_state.send_queue.progress_running =
+        pthread_create(&tj_calls_state.send_queue.progress_thread, NULL, progress_main, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!progress_running)
+    if (!tj_calls_state.send_queue.progress_running)
         tj_log_warn("no progress thread could be started; sends start at the MPI calls instead");
     else
-        pthread_setname_np(progress_thread, "typejit-progress");
+        pthread_setname_np(tj_calls_state.send_queue.progress_thread, "typejit-progress");
 }
 
 void tj_send_queue_finalize(void)
 {
-    if (progress_running) {
-        pthread_mutex_lock(&queue_lock);
-        progress_stop = true;
-        pthread_cond_signal(&progress_wake);
-        pthread_mutex_unlock(&queue_lock);
-        pthread_join(progress_thread, NULL);
-        progress_running = false;
+    if (tj_calls_state.send_queue.progress_running) {
+        pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+        tj_calls_state.send_queue.progress_stop = true;
+        pthread_cond_signal(&tj_calls_state.send_queue.progress_wake);
+        pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+        pthread_join(tj_calls_state.send_queue.progress_thread, NULL);
+        tj_calls_state.send_queue.progress_running = false;
     }
     tj_send_queue_flush();
-    tj_send_queue_active = false;
+    tj_calls_state.send_queue.active = false;
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "calls/p2p.h"
+#include "calls/state.h"
 #include "gpu/cuda.h"
 
 typedef enum {
@@ -49,19 +50,17 @@ typedef struct tj_queued_send {
 } tj_queued_send_t;
 
 /* Sends in the queue; read with one relaxed load at the entry of every exported MPI call. */
-extern atomic_int tj_send_queue_length;
 static inline bool tj_send_queue_empty(void)
 {
-    return atomic_load_explicit(&tj_send_queue_length, memory_order_relaxed) == 0;
+    return atomic_load_explicit(&tj_calls_state.send_queue.length, memory_order_relaxed) == 0;
 }
 
 /* Whether sends may be deferred in this process: TYPEJIT_PROGRESS is not off, and no Fortran
  * MPI bindings are loaded (they reach the system MPI's blocking calls without passing through
  * typejit, which could then not start a deferred send before them). Decided at MPI_Init. */
-extern bool tj_send_queue_active; /* written by tj_send_queue_init and _finalize only */
 static inline bool tj_send_queue_enabled(void)
 {
-    return tj_send_queue_active;
+    return tj_calls_state.send_queue.active;
 }
 
 /* Set up after MPI_Init: the decision above, and the progress thread (TYPEJIT_PROGRESS=thread

@@ -43,10 +43,6 @@ struct tj_window {
     struct tj_window *next;
 };
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static tj_window_t *table;
-atomic_int tj_window_count;
-
 static tj_devptr_t dev_at(const tj_window_t *w, size_t off)
 {
     return (tj_devptr_t)(uintptr_t)(w->dev + off);
@@ -249,11 +245,11 @@ void *tj_window_public(const tj_window_t *w)
 void tj_window_created(tj_window_t *w, MPI_Win win)
 {
     w->win = win;
-    pthread_mutex_lock(&table_lock);
-    w->next = table;
-    table = w;
-    atomic_fetch_add(&tj_window_count, 1);
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_lock(&tj_calls_state.window.table_lock);
+    w->next = tj_calls_state.window.table;
+    tj_calls_state.window.table = w;
+    atomic_fetch_add(&tj_calls_state.window.count, 1);
+    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
     tj_stats_inc(TJ_STAT_windows_separate);
 }
 
@@ -267,12 +263,12 @@ static tj_window_t *find(MPI_Win win)
 {
     tj_window_t *w;
 
-    pthread_mutex_lock(&table_lock);
-    for (w = table; w != NULL && w->win != win; w = w->next)
+    pthread_mutex_lock(&tj_calls_state.window.table_lock);
+    for (w = tj_calls_state.window.table; w != NULL && w->win != win; w = w->next)
         ;
     if (w != NULL)
         pthread_mutex_lock(&w->lock);
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
     return w;
 }
 
@@ -367,14 +363,14 @@ int tj_window_freed(MPI_Win win)
     tj_window_t **at, *w;
     int rc;
 
-    pthread_mutex_lock(&table_lock);
-    for (at = &table; (w = *at) != NULL && w->win != win; at = &w->next)
+    pthread_mutex_lock(&tj_calls_state.window.table_lock);
+    for (at = &tj_calls_state.window.table; (w = *at) != NULL && w->win != win; at = &w->next)
         ;
     if (w != NULL) {
         *at = w->next;
-        atomic_fetch_sub(&tj_window_count, 1);
+        atomic_fetch_sub(&tj_calls_state.window.count, 1);
     }
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
     if (w == NULL)
         return MPI_SUCCESS;
     /* No process can reach the public copy any more: what others wrote there since the last
@@ -402,13 +398,13 @@ void tj_window_finalize(void)
 {
     tj_window_t *w;
 
-    pthread_mutex_lock(&table_lock);
-    while ((w = table) != NULL) {
-        table = w->next;
-        atomic_fetch_sub(&tj_window_count, 1);
+    pthread_mutex_lock(&tj_calls_state.window.table_lock);
+    while ((w = tj_calls_state.window.table) != NULL) {
+        tj_calls_state.window.table = w->next;
+        atomic_fetch_sub(&tj_calls_state.window.count, 1);
         /* The system MPI's window still holds the public copy: it goes with the process. */
         w->pub = NULL;
         release(w);
     }
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
 }

@@ -16,12 +16,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "calls/state.h"
+
 /* Windows with a host public copy: zero means the synchronisation wrappers have nothing to do
  * for the window's own memory (one relaxed load). */
-extern atomic_int tj_window_count;
 static inline bool tj_window_any(void)
 {
-    return atomic_load_explicit(&tj_window_count, memory_order_relaxed) > 0;
+    return atomic_load_explicit(&tj_calls_state.window.count, memory_order_relaxed) > 0;
 }
 
 typedef struct tj_window tj_window_t;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "calls/send_queue.h"
+#include "calls/state.h"
 #include "interpose/passthrough.h"
 #include "interpose/state.h"
 #include "interpose/wrappers.h"
@@ -22,6 +23,8 @@ _Static_assert(offsetof(tj_interpose_state_t, passthrough.all) == 0,
 
 #define STR(_x)  #_x
 #define XSTR(_x) STR(_x)
+/* The send queue's length (tj_send_queue_empty), as the assembler names it. */
+#define QUEUE_LENGTH "tj_calls_state+" XSTR(TJ_CALLS_QUEUE_LENGTH_AT)
 
 #if defined(__x86_64__)
 /* The argument registers kept around the call of the send queue (no MPI function takes floating
@@ -42,7 +45,7 @@ _Static_assert(offsetof(tj_interpose_state_t, passthrough.all) == 0,
             "\tendbr64\n"                                                                          \
             "\tcmpb $0, tj_interpose_state(%rip)\n"                                                \
             "\tjne 1f\n"                                                                           \
-            "\tcmpl $0, tj_send_queue_length(%rip)\n"                                              \
+            "\tcmpl $0, " QUEUE_LENGTH "(%rip)\n"                                                  \
             "\tjne 2f\n"                                                                           \
             "\tjmp " XSTR(TJ_WRAPPER(_name)) "\n"                                                  \
                                              "1:\tjmp *P" #_name "@GOTPCREL(%rip)\n"               \
@@ -60,7 +63,7 @@ _Static_assert(offsetof(tj_interpose_state_t, passthrough.all) == 0,
             ".p2align 4\n" #_name ":\n"                                                            \
             "tj_flush_" #_name ":\n"                                                               \
             "\tendbr64\n"                                                                          \
-            "\tcmpl $0, tj_send_queue_length(%rip)\n"                                              \
+            "\tcmpl $0, " QUEUE_LENGTH "(%rip)\n"                                                  \
             "\tje 1f\n" QUEUE_CALL(_name) "1:\tjmp *P" #_name "@GOTPCREL(%rip)\n"                  \
                                           ".size " #_name ", .-" #_name "\n");
 #elif defined(__aarch64__)
@@ -82,8 +85,8 @@ _Static_assert(offsetof(tj_interpose_state_t, passthrough.all) == 0,
             "\tadrp x16, tj_interpose_state\n"                                                     \
             "\tldrb w16, [x16, :lo12:tj_interpose_state]\n"                                        \
             "\tcbnz w16, 1f\n"                                                                     \
-            "\tadrp x16, tj_send_queue_length\n"                                                   \
-            "\tldr w16, [x16, :lo12:tj_send_queue_length]\n"                                       \
+            "\tadrp x16, " QUEUE_LENGTH "\n"                                                       \
+            "\tldr w16, [x16, :lo12:" QUEUE_LENGTH "]\n"                                           \
             "\tcbnz w16, 2f\n"                                                                     \
             "\tb " XSTR(TJ_WRAPPER(_name)) "\n"                                                    \
                                            "1:\tadrp x16, :got:P" #_name "\n"                      \
@@ -100,8 +103,8 @@ _Static_assert(offsetof(tj_interpose_state_t, passthrough.all) == 0,
             ".hidden tj_flush_" #_name "\n"                                                        \
             ".p2align 2\n" #_name ":\n"                                                            \
             "tj_flush_" #_name ":\n"                                                               \
-            "\tadrp x16, tj_send_queue_length\n"                                                   \
-            "\tldr w16, [x16, :lo12:tj_send_queue_length]\n"                                       \
+            "\tadrp x16, " QUEUE_LENGTH "\n"                                                       \
+            "\tldr w16, [x16, :lo12:" QUEUE_LENGTH "]\n"                                           \
             "\tcbz w16, 1f\n" QUEUE_CALL(_name) "1:\tadrp x16, :got:P" #_name "\n"                 \
                                                 "\tldr x16, [x16, :got_lo12:P" #_name "]\n"        \
                                                 "\tbr x16\n"                                       \

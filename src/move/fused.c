@@ -10,6 +10,7 @@
 #include "cache/hash.h"
 #include "kernels/launch.h"
 #include "move/move.h"
+#include "move/state.h"
 #include "util/common.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -18,8 +19,7 @@
 /* Typed bytes of a fused unpack whose members' spans interleave are checked run by run: at most
  * this many contiguous runs (the check sorts them), and the answer is remembered for this many
  * sets, so that a fixed call pattern pays for the check once. */
-#define FUSED_CHECK_RUNS   ((int64_t)1 << 21)
-#define FUSED_CHECK_MEMORY 64
+#define FUSED_CHECK_RUNS ((int64_t)1 << 21)
 
 typedef struct {
     int64_t lo, hi;
@@ -81,13 +81,6 @@ static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
     return ok;
 }
 
-static pthread_mutex_t checked_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    tj_hash_t key;
-    bool used, disjoint;
-} checked[FUSED_CHECK_MEMORY];
-static unsigned checked_next;
-
 /* runs_disjoint, remembered by a hash of the members' layouts, offsets and counts. */
 static bool members_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
                              const int64_t *counts, int nm)
@@ -110,22 +103,25 @@ static bool members_disjoint(const tj_block_t *const *blocks, const int64_t *off
         }
     }
     key = tj_hash_bytes(rec, len * sizeof(rec[0]));
-    pthread_mutex_lock(&checked_lock);
-    for (int i = 0; i < FUSED_CHECK_MEMORY && !found; i++)
-        if (checked[i].used && checked[i].key.hi == key.hi && checked[i].key.lo == key.lo) {
+    pthread_mutex_lock(&tj_move_state.fused.checked_lock);
+    for (int i = 0; i < TJ_FUSED_CHECK_MEMORY && !found; i++)
+        if (tj_move_state.fused.checked[i].used &&
+            tj_move_state.fused.checked[i].key.hi == key.hi &&
+            tj_move_state.fused.checked[i].key.lo == key.lo) {
             found = true;
-            disjoint = checked[i].disjoint;
+            disjoint = tj_move_state.fused.checked[i].disjoint;
         }
-    pthread_mutex_unlock(&checked_lock);
+    pthread_mutex_unlock(&tj_move_state.fused.checked_lock);
     if (found)
         return disjoint;
     disjoint = runs_disjoint(blocks, offs, counts, nm);
-    pthread_mutex_lock(&checked_lock);
-    checked[checked_next].key = key;
-    checked[checked_next].used = true;
-    checked[checked_next].disjoint = disjoint;
-    checked_next = (checked_next + 1) % FUSED_CHECK_MEMORY;
-    pthread_mutex_unlock(&checked_lock);
+    pthread_mutex_lock(&tj_move_state.fused.checked_lock);
+    tj_move_state.fused.checked[tj_move_state.fused.checked_next].key = key;
+    tj_move_state.fused.checked[tj_move_state.fused.checked_next].used = true;
+    tj_move_state.fused.checked[tj_move_state.fused.checked_next].disjoint = disjoint;
+    tj_move_state.fused.checked_next =
+        (tj_move_state.fused.checked_next + 1) % TJ_FUSED_CHECK_MEMORY;
+    pthread_mutex_unlock(&tj_move_state.fused.checked_lock);
     return disjoint;
 }
 

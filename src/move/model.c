@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu/cuda.h"
+#include "move/state.h"
 #include "move/systable.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -40,10 +41,6 @@ const char *tj_method_name(tj_method_t method)
 
 /* --- CUDA-awareness ------------------------------------------------------------------------- */
 
-static pthread_once_t aware_once = PTHREAD_ONCE_INIT;
-static bool aware_detected;
-static const char *aware_query; /* the function that answered; NULL when there was none */
-
 static void detect_aware(void)
 {
     /* Looked up at run time: the library is built against one MPI's headers but must answer
@@ -53,13 +50,14 @@ static void detect_aware(void)
     int flag = 0;
 
     if (ompi != NULL) {
-        aware_detected = ompi() == 1;
-        aware_query = "MPIX_Query_cuda_support()";
+        tj_move_state.model.aware_detected = ompi() == 1;
+        tj_move_state.model.aware_query = "MPIX_Query_cuda_support()";
     } else if (mpich != NULL && mpich(0 /* MPIX_GPU_SUPPORT_CUDA */, &flag) == 0) {
-        aware_detected = flag != 0;
-        aware_query = "MPIX_GPU_query_support()";
+        tj_move_state.model.aware_detected = flag != 0;
+        tj_move_state.model.aware_query = "MPIX_GPU_query_support()";
     }
-    tj_log_debug("system mpi %s cuda-aware (%s)", aware_detected ? "is" : "is not",
+    tj_log_debug("system mpi %s cuda-aware (%s)",
+                 tj_move_state.model.aware_detected ? "is" : "is not",
                  ompi != NULL    ? "MPIX_Query_cuda_support"
                  : mpich != NULL ? "MPIX_GPU_query_support"
                                  : "no query function");
@@ -71,8 +69,8 @@ bool tj_model_cuda_aware(void)
 
     if (s != TJ_TRI_AUTO)
         return s == TJ_TRI_YES;
-    pthread_once(&aware_once, detect_aware);
-    return aware_detected;
+    pthread_once(&tj_move_state.model.aware_once, detect_aware);
+    return tj_move_state.model.aware_detected;
 }
 
 void tj_model_check_settings(void)
@@ -81,12 +79,12 @@ void tj_model_check_settings(void)
         return;
     /* The setting wins (an MPI may not know its own build), but handing device memory to an
      * MPI that says it cannot take it usually crashes it: say so, once. */
-    pthread_once(&aware_once, detect_aware);
-    if (aware_query != NULL && !aware_detected)
+    pthread_once(&tj_move_state.model.aware_once, detect_aware);
+    if (tj_move_state.model.aware_query != NULL && !tj_move_state.model.aware_detected)
         tj_log_warn_job("TYPEJIT_CUDA_AWARE=yes, but the system mpi says it is not cuda-aware (%s "
                         "returned no): device buffers handed to it may crash it or be read as "
                         "host memory; unset TYPEJIT_CUDA_AWARE unless you know better",
-                        aware_query);
+                        tj_move_state.model.aware_query);
 }
 
 bool tj_model_stage_contiguous(void)
@@ -130,10 +128,6 @@ tj_status_t tj_model_table_path(int device, char *path, size_t len)
     return n < 0 || (size_t)n >= len ? TJ_ERR_INVALID : TJ_OK;
 }
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_bool table_loaded;
-static tj_systable_t *table; /* NULL: the defaults decide */
-
 static void load_table(void)
 {
     char path[4096], why[256] = "";
@@ -144,8 +138,8 @@ static void load_table(void)
     /* The device's name and arch are asked of the driver before the lock (no driver call runs
      * under it); threads that race here ask twice and load once. */
     st = tj_model_table_path(device < 0 ? 0 : device, path, sizeof(path));
-    pthread_mutex_lock(&table_lock);
-    if (atomic_load(&table_loaded))
+    pthread_mutex_lock(&tj_move_state.model.table_lock);
+    if (atomic_load(&tj_move_state.model.table_loaded))
         goto out_unlock;
     if (st != TJ_OK) {
         tj_log_info("no system table (%s): sends choose their method by the default thresholds "
@@ -157,7 +151,7 @@ static void load_table(void)
         goto out_loaded;
     st = tj_systable_load(path, t, why, sizeof(why));
     if (st == TJ_OK) {
-        table = t;
+        tj_move_state.model.table = t;
         tj_log_info("system table %s: %s, measured %s", path, t->device, t->date);
         goto out_loaded;
     }
@@ -176,9 +170,9 @@ static void load_table(void)
             "thresholds",
             path, why[0] != '\0' ? why : tj_status_string(st));
 out_loaded:
-    atomic_store(&table_loaded, true);
+    atomic_store(&tj_move_state.model.table_loaded, true);
 out_unlock:
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&tj_move_state.model.table_lock);
 }
 
 /* --- prediction ----------------------------------------------------------------------------- */
@@ -223,11 +217,11 @@ bool tj_model_predict(const tj_block_t *block, int64_t count, int64_t bytes, boo
                       bool recv, double us[4])
 {
     (void)count;
-    if (!atomic_load(&table_loaded))
+    if (!atomic_load(&tj_move_state.model.table_loaded))
         load_table();
-    if (table == NULL)
+    if (tj_move_state.model.table == NULL)
         return false;
-    predict(table, run_of(block), bytes, same_node, recv, us);
+    predict(tj_move_state.model.table, run_of(block), bytes, same_node, recv, us);
     return true;
 }
 
@@ -258,15 +252,11 @@ static tj_method_t by_default(int64_t bytes, bool aware)
 #define MEMO_SLOTS 1024
 #define MEMO_LIMIT (MEMO_SLOTS * 3 / 4)
 
-typedef struct {
+typedef struct tj_model_memo {
     int64_t run, size, count, bytes;
     uint8_t flags; /* 1: same node, 2: receive, 4: slot used */
     uint8_t method;
 } memo_t;
-
-static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-static memo_t *memo;
-static int memo_used;
 
 static uint64_t memo_hash(const memo_t *k)
 {
@@ -292,20 +282,22 @@ static tj_method_t memo_access(const memo_t *key, bool put)
     tj_method_t found = TJ_METHOD_AUTO;
     uint64_t h = memo_hash(key);
 
-    pthread_mutex_lock(&memo_lock);
-    if (memo == NULL && (!put || (memo = calloc(MEMO_SLOTS, sizeof(*memo))) == NULL))
+    pthread_mutex_lock(&tj_move_state.model.memo_lock);
+    if (tj_move_state.model.memo == NULL &&
+        (!put || (tj_move_state.model.memo =
+                      calloc(MEMO_SLOTS, sizeof(*tj_move_state.model.memo))) == NULL))
         goto out_unlock;
-    if (put && memo_used >= MEMO_LIMIT) {
-        memset(memo, 0, MEMO_SLOTS * sizeof(*memo));
-        memo_used = 0;
+    if (put && tj_move_state.model.memo_used >= MEMO_LIMIT) {
+        memset(tj_move_state.model.memo, 0, MEMO_SLOTS * sizeof(*tj_move_state.model.memo));
+        tj_move_state.model.memo_used = 0;
     }
     for (uint64_t i = h % MEMO_SLOTS;; i = (i + 1) % MEMO_SLOTS) {
-        memo_t *m = &memo[i];
+        memo_t *m = &tj_move_state.model.memo[i];
         if (!(m->flags & 4)) {
             if (put) {
                 *m = *key;
                 m->flags |= 4;
-                memo_used++;
+                tj_move_state.model.memo_used++;
             }
             break;
         }
@@ -315,7 +307,7 @@ static tj_method_t memo_access(const memo_t *key, bool put)
         }
     }
 out_unlock:
-    pthread_mutex_unlock(&memo_lock);
+    pthread_mutex_unlock(&tj_move_state.model.memo_lock);
     return found;
 }
 
@@ -351,10 +343,10 @@ static tj_method_t choose(const tj_block_t *block, int64_t count, int64_t bytes,
     if ((m = memo_access(&key, false)) != TJ_METHOD_AUTO)
         return m;
 
-    if (!atomic_load(&table_loaded))
+    if (!atomic_load(&tj_move_state.model.table_loaded))
         load_table();
-    if (table != NULL) {
-        predict(table, run_of(block), bytes, same_node, recv, us);
+    if (tj_move_state.model.table != NULL) {
+        predict(tj_move_state.model.table, run_of(block), bytes, same_node, recv, us);
         m = fastest(us, aware);
         tj_log_debug("%s of %lld bytes in runs of %lld: device %.1f us, oneshot %.1f us, staged "
                      "%.1f us: %s",
@@ -394,14 +386,14 @@ tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *b
 
 void tj_model_finalize(void)
 {
-    pthread_mutex_lock(&table_lock);
-    free(table);
-    table = NULL;
-    atomic_store(&table_loaded, false);
-    pthread_mutex_unlock(&table_lock);
-    pthread_mutex_lock(&memo_lock);
-    free(memo);
-    memo = NULL;
-    memo_used = 0;
-    pthread_mutex_unlock(&memo_lock);
+    pthread_mutex_lock(&tj_move_state.model.table_lock);
+    free(tj_move_state.model.table);
+    tj_move_state.model.table = NULL;
+    atomic_store(&tj_move_state.model.table_loaded, false);
+    pthread_mutex_unlock(&tj_move_state.model.table_lock);
+    pthread_mutex_lock(&tj_move_state.model.memo_lock);
+    free(tj_move_state.model.memo);
+    tj_move_state.model.memo = NULL;
+    tj_move_state.model.memo_used = 0;
+    pthread_mutex_unlock(&tj_move_state.model.memo_lock);
 }

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "move/state.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -15,22 +16,14 @@
 #define TJ_STAGE_MIN      ((size_t)64 << 10)
 #define TJ_STAGE_KEEP_MAX ((size_t)256 << 20)
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static tj_stage_t *idle;
-static int nidle;
-
 /* Each thread keeps the last few buffers it gave back, for its next calls: a steady call takes
  * its staging without a lock. The caches are listed (under pool_lock, once per thread) so that
  * tj_staging_finalize frees them all; a thread that ends gives its buffers to the pool. */
 #define CACHE_SLOTS 4
-typedef struct cache {
+typedef struct tj_staging_cache {
     tj_stage_t *slot[CACHE_SLOTS];
-    struct cache *next, **prev;
+    struct tj_staging_cache *next, **prev;
 } cache_t;
-static cache_t *caches;
-static _Thread_local cache_t *mine __attribute__((tls_model("initial-exec")));
-static pthread_key_t cache_key;
-static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
 static void give_to_pool(tj_stage_t *buf);
 
@@ -38,13 +31,13 @@ static void cache_drop(void *arg)
 {
     cache_t *c = arg;
 
-    pthread_mutex_lock(&pool_lock);
+    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
     if (c->prev != NULL) {
         *c->prev = c->next;
         if (c->next != NULL)
             c->next->prev = c->prev;
     }
-    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
     for (int i = 0; i < CACHE_SLOTS; i++)
         if (c->slot[i] != NULL)
             give_to_pool(c->slot[i]);
@@ -53,28 +46,28 @@ static void cache_drop(void *arg)
 
 static void cache_key_init(void)
 {
-    pthread_key_create(&cache_key, cache_drop);
+    pthread_key_create(&tj_move_state.staging.cache_key, cache_drop);
 }
 
 /* This thread's cache, made on first use; NULL when out of memory. */
 static cache_t *cache_here(void)
 {
-    cache_t *c = mine;
+    cache_t *c = tj_move_thread.staging.mine;
 
     if (c != NULL)
         return c;
-    pthread_once(&cache_once, cache_key_init);
+    pthread_once(&tj_move_state.staging.cache_once, cache_key_init);
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return NULL;
-    pthread_mutex_lock(&pool_lock);
-    c->next = caches;
-    if (caches != NULL)
-        caches->prev = &c->next;
-    c->prev = &caches;
-    caches = c;
-    pthread_mutex_unlock(&pool_lock);
-    pthread_setspecific(cache_key, c);
-    mine = c;
+    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
+    c->next = tj_move_state.staging.caches;
+    if (tj_move_state.staging.caches != NULL)
+        tj_move_state.staging.caches->prev = &c->next;
+    c->prev = &tj_move_state.staging.caches;
+    tj_move_state.staging.caches = c;
+    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
+    pthread_setspecific(tj_move_state.staging.cache_key, c);
+    tj_move_thread.staging.mine = c;
     return c;
 }
 
@@ -128,22 +121,22 @@ static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
 
     if (ctx == NULL)
         return TJ_ERR_INVALID;
-    if (mine != NULL)
+    if (tj_move_thread.staging.mine != NULL)
         for (int i = 0; i < CACHE_SLOTS; i++) {
-            b = mine->slot[i];
+            b = tj_move_thread.staging.mine->slot[i];
             if (b != NULL && b->kind == kind && b->ctx == ctx && b->gen == gen && b->len >= len) {
-                mine->slot[i] = NULL;
+                tj_move_thread.staging.mine->slot[i] = NULL;
                 *buf = b;
                 return TJ_OK;
             }
         }
-    pthread_mutex_lock(&pool_lock);
-    for (at = &idle; *at != NULL;) {
+    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
+    for (at = &tj_move_state.staging.idle; *at != NULL;) {
         if ((*at)->ctx == ctx && (*at)->gen != gen) {
             /* Left from an earlier instance of this context: gone with it. */
             b = *at;
             *at = b->next;
-            nidle--;
+            tj_move_state.staging.nidle--;
             b->next = stale;
             stale = b;
             continue;
@@ -161,13 +154,13 @@ static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
     if (best != NULL) {
         b = *best;
         *best = b->next;
-        nidle--;
-        pthread_mutex_unlock(&pool_lock);
+        tj_move_state.staging.nidle--;
+        pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
         b->next = NULL;
         *buf = b;
         return TJ_OK;
     }
-    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
 
     while (want < len && want < ((size_t)1 << 62))
         want *= 2;
@@ -268,14 +261,15 @@ void tj_staging_put(tj_stage_t *buf)
 /* Into the pool of idle buffers, or freed when it holds enough. */
 static void give_to_pool(tj_stage_t *buf)
 {
-    pthread_mutex_lock(&pool_lock);
-    if (buf->kind != TJ_STAGE_PAGEABLE && nidle < TJ_STAGE_IDLE && buf->len <= TJ_STAGE_KEEP_MAX) {
-        buf->next = idle;
-        idle = buf;
-        nidle++;
+    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
+    if (buf->kind != TJ_STAGE_PAGEABLE && tj_move_state.staging.nidle < TJ_STAGE_IDLE &&
+        buf->len <= TJ_STAGE_KEEP_MAX) {
+        buf->next = tj_move_state.staging.idle;
+        tj_move_state.staging.idle = buf;
+        tj_move_state.staging.nidle++;
         buf = NULL;
     }
-    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
     if (buf != NULL)
         release(buf);
 }
@@ -284,19 +278,19 @@ void tj_staging_finalize(void)
 {
     tj_stage_t *list;
 
-    pthread_mutex_lock(&pool_lock);
+    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
     /* No other thread is inside MPI at MPI_Finalize: every cache is still. */
-    for (cache_t *c = caches; c != NULL; c = c->next)
+    for (cache_t *c = tj_move_state.staging.caches; c != NULL; c = c->next)
         for (int i = 0; i < CACHE_SLOTS; i++)
             if (c->slot[i] != NULL) {
-                c->slot[i]->next = idle;
-                idle = c->slot[i];
+                c->slot[i]->next = tj_move_state.staging.idle;
+                tj_move_state.staging.idle = c->slot[i];
                 c->slot[i] = NULL;
             }
-    list = idle;
-    idle = NULL;
-    nidle = 0;
-    pthread_mutex_unlock(&pool_lock);
+    list = tj_move_state.staging.idle;
+    tj_move_state.staging.idle = NULL;
+    tj_move_state.staging.nidle = 0;
+    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
     while (list != NULL) {
         tj_stage_t *next = list->next;
         release(list);
