@@ -20,6 +20,7 @@
 #include "calls/send_queue.h"
 #include "move/staging.h"
 #include "calls/window.h"
+#include "type/finalize.h"
 #include "type/table.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -76,7 +77,7 @@ void tj_core_finalize(void)
     tj_window_finalize();
     tj_p2p_finalize();
     tj_model_finalize();
-    tj_table_clear();
+    tj_type_finalize();
     /* No worker may be inside the kernel lookup while it is torn down. */
     tj_compiler_finalize();
     tj_staging_finalize();
