@@ -17,6 +17,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "cache/state.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 
@@ -364,19 +365,15 @@ out_arch:
     return status;
 }
 
-/* What this thread's saves did, for callers that save through another layer (the warm tool
- * through the kernel provisioning) and must count what was not stored. */
-static _Thread_local long saves_done, saves_failed;
-
 tj_status_t tj_store_save(tj_store_t *store, const char *toolchain, const char *arch,
                           const char *key, const void *image, size_t len, const char *source)
 {
     tj_status_t status = save_entry(store, toolchain, arch, key, image, len, source);
 
     if (status == TJ_OK)
-        saves_done++;
+        tj_cache_thread.entry.saves_done++;
     else {
-        saves_failed++;
+        tj_cache_thread.entry.saves_failed++;
         if (status == TJ_ERR_UNSUPPORTED)
             tj_store_note("%s is open read-only", store != NULL ? store->dir : "the cache");
     }
@@ -385,7 +382,7 @@ tj_status_t tj_store_save(tj_store_t *store, const char *toolchain, const char *
 
 void tj_store_save_report(long *saved, long *failed)
 {
-    *saved = saves_done;
-    *failed = saves_failed;
-    saves_done = saves_failed = 0;
+    *saved = tj_cache_thread.entry.saves_done;
+    *failed = tj_cache_thread.entry.saves_failed;
+    tj_cache_thread.entry.saves_done = tj_cache_thread.entry.saves_failed = 0;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/state.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 
@@ -133,19 +134,18 @@ void tj_store_distrust_reason(const tj_store_t *store, const struct stat *st, co
                  mode, path);
 }
 
-static _Thread_local char last_problem[512];
-
 void tj_store_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_problem, sizeof(last_problem), fmt, ap);
+    vsnprintf(tj_cache_thread.store.last_problem, sizeof(tj_cache_thread.store.last_problem), fmt,
+              ap);
     va_end(ap);
 }
 
 const char *tj_store_last_problem(void)
 {
-    return last_problem;
+    return tj_cache_thread.store.last_problem;
 }
 
 void tj_store_close_fd(int fd)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cache/manifest.h"
+#include "cache/state.h"
 #include "cache/store_internal.h"
 #include "util/common.h"
 #include "util/config.h"
@@ -359,8 +360,6 @@ out_free:
     return status;
 }
 
-static atomic_flag trim_checked = ATOMIC_FLAG_INIT;
-
 tj_status_t tj_store_trim_if_needed(tj_store_t *store)
 {
     long long max = tj_config()->cache_max_size;
@@ -370,7 +369,7 @@ tj_status_t tj_store_trim_if_needed(tj_store_t *store)
     tj_status_t status;
 
     if (store == NULL || store->mode != TJ_STORE_RW || max <= 0 ||
-        atomic_flag_test_and_set(&trim_checked))
+        atomic_flag_test_and_set(&tj_cache_state.trim.checked))
         return TJ_OK;
     memset(&ctx, 0, sizeof(ctx));
     ctx.sizes_only = true;

@@ -19,6 +19,7 @@
 #include "calls/rma.h"
 #include "calls/send_queue.h"
 #include "calls/window.h"
+#include "type/finalize.h"
 #include "type/table.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -75,7 +76,7 @@ void tj_core_finalize(void)
     tj_window_finalize();
     tj_p2p_finalize();
     tj_move_finalize();
-    tj_table_clear();
+    tj_type_finalize();
     /* Device memory before the contexts it lives in. */
     tj_kernels_finalize();
     tj_gpu_finalize();

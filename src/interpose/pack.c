@@ -63,8 +63,7 @@ static inline bool system_packs(MPI_Datatype type, bool unpack)
         return false;
     cfg = tj_config();
     if (cfg->host != TJ_HOST_SYSTEM) {
-        if (cfg->host != TJ_HOST_AUTO ||
-            atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+        if (cfg->host != TJ_HOST_AUTO || tj_table_threaded())
             return false;
         info = tj_table_get(type);
         if (info == NULL || (unpack ? info->cpu.unpack : info->cpu.pack))

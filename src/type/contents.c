@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "type/state.h"
+
 /* ---- the calls ------------------------------------------------------------------------------
  * An MPI of version 4 or later has MPI_Type_get_envelope_c and MPI_Type_get_contents_c; an
  * earlier header may still be in front of a library that has them (a build against Open MPI
@@ -21,25 +23,20 @@ static bool have_large(void)
     return true;
 }
 #else
-typedef int (*envelope_c_fn)(MPI_Datatype, MPI_Count *, MPI_Count *, MPI_Count *, MPI_Count *,
-                             int *);
-typedef int (*contents_c_fn)(MPI_Datatype, MPI_Count, MPI_Count, MPI_Count, MPI_Count, int[],
-                             MPI_Aint[], MPI_Count[], MPI_Datatype[]);
-static envelope_c_fn envelope_c;
-static contents_c_fn contents_c;
-static pthread_once_t large_once = PTHREAD_ONCE_INIT;
+#define envelope_c tj_type_state.contents.envelope_c
+#define contents_c tj_type_state.contents.contents_c
 
 static void large_load(void)
 {
-    envelope_c_fn e = (envelope_c_fn)dlsym(RTLD_DEFAULT, "PMPI_Type_get_envelope_c");
-    contents_c_fn c = (contents_c_fn)dlsym(RTLD_DEFAULT, "PMPI_Type_get_contents_c");
+    tj_envelope_c_fn e = (tj_envelope_c_fn)dlsym(RTLD_DEFAULT, "PMPI_Type_get_envelope_c");
+    tj_contents_c_fn c = (tj_contents_c_fn)dlsym(RTLD_DEFAULT, "PMPI_Type_get_contents_c");
     if (e != NULL && c != NULL)
         envelope_c = e, contents_c = c;
 }
 
 static bool have_large(void)
 {
-    pthread_once(&large_once, large_load);
+    pthread_once(&tj_type_state.contents.large_once, large_load);
     return envelope_c != NULL;
 }
 #endif

@@ -14,6 +14,7 @@
 #include "type/cpu.h"
 #include "type/layout_builder.h"
 #include "type/probe.h"
+#include "type/state.h"
 #include "type/table.h"
 #include "util/common.h"
 
@@ -381,9 +382,6 @@ static bool darray_case_agrees(int nprocs, int rank, int ndims, const int *gsize
  * 2021.19 places a cyclic(k) dimension's blocks otherwise (elements 30-35 of the Fortran case
  * below, where the definition and Open MPI and MPICH give 30, 31, 38, 39, 46, 47). Where it does
  * not, darrays are left to the probe, which packs as the system MPI does. */
-static pthread_once_t darray_once = PTHREAD_ONCE_INIT;
-static bool darray_standard;
-
 static void darray_check(void)
 {
     static const int f_sizes[3] = {8, 8, 8}, f_psizes[3] = {3, 2, 2}, c_sizes[3] = {9, 6, 3},
@@ -393,7 +391,7 @@ static void darray_check(void)
               c_distribs[3] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
               c_dargs[3] = {2, MPI_DISTRIBUTE_DFLT_DARG, 2};
 
-    darray_standard =
+    tj_type_state.flatten.darray_standard =
         darray_case_agrees(12, 10, 3, f_sizes, f_distribs, f_dargs, f_psizes, MPI_ORDER_FORTRAN,
                            MPI_DOUBLE) &&
         darray_case_agrees(18, 4, 3, c_sizes, c_distribs, c_dargs, c_psizes, MPI_ORDER_C, MPI_BYTE);
@@ -413,7 +411,8 @@ static tj_status_t darray(ctx_t *cx, const tj_type_args_t *a, int depth, node_t 
 
     if (ndims < 1 || ndims > 64)
         return refuse(cx, TJ_REASON_DARRAY);
-    if (!cx->checking && (pthread_once(&darray_once, darray_check) != 0 || !darray_standard))
+    if (!cx->checking && (pthread_once(&tj_type_state.flatten.darray_once, darray_check) != 0 ||
+                          !tj_type_state.flatten.darray_standard))
         return TJ_ERR_UNSUPPORTED; /* for the probe (tj_flatten_commit), the reason kept */
     {
         int64_t procs = a->nprocs, r = a->rank;

@@ -15,14 +15,12 @@
 
 #include "type/canon.h"
 #include "type/layout_internal.h"
+#include "type/state.h"
 #include "util/common.h"
-
-/* The hooks of the layer that keeps device state with layouts (tj_layout_set_hooks). */
-static _Atomic(void (*)(tj_layout_t *l)) release_hook;
 
 void tj_layout_set_hooks(const tj_layout_hooks_t *hooks)
 {
-    atomic_store(&release_hook, hooks->release);
+    atomic_store(&tj_type_state.layout.release_hook, hooks->release);
 }
 
 tj_layout_device_t *tj_layout_device(const tj_layout_t *l)
@@ -77,14 +75,14 @@ void tj_layout_release(tj_layout_t *l)
 
     if (l == NULL || atomic_fetch_sub(&l->refs, 1) != 1)
         return;
-    hook = atomic_load(&release_hook);
+    hook = atomic_load(&tj_type_state.layout.release_hook);
     if (atomic_load(&l->device) != NULL && hook != NULL)
         hook(l);
     layout_free(l);
 }
 
 /* A copy of @p l's header sharing its store; NULL when out of memory. */
-static tj_layout_t *clone(const tj_layout_t *l)
+static tj_layout_t *layout_clone(const tj_layout_t *l)
 {
     tj_layout_t *c = calloc(1, sizeof(*c));
 
@@ -146,7 +144,7 @@ tj_status_t tj_layout_own(tj_layout_t **l)
 
     if (atomic_load(&(*l)->refs) == 1)
         return TJ_OK;
-    if ((c = clone(*l)) == NULL)
+    if ((c = layout_clone(*l)) == NULL)
         return TJ_ERR_NOMEM;
     tj_layout_release(*l);
     *l = c;
@@ -363,7 +361,7 @@ tj_status_t tj_layout_signature(const tj_layout_t *l, tj_layout_t **out)
         *out = tj_layout_hold(l);
         return TJ_OK;
     }
-    if ((c = clone(l)) == NULL)
+    if ((c = layout_clone(l)) == NULL)
         return TJ_ERR_NOMEM;
     tj_layout_store_release(c->store);
     c->store = NULL;

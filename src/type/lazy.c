@@ -8,15 +8,10 @@
 #include <stdio.h>
 
 #include "type/flatten.h"
+#include "type/state.h"
 #include "type/translate.h"
 #include "util/log.h"
 #include "util/stats.h"
-
-/* Builds that ended, counted, so that a waiter notices any end after it asked the table: a
- * leaf lock, never held with the table's. */
-static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
-static unsigned long builds_done;
 
 /* The layout of the pending record @p info, or the block it is, or why it has neither (in
  * info->reason), as the commit made them before layouts were deferred. */
@@ -75,9 +70,9 @@ const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *inf
     bool replaced;
 
     for (;;) {
-        pthread_mutex_lock(&done_lock);
-        seen = builds_done;
-        pthread_mutex_unlock(&done_lock);
+        pthread_mutex_lock(&tj_type_state.lazy.done_lock);
+        seen = tj_type_state.lazy.builds_done;
+        pthread_mutex_unlock(&tj_type_state.lazy.done_lock);
         switch (tj_table_claim(type, &found)) {
         case TJ_TABLE_NONE:
             /* No record any more (freed by another thread meanwhile): the system MPI's. */
@@ -86,10 +81,10 @@ const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *inf
             return found;
         case TJ_TABLE_BUSY:
             tj_table_return(found);
-            pthread_mutex_lock(&done_lock);
-            while (builds_done == seen)
-                pthread_cond_wait(&done, &done_lock);
-            pthread_mutex_unlock(&done_lock);
+            pthread_mutex_lock(&tj_type_state.lazy.done_lock);
+            while (tj_type_state.lazy.builds_done == seen)
+                pthread_cond_wait(&tj_type_state.lazy.done, &tj_type_state.lazy.done_lock);
+            pthread_mutex_unlock(&tj_type_state.lazy.done_lock);
             continue;
         case TJ_TABLE_CLAIMED:
             break;
@@ -102,10 +97,10 @@ const tj_type_info_t *tj_lazy_build(MPI_Datatype type, const tj_type_info_t *inf
          * for again. */
         replaced = tj_table_replace_pending(type, &rec, &result) == TJ_OK;
         tj_layout_release(rec.layout);
-        pthread_mutex_lock(&done_lock);
-        builds_done++;
-        pthread_cond_broadcast(&done);
-        pthread_mutex_unlock(&done_lock);
+        pthread_mutex_lock(&tj_type_state.lazy.done_lock);
+        tj_type_state.lazy.builds_done++;
+        pthread_cond_broadcast(&tj_type_state.lazy.done);
+        pthread_mutex_unlock(&tj_type_state.lazy.done_lock);
         if (replaced)
             break;
     }

@@ -5,21 +5,12 @@
  * on this thread are kept. */
 #include "type/named.h"
 
-#define NAMED_CACHE 4
-
-typedef struct {
-    MPI_Datatype type;
-    tj_status_t st;
-    int64_t lb, size; /* the dense run, when st is TJ_OK */
-} named_t;
-
-static _Thread_local named_t named_cache[NAMED_CACHE] __attribute__((tls_model("initial-exec")));
-static _Thread_local int named_used, named_next __attribute__((tls_model("initial-exec")));
+#include "type/state.h"
 
 bool tj_named_cached(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir, tj_reason_t *why)
 {
-    for (int i = 0; i < named_used; i++) {
-        const named_t *n = &named_cache[i];
+    for (int i = 0; i < tj_type_thread.named.used; i++) {
+        const tj_named_entry_t *n = &tj_type_thread.named.cache[i];
         if (n->type != type)
             continue;
         *st = n->st == TJ_OK ? TJ_OK : tj_reason_not_strided(TJ_REASON_NAMED_HOLES, why);
@@ -32,15 +23,15 @@ bool tj_named_cached(MPI_Datatype type, tj_status_t *st, tj_ir_t *ir, tj_reason_
 
 static void remember(MPI_Datatype type, tj_status_t st, const tj_ir_t *ir)
 {
-    named_t *n;
+    tj_named_entry_t *n;
 
     if (st != TJ_OK && st != TJ_ERR_NOT_STRIDED)
         return; /* an MPI failure is not a property of the type */
-    if (named_used < NAMED_CACHE) {
-        n = &named_cache[named_used++];
+    if (tj_type_thread.named.used < TJ_NAMED_CACHE) {
+        n = &tj_type_thread.named.cache[tj_type_thread.named.used++];
     } else {
-        n = &named_cache[named_next];
-        named_next = (named_next + 1) % NAMED_CACHE;
+        n = &tj_type_thread.named.cache[tj_type_thread.named.next];
+        tj_type_thread.named.next = (tj_type_thread.named.next + 1) % TJ_NAMED_CACHE;
     }
     n->type = type;
     n->st = st;

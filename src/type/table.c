@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "type/state.h"
 #include "util/slab.h"
 
 /* Chains of up to this many nodes are kept inside the entry: nearly all of them. */
@@ -28,7 +29,7 @@
 /* Small, because every type the application creates has one (intermediates included, and a
  * batch of thousands is common): the commit record is allocated only when the type is
  * committed. */
-typedef struct {
+typedef struct tj_table_entry {
     bool known;    /* the creation record below is valid */
     bool building; /* a thread builds the pending commit record's layout (tj_table_claim) */
     int nnodes;
@@ -38,43 +39,35 @@ typedef struct {
     tj_ir_node_t small[KNOWN_SMALL];
 } entry_t;
 
-typedef struct {
+typedef struct tj_table_slot {
     MPI_Datatype type;
     entry_t *e; /* NULL: the slot is empty */
 } slot_t;
 
-static slot_t *slots;
-static size_t nslots, nused; /* nslots is zero or a power of two; nused <= nslots / 2 */
-static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
-/* Until MPI says otherwise, any thread may call in. */
-atomic_bool tj_table_threaded = true;
-
 void tj_table_set_threaded(bool multiple)
 {
-    atomic_store_explicit(&tj_table_threaded, multiple, memory_order_relaxed);
+    atomic_store_explicit(&tj_type_state.table.threaded, multiple, memory_order_relaxed);
 }
 
 static void read_lock(void)
 {
-    if (atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
-        pthread_rwlock_rdlock(&table_lock);
+    if (tj_table_threaded())
+        pthread_rwlock_rdlock(&tj_type_state.table.lock);
 }
-
-atomic_uint tj_table_changes;
 
 static void write_lock(void)
 {
-    if (atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
-        pthread_rwlock_wrlock(&table_lock);
-    atomic_fetch_add_explicit(&tj_table_changes, 1, memory_order_relaxed);
+    if (tj_table_threaded())
+        pthread_rwlock_wrlock(&tj_type_state.table.lock);
+    atomic_fetch_add_explicit(&tj_type_state.table.changes, 1, memory_order_relaxed);
 }
 
 /* Unlocks what the matching lock call took: the level cannot change in between, since it is set
  * once, inside MPI_Init, before any type exists. */
 static void unlock(void)
 {
-    if (atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
-        pthread_rwlock_unlock(&table_lock);
+    if (tj_table_threaded())
+        pthread_rwlock_unlock(&tj_type_state.table.lock);
 }
 
 static uint64_t mix(uint64_t x)
@@ -104,31 +97,32 @@ static size_t slot_hash(MPI_Datatype type)
 /* The slot of @p type, or of the empty slot where it would go. nslots must be non-zero. */
 static size_t slot_find(MPI_Datatype type)
 {
-    size_t mask = nslots - 1, i = slot_hash(type) & mask;
-    while (slots[i].e != NULL && slots[i].type != type)
+    size_t mask = tj_type_state.table.nslots - 1, i = slot_hash(type) & mask;
+    while (tj_type_state.table.slots[i].e != NULL && tj_type_state.table.slots[i].type != type)
         i = (i + 1) & mask;
     return i;
 }
 
 static entry_t *entry_find(MPI_Datatype type)
 {
-    if (nslots == 0)
+    if (tj_type_state.table.nslots == 0)
         return NULL;
-    return slots[slot_find(type)].e;
+    return tj_type_state.table.slots[slot_find(type)].e;
 }
 
 static bool grow(void)
 {
-    size_t old_n = nslots, n = nslots ? nslots * 2 : 256;
-    slot_t *old = slots, *fresh = calloc(n, sizeof(*fresh));
+    size_t old_n = tj_type_state.table.nslots,
+           n = tj_type_state.table.nslots ? tj_type_state.table.nslots * 2 : 256;
+    slot_t *old = tj_type_state.table.slots, *fresh = calloc(n, sizeof(*fresh));
 
     if (fresh == NULL)
         return false;
-    slots = fresh;
-    nslots = n;
+    tj_type_state.table.slots = fresh;
+    tj_type_state.table.nslots = n;
     for (size_t i = 0; i < old_n; i++)
         if (old[i].e != NULL)
-            slots[slot_find(old[i].type)] = old[i];
+            tj_type_state.table.slots[slot_find(old[i].type)] = old[i];
     free(old);
     return true;
 }
@@ -137,49 +131,50 @@ static bool grow(void)
  * that no tombstones are needed. */
 static void slot_remove(size_t i)
 {
-    size_t mask = nslots - 1, j = i;
+    size_t mask = tj_type_state.table.nslots - 1, j = i;
 
     for (;;) {
         size_t k;
         j = (j + 1) & mask;
-        if (slots[j].e == NULL)
+        if (tj_type_state.table.slots[j].e == NULL)
             break;
-        k = slot_hash(slots[j].type) & mask;
+        k = slot_hash(tj_type_state.table.slots[j].type) & mask;
         /* Move j into the hole at i unless its home k lies cyclically in (i, j]. */
         if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
             continue;
-        slots[i] = slots[j];
+        tj_type_state.table.slots[i] = tj_type_state.table.slots[j];
         i = j;
     }
-    slots[i].e = NULL;
-    nused--;
+    tj_type_state.table.slots[i].e = NULL;
+    tj_type_state.table.nused--;
 }
 
-/* Entries and commit records come from pools of their own (util/slab.h): no malloc per type,
- * and none of typejit's records between the system MPI's allocations. Entries are guarded by
- * the table's write lock; records by a lock of their own, since the last holder of one may
- * release it outside any call of the table. */
-static tj_slab_t entry_pool = TJ_SLAB_INIT(sizeof(entry_t));
-static tj_slab_t info_pool = TJ_SLAB_INIT(sizeof(tj_type_info_t));
-static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t live_records;
-static atomic_ullong serials;
+/* An object of @p pool, whose object size is set at its first use, under the lock that guards
+ * the pool: state.c cannot name the types (the entry is this file's; table.h, which declares
+ * the record, includes state.h). */
+static void *pool_alloc(tj_slab_t *pool, size_t size)
+{
+    if (TJ_UNLIKELY(pool->size == 0))
+        pool->size = ((tj_slab_t)TJ_SLAB_INIT(size)).size;
+    return tj_slab_alloc(pool);
+}
 
 /* A record made from @p from, with one reference (the caller's) and an empty plan. */
 static tj_type_info_t *record_new(const tj_type_info_t *from)
 {
     tj_type_info_t *r;
 
-    pthread_mutex_lock(&record_lock);
-    r = tj_slab_alloc(&info_pool);
-    live_records += r != NULL;
-    pthread_mutex_unlock(&record_lock);
+    pthread_mutex_lock(&tj_type_state.table.record_lock);
+    r = pool_alloc(&tj_type_state.table.info_pool, sizeof(tj_type_info_t));
+    tj_type_state.table.live_records += r != NULL;
+    pthread_mutex_unlock(&tj_type_state.table.record_lock);
     if (r == NULL)
         return NULL;
     *r = *from;
     memset(&r->plan, 0, sizeof(r->plan));
     r->replaced = NULL;
-    r->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+    r->serial =
+        atomic_fetch_add_explicit(&tj_type_state.table.serials, 1, memory_order_relaxed) + 1;
     atomic_init(&r->has_kept, false);
     atomic_init(&r->refs, 1);
     tj_layout_hold(r->layout);
@@ -195,10 +190,10 @@ static void record_unref(const tj_type_info_t *info)
         if (atomic_load(&r->has_kept))
             PMPI_Type_free(&r->kept);
         tj_layout_release(r->layout);
-        pthread_mutex_lock(&record_lock);
-        tj_slab_free(&info_pool, r);
-        live_records--;
-        pthread_mutex_unlock(&record_lock);
+        pthread_mutex_lock(&tj_type_state.table.record_lock);
+        tj_slab_free(&tj_type_state.table.info_pool, r);
+        tj_type_state.table.live_records--;
+        pthread_mutex_unlock(&tj_type_state.table.record_lock);
         r = from;
     }
 }
@@ -207,7 +202,7 @@ static void record_unref(const tj_type_info_t *info)
  * the borrower uses it. The level is set once, inside MPI_Init, before any record exists. */
 static const tj_type_info_t *borrow(const tj_type_info_t *info)
 {
-    if (info != NULL && atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+    if (info != NULL && tj_table_threaded())
         atomic_fetch_add_explicit(&((tj_type_info_t *)info)->refs, 1, memory_order_relaxed);
     return info;
 }
@@ -222,7 +217,7 @@ static void entry_release(entry_t *e)
     if (e->nodes != e->small)
         free(e->nodes);
     record_unref(e->info);
-    tj_slab_free(&entry_pool, e);
+    tj_slab_free(&tj_type_state.table.entry_pool, e);
 }
 
 const tj_type_info_t *tj_type_hold(const tj_type_info_t *info)
@@ -246,9 +241,9 @@ static entry_t *entry_get(MPI_Datatype type)
 
     if ((e = entry_find(type)) != NULL)
         return e;
-    if ((nused + 1) * 2 > nslots && !grow())
+    if ((tj_type_state.table.nused + 1) * 2 > tj_type_state.table.nslots && !grow())
         return NULL;
-    if ((e = tj_slab_alloc(&entry_pool)) == NULL)
+    if ((e = pool_alloc(&tj_type_state.table.entry_pool, sizeof(entry_t))) == NULL)
         return NULL;
     e->known = false;
     e->building = false;
@@ -256,9 +251,9 @@ static entry_t *entry_get(MPI_Datatype type)
     e->info = NULL;
     e->nodes = e->small;
     i = slot_find(type);
-    slots[i].type = type;
-    slots[i].e = e;
-    nused++;
+    tj_type_state.table.slots[i].type = type;
+    tj_type_state.table.slots[i].e = e;
+    tj_type_state.table.nused++;
     return e;
 }
 
@@ -313,21 +308,19 @@ tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info)
     return TJ_OK;
 }
 
-_Thread_local tj_table_last_t tj_table_last __attribute__((tls_model("initial-exec")));
-
 const tj_type_info_t *tj_table_lookup(MPI_Datatype type)
 {
     const tj_type_info_t *r;
-    unsigned now = atomic_load_explicit(&tj_table_changes, memory_order_relaxed);
+    unsigned now = atomic_load_explicit(&tj_type_state.table.changes, memory_order_relaxed);
     entry_t *e;
 
     read_lock();
     e = entry_find(type);
     r = borrow(e != NULL ? e->info : NULL);
     unlock();
-    tj_table_last.type = type;
-    tj_table_last.info = r;
-    tj_table_last.changes = now;
+    tj_type_thread.table.last.type = type;
+    tj_type_thread.table.last.info = r;
+    tj_type_thread.table.last.changes = now;
     return r;
 }
 
@@ -426,9 +419,9 @@ void tj_table_drop(MPI_Datatype type)
     entry_t *e;
 
     write_lock();
-    if (nslots > 0) {
+    if (tj_type_state.table.nslots > 0) {
         size_t i = slot_find(type);
-        if ((e = slots[i].e) != NULL) {
+        if ((e = tj_type_state.table.slots[i].e) != NULL) {
             slot_remove(i);
             info = e->info;
             e->info = NULL;
@@ -450,8 +443,9 @@ void tj_table_strided_blocks(tj_block_t **blocks, size_t *n)
     size_t count = 0, cap = 0;
 
     read_lock();
-    for (size_t i = 0; i < nslots; i++) {
-        const tj_type_info_t *info = slots[i].e != NULL ? slots[i].e->info : NULL;
+    for (size_t i = 0; i < tj_type_state.table.nslots; i++) {
+        const tj_type_info_t *info =
+            tj_type_state.table.slots[i].e != NULL ? tj_type_state.table.slots[i].e->info : NULL;
         if (info == NULL || !info->strided)
             continue;
         if (count == cap) {
@@ -477,28 +471,28 @@ void tj_table_clear(void)
     write_lock();
     /* Records are released after the lock where memory allows: one with a kept handle frees it,
      * an MPI call. */
-    gone = calloc(nslots > 0 ? nslots : 1, sizeof(*gone));
-    for (size_t i = 0; i < nslots; i++)
-        if (slots[i].e != NULL) {
+    gone = calloc(tj_type_state.table.nslots > 0 ? tj_type_state.table.nslots : 1, sizeof(*gone));
+    for (size_t i = 0; i < tj_type_state.table.nslots; i++)
+        if (tj_type_state.table.slots[i].e != NULL) {
             if (gone != NULL) {
-                gone[ngone++] = slots[i].e->info;
-                slots[i].e->info = NULL;
+                gone[ngone++] = tj_type_state.table.slots[i].e->info;
+                tj_type_state.table.slots[i].e->info = NULL;
             }
-            entry_release(slots[i].e);
+            entry_release(tj_type_state.table.slots[i].e);
         }
-    free(slots);
-    slots = NULL;
-    nslots = nused = 0;
-    tj_slab_release(&entry_pool);
+    free(tj_type_state.table.slots);
+    tj_type_state.table.slots = NULL;
+    tj_type_state.table.nslots = tj_type_state.table.nused = 0;
+    tj_slab_release(&tj_type_state.table.entry_pool);
     unlock();
     for (size_t i = 0; i < ngone; i++)
         record_unref(gone[i]);
     free(gone);
     /* Records still held (by requests the application never completed) stay where they are. */
-    pthread_mutex_lock(&record_lock);
-    if (live_records == 0)
-        tj_slab_release(&info_pool);
-    pthread_mutex_unlock(&record_lock);
+    pthread_mutex_lock(&tj_type_state.table.record_lock);
+    if (tj_type_state.table.live_records == 0)
+        tj_slab_release(&tj_type_state.table.info_pool);
+    pthread_mutex_unlock(&tj_type_state.table.record_lock);
 }
 
 void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)

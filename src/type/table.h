@@ -11,6 +11,7 @@
 #include "type/contents.h"
 #include "type/cpu.h"
 #include "type/layout.h"
+#include "type/state.h"
 
 /* See tj_type_info_t.wide: 4 GiB, more than one object of a type relative to its buffer spans in
  * practice, and less than the distance between a heap address and a device address. */
@@ -40,7 +41,7 @@ typedef struct {
  * (tj_table_get, tj_table_return); what keeps it beyond the call (a request, a mirror) holds a
  * reference (tj_type_hold, tj_type_release). A record is made by filling one on the stack and
  * handing it to tj_table_put or tj_table_replace_pending, which publish a copy. */
-typedef struct {
+typedef struct tj_type_info {
     bool extents;                 /* the four MPI values below are known */
     int64_t size;                 /* MPI_Type_size */
     int64_t extent;               /* MPI_Type_get_extent */
@@ -134,30 +135,26 @@ tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info);
  * when there is none. Every record it returns goes back through tj_table_return. */
 const tj_type_info_t *tj_table_lookup(MPI_Datatype type);
 /* Whether borrowed records are counted (MPI_THREAD_MULTIPLE): tj_table_set_threaded. */
-extern atomic_bool tj_table_threaded;
-/* The last record this thread looked up, while the table has not changed since (`changes`
- * grows at every change): a program that moves one type call after call finds it in a few
- * loads. Only below MPI_THREAD_MULTIPLE, where a borrowed record is not counted (no other thread
- * can drop it during the call). */
-typedef struct {
-    MPI_Datatype type;
-    const tj_type_info_t *info;
-    unsigned changes;
-} tj_table_last_t;
-extern _Thread_local tj_table_last_t tj_table_last __attribute__((tls_model("initial-exec")));
-extern atomic_uint tj_table_changes;
+static inline bool tj_table_threaded(void)
+{
+    return atomic_load_explicit(&tj_type_state.table.threaded, memory_order_relaxed);
+}
+/* The last record this thread looked up, while the table has not changed since
+ * (tj_table_last_t). */
 static inline const tj_type_info_t *tj_table_get(MPI_Datatype type)
 {
-    if (tj_table_last.info != NULL && tj_table_last.type == type &&
-        tj_table_last.changes == atomic_load_explicit(&tj_table_changes, memory_order_relaxed) &&
-        !atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
-        return tj_table_last.info;
+    const tj_table_last_t *last = &tj_type_thread.table.last;
+
+    if (last->info != NULL && last->type == type &&
+        last->changes == atomic_load_explicit(&tj_type_state.table.changes, memory_order_relaxed) &&
+        !tj_table_threaded())
+        return last->info;
     return tj_table_lookup(type);
 }
 void tj_table_return_counted(const tj_type_info_t *info);
 static inline void tj_table_return(const tj_type_info_t *info)
 {
-    if (info != NULL && atomic_load_explicit(&tj_table_threaded, memory_order_relaxed))
+    if (info != NULL && tj_table_threaded())
         tj_table_return_counted(info);
 }
 
