@@ -48,7 +48,14 @@ find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.py
            ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_NM})
-  set_tests_properties(layers PROPERTIES TIMEOUT 30 LABELS unit)
+  set_tests_properties(layers PROPERTIES TIMEOUT 60 LABELS unit)
+  # Each layer's mutable state in one structure (docs/architecture.md, "Each layer's state"): the
+  # writable variables of static storage at file scope in the library's objects, at most the 19
+  # there are (a structure and a thread-local one per layer, the driver's state word, the
+  # Fortran slots' table).
+  add_test(NAME library_state COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_state.py
+           ${PROJECT_BINARY_DIR} 19 ${CMAKE_OBJDUMP})
+  set_tests_properties(library_state PROPERTIES TIMEOUT 60 LABELS unit)
 endif()
 
 # The rest of this file is of label heavy: the kernel cache's keys and the warm tool.
