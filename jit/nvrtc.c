@@ -22,6 +22,9 @@
 #include "util/config.h"
 #include "util/log.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_jit_state.nvrtc) *const nvrtc_state = &tj_jit_state.nvrtc;
+
 /* Every compile uses these options, and the cache key includes them. */
 #define TJ_NVRTC_OPTIONS "-std=c++17"
 
@@ -30,15 +33,15 @@ static tj_status_t nvrtc_check(nvrtcResult rc, const char *call, const char *fil
     const char *msg = NULL;
     if (rc == NVRTC_SUCCESS)
         return TJ_OK;
-    if (tj_jit_state.nvrtc.nv.nvrtcGetErrorString != NULL)
-        msg = tj_jit_state.nvrtc.nv.nvrtcGetErrorString(rc);
+    if (nvrtc_state->nv.nvrtcGetErrorString != NULL)
+        msg = nvrtc_state->nv.nvrtcGetErrorString(rc);
     tj_log_write(TJ_LOG_WARN, file, line, "nvrtc call %s failed: %s (%d) at %s:%d", call,
                  msg ? msg : "unknown error", (int)rc, file, line);
     return TJ_ERR_JIT;
 }
 
 /* Every NVRTC call: log the call, the error string, file and line; map to TJ_ERR_JIT. */
-#define NVRTC_CHECK(_call) nvrtc_check(tj_jit_state.nvrtc.nv._call, #_call, __FILE__, __LINE__)
+#define NVRTC_CHECK(_call) nvrtc_check(nvrtc_state->nv._call, #_call, __FILE__, __LINE__)
 
 typedef struct {
     const void *addr; /* an address inside libnvrtc */
@@ -76,7 +79,7 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
                 memcmp(name, "GNU", 4) == 0 && note->n_descsz > 0 && note->n_descsz <= 64 &&
                 (const char *)desc + note->n_descsz <= end) {
                 for (ElfW(Word) b = 0; b < note->n_descsz; b++)
-                    snprintf(tj_jit_state.nvrtc.build_id + 2 * b, 3, "%02x", desc[b]);
+                    snprintf(nvrtc_state->build_id + 2 * b, 3, "%02x", desc[b]);
                 return 1;
             }
             p = (const char *)desc + ((note->n_descsz + 3) & ~(ElfW(Word))3);
@@ -126,41 +129,41 @@ static void load_library(void)
         return;
     }
 #define TJ_NVRTC_LOAD(_name)                                                                       \
-    *(void **)&tj_jit_state.nvrtc.nv._name = dlsym(lib, #_name);                                   \
-    if (tj_jit_state.nvrtc.nv._name == NULL) {                                                     \
+    *(void **)&nvrtc_state->nv._name = dlsym(lib, #_name);                                         \
+    if (nvrtc_state->nv._name == NULL) {                                                           \
         tj_log_warn_job("nvrtc library lacks %s; kernels cannot be compiled", #_name);             \
         goto fail_symbols;                                                                         \
     }
     TJ_NVRTC_SYMBOLS(TJ_NVRTC_LOAD)
 #undef TJ_NVRTC_LOAD
-    if (NVRTC_CHECK(nvrtcVersion(&tj_jit_state.nvrtc.version_major,
-                                 &tj_jit_state.nvrtc.version_minor)) != TJ_OK ||
-        NVRTC_CHECK(nvrtcGetNumSupportedArchs(&tj_jit_state.nvrtc.narchs)) != TJ_OK)
+    if (NVRTC_CHECK(nvrtcVersion(&nvrtc_state->version_major, &nvrtc_state->version_minor)) !=
+            TJ_OK ||
+        NVRTC_CHECK(nvrtcGetNumSupportedArchs(&nvrtc_state->narchs)) != TJ_OK)
         goto fail_symbols;
-    if (tj_jit_state.nvrtc.narchs < 1 || tj_jit_state.nvrtc.narchs > TJ_NVRTC_MAX_ARCHS) {
+    if (nvrtc_state->narchs < 1 || nvrtc_state->narchs > TJ_NVRTC_MAX_ARCHS) {
         tj_log_warn_job("nvrtc reports %d supported archs; kernels cannot be compiled",
-                        tj_jit_state.nvrtc.narchs);
+                        nvrtc_state->narchs);
         goto fail_symbols;
     }
-    if (NVRTC_CHECK(nvrtcGetSupportedArchs(tj_jit_state.nvrtc.archs)) != TJ_OK)
+    if (NVRTC_CHECK(nvrtcGetSupportedArchs(nvrtc_state->archs)) != TJ_OK)
         goto fail_symbols;
-    query.addr = *(void **)&tj_jit_state.nvrtc.nv.nvrtcVersion;
+    query.addr = *(void **)&nvrtc_state->nv.nvrtcVersion;
     dl_iterate_phdr(find_build_id, &query);
-    tj_jit_state.nvrtc.libnvrtc = lib;
-    tj_jit_state.nvrtc.load_status = TJ_OK;
-    tj_log_debug("nvrtc %d.%d loaded, build-id %s", tj_jit_state.nvrtc.version_major,
-                 tj_jit_state.nvrtc.version_minor, tj_jit_state.nvrtc.build_id);
+    nvrtc_state->libnvrtc = lib;
+    nvrtc_state->load_status = TJ_OK;
+    tj_log_debug("nvrtc %d.%d loaded, build-id %s", nvrtc_state->version_major,
+                 nvrtc_state->version_minor, nvrtc_state->build_id);
     return;
 
 fail_symbols:
-    memset(&tj_jit_state.nvrtc.nv, 0, sizeof(tj_jit_state.nvrtc.nv));
+    memset(&nvrtc_state->nv, 0, sizeof(nvrtc_state->nv));
     dlclose(lib);
 }
 
 tj_status_t tj_nvrtc_load(void)
 {
-    pthread_once(&tj_jit_state.nvrtc.load_once, load_library);
-    return tj_jit_state.nvrtc.load_status;
+    pthread_once(&nvrtc_state->load_once, load_library);
+    return nvrtc_state->load_status;
 }
 
 tj_status_t tj_nvrtc_version(int *major, int *minor)
@@ -168,15 +171,15 @@ tj_status_t tj_nvrtc_version(int *major, int *minor)
     tj_status_t status = tj_nvrtc_load();
     if (status != TJ_OK)
         return status;
-    *major = tj_jit_state.nvrtc.version_major;
-    *minor = tj_jit_state.nvrtc.version_minor;
+    *major = nvrtc_state->version_major;
+    *minor = nvrtc_state->version_minor;
     return TJ_OK;
 }
 
 const char *tj_nvrtc_build_id(void)
 {
     tj_nvrtc_load();
-    return tj_jit_state.nvrtc.build_id;
+    return nvrtc_state->build_id;
 }
 
 const char *tj_nvrtc_options(void)
@@ -192,11 +195,11 @@ static int best_arch(int sm, bool *exact)
 
     *exact = false;
     /* The list is not promised to be sorted. */
-    for (int i = 0; i < tj_jit_state.nvrtc.narchs; i++) {
-        if (tj_jit_state.nvrtc.archs[i] == sm)
+    for (int i = 0; i < nvrtc_state->narchs; i++) {
+        if (nvrtc_state->archs[i] == sm)
             *exact = true;
-        if (tj_jit_state.nvrtc.archs[i] <= sm && tj_jit_state.nvrtc.archs[i] > best)
-            best = tj_jit_state.nvrtc.archs[i];
+        if (nvrtc_state->archs[i] <= sm && nvrtc_state->archs[i] > best)
+            best = nvrtc_state->archs[i];
     }
     return best;
 }
@@ -216,12 +219,12 @@ tj_status_t tj_nvrtc_check_target(const char *target, char *why, size_t len)
         snprintf(why, len,
                  "%s is older than every arch NVRTC %d.%d compiles for (this NVRTC dropped it); "
                  "use a newer target or an older CUDA toolkit",
-                 target, tj_jit_state.nvrtc.version_major, tj_jit_state.nvrtc.version_minor);
+                 target, nvrtc_state->version_major, nvrtc_state->version_minor);
         return TJ_ERR_UNSUPPORTED;
     }
     if (!exact) {
         snprintf(why, len, "%s is not an arch NVRTC %d.%d knows (the closest below is compute_%d)",
-                 target, tj_jit_state.nvrtc.version_major, tj_jit_state.nvrtc.version_minor, best);
+                 target, nvrtc_state->version_major, nvrtc_state->version_minor, best);
         return TJ_ERR_UNSUPPORTED;
     }
     return TJ_OK;
@@ -232,7 +235,7 @@ static void check_arch_setting(void)
     const char *arch = tj_config()->arch;
     char why[256];
 
-    snprintf(tj_jit_state.nvrtc.arch_setting, sizeof(tj_jit_state.nvrtc.arch_setting), "%s", arch);
+    snprintf(nvrtc_state->arch_setting, sizeof(nvrtc_state->arch_setting), "%s", arch);
     if (arch[0] == '\0' || tj_nvrtc_check_target(arch, why, sizeof(why)) != TJ_ERR_UNSUPPORTED)
         return;
     /* What tj_target_of_device does without the setting: each device's own arch, or sm_90 where
@@ -243,13 +246,13 @@ static void check_arch_setting(void)
         tj_log_warn_job("ignoring TYPEJIT_ARCH=%s: %s; using sm_90, the target without a cuda "
                         "device",
                         arch, why);
-    tj_jit_state.nvrtc.arch_setting[0] = '\0';
+    nvrtc_state->arch_setting[0] = '\0';
 }
 
 const char *tj_nvrtc_arch_setting(void)
 {
-    pthread_once(&tj_jit_state.nvrtc.arch_once, check_arch_setting);
-    return tj_jit_state.nvrtc.arch_setting;
+    pthread_once(&nvrtc_state->arch_once, check_arch_setting);
+    return nvrtc_state->arch_setting;
 }
 
 tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
@@ -264,8 +267,8 @@ tj_status_t tj_nvrtc_target(int sm, char *target, size_t len)
     if (best < 0) {
         tj_log_warn_job("device arch sm_%d is older than every arch nvrtc %d.%d supports (lowest "
                         "sm_%d); its buffers go to the system mpi",
-                        sm, tj_jit_state.nvrtc.version_major, tj_jit_state.nvrtc.version_minor,
-                        tj_jit_state.nvrtc.archs[0]);
+                        sm, nvrtc_state->version_major, nvrtc_state->version_minor,
+                        nvrtc_state->archs[0]);
         return TJ_ERR_UNSUPPORTED;
     }
     n = snprintf(target, len, exact ? "sm_%d" : "compute_%d", best);
@@ -282,12 +285,12 @@ static bool first_failure(const char *log)
     uint64_t h = XXH3_64bits(log, strlen(log));
     bool first = true;
 
-    pthread_mutex_lock(&tj_jit_state.nvrtc.failure_lock);
-    for (int i = 0; i < tj_jit_state.nvrtc.nfailures && first; i++)
-        first = tj_jit_state.nvrtc.failures[i] != h;
-    if (first && tj_jit_state.nvrtc.nfailures < TJ_NVRTC_MAX_FAILURES)
-        tj_jit_state.nvrtc.failures[tj_jit_state.nvrtc.nfailures++] = h;
-    pthread_mutex_unlock(&tj_jit_state.nvrtc.failure_lock);
+    pthread_mutex_lock(&nvrtc_state->failure_lock);
+    for (int i = 0; i < nvrtc_state->nfailures && first; i++)
+        first = nvrtc_state->failures[i] != h;
+    if (first && nvrtc_state->nfailures < TJ_NVRTC_MAX_FAILURES)
+        nvrtc_state->failures[nvrtc_state->nfailures++] = h;
+    pthread_mutex_unlock(&nvrtc_state->failure_lock);
     return first;
 }
 

@@ -19,6 +19,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_calls_state.request) *const request_state = &tj_calls_state.request;
+
 /* Records given back are kept per thread for its next requests (at most SPARE_MAX of them), so
  * that a steady request allocates nothing and takes no lock for its record; freed when the
  * thread ends. */
@@ -37,7 +40,7 @@ static void spare_free(void *arg)
 
 static void spare_init(void)
 {
-    pthread_key_create(&tj_calls_state.request.spare_key, spare_free);
+    pthread_key_create(&request_state->spare_key, spare_free);
 }
 
 /* A record for reuse, zeroed; NULL when there is none. */
@@ -60,8 +63,8 @@ static void spare_put(tj_request_t *r)
         return;
     }
     if (!tj_calls_thread.request.spare.known) {
-        pthread_once(&tj_calls_state.request.spare_once, spare_init);
-        pthread_setspecific(tj_calls_state.request.spare_key, &tj_calls_thread.request.spare);
+        pthread_once(&request_state->spare_once, spare_init);
+        pthread_setspecific(request_state->spare_key, &tj_calls_thread.request.spare);
         tj_calls_thread.request.spare.known = true;
     }
     r->next = tj_calls_thread.request.spare.list;
@@ -72,16 +75,16 @@ static void spare_put(tj_request_t *r)
 /* Rehash into @p fresh, @p n zeroed buckets (four times the buckets); under table_lock. */
 static void grow(tj_request_t **fresh, size_t n)
 {
-    for (size_t b = 0; b < tj_calls_state.request.nbuckets; b++)
-        while (tj_calls_state.request.buckets[b] != NULL) {
-            tj_request_t *r = tj_calls_state.request.buckets[b];
+    for (size_t b = 0; b < request_state->nbuckets; b++)
+        while (request_state->buckets[b] != NULL) {
+            tj_request_t *r = request_state->buckets[b];
             size_t to = tj_request_bucket_of(r->handle, n);
-            tj_calls_state.request.buckets[b] = r->chain;
+            request_state->buckets[b] = r->chain;
             r->chain = fresh[to];
             fresh[to] = r;
         }
-    tj_calls_state.request.buckets = fresh;
-    tj_calls_state.request.nbuckets = n;
+    request_state->buckets = fresh;
+    request_state->nbuckets = n;
 }
 
 tj_request_t *tj_request_reserve(void)
@@ -94,16 +97,15 @@ tj_request_t *tj_request_reserve(void)
     }
     /* The records in flight outnumber the buckets: grown before this one goes in, the new
      * buckets allocated (and the old ones freed) outside the lock. */
-    if ((size_t)atomic_load_explicit(&tj_calls_state.request.count, memory_order_relaxed) >=
-        atomic_load_explicit(&tj_calls_state.request.nbuckets, memory_order_relaxed)) {
-        size_t n = atomic_load(&tj_calls_state.request.nbuckets) * 4;
+    if ((size_t)atomic_load_explicit(&request_state->count, memory_order_relaxed) >=
+        atomic_load_explicit(&request_state->nbuckets, memory_order_relaxed)) {
+        size_t n = atomic_load(&request_state->nbuckets) * 4;
         tj_request_t **fresh = calloc(n, sizeof(*fresh)), **old = NULL;
         tj_request_lock_table();
-        if (fresh != NULL && tj_calls_state.request.nrecords >= tj_calls_state.request.nbuckets &&
-            n == tj_calls_state.request.nbuckets * 4) {
-            old = tj_calls_state.request.buckets != tj_calls_state.request.first_buckets
-                      ? tj_calls_state.request.buckets
-                      : NULL;
+        if (fresh != NULL && request_state->nrecords >= request_state->nbuckets &&
+            n == request_state->nbuckets * 4) {
+            old = request_state->buckets != request_state->first_buckets ? request_state->buckets
+                                                                         : NULL;
             grow(fresh, n);
             fresh = NULL;
         }
@@ -283,7 +285,7 @@ void tj_request_release(tj_request_t *r)
     else
         tj_p2p_end(&r->xfer);
     spare_put(r);
-    atomic_fetch_sub(&tj_calls_state.request.count, 1);
+    atomic_fetch_sub(&request_state->count, 1);
 }
 
 /* A completed request's record after its finish: put back inactive, or released; a send behind

@@ -11,6 +11,9 @@
 #include "calls/request.h"
 #include "util/log.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_calls_state.rma) *const rma_state = &tj_calls_state.rma;
+
 struct tj_rma_op {
     tj_staged_t *s;
     MPI_Win win;
@@ -73,9 +76,9 @@ static int request_finish(void *arg, const MPI_Status *status, tj_batch_t *b)
     int rc;
     (void)status;
     (void)b;
-    pthread_mutex_lock(&tj_calls_state.rma.lock);
+    pthread_mutex_lock(&rma_state->lock);
     flush = writes_back(op);
-    pthread_mutex_unlock(&tj_calls_state.rma.lock);
+    pthread_mutex_unlock(&rma_state->lock);
     /* The request completed the operation at the origin, so its bytes should be in the mirror
      * now; MPICH 4.0.2 completes an MPI_Rget of a derived type before they arrive (they come at
      * the end of the epoch), and the mirror is written back once: a local flush towards the
@@ -83,17 +86,17 @@ static int request_finish(void *arg, const MPI_Status *status, tj_batch_t *b)
      * synchronisation that ends it would have written the operation back already). */
     if (flush)
         PMPI_Win_flush_local(op->target, op->win);
-    pthread_mutex_lock(&tj_calls_state.rma.lock);
+    pthread_mutex_lock(&rma_state->lock);
     rc = tj_staged_finish(op->s);
-    pthread_mutex_unlock(&tj_calls_state.rma.lock);
+    pthread_mutex_unlock(&rma_state->lock);
     return rc;
 }
 
 static void request_release(void *arg)
 {
-    pthread_mutex_lock(&tj_calls_state.rma.lock);
+    pthread_mutex_lock(&rma_state->lock);
     unref(arg);
-    pthread_mutex_unlock(&tj_calls_state.rma.lock);
+    pthread_mutex_unlock(&rma_state->lock);
 }
 
 int tj_rma_issued(tj_rma_op_t *op, int rc, MPI_Win win, int target, MPI_Request *req)
@@ -106,17 +109,17 @@ int tj_rma_issued(tj_rma_op_t *op, int rc, MPI_Win win, int target, MPI_Request 
     op->win = win;
     op->target = target;
     op->refs = 1;
-    pthread_mutex_lock(&tj_calls_state.rma.lock);
-    op->next = tj_calls_state.rma.list;
-    tj_calls_state.rma.list = op;
-    atomic_fetch_add(&tj_calls_state.rma.count, 1);
+    pthread_mutex_lock(&rma_state->lock);
+    op->next = rma_state->list;
+    rma_state->list = op;
+    atomic_fetch_add(&rma_state->count, 1);
     if (req != NULL) {
         tj_completion_t done = {request_finish, request_release, op};
         op->refs++;
         tj_request_add_completion(op->s->reserved, *req, &done);
         op->s->reserved = NULL;
     }
-    pthread_mutex_unlock(&tj_calls_state.rma.lock);
+    pthread_mutex_unlock(&rma_state->lock);
     return MPI_SUCCESS;
 }
 
@@ -125,20 +128,20 @@ int tj_rma_completed(MPI_Win win, int target)
     tj_rma_op_t **at, *op;
     int rc = MPI_SUCCESS;
 
-    pthread_mutex_lock(&tj_calls_state.rma.lock);
-    for (at = &tj_calls_state.rma.list; (op = *at) != NULL;) {
+    pthread_mutex_lock(&rma_state->lock);
+    for (at = &rma_state->list; (op = *at) != NULL;) {
         if (op->win != win || (target >= 0 && op->target != target)) {
             at = &op->next;
             continue;
         }
         *at = op->next;
-        atomic_fetch_sub(&tj_calls_state.rma.count, 1);
+        atomic_fetch_sub(&rma_state->count, 1);
         int r = tj_staged_finish(op->s);
         if (rc == MPI_SUCCESS)
             rc = r;
         unref(op);
     }
-    pthread_mutex_unlock(&tj_calls_state.rma.lock);
+    pthread_mutex_unlock(&rma_state->lock);
     return rc;
 }
 
@@ -146,11 +149,11 @@ void tj_rma_finalize(void)
 {
     tj_rma_op_t *op;
 
-    pthread_mutex_lock(&tj_calls_state.rma.lock);
-    while ((op = tj_calls_state.rma.list) != NULL) {
-        tj_calls_state.rma.list = op->next;
-        atomic_fetch_sub(&tj_calls_state.rma.count, 1);
+    pthread_mutex_lock(&rma_state->lock);
+    while ((op = rma_state->list) != NULL) {
+        rma_state->list = op->next;
+        atomic_fetch_sub(&rma_state->count, 1);
         unref(op);
     }
-    pthread_mutex_unlock(&tj_calls_state.rma.lock);
+    pthread_mutex_unlock(&rma_state->lock);
 }

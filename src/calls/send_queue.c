@@ -17,6 +17,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_calls_state.send_queue) *const send_queue_state = &tj_calls_state.send_queue;
+
 /* Destinations a pass holds back (an earlier send there is still queued), and contexts whose
  * work it found still running; a pass that fills either stops there. */
 #define PASS_KEYS     64
@@ -111,7 +114,7 @@ static void start(tj_queued_send_t *q, bool pack_failed)
     q->rc = rc;
     atomic_store_explicit(&q->state, rc == MPI_SUCCESS ? TJ_SEND_STARTED : TJ_SEND_FAILED,
                           memory_order_release);
-    atomic_fetch_sub_explicit(&tj_calls_state.send_queue.length, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&send_queue_state->length, 1, memory_order_relaxed);
 }
 
 /* Before a pass that waits: one wait for each context, for the last of the sends it will start
@@ -123,7 +126,7 @@ static void wait_last(pass_t *p, bool one_dest, MPI_Comm comm, int dest,
     tj_queued_send_t *last[PASS_CONTEXTS];
     int n = 0;
 
-    for (tj_queued_send_t *q = tj_calls_state.send_queue.head; q != NULL; q = q->next) {
+    for (tj_queued_send_t *q = send_queue_state->head; q != NULL; q = q->next) {
         int i = 0;
         if (one_dest && (q->comm != comm || q->dest != dest))
             continue;
@@ -145,7 +148,7 @@ static void wait_last(pass_t *p, bool one_dest, MPI_Comm comm, int dest,
  * those to @p comm/@p dest when @p one_dest; up to @p until when it is not NULL. */
 static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_queued_send_t *until)
 {
-    tj_queued_send_t **at = &tj_calls_state.send_queue.head;
+    tj_queued_send_t **at = &send_queue_state->head;
     pass_t p; /* its arrays are read only up to their counts */
 
     p.nheld = p.nbusy = p.nwaited = 0;
@@ -170,7 +173,7 @@ static void pass(bool wait, bool one_dest, MPI_Comm comm, int dest, const tj_que
         }
         *at = q->next;
         if (*at == NULL)
-            tj_calls_state.send_queue.tail = at;
+            send_queue_state->tail = at;
         start(q, done < 0);
         if (q == until)
             break;
@@ -187,13 +190,13 @@ void tj_send_queue_push_chain(tj_queued_send_t *first, tj_queued_send_t *last, i
     last->next = NULL;
     for (tj_queued_send_t *q = first; q != NULL; q = q->next)
         atomic_store_explicit(&q->state, TJ_SEND_QUEUED, memory_order_relaxed);
-    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
-    *tj_calls_state.send_queue.tail = first;
-    tj_calls_state.send_queue.tail = &last->next;
-    atomic_fetch_add_explicit(&tj_calls_state.send_queue.length, n, memory_order_relaxed);
-    if (tj_calls_state.send_queue.progress_running)
-        pthread_cond_signal(&tj_calls_state.send_queue.progress_wake);
-    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_lock(&send_queue_state->queue_lock);
+    *send_queue_state->tail = first;
+    send_queue_state->tail = &last->next;
+    atomic_fetch_add_explicit(&send_queue_state->length, n, memory_order_relaxed);
+    if (send_queue_state->progress_running)
+        pthread_cond_signal(&send_queue_state->progress_wake);
+    pthread_mutex_unlock(&send_queue_state->queue_lock);
 }
 
 void tj_send_queue_push(tj_queued_send_t *q)
@@ -204,34 +207,34 @@ void tj_send_queue_push(tj_queued_send_t *q)
 void tj_send_queue_progress(void)
 {
     /* A thread already passing over the queue makes this one's progress. */
-    if (tj_send_queue_empty() || pthread_mutex_trylock(&tj_calls_state.send_queue.queue_lock) != 0)
+    if (tj_send_queue_empty() || pthread_mutex_trylock(&send_queue_state->queue_lock) != 0)
         return;
     pass(false, false, MPI_COMM_NULL, 0, NULL);
-    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_unlock(&send_queue_state->queue_lock);
 }
 
 void tj_send_queue_flush(void)
 {
     if (tj_send_queue_empty())
         return;
-    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_lock(&send_queue_state->queue_lock);
     pass(true, false, MPI_COMM_NULL, 0, NULL);
-    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_unlock(&send_queue_state->queue_lock);
 }
 
 void tj_send_queue_flush_dest(MPI_Comm comm, int dest)
 {
-    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_lock(&send_queue_state->queue_lock);
     pass(true, true, comm, dest, NULL);
-    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_unlock(&send_queue_state->queue_lock);
 }
 
 void tj_send_queue_flush_one(tj_queued_send_t *q)
 {
-    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_lock(&send_queue_state->queue_lock);
     if (tj_send_queue_waiting(q))
         pass(true, true, q->comm, q->dest, q);
-    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_unlock(&send_queue_state->queue_lock);
 }
 
 void tj_send_queue_on_call(int blocking)
@@ -262,19 +265,18 @@ static bool fortran_loaded(void)
 static void *progress_main(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
-    while (!tj_calls_state.send_queue.progress_stop) {
-        if (tj_calls_state.send_queue.head == NULL) {
-            pthread_cond_wait(&tj_calls_state.send_queue.progress_wake,
-                              &tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_lock(&send_queue_state->queue_lock);
+    while (!send_queue_state->progress_stop) {
+        if (send_queue_state->head == NULL) {
+            pthread_cond_wait(&send_queue_state->progress_wake, &send_queue_state->queue_lock);
             continue;
         }
         pass(false, false, MPI_COMM_NULL, 0, NULL);
-        pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+        pthread_mutex_unlock(&send_queue_state->queue_lock);
         nanosleep(&(struct timespec){0, PROGRESS_NAP_NS}, NULL);
-        pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
+        pthread_mutex_lock(&send_queue_state->queue_lock);
     }
-    pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
+    pthread_mutex_unlock(&send_queue_state->queue_lock);
     return NULL;
 }
 
@@ -283,9 +285,8 @@ void tj_send_queue_init(void)
     int level = MPI_THREAD_SINGLE;
     sigset_t all, old;
 
-    tj_calls_state.send_queue.active =
-        tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
-    if (!tj_calls_state.send_queue.active) {
+    send_queue_state->active = tj_config()->progress != TJ_PROGRESS_OFF && !fortran_loaded();
+    if (!send_queue_state->active) {
         if (tj_config()->progress != TJ_PROGRESS_OFF)
             tj_log_debug("Fortran MPI bindings are loaded: device sends wait for their packs "
                          "inside the call");
@@ -298,29 +299,29 @@ void tj_send_queue_init(void)
                      "calls instead");
         return;
     }
-    tj_calls_state.send_queue.progress_stop = false;
+    send_queue_state->progress_stop = false;
     /* Every signal blocked: the application's handlers run on its own threads. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    tj_calls_state.send_queue.progress_running =
-        pthread_create(&tj_calls_state.send_queue.progress_thread, NULL, progress_main, NULL) == 0;
+    send_queue_state->progress_running =
+        pthread_create(&send_queue_state->progress_thread, NULL, progress_main, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!tj_calls_state.send_queue.progress_running)
+    if (!send_queue_state->progress_running)
         tj_log_warn("no progress thread could be started; sends start at the MPI calls instead");
     else
-        pthread_setname_np(tj_calls_state.send_queue.progress_thread, "typejit-progress");
+        pthread_setname_np(send_queue_state->progress_thread, "typejit-progress");
 }
 
 void tj_send_queue_finalize(void)
 {
-    if (tj_calls_state.send_queue.progress_running) {
-        pthread_mutex_lock(&tj_calls_state.send_queue.queue_lock);
-        tj_calls_state.send_queue.progress_stop = true;
-        pthread_cond_signal(&tj_calls_state.send_queue.progress_wake);
-        pthread_mutex_unlock(&tj_calls_state.send_queue.queue_lock);
-        pthread_join(tj_calls_state.send_queue.progress_thread, NULL);
-        tj_calls_state.send_queue.progress_running = false;
+    if (send_queue_state->progress_running) {
+        pthread_mutex_lock(&send_queue_state->queue_lock);
+        send_queue_state->progress_stop = true;
+        pthread_cond_signal(&send_queue_state->progress_wake);
+        pthread_mutex_unlock(&send_queue_state->queue_lock);
+        pthread_join(send_queue_state->progress_thread, NULL);
+        send_queue_state->progress_running = false;
     }
     tj_send_queue_flush();
-    tj_calls_state.send_queue.active = false;
+    send_queue_state->active = false;
 }

@@ -21,6 +21,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_calls_state.window) *const window_state = &tj_calls_state.window;
+
 /* Changes are looked for BLOCK bytes at a time; changed blocks closer than GAP bytes are moved
  * to the device by one copy (a copy costs microseconds, as much as tens of KiB of bytes), at
  * most RUNS copies a synchronisation (the blocks after the last one are covered by it). The
@@ -245,11 +248,11 @@ void *tj_window_public(const tj_window_t *w)
 void tj_window_created(tj_window_t *w, MPI_Win win)
 {
     w->win = win;
-    pthread_mutex_lock(&tj_calls_state.window.table_lock);
-    w->next = tj_calls_state.window.table;
-    tj_calls_state.window.table = w;
-    atomic_fetch_add(&tj_calls_state.window.count, 1);
-    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
+    pthread_mutex_lock(&window_state->table_lock);
+    w->next = window_state->table;
+    window_state->table = w;
+    atomic_fetch_add(&window_state->count, 1);
+    pthread_mutex_unlock(&window_state->table_lock);
     tj_stats_inc(TJ_STAT_windows_separate);
 }
 
@@ -263,12 +266,12 @@ static tj_window_t *find(MPI_Win win)
 {
     tj_window_t *w;
 
-    pthread_mutex_lock(&tj_calls_state.window.table_lock);
-    for (w = tj_calls_state.window.table; w != NULL && w->win != win; w = w->next)
+    pthread_mutex_lock(&window_state->table_lock);
+    for (w = window_state->table; w != NULL && w->win != win; w = w->next)
         ;
     if (w != NULL)
         pthread_mutex_lock(&w->lock);
-    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
+    pthread_mutex_unlock(&window_state->table_lock);
     return w;
 }
 
@@ -363,14 +366,14 @@ int tj_window_freed(MPI_Win win)
     tj_window_t **at, *w;
     int rc;
 
-    pthread_mutex_lock(&tj_calls_state.window.table_lock);
-    for (at = &tj_calls_state.window.table; (w = *at) != NULL && w->win != win; at = &w->next)
+    pthread_mutex_lock(&window_state->table_lock);
+    for (at = &window_state->table; (w = *at) != NULL && w->win != win; at = &w->next)
         ;
     if (w != NULL) {
         *at = w->next;
-        atomic_fetch_sub(&tj_calls_state.window.count, 1);
+        atomic_fetch_sub(&window_state->count, 1);
     }
-    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
+    pthread_mutex_unlock(&window_state->table_lock);
     if (w == NULL)
         return MPI_SUCCESS;
     /* No process can reach the public copy any more: what others wrote there since the last
@@ -398,13 +401,13 @@ void tj_window_finalize(void)
 {
     tj_window_t *w;
 
-    pthread_mutex_lock(&tj_calls_state.window.table_lock);
-    while ((w = tj_calls_state.window.table) != NULL) {
-        tj_calls_state.window.table = w->next;
-        atomic_fetch_sub(&tj_calls_state.window.count, 1);
+    pthread_mutex_lock(&window_state->table_lock);
+    while ((w = window_state->table) != NULL) {
+        window_state->table = w->next;
+        atomic_fetch_sub(&window_state->count, 1);
         /* The system MPI's window still holds the public copy: it goes with the process. */
         w->pub = NULL;
         release(w);
     }
-    pthread_mutex_unlock(&tj_calls_state.window.table_lock);
+    pthread_mutex_unlock(&window_state->table_lock);
 }

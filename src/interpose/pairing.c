@@ -21,6 +21,9 @@
 #include "util/config.h"
 #include "util/log.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_interpose_state.pairing) *const pairing_state = &tj_interpose_state.pairing;
+
 #if defined(MPI_ABI_VERSION)
 #define BUILT_FOR TJ_MPI_STANDARD_ABI
 #elif defined(OPEN_MPI)
@@ -53,7 +56,7 @@ const char *tj_pairing_family_name(tj_mpi_family_t family)
 
 const char *tj_pairing_mpi_version(void)
 {
-    return tj_interpose_state.pairing.version_line;
+    return pairing_state->version_line;
 }
 
 tj_mpi_family_t tj_pairing_classify(const char *version, int abi_major)
@@ -102,7 +105,7 @@ static void decide(void)
     tj_mpi_family_t found;
 
     if (tj_config()->disable) {
-        tj_interpose_state.pairing.paired = false;
+        pairing_state->paired = false;
         return;
     }
     mpi = system_mpi();
@@ -121,32 +124,30 @@ static void decide(void)
     /* The first line, its runs of blanks made one space ("MPICH Version:\t4.0.2"). */
     size_t n = 0;
     for (const char *c = version;
-         *c != '\0' && *c != '\n' && n < sizeof(tj_interpose_state.pairing.version_line) - 1; c++)
-        if ((*c != ' ' && *c != '\t') ||
-            (n > 0 && tj_interpose_state.pairing.version_line[n - 1] != ' '))
-            tj_interpose_state.pairing.version_line[n++] = *c == '\t' ? ' ' : *c;
-    while (n > 0 && (tj_interpose_state.pairing.version_line[n - 1] == ' ' ||
-                     tj_interpose_state.pairing.version_line[n - 1] == ','))
+         *c != '\0' && *c != '\n' && n < sizeof(pairing_state->version_line) - 1; c++)
+        if ((*c != ' ' && *c != '\t') || (n > 0 && pairing_state->version_line[n - 1] != ' '))
+            pairing_state->version_line[n++] = *c == '\t' ? ' ' : *c;
+    while (n > 0 &&
+           (pairing_state->version_line[n - 1] == ' ' || pairing_state->version_line[n - 1] == ','))
         n--;
-    tj_interpose_state.pairing.version_line[n] = '\0';
+    pairing_state->version_line[n] = '\0';
 
     found = tj_pairing_classify(version, major);
-    tj_interpose_state.pairing.paired = found == BUILT_FOR;
-    if (!tj_interpose_state.pairing.paired && first_of_job())
+    pairing_state->paired = found == BUILT_FOR;
+    if (!pairing_state->paired && first_of_job())
         tj_log_warn(
             "built for %s, running in front of %s (%s): typejit passes every call to "
             "the system MPI and the program runs without it; build typejit against this MPI",
             tj_pairing_family_name(BUILT_FOR),
-            tj_interpose_state.pairing.version_line[0] != '\0'
-                ? tj_interpose_state.pairing.version_line
-                : "no MPI_Get_library_version",
+            pairing_state->version_line[0] != '\0' ? pairing_state->version_line
+                                                   : "no MPI_Get_library_version",
             tj_pairing_family_name(found));
 }
 
 bool tj_pairing_check(void)
 {
-    pthread_once(&tj_interpose_state.pairing.once, decide);
-    if (!tj_interpose_state.pairing.paired)
+    pthread_once(&pairing_state->once, decide);
+    if (!pairing_state->paired)
         tj_passthrough_start();
-    return tj_interpose_state.pairing.paired;
+    return pairing_state->paired;
 }

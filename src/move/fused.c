@@ -16,6 +16,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_move_state.fused) *const fused_state = &tj_move_state.fused;
+
 /* Typed bytes of a fused unpack whose members' spans interleave are checked run by run: at most
  * this many contiguous runs (the check sorts them), and the answer is remembered for this many
  * sets, so that a fixed call pattern pays for the check once. */
@@ -103,25 +106,23 @@ static bool members_disjoint(const tj_block_t *const *blocks, const int64_t *off
         }
     }
     key = tj_hash_bytes(rec, len * sizeof(rec[0]));
-    pthread_mutex_lock(&tj_move_state.fused.checked_lock);
+    pthread_mutex_lock(&fused_state->checked_lock);
     for (int i = 0; i < TJ_FUSED_CHECK_MEMORY && !found; i++)
-        if (tj_move_state.fused.checked[i].used &&
-            tj_move_state.fused.checked[i].key.hi == key.hi &&
-            tj_move_state.fused.checked[i].key.lo == key.lo) {
+        if (fused_state->checked[i].used && fused_state->checked[i].key.hi == key.hi &&
+            fused_state->checked[i].key.lo == key.lo) {
             found = true;
-            disjoint = tj_move_state.fused.checked[i].disjoint;
+            disjoint = fused_state->checked[i].disjoint;
         }
-    pthread_mutex_unlock(&tj_move_state.fused.checked_lock);
+    pthread_mutex_unlock(&fused_state->checked_lock);
     if (found)
         return disjoint;
     disjoint = runs_disjoint(blocks, offs, counts, nm);
-    pthread_mutex_lock(&tj_move_state.fused.checked_lock);
-    tj_move_state.fused.checked[tj_move_state.fused.checked_next].key = key;
-    tj_move_state.fused.checked[tj_move_state.fused.checked_next].used = true;
-    tj_move_state.fused.checked[tj_move_state.fused.checked_next].disjoint = disjoint;
-    tj_move_state.fused.checked_next =
-        (tj_move_state.fused.checked_next + 1) % TJ_FUSED_CHECK_MEMORY;
-    pthread_mutex_unlock(&tj_move_state.fused.checked_lock);
+    pthread_mutex_lock(&fused_state->checked_lock);
+    fused_state->checked[fused_state->checked_next].key = key;
+    fused_state->checked[fused_state->checked_next].used = true;
+    fused_state->checked[fused_state->checked_next].disjoint = disjoint;
+    fused_state->checked_next = (fused_state->checked_next + 1) % TJ_FUSED_CHECK_MEMORY;
+    pthread_mutex_unlock(&fused_state->checked_lock);
     return disjoint;
 }
 

@@ -18,6 +18,9 @@
 #include "util/config.h"
 #include "util/log.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_move_state.model) *const model_state = &tj_move_state.model;
+
 /* The defaults without a table (docs/send-paths.md explains them): below these packed sizes the
  * kernel writes (or reads) mapped host memory itself; at and above, device memory is handed to a
  * CUDA-aware MPI, or packed on the device and copied to the host in one DMA copy. */
@@ -50,14 +53,13 @@ static void detect_aware(void)
     int flag = 0;
 
     if (ompi != NULL) {
-        tj_move_state.model.aware_detected = ompi() == 1;
-        tj_move_state.model.aware_query = "MPIX_Query_cuda_support()";
+        model_state->aware_detected = ompi() == 1;
+        model_state->aware_query = "MPIX_Query_cuda_support()";
     } else if (mpich != NULL && mpich(0 /* MPIX_GPU_SUPPORT_CUDA */, &flag) == 0) {
-        tj_move_state.model.aware_detected = flag != 0;
-        tj_move_state.model.aware_query = "MPIX_GPU_query_support()";
+        model_state->aware_detected = flag != 0;
+        model_state->aware_query = "MPIX_GPU_query_support()";
     }
-    tj_log_debug("system mpi %s cuda-aware (%s)",
-                 tj_move_state.model.aware_detected ? "is" : "is not",
+    tj_log_debug("system mpi %s cuda-aware (%s)", model_state->aware_detected ? "is" : "is not",
                  ompi != NULL    ? "MPIX_Query_cuda_support"
                  : mpich != NULL ? "MPIX_GPU_query_support"
                                  : "no query function");
@@ -69,8 +71,8 @@ bool tj_model_cuda_aware(void)
 
     if (s != TJ_TRI_AUTO)
         return s == TJ_TRI_YES;
-    pthread_once(&tj_move_state.model.aware_once, detect_aware);
-    return tj_move_state.model.aware_detected;
+    pthread_once(&model_state->aware_once, detect_aware);
+    return model_state->aware_detected;
 }
 
 void tj_model_check_settings(void)
@@ -79,12 +81,12 @@ void tj_model_check_settings(void)
         return;
     /* The setting wins (an MPI may not know its own build), but handing device memory to an
      * MPI that says it cannot take it usually crashes it: say so, once. */
-    pthread_once(&tj_move_state.model.aware_once, detect_aware);
-    if (tj_move_state.model.aware_query != NULL && !tj_move_state.model.aware_detected)
+    pthread_once(&model_state->aware_once, detect_aware);
+    if (model_state->aware_query != NULL && !model_state->aware_detected)
         tj_log_warn_job("TYPEJIT_CUDA_AWARE=yes, but the system mpi says it is not cuda-aware (%s "
                         "returned no): device buffers handed to it may crash it or be read as "
                         "host memory; unset TYPEJIT_CUDA_AWARE unless you know better",
-                        tj_move_state.model.aware_query);
+                        model_state->aware_query);
 }
 
 bool tj_model_stage_contiguous(void)
@@ -138,8 +140,8 @@ static void load_table(void)
     /* The device's name and arch are asked of the driver before the lock (no driver call runs
      * under it); threads that race here ask twice and load once. */
     st = tj_model_table_path(device < 0 ? 0 : device, path, sizeof(path));
-    pthread_mutex_lock(&tj_move_state.model.table_lock);
-    if (atomic_load(&tj_move_state.model.table_loaded))
+    pthread_mutex_lock(&model_state->table_lock);
+    if (atomic_load(&model_state->table_loaded))
         goto out_unlock;
     if (st != TJ_OK) {
         tj_log_info("no system table (%s): sends choose their method by the default thresholds "
@@ -151,7 +153,7 @@ static void load_table(void)
         goto out_loaded;
     st = tj_systable_load(path, t, why, sizeof(why));
     if (st == TJ_OK) {
-        tj_move_state.model.table = t;
+        model_state->table = t;
         tj_log_info("system table %s: %s, measured %s", path, t->device, t->date);
         goto out_loaded;
     }
@@ -170,9 +172,9 @@ static void load_table(void)
             "thresholds",
             path, why[0] != '\0' ? why : tj_status_string(st));
 out_loaded:
-    atomic_store(&tj_move_state.model.table_loaded, true);
+    atomic_store(&model_state->table_loaded, true);
 out_unlock:
-    pthread_mutex_unlock(&tj_move_state.model.table_lock);
+    pthread_mutex_unlock(&model_state->table_lock);
 }
 
 /* --- prediction ----------------------------------------------------------------------------- */
@@ -217,11 +219,11 @@ bool tj_model_predict(const tj_block_t *block, int64_t count, int64_t bytes, boo
                       bool recv, double us[4])
 {
     (void)count;
-    if (!atomic_load(&tj_move_state.model.table_loaded))
+    if (!atomic_load(&model_state->table_loaded))
         load_table();
-    if (tj_move_state.model.table == NULL)
+    if (model_state->table == NULL)
         return false;
-    predict(tj_move_state.model.table, run_of(block), bytes, same_node, recv, us);
+    predict(model_state->table, run_of(block), bytes, same_node, recv, us);
     return true;
 }
 
@@ -282,22 +284,21 @@ static tj_method_t memo_access(const memo_t *key, bool put)
     tj_method_t found = TJ_METHOD_AUTO;
     uint64_t h = memo_hash(key);
 
-    pthread_mutex_lock(&tj_move_state.model.memo_lock);
-    if (tj_move_state.model.memo == NULL &&
-        (!put || (tj_move_state.model.memo =
-                      calloc(MEMO_SLOTS, sizeof(*tj_move_state.model.memo))) == NULL))
+    pthread_mutex_lock(&model_state->memo_lock);
+    if (model_state->memo == NULL &&
+        (!put || (model_state->memo = calloc(MEMO_SLOTS, sizeof(*model_state->memo))) == NULL))
         goto out_unlock;
-    if (put && tj_move_state.model.memo_used >= MEMO_LIMIT) {
-        memset(tj_move_state.model.memo, 0, MEMO_SLOTS * sizeof(*tj_move_state.model.memo));
-        tj_move_state.model.memo_used = 0;
+    if (put && model_state->memo_used >= MEMO_LIMIT) {
+        memset(model_state->memo, 0, MEMO_SLOTS * sizeof(*model_state->memo));
+        model_state->memo_used = 0;
     }
     for (uint64_t i = h % MEMO_SLOTS;; i = (i + 1) % MEMO_SLOTS) {
-        memo_t *m = &tj_move_state.model.memo[i];
+        memo_t *m = &model_state->memo[i];
         if (!(m->flags & 4)) {
             if (put) {
                 *m = *key;
                 m->flags |= 4;
-                tj_move_state.model.memo_used++;
+                model_state->memo_used++;
             }
             break;
         }
@@ -307,7 +308,7 @@ static tj_method_t memo_access(const memo_t *key, bool put)
         }
     }
 out_unlock:
-    pthread_mutex_unlock(&tj_move_state.model.memo_lock);
+    pthread_mutex_unlock(&model_state->memo_lock);
     return found;
 }
 
@@ -343,10 +344,10 @@ static tj_method_t choose(const tj_block_t *block, int64_t count, int64_t bytes,
     if ((m = memo_access(&key, false)) != TJ_METHOD_AUTO)
         return m;
 
-    if (!atomic_load(&tj_move_state.model.table_loaded))
+    if (!atomic_load(&model_state->table_loaded))
         load_table();
-    if (tj_move_state.model.table != NULL) {
-        predict(tj_move_state.model.table, run_of(block), bytes, same_node, recv, us);
+    if (model_state->table != NULL) {
+        predict(model_state->table, run_of(block), bytes, same_node, recv, us);
         m = fastest(us, aware);
         tj_log_debug("%s of %lld bytes in runs of %lld: device %.1f us, oneshot %.1f us, staged "
                      "%.1f us: %s",
@@ -386,14 +387,14 @@ tj_method_t tj_model_choose_remembered(tj_type_plan_t *plan, const tj_block_t *b
 
 void tj_model_finalize(void)
 {
-    pthread_mutex_lock(&tj_move_state.model.table_lock);
-    free(tj_move_state.model.table);
-    tj_move_state.model.table = NULL;
-    atomic_store(&tj_move_state.model.table_loaded, false);
-    pthread_mutex_unlock(&tj_move_state.model.table_lock);
-    pthread_mutex_lock(&tj_move_state.model.memo_lock);
-    free(tj_move_state.model.memo);
-    tj_move_state.model.memo = NULL;
-    tj_move_state.model.memo_used = 0;
-    pthread_mutex_unlock(&tj_move_state.model.memo_lock);
+    pthread_mutex_lock(&model_state->table_lock);
+    free(model_state->table);
+    model_state->table = NULL;
+    atomic_store(&model_state->table_loaded, false);
+    pthread_mutex_unlock(&model_state->table_lock);
+    pthread_mutex_lock(&model_state->memo_lock);
+    free(model_state->memo);
+    model_state->memo = NULL;
+    model_state->memo_used = 0;
+    pthread_mutex_unlock(&model_state->memo_lock);
 }

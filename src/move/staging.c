@@ -12,6 +12,9 @@
 #include "util/log.h"
 #include "util/stats.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_move_state.staging) *const staging_state = &tj_move_state.staging;
+
 #define TJ_STAGE_IDLE     8
 #define TJ_STAGE_MIN      ((size_t)64 << 10)
 #define TJ_STAGE_KEEP_MAX ((size_t)256 << 20)
@@ -31,13 +34,13 @@ static void cache_drop(void *arg)
 {
     cache_t *c = arg;
 
-    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
+    pthread_mutex_lock(&staging_state->pool_lock);
     if (c->prev != NULL) {
         *c->prev = c->next;
         if (c->next != NULL)
             c->next->prev = c->prev;
     }
-    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
+    pthread_mutex_unlock(&staging_state->pool_lock);
     for (int i = 0; i < CACHE_SLOTS; i++)
         if (c->slot[i] != NULL)
             give_to_pool(c->slot[i]);
@@ -46,7 +49,7 @@ static void cache_drop(void *arg)
 
 static void cache_key_init(void)
 {
-    pthread_key_create(&tj_move_state.staging.cache_key, cache_drop);
+    pthread_key_create(&staging_state->cache_key, cache_drop);
 }
 
 /* This thread's cache, made on first use; NULL when out of memory. */
@@ -56,17 +59,17 @@ static cache_t *cache_here(void)
 
     if (c != NULL)
         return c;
-    pthread_once(&tj_move_state.staging.cache_once, cache_key_init);
+    pthread_once(&staging_state->cache_once, cache_key_init);
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return NULL;
-    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
-    c->next = tj_move_state.staging.caches;
-    if (tj_move_state.staging.caches != NULL)
-        tj_move_state.staging.caches->prev = &c->next;
-    c->prev = &tj_move_state.staging.caches;
-    tj_move_state.staging.caches = c;
-    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
-    pthread_setspecific(tj_move_state.staging.cache_key, c);
+    pthread_mutex_lock(&staging_state->pool_lock);
+    c->next = staging_state->caches;
+    if (staging_state->caches != NULL)
+        staging_state->caches->prev = &c->next;
+    c->prev = &staging_state->caches;
+    staging_state->caches = c;
+    pthread_mutex_unlock(&staging_state->pool_lock);
+    pthread_setspecific(staging_state->cache_key, c);
     tj_move_thread.staging.mine = c;
     return c;
 }
@@ -130,13 +133,13 @@ static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
                 return TJ_OK;
             }
         }
-    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
-    for (at = &tj_move_state.staging.idle; *at != NULL;) {
+    pthread_mutex_lock(&staging_state->pool_lock);
+    for (at = &staging_state->idle; *at != NULL;) {
         if ((*at)->ctx == ctx && (*at)->gen != gen) {
             /* Left from an earlier instance of this context: gone with it. */
             b = *at;
             *at = b->next;
-            tj_move_state.staging.nidle--;
+            staging_state->nidle--;
             b->next = stale;
             stale = b;
             continue;
@@ -154,13 +157,13 @@ static tj_status_t take(tj_stage_kind_t kind, size_t len, tj_stage_t **buf)
     if (best != NULL) {
         b = *best;
         *best = b->next;
-        tj_move_state.staging.nidle--;
-        pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
+        staging_state->nidle--;
+        pthread_mutex_unlock(&staging_state->pool_lock);
         b->next = NULL;
         *buf = b;
         return TJ_OK;
     }
-    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
+    pthread_mutex_unlock(&staging_state->pool_lock);
 
     while (want < len && want < ((size_t)1 << 62))
         want *= 2;
@@ -261,15 +264,15 @@ void tj_staging_put(tj_stage_t *buf)
 /* Into the pool of idle buffers, or freed when it holds enough. */
 static void give_to_pool(tj_stage_t *buf)
 {
-    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
-    if (buf->kind != TJ_STAGE_PAGEABLE && tj_move_state.staging.nidle < TJ_STAGE_IDLE &&
+    pthread_mutex_lock(&staging_state->pool_lock);
+    if (buf->kind != TJ_STAGE_PAGEABLE && staging_state->nidle < TJ_STAGE_IDLE &&
         buf->len <= TJ_STAGE_KEEP_MAX) {
-        buf->next = tj_move_state.staging.idle;
-        tj_move_state.staging.idle = buf;
-        tj_move_state.staging.nidle++;
+        buf->next = staging_state->idle;
+        staging_state->idle = buf;
+        staging_state->nidle++;
         buf = NULL;
     }
-    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
+    pthread_mutex_unlock(&staging_state->pool_lock);
     if (buf != NULL)
         release(buf);
 }
@@ -278,19 +281,19 @@ void tj_staging_finalize(void)
 {
     tj_stage_t *list;
 
-    pthread_mutex_lock(&tj_move_state.staging.pool_lock);
+    pthread_mutex_lock(&staging_state->pool_lock);
     /* No other thread is inside MPI at MPI_Finalize: every cache is still. */
-    for (cache_t *c = tj_move_state.staging.caches; c != NULL; c = c->next)
+    for (cache_t *c = staging_state->caches; c != NULL; c = c->next)
         for (int i = 0; i < CACHE_SLOTS; i++)
             if (c->slot[i] != NULL) {
-                c->slot[i]->next = tj_move_state.staging.idle;
-                tj_move_state.staging.idle = c->slot[i];
+                c->slot[i]->next = staging_state->idle;
+                staging_state->idle = c->slot[i];
                 c->slot[i] = NULL;
             }
-    list = tj_move_state.staging.idle;
-    tj_move_state.staging.idle = NULL;
-    tj_move_state.staging.nidle = 0;
-    pthread_mutex_unlock(&tj_move_state.staging.pool_lock);
+    list = staging_state->idle;
+    staging_state->idle = NULL;
+    staging_state->nidle = 0;
+    pthread_mutex_unlock(&staging_state->pool_lock);
     while (list != NULL) {
         tj_stage_t *next = list->next;
         release(list);

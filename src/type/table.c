@@ -23,6 +23,9 @@
 #include "type/state.h"
 #include "util/slab.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_type_state.table) *const table_state = &tj_type_state.table;
+
 /* Chains of up to this many nodes are kept inside the entry: nearly all of them. */
 #define KNOWN_SMALL 3
 
@@ -46,20 +49,20 @@ typedef struct tj_table_slot {
 
 void tj_table_set_threaded(bool multiple)
 {
-    atomic_store_explicit(&tj_type_state.table.threaded, multiple, memory_order_relaxed);
+    atomic_store_explicit(&table_state->threaded, multiple, memory_order_relaxed);
 }
 
 static void read_lock(void)
 {
     if (tj_table_threaded())
-        pthread_rwlock_rdlock(&tj_type_state.table.lock);
+        pthread_rwlock_rdlock(&table_state->lock);
 }
 
 static void write_lock(void)
 {
     if (tj_table_threaded())
-        pthread_rwlock_wrlock(&tj_type_state.table.lock);
-    atomic_fetch_add_explicit(&tj_type_state.table.changes, 1, memory_order_relaxed);
+        pthread_rwlock_wrlock(&table_state->lock);
+    atomic_fetch_add_explicit(&table_state->changes, 1, memory_order_relaxed);
 }
 
 /* Unlocks what the matching lock call took: the level cannot change in between, since it is set
@@ -67,7 +70,7 @@ static void write_lock(void)
 static void unlock(void)
 {
     if (tj_table_threaded())
-        pthread_rwlock_unlock(&tj_type_state.table.lock);
+        pthread_rwlock_unlock(&table_state->lock);
 }
 
 static uint64_t mix(uint64_t x)
@@ -97,32 +100,31 @@ static size_t slot_hash(MPI_Datatype type)
 /* The slot of @p type, or of the empty slot where it would go. nslots must be non-zero. */
 static size_t slot_find(MPI_Datatype type)
 {
-    size_t mask = tj_type_state.table.nslots - 1, i = slot_hash(type) & mask;
-    while (tj_type_state.table.slots[i].e != NULL && tj_type_state.table.slots[i].type != type)
+    size_t mask = table_state->nslots - 1, i = slot_hash(type) & mask;
+    while (table_state->slots[i].e != NULL && table_state->slots[i].type != type)
         i = (i + 1) & mask;
     return i;
 }
 
 static entry_t *entry_find(MPI_Datatype type)
 {
-    if (tj_type_state.table.nslots == 0)
+    if (table_state->nslots == 0)
         return NULL;
-    return tj_type_state.table.slots[slot_find(type)].e;
+    return table_state->slots[slot_find(type)].e;
 }
 
 static bool grow(void)
 {
-    size_t old_n = tj_type_state.table.nslots,
-           n = tj_type_state.table.nslots ? tj_type_state.table.nslots * 2 : 256;
-    slot_t *old = tj_type_state.table.slots, *fresh = calloc(n, sizeof(*fresh));
+    size_t old_n = table_state->nslots, n = table_state->nslots ? table_state->nslots * 2 : 256;
+    slot_t *old = table_state->slots, *fresh = calloc(n, sizeof(*fresh));
 
     if (fresh == NULL)
         return false;
-    tj_type_state.table.slots = fresh;
-    tj_type_state.table.nslots = n;
+    table_state->slots = fresh;
+    table_state->nslots = n;
     for (size_t i = 0; i < old_n; i++)
         if (old[i].e != NULL)
-            tj_type_state.table.slots[slot_find(old[i].type)] = old[i];
+            table_state->slots[slot_find(old[i].type)] = old[i];
     free(old);
     return true;
 }
@@ -131,22 +133,22 @@ static bool grow(void)
  * that no tombstones are needed. */
 static void slot_remove(size_t i)
 {
-    size_t mask = tj_type_state.table.nslots - 1, j = i;
+    size_t mask = table_state->nslots - 1, j = i;
 
     for (;;) {
         size_t k;
         j = (j + 1) & mask;
-        if (tj_type_state.table.slots[j].e == NULL)
+        if (table_state->slots[j].e == NULL)
             break;
-        k = slot_hash(tj_type_state.table.slots[j].type) & mask;
+        k = slot_hash(table_state->slots[j].type) & mask;
         /* Move j into the hole at i unless its home k lies cyclically in (i, j]. */
         if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
             continue;
-        tj_type_state.table.slots[i] = tj_type_state.table.slots[j];
+        table_state->slots[i] = table_state->slots[j];
         i = j;
     }
-    tj_type_state.table.slots[i].e = NULL;
-    tj_type_state.table.nused--;
+    table_state->slots[i].e = NULL;
+    table_state->nused--;
 }
 
 /* An object of @p pool, whose object size is set at its first use, under the lock that guards
@@ -164,17 +166,16 @@ static tj_type_info_t *record_new(const tj_type_info_t *from)
 {
     tj_type_info_t *r;
 
-    pthread_mutex_lock(&tj_type_state.table.record_lock);
-    r = pool_alloc(&tj_type_state.table.info_pool, sizeof(tj_type_info_t));
-    tj_type_state.table.live_records += r != NULL;
-    pthread_mutex_unlock(&tj_type_state.table.record_lock);
+    pthread_mutex_lock(&table_state->record_lock);
+    r = pool_alloc(&table_state->info_pool, sizeof(tj_type_info_t));
+    table_state->live_records += r != NULL;
+    pthread_mutex_unlock(&table_state->record_lock);
     if (r == NULL)
         return NULL;
     *r = *from;
     memset(&r->plan, 0, sizeof(r->plan));
     r->replaced = NULL;
-    r->serial =
-        atomic_fetch_add_explicit(&tj_type_state.table.serials, 1, memory_order_relaxed) + 1;
+    r->serial = atomic_fetch_add_explicit(&table_state->serials, 1, memory_order_relaxed) + 1;
     atomic_init(&r->has_kept, false);
     atomic_init(&r->refs, 1);
     tj_layout_hold(r->layout);
@@ -190,10 +191,10 @@ static void record_unref(const tj_type_info_t *info)
         if (atomic_load(&r->has_kept))
             PMPI_Type_free(&r->kept);
         tj_layout_release(r->layout);
-        pthread_mutex_lock(&tj_type_state.table.record_lock);
-        tj_slab_free(&tj_type_state.table.info_pool, r);
-        tj_type_state.table.live_records--;
-        pthread_mutex_unlock(&tj_type_state.table.record_lock);
+        pthread_mutex_lock(&table_state->record_lock);
+        tj_slab_free(&table_state->info_pool, r);
+        table_state->live_records--;
+        pthread_mutex_unlock(&table_state->record_lock);
         r = from;
     }
 }
@@ -217,7 +218,7 @@ static void entry_release(entry_t *e)
     if (e->nodes != e->small)
         free(e->nodes);
     record_unref(e->info);
-    tj_slab_free(&tj_type_state.table.entry_pool, e);
+    tj_slab_free(&table_state->entry_pool, e);
 }
 
 const tj_type_info_t *tj_type_hold(const tj_type_info_t *info)
@@ -241,9 +242,9 @@ static entry_t *entry_get(MPI_Datatype type)
 
     if ((e = entry_find(type)) != NULL)
         return e;
-    if ((tj_type_state.table.nused + 1) * 2 > tj_type_state.table.nslots && !grow())
+    if ((table_state->nused + 1) * 2 > table_state->nslots && !grow())
         return NULL;
-    if ((e = pool_alloc(&tj_type_state.table.entry_pool, sizeof(entry_t))) == NULL)
+    if ((e = pool_alloc(&table_state->entry_pool, sizeof(entry_t))) == NULL)
         return NULL;
     e->known = false;
     e->building = false;
@@ -251,9 +252,9 @@ static entry_t *entry_get(MPI_Datatype type)
     e->info = NULL;
     e->nodes = e->small;
     i = slot_find(type);
-    tj_type_state.table.slots[i].type = type;
-    tj_type_state.table.slots[i].e = e;
-    tj_type_state.table.nused++;
+    table_state->slots[i].type = type;
+    table_state->slots[i].e = e;
+    table_state->nused++;
     return e;
 }
 
@@ -311,7 +312,7 @@ tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info)
 const tj_type_info_t *tj_table_lookup(MPI_Datatype type)
 {
     const tj_type_info_t *r;
-    unsigned now = atomic_load_explicit(&tj_type_state.table.changes, memory_order_relaxed);
+    unsigned now = atomic_load_explicit(&table_state->changes, memory_order_relaxed);
     entry_t *e;
 
     read_lock();
@@ -419,9 +420,9 @@ void tj_table_drop(MPI_Datatype type)
     entry_t *e;
 
     write_lock();
-    if (tj_type_state.table.nslots > 0) {
+    if (table_state->nslots > 0) {
         size_t i = slot_find(type);
-        if ((e = tj_type_state.table.slots[i].e) != NULL) {
+        if ((e = table_state->slots[i].e) != NULL) {
             slot_remove(i);
             info = e->info;
             e->info = NULL;
@@ -443,9 +444,9 @@ void tj_table_strided_blocks(tj_block_t **blocks, size_t *n)
     size_t count = 0, cap = 0;
 
     read_lock();
-    for (size_t i = 0; i < tj_type_state.table.nslots; i++) {
+    for (size_t i = 0; i < table_state->nslots; i++) {
         const tj_type_info_t *info =
-            tj_type_state.table.slots[i].e != NULL ? tj_type_state.table.slots[i].e->info : NULL;
+            table_state->slots[i].e != NULL ? table_state->slots[i].e->info : NULL;
         if (info == NULL || !info->strided)
             continue;
         if (count == cap) {
@@ -471,28 +472,28 @@ void tj_table_clear(void)
     write_lock();
     /* Records are released after the lock where memory allows: one with a kept handle frees it,
      * an MPI call. */
-    gone = calloc(tj_type_state.table.nslots > 0 ? tj_type_state.table.nslots : 1, sizeof(*gone));
-    for (size_t i = 0; i < tj_type_state.table.nslots; i++)
-        if (tj_type_state.table.slots[i].e != NULL) {
+    gone = calloc(table_state->nslots > 0 ? table_state->nslots : 1, sizeof(*gone));
+    for (size_t i = 0; i < table_state->nslots; i++)
+        if (table_state->slots[i].e != NULL) {
             if (gone != NULL) {
-                gone[ngone++] = tj_type_state.table.slots[i].e->info;
-                tj_type_state.table.slots[i].e->info = NULL;
+                gone[ngone++] = table_state->slots[i].e->info;
+                table_state->slots[i].e->info = NULL;
             }
-            entry_release(tj_type_state.table.slots[i].e);
+            entry_release(table_state->slots[i].e);
         }
-    free(tj_type_state.table.slots);
-    tj_type_state.table.slots = NULL;
-    tj_type_state.table.nslots = tj_type_state.table.nused = 0;
-    tj_slab_release(&tj_type_state.table.entry_pool);
+    free(table_state->slots);
+    table_state->slots = NULL;
+    table_state->nslots = table_state->nused = 0;
+    tj_slab_release(&table_state->entry_pool);
     unlock();
     for (size_t i = 0; i < ngone; i++)
         record_unref(gone[i]);
     free(gone);
     /* Records still held (by requests the application never completed) stay where they are. */
-    pthread_mutex_lock(&tj_type_state.table.record_lock);
-    if (tj_type_state.table.live_records == 0)
-        tj_slab_release(&tj_type_state.table.info_pool);
-    pthread_mutex_unlock(&tj_type_state.table.record_lock);
+    pthread_mutex_lock(&table_state->record_lock);
+    if (table_state->live_records == 0)
+        tj_slab_release(&table_state->info_pool);
+    pthread_mutex_unlock(&table_state->record_lock);
 }
 
 void tj_table_read_extents(MPI_Datatype type, tj_type_info_t *info)

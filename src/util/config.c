@@ -13,6 +13,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_util_state.config) *const config_state = &tj_util_state.config;
+
 static const tj_setting_word_t bools[] = {
     {"1", 1},  {"yes", 1},   {"true", 1}, {"on", 1}, {"0", 0},
     {"no", 0}, {"false", 0}, {"off", 0},  {NULL, 0},
@@ -113,33 +116,32 @@ static void setting_warn(const char *fmt, ...)
 {
     va_list ap;
 
-    pthread_mutex_lock(&tj_util_state.config.deferred_lock);
-    if (tj_util_state.config.ndeferred < TJ_CONFIG_MAX_DEFERRED) {
+    pthread_mutex_lock(&config_state->deferred_lock);
+    if (config_state->ndeferred < TJ_CONFIG_MAX_DEFERRED) {
         va_start(ap, fmt);
-        vsnprintf(tj_util_state.config.deferred[tj_util_state.config.ndeferred++],
-                  sizeof(tj_util_state.config.deferred[0]), fmt, ap);
+        vsnprintf(config_state->deferred[config_state->ndeferred++],
+                  sizeof(config_state->deferred[0]), fmt, ap);
         va_end(ap);
     } else
-        tj_util_state.config.ndropped++;
-    pthread_mutex_unlock(&tj_util_state.config.deferred_lock);
+        config_state->ndropped++;
+    pthread_mutex_unlock(&config_state->deferred_lock);
 }
 
 void tj_config_flush_warnings(int rank)
 {
-    pthread_mutex_lock(&tj_util_state.config.deferred_lock);
+    pthread_mutex_lock(&config_state->deferred_lock);
     /* Every rank reads the same environment in the usual launch: rank 0 speaks for all; the
      * others keep their copy at debug level, for the rare job whose ranks differ. */
-    for (int i = 0; i < tj_util_state.config.ndeferred; i++) {
+    for (int i = 0; i < config_state->ndeferred; i++) {
         if (rank <= 0)
-            tj_log_warn("%s", tj_util_state.config.deferred[i]);
+            tj_log_warn("%s", config_state->deferred[i]);
         else
-            tj_log_debug("%s", tj_util_state.config.deferred[i]);
+            tj_log_debug("%s", config_state->deferred[i]);
     }
-    if (tj_util_state.config.ndropped > 0 && rank <= 0)
-        tj_log_warn("%d more warnings about TYPEJIT_* settings not shown",
-                    tj_util_state.config.ndropped);
-    tj_util_state.config.ndeferred = tj_util_state.config.ndropped = 0;
-    pthread_mutex_unlock(&tj_util_state.config.deferred_lock);
+    if (config_state->ndropped > 0 && rank <= 0)
+        tj_log_warn("%d more warnings about TYPEJIT_* settings not shown", config_state->ndropped);
+    config_state->ndeferred = config_state->ndropped = 0;
+    pthread_mutex_unlock(&config_state->deferred_lock);
 }
 
 /* The word @p s names among the spellings of @p t, else its default with a warning that says
@@ -460,19 +462,19 @@ bool tj_config_parse_size(const char *text, long long *out)
 
 static void config_init(void)
 {
-    tj_config_parse(&tj_util_state.config.settings);
+    tj_config_parse(&config_state->settings);
 }
 
 const tj_config_t *tj_config_read(void)
 {
-    pthread_once(&tj_util_state.config.once, config_init);
-    atomic_store_explicit(&tj_util_state.config.ready, true, memory_order_release);
-    return &tj_util_state.config.settings;
+    pthread_once(&config_state->once, config_init);
+    atomic_store_explicit(&config_state->ready, true, memory_order_release);
+    return &config_state->settings;
 }
 
 void tj_config_set(const tj_config_t *cfg)
 {
-    pthread_once(&tj_util_state.config.once, config_init);
-    tj_util_state.config.settings = *cfg;
+    pthread_once(&config_state->once, config_init);
+    config_state->settings = *cfg;
     tj_log_set_level(cfg->log_level);
 }

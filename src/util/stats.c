@@ -8,48 +8,51 @@
 
 #include "typejit.h"
 
+/* This module's part of the layer's state. */
+static __typeof__(tj_util_state.stats) *const stats_state = &tj_util_state.stats;
+
 /* A thread ends: its counts go to `ended`, its block to the free ones. */
 static void block_drop(void *arg)
 {
     tj_stats_block_t *b = arg, **at;
 
-    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
-    for (at = &tj_util_state.stats.in_use; *at != NULL && *at != b; at = &(*at)->next)
+    pthread_mutex_lock(&stats_state->blocks_lock);
+    for (at = &stats_state->in_use; *at != NULL && *at != b; at = &(*at)->next)
         ;
     if (*at == b) {
         *at = b->next;
         for (int i = 0; i < TJ_STAT_COUNT; i++) {
-            tj_util_state.stats.ended[i] += atomic_load_explicit(&b->v[i], memory_order_relaxed);
+            stats_state->ended[i] += atomic_load_explicit(&b->v[i], memory_order_relaxed);
             atomic_store_explicit(&b->v[i], 0, memory_order_relaxed);
         }
-        b->next = tj_util_state.stats.unused;
-        tj_util_state.stats.unused = b;
+        b->next = stats_state->unused;
+        stats_state->unused = b;
     }
-    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
+    pthread_mutex_unlock(&stats_state->blocks_lock);
 }
 
 static void key_init(void)
 {
-    pthread_key_create(&tj_util_state.stats.block_key, block_drop);
+    pthread_key_create(&stats_state->block_key, block_drop);
 }
 
 tj_stats_block_t *tj_stats_block(void)
 {
     tj_stats_block_t *b;
 
-    pthread_once(&tj_util_state.stats.key_once, key_init);
-    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
-    if ((b = tj_util_state.stats.unused) != NULL)
-        tj_util_state.stats.unused = b->next;
+    pthread_once(&stats_state->key_once, key_init);
+    pthread_mutex_lock(&stats_state->blocks_lock);
+    if ((b = stats_state->unused) != NULL)
+        stats_state->unused = b->next;
     else
         b = calloc(1, sizeof(*b));
     if (b != NULL) {
-        b->next = tj_util_state.stats.in_use;
-        tj_util_state.stats.in_use = b;
+        b->next = stats_state->in_use;
+        stats_state->in_use = b;
     }
-    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
+    pthread_mutex_unlock(&stats_state->blocks_lock);
     if (b != NULL) {
-        pthread_setspecific(tj_util_state.stats.block_key, b);
+        pthread_setspecific(stats_state->block_key, b);
         tj_util_thread.stats.mine = b;
     }
     return b;
@@ -65,23 +68,23 @@ uint64_t tj_stats_get(tj_stat_t which)
 {
     uint64_t sum;
 
-    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
-    sum = tj_util_state.stats.ended[which];
-    for (tj_stats_block_t *b = tj_util_state.stats.in_use; b != NULL; b = b->next)
+    pthread_mutex_lock(&stats_state->blocks_lock);
+    sum = stats_state->ended[which];
+    for (tj_stats_block_t *b = stats_state->in_use; b != NULL; b = b->next)
         sum += atomic_load_explicit(&b->v[which], memory_order_relaxed);
-    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
+    pthread_mutex_unlock(&stats_state->blocks_lock);
     return sum;
 }
 
 void tj_stats_reset(void)
 {
-    pthread_mutex_lock(&tj_util_state.stats.blocks_lock);
+    pthread_mutex_lock(&stats_state->blocks_lock);
     for (int i = 0; i < TJ_STAT_COUNT; i++) {
-        tj_util_state.stats.ended[i] = 0;
-        for (tj_stats_block_t *b = tj_util_state.stats.in_use; b != NULL; b = b->next)
+        stats_state->ended[i] = 0;
+        for (tj_stats_block_t *b = stats_state->in_use; b != NULL; b = b->next)
             atomic_store_explicit(&b->v[i], 0, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&tj_util_state.stats.blocks_lock);
+    pthread_mutex_unlock(&stats_state->blocks_lock);
 }
 
 int tj_stats_format(char *buf, size_t len)
