@@ -325,15 +325,17 @@ FORMS(RECV, -)
 FORMS(NONBLOCKING_RECV, Irecv, f_irecv, false)
 FORMS(NONBLOCKING_RECV, Recv_init, f_recv_init, true)
 
-/* Both sides of an exchange begun, *s and *r whether each is typejit's; on an MPI error what was
- * begun is ended. */
+/* Both sides of an exchange begun, *s and *r whether each is typejit's (neither when typejit
+ * takes no device calls); on an MPI error what was begun is ended. */
 static int exchange_begin(MPI_Datatype stype, const void *sbuf, int64_t scount, int dest,
                           MPI_Datatype rtype, void *rbuf, int64_t rcount, int source, MPI_Comm comm,
                           tj_xfer_t *xs, tj_xfer_t *xr, bool *s, bool *r)
 {
     int rc = MPI_SUCCESS;
 
-    *r = false;
+    *s = *r = false;
+    if (!device_calls())
+        return MPI_SUCCESS;
     *s = send_begin(stype, sbuf, scount, dest, comm, false, xs, &rc);
     if (*s && rc != MPI_SUCCESS)
         return rc;
@@ -355,12 +357,8 @@ static bool sendrecv_take(const void *sbuf, int64_t scount, MPI_Datatype stype, 
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
     bool s, r;
-    int rc;
-
-    if (!device_calls())
-        return false;
-    rc = exchange_begin(stype, sbuf, scount, dest, rtype, rbuf, rcount, source, comm, &xs, &xr, &s,
-                        &r);
+    int rc = exchange_begin(stype, sbuf, scount, dest, rtype, rbuf, rcount, source, comm, &xs, &xr,
+                            &s, &r);
     if (rc != MPI_SUCCESS)
         return *result = fail(comm, rc), true;
     if (!s && !r)
@@ -395,12 +393,9 @@ static bool sendrecv_replace_take(void *buf, int64_t count, MPI_Datatype type, i
     MPI_Status local, *st = status_for(status, &local);
     tj_xfer_t xs, xr;
     bool s, r;
-    int rc;
-
-    if (!device_calls())
-        return false;
     /* Both directions of the one buffer: packed out first, unpacked after the exchange. */
-    rc = exchange_begin(type, buf, count, dest, type, buf, count, source, comm, &xs, &xr, &s, &r);
+    int rc =
+        exchange_begin(type, buf, count, dest, type, buf, count, source, comm, &xs, &xr, &s, &r);
     if (rc != MPI_SUCCESS)
         return *result = fail(comm, rc), true;
     if (!s && !r)

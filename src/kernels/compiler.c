@@ -262,11 +262,10 @@ void tj_compiler_request_parts(const tj_layout_t *layout, int word, bool one_obj
     request(&j);
 }
 
-tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, bool one_object,
-                                           tj_dir_t dir, bool serial)
+/* Where job @p j stands in the queue. */
+static tj_compile_state_t state_of(const job_t *j)
 {
-    job_t j = job_of_layout(layout, word, one_object, dir, serial, NULL);
-    tj_hash_t key = job_key(&j);
+    tj_hash_t key = job_key(j);
     tj_compile_state_t state = TJ_COMPILE_IDLE;
 
     pthread_mutex_lock(&queue->lock);
@@ -276,6 +275,13 @@ tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, 
         state = TJ_COMPILE_QUEUED;
     pthread_mutex_unlock(&queue->lock);
     return state;
+}
+
+tj_compile_state_t tj_compiler_state_parts(const tj_layout_t *layout, int word, bool one_object,
+                                           tj_dir_t dir, bool serial)
+{
+    job_t j = job_of_layout(layout, word, one_object, dir, serial, NULL);
+    return state_of(&j);
 }
 
 /* Queue job @p jp (its layout, if any, gets a reference of the queue's). */
@@ -320,16 +326,7 @@ out_unlock:
 tj_compile_state_t tj_compiler_state(const tj_block_t *block, tj_words_t words, tj_dir_t dir)
 {
     job_t j = job_of(block, words, dir, NULL);
-    tj_hash_t key = job_key(&j);
-    tj_compile_state_t state = TJ_COMPILE_IDLE;
-
-    pthread_mutex_lock(&queue->lock);
-    if (has_key(queue->active, queue->nactive, key))
-        state = TJ_COMPILE_RUNNING;
-    else if (tj_hashset_has(&queue->pending, key))
-        state = TJ_COMPILE_QUEUED;
-    pthread_mutex_unlock(&queue->lock);
-    return state;
+    return state_of(&j);
 }
 
 void tj_compiler_drain(int seconds)

@@ -308,3 +308,24 @@ tj_status_t tj_contents_get(MPI_Datatype type, tj_contents_t *c)
     }
     return TJ_OK;
 }
+
+tj_status_t tj_contents_new(MPI_Datatype type, tj_contents_t **out)
+{
+    tj_contents_t *c = malloc(sizeof(*c));
+    tj_status_t st;
+
+    if (c == NULL)
+        return TJ_ERR_NOMEM;
+    if ((st = tj_contents_get(type, c)) != TJ_OK) {
+        free(c);
+        return st;
+    }
+    *out = c;
+    return TJ_OK;
+}
+
+void tj_contents_delete(tj_contents_t *c)
+{
+    tj_contents_free(c);
+    free(c);
+}

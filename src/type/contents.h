@@ -109,4 +109,10 @@ tj_status_t tj_contents_get(MPI_Datatype type, tj_contents_t *c);
 
 void tj_contents_free(tj_contents_t *c);
 
+/* tj_contents_get into a new record on the heap (its small arrays are too large for the stack
+ * frames of a deep recursion), in *out on success; tj_contents_delete frees it. */
+tj_status_t tj_contents_new(MPI_Datatype type, tj_contents_t **out);
+
+void tj_contents_delete(tj_contents_t *c);
+
 #endif /* TJ_TYPE_CONTENTS_H */

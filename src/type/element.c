@@ -19,20 +19,15 @@ static bool each_element(MPI_Datatype type, int depth,
     tj_contents_t *c;
     bool ok = true;
 
-    if ((c = malloc(sizeof(*c))) == NULL)
+    if (tj_contents_new(type, &c) != TJ_OK)
         return false;
-    if (tj_contents_get(type, c) != TJ_OK) {
-        free(c);
-        return false;
-    }
     if (tj_combiner_named(c->env.combiner))
         ok = fn(type, c->env.combiner, arg);
     else if (depth >= ELEMENT_DEPTH || c->env.nd < 1)
         ok = false;
     for (MPI_Count i = 0; i < c->env.nd && ok && !tj_combiner_named(c->env.combiner); i++)
         ok = each_element(c->types[i], depth + 1, fn, arg);
-    tj_contents_free(c);
-    free(c);
+    tj_contents_delete(c);
     return ok;
 }
 

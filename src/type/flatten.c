@@ -147,19 +147,13 @@ static tj_status_t flatten_type(ctx_t *cx, MPI_Datatype type, int depth, node_t 
 
     if (depth > TJ_IR_MAX_NODES)
         return refuse(cx, TJ_REASON_DEPTH);
-    /* On the heap: its small arrays are too large for a deep recursion's stack frames. */
-    if ((c = malloc(sizeof(*c))) == NULL)
-        return TJ_ERR_NOMEM;
-    if ((st = tj_contents_get(type, c)) != TJ_OK) {
-        free(c);
+    if ((st = tj_contents_new(type, &c)) != TJ_OK)
         return st;
-    }
     if (tj_combiner_named(c->env.combiner))
         st = named_node(cx, type, out);
     else
         st = flatten_args(cx, &c->args, depth, out);
-    tj_contents_free(c);
-    free(c);
+    tj_contents_delete(c);
     return st;
 }
 

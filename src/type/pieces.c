@@ -39,12 +39,7 @@ static void take_apart(acc_t *a, MPI_Datatype type, int64_t disp, int depth)
     const tj_type_args_t *g;
     MPI_Aint clb, cext = 0;
 
-    if (depth >= PIECES_DEPTH || (c = malloc(sizeof(*c))) == NULL) {
-        a->failed = true;
-        return;
-    }
-    if (tj_contents_get(type, c) != TJ_OK) {
-        free(c);
+    if (depth >= PIECES_DEPTH || tj_contents_new(type, &c) != TJ_OK) {
         a->failed = true;
         return;
     }
@@ -90,8 +85,7 @@ static void take_apart(acc_t *a, MPI_Datatype type, int64_t disp, int depth)
         a->failed = true;
         break;
     }
-    tj_contents_free(c);
-    free(c);
+    tj_contents_delete(c);
 }
 
 /* `n` objects of @p type, object 0 at @p disp. */

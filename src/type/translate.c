@@ -411,19 +411,13 @@ static tj_status_t translate(MPI_Datatype type, int depth, tj_ir_t *ir, tj_reaso
         return tj_reason_not_strided(TJ_REASON_DEPTH, why);
     if (tj_named_cached(type, &st, ir, why))
         return st;
-    /* On the heap: its small arrays are too large for a deep recursion's stack frames. */
-    if ((c = malloc(sizeof(*c))) == NULL)
-        return TJ_ERR_NOMEM;
-    if ((st = tj_contents_get(type, c)) != TJ_OK) {
-        free(c);
+    if ((st = tj_contents_new(type, &c)) != TJ_OK)
         return st;
-    }
     if (tj_combiner_named(c->env.combiner))
         st = tj_named_translate(type, ir, why);
     else
         st = translate_args(&c->args, depth, false, ir, why);
-    tj_contents_free(c);
-    free(c);
+    tj_contents_delete(c);
     return st;
 }
 
