@@ -38,6 +38,7 @@ out=${OUT:-bench/results}
 dumps=$out/call-cost
 rm -rf "$dumps"
 mkdir -p "$dumps"
+dumps=$(cd "$dumps" && pwd) # TYPEJIT_CACHE_DIR takes an absolute path only
 env=(-x "LD_PRELOAD=$lib" -x "TYPEJIT_CACHE_DIR=$dumps/kernel-cache")
 # TYPEJIT_PROGRESS=off in the environment: the synchronous path of non-blocking sends.
 [ -n "${TYPEJIT_PROGRESS:-}" ] && env+=(-x "TYPEJIT_PROGRESS=$TYPEJIT_PROGRESS")

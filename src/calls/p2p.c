@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point transfers of device-resident datatypes. The packing itself is the device pack
- * path's (src/calls/device_pack.c: kernels, or staging for what has none), between the user's buffer
- * and staging memory of the buffer's own context; the method decides which staging:
- *   device:  device staging, sent as it is by a CUDA-aware MPI;
- *   oneshot: pinned mapped host staging, written (or read) by the kernel itself;
- *   staged:  device staging, then one copy to or from pinned host staging.
- * A message shorter than the receive buffer is unpacked object by object as far as it goes; its
- * last, partial object is received by the system MPI itself, into a host copy of that object
- * over a private self communicator of that call's own, so that the bytes are exactly the system
- * MPI's. */
+ * path's (src/calls/device_pack.c: kernels, or staging for what has none), between the user's
+ * buffer and staging memory of the buffer's own context; the method decides which staging: device:
+ * device staging, sent as it is by a CUDA-aware MPI; oneshot: pinned mapped host staging, written
+ * (or read) by the kernel itself; staged:  device staging, then one copy to or from pinned host
+ * staging. A message shorter than the receive buffer is unpacked object by object as far as it
+ * goes; its last, partial object is received by the system MPI itself, into a host copy of that
+ * object over a private self communicator of that call's own, so that the bytes are exactly the
+ * system MPI's. */
 #include "calls/p2p.h"
 
 #include <limits.h>
@@ -53,22 +52,21 @@ static bool contiguous(const tj_type_info_t *info)
 }
 
 /* The common part of both directions: is the call typejit's, and with what. @p info is the
- * record the caller borrowed (NULL for a type typejit has no record of). True with *failed set
- * (and nothing to end) when the driver cannot tell where the buffer lies: the call fails. */
-static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf, int64_t count,
-                  int peer, MPI_Comm comm, bool recv, tj_xfer_t *x, bool *failed)
+ * record the caller borrowed (NULL for a type typejit has no record of). TJ_CALL_FAILED (and
+ * nothing to end) when the driver cannot tell where the buffer lies. */
+static tj_call_result_t begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
+                              int64_t count, int peer, MPI_Comm comm, bool recv, tj_xfer_t *x)
 {
     const tj_type_info_t *rec;
     tj_type_info_t *own = NULL;
     tj_gpu_ptr_t where;
     int64_t bytes;
 
-    *failed = false;
     if (peer == MPI_PROC_NULL || count <= 0 || type == MPI_DATATYPE_NULL || !tj_gpu_available())
-        return false;
+        return TJ_CALL_PASS;
     if (info == NULL) {
         if ((own = calloc(1, sizeof(*own))) == NULL)
-            return false; /* out of memory: the system MPI's call, as without typejit */
+            return TJ_CALL_PASS; /* out of memory: the system MPI's call, as without typejit */
         tj_table_read_extents(type, own);
         info = own;
     }
@@ -76,8 +74,7 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
         goto out_pass;
     if (tj_gpu_query((const char *)buf + info->true_lb, &where) != TJ_OK) {
         free(own);
-        *failed = true; /* the query said why */
-        return true;
+        return TJ_CALL_FAILED; /* the query said why */
     }
     if (!tj_gpu_device_like(where.kind))
         goto out_pass;
@@ -120,10 +117,10 @@ static bool begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf
                      recv ? "from" : "to", peer, tj_method_name(x->method),
                      tj_config()->method != TJ_FORCE_AUTO ? " (TYPEJIT_METHOD)" : "");
     }
-    return true;
+    return TJ_CALL_TAKEN;
 out_pass:
     free(own);
-    return false;
+    return TJ_CALL_PASS;
 }
 
 /* Staging for the method, in the buffer's context; the method counted. Where device memory
@@ -381,19 +378,19 @@ static int split(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
     return info->extents && info->wide ? tj_span_check(info, type, buf, count, fn) : MPI_SUCCESS;
 }
 
-bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
-                       int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x, int *rc)
+tj_call_result_t tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
+                                   int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x,
+                                   int *rc)
 {
-    bool failed;
+    tj_call_result_t r;
 
     if ((info == NULL || info->wide) &&
         (*rc = split(info, type, buf, count, peer, "a send")) != MPI_SUCCESS)
-        return true;
-    if (!begin(info, type, buf, count, peer, comm, false, x, &failed))
-        return false;
-    if (failed) {
-        *rc = MPI_ERR_INTERN;
-        return true;
+        return TJ_CALL_FAILED;
+    if ((r = begin(info, type, buf, count, peer, comm, false, x)) != TJ_CALL_TAKEN) {
+        if (r == TJ_CALL_FAILED)
+            *rc = MPI_ERR_INTERN;
+        return r;
     }
     tj_stats_inc(TJ_STAT_sends_gpu);
     if (!fits_int(x)) {
@@ -417,24 +414,24 @@ bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void
         if (in)
             tj_gpu_leave(&scope);
     }
-    if (*rc != MPI_SUCCESS)
-        tj_p2p_end(x);
-    return true;
+    if (*rc == MPI_SUCCESS)
+        return TJ_CALL_TAKEN;
+    tj_p2p_end(x);
+    return TJ_CALL_FAILED;
 }
 
-bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int64_t count,
-                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
+tj_call_result_t tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
+                                   int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
-    bool failed;
+    tj_call_result_t r;
 
     if ((info == NULL || info->wide) &&
         (*rc = split(info, type, buf, count, peer, "a receive")) != MPI_SUCCESS)
-        return true;
-    if (!begin(info, type, buf, count, peer, comm, true, x, &failed))
-        return false;
-    if (failed) {
-        *rc = MPI_ERR_INTERN;
-        return true;
+        return TJ_CALL_FAILED;
+    if ((r = begin(info, type, buf, count, peer, comm, true, x)) != TJ_CALL_TAKEN) {
+        if (r == TJ_CALL_FAILED)
+            *rc = MPI_ERR_INTERN;
+        return r;
     }
     tj_stats_inc(TJ_STAT_recvs_gpu);
     /* The application may free its type before the receive completes. */
@@ -445,9 +442,10 @@ bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
     } else if ((*rc = tj_p2p_keep_type(x)) == MPI_SUCCESS && get_staging(x) != TJ_OK) {
         *rc = MPI_ERR_NO_MEM;
     }
-    if (*rc != MPI_SUCCESS)
-        tj_p2p_end(x);
-    return true;
+    if (*rc == MPI_SUCCESS)
+        return TJ_CALL_TAKEN;
+    tj_p2p_end(x);
+    return TJ_CALL_FAILED;
 }
 
 /* A private self communicator for this call alone (NULL when none can be made). */

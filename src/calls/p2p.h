@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls/call_result.h"
 #include "gpu/cuda.h"
 #include "gpu/batch.h"
 #include "move/model.h"
@@ -50,16 +51,16 @@ static inline const tj_type_info_t *tj_xfer_info(const tj_xfer_t *x)
     return x->info;
 }
 
-/* Begin a send of `count` objects of @p type at @p buf: false (nothing done) when the call is not
- * typejit's (no device buffer, nothing to move, MPI_PROC_NULL, a contiguous buffer a CUDA-aware
- * MPI takes as it is): the caller passes it to the system MPI. True otherwise, with *rc the MPI
- * result of packing; on MPI_SUCCESS the caller sends x->bytes bytes of MPI_PACKED from x->message
- * and then calls tj_p2p_end; on an error (MPI_ERR_INTERN when the driver cannot tell where the
- * buffer lies) there is nothing to end. @p info may be NULL for a type typejit has no record of.
- * With @p queue the pack may be left running on the device, x->event recorded after it (NULL:
- * the pack has completed). */
-bool tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
-                       int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x, int *rc);
+/* Begin a send of `count` objects of @p type at @p buf: TJ_CALL_PASS (nothing done) when the call
+ * is not typejit's (no device buffer, nothing to move, MPI_PROC_NULL, a contiguous buffer a
+ * CUDA-aware MPI takes as it is). TJ_CALL_TAKEN: packed, the caller sends x->bytes bytes of
+ * MPI_PACKED from x->message and then calls tj_p2p_end. TJ_CALL_FAILED: *rc the MPI error
+ * (MPI_ERR_INTERN when the driver cannot tell where the buffer lies), nothing to end. @p info may
+ * be NULL for a type typejit has no record of. With @p queue the pack may be left running on the
+ * device, x->event recorded after it (NULL: the pack has completed). */
+tj_call_result_t tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
+                                   int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x,
+                                   int *rc);
 
 /* Keep what the transfer needs beyond the call that began it (receives, non-blocking and
  * persistent sends: the application may free its type meanwhile): the type's handle, which
@@ -85,10 +86,10 @@ int tj_p2p_send_repack_set(tj_xfer_t *const *xs, int n);
  * once (NULL: they have completed, waited for). */
 int tj_p2p_send_repack_set_queued(tj_xfer_t *const *xs, int n, tj_gpu_event_t **event);
 
-/* Begin a receive, as tj_p2p_send_begin: on MPI_SUCCESS the caller receives up to x->bytes bytes
+/* Begin a receive, as tj_p2p_send_begin: on TJ_CALL_TAKEN the caller receives up to x->bytes bytes
  * of MPI_PACKED into x->message, then calls tj_p2p_recv_finish with the receive's status. */
-bool tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf, int64_t count,
-                       int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
+tj_call_result_t tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
+                                   int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc);
 
 /* Unpack what a completed receive brought (its byte count from @p status; a message shorter
  * than the buffer fills the leading part of the typemap, a partial object included, as the

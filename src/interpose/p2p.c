@@ -33,7 +33,8 @@ static bool send_begin(MPI_Datatype type, const void *buf, int64_t count, int de
                        bool queue, tj_xfer_t *x, int *rc)
 {
     const tj_type_info_t *info = tj_interpose_lookup(type);
-    bool taken = tj_p2p_send_begin(info, type, buf, count, dest, comm, queue, x, rc);
+    bool taken =
+        tj_p2p_send_begin(info, type, buf, count, dest, comm, queue, x, rc) != TJ_CALL_PASS;
     tj_table_return(info);
     return taken;
 }
@@ -42,7 +43,7 @@ static bool recv_begin(MPI_Datatype type, void *buf, int64_t count, int source, 
                        tj_xfer_t *x, int *rc)
 {
     const tj_type_info_t *info = tj_interpose_lookup(type);
-    bool taken = tj_p2p_recv_begin(info, type, buf, count, source, comm, x, rc);
+    bool taken = tj_p2p_recv_begin(info, type, buf, count, source, comm, x, rc) != TJ_CALL_PASS;
     tj_table_return(info);
     return taken;
 }
