@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the calls layer did with an MPI call it was handed: the one answer of every function that
- * may take a call (point-to-point begins, collectives, reductions, staged calls, external32, MPI_Pack and
- * MPI_Unpack), and
- * what the wrapper does next. */
+ * may take a call (point-to-point begins, collectives, reductions, staged calls, external32,
+ * MPI_Pack and MPI_Unpack), and what the wrapper does next. */
 #ifndef TJ_CALLS_CALL_RESULT_H
 #define TJ_CALLS_CALL_RESULT_H
 
