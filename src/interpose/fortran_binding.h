@@ -133,15 +133,15 @@ typedef struct {
  * from one function _impl that takes the Fortran arguments _params and a C request, NULL for the
  * blocking form: the entry points _lower and _rlower. */
 #define REQUEST_PAIR(_impl, _lower, _upper, _rlower, _rupper, _params, _args)                      \
-    static void f_##_lower(TJ_UNPAREN _params, fint *ierr)                                            \
+    static void f_##_lower(TJ_UNPAREN _params, fint *ierr)                                         \
     {                                                                                              \
-        tj_fortran_ierr(ierr, _impl(TJ_UNPAREN _args, NULL));                                         \
+        tj_fortran_ierr(ierr, _impl(TJ_UNPAREN _args, NULL));                                      \
     }                                                                                              \
     FORTRAN_NAMES(f_##_lower, _lower, _upper)                                                      \
-    static void f_##_rlower(TJ_UNPAREN _params, fint *request, fint *ierr)                            \
+    static void f_##_rlower(TJ_UNPAREN _params, fint *request, fint *ierr)                         \
     {                                                                                              \
         MPI_Request r;                                                                             \
-        int rc = _impl(TJ_UNPAREN _args, &r);                                                         \
+        int rc = _impl(TJ_UNPAREN _args, &r);                                                      \
         if (rc == MPI_SUCCESS)                                                                     \
             *request = PMPI_Request_c2f(r);                                                        \
         tj_fortran_ierr(ierr, rc);                                                                 \

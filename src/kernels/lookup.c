@@ -62,24 +62,21 @@ static void disk_release(disk_t *d)
 static disk_t *disk_open(void)
 {
     const tj_config_t *cfg = tj_config();
-    const char *dir = lookup_state->store_dir_override[0]
-                          ? lookup_state->store_dir_override
-                          : cfg->cache_dir;
-    bool ro = lookup_state->store_ro_override >= 0
-                  ? lookup_state->store_ro_override
-                  : cfg->cache == TJ_CACHE_RO;
+    const char *dir =
+        lookup_state->store_dir_override[0] ? lookup_state->store_dir_override : cfg->cache_dir;
+    bool ro = lookup_state->store_ro_override >= 0 ? lookup_state->store_ro_override
+                                                   : cfg->cache == TJ_CACHE_RO;
     disk_t *d = calloc(1, sizeof(*d));
 
     if (d == NULL)
         return NULL;
     atomic_init(&d->refs, 1);
-    if ((lookup_state->store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) &&
-        dir[0] != '\0' && tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &d->store) != TJ_OK)
+    if ((lookup_state->store_dir_override[0] || cfg->cache != TJ_CACHE_OFF) && dir[0] != '\0' &&
+        tj_store_open(dir, ro ? TJ_STORE_RO : TJ_STORE_RW, &d->store) != TJ_OK)
         d->store = NULL;
     d->rw = d->store != NULL && !ro;
     /* The shared caches serve the application, not the tools' own cache directory. */
-    if (tj_store_set_open(d->store,
-                          lookup_state->store_dir_override[0] ? NULL : cfg->cache_path,
+    if (tj_store_set_open(d->store, lookup_state->store_dir_override[0] ? NULL : cfg->cache_path,
                           &d->caches) != TJ_OK)
         d->caches = NULL;
     return d;
@@ -90,8 +87,8 @@ void tj_lookup_set_store(const char *dir, int read_only)
     disk_t *old;
 
     pthread_mutex_lock(&lookup_state->setup_lock);
-    snprintf(lookup_state->store_dir_override,
-             sizeof(lookup_state->store_dir_override), "%s", dir ? dir : "");
+    snprintf(lookup_state->store_dir_override, sizeof(lookup_state->store_dir_override), "%s",
+             dir ? dir : "");
     lookup_state->store_ro_override = read_only;
     old = lookup_state->disk;
     lookup_state->disk = NULL;
@@ -107,12 +104,10 @@ static tj_status_t setup(disk_t **d)
     tj_status_t st = TJ_OK;
 
     pthread_mutex_lock(&lookup_state->setup_lock);
-    if (lookup_state->memo == NULL &&
-        (st = tj_memo_create(&lookup_state->memo)) != TJ_OK)
+    if (lookup_state->memo == NULL && (st = tj_memo_create(&lookup_state->memo)) != TJ_OK)
         goto out_unlock;
     atomic_store_explicit(&lookup_state->memo_ready, true, memory_order_release);
-    if (lookup_state->disk == NULL &&
-        (lookup_state->disk = disk_open()) == NULL) {
+    if (lookup_state->disk == NULL && (lookup_state->disk = disk_open()) == NULL) {
         st = TJ_ERR_NOMEM;
         goto out_unlock;
     }

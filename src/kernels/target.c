@@ -40,8 +40,8 @@ tj_status_t tj_target_of_device(int device, char *target, size_t len)
             (st = tj_nvrtc_target(sm, found, sizeof(found))) != TJ_OK)
             return st;
         pthread_mutex_lock(&target_state->lock);
-        snprintf(target_state->device_targets[device],
-                 sizeof(target_state->device_targets[device]), "%s", found);
+        snprintf(target_state->device_targets[device], sizeof(target_state->device_targets[device]),
+                 "%s", found);
         pthread_mutex_unlock(&target_state->lock);
     }
     snprintf(target, len, "%s", found);
@@ -89,8 +89,8 @@ tj_status_t tj_target_check_loadable(void)
 {
     pthread_once(&target_state->loadable_once, check_loadable);
     /* One load from now on: every launch asks. */
-    atomic_store_explicit(&target_state->loadable_known,
-                          (int)target_state->loadable_status + 1, memory_order_release);
+    atomic_store_explicit(&target_state->loadable_known, (int)target_state->loadable_status + 1,
+                          memory_order_release);
     return target_state->loadable_status;
 }
 
@@ -102,12 +102,9 @@ int tj_target_index_find(int device)
     if (tj_target_of_device(device, name, sizeof(name)) != TJ_OK)
         return 0;
     pthread_mutex_lock(&target_state->lock);
-    for (i = 0; i < target_state->nindex &&
-                strcmp(target_state->index_names[i], name) != 0;
-         i++)
+    for (i = 0; i < target_state->nindex && strcmp(target_state->index_names[i], name) != 0; i++)
         ;
-    if (i == target_state->nindex &&
-        target_state->nindex < TJ_TARGET_MAX_DEVICES)
+    if (i == target_state->nindex && target_state->nindex < TJ_TARGET_MAX_DEVICES)
         snprintf(target_state->index_names[target_state->nindex++],
                  sizeof(target_state->index_names[0]), "%s", name);
     /* Numbers of one epoch are apart from every earlier epoch's. */
@@ -123,8 +120,7 @@ int tj_target_index_find(int device)
 void tj_target_forget(void)
 {
     pthread_mutex_lock(&target_state->lock);
-    memset(target_state->device_targets, 0,
-           sizeof(target_state->device_targets));
+    memset(target_state->device_targets, 0, sizeof(target_state->device_targets));
     for (int i = 0; i < TJ_TARGET_MAX_DEVICES; i++)
         atomic_store(&target_state->indexes[i], 0);
     target_state->nindex = 0;
