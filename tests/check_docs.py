@@ -14,7 +14,7 @@ Checks, from the source itself:
   rows of docs/settings.md, in its order, each with the same default and values (the cells
   without their backquotes), and the library names no TYPEJIT_* variable outside that table;
 - the stats line of docs/output.md holds exactly the counters of TJ_STATS_LIST
-  (src/util/state.h), in its order, and each counter is explained on that page;
+  (src/util/counters.h), in its order, and each counter is explained on that page;
 - every option of the typejit command (a string literal "--x" in src/tools/) is in
   docs/tool.md, and the README points to docs/tool.md and docs/output.md;
 - every option of halo3d (bench/halo3d.c) is in docs/halo3d.md;
@@ -115,7 +115,7 @@ def main():
                                 f"\"{values}\"")
 
     # Counters of the stats line.
-    stats = read(root, "src/util/state.h")
+    stats = read(root, "src/util/counters.h")
     block = re.search(r"#define TJ_STATS_LIST\(_X\)(.*?)\n\n", stats, re.S)
     counters = re.findall(r"_X\((\w+)\)", block.group(1)) if block else []
     if len(counters) < 10:
@@ -125,7 +125,7 @@ def main():
     shown = re.findall(r"(\w+)=N", line.group(1)) if line else []
     if shown != counters:
         problems.append("the stats line of docs/output.md is\n    " + " ".join(shown) +
-                        "\n  but the library prints (src/util/state.h)\n    " + " ".join(counters))
+                        "\n  but the library prints (src/util/counters.h)\n    " + " ".join(counters))
     rest = page.replace(line.group(0), "") if line else page
     for name in counters:
         if f"`{name}`" not in rest:

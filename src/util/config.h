@@ -12,8 +12,7 @@
 #include "util/log.h"
 #include "util/state.h"
 
-/* The settings (tj_config_t) and the types of their fields are in util/state.h, which holds
- * them. */
+/* The settings (tj_config_t) and the types of their fields are in util/settings.h. */
 
 /* How a setting's value is read; each kind says in its own words what is wrong with a malformed
  * one. */

@@ -9,7 +9,7 @@
 
 #include "util/state.h"
 
-/* The counters (TJ_STATS_LIST, tj_stat_t) are in util/state.h, which holds their totals. */
+/* The counters (TJ_STATS_LIST, tj_stat_t) are in util/counters.h. */
 
 /* Each thread counts in a block of its own, with plain stores (no locked instruction on a call's
  * path); a reader sums the blocks. A block of a thread that ended is kept for the next thread,
