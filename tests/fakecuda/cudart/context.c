@@ -181,10 +181,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaGetDeviceFlags(unsigned int *flags)
 
 RT_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuCtxSynchronize);
-    return rt_return(e);
+    RT_FORWARD(cuCtxSynchronize);
 }
 
 /* CUDA Runtime API, Device Management, cudaDeviceReset: destroys every resource of the current

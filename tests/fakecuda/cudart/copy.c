@@ -216,6 +216,20 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch,
     return copy_2d(dst, dpitch, src, spitch, width, height, kind, stream, true, true);
 }
 
+/* One side of the driver's copy from the runtime's: CUDA_MEMCPY3D and cudaMemcpy3DParms name the
+ * fields of each side with its prefix (src, dst); @p _where is where its memory lies. */
+#define COPY_3D_SIDE(_c, _p, _side, _where)                                                        \
+    do {                                                                                           \
+        (_c)._side##XInBytes = (_p)->_side##Pos.x;                                                 \
+        (_c)._side##Y = (_p)->_side##Pos.y;                                                        \
+        (_c)._side##Z = (_p)->_side##Pos.z;                                                        \
+        (_c)._side##MemoryType = memory_type(_where);                                              \
+        (_c)._side##Host = (_p)->_side##Ptr.ptr;                                                   \
+        (_c)._side##Device = (CUdeviceptr)(uintptr_t)(_p)->_side##Ptr.ptr;                         \
+        (_c)._side##Pitch = (_p)->_side##Ptr.pitch;                                                \
+        (_c)._side##Height = (_p)->_side##Ptr.ysize;                                               \
+    } while (0)
+
 /* CUDA Runtime API, Memory Management, cudaMemcpy3D: "must specify one of srcArray or srcPtr and
  * one of dstArray or dstPtr. Passing more than one non-zero source or destination will cause
  * cudaMemcpy3D() to return an error" (an invalid value, as is passing none); for linear memory
@@ -259,22 +273,8 @@ static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t strea
     if (e != cudaSuccess)
         return rt_return(e);
     memset(&c, 0, sizeof c);
-    c.srcXInBytes = p->srcPos.x;
-    c.srcY = p->srcPos.y;
-    c.srcZ = p->srcPos.z;
-    c.srcMemoryType = memory_type(ss);
-    c.srcHost = p->srcPtr.ptr;
-    c.srcDevice = (CUdeviceptr)(uintptr_t)p->srcPtr.ptr;
-    c.srcPitch = p->srcPtr.pitch;
-    c.srcHeight = p->srcPtr.ysize;
-    c.dstXInBytes = p->dstPos.x;
-    c.dstY = p->dstPos.y;
-    c.dstZ = p->dstPos.z;
-    c.dstMemoryType = memory_type(ds);
-    c.dstHost = p->dstPtr.ptr;
-    c.dstDevice = (CUdeviceptr)(uintptr_t)p->dstPtr.ptr;
-    c.dstPitch = p->dstPtr.pitch;
-    c.dstHeight = p->dstPtr.ysize;
+    COPY_3D_SIDE(c, p, src, ss);
+    COPY_3D_SIDE(c, p, dst, ds);
     c.WidthInBytes = p->extent.width;
     c.Height = p->extent.height;
     c.Depth = p->extent.depth;

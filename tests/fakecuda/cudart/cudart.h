@@ -134,6 +134,25 @@ cudaError_t rt_error(CUresult rc);
 #define RT_CALL(_name, ...)                                                                        \
     (rt_drv._name == NULL ? cudaErrorNotSupported : rt_error(rt_drv._name(__VA_ARGS__)))
 
+/* The body of a runtime call that is one driver call, on handles the driver checks itself:
+ * rt_enter, the call, rt_return. */
+#define RT_FORWARD(_name, ...)                                                                     \
+    cudaError_t e = rt_enter(NULL);                                                                \
+    if (e == cudaSuccess)                                                                          \
+        e = RT_CALL(_name, __VA_ARGS__);                                                           \
+    return rt_return(e)
+
+/* RT_FORWARD of a call on the runtime stream @p _stream: the arguments name its driver stream
+ * (rt_stream) s. */
+#define RT_FORWARD_STREAM(_stream, _per_thread, _name, ...)                                        \
+    CUstream s = NULL;                                                                             \
+    cudaError_t e = rt_enter(NULL);                                                                \
+    if (e == cudaSuccess)                                                                          \
+        e = rt_stream(_stream, _per_thread, &s);                                                   \
+    if (e == cudaSuccess)                                                                          \
+        e = RT_CALL(_name, __VA_ARGS__);                                                           \
+    return rt_return(e)
+
 /* ---- devices, contexts, errors (context.c, errors.c) ---------------------------------------- */
 
 /* The start of every runtime call that works on a device: opens the driver and makes sure the

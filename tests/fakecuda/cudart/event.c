@@ -22,40 +22,25 @@ RT_EXPORT cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t *event)
     return cudaEventCreateWithFlags(event, cudaEventDefault);
 }
 
-static cudaError_t record(cudaEvent_t event, cudaStream_t stream, bool per_thread_default)
-{
-    CUstream s = NULL;
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = RT_CALL(cuEventRecord, (CUevent)event, s);
-    return rt_return(e);
-}
-
 RT_EXPORT cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    return record(event, stream, false);
+    RT_FORWARD_STREAM(stream, false, cuEventRecord, (CUevent)event, s);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
 {
-    return record(event, stream, true);
+    RT_FORWARD_STREAM(stream, true, cuEventRecord, (CUevent)event, s);
 }
 
 /* cudaSuccess once the work the event captured is done, cudaErrorNotReady before. */
 RT_EXPORT cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuEventQuery, (CUevent)event);
-    return rt_return(e);
+    RT_FORWARD(cuEventQuery, (CUevent)event);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuEventSynchronize, (CUevent)event);
-    return rt_return(e);
+    RT_FORWARD(cuEventSynchronize, (CUevent)event);
 }
 
 /* The driver's newest form of the call (cuEventElapsedTime_v2 from 12.8 on). */
@@ -86,8 +71,5 @@ RT_EXPORT cudaError_t CUDARTAPI cudaEventElapsedTime_v2(float *ms, cudaEvent_t s
 
 RT_EXPORT cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuEventDestroy, (CUevent)event);
-    return rt_return(e);
+    RT_FORWARD(cuEventDestroy, (CUevent)event);
 }

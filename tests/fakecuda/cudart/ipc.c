@@ -46,10 +46,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHa
 
 RT_EXPORT cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void *devPtr)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuIpcCloseMemHandle, (CUdeviceptr)(uintptr_t)devPtr);
-    return rt_return(e);
+    RT_FORWARD(cuIpcCloseMemHandle, (CUdeviceptr)(uintptr_t)devPtr);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle,

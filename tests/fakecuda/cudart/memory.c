@@ -210,48 +210,28 @@ static CUmemLocation location_of(struct cudaMemLocation l)
 static cudaError_t advise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
                           struct cudaMemLocation location)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemAdvise, (CUdeviceptr)(uintptr_t)devPtr, count, (CUmem_advise)advice,
-                    location_of(location));
-    return rt_return(e);
+    RT_FORWARD(cuMemAdvise, (CUdeviceptr)(uintptr_t)devPtr, count, (CUmem_advise)advice,
+               location_of(location));
 }
 
 static cudaError_t prefetch(const void *devPtr, size_t count, struct cudaMemLocation location,
                             unsigned int flags, cudaStream_t stream, bool per_thread)
 {
-    CUstream s = NULL;
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = rt_stream(stream, per_thread, &s);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemPrefetchAsync, (CUdeviceptr)(uintptr_t)devPtr, count,
-                    location_of(location), flags, s);
-    return rt_return(e);
+    RT_FORWARD_STREAM(stream, per_thread, cuMemPrefetchAsync, (CUdeviceptr)(uintptr_t)devPtr, count,
+                      location_of(location), flags, s);
 }
 
+/* CUDA 13's cudaMemAdvise and cudaMemPrefetchAsync take a cudaMemLocation, as CUDA 12's _v2 forms
+ * do: one ABI under two names. */
 #if CUDART_VERSION >= 13000
-RT_EXPORT cudaError_t CUDARTAPI cudaMemAdvise(const void *devPtr, size_t count,
-                                              enum cudaMemoryAdvise advice,
-                                              struct cudaMemLocation location)
-{
-    return advise(devPtr, count, advice, location);
-}
-
-RT_EXPORT cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void *devPtr, size_t count,
-                                                     struct cudaMemLocation location,
-                                                     unsigned int flags, cudaStream_t stream)
-{
-    return prefetch(devPtr, count, location, flags, stream, false);
-}
-
-RT_EXPORT cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count,
-                                                          struct cudaMemLocation location,
-                                                          unsigned int flags, cudaStream_t stream)
-{
-    return prefetch(devPtr, count, location, flags, stream, true);
-}
+#define MEM_ADVISE_LOCATION        cudaMemAdvise
+#define MEM_PREFETCH_LOCATION      cudaMemPrefetchAsync
+#define MEM_PREFETCH_LOCATION_PTSZ cudaMemPrefetchAsync_ptsz
 #else
+#define MEM_ADVISE_LOCATION        cudaMemAdvise_v2
+#define MEM_PREFETCH_LOCATION      cudaMemPrefetchAsync_v2
+#define MEM_PREFETCH_LOCATION_PTSZ cudaMemPrefetchAsync_v2_ptsz
+
 /* CUDA 12's form names a device, or cudaCpuDeviceId for the host. */
 static struct cudaMemLocation location_of_device(int device)
 {
@@ -267,13 +247,6 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemAdvise(const void *devPtr, size_t count,
     return advise(devPtr, count, advice, location_of_device(device));
 }
 
-RT_EXPORT cudaError_t CUDARTAPI cudaMemAdvise_v2(const void *devPtr, size_t count,
-                                                 enum cudaMemoryAdvise advice,
-                                                 struct cudaMemLocation location)
-{
-    return advise(devPtr, count, advice, location);
-}
-
 RT_EXPORT cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void *devPtr, size_t count,
                                                      int dstDevice, cudaStream_t stream)
 {
@@ -285,19 +258,25 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void *devPtr, si
 {
     return prefetch(devPtr, count, location_of_device(dstDevice), 0, stream, true);
 }
+#endif
 
-RT_EXPORT cudaError_t CUDARTAPI cudaMemPrefetchAsync_v2(const void *devPtr, size_t count,
-                                                        struct cudaMemLocation location,
-                                                        unsigned int flags, cudaStream_t stream)
+RT_EXPORT cudaError_t CUDARTAPI MEM_ADVISE_LOCATION(const void *devPtr, size_t count,
+                                                    enum cudaMemoryAdvise advice,
+                                                    struct cudaMemLocation location)
+{
+    return advise(devPtr, count, advice, location);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI MEM_PREFETCH_LOCATION(const void *devPtr, size_t count,
+                                                      struct cudaMemLocation location,
+                                                      unsigned int flags, cudaStream_t stream)
 {
     return prefetch(devPtr, count, location, flags, stream, false);
 }
 
-RT_EXPORT cudaError_t CUDARTAPI cudaMemPrefetchAsync_v2_ptsz(const void *devPtr, size_t count,
-                                                             struct cudaMemLocation location,
-                                                             unsigned int flags,
-                                                             cudaStream_t stream)
+RT_EXPORT cudaError_t CUDARTAPI MEM_PREFETCH_LOCATION_PTSZ(const void *devPtr, size_t count,
+                                                           struct cudaMemLocation location,
+                                                           unsigned int flags, cudaStream_t stream)
 {
     return prefetch(devPtr, count, location, flags, stream, true);
 }
-#endif

@@ -66,13 +66,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t 
 
 static cudaError_t free_async(void *devPtr, cudaStream_t stream, bool per_thread)
 {
-    CUstream s = NULL;
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = rt_stream(stream, per_thread, &s);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemFreeAsync, (CUdeviceptr)(uintptr_t)devPtr, s);
-    return rt_return(e);
+    RT_FORWARD_STREAM(stream, per_thread, cuMemFreeAsync, (CUdeviceptr)(uintptr_t)devPtr, s);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream)
@@ -113,10 +107,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t *memPool,
 
 RT_EXPORT cudaError_t CUDARTAPI cudaMemPoolDestroy(cudaMemPool_t memPool)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemPoolDestroy, (CUmemoryPool)memPool);
-    return rt_return(e);
+    RT_FORWARD(cuMemPoolDestroy, (CUmemoryPool)memPool);
 }
 
 static cudaError_t device_pool(cudaMemPool_t *memPool, int device, bool current)
@@ -205,25 +196,16 @@ RT_EXPORT cudaError_t CUDARTAPI cudaMemPoolGetAccess(enum cudaMemAccessFlags *fl
 RT_EXPORT cudaError_t CUDARTAPI cudaMemPoolSetAttribute(cudaMemPool_t memPool,
                                                         enum cudaMemPoolAttr attr, void *value)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemPoolSetAttribute, (CUmemoryPool)memPool, (CUmemPool_attribute)attr, value);
-    return rt_return(e);
+    RT_FORWARD(cuMemPoolSetAttribute, (CUmemoryPool)memPool, (CUmemPool_attribute)attr, value);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaMemPoolGetAttribute(cudaMemPool_t memPool,
                                                         enum cudaMemPoolAttr attr, void *value)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemPoolGetAttribute, (CUmemoryPool)memPool, (CUmemPool_attribute)attr, value);
-    return rt_return(e);
+    RT_FORWARD(cuMemPoolGetAttribute, (CUmemoryPool)memPool, (CUmemPool_attribute)attr, value);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuMemPoolTrimTo, (CUmemoryPool)memPool, minBytesToKeep);
-    return rt_return(e);
+    RT_FORWARD(cuMemPoolTrimTo, (CUmemoryPool)memPool, minBytesToKeep);
 }

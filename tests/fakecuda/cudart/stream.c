@@ -101,8 +101,11 @@ static bool is_default(cudaStream_t s)
     return s == NULL || s == cudaStreamLegacy || s == cudaStreamPerThread;
 }
 
-/* cudaStreamNonBlocking and CU_STREAM_NON_BLOCKING have the same value. */
-RT_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+/* cudaStreamNonBlocking and CU_STREAM_NON_BLOCKING have the same value. CUDA Runtime API, Stream
+ * Management, cudaStreamCreateWithPriority: a priority outside the device's range is clamped to it
+ * (the driver does it). */
+static cudaError_t create(cudaStream_t *pStream, unsigned int flags, bool with_priority,
+                          int priority)
 {
     CUstream s = NULL;
     cudaError_t e = rt_enter(NULL);
@@ -111,42 +114,33 @@ RT_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *pStream,
         (pStream == NULL || (flags != cudaStreamDefault && flags != cudaStreamNonBlocking)))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = RT_CALL(cuStreamCreate, &s, flags);
+        e = with_priority ? RT_CALL(cuStreamCreateWithPriority, &s, flags, priority)
+                          : RT_CALL(cuStreamCreate, &s, flags);
     if (e == cudaSuccess)
         *pStream = (cudaStream_t)s;
     return rt_return(e);
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+{
+    return create(pStream, flags, false, 0);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t *pStream)
 {
-    return cudaStreamCreateWithFlags(pStream, cudaStreamDefault);
+    return create(pStream, cudaStreamDefault, false, 0);
 }
 
-/* CUDA Runtime API, Stream Management, cudaStreamCreateWithPriority: a priority outside the
- * device's range is clamped to it (the driver does it). */
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithPriority(cudaStream_t *pStream,
                                                              unsigned int flags, int priority)
 {
-    CUstream s = NULL;
-    cudaError_t e = rt_enter(NULL);
-
-    if (e == cudaSuccess &&
-        (pStream == NULL || (flags != cudaStreamDefault && flags != cudaStreamNonBlocking)))
-        e = cudaErrorInvalidValue;
-    if (e == cudaSuccess)
-        e = RT_CALL(cuStreamCreateWithPriority, &s, flags, priority);
-    if (e == cudaSuccess)
-        *pStream = (cudaStream_t)s;
-    return rt_return(e);
+    return create(pStream, flags, true, priority);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int *leastPriority,
                                                                  int *greatestPriority)
 {
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess)
-        e = RT_CALL(cuCtxGetStreamPriorityRange, leastPriority, greatestPriority);
-    return rt_return(e);
+    RT_FORWARD(cuCtxGetStreamPriorityRange, leastPriority, greatestPriority);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream)
@@ -159,43 +153,25 @@ RT_EXPORT cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream)
     return rt_return(e);
 }
 
-static cudaError_t synchronize(cudaStream_t stream, bool per_thread_default)
-{
-    CUstream s = NULL;
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = RT_CALL(cuStreamSynchronize, s);
-    return rt_return(e);
-}
-
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream)
 {
-    return synchronize(stream, false);
+    RT_FORWARD_STREAM(stream, false, cuStreamSynchronize, s);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream)
 {
-    return synchronize(stream, true);
+    RT_FORWARD_STREAM(stream, true, cuStreamSynchronize, s);
 }
 
 /* cudaSuccess when the stream's work is done, cudaErrorNotReady while it is not. */
-static cudaError_t query(cudaStream_t stream, bool per_thread_default)
-{
-    CUstream s = NULL;
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess && (e = rt_stream(stream, per_thread_default, &s)) == cudaSuccess)
-        e = RT_CALL(cuStreamQuery, s);
-    return rt_return(e);
-}
-
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream)
 {
-    return query(stream, false);
+    RT_FORWARD_STREAM(stream, false, cuStreamQuery, s);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream)
 {
-    return query(stream, true);
+    RT_FORWARD_STREAM(stream, true, cuStreamQuery, s);
 }
 
 /* cudaEventWaitDefault and CU_EVENT_WAIT_DEFAULT: 0; the external flag is for graph capture,
