@@ -88,6 +88,22 @@ static CUresult event_get(struct CUctx_st *ctx, CUevent handle, bool any_ctx,
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The stream @p handle resolves to while its context is current (fc_stream_get). */
+static CUresult current_stream(CUstream handle, struct CUstream_st **stream)
+{
+    struct CUctx_st *ctx = NULL;
+    CUresult rc = fc_ctx_current(&ctx);
+    return rc != CUDA_SUCCESS ? rc : fc_stream_get(ctx, handle, stream);
+}
+
+/* The event @p handle of the current context. */
+static CUresult current_event(CUevent handle, struct CUevent_st **event)
+{
+    struct CUctx_st *ctx = NULL;
+    CUresult rc = fc_ctx_current(&ctx);
+    return rc != CUDA_SUCCESS ? rc : event_get(ctx, handle, false, event);
+}
+
 /* The stream thread: woken when work is queued; it takes the big lock for one operation at a
  * time, so that the host's calls go on between them. */
 static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -355,53 +371,28 @@ FC_EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority, int *
     FC_END();
 }
 
-FC_EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
-{
-    struct CUstream_st *s = NULL;
-    FC_BEGIN(cuStreamGetPriority, true);
-    if (priority == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
-        *priority = s->priority;
-    FC_END();
-}
+/* The stream queries: INVALID_VALUE for a NULL output first, then the stream, whatever context is
+ * current (fc_stream_any). */
+#define STREAM_QUERY(_name, _type, _value)                                                         \
+    FC_EXPORT CUresult CUDAAPI _name(CUstream hStream, _type *out)                                 \
+    {                                                                                              \
+        struct CUstream_st *s = NULL;                                                              \
+        FC_BEGIN(_name, true);                                                                     \
+        if (out == NULL)                                                                           \
+            rc = CUDA_ERROR_INVALID_VALUE;                                                         \
+        else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)                                \
+            *out = (_value);                                                                       \
+        FC_END();                                                                                  \
+    }
 
+STREAM_QUERY(cuStreamGetPriority, int, s->priority)
 /* The legacy default stream's flags are 0 (assumption: it is no non-blocking stream). */
-FC_EXPORT CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags)
-{
-    struct CUstream_st *s = NULL;
-    FC_BEGIN(cuStreamGetFlags, true);
-    if (flags == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
-        *flags = s->flags;
-    FC_END();
-}
-
+STREAM_QUERY(cuStreamGetFlags, unsigned int, s->flags)
 /* cuda.h: "the context that the stream is associated with"; the legacy default stream is the
  * current context's. */
-FC_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
-{
-    struct CUstream_st *s = NULL;
-    FC_BEGIN(cuStreamGetCtx, true);
-    if (pctx == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
-        *pctx = s->ctx;
-    FC_END();
-}
-
+STREAM_QUERY(cuStreamGetCtx, CUcontext, s->ctx)
 #if FAKECUDA_VERSION >= 12080
-FC_EXPORT CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
-{
-    struct CUstream_st *s = NULL;
-    FC_BEGIN(cuStreamGetDevice, true);
-    if (device == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_stream_any(hStream, &s)) == CUDA_SUCCESS)
-        *device = s->ctx->device;
-    FC_END();
-}
+STREAM_QUERY(cuStreamGetDevice, CUdevice, s->ctx->device)
 #endif
 
 /* cuda.h: "Enqueues a host function call in a stream. The function will be called after currently
@@ -409,11 +400,10 @@ FC_EXPORT CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
  * stream (a synchronising call). */
 FC_EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
-    struct CUctx_st *ctx = NULL;
     struct CUstream_st *s = NULL;
     fc_op_t *op;
     FC_BEGIN(cuLaunchHostFunc, true);
-    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS || (rc = fc_stream_get(ctx, hStream, &s)))
+    if ((rc = current_stream(hStream, &s)) != CUDA_SUCCESS)
         ;
     else if (fn == NULL)
         rc = CUDA_ERROR_INVALID_VALUE;
@@ -447,36 +437,34 @@ FC_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 
 FC_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 {
-    struct CUctx_st *ctx = NULL;
     struct CUstream_st *s = NULL;
     FC_BEGIN(cuStreamSynchronize, true);
-    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
-        (rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS) {
+    if ((rc = current_stream(hStream, &s)) == CUDA_SUCCESS) {
         fc_stats.syncs++;
         rc = fc_stream_run(s, UINT64_MAX);
     }
     FC_END();
 }
 
-/* Pending work is reported NOT_READY once before it runs, so a caller must poll as it would on a
- * GPU, and a polling loop still ends. */
+/* Pending work up to @p seq of @p s is reported NOT_READY once before it runs (@p seen: it was),
+ * so a caller must poll as it would on a GPU, and a polling loop still ends. */
+static CUresult query(struct CUstream_st *s, uint64_t seq, bool *seen)
+{
+    if (work_running) /* the stream thread has not finished it (a dead context never will) */
+        return s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : CUDA_ERROR_NOT_READY;
+    if (!*seen) {
+        *seen = true;
+        return CUDA_ERROR_NOT_READY;
+    }
+    return fc_stream_run(s, seq);
+}
+
 FC_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 {
-    struct CUctx_st *ctx = NULL;
     struct CUstream_st *s = NULL;
     FC_BEGIN(cuStreamQuery, true);
-    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
-        (rc = fc_stream_get(ctx, hStream, &s)) == CUDA_SUCCESS && s->head != NULL) {
-        if (work_running) {
-            /* The stream thread has not finished it (a dead context never will). */
-            rc = s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : CUDA_ERROR_NOT_READY;
-        } else if (!s->query_seen) {
-            s->query_seen = true;
-            rc = CUDA_ERROR_NOT_READY;
-        } else {
-            rc = fc_stream_run(s, UINT64_MAX);
-        }
-    }
+    if ((rc = current_stream(hStream, &s)) == CUDA_SUCCESS && s->head != NULL)
+        rc = query(s, UINT64_MAX, &s->query_seen);
     FC_END();
 }
 
@@ -576,31 +564,18 @@ FC_EXPORT CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStre
 
 FC_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent)
 {
-    struct CUctx_st *ctx = NULL;
     struct CUevent_st *e = NULL;
     FC_BEGIN(cuEventQuery, true);
-    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
-        (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
-        if (work_running) {
-            rc = e->stream->ctx->sticky != CUDA_SUCCESS ? e->stream->ctx->sticky
-                                                        : CUDA_ERROR_NOT_READY;
-        } else if (!e->query_seen) {
-            e->query_seen = true;
-            rc = CUDA_ERROR_NOT_READY;
-        } else {
-            rc = fc_stream_run(e->stream, e->seq);
-        }
-    }
+    if ((rc = current_event(hEvent, &e)) == CUDA_SUCCESS && e->recorded && !e->done)
+        rc = query(e->stream, e->seq, &e->query_seen);
     FC_END();
 }
 
 FC_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 {
-    struct CUctx_st *ctx = NULL;
     struct CUevent_st *e = NULL;
     FC_BEGIN(cuEventSynchronize, true);
-    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
-        (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
+    if ((rc = current_event(hEvent, &e)) == CUDA_SUCCESS && e->recorded && !e->done) {
         fc_stats.syncs++;
         rc = fc_stream_run(e->stream, e->seq);
     }
@@ -650,11 +625,9 @@ FC_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent h
 /* cuda.h: an event destroyed before completion is released when it completes. */
 FC_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
 {
-    struct CUctx_st *ctx = NULL;
     struct CUevent_st *e = NULL;
     FC_BEGIN(cuEventDestroy_v2, true);
-    if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS &&
-        (rc = event_get(ctx, hEvent, false, &e)) == CUDA_SUCCESS)
+    if ((rc = current_event(hEvent, &e)) == CUDA_SUCCESS)
         e->dead = true;
     FC_END();
 }
