@@ -249,10 +249,7 @@ FC_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 FC_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
     FC_BEGIN(cuCtxGetCurrent, true);
-    if (pctx == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else
-        *pctx = fc_ctx_top();
+    rc = FC_OUT(pctx, fc_ctx_top());
     FC_END();
 }
 

@@ -12,24 +12,26 @@ static bool valid_device(CUdevice dev)
     return dev >= 0 && dev < fc_config.ndevices;
 }
 
+/* The checks of a query of device @p dev, in the driver's order: its output @p out, then the
+ * device. */
+static CUresult device_query(const void *out, CUdevice dev)
+{
+    if (out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return valid_device(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
 FC_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
     FC_BEGIN(cuDeviceGetCount, true);
-    if (count == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else
-        *count = fc_config.ndevices;
+    rc = FC_OUT(count, fc_config.ndevices);
     FC_END();
 }
 
 FC_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 {
     FC_BEGIN(cuDeviceGet, true);
-    if (device == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(ordinal))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if ((rc = device_query(device, ordinal)) == CUDA_SUCCESS)
         *device = ordinal;
     FC_END();
 }
@@ -37,11 +39,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 FC_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     FC_BEGIN(cuDeviceGetName, true);
-    if (name == NULL || len <= 0)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if ((rc = (len <= 0 ? CUDA_ERROR_INVALID_VALUE : device_query(name, dev))) == CUDA_SUCCESS)
         snprintf(name, (size_t)len, "fakecuda sm_%d", fc_config.sm[dev]);
     FC_END();
 }
@@ -49,11 +47,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 FC_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
     FC_BEGIN(cuDeviceTotalMem_v2, true);
-    if (bytes == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if ((rc = device_query(bytes, dev)) == CUDA_SUCCESS)
         *bytes = FC_TOTAL_MEM;
     FC_END();
 }
@@ -267,11 +261,10 @@ bool fc_device_can_access(int dev, int peer)
 FC_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
 {
     FC_BEGIN(cuDeviceCanAccessPeer, true);
-    if (canAccessPeer == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev) || !valid_device(peerDev))
+    rc = device_query(canAccessPeer, dev);
+    if (rc == CUDA_SUCCESS && !valid_device(peerDev))
         rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if (rc == CUDA_SUCCESS)
         *canAccessPeer = fc_device_can_access(dev, peerDev);
     FC_END();
 }
@@ -280,10 +273,9 @@ FC_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice de
 static CUresult uuid(CUuuid *out, CUdevice dev)
 {
     static const char prefix[] = "fakecuda-dev-";
-    if (out == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!valid_device(dev))
-        return CUDA_ERROR_INVALID_DEVICE;
+    CUresult rc = device_query(out, dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
     memset(out, 0, sizeof *out);
     memcpy(out->bytes, prefix, sizeof prefix - 1);
     out->bytes[15] = (char)dev;
@@ -308,11 +300,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid_out, CUdevice dev)
 FC_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
     FC_BEGIN(cuDeviceGetPCIBusId, true);
-    if (pciBusId == NULL || len <= 0)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if ((rc = (len <= 0 ? CUDA_ERROR_INVALID_VALUE : device_query(pciBusId, dev))) == CUDA_SUCCESS)
         snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", dev + 1);
     FC_END();
 }
@@ -320,11 +308,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice
 FC_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     FC_BEGIN(cuDeviceGetAttribute, true);
-    if (pi == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if ((rc = device_query(pi, dev)) == CUDA_SUCCESS)
         rc = attribute(attrib, dev, pi);
     FC_END();
 }

@@ -61,9 +61,9 @@ typedef struct {
     int ndevices;
     int sm[FC_MAX_DEVICES]; /* e.g. 90 */
     bool log;
-    int threads;   /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
-    bool pageable; /* FAKECUDA_PAGEABLE=1: devices may access pageable host memory */
-    size_t arena;  /* FAKECUDA_ARENA_GIB: the address range device memory is carved from */
+    int threads;        /* FAKECUDA_THREADS: host threads that run a launch's blocks (grid.c) */
+    bool pageable;      /* FAKECUDA_PAGEABLE=1: devices may access pageable host memory */
+    size_t arena;       /* FAKECUDA_ARENA_GIB: the address range device memory is carved from */
     bool stream_thread; /* FAKECUDA_STREAM_THREAD=1: queued work runs on a thread of its own */
 } fc_config_t;
 
@@ -109,6 +109,11 @@ void fc_inject_parse(const char *spec);
 
 void fc_lock(void);
 void fc_unlock(void);
+
+/* The result of a call that writes @p _value to its output argument @p _out: INVALID_VALUE, and
+ * nothing written, when @p _out is NULL. */
+#define FC_OUT(_out, _value)                                                                       \
+    ((_out) == NULL ? CUDA_ERROR_INVALID_VALUE : (*(_out) = (_value), CUDA_SUCCESS))
 
 /* ---- contexts (context.c) ------------------------------------------------------------------ */
 

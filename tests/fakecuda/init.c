@@ -136,10 +136,7 @@ FC_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags)
 FC_EXPORT CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
 {
     FC_BEGIN(cuDriverGetVersion, false);
-    if (driverVersion == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else
-        *driverVersion = FAKECUDA_VERSION;
+    rc = FC_OUT(driverVersion, FAKECUDA_VERSION);
     FC_END();
 }
 
