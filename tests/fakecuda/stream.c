@@ -16,16 +16,28 @@ static struct CUstream_st *streams; /* every stream ever made, destroyed ones in
 static struct CUevent_st *events;
 static uint64_t next_seq = 1;
 
-struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx)
+/* A stream of @p ctx, in the list of every stream; NULL when out of memory. */
+static struct CUstream_st *new_stream(struct CUctx_st *ctx, unsigned flags, int priority,
+                                      bool is_null)
 {
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (s == NULL)
-        abort(); /* a test double out of memory cannot emulate anything */
+        return NULL;
     s->magic = FC_MAGIC_STREAM;
     s->ctx = ctx;
-    s->is_null = true;
+    s->flags = flags;
+    s->priority = priority;
+    s->is_null = is_null;
     s->next = streams;
     streams = s;
+    return s;
+}
+
+struct CUstream_st *fc_stream_new_null(struct CUctx_st *ctx)
+{
+    struct CUstream_st *s = new_stream(ctx, 0, 0, true);
+    if (s == NULL)
+        abort(); /* a test double out of memory cannot emulate anything */
     return s;
 }
 
@@ -321,14 +333,8 @@ static CUresult create(CUstream *phStream, unsigned int Flags, int priority)
         return rc;
     if (phStream == NULL || (Flags != CU_STREAM_DEFAULT && Flags != CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    if ((s = calloc(1, sizeof *s)) == NULL)
+    if ((s = new_stream(ctx, Flags, priority, false)) == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    s->magic = FC_MAGIC_STREAM;
-    s->ctx = ctx;
-    s->flags = Flags;
-    s->priority = priority;
-    s->next = streams;
-    streams = s;
     *phStream = s;
     return CUDA_SUCCESS;
 }
