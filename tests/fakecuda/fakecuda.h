@@ -201,6 +201,8 @@ typedef struct fc_alloc {
 
 /* The live allocation containing @p p, or NULL. */
 fc_alloc_t *fc_mem_find(uintptr_t p);
+/* The live allocation that starts at @p p (the pointer an allocation call returned), or NULL. */
+fc_alloc_t *fc_mem_at(uintptr_t p);
 /* The live allocation containing all of [p, p + n), or NULL (n == 0 counts as one byte). */
 fc_alloc_t *fc_mem_find_range(uintptr_t p, size_t n);
 /* The live allocation with BUFFER_ID @p id, or NULL. */

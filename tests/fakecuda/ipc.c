@@ -63,8 +63,7 @@ FC_EXPORT CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdevicept
     FC_BEGIN(cuIpcGetMemHandle, true);
     if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
         ;
-    else if (pHandle == NULL || (a = fc_mem_find(dptr)) == NULL || a->base != dptr ||
-             a->kind != FC_MEM_DEVICE)
+    else if (pHandle == NULL || (a = fc_mem_at(dptr)) == NULL || a->kind != FC_MEM_DEVICE)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if (a->fd >= 0 || (rc = share(a)) == CUDA_SUCCESS) {
         memset(&h, 0, sizeof h);
@@ -186,7 +185,7 @@ FC_EXPORT CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr)
     FC_BEGIN(cuIpcCloseMemHandle, true);
     if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
         ;
-    else if ((a = fc_mem_find(dptr)) == NULL || a->base != dptr || a->kind != FC_MEM_IPC)
+    else if ((a = fc_mem_at(dptr)) == NULL || a->kind != FC_MEM_IPC)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if (--a->ipc_refs == 0) {
         rc = fc_ctx_run_all(a->ctx);

@@ -36,6 +36,12 @@ fc_alloc_t *fc_mem_find(uintptr_t p)
     return NULL;
 }
 
+fc_alloc_t *fc_mem_at(uintptr_t p)
+{
+    fc_alloc_t *a = fc_mem_find(p);
+    return a != NULL && a->base == p ? a : NULL;
+}
+
 fc_alloc_t *fc_mem_find_range(uintptr_t p, size_t n)
 {
     fc_alloc_t *a = fc_mem_find(p);
@@ -459,7 +465,7 @@ FC_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     FC_BEGIN(cuMemFree_v2, true);
     if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
         ;
-    else if ((a = fc_mem_find(dptr)) == NULL || a->base != dptr)
+    else if ((a = fc_mem_at(dptr)) == NULL)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if (a->kind == FC_MEM_POOL && a->free_seq == 0)
         fc_mem_release(a);
@@ -559,18 +565,27 @@ FC_EXPORT CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
     FC_END();
 }
 
-FC_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
+/* cuMemFreeHost and cuMemHostUnregister: the host memory of @p kind that starts at @p p goes once
+ * the current context's queued work has run; @p missing when there is none. */
+static CUresult release_host(void *p, fc_mem_kind_t kind, CUresult missing)
 {
     struct CUctx_st *ctx = NULL;
     fc_alloc_t *a;
-    FC_BEGIN(cuMemFreeHost, true);
-    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
-        ;
-    else if ((a = fc_mem_find((uintptr_t)p)) == NULL || a->base != (uintptr_t)p ||
-             a->kind != FC_MEM_PINNED)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_ctx_run_all(ctx)) == CUDA_SUCCESS)
+    CUresult rc = fc_ctx_current(&ctx);
+
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((a = fc_mem_at((uintptr_t)p)) == NULL || a->kind != kind)
+        return missing;
+    if ((rc = fc_ctx_run_all(ctx)) == CUDA_SUCCESS)
         fc_mem_release(a);
+    return rc;
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    FC_BEGIN(cuMemFreeHost, true);
+    rc = release_host(p, FC_MEM_PINNED, CUDA_ERROR_INVALID_VALUE);
     FC_END();
 }
 
@@ -621,15 +636,7 @@ FC_EXPORT CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsign
 
 FC_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
-    struct CUctx_st *ctx = NULL;
-    fc_alloc_t *a;
     FC_BEGIN(cuMemHostUnregister, true);
-    if ((rc = fc_ctx_current(&ctx)) != CUDA_SUCCESS)
-        ;
-    else if ((a = fc_mem_find((uintptr_t)p)) == NULL || a->base != (uintptr_t)p ||
-             a->kind != FC_MEM_REGISTERED)
-        rc = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    else if ((rc = fc_ctx_run_all(ctx)) == CUDA_SUCCESS)
-        fc_mem_release(a);
+    rc = release_host(p, FC_MEM_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     FC_END();
 }

@@ -275,8 +275,7 @@ FC_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     FC_BEGIN(cuMemFreeAsync, true);
     if ((rc = fc_stream_any(hStream, &s)) != CUDA_SUCCESS)
         ;
-    else if ((a = fc_mem_find(dptr)) == NULL || a->base != dptr || a->kind != FC_MEM_POOL ||
-             a->free_seq != 0)
+    else if ((a = fc_mem_at(dptr)) == NULL || a->kind != FC_MEM_POOL || a->free_seq != 0)
         rc = CUDA_ERROR_INVALID_VALUE;
     else if ((op = calloc(1, sizeof *op)) == NULL)
         rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -658,8 +657,8 @@ FC_EXPORT CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData *shareD
     fc_alloc_t *a;
     export_t e;
     FC_BEGIN(cuMemPoolExportPointer, true);
-    if (shareData_out == NULL || (a = fc_mem_find(ptr)) == NULL || a->kind != FC_MEM_POOL ||
-        a->base != ptr || a->imported || a->pool->fd < 0) {
+    if (shareData_out == NULL || (a = fc_mem_at(ptr)) == NULL || a->kind != FC_MEM_POOL ||
+        a->imported || a->pool->fd < 0) {
         rc = CUDA_ERROR_INVALID_VALUE;
     } else {
         memset(shareData_out, 0, sizeof *shareData_out);
