@@ -522,82 +522,74 @@ FC_EXPORT CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToK
     FC_END();
 }
 
-/* cuMemPoolSetAttribute: the reuse policies are ints, the sizes cuuint64_t; RESERVED_MEM_HIGH "It
- * is illegal to set this attribute to a non-zero value", USED_MEM_HIGH "can only be reset to
- * zero" (assumption: the same for it); the current amounts are not settable. */
+/* The field of @p pool that holds @p attr (NULL: no such attribute): the reuse policies are ints
+ * (@p is_int), the sizes cuuint64_t. RESERVED_MEM_*: the pages behind the pool's live allocations;
+ * USED_MEM_*: their bytes. */
+static void *attribute_field(struct CUmemPoolHandle_st *pool, CUmemPool_attribute attr,
+                             bool *is_int)
+{
+    *is_int = false;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+        *is_int = true;
+        return &pool->reuse_follow;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+        *is_int = true;
+        return &pool->reuse_opportunistic;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *is_int = true;
+        return &pool->reuse_internal;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        return &pool->release_threshold;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+        return &pool->reserved;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        return &pool->reserved_high;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+        return &pool->used;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        return &pool->used_high;
+    default:
+        return NULL;
+    }
+}
+
+/* cuMemPoolSetAttribute: RESERVED_MEM_HIGH "It is illegal to set this attribute to a non-zero
+ * value", USED_MEM_HIGH "can only be reset to zero" (assumption: the same for it); the current
+ * amounts are not settable. */
 FC_EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
                                                  void *value)
 {
+    void *field = NULL;
+    bool is_int;
     FC_BEGIN(cuMemPoolSetAttribute, true);
-    if (!known(pool) || value == NULL) {
+    if (!known(pool) || value == NULL || (field = attribute_field(pool, attr, &is_int)) == NULL ||
+        attr == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT || attr == CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
         rc = CUDA_ERROR_INVALID_VALUE;
-    } else {
-        switch (attr) {
-        case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-            pool->reuse_follow = *(int *)value;
-            break;
-        case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-            pool->reuse_opportunistic = *(int *)value;
-            break;
-        case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-            pool->reuse_internal = *(int *)value;
-            break;
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-            pool->release_threshold = *(cuuint64_t *)value;
-            break;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-            if (*(cuuint64_t *)value != 0)
-                rc = CUDA_ERROR_INVALID_VALUE;
-            else if (attr == CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
-                pool->reserved_high = pool->reserved;
-            else
-                pool->used_high = pool->used;
-            break;
-        default:
-            rc = CUDA_ERROR_INVALID_VALUE;
-        }
-    }
+    else if (is_int)
+        *(int *)field = *(int *)value;
+    else if (attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        *(cuuint64_t *)field = *(cuuint64_t *)value;
+    else if (*(cuuint64_t *)value != 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else /* a high-water mark, reset to the current amount */
+        *(cuuint64_t *)field =
+            attr == CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH ? pool->reserved : pool->used;
     FC_END();
 }
 
-/* RESERVED_MEM_*: the pages behind the pool's live allocations; USED_MEM_*: their bytes. */
 FC_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
                                                  void *value)
 {
+    void *field = NULL;
+    bool is_int;
     FC_BEGIN(cuMemPoolGetAttribute, true);
-    if (!known(pool) || value == NULL) {
+    if (!known(pool) || value == NULL || (field = attribute_field(pool, attr, &is_int)) == NULL)
         rc = CUDA_ERROR_INVALID_VALUE;
-    } else {
-        switch (attr) {
-        case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-            *(int *)value = pool->reuse_follow;
-            break;
-        case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-            *(int *)value = pool->reuse_opportunistic;
-            break;
-        case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-            *(int *)value = pool->reuse_internal;
-            break;
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-            *(cuuint64_t *)value = pool->release_threshold;
-            break;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-            *(cuuint64_t *)value = pool->reserved;
-            break;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-            *(cuuint64_t *)value = pool->reserved_high;
-            break;
-        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-            *(cuuint64_t *)value = pool->used;
-            break;
-        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-            *(cuuint64_t *)value = pool->used_high;
-            break;
-        default:
-            rc = CUDA_ERROR_INVALID_VALUE;
-        }
-    }
+    else if (is_int)
+        *(int *)value = *(int *)field;
+    else
+        *(cuuint64_t *)value = *(cuuint64_t *)field;
     FC_END();
 }
 
