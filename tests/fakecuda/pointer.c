@@ -34,6 +34,13 @@ static CUresult attribute(fc_alloc_t *a, CUpointer_attribute attr, CUdeviceptr p
     struct CUctx_st *current = NULL;
     bool host_memory = a->kind == FC_MEM_PINNED || a->kind == FC_MEM_REGISTERED || host_located(a);
 
+    /* The attributes that answer for the current context. cuda.h, DEVICE_POINTER: "If there is no
+     * current CUcontext then CUDA_ERROR_INVALID_CONTEXT"; ACCESS_FLAGS: "the access flags the
+     * device associated with the current context has on the corresponding memory". */
+    if ((attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ||
+         attr == CU_POINTER_ATTRIBUTE_ACCESS_FLAGS) &&
+        fc_ctx_current(&current) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_CONTEXT;
     switch (attr) {
     /* CUDA Programming Guide, Stream-Ordered Memory Allocator, "Pointer attributes": "Since
      * stream-ordered allocations are not context associated, querying CU_POINTER_ATTRIBUTE_CONTEXT
@@ -50,11 +57,8 @@ static CUresult attribute(fc_alloc_t *a, CUpointer_attribute attr, CUdeviceptr p
         *(unsigned int *)data = host_memory ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
         break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        /* cuda.h: "If there is no current CUcontext then CUDA_ERROR_INVALID_CONTEXT"; "If there
-         * exists no device pointer value through which kernels running in the current CUcontext
-         * may access ptr then CUDA_ERROR_INVALID_VALUE". */
-        if (fc_ctx_current(&current) != CUDA_SUCCESS)
-            return CUDA_ERROR_INVALID_CONTEXT;
+        /* cuda.h: "If there exists no device pointer value through which kernels running in the
+         * current CUcontext may access ptr then CUDA_ERROR_INVALID_VALUE". */
         if (!device_reachable(a, current))
             return CUDA_ERROR_INVALID_VALUE;
         *(CUdeviceptr *)data = ptr;
@@ -113,11 +117,7 @@ static CUresult attribute(fc_alloc_t *a, CUpointer_attribute attr, CUdeviceptr p
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
         *(unsigned int *)data = 0; /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED is 0 */
         break;
-    /* cuda.h: "the access flags the device associated with the current context has on the
-     * corresponding memory" (so it needs a current context, as DEVICE_POINTER does). */
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-        if (fc_ctx_current(&current) != CUDA_SUCCESS)
-            return CUDA_ERROR_INVALID_CONTEXT;
         if (a->kind == FC_MEM_PINNED || a->kind == FC_MEM_REGISTERED || a->kind == FC_MEM_MANAGED)
             *(unsigned int *)data = device_reachable(a, current)
                                         ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
