@@ -361,19 +361,39 @@ static bool replayed(nvrtcProgram prog, output_kind_t kind, fc_nvrtc_output_t *o
     return found;
 }
 
+/* The real NVRTC's getters of each output (after ready()). */
+static nvrtcResult real_size(nvrtcProgram prog, output_kind_t kind, size_t *ret)
+{
+    return kind == OUT_PTX     ? real.nvrtcGetPTXSize(prog, ret)
+           : kind == OUT_CUBIN ? real.nvrtcGetCUBINSize(prog, ret)
+                               : real.nvrtcGetProgramLogSize(prog, ret);
+}
+
+static nvrtcResult real_bytes(nvrtcProgram prog, output_kind_t kind, char *dst)
+{
+    return kind == OUT_PTX     ? real.nvrtcGetPTX(prog, dst)
+           : kind == OUT_CUBIN ? real.nvrtcGetCUBIN(prog, dst)
+                               : real.nvrtcGetProgramLog(prog, dst);
+}
+
 /* An output's size (the image's plus the trailer's, so callers copy and cache both). */
-static nvrtcResult output_size(nvrtcProgram prog, size_t *ret, output_kind_t kind,
-                               nvrtcResult (*get)(nvrtcProgram, size_t *))
+static nvrtcResult output_size(nvrtcProgram prog, size_t *ret, output_kind_t kind)
 {
     fc_nvrtc_output_t out;
     nvrtcResult rc;
 
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    if (kind == OUT_LOG && refuse) { /* every program's compile was refused */
+        *ret = sizeof(refuse_log);
+        return NVRTC_SUCCESS;
+    }
     if (replayed(prog, kind, &out)) {
         rc = out.rc;
         if (rc == NVRTC_SUCCESS && ret != NULL)
             *ret = out.size;
     } else {
-        rc = get(prog, ret);
+        rc = real_size(prog, kind, ret);
     }
     if (rc == NVRTC_SUCCESS && ret != NULL && kind != OUT_LOG)
         *ret += trailer_size(prog);
@@ -381,22 +401,26 @@ static nvrtcResult output_size(nvrtcProgram prog, size_t *ret, output_kind_t kin
 }
 
 /* An output's bytes (and after an image's, the trailer). */
-static nvrtcResult output(nvrtcProgram prog, char *dst, output_kind_t kind,
-                          nvrtcResult (*get)(nvrtcProgram, char *),
-                          nvrtcResult (*get_size)(nvrtcProgram, size_t *))
+static nvrtcResult output(nvrtcProgram prog, char *dst, output_kind_t kind)
 {
     fc_nvrtc_output_t out;
     size_t size = 0;
     nvrtcResult rc;
 
+    if (!ready())
+        return NVRTC_ERROR_INTERNAL_ERROR;
+    if (kind == OUT_LOG && refuse) {
+        memcpy(dst, refuse_log, sizeof(refuse_log));
+        return NVRTC_SUCCESS;
+    }
     if (replayed(prog, kind, &out)) {
         if (out.rc != NVRTC_SUCCESS || dst == NULL)
             return out.rc == NVRTC_SUCCESS ? NVRTC_ERROR_INVALID_INPUT : out.rc;
         if (out.size > 0)
             memcpy(dst, out.data, out.size);
         size = out.size;
-    } else if ((rc = get(prog, dst)) != NVRTC_SUCCESS || dst == NULL ||
-               (kind != OUT_LOG && (rc = get_size(prog, &size)) != NVRTC_SUCCESS)) {
+    } else if ((rc = real_bytes(prog, kind, dst)) != NVRTC_SUCCESS || dst == NULL ||
+               (kind != OUT_LOG && (rc = real_size(prog, kind, &size)) != NVRTC_SUCCESS)) {
         return rc;
     }
     if (kind != OUT_LOG)
@@ -406,46 +430,32 @@ static nvrtcResult output(nvrtcProgram prog, char *dst, output_kind_t kind,
 
 SHIM_EXPORT nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet)
 {
-    return ready() ? output_size(prog, ptxSizeRet, OUT_PTX, real.nvrtcGetPTXSize)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    return output_size(prog, ptxSizeRet, OUT_PTX);
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx)
 {
-    return ready() ? output(prog, ptx, OUT_PTX, real.nvrtcGetPTX, real.nvrtcGetPTXSize)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    return output(prog, ptx, OUT_PTX);
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
 {
-    return ready() ? output_size(prog, cubinSizeRet, OUT_CUBIN, real.nvrtcGetCUBINSize)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    return output_size(prog, cubinSizeRet, OUT_CUBIN);
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 {
-    return ready() ? output(prog, cubin, OUT_CUBIN, real.nvrtcGetCUBIN, real.nvrtcGetCUBINSize)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    return output(prog, cubin, OUT_CUBIN);
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
 {
-    if (ready() && refuse) { /* every program's compile was refused */
-        *logSizeRet = sizeof(refuse_log);
-        return NVRTC_SUCCESS;
-    }
-    return ready() ? output_size(prog, logSizeRet, OUT_LOG, real.nvrtcGetProgramLogSize)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    return output_size(prog, logSizeRet, OUT_LOG);
 }
 
 SHIM_EXPORT nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
 {
-    if (ready() && refuse) { /* every program's compile was refused */
-        memcpy(log, refuse_log, sizeof(refuse_log));
-        return NVRTC_SUCCESS;
-    }
-    return ready() ? output(prog, log, OUT_LOG, real.nvrtcGetProgramLog, NULL)
-                   : NVRTC_ERROR_INTERNAL_ERROR;
+    return output(prog, log, OUT_LOG);
 }
 
 SHIM_EXPORT nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression)
