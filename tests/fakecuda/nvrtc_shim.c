@@ -428,35 +428,20 @@ static nvrtcResult output(nvrtcProgram prog, char *dst, output_kind_t kind)
     return NVRTC_SUCCESS;
 }
 
-SHIM_EXPORT nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet)
-{
-    return output_size(prog, ptxSizeRet, OUT_PTX);
-}
+/* The two getters of each output: its size and its bytes. */
+#define OUTPUT_GETTERS(_size_name, _name, _kind)                                                   \
+    SHIM_EXPORT nvrtcResult _size_name(nvrtcProgram prog, size_t *size)                            \
+    {                                                                                              \
+        return output_size(prog, size, _kind);                                                     \
+    }                                                                                              \
+    SHIM_EXPORT nvrtcResult _name(nvrtcProgram prog, char *dst)                                    \
+    {                                                                                              \
+        return output(prog, dst, _kind);                                                           \
+    }
 
-SHIM_EXPORT nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx)
-{
-    return output(prog, ptx, OUT_PTX);
-}
-
-SHIM_EXPORT nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
-{
-    return output_size(prog, cubinSizeRet, OUT_CUBIN);
-}
-
-SHIM_EXPORT nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
-{
-    return output(prog, cubin, OUT_CUBIN);
-}
-
-SHIM_EXPORT nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
-{
-    return output_size(prog, logSizeRet, OUT_LOG);
-}
-
-SHIM_EXPORT nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
-{
-    return output(prog, log, OUT_LOG);
-}
+OUTPUT_GETTERS(nvrtcGetPTXSize, nvrtcGetPTX, OUT_PTX)
+OUTPUT_GETTERS(nvrtcGetCUBINSize, nvrtcGetCUBIN, OUT_CUBIN)
+OUTPUT_GETTERS(nvrtcGetProgramLogSize, nvrtcGetProgramLog, OUT_LOG)
 
 SHIM_EXPORT nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression)
 {

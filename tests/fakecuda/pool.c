@@ -8,6 +8,7 @@
  * the next allocation); an IPC-capable pool keeps them in one memfd whose first page describes
  * the pool, so that another process can map them. */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -353,16 +354,29 @@ static bool valid_device(CUdevice dev)
     return dev >= 0 && dev < fc_config.ndevices;
 }
 
+/* The default pool of @p loc, or (@p current) its current pool, for the calls that ask for one by
+ * device or by location: INVALID_VALUE for a NULL output first, then @p check, the location's. */
+static CUresult pool_of(CUmemoryPool *out, const CUmemLocation *loc, CUresult check, bool current)
+{
+    if (out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (check != CUDA_SUCCESS)
+        return check;
+    if ((*out = current ? current_of(loc) : default_of(loc)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return CUDA_SUCCESS;
+}
+
+static CUresult device_check(CUdevice dev)
+{
+    return valid_device(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
 FC_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
     CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
     FC_BEGIN(cuDeviceGetDefaultMemPool, true);
-    if (pool_out == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else if ((*pool_out = default_of(&loc)) == NULL)
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    rc = pool_of(pool_out, &loc, device_check(dev), false);
     FC_END();
 }
 
@@ -372,12 +386,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 {
     CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
     FC_BEGIN(cuDeviceGetMemPool, true);
-    if (pool == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else if ((*pool = current_of(&loc)) == NULL)
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    rc = pool_of(pool, &loc, device_check(dev), true);
     FC_END();
 }
 
@@ -398,9 +407,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 {
     CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
     FC_BEGIN(cuDeviceSetMemPool, true);
-    if (!valid_device(dev))
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    else
+    if ((rc = device_check(dev)) == CUDA_SUCCESS)
         rc = set_current(&loc, pool);
     FC_END();
 }
@@ -423,11 +430,7 @@ FC_EXPORT CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemL
                                                   CUmemAllocationType type)
 {
     FC_BEGIN(cuMemGetDefaultMemPool, true);
-    if (pool_out == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = by_location(location, type)) == CUDA_SUCCESS &&
-             (*pool_out = default_of(location)) == NULL)
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    rc = pool_of(pool_out, location, by_location(location, type), false);
     FC_END();
 }
 
@@ -435,11 +438,7 @@ FC_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *lo
                                            CUmemAllocationType type)
 {
     FC_BEGIN(cuMemGetMemPool, true);
-    if (pool == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = by_location(location, type)) == CUDA_SUCCESS &&
-             (*pool = current_of(location)) == NULL)
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    rc = pool_of(pool, location, by_location(location, type), true);
     FC_END();
 }
 
@@ -522,36 +521,38 @@ FC_EXPORT CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToK
     FC_END();
 }
 
-/* The field of @p pool that holds @p attr (NULL: no such attribute): the reuse policies are ints
- * (@p is_int), the sizes cuuint64_t. RESERVED_MEM_*: the pages behind the pool's live allocations;
- * USED_MEM_*: their bytes. */
+/* Where each attribute lives in a pool: the reuse policies are ints, the sizes cuuint64_t.
+ * RESERVED_MEM_*: the pages behind the pool's live allocations; USED_MEM_*: their bytes. */
+#define POOL_FIELD(_attr, _field, _is_int)                                                         \
+    {                                                                                              \
+        _attr, offsetof(struct CUmemPoolHandle_st, _field), _is_int                                \
+    }
+static const struct {
+    CUmemPool_attribute attr;
+    size_t offset;
+    bool is_int;
+} pool_fields[] = {
+    POOL_FIELD(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, reuse_follow, true),
+    POOL_FIELD(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, reuse_opportunistic, true),
+    POOL_FIELD(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, reuse_internal, true),
+    POOL_FIELD(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, release_threshold, false),
+    POOL_FIELD(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, reserved, false),
+    POOL_FIELD(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, reserved_high, false),
+    POOL_FIELD(CU_MEMPOOL_ATTR_USED_MEM_CURRENT, used, false),
+    POOL_FIELD(CU_MEMPOOL_ATTR_USED_MEM_HIGH, used_high, false),
+};
+#undef POOL_FIELD
+
+/* The field of @p pool that holds @p attr, and whether it is an int; NULL: no such attribute. */
 static void *attribute_field(struct CUmemPoolHandle_st *pool, CUmemPool_attribute attr,
                              bool *is_int)
 {
-    *is_int = false;
-    switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-        *is_int = true;
-        return &pool->reuse_follow;
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-        *is_int = true;
-        return &pool->reuse_opportunistic;
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-        *is_int = true;
-        return &pool->reuse_internal;
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-        return &pool->release_threshold;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-        return &pool->reserved;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-        return &pool->reserved_high;
-    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-        return &pool->used;
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-        return &pool->used_high;
-    default:
-        return NULL;
-    }
+    for (size_t i = 0; i < sizeof pool_fields / sizeof pool_fields[0]; i++)
+        if (pool_fields[i].attr == attr) {
+            *is_int = pool_fields[i].is_int;
+            return (char *)pool + pool_fields[i].offset;
+        }
+    return NULL;
 }
 
 /* cuMemPoolSetAttribute: RESERVED_MEM_HIGH "It is illegal to set this attribute to a non-zero
