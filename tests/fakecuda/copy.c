@@ -357,6 +357,14 @@ typedef struct {
     size_t x, y, z, pitch, slice_height;
 } place_t;
 
+/* The place_t of side @p _side (src or dst) of a CUDA_MEMCPY2D (PLACE_2D) or CUDA_MEMCPY3D
+ * (PLACE_3D), which name each side's fields with its prefix. */
+#define PLACE_2D(_p, _side)                                                                        \
+    .type = (_p)->_side##MemoryType, .host = (_p)->_side##Host, .device = (_p)->_side##Device,     \
+    .x = (_p)->_side##XInBytes, .y = (_p)->_side##Y, .pitch = (_p)->_side##Pitch
+#define PLACE_3D(_p, _side)                                                                        \
+    PLACE_2D(_p, _side), .z = (_p)->_side##Z, .slice_height = (_p)->_side##Height
+
 /* a * b + c, false when it does not fit. */
 static bool mul_add(size_t a, size_t b, size_t c, size_t *out)
 {
@@ -437,31 +445,28 @@ static CUresult no_params(void)
 
 static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, bool async)
 {
-    place_t d = {0}, e = {0};
-
     if (p == NULL)
         return no_params();
-    d.type = p->dstMemoryType;
-    d.host = p->dstHost;
-    d.device = p->dstDevice;
-    d.x = p->dstXInBytes;
-    d.y = p->dstY;
-    d.pitch = p->dstPitch;
-    e.type = p->srcMemoryType;
-    e.host = p->srcHost;
-    e.device = p->srcDevice;
-    e.x = p->srcXInBytes;
-    e.y = p->srcY;
-    e.pitch = p->srcPitch;
+    place_t d = {PLACE_2D(p, dst)}, e = {PLACE_2D(p, src)};
     return copy_3d(&d, &e, p->WidthInBytes, p->Height, 1, hStream, async);
 }
 
-FC_EXPORT CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
-{
-    FC_BEGIN(cuMemcpy2D_v2, true);
-    rc = copy_2d(pCopy, NULL, false);
-    FC_END();
-}
+/* A copy by parameter block and its Async form: @p _impl(pCopy, hStream, async). */
+#define COPY_BY_PARAMS(_name, _async_name, _params, _impl)                                         \
+    FC_EXPORT CUresult CUDAAPI _name(const _params *pCopy)                                         \
+    {                                                                                              \
+        FC_BEGIN(_name, true);                                                                     \
+        rc = _impl(pCopy, NULL, false);                                                            \
+        FC_END();                                                                                  \
+    }                                                                                              \
+    FC_EXPORT CUresult CUDAAPI _async_name(const _params *pCopy, CUstream hStream)                 \
+    {                                                                                              \
+        FC_BEGIN(_async_name, true);                                                               \
+        rc = _impl(pCopy, hStream, true);                                                          \
+        FC_END();                                                                                  \
+    }
+
+COPY_BY_PARAMS(cuMemcpy2D_v2, cuMemcpy2DAsync_v2, CUDA_MEMCPY2D, copy_2d)
 
 /* cuda.h: as cuMemcpy2D without its pitch and alignment limits for arrays (none are emulated). */
 FC_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
@@ -471,55 +476,19 @@ FC_EXPORT CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
     FC_END();
 }
 
-FC_EXPORT CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
-{
-    FC_BEGIN(cuMemcpy2DAsync_v2, true);
-    rc = copy_2d(pCopy, hStream, true);
-    FC_END();
-}
-
 /* cuda.h, cuMemcpy3D: "The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set
  * to 0", reserved0 and reserved1 "Must be NULL". */
 static CUresult copy_3d_params(const CUDA_MEMCPY3D *p, CUstream hStream, bool async)
 {
-    place_t d = {0}, e = {0};
-
     if (p == NULL || p->srcLOD != 0 || p->dstLOD != 0 || p->reserved0 != NULL ||
         p->reserved1 != NULL)
         return no_params();
-    d.type = p->dstMemoryType;
-    d.host = p->dstHost;
-    d.device = p->dstDevice;
-    d.x = p->dstXInBytes;
-    d.y = p->dstY;
-    d.z = p->dstZ;
-    d.pitch = p->dstPitch;
-    d.slice_height = p->dstHeight;
-    e.type = p->srcMemoryType;
-    e.host = p->srcHost;
-    e.device = p->srcDevice;
-    e.x = p->srcXInBytes;
-    e.y = p->srcY;
-    e.z = p->srcZ;
-    e.pitch = p->srcPitch;
-    e.slice_height = p->srcHeight;
+    place_t d = {PLACE_3D(p, dst)}, e = {PLACE_3D(p, src)};
     return copy_3d(&d, &e, p->WidthInBytes, p->Height, p->Depth, hStream, async);
 }
 
 /* cuda.h, cuMemcpy3D: synchronous as cuMemcpy2D is ("API synchronization behavior"). */
-FC_EXPORT CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
-{
-    FC_BEGIN(cuMemcpy3D_v2, true);
-    rc = copy_3d_params(pCopy, NULL, false);
-    FC_END();
-}
-
-FC_EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
-{
-    FC_BEGIN(cuMemcpy3DAsync_v2, true);
-    rc = copy_3d_params(pCopy, hStream, true);
-    FC_END();
-}
+COPY_BY_PARAMS(cuMemcpy3D_v2, cuMemcpy3DAsync_v2, CUDA_MEMCPY3D, copy_3d_params)
 
 /* cuda.h: the synchronous memset is asynchronous to the host except on page-locked host memory
  * or a Unified Memory region. Assumption: a destination not aligned to the element (16 and 32 bits)
@@ -557,47 +526,41 @@ static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigne
     return CUDA_SUCCESS;
 }
 
-#define MEMSET_1D(_name, _type, _element)                                                          \
+/* A memset of @p _element bytes a value and its Async form, on a range (1D) or a pitched region
+ * (2D). */
+#define MEMSET_1D(_name, _async_name, _type, _element)                                             \
     FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, _type value, size_t N)                 \
     {                                                                                              \
         FC_BEGIN(_name, true);                                                                     \
         rc = memset_2d(dstDevice, N * _element, value, _element, N, 1, NULL, false);               \
         FC_END();                                                                                  \
-    }
-#define MEMSET_1D_ASYNC(_name, _type, _element)                                                    \
-    FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, _type value, size_t N,                 \
-                                     CUstream hStream)                                             \
+    }                                                                                              \
+    FC_EXPORT CUresult CUDAAPI _async_name(CUdeviceptr dstDevice, _type value, size_t N,           \
+                                           CUstream hStream)                                       \
     {                                                                                              \
-        FC_BEGIN(_name, true);                                                                     \
+        FC_BEGIN(_async_name, true);                                                               \
         rc = memset_2d(dstDevice, N * _element, value, _element, N, 1, hStream, true);             \
         FC_END();                                                                                  \
     }
-#define MEMSET_2D(_name, _type, _element)                                                          \
+#define MEMSET_2D(_name, _async_name, _type, _element)                                             \
     FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, size_t dstPitch, _type value,          \
                                      size_t Width, size_t Height)                                  \
     {                                                                                              \
         FC_BEGIN(_name, true);                                                                     \
         rc = memset_2d(dstDevice, dstPitch, value, _element, Width, Height, NULL, false);          \
         FC_END();                                                                                  \
-    }
-#define MEMSET_2D_ASYNC(_name, _type, _element)                                                    \
-    FC_EXPORT CUresult CUDAAPI _name(CUdeviceptr dstDevice, size_t dstPitch, _type value,          \
-                                     size_t Width, size_t Height, CUstream hStream)                \
+    }                                                                                              \
+    FC_EXPORT CUresult CUDAAPI _async_name(CUdeviceptr dstDevice, size_t dstPitch, _type value,    \
+                                           size_t Width, size_t Height, CUstream hStream)          \
     {                                                                                              \
-        FC_BEGIN(_name, true);                                                                     \
+        FC_BEGIN(_async_name, true);                                                               \
         rc = memset_2d(dstDevice, dstPitch, value, _element, Width, Height, hStream, true);        \
         FC_END();                                                                                  \
     }
 
-MEMSET_1D(cuMemsetD8_v2, unsigned char, 1)
-MEMSET_1D(cuMemsetD16_v2, unsigned short, 2)
-MEMSET_1D(cuMemsetD32_v2, unsigned int, 4)
-MEMSET_1D_ASYNC(cuMemsetD8Async, unsigned char, 1)
-MEMSET_1D_ASYNC(cuMemsetD16Async, unsigned short, 2)
-MEMSET_1D_ASYNC(cuMemsetD32Async, unsigned int, 4)
-MEMSET_2D(cuMemsetD2D8_v2, unsigned char, 1)
-MEMSET_2D(cuMemsetD2D16_v2, unsigned short, 2)
-MEMSET_2D(cuMemsetD2D32_v2, unsigned int, 4)
-MEMSET_2D_ASYNC(cuMemsetD2D8Async, unsigned char, 1)
-MEMSET_2D_ASYNC(cuMemsetD2D16Async, unsigned short, 2)
-MEMSET_2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4)
+MEMSET_1D(cuMemsetD8_v2, cuMemsetD8Async, unsigned char, 1)
+MEMSET_1D(cuMemsetD16_v2, cuMemsetD16Async, unsigned short, 2)
+MEMSET_1D(cuMemsetD32_v2, cuMemsetD32Async, unsigned int, 4)
+MEMSET_2D(cuMemsetD2D8_v2, cuMemsetD2D8Async, unsigned char, 1)
+MEMSET_2D(cuMemsetD2D16_v2, cuMemsetD2D16Async, unsigned short, 2)
+MEMSET_2D(cuMemsetD2D32_v2, cuMemsetD2D32Async, unsigned int, 4)
