@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 /* Exported by every driver since 3.2 but no longer declared by the 13.0 cuda.h. */
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
@@ -267,19 +268,9 @@ static void check_host_access_faults(void)
 {
     CUcontext ctx = new_context(0);
     CUdeviceptr p;
-    pid_t pid;
-    int status;
 
     CHECK_EQ_INT(cuMemAlloc(&p, 4096), CUDA_SUCCESS);
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        volatile unsigned char *host = (volatile unsigned char *)(uintptr_t)p;
-        _exit(host[0] == 0xCD ? 0 : 1);
-    }
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+    CHECK(child_touch_faults((const void *)(uintptr_t)p, false));
     CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
 }
 
@@ -568,20 +559,10 @@ static void fill_on(CUstream s, CUdeviceptr p, unsigned n, unsigned v)
     launch1(function(mod, "fill"), (n + 31) / 32, 32, s, params, CUDA_SUCCESS);
 }
 
-/* Whether host code touching @p p faults (in a child, so that the fault ends only it). */
+/* Whether host code writing device address @p p faults. */
 static bool host_touch_faults(CUdeviceptr p)
 {
-    pid_t pid;
-    int status;
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ((volatile unsigned char *)(uintptr_t)p)[0] = 7;
-        _exit(0);
-    }
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+    return child_touch_faults((const void *)(uintptr_t)p, true);
 }
 
 /* Stream-ordered pools: the default pool, pointer attributes (no context, the pool, the pool's
@@ -810,6 +791,23 @@ static void check_pools(void)
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
 }
 
+/* @p h mapped at fresh address space of @p size bytes (its access not set yet). */
+static CUdeviceptr vmm_map(CUmemGenericAllocationHandle h, size_t size)
+{
+    CUdeviceptr va = 0;
+    CHECK_EQ_INT(cuMemAddressReserve(&va, size, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemMap(va, size, 0, h, 0), CUDA_SUCCESS);
+    return va;
+}
+
+/* Undoes vmm_map and releases @p h. */
+static void vmm_unmap(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
+{
+    CHECK_EQ_INT(cuMemUnmap(va, size), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
+    CHECK_EQ_INT(cuMemAddressFree(va, size), CUDA_SUCCESS);
+}
+
 /* Virtual memory management: a mapping answers as no context's, device or host memory of its
  * location, inaccessible to any device (and the host) until cuMemSetAccess grants it; one
  * allocation mapped twice; reservations, handles, properties and a shareable handle. */
@@ -931,8 +929,7 @@ static void check_vmm(void)
                      CUDA_SUCCESS);
         close(fd);
         CHECK(h2 != h);
-        CHECK_EQ_INT(cuMemAddressReserve(&va3, gran, 0, 0, 0), CUDA_SUCCESS);
-        CHECK_EQ_INT(cuMemMap(va3, gran, 0, h2, 0), CUDA_SUCCESS);
+        va3 = vmm_map(h2, gran);
         CHECK_EQ_INT(cuMemRelease(h2), CUDA_SUCCESS); /* the mapping keeps it */
         CHECK_EQ_INT(cuMemSetAccess(va3, gran, &rw0, 1), CUDA_SUCCESS);
         memset(host, 0, sizeof host);
@@ -963,8 +960,7 @@ static void check_vmm(void)
     prop.location = numa;
     prop.requestedHandleTypes = 0;
     CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    va2 = vmm_map(h, gran);
     a = attrs_of(va2);
     CHECK_EQ_INT(a.type, CU_MEMORYTYPE_HOST);
     CHECK_EQ_INT(a.ordinal, CU_DEVICE_CPU);
@@ -988,9 +984,7 @@ static void check_vmm(void)
     CHECK_EQ_INT(cuMemsetD8(va2, 5, 16), CUDA_SUCCESS);
     CHECK_EQ_INT(cuCtxSynchronize(), CUDA_SUCCESS);
     CHECK_EQ_INT(((volatile unsigned char *)(uintptr_t)va2)[15], 5);
-    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    vmm_unmap(va2, gran, h);
     prop.location.id = 1;
     CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_ERROR_INVALID_VALUE); /* one node */
     /* The host location (13.0), never shareable. */
@@ -1008,8 +1002,7 @@ static void check_vmm(void)
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = 2;
     CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressReserve(&va2, gran, 0, 0, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemMap(va2, gran, 0, h, 0), CUDA_SUCCESS);
+    va2 = vmm_map(h, gran);
     CHECK_EQ_INT(attrs_of(va2).ordinal, 2);
     CHECK_EQ_INT(cuMemSetAccess(va2, gran, &rw0, 1), CUDA_SUCCESS);
     CHECK_EQ_INT(poke_from(0, va2), CUDA_SUCCESS);
@@ -1024,9 +1017,7 @@ static void check_vmm(void)
         CHECK_EQ_INT(cuMemGetAccess(&flags, &ro2.location, va2), CUDA_SUCCESS);
         CHECK_EQ_INT(flags, CU_MEM_ACCESS_FLAGS_PROT_READ);
     }
-    CHECK_EQ_INT(cuMemUnmap(va2, gran), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressFree(va2, gran), CUDA_SUCCESS);
+    vmm_unmap(va2, gran, h);
     CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
@@ -1516,8 +1507,7 @@ static void check_teardown(void)
     CHECK_EQ_INT(cuMemAlloc(&d, 64), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemAllocAsync(&pp, 64, NULL), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    va = vmm_map(h, gran);
     CHECK_EQ_INT(cuMemSetAccess(va, gran, &rw0, 1), CUDA_SUCCESS);
     CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
     CHECK_EQ_INT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d),
@@ -1533,9 +1523,7 @@ static void check_teardown(void)
     CHECK_EQ_INT(poke_from(0, pp), CUDA_SUCCESS);
     CHECK_EQ_INT(poke_from(0, va), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    vmm_unmap(va, gran, h);
     CHECK_EQ_INT(cuCtxPopCurrent(&prim), CUDA_SUCCESS);
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
@@ -1638,13 +1626,10 @@ static int ipc_child(const char *pipe_fd)
                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                  CUDA_SUCCESS);
     close(m.vmm_fd);
-    CHECK_EQ_INT(cuMemAddressReserve(&va, m.vmm_size, 0, 0, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemMap(va, m.vmm_size, 0, h, 0), CUDA_SUCCESS);
+    va = vmm_map(h, m.vmm_size);
     CHECK_EQ_INT(cuMemSetAccess(va, m.vmm_size, &rw0, 1), CUDA_SUCCESS);
     ipc_read_write(va);
-    CHECK_EQ_INT(cuMemUnmap(va, m.vmm_size), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressFree(va, m.vmm_size), CUDA_SUCCESS);
+    vmm_unmap(va, m.vmm_size, h);
     return check_failures ? 1 : 0;
 }
 
@@ -1664,9 +1649,6 @@ static void check_ipc(const char *self)
     unsigned capable = 9;
     ipc_msg_t m;
     size_t gran = 2 << 20;
-    int pfd[2], status;
-    char arg[16];
-    pid_t pid;
     CUmemAccessDesc rw0 = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     CUdeviceptr bufs[3];
 
@@ -1714,8 +1696,7 @@ static void check_ipc(const char *self)
     prop.location.id = 0;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     CHECK_EQ_INT(cuMemCreate(&h, gran, &prop, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressReserve(&va, gran, 0, 0, 0), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemMap(va, gran, 0, h, 0), CUDA_SUCCESS);
+    va = vmm_map(h, gran);
     {
         CUmemAccessDesc rw2 = {{CU_MEM_LOCATION_TYPE_DEVICE, 2},
                                CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
@@ -1728,21 +1709,7 @@ static void check_ipc(const char *self)
     m.vmm_size = gran;
     (void)rw0;
 
-    REQUIRE(pipe(pfd) == 0);
-    snprintf(arg, sizeof arg, "%d", pfd[0]);
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(pfd[1]);
-        execl(self, self, "ipc", arg, (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[0]);
-    REQUIRE(write(pfd[1], &m, sizeof m) == (ssize_t)sizeof m);
-    close(pfd[1]);
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(child_succeeded(child_run_piped(self, self, "ipc", &m, sizeof m)));
 
     bufs[0] = d;
     bufs[1] = pp;
@@ -1757,9 +1724,7 @@ static void check_ipc(const char *self)
     CHECK_EQ_INT(cuMemFree(d), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemFreeAsync(pp, NULL), CUDA_SUCCESS);
     CHECK_EQ_INT(cuMemPoolDestroy(pool), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemUnmap(va, gran), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemRelease(h), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuMemAddressFree(va, gran), CUDA_SUCCESS);
+    vmm_unmap(va, gran, h);
     CHECK_EQ_INT(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
     CHECK_EQ_INT(cuDevicePrimaryCtxRelease(2), CUDA_SUCCESS);
 }
@@ -2183,13 +2148,11 @@ static bool file_has(const char *path, const char *text)
 static int run_child(const char *self, const char *mode, const char *var, const char *value,
                      char *log)
 {
-    int fd = mkstemp(log), status;
+    int fd = mkstemp(log);
     pid_t pid;
 
     REQUIRE(fd >= 0);
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
+    pid = child_fork();
     if (pid == 0) {
         dup2(fd, 2);
         setenv(var, value, 1);
@@ -2197,8 +2160,7 @@ static int run_child(const char *self, const char *mode, const char *var, const 
         _exit(127);
     }
     close(fd);
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    return status;
+    return child_wait(pid);
 }
 
 /* The number of files in the NVRTC cache @p dir, and the inode of the last one listed into
@@ -2414,12 +2376,8 @@ static int inject_child(void)
 
 static void check_injection(const char *self)
 {
-    pid_t pid;
-    int status;
+    pid_t pid = child_fork();
 
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
     if (pid == 0) {
         setenv("FAKECUDA_FAIL",
                "cuMemAlloc_v2:2,cuModuleLoadData:1,cuLaunchKernel:1,cuMemcpyDtoH_v2:1,"
@@ -2428,8 +2386,7 @@ static void check_injection(const char *self)
         execl(self, self, "inject", (char *)NULL);
         _exit(127);
     }
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(child_succeeded(child_wait(pid)));
 }
 
 int main(int argc, char **argv)

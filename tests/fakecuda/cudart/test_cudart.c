@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "../child.h"
 
 /* What nvcc's host code and programs built for per-thread default streams call; the headers
  * declare them only for C++ or under other macros. */
@@ -319,22 +320,6 @@ static void check_memory(void)
     free(back);
 }
 
-/* Whether host code touching @p p faults (in a child, so that the fault ends only it). */
-static bool host_touch_faults(const void *p)
-{
-    pid_t pid;
-    int status;
-    fflush(NULL);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ((volatile const unsigned char *)p)[0];
-        _exit(0);
-    }
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
-}
-
 /* A pitched pointer of @p g's memory moved by @p x bytes, @p y rows and @p z slices. */
 static struct cudaPitchedPtr moved(struct cudaPitchedPtr g, size_t x, size_t y, size_t z)
 {
@@ -405,7 +390,7 @@ static void check_pitched(void)
     CHECK(pitch % (size_t)align == 0);
     check_attributes((char *)p + 2 * pitch + 300, cudaMemoryTypeDevice, 0,
                      (char *)p + 2 * pitch + 300, NULL);
-    CHECK(host_touch_faults((char *)p + 100));
+    CHECK(child_touch_faults((char *)p + 100, false));
     {
         unsigned char rows[3][100], rows_back[3][100];
         for (int j = 0; j < 3; j++)
@@ -443,7 +428,7 @@ static void check_pitched(void)
     /* cudaMalloc3D: every byte set, the grid copied in from the host, read back. */
     RT(cudaMalloc3D(&g, make_cudaExtent(W, H, D)));
     CHECK(g.ptr != NULL && g.pitch == 512 && g.xsize == W && g.ysize == H);
-    CHECK(host_touch_faults((char *)g.ptr + W));
+    CHECK(child_touch_faults((char *)g.ptr + W, false));
     n = g.pitch * H * D;
     REQUIRE((want = malloc(n)) != NULL);
     RT(cudaMemset3D(g, 0x5a, make_cudaExtent(g.pitch, H, D)));
@@ -758,9 +743,6 @@ static void check_ipc(void)
     cudaIpcMemHandle_t handle;
     unsigned char pattern[4096], back[4096];
     void *d = NULL;
-    int fds[2], status = -1;
-    pid_t child;
-    char arg[16];
 
     RT(cudaMalloc(&d, sizeof pattern));
     CHECK_EQ_INT(cudaIpcGetMemHandle(&handle, d), expected("cuIpcGetMemHandle"));
@@ -770,20 +752,8 @@ static void check_ipc(void)
         for (size_t i = 0; i < sizeof pattern; i++)
             pattern[i] = (unsigned char)(i * 3);
         RT(cudaMemcpy(d, pattern, sizeof pattern, cudaMemcpyHostToDevice));
-        REQUIRE(pipe(fds) == 0);
-        snprintf(arg, sizeof arg, "%d", fds[0]);
-        child = fork();
-        REQUIRE(child >= 0);
-        if (child == 0) {
-            close(fds[1]);
-            execl("/proc/self/exe", "test_cudart", "ipc", arg, (char *)NULL);
-            _exit(127);
-        }
-        close(fds[0]);
-        REQUIRE(write(fds[1], &handle, sizeof handle) == (ssize_t)sizeof handle);
-        close(fds[1]);
-        REQUIRE(waitpid(child, &status, 0) == child);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(child_succeeded(
+            child_run_piped("/proc/self/exe", "test_cudart", "ipc", &handle, sizeof handle)));
         RT(cudaMemcpy(back, d, sizeof back, cudaMemcpyDeviceToHost));
         CHECK(back[0] == 0x5c && back[sizeof back - 1] == 0x5c);
     }
