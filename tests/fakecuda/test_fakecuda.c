@@ -1947,9 +1947,12 @@ static CUfunction load_kernel(const char *src, int mode, const char *name, CUmod
     return f;
 }
 
-/* Packs 3 objects of 8 words with kernel @p src (MODE @p mode) in a context of its own: the
- * synchronisation's result. */
-static CUresult run_pack(const char *src, int mode, const char *name, unsigned *out)
+/* Moves 3 objects of 8 words with kernel @p name of @p src (MODE @p mode) on a grid of @p blocks
+ * thread blocks of @p threads, in a context of its own, @p args the kernel's argument after (dst,
+ * in, count) if it has one: the synchronisation's result, and the first 24 words of the
+ * destination in @p out. */
+static CUresult run_moves(const char *src, int mode, const char *name, unsigned blocks,
+                          unsigned threads, void *args, unsigned *out)
 {
     CUcontext ctx = new_context(0);
     CUmodule mod;
@@ -1957,40 +1960,7 @@ static CUresult run_pack(const char *src, int mode, const char *name, unsigned *
     CUdeviceptr in, dst;
     long long count = 3;
     unsigned host[24];
-    void *params[] = {&dst, &in, &count};
-    CUresult rc;
-
-    for (unsigned i = 0; i < 24; i++)
-        host[i] = 1000 + i;
-    REQUIRE(cuMemAlloc(&in, sizeof host) == CUDA_SUCCESS);
-    REQUIRE(cuMemAlloc(&dst, 4096) == CUDA_SUCCESS);
-    REQUIRE(cuMemcpyHtoD(in, host, sizeof host) == CUDA_SUCCESS);
-    REQUIRE(cuMemsetD8(dst, 0, 4096) == CUDA_SUCCESS);
-    launch1(f, 2, 32, NULL, params, CUDA_SUCCESS);
-    rc = cuCtxSynchronize();
-    if (rc == CUDA_SUCCESS && out != NULL)
-        CHECK_EQ_INT(cuMemcpyDtoH(out, dst, 24 * sizeof(unsigned)), CUDA_SUCCESS);
-    CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
-    return rc;
-}
-
-/* Moves 3 objects with parts kernel @p name of @p src (MODE @p mode) on a grid of @p blocks
- * thread blocks of @p threads, in a context of its own: the synchronisation's result, and the
- * first 24 words of the destination in @p out. */
-static CUresult run_parts(const char *src, int mode, const char *name, unsigned blocks,
-                          unsigned threads, unsigned *out)
-{
-    CUcontext ctx = new_context(0);
-    CUmodule mod;
-    CUfunction f = load_kernel(src, mode, name, &mod);
-    CUdeviceptr in, dst;
-    long long count = 3;
-    struct {
-        const void *table;
-        long long parts, fbytes, obytes, extent;
-    } args = {NULL, 1, 32, 32, 32};
-    unsigned host[24];
-    void *params[] = {&dst, &in, &count, &args};
+    void *params[] = {&dst, &in, &count, args};
     CUresult rc;
 
     for (unsigned i = 0; i < 24; i++)
@@ -2005,6 +1975,23 @@ static CUresult run_parts(const char *src, int mode, const char *name, unsigned 
         CHECK_EQ_INT(cuMemcpyDtoH(out, dst, 24 * sizeof(unsigned)), CUDA_SUCCESS);
     CHECK_EQ_INT(cuCtxDestroy(ctx), CUDA_SUCCESS);
     return rc;
+}
+
+/* Packs with kernel @p name (dst, in, count) on 2 blocks of 32 threads. */
+static CUresult run_pack(const char *src, int mode, const char *name, unsigned *out)
+{
+    return run_moves(src, mode, name, 2, 32, NULL, out);
+}
+
+/* Moves with parts kernel @p name, whose part table argument describes one part of 32 bytes. */
+static CUresult run_parts(const char *src, int mode, const char *name, unsigned blocks,
+                          unsigned threads, unsigned *out)
+{
+    struct {
+        const void *table;
+        long long parts, fbytes, obytes, extent;
+    } args = {NULL, 1, 32, 32, 32};
+    return run_moves(src, mode, name, blocks, threads, &args, out);
 }
 
 /* A correct pack kernel passes and is counted; a block's threads run in a shuffled order; the
