@@ -126,6 +126,21 @@ target_compile_definitions(halo3d_cudart PRIVATE HALO3D_CUDART)
 target_include_directories(halo3d_cudart PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(halo3d_cudart PRIVATE MPI::MPI_C)
 
+# tj_cudart_halo3d(NAME RANK1 ARGS...): emu_cudart_halo3d<NAME>_2, halo3d_cudart --device ARGS on
+# 2 ranks, every exchange on the GPU path; RANK1 is what rank 1's statistics must show before
+# its fallbacks (rank 0 always packs and unpacks on the GPU).
+set(tj_gpu_packs "packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*")
+function(tj_cudart_halo3d name rank1)
+  add_test(NAME emu_cudart_halo3d${name}_2 COMMAND ${TJ_CHECKED}
+           --expect "^typejit\\[0\\]: stats .* ${tj_gpu_packs}gpu_fallbacks=0 .*kernel_launches=[1-9]"
+           --expect "^typejit\\[1\\]: stats .* ${rank1}gpu_fallbacks=0 .*kernel_launches=[1-9]"
+           --stdout "PASS: 0 wrong ghost cells"
+           -- ${TJ_MPIEXEC} ${TJ_CUDART_MPI_ENV} -x TYPEJIT_STATS=1
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart-halo -np 2
+           $<TARGET_FILE:halo3d_cudart> --device ${ARGN} --n 8 --radius 2 --iters 2 --quiet)
+  set_tests_properties(emu_cudart_halo3d${name}_2 PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+endfunction()
+
 # Each with device memory from cudaMalloc (malloc) and from cudaMallocAsync (pool).
 foreach(alloc malloc pool)
   set(option "")
@@ -140,32 +155,15 @@ foreach(alloc malloc pool)
            ${CMAKE_COMMAND} -E env ${TJ_CUDART_ENV} LD_PRELOAD=${TJ_LIB}
            TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart
            $<TARGET_FILE:test_gpu_pack_cudart> --types 20 --seed 7 ${option})
-  add_test(NAME emu_cudart_halo3d${suffix}_2 COMMAND ${TJ_CHECKED}
-           --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*gpu_fallbacks=0 .*kernel_launches=[1-9]"
-           --expect "^typejit\\[1\\]: stats .* gpu_fallbacks=0 .*kernel_launches=[1-9]"
-           --stdout "PASS: 0 wrong ghost cells"
-           -- ${TJ_MPIEXEC} ${TJ_CUDART_MPI_ENV} -x TYPEJIT_STATS=1
-           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart-halo -np 2
-           $<TARGET_FILE:halo3d_cudart> --device ${halo_option} --n 8 --radius 2 --iters 2 --quiet)
-  set_tests_properties(emu_cudart_pack${suffix} emu_cudart_halo3d${suffix}_2 PROPERTIES
-                       TIMEOUT 300 LABELS emu)
-  set_property(TEST emu_cudart_halo3d${suffix}_2 APPEND PROPERTY LABELS mpi)
+  set_tests_properties(emu_cudart_pack${suffix} PROPERTIES TIMEOUT 300 LABELS emu)
+  tj_cudart_halo3d("${suffix}" "" ${halo_option})
 endforeach()
 
 # halo3d_cudart on grids of cudaMalloc3D, as TEMPI's halo exchange allocates them: padded rows
 # (the datatypes describe them), copies by cudaMemcpy3D, the padding untouched; the regions by
 # MPI_Isend/MPI_Irecv, and packed by MPI_Pack into one buffer for MPI_Alltoallv.
 foreach(how isend pack)
-  add_test(NAME emu_cudart_halo3d_pitched_${how}_2 COMMAND ${TJ_CHECKED}
-           --expect "^typejit\\[0\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*gpu_fallbacks=0 .*kernel_launches=[1-9]"
-           --expect "^typejit\\[1\\]: stats .* packs_gpu=[1-9][0-9]* unpacks_gpu=[1-9][0-9]* .*gpu_fallbacks=0 .*kernel_launches=[1-9]"
-           --stdout "PASS: 0 wrong ghost cells"
-           -- ${TJ_MPIEXEC} ${TJ_CUDART_MPI_ENV} -x TYPEJIT_STATS=1
-           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-cudart-halo -np 2
-           $<TARGET_FILE:halo3d_cudart> --device --alloc pitched --collective ${how} --n 8
-           --radius 2 --iters 2 --quiet)
-  set_tests_properties(emu_cudart_halo3d_pitched_${how}_2 PROPERTIES TIMEOUT 300
-                       LABELS "emu;mpi")
+  tj_cudart_halo3d(_pitched_${how} "${tj_gpu_packs}" --alloc pitched --collective ${how})
 endforeach()
 
 # A program nvcc builds: linked with -cudart shared (libcudart.so.13) it runs on the stand-in and
