@@ -278,16 +278,21 @@ FC_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
     FC_END();
 }
 
-FC_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
-{
-    struct CUctx_st *ctx = NULL;
-    FC_BEGIN(cuCtxGetDevice, true);
-    if (device == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)
-        *device = ctx->device;
-    FC_END();
-}
+/* The queries of the current context: INVALID_VALUE for a NULL output first, then the context. */
+#define CTX_QUERY(_name, _type, _field)                                                            \
+    FC_EXPORT CUresult CUDAAPI _name(_type *out)                                                   \
+    {                                                                                              \
+        struct CUctx_st *ctx = NULL;                                                               \
+        FC_BEGIN(_name, true);                                                                     \
+        if (out == NULL)                                                                           \
+            rc = CUDA_ERROR_INVALID_VALUE;                                                         \
+        else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)                                      \
+            *out = ctx->_field;                                                                    \
+        FC_END();                                                                                  \
+    }
+
+CTX_QUERY(cuCtxGetDevice, CUdevice, device)
+CTX_QUERY(cuCtxGetFlags, unsigned int, flags)
 
 FC_EXPORT CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
@@ -366,17 +371,6 @@ FC_EXPORT CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext)
         for (int i = 0; i < ctx->npeers; i++)
             if (ctx->peers[i] == peerContext)
                 ctx->peers[i] = NULL;
-    FC_END();
-}
-
-FC_EXPORT CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
-{
-    struct CUctx_st *ctx = NULL;
-    FC_BEGIN(cuCtxGetFlags, true);
-    if (flags == NULL)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else if ((rc = fc_ctx_current(&ctx)) == CUDA_SUCCESS)
-        *flags = ctx->flags;
     FC_END();
 }
 

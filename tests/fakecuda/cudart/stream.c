@@ -200,28 +200,20 @@ RT_EXPORT cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cu
     return wait_event(stream, event, flags, true);
 }
 
-/* The default streams have no flags of their own to ask the driver for: both block (legacy
- * stream semantics). */
-RT_EXPORT cudaError_t CUDARTAPI cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
-{
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess && flags == NULL)
-        e = cudaErrorInvalidValue;
-    if (e == cudaSuccess && is_default(hStream))
-        *flags = cudaStreamDefault;
-    else if (e == cudaSuccess)
-        e = RT_CALL(cuStreamGetFlags, (CUstream)hStream, flags);
-    return rt_return(e);
-}
+/* cudaStreamGetFlags and cudaStreamGetPriority: the default streams have no flags or priority of
+ * their own to ask the driver for: both block (legacy stream semantics), at priority 0. */
+#define STREAM_PROPERTY(_name, _driver, _type, _default)                                           \
+    RT_EXPORT cudaError_t CUDARTAPI _name(cudaStream_t hStream, _type *out)                        \
+    {                                                                                              \
+        cudaError_t e = rt_enter(NULL);                                                            \
+        if (e == cudaSuccess && out == NULL)                                                       \
+            e = cudaErrorInvalidValue;                                                             \
+        if (e == cudaSuccess && is_default(hStream))                                               \
+            *out = (_default);                                                                     \
+        else if (e == cudaSuccess)                                                                 \
+            e = RT_CALL(_driver, (CUstream)hStream, out);                                          \
+        return rt_return(e);                                                                       \
+    }
 
-RT_EXPORT cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t hStream, int *priority)
-{
-    cudaError_t e = rt_enter(NULL);
-    if (e == cudaSuccess && priority == NULL)
-        e = cudaErrorInvalidValue;
-    if (e == cudaSuccess && is_default(hStream))
-        *priority = 0;
-    else if (e == cudaSuccess)
-        e = RT_CALL(cuStreamGetPriority, (CUstream)hStream, priority);
-    return rt_return(e);
-}
+STREAM_PROPERTY(cudaStreamGetFlags, cuStreamGetFlags, unsigned int, cudaStreamDefault)
+STREAM_PROPERTY(cudaStreamGetPriority, cuStreamGetPriority, int, 0)
