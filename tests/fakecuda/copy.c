@@ -357,8 +357,8 @@ typedef struct {
     size_t x, y, z, pitch, slice_height;
 } place_t;
 
-/* The place_t of side @p _side (src or dst) of a CUDA_MEMCPY2D (PLACE_2D) or CUDA_MEMCPY3D
- * (PLACE_3D), which name each side's fields with its prefix. */
+/* The initializers of the place_t of side @p _side (src or dst) of a CUDA_MEMCPY2D (PLACE_2D) or
+ * CUDA_MEMCPY3D (PLACE_3D), which name each side's fields with its prefix. */
 #define PLACE_2D(_p, _side)                                                                        \
     .type = (_p)->_side##MemoryType, .host = (_p)->_side##Host, .device = (_p)->_side##Device,     \
     .x = (_p)->_side##XInBytes, .y = (_p)->_side##Y, .pitch = (_p)->_side##Pitch
