@@ -71,25 +71,21 @@ FORMS(ISENDRECV)
     }
 FORMS(ISENDRECV_REPLACE)
 
-int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type,
-                               int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    int rc =
-        refuse("MPI_Psend_init", buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE);
-    return rc != MPI_SUCCESS
-               ? tj_mpi_raise(comm, rc)
-               : PMPI_Psend_init(buf, partitions, count, type, dest, tag, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype type,
-                               int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    int rc =
-        refuse("MPI_Precv_init", buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE);
-    return rc != MPI_SUCCESS
-               ? tj_mpi_raise(comm, rc)
-               : PMPI_Precv_init(buf, partitions, count, type, source, tag, comm, info, req);
-}
+/* The partitioned inits, asked where the buffer's first object lies (nothing when it has no
+ * bytes): (name, the buffer's qualifier, the peer). */
+#define PARTITIONED(_name, _q, _peer)                                                              \
+    int TJ_WRAPPER(MPI_##_name)(_q void *buf, int partitions, MPI_Count count, MPI_Datatype type,  \
+                                int _peer, int tag, MPI_Comm comm, MPI_Info info,                  \
+                                MPI_Request *req)                                                  \
+    {                                                                                              \
+        int rc = refuse("MPI_" #_name, buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0,    \
+                        MPI_BYTE);                                                                 \
+        return rc != MPI_SUCCESS                                                                   \
+                   ? tj_mpi_raise(comm, rc)                                                        \
+                   : PMPI_##_name(buf, partitions, count, type, _peer, tag, comm, info, req);      \
+    }
+PARTITIONED(Psend_init, const, dest)
+PARTITIONED(Precv_init, , source)
 #endif
 
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
