@@ -3,6 +3,7 @@
 #include "calls/coll_packed.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "move/count.h"
@@ -128,6 +129,13 @@ static void put_displ(const tj_coll_call_t *c, void *a, int i, int64_t v)
         ((int *)a)[i] = (int)v;
 }
 
+/* @p n bytes rounded up to the alignment of every type the arguments' arrays hold. */
+static size_t aligned(size_t n)
+{
+    const size_t a = _Alignof(max_align_t);
+    return (n + a - 1) / a * a;
+}
+
 /* Packed offsets, the types of the packed bytes and the arguments the system MPI gets; MPI result.
  */
 int tj_coll_packed_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool bytes_displs)
@@ -135,14 +143,19 @@ int tj_coll_packed_layout(const tj_coll_call_t *c, tj_coll_side_t *sd, bool byte
     size_t k = sd->n > 0 ? (size_t)sd->n : 1;
     int64_t at = 0;
 
-    sd->wcounts = malloc(k * (c->large ? sizeof(MPI_Count) : sizeof(int)));
-    sd->wdispls = malloc(k * (c->large ? sizeof(MPI_Aint) : sizeof(int)));
-    sd->wadispls = malloc(k * sizeof(MPI_Aint));
-    sd->wtypes = malloc(k * sizeof(MPI_Datatype));
-    if (!sd->wcounts || !sd->wdispls || !sd->wadispls || !sd->wtypes) {
+    size_t adispls = aligned(k * sizeof(MPI_Aint));
+    size_t counts = aligned(k * (c->large ? sizeof(MPI_Count) : sizeof(int)));
+    size_t displs = aligned(k * (c->large ? sizeof(MPI_Aint) : sizeof(int)));
+    char *block = malloc(adispls + counts + displs + k * sizeof(MPI_Datatype));
+
+    if (block == NULL) {
         tj_log_error("out of memory laying out a collective of %d peers", sd->n);
         return MPI_ERR_NO_MEM;
     }
+    sd->wadispls = (MPI_Aint *)block;
+    sd->wcounts = block + adispls;
+    sd->wdispls = block + adispls + counts;
+    sd->wtypes = (MPI_Datatype *)(block + adispls + counts + displs);
     for (int t = 0; t < sd->ntypes; t++) {
         tj_coll_type_t *ct = &sd->types[t];
         int rc;

@@ -331,8 +331,5 @@ void tj_coll_sides_free(tj_coll_side_t *sd)
     }
     free(sd->slices);
     free(sd->types);
-    free(sd->wcounts);
-    free(sd->wdispls);
-    free(sd->wadispls);
-    free(sd->wtypes);
+    free(sd->wadispls); /* and the other argument arrays: one allocation */
 }

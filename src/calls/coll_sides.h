@@ -103,7 +103,8 @@ typedef struct {
     tj_gpu_ptr_t at; /* where the first slice that moves bytes lies (its one query) */
     tj_stage_t *stage;
     /* The arguments the system MPI gets for a packed side: counts and displacements as int
-     * arrays, or MPI_Count and MPI_Aint arrays for a large-count call. */
+     * arrays, or MPI_Count and MPI_Aint arrays for a large-count call. One allocation, at
+     * wadispls. */
     void *wcounts, *wdispls;
     MPI_Aint *wadispls;
     MPI_Datatype *wtypes;

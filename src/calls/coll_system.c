@@ -23,59 +23,48 @@ int tj_coll_system_call(tj_coll_t *x, MPI_Request *req)
     MPI_Comm comm = c->comm;
     bool l = c->large;
 
+/* The non-blocking form when the call has a request, else the blocking one. */
+#define CALL(_inb, _b, ...)                                                                        \
+    (req ? TJ_COUNT_CALL(l, _inb, __VA_ARGS__, req) : TJ_COUNT_CALL(l, _b, __VA_ARGS__))
+
     switch (c->kind) {
     case TJ_COLL_ALLTOALL:
-        return req ? TJ_COUNT_CALL(l, Ialltoall, sb, sn, st, rb, rn, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Alltoall, sb, sn, st, rb, rn, rt, comm);
+        return CALL(Ialltoall, Alltoall, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_ALLTOALLV:
-        return req ? TJ_COUNT_CALL(l, Ialltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm);
+        return CALL(Ialltoallv, Alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm);
     case TJ_COLL_ALLTOALLW:
-        return req ? TJ_COUNT_CALL(l, Ialltoallw, sb, sc, sd, sts, rb, rc, rd, rts, comm, req)
-                   : TJ_COUNT_CALL(l, Alltoallw, sb, sc, sd, sts, rb, rc, rd, rts, comm);
+        return CALL(Ialltoallw, Alltoallw, sb, sc, sd, sts, rb, rc, rd, rts, comm);
     case TJ_COLL_NEIGHBOR_ALLTOALLV:
-        return req ? TJ_COUNT_CALL(l, Ineighbor_alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm,
-                                   req)
-                   : TJ_COUNT_CALL(l, Neighbor_alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm);
+        return CALL(Ineighbor_alltoallv, Neighbor_alltoallv, sb, sc, sd, st, rb, rc, rd, rt, comm);
     case TJ_COLL_NEIGHBOR_ALLTOALLW:
-        return req ? TJ_COUNT_CALL(l, Ineighbor_alltoallw, sb, sc, sad, sts, rb, rc, rad, rts, comm,
-                                   req)
-                   : TJ_COUNT_CALL(l, Neighbor_alltoallw, sb, sc, sad, sts, rb, rc, rad, rts, comm);
+        return CALL(Ineighbor_alltoallw, Neighbor_alltoallw, sb, sc, sad, sts, rb, rc, rad, rts,
+                    comm);
     case TJ_COLL_NEIGHBOR_ALLTOALL:
-        return req ? TJ_COUNT_CALL(l, Ineighbor_alltoall, sb, sn, st, rb, rn, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Neighbor_alltoall, sb, sn, st, rb, rn, rt, comm);
+        return CALL(Ineighbor_alltoall, Neighbor_alltoall, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_NEIGHBOR_ALLGATHER:
-        return req ? TJ_COUNT_CALL(l, Ineighbor_allgather, sb, sn, st, rb, rn, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Neighbor_allgather, sb, sn, st, rb, rn, rt, comm);
+        return CALL(Ineighbor_allgather, Neighbor_allgather, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_NEIGHBOR_ALLGATHERV:
-        return req ? TJ_COUNT_CALL(l, Ineighbor_allgatherv, sb, sn, st, rb, rc, rd, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Neighbor_allgatherv, sb, sn, st, rb, rc, rd, rt, comm);
+        return CALL(Ineighbor_allgatherv, Neighbor_allgatherv, sb, sn, st, rb, rc, rd, rt, comm);
     case TJ_COLL_ALLGATHER:
-        return req ? TJ_COUNT_CALL(l, Iallgather, sb, sn, st, rb, rn, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Allgather, sb, sn, st, rb, rn, rt, comm);
+        return CALL(Iallgather, Allgather, sb, sn, st, rb, rn, rt, comm);
     case TJ_COLL_ALLGATHERV:
-        return req ? TJ_COUNT_CALL(l, Iallgatherv, sb, sn, st, rb, rc, rd, rt, comm, req)
-                   : TJ_COUNT_CALL(l, Allgatherv, sb, sn, st, rb, rc, rd, rt, comm);
+        return CALL(Iallgatherv, Allgatherv, sb, sn, st, rb, rc, rd, rt, comm);
     case TJ_COLL_GATHER:
-        return req ? TJ_COUNT_CALL(l, Igather, sb, sn, st, rb, rn, rt, c->root, comm, req)
-                   : TJ_COUNT_CALL(l, Gather, sb, sn, st, rb, rn, rt, c->root, comm);
+        return CALL(Igather, Gather, sb, sn, st, rb, rn, rt, c->root, comm);
     case TJ_COLL_GATHERV:
-        return req ? TJ_COUNT_CALL(l, Igatherv, sb, sn, st, rb, rc, rd, rt, c->root, comm, req)
-                   : TJ_COUNT_CALL(l, Gatherv, sb, sn, st, rb, rc, rd, rt, c->root, comm);
+        return CALL(Igatherv, Gatherv, sb, sn, st, rb, rc, rd, rt, c->root, comm);
     case TJ_COLL_SCATTER:
-        return req ? TJ_COUNT_CALL(l, Iscatter, sb, sn, st, rb, rn, rt, c->root, comm, req)
-                   : TJ_COUNT_CALL(l, Scatter, sb, sn, st, rb, rn, rt, c->root, comm);
+        return CALL(Iscatter, Scatter, sb, sn, st, rb, rn, rt, c->root, comm);
     case TJ_COLL_SCATTERV:
-        return req ? TJ_COUNT_CALL(l, Iscatterv, sb, sc, sd, st, rb, rn, rt, c->root, comm, req)
-                   : TJ_COUNT_CALL(l, Scatterv, sb, sc, sd, st, rb, rn, rt, c->root, comm);
+        return CALL(Iscatterv, Scatterv, sb, sc, sd, st, rb, rn, rt, c->root, comm);
     case TJ_COLL_BCAST: {
         /* One buffer: the root's send side or another rank's receive side. */
         void *buf = (s->present ? s->packed : r->packed) ? (s->present ? s->stage : r->stage)->host
                                                          : (void *)c->sbuf;
         MPI_Datatype t = s->present ? st : rt;
-        return req ? TJ_COUNT_CALL(l, Ibcast, buf, sn, t, c->root, comm, req)
-                   : TJ_COUNT_CALL(l, Bcast, buf, sn, t, c->root, comm);
+        return CALL(Ibcast, Bcast, buf, sn, t, c->root, comm);
     }
     }
+#undef CALL
     return MPI_ERR_INTERN;
 }

@@ -378,26 +378,37 @@ static int split(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
     return info->extents && info->wide ? tj_span_check(info, type, buf, count, fn) : MPI_SUCCESS;
 }
 
-tj_call_result_t tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
-                                   int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x,
-                                   int *rc)
+/* What a send and a receive begin alike: the wide type's one-allocation check, the transfer
+ * begun, then the checks of its size and bytes. TJ_CALL_TAKEN with *rc MPI_SUCCESS, or with the
+ * error of a check (the caller ends the transfer); else nothing begun. */
+static inline tj_call_result_t begin_checked(const tj_type_info_t *info, MPI_Datatype type,
+                                             const void *buf, int64_t count, int peer,
+                                             MPI_Comm comm, bool recv, tj_xfer_t *x, int *rc)
 {
     tj_call_result_t r;
 
     if ((info == NULL || info->wide) &&
-        (*rc = split(info, type, buf, count, peer, "a send")) != MPI_SUCCESS)
+        (*rc = split(info, type, buf, count, peer, recv ? "a receive" : "a send")) != MPI_SUCCESS)
         return TJ_CALL_FAILED;
-    if ((r = begin(info, type, buf, count, peer, comm, false, x)) != TJ_CALL_TAKEN) {
+    if ((r = begin(info, type, buf, count, peer, comm, recv, x)) != TJ_CALL_TAKEN) {
         if (r == TJ_CALL_FAILED)
             *rc = MPI_ERR_INTERN;
         return r;
     }
-    tj_stats_inc(TJ_STAT_sends_gpu);
-    if (!fits_int(x)) {
-        *rc = MPI_ERR_COUNT;
-    } else if (!inside(x)) {
-        *rc = MPI_ERR_BUFFER;
-    } else {
+    tj_stats_inc(recv ? TJ_STAT_recvs_gpu : TJ_STAT_sends_gpu);
+    *rc = !fits_int(x) ? MPI_ERR_COUNT : !inside(x) ? MPI_ERR_BUFFER : MPI_SUCCESS;
+    return TJ_CALL_TAKEN;
+}
+
+tj_call_result_t tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type, const void *buf,
+                                   int64_t count, int peer, MPI_Comm comm, bool queue, tj_xfer_t *x,
+                                   int *rc)
+{
+    tj_call_result_t r = begin_checked(info, type, buf, count, peer, comm, false, x, rc);
+
+    if (r != TJ_CALL_TAKEN)
+        return r;
+    if (*rc == MPI_SUCCESS) {
         /* The staging and the pack in one scope of the buffer's context. */
         tj_gpu_scope_t scope;
         bool in = tj_gpu_enter_at(&x->at, &scope) == TJ_OK;
@@ -423,25 +434,13 @@ tj_call_result_t tj_p2p_send_begin(const tj_type_info_t *info, MPI_Datatype type
 tj_call_result_t tj_p2p_recv_begin(const tj_type_info_t *info, MPI_Datatype type, void *buf,
                                    int64_t count, int peer, MPI_Comm comm, tj_xfer_t *x, int *rc)
 {
-    tj_call_result_t r;
+    tj_call_result_t r = begin_checked(info, type, buf, count, peer, comm, true, x, rc);
 
-    if ((info == NULL || info->wide) &&
-        (*rc = split(info, type, buf, count, peer, "a receive")) != MPI_SUCCESS)
-        return TJ_CALL_FAILED;
-    if ((r = begin(info, type, buf, count, peer, comm, true, x)) != TJ_CALL_TAKEN) {
-        if (r == TJ_CALL_FAILED)
-            *rc = MPI_ERR_INTERN;
+    if (r != TJ_CALL_TAKEN)
         return r;
-    }
-    tj_stats_inc(TJ_STAT_recvs_gpu);
     /* The application may free its type before the receive completes. */
-    if (!fits_int(x)) {
-        *rc = MPI_ERR_COUNT;
-    } else if (!inside(x)) {
-        *rc = MPI_ERR_BUFFER;
-    } else if ((*rc = tj_p2p_keep_type(x)) == MPI_SUCCESS && get_staging(x) != TJ_OK) {
+    if (*rc == MPI_SUCCESS && (*rc = tj_p2p_keep_type(x)) == MPI_SUCCESS && get_staging(x) != TJ_OK)
         *rc = MPI_ERR_NO_MEM;
-    }
     if (*rc == MPI_SUCCESS)
         return TJ_CALL_TAKEN;
     tj_p2p_end(x);

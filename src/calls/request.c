@@ -246,26 +246,27 @@ int tj_request_finish(tj_request_t *r, const MPI_Status *status, tj_batch_t *b)
     return tj_p2p_recv_finish(&r->xfer, status, b);
 }
 
-tj_request_t *tj_request_take(MPI_Request handle)
+/* The record of @p handle, taken out of the table when @p take; no lock while the table is
+ * empty. */
+static inline tj_request_t *look_up(MPI_Request handle, bool take)
 {
-    tj_request_t *r = NULL;
+    tj_request_t *r;
     if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
         return NULL;
     tj_request_lock_table();
-    r = tj_request_find(handle, true);
+    r = tj_request_find(handle, take);
     tj_request_unlock_table();
     return r;
 }
 
+tj_request_t *tj_request_take(MPI_Request handle)
+{
+    return look_up(handle, true);
+}
+
 bool tj_request_known(MPI_Request handle)
 {
-    tj_request_t *r = NULL;
-    if (handle == MPI_REQUEST_NULL || tj_request_live() == 0)
-        return false;
-    tj_request_lock_table();
-    r = tj_request_find(handle, false);
-    tj_request_unlock_table();
-    return r != NULL;
+    return look_up(handle, false) != NULL;
 }
 
 void tj_request_put(tj_request_t *r, MPI_Request handle)

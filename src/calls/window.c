@@ -298,67 +298,75 @@ static int both(tj_window_t *w, bool do_publish, bool do_absorb, bool dev_is_see
  * MPI_MODE_NOSTORE, unlock of the own window, unlock_all, Win_sync, which also absorbs); after
  * it, the updates of others in the private copy (fence and wait unless the fence or post that
  * opened the epoch asserted MPI_MODE_NOPUT, lock of the own window, lock_all). */
-int tj_window_before(MPI_Win win, tj_window_sync_t sync, int asserts, int rank)
+static int before(tj_window_t *w, tj_window_sync_t sync, int asserts, int rank)
 {
-    tj_window_t *w = find(win);
     bool store = !(asserts & MPI_MODE_NOSTORE);
-    int rc = MPI_SUCCESS;
+    int rc;
 
-    if (w == NULL)
-        return MPI_SUCCESS;
     switch (sync) {
     case TJ_WINDOW_FENCE:
-        rc = both(w, store, false, false);
-        break;
+        return both(w, store, false, false);
     case TJ_WINDOW_POST:
         rc = both(w, store, false, false);
         w->noput = (asserts & MPI_MODE_NOPUT) != 0;
-        break;
+        return rc;
     case TJ_WINDOW_UNLOCK:
-        rc = both(w, rank == w->rank, false, false);
-        break;
+        return both(w, rank == w->rank, false, false);
     case TJ_WINDOW_UNLOCK_ALL:
-        rc = both(w, true, false, false);
-        break;
+        return both(w, true, false, false);
     case TJ_WINDOW_SYNC:
-        rc = both(w, true, true, true);
-        break;
+        return both(w, true, true, true);
     default:
-        break;
+        return MPI_SUCCESS;
     }
-    pthread_mutex_unlock(&w->lock);
-    return rc;
 }
 
-int tj_window_after(MPI_Win win, tj_window_sync_t sync, int asserts, int rank)
+static int after(tj_window_t *w, tj_window_sync_t sync, int asserts, int rank)
 {
-    tj_window_t *w = find(win);
-    int rc = MPI_SUCCESS;
+    int rc;
 
-    if (w == NULL)
-        return MPI_SUCCESS;
     switch (sync) {
     case TJ_WINDOW_FENCE:
         /* The application is inside the fence: its stores were published before the MPI's
          * call, or MPI_MODE_NOSTORE says there were none. */
         rc = both(w, false, !w->noput, true);
         w->noput = (asserts & MPI_MODE_NOPUT) != 0;
-        break;
+        return rc;
     case TJ_WINDOW_WAIT:
         rc = both(w, false, !w->noput, false);
         w->noput = false;
-        break;
+        return rc;
     case TJ_WINDOW_LOCK:
-        rc = both(w, false, rank == w->rank, false);
-        break;
+        return both(w, false, rank == w->rank, false);
     case TJ_WINDOW_LOCK_ALL:
-        rc = both(w, false, true, false);
-        break;
+        return both(w, false, true, false);
     default:
-        break;
+        return MPI_SUCCESS;
     }
+}
+
+/* @p step on the window of @p win with its lock held; nothing when typejit holds no copy of it. */
+static int with_window(MPI_Win win, int (*step)(tj_window_t *, tj_window_sync_t, int, int),
+                       tj_window_sync_t sync, int asserts, int rank)
+{
+    tj_window_t *w = find(win);
+    int rc;
+
+    if (w == NULL)
+        return MPI_SUCCESS;
+    rc = step(w, sync, asserts, rank);
     pthread_mutex_unlock(&w->lock);
     return rc;
+}
+
+int tj_window_before(MPI_Win win, tj_window_sync_t sync, int asserts, int rank)
+{
+    return with_window(win, before, sync, asserts, rank);
+}
+
+int tj_window_after(MPI_Win win, tj_window_sync_t sync, int asserts, int rank)
+{
+    return with_window(win, after, sync, asserts, rank);
 }
 
 int tj_window_freed(MPI_Win win)

@@ -62,73 +62,60 @@ void tj_interpose_learn(MPI_Datatype type, const tj_type_args_t *args)
     }
 BOTH_FORMS(CONTIGUOUS)
 
+/* Each h-form differs from its plain form only in its stride or displacements: bytes (the form's
+ * byte type) where the plain form counts extents of the old type (its count type). So each
+ * family is one definition: (the form's suffix, count type and large, the name, the combiner,
+ * the type of the stride or displacements and, for displacements, the record's field and the
+ * array view it takes). */
+#define VECTOR_FAMILY(_s, _cnt, _large, _name, _combiner, _stride)                                 \
+    int TJ_WRAPPER(MPI_Type_##_name##_s)(_cnt count, _cnt blocklength, _stride stride,             \
+                                         MPI_Datatype oldtype, MPI_Datatype * newtype)             \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_##_name##_s(count, blocklength, stride, oldtype, newtype), newtype,    \
+                  .large = _large, .combiner = _combiner, .count = count, .blocklen = blocklength, \
+                  .stride = stride, .child = oldtype);                                             \
+    }
 #define VECTOR(_s, _cnt, _byte, _CA, _BA, _large)                                                  \
-    int TJ_WRAPPER(MPI_Type_vector##_s)(_cnt count, _cnt blocklength, _cnt stride,                 \
-                                        MPI_Datatype oldtype, MPI_Datatype * newtype)              \
-    {                                                                                              \
-        CONSTRUCT(PMPI_Type_vector##_s(count, blocklength, stride, oldtype, newtype), newtype,     \
-                  .large = _large, .combiner = MPI_COMBINER_VECTOR, .count = count,                \
-                  .blocklen = blocklength, .stride = stride, .child = oldtype);                    \
-    }
-BOTH_FORMS(VECTOR)
-
+    VECTOR_FAMILY(_s, _cnt, _large, vector, MPI_COMBINER_VECTOR, _cnt)
 #define HVECTOR(_s, _cnt, _byte, _CA, _BA, _large)                                                 \
-    int TJ_WRAPPER(MPI_Type_create_hvector##_s)(_cnt count, _cnt blocklength, _byte stride,        \
-                                                MPI_Datatype oldtype, MPI_Datatype * newtype)      \
-    {                                                                                              \
-        CONSTRUCT(PMPI_Type_create_hvector##_s(count, blocklength, stride, oldtype, newtype),      \
-                  newtype, .large = _large, .combiner = MPI_COMBINER_HVECTOR, .count = count,      \
-                  .blocklen = blocklength, .stride = stride, .child = oldtype);                    \
-    }
+    VECTOR_FAMILY(_s, _cnt, _large, create_hvector, MPI_COMBINER_HVECTOR, _byte)
+BOTH_FORMS(VECTOR)
 BOTH_FORMS(HVECTOR)
 
-#define INDEXED(_s, _cnt, _byte, _CA, _BA, _large)                                                 \
-    int TJ_WRAPPER(MPI_Type_indexed##_s)(_cnt count, const _cnt blocklengths[],                    \
-                                         const _cnt displacements[], MPI_Datatype oldtype,         \
+#define INDEXED_FAMILY(_s, _cnt, _CA, _large, _name, _combiner, _disp, _field, _view)              \
+    int TJ_WRAPPER(MPI_Type_##_name##_s)(_cnt count, const _cnt blocklengths[],                    \
+                                         const _disp displacements[], MPI_Datatype oldtype,        \
                                          MPI_Datatype *newtype)                                    \
     {                                                                                              \
-        CONSTRUCT(PMPI_Type_indexed##_s(count, blocklengths, displacements, oldtype, newtype),     \
-                  newtype, .large = _large, .combiner = MPI_COMBINER_INDEXED, .count = count,      \
-                  .blocklens = _CA(blocklengths), .displs = _CA(displacements), .child = oldtype); \
+        CONSTRUCT(PMPI_Type_##_name##_s(count, blocklengths, displacements, oldtype, newtype),     \
+                  newtype, .large = _large, .combiner = _combiner, .count = count,                 \
+                  .blocklens = _CA(blocklengths), ._field = _view(displacements),                  \
+                  .child = oldtype);                                                               \
     }
-BOTH_FORMS(INDEXED)
-
+#define INDEXED(_s, _cnt, _byte, _CA, _BA, _large)                                                 \
+    INDEXED_FAMILY(_s, _cnt, _CA, _large, indexed, MPI_COMBINER_INDEXED, _cnt, displs, _CA)
 #define HINDEXED(_s, _cnt, _byte, _CA, _BA, _large)                                                \
-    int TJ_WRAPPER(MPI_Type_create_hindexed##_s)(_cnt count, const _cnt blocklengths[],            \
-                                                 const _byte displacements[],                      \
-                                                 MPI_Datatype oldtype, MPI_Datatype *newtype)      \
-    {                                                                                              \
-        CONSTRUCT(                                                                                 \
-            PMPI_Type_create_hindexed##_s(count, blocklengths, displacements, oldtype, newtype),   \
-            newtype, .large = _large, .combiner = MPI_COMBINER_HINDEXED, .count = count,           \
-            .blocklens = _CA(blocklengths), .bdispls = _BA(displacements), .child = oldtype);      \
-    }
+    INDEXED_FAMILY(_s, _cnt, _CA, _large, create_hindexed, MPI_COMBINER_HINDEXED, _byte, bdispls,  \
+                   _BA)
+BOTH_FORMS(INDEXED)
 BOTH_FORMS(HINDEXED)
 
+#define BLOCK_FAMILY(_s, _cnt, _large, _name, _combiner, _disp, _field, _view)                     \
+    int TJ_WRAPPER(MPI_Type_##_name##_s)(_cnt count, _cnt blocklength,                             \
+                                         const _disp displacements[], MPI_Datatype oldtype,        \
+                                         MPI_Datatype *newtype)                                    \
+    {                                                                                              \
+        CONSTRUCT(PMPI_Type_##_name##_s(count, blocklength, displacements, oldtype, newtype),      \
+                  newtype, .large = _large, .combiner = _combiner, .count = count,                 \
+                  .blocklen = blocklength, ._field = _view(displacements), .child = oldtype);      \
+    }
 #define INDEXED_BLOCK(_s, _cnt, _byte, _CA, _BA, _large)                                           \
-    int TJ_WRAPPER(MPI_Type_create_indexed_block##_s)(_cnt count, _cnt blocklength,                \
-                                                      const _cnt displacements[],                  \
-                                                      MPI_Datatype oldtype, MPI_Datatype *newtype) \
-    {                                                                                              \
-        CONSTRUCT(PMPI_Type_create_indexed_block##_s(count, blocklength, displacements, oldtype,   \
-                                                     newtype),                                     \
-                  newtype, .large = _large, .combiner = MPI_COMBINER_INDEXED_BLOCK,                \
-                  .count = count, .blocklen = blocklength, .displs = _CA(displacements),           \
-                  .child = oldtype);                                                               \
-    }
-BOTH_FORMS(INDEXED_BLOCK)
-
+    BLOCK_FAMILY(_s, _cnt, _large, create_indexed_block, MPI_COMBINER_INDEXED_BLOCK, _cnt, displs, \
+                 _CA)
 #define HINDEXED_BLOCK(_s, _cnt, _byte, _CA, _BA, _large)                                          \
-    int TJ_WRAPPER(MPI_Type_create_hindexed_block##_s)(                                            \
-        _cnt count, _cnt blocklength, const _byte displacements[], MPI_Datatype oldtype,           \
-        MPI_Datatype *newtype)                                                                     \
-    {                                                                                              \
-        CONSTRUCT(PMPI_Type_create_hindexed_block##_s(count, blocklength, displacements, oldtype,  \
-                                                      newtype),                                    \
-                  newtype, .large = _large, .combiner = MPI_COMBINER_HINDEXED_BLOCK,               \
-                  .count = count, .blocklen = blocklength, .bdispls = _BA(displacements),          \
-                  .child = oldtype);                                                               \
-    }
+    BLOCK_FAMILY(_s, _cnt, _large, create_hindexed_block, MPI_COMBINER_HINDEXED_BLOCK, _byte,      \
+                 bdispls, _BA)
+BOTH_FORMS(INDEXED_BLOCK)
 BOTH_FORMS(HINDEXED_BLOCK)
 
 #define STRUCT(_s, _cnt, _byte, _CA, _BA, _large)                                                  \

@@ -66,66 +66,45 @@ static int end(MPI_File fh, tj_staged_t *s, int rc, MPI_Request *req)
  * the function's name, whether the MPI writes the buffer (a read) and the buffer's qualifier. */
 #define FORMS(_m, ...) _m(, int, __VA_ARGS__) TJ_IF_LARGE(_m(_c, MPI_Count, __VA_ARGS__))
 
-/* Individual, shared and ordered file pointers: (fh, buf, count, type, status). */
-#define BLOCKING(_s, _cnt, _name, _out, _q)                                                        \
-    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, _q void *buf, _cnt count, MPI_Datatype type, \
-                                         MPI_Status *status)                                       \
-    {                                                                                              \
-        FILE_CALL("MPI_File_" #_name #_s, _out, (MPI_Request *)NULL,                               \
-                  PMPI_File_##_name##_s(fh, buf, count, type, status),                             \
-                  PMPI_File_##_name##_s(fh, ARG, count, type, status));                            \
-    }
-FORMS(BLOCKING, read, true, )
-FORMS(BLOCKING, read_all, true, )
-FORMS(BLOCKING, read_shared, true, )
-FORMS(BLOCKING, read_ordered, true, )
-FORMS(BLOCKING, write, false, const)
-FORMS(BLOCKING, write_all, false, const)
-FORMS(BLOCKING, write_shared, false, const)
-FORMS(BLOCKING, write_ordered, false, const)
+/* What comes before the buffer: the file, and the offset of the explicit-offset forms (AT). */
+#define POINTER_PARAMS MPI_File fh
+#define POINTER_ARGS   fh
+#define AT_PARAMS      MPI_File fh, MPI_Offset offset
+#define AT_ARGS        fh, offset
+/* What comes after the type: the status of a blocking call, the request of a non-blocking one. */
+#define STATUS_PARAM  MPI_Status *status
+#define STATUS_ARG    status
+#define STATUS_REQ    ((MPI_Request *)NULL)
+#define REQUEST_PARAM MPI_Request *req
+#define REQUEST_ARG   req
+#define REQUEST_REQ   req
 
-/* Explicit offsets: (fh, offset, buf, count, type, status). */
-#define BLOCKING_AT(_s, _cnt, _name, _out, _q)                                                     \
-    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, MPI_Offset offset, _q void *buf, _cnt count, \
-                                         MPI_Datatype type, MPI_Status *status)                    \
+/* A read or write, blocking or not: (..., POINTER or AT, STATUS or REQUEST). */
+#define ACCESS(_s, _cnt, _name, _out, _q, _where, _end)                                            \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(_where##_PARAMS, _q void *buf, _cnt count,                \
+                                         MPI_Datatype type, _end##_PARAM)                          \
     {                                                                                              \
-        FILE_CALL("MPI_File_" #_name #_s, _out, (MPI_Request *)NULL,                               \
-                  PMPI_File_##_name##_s(fh, offset, buf, count, type, status),                     \
-                  PMPI_File_##_name##_s(fh, offset, ARG, count, type, status));                    \
+        FILE_CALL("MPI_File_" #_name #_s, _out, _end##_REQ,                                        \
+                  PMPI_File_##_name##_s(_where##_ARGS, buf, count, type, _end##_ARG),              \
+                  PMPI_File_##_name##_s(_where##_ARGS, ARG, count, type, _end##_ARG));             \
     }
-FORMS(BLOCKING_AT, read_at, true, )
-FORMS(BLOCKING_AT, read_at_all, true, )
-FORMS(BLOCKING_AT, write_at, false, const)
-FORMS(BLOCKING_AT, write_at_all, false, const)
 
-/* Non-blocking: (fh, buf, count, type, req), and with an explicit offset. */
-#define NONBLOCKING(_s, _cnt, _name, _out, _q)                                                     \
-    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, _q void *buf, _cnt count, MPI_Datatype type, \
-                                         MPI_Request *req)                                         \
-    {                                                                                              \
-        FILE_CALL("MPI_File_" #_name #_s, _out, req,                                               \
-                  PMPI_File_##_name##_s(fh, buf, count, type, req),                                \
-                  PMPI_File_##_name##_s(fh, ARG, count, type, req));                               \
-    }
-FORMS(NONBLOCKING, iread, true, )
-FORMS(NONBLOCKING, iread_all, true, )
-FORMS(NONBLOCKING, iread_shared, true, )
-FORMS(NONBLOCKING, iwrite, false, const)
-FORMS(NONBLOCKING, iwrite_all, false, const)
-FORMS(NONBLOCKING, iwrite_shared, false, const)
-
-#define NONBLOCKING_AT(_s, _cnt, _name, _out, _q)                                                  \
-    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, MPI_Offset offset, _q void *buf, _cnt count, \
-                                         MPI_Datatype type, MPI_Request *req)                      \
-    {                                                                                              \
-        FILE_CALL("MPI_File_" #_name #_s, _out, req,                                               \
-                  PMPI_File_##_name##_s(fh, offset, buf, count, type, req),                        \
-                  PMPI_File_##_name##_s(fh, offset, ARG, count, type, req));                       \
-    }
-FORMS(NONBLOCKING_AT, iread_at, true, )
-FORMS(NONBLOCKING_AT, iread_at_all, true, )
-FORMS(NONBLOCKING_AT, iwrite_at, false, const)
-FORMS(NONBLOCKING_AT, iwrite_at_all, false, const)
+/* The read and the write of one kind of access: (`i` for the non-blocking ones, the rest of the
+ * name, POINTER or AT, STATUS or REQUEST). */
+#define READ_WRITE(_i, _tail, _where, _end)                                                        \
+    FORMS(ACCESS, _i##read##_tail, true, , _where, _end)                                           \
+    FORMS(ACCESS, _i##write##_tail, false, const, _where, _end)
+READ_WRITE(, , POINTER, STATUS)
+READ_WRITE(, _all, POINTER, STATUS)
+READ_WRITE(, _shared, POINTER, STATUS)
+READ_WRITE(, _ordered, POINTER, STATUS)
+READ_WRITE(, _at, AT, STATUS)
+READ_WRITE(, _at_all, AT, STATUS)
+READ_WRITE(i, , POINTER, REQUEST)
+READ_WRITE(i, _all, POINTER, REQUEST)
+READ_WRITE(i, _shared, POINTER, REQUEST)
+READ_WRITE(i, _at, AT, REQUEST)
+READ_WRITE(i, _at_all, AT, REQUEST)
 
 /* ---- split collectives ------------------------------------------------------------------------
  */
@@ -164,86 +143,39 @@ static int split_started(const char *fn, MPI_File fh, tj_staged_t *s, int rc)
     return MPI_SUCCESS;
 }
 
-/* The _begin of each split collective in its int and large-count forms: (fh, buf, count, type),
- * and with an explicit offset. */
-#define SPLIT_BEGIN(_s, _cnt, _name, _out, _q)                                                     \
-    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, _q void *buf, _cnt count, MPI_Datatype type) \
-    {                                                                                              \
-        tj_staged_t *s;                                                                            \
-        int rc, r = split_begin("MPI_File_" #_name #_s, fh, buf, count, type, _out, &s, &rc);      \
-        if (r == 0)                                                                                \
-            return PMPI_File_##_name##_s(fh, buf, count, type);                                    \
-        if (r < 0)                                                                                 \
-            return rc;                                                                             \
-        return split_started("MPI_File_" #_name #_s, fh, s,                                        \
-                             PMPI_File_##_name##_s(fh, ARG, count, type));                         \
-    }
-FORMS(SPLIT_BEGIN, read_all_begin, true, )
-FORMS(SPLIT_BEGIN, read_ordered_begin, true, )
-FORMS(SPLIT_BEGIN, write_all_begin, false, const)
-FORMS(SPLIT_BEGIN, write_ordered_begin, false, const)
-
-#define SPLIT_BEGIN_AT(_s, _cnt, _name, _out, _q)                                                  \
-    int TJ_WRAPPER(MPI_File_##_name##_s)(MPI_File fh, MPI_Offset offset, _q void *buf, _cnt count, \
+/* The _begin of each split collective in its int and large-count forms: (..., POINTER or AT). */
+#define SPLIT_BEGIN(_s, _cnt, _name, _out, _q, _where)                                             \
+    int TJ_WRAPPER(MPI_File_##_name##_s)(_where##_PARAMS, _q void *buf, _cnt count,                \
                                          MPI_Datatype type)                                        \
     {                                                                                              \
         tj_staged_t *s;                                                                            \
         int rc, r = split_begin("MPI_File_" #_name #_s, fh, buf, count, type, _out, &s, &rc);      \
         if (r == 0)                                                                                \
-            return PMPI_File_##_name##_s(fh, offset, buf, count, type);                            \
+            return PMPI_File_##_name##_s(_where##_ARGS, buf, count, type);                         \
         if (r < 0)                                                                                 \
             return rc;                                                                             \
         return split_started("MPI_File_" #_name #_s, fh, s,                                        \
-                             PMPI_File_##_name##_s(fh, offset, ARG, count, type));                 \
+                             PMPI_File_##_name##_s(_where##_ARGS, ARG, count, type));              \
     }
-FORMS(SPLIT_BEGIN_AT, read_at_all_begin, true, )
-FORMS(SPLIT_BEGIN_AT, write_at_all_begin, false, const)
 
-/* The _end of a split collective (no count: one form) completes the staging of its _begin. */
-int TJ_WRAPPER(MPI_File_read_all_end)(MPI_File fh, void *buf, MPI_Status *status)
-{
-    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
-    if (s == NULL)
-        return PMPI_File_read_all_end(fh, buf, status);
-    return end(fh, s, PMPI_File_read_all_end(fh, ARG, status), NULL);
-}
+/* The _end of a split collective (no count: one form) completes the staging of its _begin:
+ * (name, the buffer's qualifier). */
+#define SPLIT_END(_name, _q)                                                                       \
+    int TJ_WRAPPER(MPI_File_##_name)(MPI_File fh, _q void *buf, MPI_Status *status)                \
+    {                                                                                              \
+        tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;                    \
+        if (s == NULL)                                                                             \
+            return PMPI_File_##_name(fh, buf, status);                                             \
+        return end(fh, s, PMPI_File_##_name(fh, ARG, status), NULL);                               \
+    }
 
-int TJ_WRAPPER(MPI_File_read_at_all_end)(MPI_File fh, void *buf, MPI_Status *status)
-{
-    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
-    if (s == NULL)
-        return PMPI_File_read_at_all_end(fh, buf, status);
-    return end(fh, s, PMPI_File_read_at_all_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_read_ordered_end)(MPI_File fh, void *buf, MPI_Status *status)
-{
-    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
-    if (s == NULL)
-        return PMPI_File_read_ordered_end(fh, buf, status);
-    return end(fh, s, PMPI_File_read_ordered_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
-    if (s == NULL)
-        return PMPI_File_write_all_end(fh, buf, status);
-    return end(fh, s, PMPI_File_write_all_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_write_at_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
-    if (s == NULL)
-        return PMPI_File_write_at_all_end(fh, buf, status);
-    return end(fh, s, PMPI_File_write_at_all_end(fh, ARG, status), NULL);
-}
-
-int TJ_WRAPPER(MPI_File_write_ordered_end)(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    tj_staged_t *s = tj_interpose_active() ? tj_file_split_take(fh) : NULL;
-    if (s == NULL)
-        return PMPI_File_write_ordered_end(fh, buf, status);
-    return end(fh, s, PMPI_File_write_ordered_end(fh, ARG, status), NULL);
-}
+/* The read and the write of one split collective, _begin and _end: (the rest of the name, POINTER
+ * or AT). */
+#define SPLIT_READ_WRITE(_tail, _where)                                                            \
+    FORMS(SPLIT_BEGIN, read##_tail##_begin, true, , _where)                                        \
+    FORMS(SPLIT_BEGIN, write##_tail##_begin, false, const, _where)                                 \
+    SPLIT_END(read##_tail##_end, )                                                                 \
+    SPLIT_END(write##_tail##_end, const)
+SPLIT_READ_WRITE(_all, POINTER)
+SPLIT_READ_WRITE(_ordered, POINTER)
+SPLIT_READ_WRITE(_at_all, AT)

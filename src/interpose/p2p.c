@@ -452,35 +452,37 @@ static const struct {
     imrecv_c_fn c;
 } f_imrecv = PAIR(Imrecv);
 
-#define MRECV(_s, _cnt, _unused)                                                                   \
-    int TJ_WRAPPER(MPI_Mrecv##_s)(void *buf, _cnt count, MPI_Datatype type, MPI_Message *message,  \
-                                  MPI_Status *status)                                              \
-    {                                                                                              \
-        MPI_Status local, *st = status_for(status, &local);                                        \
-        tj_xfer_t x;                                                                               \
-        int rc;                                                                                    \
-        if (!matched_take(buf, count, type, message, &x, &rc))                                     \
-            return PMPI_Mrecv##_s(buf, count, type, message, status);                              \
-        if (rc != MPI_SUCCESS)                                                                     \
-            return fail(MPI_COMM_SELF, rc);                                                        \
-        rc = PACKED_CALL(&f_mrecv, &x, message, st);                                               \
-        return recv_end(&x, rc, st);                                                               \
-    }
-FORMS(MRECV, -)
+/* The matched receive once begun: blocking, the unpack done here. */
+static int mrecv_finish(tj_xfer_t *x, MPI_Message *message, MPI_Status *status)
+{
+    MPI_Status local, *st = status_for(status, &local);
 
-#define IMRECV(_s, _cnt, _unused)                                                                  \
-    int TJ_WRAPPER(MPI_Imrecv##_s)(void *buf, _cnt count, MPI_Datatype type, MPI_Message *message, \
-                                   MPI_Request *req)                                               \
+    return recv_end(x, PACKED_CALL(&f_mrecv, x, message, st), st);
+}
+
+/* Non-blocking: the unpack done at completion. */
+static int imrecv_finish(tj_xfer_t *x, MPI_Message *message, MPI_Request *req)
+{
+    tj_request_t *r = reserve(x);
+
+    if (r == NULL)
+        return fail(MPI_COMM_SELF, MPI_ERR_NO_MEM);
+    return tracked(r, PACKED_CALL(&f_imrecv, x, message, req), req, x, false);
+}
+
+/* Both matched receives: (suffix, count type, name, type and name of the last parameter, what
+ * finishes the call). */
+#define MATCHED_RECV(_s, _cnt, _name, _last_t, _last, _finish)                                     \
+    int TJ_WRAPPER(MPI_##_name##_s)(void *buf, _cnt count, MPI_Datatype type,                      \
+                                    MPI_Message *message, _last_t _last)                           \
     {                                                                                              \
-        tj_request_t *r;                                                                           \
         tj_xfer_t x;                                                                               \
         int rc;                                                                                    \
         if (!matched_take(buf, count, type, message, &x, &rc))                                     \
-            return PMPI_Imrecv##_s(buf, count, type, message, req);                                \
+            return PMPI_##_name##_s(buf, count, type, message, _last);                             \
         if (rc != MPI_SUCCESS)                                                                     \
             return fail(MPI_COMM_SELF, rc);                                                        \
-        if ((r = reserve(&x)) == NULL)                                                             \
-            return fail(MPI_COMM_SELF, MPI_ERR_NO_MEM);                                            \
-        return tracked(r, PACKED_CALL(&f_imrecv, &x, message, req), req, &x, false);               \
+        return _finish(&x, message, _last);                                                        \
     }
-FORMS(IMRECV, -)
+FORMS(MATCHED_RECV, Mrecv, MPI_Status *, status, mrecv_finish)
+FORMS(MATCHED_RECV, Imrecv, MPI_Request *, req, imrecv_finish)

@@ -73,28 +73,43 @@ static inline bool system_packs(MPI_Datatype type, bool unpack)
     return true;
 }
 
-/* MPI_Pack and MPI_Pack_c, in 64-bit counts: whether typejit packs the call (the device paths,
- * or the CPU engine on host buffers: host_engine), with *position advanced and the result in
- * *rc; false when the caller hands the call to the system MPI unchanged. */
-static bool pack_take(const void *inbuf, int64_t incount, MPI_Datatype datatype, void *outbuf,
-                      int64_t outsize, int64_t *position, MPI_Comm comm, int *rc)
+/* MPI_Pack (@p unpack false) or MPI_Unpack, in 64-bit counts: whether typejit does the call (the
+ * device paths, or the CPU engine on host buffers: host_engine), with *position advanced and the
+ * result in *rc; false when the caller hands the call to the system MPI unchanged. @p inbuf and
+ * @p outbuf as in the call, @p count objects of the typed buffer, @p size bytes of the packed
+ * one. Always inlined with a constant direction: one function with a run-time direction flag
+ * cost every steady MPI_Pack and MPI_Unpack 40 to 50 instructions more (bench/run-call-cost.sh). */
+static inline __attribute__((always_inline)) bool take(bool unpack, const void *inbuf, void *outbuf,
+                                                       int64_t count, int64_t size,
+                                                       MPI_Datatype datatype, int64_t *position,
+                                                       MPI_Comm comm, int *rc)
 {
     const tj_type_info_t *info = tj_interpose_lookup(datatype), *e = NULL;
+    const void *typed = unpack ? outbuf : inbuf, *packed = unpack ? inbuf : outbuf;
+    tj_call_result_t r;
     int64_t bytes;
     bool taken = true;
 
-    if (!tj_gpu_absent() && tj_device_pack(info, datatype, inbuf, incount, outbuf, outsize,
-                                           position, comm, rc) != TJ_CALL_PASS)
+    if (tj_gpu_absent())
+        r = TJ_CALL_PASS;
+    else if (unpack)
+        r = tj_device_unpack(info, datatype, inbuf, size, position, outbuf, count, comm, rc);
+    else
+        r = tj_device_pack(info, datatype, inbuf, count, outbuf, size, position, comm, rc);
+    if (r != TJ_CALL_PASS)
         goto out;
-    if (inbuf != NULL && info != NULL && (e = host_engine(datatype, info, false)) != NULL &&
-        engine_takes(e, incount, *position, outsize, outbuf, comm, &bytes)) {
-        tj_cpu_pack_plan(&e->block, &e->cpu, inbuf, incount, (char *)outbuf + *position);
+    if (typed != NULL && info != NULL && (e = host_engine(datatype, info, unpack)) != NULL &&
+        engine_takes(e, count, *position, size, packed, comm, &bytes)) {
+        if (unpack)
+            tj_cpu_unpack_plan(&e->block, &e->cpu, (const char *)inbuf + *position, count, outbuf);
+        else
+            tj_cpu_pack_plan(&e->block, &e->cpu, inbuf, count, (char *)outbuf + *position);
         *position += bytes;
-        tj_stats_inc(TJ_STAT_packs_engine);
+        tj_stats_inc(unpack ? TJ_STAT_unpacks_engine : TJ_STAT_packs_engine);
         *rc = MPI_SUCCESS;
         goto out;
     }
-    tj_stats_inc(TJ_STAT_packs_system);
+    tj_stats_inc(unpack ? TJ_STAT_unpacks_system : TJ_STAT_packs_system);
     taken = false;
 out:
     if (e != NULL)
@@ -103,82 +118,40 @@ out:
     return taken;
 }
 
-/* pack_take's mirror. Kept apart: one function with a direction flag cost every steady MPI_Pack
- * and MPI_Unpack 40 to 50 instructions more (bench/run-call-cost.sh). */
-static bool unpack_take(const void *inbuf, int64_t insize, int64_t *position, void *outbuf,
-                        int64_t outcount, MPI_Datatype datatype, MPI_Comm comm, int *rc)
-{
-    const tj_type_info_t *info = tj_interpose_lookup(datatype), *e = NULL;
-    int64_t bytes;
-    bool taken = true;
-
-    if (!tj_gpu_absent() && tj_device_unpack(info, datatype, inbuf, insize, position, outbuf,
-                                             outcount, comm, rc) != TJ_CALL_PASS)
-        goto out;
-    if (outbuf != NULL && info != NULL && (e = host_engine(datatype, info, true)) != NULL &&
-        engine_takes(e, outcount, *position, insize, inbuf, comm, &bytes)) {
-        tj_cpu_unpack_plan(&e->block, &e->cpu, (const char *)inbuf + *position, outcount, outbuf);
-        *position += bytes;
-        tj_stats_inc(TJ_STAT_unpacks_engine);
-        *rc = MPI_SUCCESS;
-        goto out;
+/* One wrapper: (MPI name, suffix, count type, direction, the names of the typed count and of the
+ * packed size, the parameters and the arguments of the call). The position is handed over in 64
+ * bits and written back only when typejit did the call: otherwise the system MPI's own form of
+ * the call gets the application's arguments as they are. A position that typejit advanced stays
+ * within the buffer size, so it fits the form's type. The wrapper is the few loads of its first
+ * test and a tail call when typejit has nothing to do (no device, TYPEJIT_HOST=system): the rest
+ * lies in a function of its own, so that the common case saves no registers. */
+#define PACK_CALL(_name, _s, _cnt, _unpack, _count, _size, _params, _args)                         \
+    __attribute__((noinline)) static int call_##_name##_s _params                                  \
+    {                                                                                              \
+        int64_t pos = *position;                                                                   \
+        int rc;                                                                                    \
+        if (!take(_unpack, inbuf, outbuf, _count, _size, datatype, &pos, comm, &rc))               \
+            return PMPI_##_name##_s _args;                                                         \
+        if (rc == MPI_SUCCESS)                                                                     \
+            *position = (_cnt)pos;                                                                 \
+        return rc;                                                                                 \
+    }                                                                                              \
+    int TJ_WRAPPER(MPI_##_name##_s) _params                                                        \
+    {                                                                                              \
+        if (!tj_interpose_active() || position == NULL || system_packs(datatype, _unpack))         \
+            return PMPI_##_name##_s _args;                                                         \
+        return call_##_name##_s _args;                                                             \
     }
-    tj_stats_inc(TJ_STAT_unpacks_system);
-    taken = false;
-out:
-    if (e != NULL)
-        tj_lazy_return(info, e);
-    tj_table_return(info);
-    return taken;
-}
-
-/* Each wrapper in its two forms from one definition: (suffix, count type). The position is
- * handed over in 64 bits and written back only when typejit did the call: otherwise the system
- * MPI's own form of the call gets the application's arguments as they are. A position that
- * typejit advanced stays within the buffer size, so it fits the form's type. */
-/* The wrapper is the few loads of its first test and a tail call when typejit has nothing to do
- * (no device, TYPEJIT_HOST=system): the rest lies in a function of its own, so that the common
- * case saves no registers. */
 #define PACK(_s, _cnt)                                                                             \
-    __attribute__((noinline)) static int pack_call##_s(                                            \
-        const void *inbuf, _cnt incount, MPI_Datatype datatype, void *outbuf, _cnt outsize,        \
-        _cnt *position, MPI_Comm comm)                                                             \
-    {                                                                                              \
-        int64_t pos = *position;                                                                   \
-        int rc;                                                                                    \
-        if (!pack_take(inbuf, incount, datatype, outbuf, outsize, &pos, comm, &rc))                \
-            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
-        if (rc == MPI_SUCCESS)                                                                     \
-            *position = (_cnt)pos;                                                                 \
-        return rc;                                                                                 \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_Pack##_s)(const void *inbuf, _cnt incount, MPI_Datatype datatype,           \
-                                 void *outbuf, _cnt outsize, _cnt *position, MPI_Comm comm)        \
-    {                                                                                              \
-        if (!tj_interpose_active() || position == NULL || system_packs(datatype, false))           \
-            return PMPI_Pack##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);       \
-        return pack_call##_s(inbuf, incount, datatype, outbuf, outsize, position, comm);           \
-    }
+    PACK_CALL(Pack, _s, _cnt, false, incount, outsize,                                             \
+              (const void *inbuf, _cnt incount, MPI_Datatype datatype, void *outbuf, _cnt outsize, \
+               _cnt *position, MPI_Comm comm),                                                     \
+              (inbuf, incount, datatype, outbuf, outsize, position, comm))
 #define UNPACK(_s, _cnt)                                                                           \
-    __attribute__((noinline)) static int unpack_call##_s(                                          \
-        const void *inbuf, _cnt insize, _cnt *position, void *outbuf, _cnt outcount,               \
-        MPI_Datatype datatype, MPI_Comm comm)                                                      \
-    {                                                                                              \
-        int64_t pos = *position;                                                                   \
-        int rc;                                                                                    \
-        if (!unpack_take(inbuf, insize, &pos, outbuf, outcount, datatype, comm, &rc))              \
-            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
-        if (rc == MPI_SUCCESS)                                                                     \
-            *position = (_cnt)pos;                                                                 \
-        return rc;                                                                                 \
-    }                                                                                              \
-    int TJ_WRAPPER(MPI_Unpack##_s)(const void *inbuf, _cnt insize, _cnt *position, void *outbuf,   \
-                                   _cnt outcount, MPI_Datatype datatype, MPI_Comm comm)            \
-    {                                                                                              \
-        if (!tj_interpose_active() || position == NULL || system_packs(datatype, true))            \
-            return PMPI_Unpack##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);     \
-        return unpack_call##_s(inbuf, insize, position, outbuf, outcount, datatype, comm);         \
-    }
+    PACK_CALL(Unpack, _s, _cnt, true, outcount, insize,                                            \
+              (const void *inbuf, _cnt insize, _cnt *position, void *outbuf, _cnt outcount,        \
+               MPI_Datatype datatype, MPI_Comm comm),                                              \
+              (inbuf, insize, position, outbuf, outcount, datatype, comm))
 /* The packed size is the system MPI's: typejit packs the same bytes. */
 #define PACK_SIZE(_s, _cnt)                                                                        \
     int TJ_WRAPPER(MPI_Pack_size##_s)(_cnt incount, MPI_Datatype datatype, MPI_Comm comm,          \
@@ -196,61 +169,52 @@ FORMS(PACK_SIZE)
  * form (MPI_Count throughout) from one definition: (suffix, count type, position type). */
 #define EXTERNAL_FORMS(_m) _m(, int, MPI_Aint) TJ_IF_LARGE(_m(_c, MPI_Count, MPI_Count))
 
-/* After tj_external_*: the position typejit advanced, written back only when it did the call;
- * errors typejit detects go through MPI_COMM_WORLD's handler (the call has no communicator). */
-static int external_end(tj_call_result_t r, int rc)
+/* external32 on a device buffer (tj_external_*), @p inbuf, @p outbuf, @p count and @p size as in
+ * take; errors typejit detects go through MPI_COMM_WORLD's handler (the call has no
+ * communicator). */
+static tj_call_result_t external(bool unpack, const char *datarep, const void *inbuf, void *outbuf,
+                                 int64_t count, int64_t size, MPI_Datatype datatype,
+                                 int64_t *position, int *rc)
 {
+    const tj_type_info_t *info = tj_interpose_lookup(datatype);
+    tj_call_result_t r =
+        unpack
+            ? tj_external_unpack(info, datarep, inbuf, size, position, outbuf, count, datatype, rc)
+            : tj_external_pack(info, datarep, inbuf, count, datatype, outbuf, size, position, rc);
+
+    tj_table_return(info);
     if (r == TJ_CALL_FAILED)
-        tj_mpi_raise(MPI_COMM_WORLD, rc);
-    return rc;
+        tj_mpi_raise(MPI_COMM_WORLD, *rc);
+    return r;
 }
 
+/* One wrapper, as PACK_CALL: (MPI name, suffix, position type, direction, the names of the typed
+ * count and of the packed size, the parameters and the arguments of the call). */
+#define EXTERNAL_CALL(_name, _s, _pos, _unpack, _count, _size, _params, _args)                     \
+    int TJ_WRAPPER(MPI_##_name##_s) _params                                                        \
+    {                                                                                              \
+        tj_call_result_t r = TJ_CALL_PASS;                                                         \
+        int64_t pos = 0;                                                                           \
+        int rc;                                                                                    \
+        if (tj_interpose_device_calls() && position != NULL) {                                     \
+            pos = *position;                                                                       \
+            r = external(_unpack, datarep, inbuf, outbuf, _count, _size, datatype, &pos, &rc);     \
+        }                                                                                          \
+        if (r == TJ_CALL_PASS)                                                                     \
+            return PMPI_##_name##_s _args;                                                         \
+        if (r == TJ_CALL_TAKEN && rc == MPI_SUCCESS)                                               \
+            *position = (_pos)pos;                                                                 \
+        return rc;                                                                                 \
+    }
 #define PACK_EXTERNAL(_s, _cnt, _pos)                                                              \
-    int TJ_WRAPPER(MPI_Pack_external##_s)(const char datarep[], const void *inbuf, _cnt incount,   \
-                                          MPI_Datatype datatype, void *outbuf, _pos outsize,       \
-                                          _pos *position)                                          \
-    {                                                                                              \
-        const tj_type_info_t *info;                                                                \
-        tj_call_result_t r = TJ_CALL_PASS;                                                         \
-        int64_t pos = 0;                                                                           \
-        int rc;                                                                                    \
-        if (tj_interpose_device_calls() && position != NULL) {                                     \
-            pos = *position;                                                                       \
-            info = tj_interpose_lookup(datatype);                                                  \
-            r = tj_external_pack(info, datarep, inbuf, incount, datatype, outbuf, outsize, &pos,   \
-                                 &rc);                                                             \
-            tj_table_return(info);                                                                 \
-        }                                                                                          \
-        if (r == TJ_CALL_PASS)                                                                     \
-            return PMPI_Pack_external##_s(datarep, inbuf, incount, datatype, outbuf, outsize,      \
-                                          position);                                               \
-        if (r == TJ_CALL_TAKEN && rc == MPI_SUCCESS)                                               \
-            *position = (_pos)pos;                                                                 \
-        return external_end(r, rc);                                                                \
-    }
-EXTERNAL_FORMS(PACK_EXTERNAL)
-
+    EXTERNAL_CALL(Pack_external, _s, _pos, false, incount, outsize,                                \
+                  (const char datarep[], const void *inbuf, _cnt incount, MPI_Datatype datatype,   \
+                   void *outbuf, _pos outsize, _pos *position),                                    \
+                  (datarep, inbuf, incount, datatype, outbuf, outsize, position))
 #define UNPACK_EXTERNAL(_s, _cnt, _pos)                                                            \
-    int TJ_WRAPPER(MPI_Unpack_external##_s)(const char datarep[], const void *inbuf, _pos insize,  \
-                                            _pos *position, void *outbuf, _cnt outcount,           \
-                                            MPI_Datatype datatype)                                 \
-    {                                                                                              \
-        const tj_type_info_t *info;                                                                \
-        tj_call_result_t r = TJ_CALL_PASS;                                                         \
-        int64_t pos = 0;                                                                           \
-        int rc;                                                                                    \
-        if (tj_interpose_device_calls() && position != NULL) {                                     \
-            pos = *position;                                                                       \
-            info = tj_interpose_lookup(datatype);                                                  \
-            r = tj_external_unpack(info, datarep, inbuf, insize, &pos, outbuf, outcount, datatype, \
-                                   &rc);                                                           \
-            tj_table_return(info);                                                                 \
-        }                                                                                          \
-        if (r == TJ_CALL_PASS)                                                                     \
-            return PMPI_Unpack_external##_s(datarep, inbuf, insize, position, outbuf, outcount,    \
-                                            datatype);                                             \
-        if (r == TJ_CALL_TAKEN && rc == MPI_SUCCESS)                                               \
-            *position = (_pos)pos;                                                                 \
-        return external_end(r, rc);                                                                \
-    }
+    EXTERNAL_CALL(Unpack_external, _s, _pos, true, outcount, insize,                               \
+                  (const char datarep[], const void *inbuf, _pos insize, _pos *position,           \
+                   void *outbuf, _cnt outcount, MPI_Datatype datatype),                            \
+                  (datarep, inbuf, insize, position, outbuf, outcount, datatype))
+EXTERNAL_FORMS(PACK_EXTERNAL)
 EXTERNAL_FORMS(UNPACK_EXTERNAL)

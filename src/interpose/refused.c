@@ -40,11 +40,8 @@ static int refuse(const char *fn, const void *b0, int64_t c0, MPI_Datatype t0, c
     int TJ_WRAPPER(MPI_Buffer_attach##_s)(void *buffer, _cnt size)                                 \
     {                                                                                              \
         int rc = refuse("MPI_Buffer_attach" #_s, buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE);       \
-        if (rc != MPI_SUCCESS) {                                                                   \
-            tj_mpi_raise(MPI_COMM_WORLD, rc);                                                      \
-            return rc;                                                                             \
-        }                                                                                          \
-        return PMPI_Buffer_attach##_s(buffer, size);                                               \
+        return rc != MPI_SUCCESS ? tj_mpi_raise(MPI_COMM_WORLD, rc)                                \
+                                 : PMPI_Buffer_attach##_s(buffer, size);                           \
     }
 FORMS(BUFFER_ATTACH)
 
@@ -56,12 +53,9 @@ FORMS(BUFFER_ATTACH)
     {                                                                                              \
         int rc = refuse("MPI_Isendrecv" #_s, sbuf, dest == MPI_PROC_NULL ? 0 : scount, stype,      \
                         rbuf, source == MPI_PROC_NULL ? 0 : rcount, rtype);                        \
-        if (rc != MPI_SUCCESS) {                                                                   \
-            tj_mpi_raise(comm, rc);                                                                \
-            return rc;                                                                             \
-        }                                                                                          \
-        return PMPI_Isendrecv##_s(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,    \
-                                  rtag, comm, req);                                                \
+        return rc != MPI_SUCCESS ? tj_mpi_raise(comm, rc)                                          \
+                                 : PMPI_Isendrecv##_s(sbuf, scount, stype, dest, stag, rbuf,       \
+                                                      rcount, rtype, source, rtag, comm, req);     \
     }
 FORMS(ISENDRECV)
 
@@ -71,37 +65,27 @@ FORMS(ISENDRECV)
                                               MPI_Request *req)                                    \
     {                                                                                              \
         int rc = refuse("MPI_Isendrecv_replace" #_s, buf, count, type, NULL, 0, MPI_BYTE);         \
-        if (rc != MPI_SUCCESS) {                                                                   \
-            tj_mpi_raise(comm, rc);                                                                \
-            return rc;                                                                             \
-        }                                                                                          \
-        return PMPI_Isendrecv_replace##_s(buf, count, type, dest, stag, source, rtag, comm, req);  \
+        return rc != MPI_SUCCESS ? tj_mpi_raise(comm, rc)                                          \
+                                 : PMPI_Isendrecv_replace##_s(buf, count, type, dest, stag,        \
+                                                              source, rtag, comm, req);            \
     }
 FORMS(ISENDRECV_REPLACE)
 
-int TJ_WRAPPER(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype type,
-                               int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    int rc =
-        refuse("MPI_Psend_init", buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE);
-    if (rc != MPI_SUCCESS) {
-        tj_mpi_raise(comm, rc);
-        return rc;
+/* The partitioned inits, asked where the buffer's first object lies (nothing when it has no
+ * bytes): (name, the buffer's qualifier, the peer). */
+#define PARTITIONED(_name, _q, _peer)                                                              \
+    int TJ_WRAPPER(MPI_##_name)(_q void *buf, int partitions, MPI_Count count, MPI_Datatype type,  \
+                                int _peer, int tag, MPI_Comm comm, MPI_Info info,                  \
+                                MPI_Request *req)                                                  \
+    {                                                                                              \
+        int rc = refuse("MPI_" #_name, buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0,    \
+                        MPI_BYTE);                                                                 \
+        return rc != MPI_SUCCESS                                                                   \
+                   ? tj_mpi_raise(comm, rc)                                                        \
+                   : PMPI_##_name(buf, partitions, count, type, _peer, tag, comm, info, req);      \
     }
-    return PMPI_Psend_init(buf, partitions, count, type, dest, tag, comm, info, req);
-}
-
-int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype type,
-                               int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    int rc =
-        refuse("MPI_Precv_init", buf, partitions > 0 && count > 0 ? 1 : 0, type, NULL, 0, MPI_BYTE);
-    if (rc != MPI_SUCCESS) {
-        tj_mpi_raise(comm, rc);
-        return rc;
-    }
-    return PMPI_Precv_init(buf, partitions, count, type, source, tag, comm, info, req);
-}
+PARTITIONED(Psend_init, const, dest)
+PARTITIONED(Precv_init, , source)
 #endif
 
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
@@ -109,11 +93,8 @@ int TJ_WRAPPER(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_D
     int TJ_WRAPPER(MPI_Comm_attach_buffer##_s)(MPI_Comm comm, void *buffer, _cnt size)             \
     {                                                                                              \
         int rc = refuse("MPI_Comm_attach_buffer" #_s, buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE);  \
-        if (rc != MPI_SUCCESS) {                                                                   \
-            tj_mpi_raise(comm, rc);                                                                \
-            return rc;                                                                             \
-        }                                                                                          \
-        return PMPI_Comm_attach_buffer##_s(comm, buffer, size);                                    \
+        return rc != MPI_SUCCESS ? tj_mpi_raise(comm, rc)                                          \
+                                 : PMPI_Comm_attach_buffer##_s(comm, buffer, size);                \
     }
 FORMS(COMM_ATTACH_BUFFER)
 
@@ -122,11 +103,8 @@ FORMS(COMM_ATTACH_BUFFER)
     {                                                                                              \
         int rc =                                                                                   \
             refuse("MPI_Session_attach_buffer" #_s, buffer, size, MPI_BYTE, NULL, 0, MPI_BYTE);    \
-        if (rc != MPI_SUCCESS) {                                                                   \
-            tj_mpi_raise_session(session, rc);                                                     \
-            return rc;                                                                             \
-        }                                                                                          \
-        return PMPI_Session_attach_buffer##_s(session, buffer, size);                              \
+        return rc != MPI_SUCCESS ? tj_mpi_raise_session(session, rc)                               \
+                                 : PMPI_Session_attach_buffer##_s(session, buffer, size);          \
     }
 FORMS(SESSION_ATTACH_BUFFER)
 #endif

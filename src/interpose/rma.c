@@ -197,12 +197,6 @@ int TJ_WRAPPER(MPI_Win_post)(MPI_Group group, int assert, MPI_Win win)
     return result(win, PMPI_Win_post(group, assert, win), early, MPI_SUCCESS, MPI_SUCCESS);
 }
 
-int TJ_WRAPPER(MPI_Win_complete)(MPI_Win win)
-{
-    int rc = PMPI_Win_complete(win);
-    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, -1));
-}
-
 int TJ_WRAPPER(MPI_Win_wait)(MPI_Win win)
 {
     int rc = PMPI_Win_wait(win);
@@ -251,29 +245,19 @@ int TJ_WRAPPER(MPI_Win_sync)(MPI_Win win)
     return result(win, PMPI_Win_sync(win), early, MPI_SUCCESS, MPI_SUCCESS);
 }
 
-int TJ_WRAPPER(MPI_Win_flush)(int rank, MPI_Win win)
-{
-    int rc = PMPI_Win_flush(rank, win);
-    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, rank));
-}
-
-int TJ_WRAPPER(MPI_Win_flush_all)(MPI_Win win)
-{
-    int rc = PMPI_Win_flush_all(win);
-    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, -1));
-}
-
-int TJ_WRAPPER(MPI_Win_flush_local)(int rank, MPI_Win win)
-{
-    int rc = PMPI_Win_flush_local(rank, win);
-    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, rank));
-}
-
-int TJ_WRAPPER(MPI_Win_flush_local_all)(MPI_Win win)
-{
-    int rc = PMPI_Win_flush_local_all(win);
-    return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, -1));
-}
+/* MPI_Win_complete and the flushes: they complete the staged operations towards @p _target
+ * (-1: all). (name, parameters, arguments, target) */
+#define COMPLETING(_name, _params, _args, _target)                                                 \
+    int TJ_WRAPPER(MPI_Win_##_name) _params                                                        \
+    {                                                                                              \
+        int rc = PMPI_Win_##_name _args;                                                           \
+        return result(win, rc, MPI_SUCCESS, MPI_SUCCESS, completed(rc, win, _target));             \
+    }
+COMPLETING(complete, (MPI_Win win), (win), -1)
+COMPLETING(flush, (int rank, MPI_Win win), (rank, win), rank)
+COMPLETING(flush_all, (MPI_Win win), (win), -1)
+COMPLETING(flush_local, (int rank, MPI_Win win), (rank, win), rank)
+COMPLETING(flush_local_all, (MPI_Win win), (win), -1)
 
 int TJ_WRAPPER(MPI_Win_free)(MPI_Win *win)
 {
