@@ -14,63 +14,73 @@ static void remove_node(tj_ir_t *ir, int i)
     ir->n--;
 }
 
-/* Each pass walks the chain from the leaf upwards, so that a change at one level can enable the
- * same change one level up within the same sweep, as in the paper's bottom-up recursion. */
+/* One pass. Each pass walks the chain from the leaf upwards, so that a change at one level can
+ * enable the same change one level up within the same sweep, as in the paper's bottom-up
+ * recursion: @p merge folds a stream into its child where it can (and returns true), and the
+ * stream goes. */
+static bool sweep(tj_ir_t *ir, bool (*merge)(const tj_ir_node_t *p, tj_ir_node_t *c))
+{
+    bool changed = false;
+
+    for (int i = ir->n - 2; i >= 0; i--)
+        if (merge(&ir->node[i], &ir->node[i + 1])) {
+            remove_node(ir, i);
+            changed = true;
+        }
+    return changed;
+}
+
+static bool dense_fold(const tj_ir_node_t *p, tj_ir_node_t *c)
+{
+    int64_t extent, offset;
+
+    if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_DENSE || p->stride != c->extent)
+        return false;
+    if (!tj_mul64(p->count, c->extent, &extent) || !tj_add64(p->offset, c->offset, &offset))
+        return false;
+    c->offset = offset;
+    c->extent = extent;
+    return true;
+}
+
+static bool stream_elide(const tj_ir_node_t *p, tj_ir_node_t *c)
+{
+    int64_t offset;
+
+    if (p->kind != TJ_IR_STREAM || p->count != 1 || !tj_add64(p->offset, c->offset, &offset))
+        return false;
+    c->offset = offset;
+    return true;
+}
+
+static bool stream_flatten(const tj_ir_node_t *p, tj_ir_node_t *c)
+{
+    int64_t span, count, offset;
+
+    if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_STREAM)
+        return false;
+    if (!tj_mul64(c->count, c->stride, &span) || span != p->stride)
+        return false;
+    if (!tj_mul64(p->count, c->count, &count) || !tj_add64(p->offset, c->offset, &offset))
+        return false;
+    c->offset = offset;
+    c->count = count;
+    return true;
+}
 
 bool tj_canon_dense_fold(tj_ir_t *ir)
 {
-    bool changed = false;
-    for (int i = ir->n - 2; i >= 0; i--) {
-        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
-        int64_t extent, offset;
-
-        if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_DENSE || p->stride != c->extent)
-            continue;
-        if (!tj_mul64(p->count, c->extent, &extent) || !tj_add64(p->offset, c->offset, &offset))
-            continue;
-        c->offset = offset;
-        c->extent = extent;
-        remove_node(ir, i);
-        changed = true;
-    }
-    return changed;
+    return sweep(ir, dense_fold);
 }
 
 bool tj_canon_stream_elide(tj_ir_t *ir)
 {
-    bool changed = false;
-    for (int i = ir->n - 2; i >= 0; i--) {
-        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
-        int64_t offset;
-
-        if (p->kind != TJ_IR_STREAM || p->count != 1 || !tj_add64(p->offset, c->offset, &offset))
-            continue;
-        c->offset = offset;
-        remove_node(ir, i);
-        changed = true;
-    }
-    return changed;
+    return sweep(ir, stream_elide);
 }
 
 bool tj_canon_stream_flatten(tj_ir_t *ir)
 {
-    bool changed = false;
-    for (int i = ir->n - 3; i >= 0; i--) {
-        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
-        int64_t span, count, offset;
-
-        if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_STREAM)
-            continue;
-        if (!tj_mul64(c->count, c->stride, &span) || span != p->stride)
-            continue;
-        if (!tj_mul64(p->count, c->count, &count) || !tj_add64(p->offset, c->offset, &offset))
-            continue;
-        c->offset = offset;
-        c->count = count;
-        remove_node(ir, i);
-        changed = true;
-    }
-    return changed;
+    return sweep(ir, stream_flatten);
 }
 
 bool tj_canon_simplify(tj_ir_t *ir)
