@@ -55,7 +55,7 @@ typedef struct tj_layout {
     tj_layout_store_t *store;
     /* Set by tj_layout_finish. */
     bool finished;
-    int word;         /* W: divides the start, the extent, every stride, offset and length */
+    int word; /* W: divides the start, the extent, every stride, offset and length */
     /* A baked layout's parts kernels (type/layout_words.h): for launches of several objects [0]
      * and of one [1], and for each alignment both buffers allow (log2 of 1 to 16), the word of
      * the kernel the launch takes and the packed units of one object it moves; per alignment,
@@ -69,7 +69,9 @@ typedef struct tj_layout {
     bool probed;      /* learnt from the system MPI's packing (type/probe.h) */
     uint64_t hash[2]; /* of what a kernel's source depends on: frame, shapes, element sizes,
                          and a baked table with the extent */
-    /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
+    /* The fields above, from start, are copied at once by a clone (tj_layout_own); those below
+     * are each layout's own. Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1
+     * yes. */
     atomic_int disjoint_parts;
     int64_t elo, ehi; /* the bytes one frame element touches, when disjoint_parts is 1 */
     /* What the kernel layer keeps with the layout (its part tables in device memory): a slot
