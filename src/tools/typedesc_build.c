@@ -10,23 +10,20 @@
 
 #include "typedesc_internal.h"
 
-static int *to_int(const list_t *l)
-{
-    int *v = malloc(sizeof(*v) * (size_t)(l->n > 0 ? l->n : 1));
-    if (v != NULL)
-        for (int i = 0; i < l->n; i++)
-            v[i] = (int)l->v[i];
-    return v;
-}
+/* A list's values as a new array of the C type MPI takes (one element at least, so that an
+ * empty list is not NULL), made once for each such type; NULL when out of memory. */
+#define TO_C(_name, _type)                                                                         \
+    static _type *_name(const list_t *l)                                                           \
+    {                                                                                              \
+        _type *v = malloc(sizeof(*v) * (size_t)(l->n > 0 ? l->n : 1));                             \
+        if (v != NULL)                                                                             \
+            for (int i = 0; i < l->n; i++)                                                         \
+                v[i] = (_type)l->v[i];                                                             \
+        return v;                                                                                  \
+    }
 
-static MPI_Aint *to_aint(const list_t *l)
-{
-    MPI_Aint *v = malloc(sizeof(*v) * (size_t)(l->n > 0 ? l->n : 1));
-    if (v != NULL)
-        for (int i = 0; i < l->n; i++)
-            v[i] = (MPI_Aint)l->v[i];
-    return v;
-}
+TO_C(to_int, int)
+TO_C(to_aint, MPI_Aint)
 
 /* A member's text as it counts for likeness, into a new string: upper case, without white space,
  * comments and the MPI_ prefix of a word. NULL when out of memory. */
