@@ -310,6 +310,29 @@ static tj_status_t parse_distribs(parser_t *ps, list_t *l)
     return parse_elements(ps, "distributions", false, &l->at, distrib_element, l, NULL);
 }
 
+/* The comma after the argument @p what, once it parsed (@p status). */
+static tj_status_t comma_after(parser_t *ps, const char *what, tj_status_t status)
+{
+    char ctx[64];
+
+    if (status != TJ_OK)
+        return status;
+    snprintf(ctx, sizeof(ctx), "after %s", what);
+    return tj_typedesc_expect(ps, ',', ctx);
+}
+
+/* An integer argument and the comma after it. */
+static tj_status_t int_arg(parser_t *ps, const char *what, const range_t *r, int64_t *out)
+{
+    return comma_after(ps, what, parse_int(ps, what, -1, r, out));
+}
+
+/* A list argument and the comma after it. */
+static tj_status_t list_arg(parser_t *ps, const char *what, const range_t *r, list_t *l)
+{
+    return comma_after(ps, what, parse_list(ps, what, r, l));
+}
+
 /* The constructor's arguments, between its parentheses. */
 static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
 {
@@ -321,35 +344,25 @@ static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
     TRY(tj_typedesc_expect(ps, '(', ctx));
     switch (args->kind) {
     case CT_CONTIGUOUS:
-        TRY(parse_int(ps, "count", -1, &r_count, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after count"));
+        TRY(int_arg(ps, "count", &r_count, &args->a));
         break;
     case CT_HVECTOR:
         bytes = true;
         /* fall through */
     case CT_VECTOR:
-        TRY(parse_int(ps, "count", -1, &r_count, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after count"));
-        TRY(parse_int(ps, "block length", -1, &r_count, &args->b));
-        TRY(tj_typedesc_expect(ps, ',', "after block length"));
-        TRY(parse_int(ps, "stride", -1, bytes ? &r_aint : &r_int, &args->c));
-        TRY(tj_typedesc_expect(ps, ',', "after stride"));
+        TRY(int_arg(ps, "count", &r_count, &args->a));
+        TRY(int_arg(ps, "block length", &r_count, &args->b));
+        TRY(int_arg(ps, "stride", bytes ? &r_aint : &r_int, &args->c));
         break;
     case CT_SUBARRAY:
-        TRY(parse_list(ps, "sizes", &r_size, &args->l[0]));
-        TRY(tj_typedesc_expect(ps, ',', "after sizes"));
-        TRY(parse_list(ps, "subsizes", &r_size, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after subsizes"));
-        TRY(parse_list(ps, "starts", &r_count, &args->l[2]));
-        TRY(tj_typedesc_expect(ps, ',', "after starts"));
-        TRY(parse_order(ps, &args->order));
-        TRY(tj_typedesc_expect(ps, ',', "after order"));
+        TRY(list_arg(ps, "sizes", &r_size, &args->l[0]));
+        TRY(list_arg(ps, "subsizes", &r_size, &args->l[1]));
+        TRY(list_arg(ps, "starts", &r_count, &args->l[2]));
+        TRY(comma_after(ps, "order", parse_order(ps, &args->order)));
         break;
     case CT_RESIZED:
-        TRY(parse_int(ps, "lower bound", -1, &r_aint, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after lower bound"));
-        TRY(parse_int(ps, "extent", -1, &r_aint, &args->b));
-        TRY(tj_typedesc_expect(ps, ',', "after extent"));
+        TRY(int_arg(ps, "lower bound", &r_aint, &args->a));
+        TRY(int_arg(ps, "extent", &r_aint, &args->b));
         break;
     case CT_DUP:
         break;
@@ -357,36 +370,25 @@ static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
         bytes = true;
         /* fall through */
     case CT_INDEXED_BLOCK:
-        TRY(parse_int(ps, "block length", -1, &r_count, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after block length"));
-        TRY(parse_list(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after displacements"));
+        TRY(int_arg(ps, "block length", &r_count, &args->a));
+        TRY(list_arg(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
         break;
     case CT_HINDEXED:
     case CT_STRUCT:
         bytes = true;
         /* fall through */
     case CT_INDEXED:
-        TRY(parse_list(ps, "block lengths", &r_count, &args->l[0]));
-        TRY(tj_typedesc_expect(ps, ',', "after block lengths"));
-        TRY(parse_list(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after displacements"));
+        TRY(list_arg(ps, "block lengths", &r_count, &args->l[0]));
+        TRY(list_arg(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
         break;
     case CT_DARRAY:
-        TRY(parse_int(ps, "size", -1, &r_size, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after size"));
-        TRY(parse_int(ps, "rank", -1, &r_count, &args->b));
-        TRY(tj_typedesc_expect(ps, ',', "after rank"));
-        TRY(parse_list(ps, "global sizes", &r_size, &args->l[0]));
-        TRY(tj_typedesc_expect(ps, ',', "after global sizes"));
-        TRY(parse_distribs(ps, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after distributions"));
-        TRY(parse_list(ps, "distribution arguments", &r_count, &args->l[2]));
-        TRY(tj_typedesc_expect(ps, ',', "after distribution arguments"));
-        TRY(parse_list(ps, "process grid sizes", &r_size, &args->l[3]));
-        TRY(tj_typedesc_expect(ps, ',', "after process grid sizes"));
-        TRY(parse_order(ps, &args->order));
-        TRY(tj_typedesc_expect(ps, ',', "after order"));
+        TRY(int_arg(ps, "size", &r_size, &args->a));
+        TRY(int_arg(ps, "rank", &r_count, &args->b));
+        TRY(list_arg(ps, "global sizes", &r_size, &args->l[0]));
+        TRY(comma_after(ps, "distributions", parse_distribs(ps, &args->l[1])));
+        TRY(list_arg(ps, "distribution arguments", &r_count, &args->l[2]));
+        TRY(list_arg(ps, "process grid sizes", &r_size, &args->l[3]));
+        TRY(comma_after(ps, "order", parse_order(ps, &args->order)));
         break;
     case CT_COUNT:
         break;
