@@ -312,61 +312,58 @@ TJ_LOOPS_INLINE uint64_t F(low)(int64_t bytes)
     return bytes >= 64 ? ~0ULL : (1ULL << bytes) - 1;
 }
 
-TJ_LOOPS_FN F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
+/* One window of runs by masked loads and stores only: @p in selects its runs' bytes on the typed
+ * side, @p out its packed bytes. */
+TJ_LOOPS_INLINE void F(dense_window)(char *p, char *t, __mmask64 in, __mmask64 out, int unpack)
+{
+    if (unpack)
+        _mm512_mask_storeu_epi8(t, in,
+                                _mm512_maskz_expand_epi8(in, _mm512_maskz_loadu_epi8(out, p)));
+    else
+        _mm512_mask_storeu_epi8(p, out,
+                                _mm512_maskz_compress_epi8(in, _mm512_maskz_loadu_epi8(in, t)));
+}
+
+TJ_LOOPS_INLINE void F(move_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int unpack)
 {
     const int64_t k = (64 - run) / s + 1;
     const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
     int64_t i = 0;
 
-    (void)ahead;
-    /* Whole 64-byte loads while they end within the row (the gaps they read lie between its
-     * runs), whole stores while 64 packed bytes of the row remain (the next window overwrites
-     * what one writes past its runs); masked ones at the end of the row. */
-    for (; i + k <= n && (i + k - 1) * s + 64 <= (n - 1) * s + run && (n - i) * run >= 64; i += k) {
-        __m512i v = _mm512_loadu_si512(t);
-        _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(in, v));
+    /* Whole 64-byte moves of the packed bytes while 64 of the row remain (a pack's next window
+     * overwrites what one stores past its runs); a pack's whole loads of the typed side only
+     * while they end within the row (the gaps they read lie between its runs), and an unpack's
+     * stores to it always masked (its gaps are not the call's to write). Masked ones at the end
+     * of the row. */
+    for (;
+         i + k <= n && (unpack || (i + k - 1) * s + 64 <= (n - 1) * s + run) && (n - i) * run >= 64;
+         i += k) {
+        if (unpack)
+            _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, _mm512_loadu_si512(p)));
+        else
+            _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(in, _mm512_loadu_si512(t)));
         p += k * run;
         t += k * s;
     }
     for (; i + k <= n; i += k) {
-        __m512i v = _mm512_maskz_loadu_epi8(in, t);
-        _mm512_mask_storeu_epi8(p, out, _mm512_maskz_compress_epi8(in, v));
+        F(dense_window)(p, t, in, out, unpack);
         p += k * run;
         t += k * s;
     }
-    if (i < n) {
-        const __mmask64 in_tail = F(window)(n - i, s, run), out_tail = F(low)((n - i) * run);
-        __m512i v = _mm512_maskz_loadu_epi8(in_tail, t);
-        _mm512_mask_storeu_epi8(p, out_tail, _mm512_maskz_compress_epi8(in_tail, v));
-    }
+    if (i < n)
+        F(dense_window)(p, t, F(window)(n - i, s, run), F(low)((n - i) * run), unpack);
+}
+
+TJ_LOOPS_FN F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
+{
+    (void)ahead;
+    F(move_dense)(p, t, n, s, run, 0);
 }
 
 TJ_LOOPS_FN F(unpack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
 {
-    const int64_t k = (64 - run) / s + 1;
-    const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
-    int64_t i = 0;
-
     (void)ahead;
-    /* Whole loads of the packed bytes while 64 of the row remain; the typed side only ever
-     * gets masked stores (its gaps are not the call's to write). */
-    for (; i + k <= n && (n - i) * run >= 64; i += k) {
-        __m512i v = _mm512_loadu_si512(p);
-        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
-        p += k * run;
-        t += k * s;
-    }
-    for (; i + k <= n; i += k) {
-        __m512i v = _mm512_maskz_loadu_epi8(out, p);
-        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
-        p += k * run;
-        t += k * s;
-    }
-    if (i < n) {
-        const __mmask64 in_tail = F(window)(n - i, s, run), out_tail = F(low)((n - i) * run);
-        __m512i v = _mm512_maskz_loadu_epi8(out_tail, p);
-        _mm512_mask_storeu_epi8(t, in_tail, _mm512_maskz_expand_epi8(in_tail, v));
-    }
+    F(move_dense)(p, t, n, s, run, 1);
 }
 #define TJ_LOOPS_DENSE(_dir) F(_dir##_dense)
 #else
