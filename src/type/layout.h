@@ -55,7 +55,7 @@ typedef struct tj_layout {
     tj_layout_store_t *store;
     /* Set by tj_layout_finish. */
     bool finished;
-    int word; /* W: divides the start, the extent, every stride, offset and length */
+    int word;         /* W: divides the start, the extent, every stride, offset and length */
     /* A baked layout's parts kernels (type/layout_words.h): for launches of several objects [0]
      * and of one [1], and for each alignment both buffers allow (log2 of 1 to 16), the word of
      * the kernel the launch takes and the packed units of one object it moves; per alignment,
