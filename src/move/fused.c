@@ -24,19 +24,9 @@ static __typeof__(tj_move_state.fused) *const fused_state = &tj_move_state.fused
  * sets, so that a fixed call pattern pays for the check once. */
 #define FUSED_CHECK_RUNS ((int64_t)1 << 21)
 
-typedef struct {
-    int64_t lo, hi;
-} span_t;
-
-static int span_cmp(const void *a, const void *b)
-{
-    const span_t *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* The runs being listed: spans[n] and on, each `len` bytes at `base` plus its offset. */
 typedef struct {
-    span_t *spans;
+    tj_range_t *spans;
     int64_t n, base, len;
 } listing_t;
 
@@ -55,9 +45,9 @@ static bool list_run(int64_t disp, void *arg)
 static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
                           const int64_t *counts, int nm)
 {
-    int64_t total = 0, n = 0, end = INT64_MIN;
-    span_t *spans;
-    bool ok = true;
+    int64_t total = 0, n = 0;
+    tj_range_t *spans;
+    bool ok;
 
     for (int m = 0; m < nm; m++) {
         int64_t rows = blocks[m]->size / blocks[m]->counts[0], r;
@@ -65,7 +55,7 @@ static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
             total > FUSED_CHECK_RUNS)
             return false;
     }
-    if ((spans = malloc((size_t)total * sizeof(span_t))) == NULL)
+    if ((spans = malloc((size_t)total * sizeof(tj_range_t))) == NULL)
         return false;
     for (int m = 0; m < nm; m++) {
         listing_t l = {spans, n, 0, blocks[m]->counts[0]};
@@ -75,11 +65,7 @@ static bool runs_disjoint(const tj_block_t *const *blocks, const int64_t *offs,
         }
         n = l.n;
     }
-    qsort(spans, (size_t)n, sizeof(span_t), span_cmp);
-    for (int64_t i = 0; i < n && ok; i++) {
-        ok = spans[i].lo >= end;
-        end = TJ_MAX(end, spans[i].hi);
-    }
+    ok = tj_block_ranges_disjoint(spans, n);
     free(spans);
     return ok;
 }

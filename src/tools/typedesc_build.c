@@ -10,23 +10,20 @@
 
 #include "typedesc_internal.h"
 
-static int *to_int(const list_t *l)
-{
-    int *v = malloc(sizeof(*v) * (size_t)(l->n > 0 ? l->n : 1));
-    if (v != NULL)
-        for (int i = 0; i < l->n; i++)
-            v[i] = (int)l->v[i];
-    return v;
-}
+/* A list's values as a new array of the C type MPI takes (one element at least, so that an
+ * empty list is not NULL), made once for each such type; NULL when out of memory. */
+#define TO_C(_name, _type)                                                                         \
+    static _type *_name(const list_t *l)                                                           \
+    {                                                                                              \
+        _type *v = malloc(sizeof(*v) * (size_t)(l->n > 0 ? l->n : 1));                             \
+        if (v != NULL)                                                                             \
+            for (int i = 0; i < l->n; i++)                                                         \
+                v[i] = (_type)l->v[i];                                                             \
+        return v;                                                                                  \
+    }
 
-static MPI_Aint *to_aint(const list_t *l)
-{
-    MPI_Aint *v = malloc(sizeof(*v) * (size_t)(l->n > 0 ? l->n : 1));
-    if (v != NULL)
-        for (int i = 0; i < l->n; i++)
-            v[i] = (MPI_Aint)l->v[i];
-    return v;
-}
+TO_C(to_int, int)
+TO_C(to_aint, MPI_Aint)
 
 /* A member's text as it counts for likeness, into a new string: upper case, without white space,
  * comments and the MPI_ prefix of a word. NULL when out of memory. */
@@ -89,6 +86,9 @@ static tj_status_t members_alike(parser_t *ps, const nodes_t *m, bool *alike)
     return status;
 }
 
+/* The PMPI constructor of MPI function @p _fn, and its name for the message if it fails. */
+#define CALL(_fn, ...) (call = #_fn, rc = P##_fn(__VA_ARGS__))
+
 tj_status_t tj_typedesc_build(parser_t *ps, const args_t *args, MPI_Datatype *out)
 {
     const list_t *l = args->l;
@@ -123,57 +123,45 @@ tj_status_t tj_typedesc_build(parser_t *ps, const args_t *args, MPI_Datatype *ou
 
     switch (args->kind) {
     case CT_CONTIGUOUS:
-        call = "MPI_Type_contiguous";
-        rc = PMPI_Type_contiguous((int)args->a, child, out);
+        CALL(MPI_Type_contiguous, (int)args->a, child, out);
         break;
     case CT_VECTOR:
-        call = "MPI_Type_vector";
-        rc = PMPI_Type_vector((int)args->a, (int)args->b, (int)args->c, child, out);
+        CALL(MPI_Type_vector, (int)args->a, (int)args->b, (int)args->c, child, out);
         break;
     case CT_HVECTOR:
-        call = "MPI_Type_create_hvector";
-        rc = PMPI_Type_create_hvector((int)args->a, (int)args->b, (MPI_Aint)args->c, child, out);
+        CALL(MPI_Type_create_hvector, (int)args->a, (int)args->b, (MPI_Aint)args->c, child, out);
         break;
     case CT_SUBARRAY:
-        call = "MPI_Type_create_subarray";
-        rc = PMPI_Type_create_subarray(l[0].n, i0, i1, i2, args->order, child, out);
+        CALL(MPI_Type_create_subarray, l[0].n, i0, i1, i2, args->order, child, out);
         break;
     case CT_RESIZED:
-        call = "MPI_Type_create_resized";
-        rc = PMPI_Type_create_resized(child, (MPI_Aint)args->a, (MPI_Aint)args->b, out);
+        CALL(MPI_Type_create_resized, child, (MPI_Aint)args->a, (MPI_Aint)args->b, out);
         break;
     case CT_DUP:
-        call = "MPI_Type_dup";
-        rc = PMPI_Type_dup(child, out);
+        CALL(MPI_Type_dup, child, out);
         break;
     case CT_INDEXED_BLOCK:
-        call = "MPI_Type_create_indexed_block";
-        rc = PMPI_Type_create_indexed_block(l[1].n, (int)args->a, i1, child, out);
+        CALL(MPI_Type_create_indexed_block, l[1].n, (int)args->a, i1, child, out);
         break;
     case CT_HINDEXED_BLOCK:
-        call = "MPI_Type_create_hindexed_block";
-        rc = PMPI_Type_create_hindexed_block(l[1].n, (int)args->a, a1, child, out);
+        CALL(MPI_Type_create_hindexed_block, l[1].n, (int)args->a, a1, child, out);
         break;
     case CT_INDEXED:
-        call = "MPI_Type_indexed";
-        rc = PMPI_Type_indexed(l[0].n, i0, i1, child, out);
+        CALL(MPI_Type_indexed, l[0].n, i0, i1, child, out);
         break;
     case CT_HINDEXED:
-        call = "MPI_Type_create_hindexed";
-        rc = PMPI_Type_create_hindexed(l[0].n, i0, a1, child, out);
+        CALL(MPI_Type_create_hindexed, l[0].n, i0, a1, child, out);
         break;
     case CT_STRUCT:
-        call = "MPI_Type_create_struct";
-        rc = PMPI_Type_create_struct(l[0].n, i0, a1, types, out);
+        CALL(MPI_Type_create_struct, l[0].n, i0, a1, types, out);
         break;
     case CT_DARRAY:
         /* A distribution argument of 0 is the default. */
         for (int d = 0; d < l[2].n; d++)
             if (i2[d] == 0)
                 i2[d] = MPI_DISTRIBUTE_DFLT_DARG;
-        call = "MPI_Type_create_darray";
-        rc = PMPI_Type_create_darray((int)args->a, (int)args->b, l[0].n, i0, i1, i2, i3,
-                                     args->order, child, out);
+        CALL(MPI_Type_create_darray, (int)args->a, (int)args->b, l[0].n, i0, i1, i2, i3,
+             args->order, child, out);
         break;
     case CT_COUNT:
         break;

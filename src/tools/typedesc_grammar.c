@@ -172,25 +172,69 @@ static void *list_room(parser_t *ps, const char *what, void *v, size_t size, int
     return v;
 }
 
-/* `{v, v, ...}`, possibly empty. */
-static tj_status_t parse_list(parser_t *ps, const char *what, const range_t *r, list_t *l)
+/* Parses one element of a list of @p what onto the end of the list @p list; @p arg is what the
+ * kind of list needs (a range, a depth). */
+typedef tj_status_t (*element_fn)(parser_t *ps, const char *what, void *list, const void *arg);
+
+/* A list of @p what, `{e, e, ...}` (`{}` when @p may_be_empty), each element parsed by
+ * @p element onto @p list; *at is where it opens. Elements parsed so far stay in @p list on
+ * error, so that the caller frees them. */
+static tj_status_t parse_elements(parser_t *ps, const char *what, bool may_be_empty,
+                                  const char **at, element_fn element, void *list, const void *arg)
 {
     tj_status_t status;
     bool closed;
 
-    if ((status = list_open(ps, what, true, &l->at, &closed)) != TJ_OK)
+    if ((status = list_open(ps, what, may_be_empty, at, &closed)) != TJ_OK)
         return status;
     while (!closed) {
-        int64_t *v = list_room(ps, what, l->v, sizeof(*v), l->n, &l->cap, &status);
-        if (v == NULL)
+        if ((status = element(ps, what, list, arg)) != TJ_OK)
             return status;
-        l->v = v;
-        if ((status = parse_int(ps, what, l->n, r, &l->v[l->n])) != TJ_OK)
-            return status;
-        l->n++;
         if ((status = list_next(ps, what, &closed)) != TJ_OK)
             return status;
     }
+    return TJ_OK;
+}
+
+/* An integer in the range @p arg. */
+static tj_status_t int_element(parser_t *ps, const char *what, void *list, const void *arg)
+{
+    list_t *l = list;
+    tj_status_t status = TJ_OK;
+    int64_t *v = list_room(ps, what, l->v, sizeof(*v), l->n, &l->cap, &status);
+
+    if (v == NULL)
+        return status;
+    l->v = v;
+    if ((status = parse_int(ps, what, l->n, arg, &l->v[l->n])) != TJ_OK)
+        return status;
+    l->n++;
+    return TJ_OK;
+}
+
+/* `{v, v, ...}`, possibly empty. */
+static tj_status_t parse_list(parser_t *ps, const char *what, const range_t *r, list_t *l)
+{
+    return parse_elements(ps, what, true, &l->at, int_element, l, r);
+}
+
+/* A member type, with its text, at the depth *@p arg of the struct. */
+static tj_status_t member_element(parser_t *ps, const char *what, void *list, const void *arg)
+{
+    nodes_t *m = list;
+    const int *depth = arg;
+    tj_status_t status = TJ_OK;
+    node_t *v = list_room(ps, what, m->v, sizeof(*v), m->n, &m->cap, &status);
+
+    if (v == NULL)
+        return status;
+    m->v = v;
+    tj_typedesc_skip_space(ps);
+    m->v[m->n].from = ps->p;
+    if ((status = tj_typedesc_parse_type(ps, *depth + 1, &m->v[m->n])) != TJ_OK)
+        return status;
+    m->v[m->n].to = ps->p;
+    m->n++;
     return TJ_OK;
 }
 
@@ -198,27 +242,7 @@ static tj_status_t parse_list(parser_t *ps, const char *what, const range_t *r, 
  * that the caller frees them. */
 static tj_status_t parse_members(parser_t *ps, int depth, nodes_t *m)
 {
-    const char *what = "member types";
-    tj_status_t status;
-    bool closed;
-
-    if ((status = list_open(ps, what, true, &m->at, &closed)) != TJ_OK)
-        return status;
-    while (!closed) {
-        node_t *v = list_room(ps, what, m->v, sizeof(*v), m->n, &m->cap, &status);
-        if (v == NULL)
-            return status;
-        m->v = v;
-        tj_typedesc_skip_space(ps);
-        m->v[m->n].from = ps->p;
-        if ((status = tj_typedesc_parse_type(ps, depth + 1, &m->v[m->n])) != TJ_OK)
-            return status;
-        m->v[m->n].to = ps->p;
-        m->n++;
-        if ((status = list_next(ps, what, &closed)) != TJ_OK)
-            return status;
-    }
-    return TJ_OK;
+    return parse_elements(ps, "member types", true, &m->at, member_element, m, &depth);
 }
 
 static tj_status_t parse_order(parser_t *ps, int *order)
@@ -246,46 +270,67 @@ static tj_status_t parse_order(parser_t *ps, int *order)
     return TJ_OK;
 }
 
-/* A darray's distributions, `{block, cyclic, none, ...}` (or MPI_DISTRIBUTE_BLOCK, ...), as
- * the MPI constants. */
+/* A distribution: block, cyclic or none (or MPI_DISTRIBUTE_BLOCK, ...), as the MPI constant. */
+static tj_status_t distrib_element(parser_t *ps, const char *what, void *list, const void *arg)
+{
+    list_t *l = list;
+    char word[MAX_WORD], buf[48];
+    const char *at, *w;
+    tj_status_t status = TJ_OK;
+    int64_t *v;
+    int n;
+
+    (void)arg;
+    tj_typedesc_skip_space(ps);
+    at = ps->p;
+    if ((v = list_room(ps, what, l->v, sizeof(*v), l->n, &l->cap, &status)) == NULL)
+        return status;
+    l->v = v;
+    if (!tj_typedesc_is_word_char(*ps->p))
+        return tj_typedesc_fail(ps, at, TJ_ERR_PARSE, "expected block, cyclic or none, found %s",
+                                tj_typedesc_found(at, buf, sizeof(buf)));
+    n = tj_typedesc_read_word(ps, word);
+    w = tj_typedesc_strip_prefix(tj_typedesc_strip_prefix(word, "MPI_"), "DISTRIBUTE_");
+    if (strcmp(w, "BLOCK") == 0)
+        l->v[l->n++] = MPI_DISTRIBUTE_BLOCK;
+    else if (strcmp(w, "CYCLIC") == 0)
+        l->v[l->n++] = MPI_DISTRIBUTE_CYCLIC;
+    else if (strcmp(w, "NONE") == 0)
+        l->v[l->n++] = MPI_DISTRIBUTE_NONE;
+    else
+        return tj_typedesc_fail(ps, at, TJ_ERR_PARSE,
+                                "unknown distribution '%.*s' (expected block, cyclic or none)", n,
+                                at);
+    return TJ_OK;
+}
+
+/* A darray's distributions, `{block, cyclic, none, ...}`, never empty. */
 static tj_status_t parse_distribs(parser_t *ps, list_t *l)
 {
-    const char *what = "distributions";
-    char word[MAX_WORD], buf[48];
-    tj_status_t status;
-    bool closed;
+    return parse_elements(ps, "distributions", false, &l->at, distrib_element, l, NULL);
+}
 
-    if ((status = list_open(ps, what, false, &l->at, &closed)) != TJ_OK)
+/* The comma after the argument @p what, once it parsed (@p status). */
+static tj_status_t comma_after(parser_t *ps, const char *what, tj_status_t status)
+{
+    char ctx[64];
+
+    if (status != TJ_OK)
         return status;
-    while (!closed) {
-        const char *at, *w;
-        int64_t *v;
-        int n;
-        tj_typedesc_skip_space(ps);
-        at = ps->p;
-        if ((v = list_room(ps, what, l->v, sizeof(*v), l->n, &l->cap, &status)) == NULL)
-            return status;
-        l->v = v;
-        if (!tj_typedesc_is_word_char(*ps->p))
-            return tj_typedesc_fail(ps, at, TJ_ERR_PARSE,
-                                    "expected block, cyclic or none, found %s",
-                                    tj_typedesc_found(at, buf, sizeof(buf)));
-        n = tj_typedesc_read_word(ps, word);
-        w = tj_typedesc_strip_prefix(tj_typedesc_strip_prefix(word, "MPI_"), "DISTRIBUTE_");
-        if (strcmp(w, "BLOCK") == 0)
-            l->v[l->n++] = MPI_DISTRIBUTE_BLOCK;
-        else if (strcmp(w, "CYCLIC") == 0)
-            l->v[l->n++] = MPI_DISTRIBUTE_CYCLIC;
-        else if (strcmp(w, "NONE") == 0)
-            l->v[l->n++] = MPI_DISTRIBUTE_NONE;
-        else
-            return tj_typedesc_fail(ps, at, TJ_ERR_PARSE,
-                                    "unknown distribution '%.*s' (expected block, cyclic or none)",
-                                    n, at);
-        if ((status = list_next(ps, what, &closed)) != TJ_OK)
-            return status;
-    }
-    return TJ_OK;
+    snprintf(ctx, sizeof(ctx), "after %s", what);
+    return tj_typedesc_expect(ps, ',', ctx);
+}
+
+/* An integer argument and the comma after it. */
+static tj_status_t int_arg(parser_t *ps, const char *what, const range_t *r, int64_t *out)
+{
+    return comma_after(ps, what, parse_int(ps, what, -1, r, out));
+}
+
+/* A list argument and the comma after it. */
+static tj_status_t list_arg(parser_t *ps, const char *what, const range_t *r, list_t *l)
+{
+    return comma_after(ps, what, parse_list(ps, what, r, l));
 }
 
 /* The constructor's arguments, between its parentheses. */
@@ -299,35 +344,25 @@ static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
     TRY(tj_typedesc_expect(ps, '(', ctx));
     switch (args->kind) {
     case CT_CONTIGUOUS:
-        TRY(parse_int(ps, "count", -1, &r_count, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after count"));
+        TRY(int_arg(ps, "count", &r_count, &args->a));
         break;
     case CT_HVECTOR:
         bytes = true;
         /* fall through */
     case CT_VECTOR:
-        TRY(parse_int(ps, "count", -1, &r_count, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after count"));
-        TRY(parse_int(ps, "block length", -1, &r_count, &args->b));
-        TRY(tj_typedesc_expect(ps, ',', "after block length"));
-        TRY(parse_int(ps, "stride", -1, bytes ? &r_aint : &r_int, &args->c));
-        TRY(tj_typedesc_expect(ps, ',', "after stride"));
+        TRY(int_arg(ps, "count", &r_count, &args->a));
+        TRY(int_arg(ps, "block length", &r_count, &args->b));
+        TRY(int_arg(ps, "stride", bytes ? &r_aint : &r_int, &args->c));
         break;
     case CT_SUBARRAY:
-        TRY(parse_list(ps, "sizes", &r_size, &args->l[0]));
-        TRY(tj_typedesc_expect(ps, ',', "after sizes"));
-        TRY(parse_list(ps, "subsizes", &r_size, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after subsizes"));
-        TRY(parse_list(ps, "starts", &r_count, &args->l[2]));
-        TRY(tj_typedesc_expect(ps, ',', "after starts"));
-        TRY(parse_order(ps, &args->order));
-        TRY(tj_typedesc_expect(ps, ',', "after order"));
+        TRY(list_arg(ps, "sizes", &r_size, &args->l[0]));
+        TRY(list_arg(ps, "subsizes", &r_size, &args->l[1]));
+        TRY(list_arg(ps, "starts", &r_count, &args->l[2]));
+        TRY(comma_after(ps, "order", parse_order(ps, &args->order)));
         break;
     case CT_RESIZED:
-        TRY(parse_int(ps, "lower bound", -1, &r_aint, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after lower bound"));
-        TRY(parse_int(ps, "extent", -1, &r_aint, &args->b));
-        TRY(tj_typedesc_expect(ps, ',', "after extent"));
+        TRY(int_arg(ps, "lower bound", &r_aint, &args->a));
+        TRY(int_arg(ps, "extent", &r_aint, &args->b));
         break;
     case CT_DUP:
         break;
@@ -335,36 +370,25 @@ static tj_status_t parse_args(parser_t *ps, int depth, args_t *args)
         bytes = true;
         /* fall through */
     case CT_INDEXED_BLOCK:
-        TRY(parse_int(ps, "block length", -1, &r_count, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after block length"));
-        TRY(parse_list(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after displacements"));
+        TRY(int_arg(ps, "block length", &r_count, &args->a));
+        TRY(list_arg(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
         break;
     case CT_HINDEXED:
     case CT_STRUCT:
         bytes = true;
         /* fall through */
     case CT_INDEXED:
-        TRY(parse_list(ps, "block lengths", &r_count, &args->l[0]));
-        TRY(tj_typedesc_expect(ps, ',', "after block lengths"));
-        TRY(parse_list(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after displacements"));
+        TRY(list_arg(ps, "block lengths", &r_count, &args->l[0]));
+        TRY(list_arg(ps, "displacements", bytes ? &r_aint : &r_int, &args->l[1]));
         break;
     case CT_DARRAY:
-        TRY(parse_int(ps, "size", -1, &r_size, &args->a));
-        TRY(tj_typedesc_expect(ps, ',', "after size"));
-        TRY(parse_int(ps, "rank", -1, &r_count, &args->b));
-        TRY(tj_typedesc_expect(ps, ',', "after rank"));
-        TRY(parse_list(ps, "global sizes", &r_size, &args->l[0]));
-        TRY(tj_typedesc_expect(ps, ',', "after global sizes"));
-        TRY(parse_distribs(ps, &args->l[1]));
-        TRY(tj_typedesc_expect(ps, ',', "after distributions"));
-        TRY(parse_list(ps, "distribution arguments", &r_count, &args->l[2]));
-        TRY(tj_typedesc_expect(ps, ',', "after distribution arguments"));
-        TRY(parse_list(ps, "process grid sizes", &r_size, &args->l[3]));
-        TRY(tj_typedesc_expect(ps, ',', "after process grid sizes"));
-        TRY(parse_order(ps, &args->order));
-        TRY(tj_typedesc_expect(ps, ',', "after order"));
+        TRY(int_arg(ps, "size", &r_size, &args->a));
+        TRY(int_arg(ps, "rank", &r_count, &args->b));
+        TRY(list_arg(ps, "global sizes", &r_size, &args->l[0]));
+        TRY(comma_after(ps, "distributions", parse_distribs(ps, &args->l[1])));
+        TRY(list_arg(ps, "distribution arguments", &r_count, &args->l[2]));
+        TRY(list_arg(ps, "process grid sizes", &r_size, &args->l[3]));
+        TRY(comma_after(ps, "order", parse_order(ps, &args->order)));
         break;
     case CT_COUNT:
         break;

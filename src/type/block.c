@@ -125,6 +125,21 @@ bool tj_block_disjoint(const tj_block_t *block, int64_t count)
     return tj_block_dims_disjoint(block->ndims, c, s, block->counts[0]);
 }
 
+static int by_lo(const void *a, const void *b)
+{
+    const tj_range_t *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+bool tj_block_ranges_disjoint(tj_range_t *r, int64_t n)
+{
+    qsort(r, (size_t)n, sizeof(*r), by_lo);
+    for (int64_t i = 1; i < n; i++)
+        if (r[i - 1].hi > r[i].lo)
+            return false;
+    return true;
+}
+
 bool tj_block_equal(const tj_block_t *a, const tj_block_t *b)
 {
     if (a->start != b->start || a->extent != b->extent || a->ndims != b->ndims)

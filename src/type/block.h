@@ -67,6 +67,14 @@ bool tj_block_dims_disjoint(int n, int64_t *counts, int64_t *strides, int64_t sp
  * cannot race). */
 bool tj_block_disjoint(const tj_block_t *block, int64_t count);
 
+/* The bytes [lo, hi) of a piece of a layout, lo <= hi. */
+typedef struct {
+    int64_t lo, hi;
+} tj_range_t;
+
+/* True if no byte lies in two of the @p n ranges @p r. Sorts them in place by their first byte. */
+bool tj_block_ranges_disjoint(tj_range_t *r, int64_t n);
+
 /* The same layout moved to start at byte 0. Kernels are built for it and launched at the typed
  * pointer plus the start, so that one kernel serves every placement of a shape (halo faces at
  * different offsets, types at absolute addresses over MPI_BOTTOM); the address of object 0 then

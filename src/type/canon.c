@@ -14,63 +14,79 @@ static void remove_node(tj_ir_t *ir, int i)
     ir->n--;
 }
 
-/* Each pass walks the chain from the leaf upwards, so that a change at one level can enable the
- * same change one level up within the same sweep, as in the paper's bottom-up recursion. */
+/* The passes' merges of a stream @p p into its child @p c: true where one applies, with @p c
+ * then standing for both but for the offset, which merge_into adds. */
+typedef bool (*merge_fn)(const tj_ir_node_t *p, tj_ir_node_t *c);
+
+static bool dense_fold(const tj_ir_node_t *p, tj_ir_node_t *c)
+{
+    int64_t extent;
+
+    if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_DENSE || p->stride != c->extent ||
+        !tj_mul64(p->count, c->extent, &extent))
+        return false;
+    c->extent = extent;
+    return true;
+}
+
+static bool stream_elide(const tj_ir_node_t *p, tj_ir_node_t *c)
+{
+    (void)c;
+    return p->kind == TJ_IR_STREAM && p->count == 1;
+}
+
+static bool stream_flatten(const tj_ir_node_t *p, tj_ir_node_t *c)
+{
+    int64_t span, count;
+
+    if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_STREAM ||
+        !tj_mul64(c->count, c->stride, &span) || span != p->stride ||
+        !tj_mul64(p->count, c->count, &count))
+        return false;
+    c->count = count;
+    return true;
+}
+
+/* Whether @p p merged into @p c by @p merge; an overflow of the offsets' sum leaves both as they
+ * are. */
+static bool merge_into(const tj_ir_node_t *p, tj_ir_node_t *c, merge_fn merge)
+{
+    int64_t offset;
+
+    if (!tj_add64(p->offset, c->offset, &offset) || !merge(p, c))
+        return false;
+    c->offset = offset;
+    return true;
+}
+
+/* One pass. Each pass walks the chain from the leaf upwards, so that a change at one level can
+ * enable the same change one level up within the same sweep, as in the paper's bottom-up
+ * recursion. */
+static bool sweep(tj_ir_t *ir, merge_fn merge)
+{
+    bool changed = false;
+
+    for (int i = ir->n - 2; i >= 0; i--)
+        if (merge_into(&ir->node[i], &ir->node[i + 1], merge)) {
+            remove_node(ir, i);
+            changed = true;
+        }
+    return changed;
+}
 
 bool tj_canon_dense_fold(tj_ir_t *ir)
 {
-    bool changed = false;
-    for (int i = ir->n - 2; i >= 0; i--) {
-        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
-        int64_t extent, offset;
-
-        if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_DENSE || p->stride != c->extent)
-            continue;
-        if (!tj_mul64(p->count, c->extent, &extent) || !tj_add64(p->offset, c->offset, &offset))
-            continue;
-        c->offset = offset;
-        c->extent = extent;
-        remove_node(ir, i);
-        changed = true;
-    }
-    return changed;
+    return sweep(ir, dense_fold);
 }
 
 bool tj_canon_stream_elide(tj_ir_t *ir)
 {
-    bool changed = false;
-    for (int i = ir->n - 2; i >= 0; i--) {
-        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
-        int64_t offset;
-
-        if (p->kind != TJ_IR_STREAM || p->count != 1 || !tj_add64(p->offset, c->offset, &offset))
-            continue;
-        c->offset = offset;
-        remove_node(ir, i);
-        changed = true;
-    }
-    return changed;
+    return sweep(ir, stream_elide);
 }
 
 bool tj_canon_stream_flatten(tj_ir_t *ir)
 {
-    bool changed = false;
-    for (int i = ir->n - 3; i >= 0; i--) {
-        tj_ir_node_t *p = &ir->node[i], *c = &ir->node[i + 1];
-        int64_t span, count, offset;
-
-        if (p->kind != TJ_IR_STREAM || c->kind != TJ_IR_STREAM)
-            continue;
-        if (!tj_mul64(c->count, c->stride, &span) || span != p->stride)
-            continue;
-        if (!tj_mul64(p->count, c->count, &count) || !tj_add64(p->offset, c->offset, &offset))
-            continue;
-        c->offset = offset;
-        c->count = count;
-        remove_node(ir, i);
-        changed = true;
-    }
-    return changed;
+    return sweep(ir, stream_flatten);
 }
 
 bool tj_canon_simplify(tj_ir_t *ir)
@@ -87,31 +103,18 @@ bool tj_canon_simplify(tj_ir_t *ir)
 
 tj_status_t tj_canon_push(tj_ir_t *ir, int64_t offset, int64_t count, int64_t stride)
 {
+    const tj_ir_node_t p = {
+        .kind = TJ_IR_STREAM, .offset = offset, .count = count, .stride = stride};
     tj_ir_node_t *c = &ir->node[0];
-    int64_t merged, at;
 
     /* The three passes, applied where the new stream meets the old outermost node: in a chain
      * that is a fixed point of them, no other pair can change, nor can the merged node and its
      * child (a merge keeps the stride that failed the test against that child). A count of one
      * merges by any of the three alike; an overflow leaves the stream unmerged, as the passes
      * do. */
-    if (tj_add64(offset, c->offset, &at)) {
-        if (count == 1) {
-            c->offset = at; /* elision */
-            return TJ_OK;
-        }
-        if (c->kind == TJ_IR_DENSE && stride == c->extent && tj_mul64(count, c->extent, &merged)) {
-            c->offset = at; /* dense folding */
-            c->extent = merged;
-            return TJ_OK;
-        }
-        if (c->kind == TJ_IR_STREAM && tj_mul64(c->count, c->stride, &merged) && merged == stride &&
-            tj_mul64(count, c->count, &merged)) {
-            c->offset = at; /* flattening */
-            c->count = merged;
-            return TJ_OK;
-        }
-    }
+    if (merge_into(&p, c, stream_elide) || merge_into(&p, c, dense_fold) ||
+        merge_into(&p, c, stream_flatten))
+        return TJ_OK;
     return tj_ir_push_stream(ir, offset, count, stride);
 }
 

@@ -70,70 +70,60 @@ bool tj_envelope_get(MPI_Datatype type, tj_envelope_t *env)
 
 void tj_envelope_of(const tj_type_args_t *a, tj_envelope_t *e)
 {
-    MPI_Count n = a->count;
-    bool l = a->large;
+    MPI_Count n = a->count, kept = 0;
 
     e->combiner = a->combiner;
     e->ni = e->na = e->nc = 0;
     e->nd = 1;
+    /* The MPI-3 form: integers and addresses. */
     switch (a->combiner) {
     case MPI_COMBINER_CONTIGUOUS:
-        *(l ? &e->nc : &e->ni) = 1;
+        e->ni = 1;
         break;
     case MPI_COMBINER_VECTOR:
-        *(l ? &e->nc : &e->ni) = 3;
+        e->ni = 3;
         break;
     case MPI_COMBINER_HVECTOR:
-        if (l)
-            e->nc = 3;
-        else
-            e->ni = 2, e->na = 1;
+        e->ni = 2, e->na = 1;
         break;
     case MPI_COMBINER_INDEXED:
-        *(l ? &e->nc : &e->ni) = 2 * n + 1;
+        e->ni = 2 * n + 1;
         break;
     case MPI_COMBINER_HINDEXED:
-        if (l)
-            e->nc = 2 * n + 1;
-        else
-            e->ni = n + 1, e->na = n;
+        e->ni = n + 1, e->na = n;
         break;
     case MPI_COMBINER_INDEXED_BLOCK:
-        *(l ? &e->nc : &e->ni) = n + 2;
+        e->ni = n + 2;
         break;
     case MPI_COMBINER_HINDEXED_BLOCK:
-        if (l)
-            e->nc = n + 2;
-        else
-            e->ni = 2, e->na = n;
+        e->ni = 2, e->na = n;
         break;
     case MPI_COMBINER_STRUCT:
-        if (l)
-            e->nc = 2 * n + 1;
-        else
-            e->ni = n + 1, e->na = n;
-        e->nd = n;
+        e->ni = n + 1, e->na = n, e->nd = n;
         break;
     case MPI_COMBINER_SUBARRAY:
-        if (l)
-            e->ni = 2, e->nc = 3 * n;
-        else
-            e->ni = 3 * n + 2;
+        e->ni = 3 * n + 2;
+        kept = 2; /* ndims, order */
         break;
     case MPI_COMBINER_DARRAY:
-        if (l)
-            e->ni = 3 * n + 4, e->nc = n;
-        else
-            e->ni = 4 * n + 4;
+        e->ni = 4 * n + 4;
+        kept = 3 * n + 4; /* size, rank, ndims, distribs, dargs, psizes, order */
         break;
     case MPI_COMBINER_RESIZED:
-        *(l ? &e->nc : &e->na) = 2;
+        e->na = 2;
         break;
     case MPI_COMBINER_DUP:
         break;
     default: /* a combiner typejit does not translate: nothing is read */
         e->nd = 0;
         break;
+    }
+    /* The `_c` form: every integer and address is a count, but the integers that stay ints in
+     * the large-count constructor. */
+    if (a->large) {
+        e->nc = e->ni - kept + e->na;
+        e->ni = kept;
+        e->na = 0;
     }
 }
 

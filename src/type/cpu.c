@@ -185,28 +185,15 @@ tj_cpu_isa_t tj_cpu_isa_best(void)
 
 static tj_cpu_loop_t loop_for(int64_t run)
 {
+/* clang-format off */
+#define TJ_CPU_CASE(_run) case _run: return TJ_CPU_LOOP_##_run;
     switch (run) {
-    case 1:
-        return TJ_CPU_LOOP_1;
-    case 2:
-        return TJ_CPU_LOOP_2;
-    case 4:
-        return TJ_CPU_LOOP_4;
-    case 8:
-        return TJ_CPU_LOOP_8;
-    case 16:
-        return TJ_CPU_LOOP_16;
-    case 32:
-        return TJ_CPU_LOOP_32;
-    case 64:
-        return TJ_CPU_LOOP_64;
-    case 128:
-        return TJ_CPU_LOOP_128;
-    case 256:
-        return TJ_CPU_LOOP_256;
+    TJ_CPU_RUNS(TJ_CPU_CASE)
+    /* clang-format on */
     default:
         return TJ_CPU_LOOP_ANY;
     }
+#undef TJ_CPU_CASE
 }
 
 void tj_cpu_plan_isa(const tj_block_t *block, tj_cpu_isa_t isa, tj_cpu_plan_t *plan)

@@ -14,23 +14,22 @@
  * short runs close together). */
 typedef enum { TJ_CPU_ISA_BASE, TJ_CPU_ISA_AVX2, TJ_CPU_ISA_AVX512, TJ_CPU_ISAS } tj_cpu_isa_t;
 
-/* The loop that moves one row of runs: one per run length it moves with constant-size moves,
- * one for any length, and the dense loop (runs shorter than their stride, several to 64 bytes:
- * TJ_CPU_ISA_AVX512 only). */
+/* The run lengths the row loops move with constant-size moves. */
+#define TJ_CPU_RUNS(_X) _X(1) _X(2) _X(4) _X(8) _X(16) _X(32) _X(64) _X(128) _X(256)
+
+/* The loop that moves one row of runs: TJ_CPU_LOOP_1 to TJ_CPU_LOOP_256, one per run length of
+ * TJ_CPU_RUNS, one for any length, and the dense loop (runs shorter than their stride, several
+ * to 64 bytes: TJ_CPU_ISA_AVX512 only). */
+#define TJ_CPU_LOOP_OF(_run) TJ_CPU_LOOP_##_run,
+/* clang-format off */
 typedef enum {
-    TJ_CPU_LOOP_1,
-    TJ_CPU_LOOP_2,
-    TJ_CPU_LOOP_4,
-    TJ_CPU_LOOP_8,
-    TJ_CPU_LOOP_16,
-    TJ_CPU_LOOP_32,
-    TJ_CPU_LOOP_64,
-    TJ_CPU_LOOP_128,
-    TJ_CPU_LOOP_256,
+    TJ_CPU_RUNS(TJ_CPU_LOOP_OF)
     TJ_CPU_LOOP_ANY,
     TJ_CPU_LOOP_DENSE,
     TJ_CPU_LOOPS
 } tj_cpu_loop_t;
+/* clang-format on */
+#undef TJ_CPU_LOOP_OF
 
 /* How the CPU packer moves one strided block, chosen once (at commit) from its shape and the
  * processor: the contiguous run, the loop that moves a row of runs, its instruction set, and

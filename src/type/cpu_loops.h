@@ -48,6 +48,18 @@ TJ_LOOPS_INLINE void F(store16)(char *p, F(vec_t) v)
 }
 #endif
 
+/* Copy n bytes, size <= n <= 2 * size, as two moves of @p size bytes (a constant: one load and
+ * one store each), the second ending at byte n, both loaded before either is stored. */
+TJ_LOOPS_INLINE void F(copy_ends)(char *d, const char *s, int64_t n, size_t size)
+{
+    char a[32], b[32];
+
+    memcpy(a, s, size);
+    memcpy(b, s + n - size, size);
+    memcpy(d, a, size);
+    memcpy(d + n - size, b, size);
+}
+
 /* Copy n bytes, n > 0: up to four vectors (the last ones overlapping the ones before), all
  * loaded before any is stored, as the C library's memcpy does (stores first let a load wait
  * behind a store to an address that looks alike: 256-byte runs ran 10% slower); longer runs in
@@ -99,38 +111,16 @@ TJ_LOOPS_INLINE void F(copy)(char *d, const char *s, int64_t n)
         VSTORE(d + n - 3 * V, b);
         VSTORE(d + n - 2 * V, c);
         VSTORE(d + n - V, e);
-#if TJ_LOOPS_VEC > 32
-    } else if (n >= 32) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)s);
-        __m256i b = _mm256_loadu_si256((const __m256i *)(s + n - 32));
-        _mm256_storeu_si256((__m256i *)d, a);
-        _mm256_storeu_si256((__m256i *)(d + n - 32), b);
-#endif
-#if TJ_LOOPS_VEC > 16
-    } else if (n >= 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + n - 16));
-        _mm_storeu_si128((__m128i *)d, a);
-        _mm_storeu_si128((__m128i *)(d + n - 16), b);
-#endif
+    } else if (TJ_LOOPS_VEC > 32 && n >= 32) {
+        F(copy_ends)(d, s, n, 32);
+    } else if (TJ_LOOPS_VEC > 16 && n >= 16) {
+        F(copy_ends)(d, s, n, 16);
     } else if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
+        F(copy_ends)(d, s, n, 8);
     } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
+        F(copy_ends)(d, s, n, 4);
     } else if (n >= 2) {
-        uint16_t a, b;
-        memcpy(&a, s, 2);
-        memcpy(&b, s + n - 2, 2);
-        memcpy(d, &a, 2);
-        memcpy(d + n - 2, &b, 2);
+        F(copy_ends)(d, s, n, 2);
     } else {
         *d = *s;
     }
@@ -169,32 +159,10 @@ TJ_LOOPS_INLINE void F(copy4)(char *d, int64_t dstep, const char *s, int64_t sst
     memcpy(d + 3 * dstep, e, (size_t)run);
 }
 
-TJ_LOOPS_INLINE void F(pack_row)(char *restrict packed, const char *restrict typed, int64_t n,
-                                 int64_t stride, int64_t run, int64_t ahead, int how)
-{
-    int64_t i = 0;
-
-    if (TJ_LOOPS_FOUR(run)) {
-        for (; i + 4 <= n; i += 4) {
-            if (how == TJ_CPU_PREFETCH)
-                for (int k = 0; k < 4; k++)
-                    F(prefetch)(typed + k * stride + ahead, run, 0);
-            F(copy4)(packed, run, typed, stride, run);
-            packed += 4 * run;
-            typed += 4 * stride;
-        }
-    }
-    for (; i < n; i++) {
-        if (how == TJ_CPU_PREFETCH)
-            F(prefetch)(typed + ahead, run, 0);
-        F(copy)(packed, typed, run);
-        packed += run;
-        typed += stride;
-    }
-}
-
-TJ_LOOPS_INLINE void F(unpack_row)(char *restrict packed, char *restrict typed, int64_t n,
-                                   int64_t stride, int64_t run, int64_t ahead, int how)
+/* One row: its runs from the typed side to the packed side, or back when @p unpack (a constant
+ * in every loop, which keeps the moves of its direction only). */
+TJ_LOOPS_INLINE void F(move_row)(char *restrict packed, char *restrict typed, int64_t n,
+                                 int64_t stride, int64_t run, int64_t ahead, int unpack, int how)
 {
     int64_t i = 0;
 
@@ -202,16 +170,22 @@ TJ_LOOPS_INLINE void F(unpack_row)(char *restrict packed, char *restrict typed, 
         for (; i + 4 <= n; i += 4) {
             if (how == TJ_CPU_PREFETCH)
                 for (int k = 0; k < 4; k++)
-                    F(prefetch)(typed + k * stride + ahead, run, 1);
-            F(copy4)(typed, stride, packed, run, run);
+                    F(prefetch)(typed + k * stride + ahead, run, unpack);
+            if (unpack)
+                F(copy4)(typed, stride, packed, run, run);
+            else
+                F(copy4)(packed, run, typed, stride, run);
             packed += 4 * run;
             typed += 4 * stride;
         }
     }
     for (; i < n; i++) {
         if (how == TJ_CPU_PREFETCH)
-            F(prefetch)(typed + ahead, run, 1);
-        F(copy)(typed, packed, run);
+            F(prefetch)(typed + ahead, run, unpack);
+        if (unpack)
+            F(copy)(typed, packed, run);
+        else
+            F(copy)(packed, typed, run);
         /* A second store to the run's line: see TJ_CPU_AGAIN. The compiler must keep both: the
          * barrier keeps the first (which the second may overwrite whole), and the volatile the
          * second (which stores what the line already holds). */
@@ -245,19 +219,21 @@ TJ_LOOPS_INLINE void F(group_prefetch)(const char *at, int64_t rows, int64_t pit
     }
 }
 
-TJ_LOOPS_INLINE void F(pack_group_rows)(char *restrict packed, const char *restrict typed,
-                                        int64_t n, int64_t stride, int64_t run, int64_t rows,
-                                        int64_t pitch, int64_t ahead, int how)
+TJ_LOOPS_INLINE void F(move_group_rows)(char *restrict packed, char *restrict typed, int64_t n,
+                                        int64_t stride, int64_t run, int64_t rows, int64_t pitch,
+                                        int64_t ahead, int unpack, int how)
 {
     const int64_t row_bytes = n * run;
 
     for (int64_t i = 0; i < n; i++) {
-        const char *t = typed;
-        char *p = packed;
+        char *t = typed, *p = packed;
         if (how == TJ_CPU_PREFETCH)
-            F(group_prefetch)(typed + ahead, rows, pitch, run, 0);
+            F(group_prefetch)(typed + ahead, rows, pitch, run, unpack);
         for (int64_t r = 0; r < rows; r++) {
-            F(copy)(p, t, run);
+            if (unpack)
+                F(copy)(t, p, run);
+            else
+                F(copy)(p, t, run);
             p += row_bytes;
             t += pitch;
         }
@@ -268,86 +244,53 @@ TJ_LOOPS_INLINE void F(pack_group_rows)(char *restrict packed, const char *restr
 
 /* The same with whole groups (TJ_CPU_GROUP_ROWS rows, a constant the compiler unrolls), and the
  * last, shorter group of a dimension apart. */
-TJ_LOOPS_INLINE void F(pack_groups)(char *restrict packed, const char *restrict typed, int64_t n,
+TJ_LOOPS_INLINE void F(move_groups)(char *restrict packed, char *restrict typed, int64_t n,
                                     int64_t stride, int64_t run, int64_t rows, int64_t pitch,
-                                    int64_t ahead, int how)
+                                    int64_t ahead, int unpack, int how)
 {
+    /* clang-format off */
     if (rows == TJ_CPU_GROUP_ROWS)
-        F(pack_group_rows)(packed, typed, n, stride, run, TJ_CPU_GROUP_ROWS, pitch, ahead, how);
+        F(move_group_rows)(packed, typed, n, stride, run, TJ_CPU_GROUP_ROWS, pitch, ahead, unpack,
+                           how);
     else
-        F(pack_group_rows)(packed, typed, n, stride, run, rows, pitch, ahead, how);
+        F(move_group_rows)(packed, typed, n, stride, run, rows, pitch, ahead, unpack, how);
+    /* clang-format on */
 }
 
-TJ_LOOPS_INLINE void F(unpack_group_rows)(char *restrict packed, char *restrict typed, int64_t n,
-                                          int64_t stride, int64_t run, int64_t rows, int64_t pitch,
-                                          int64_t ahead, int how)
-{
-    const int64_t row_bytes = n * run;
-
-    for (int64_t i = 0; i < n; i++) {
-        char *t = typed;
-        const char *p = packed;
-        if (how == TJ_CPU_PREFETCH)
-            F(group_prefetch)(typed + ahead, rows, pitch, run, 1);
-        for (int64_t r = 0; r < rows; r++) {
-            F(copy)(t, p, run);
-            p += row_bytes;
-            t += pitch;
-        }
-        packed += run;
-        typed += stride;
-    }
-}
-
-TJ_LOOPS_INLINE void F(unpack_groups)(char *restrict packed, char *restrict typed, int64_t n,
-                                      int64_t stride, int64_t run, int64_t rows, int64_t pitch,
-                                      int64_t ahead, int how)
-{
-    if (rows == TJ_CPU_GROUP_ROWS)
-        F(unpack_group_rows)(packed, typed, n, stride, run, TJ_CPU_GROUP_ROWS, pitch, ahead, how);
-    else
-        F(unpack_group_rows)(packed, typed, n, stride, run, rows, pitch, ahead, how);
-}
-
-/* One loop: the row loop _row with run length _len (a constant, or `run`) and mode _how. */
-#define TJ_LOOP(_name, _row, _len, _how)                                                           \
+/* One loop: a row loop of direction _unpack (0 pack, 1 unpack) with run length _len (a
+ * constant, or `run`) and mode _how. */
+#define TJ_LOOP(_name, _unpack, _len, _how)                                                        \
     TJ_LOOPS_FN F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)       \
     {                                                                                              \
         (void)run;                                                                                 \
-        F(_row)(p, t, n, s, _len, ahead, _how);                                                    \
+        F(move_row)(p, t, n, s, _len, ahead, _unpack, _how);                                       \
     }
 
-/* One group loop: _dir (pack or unpack) with run length _len and mode _how, named _name. */
-#define TJ_GROUP(_name, _dir, _len, _how)                                                          \
+/* One group loop, the same for groups of rows. */
+#define TJ_GROUP(_name, _unpack, _len, _how)                                                       \
     TJ_LOOPS_FN F(_name)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t rows,        \
                          int64_t pitch, int64_t ahead)                                             \
     {                                                                                              \
         (void)run;                                                                                 \
-        F(_dir##_groups)(p, t, n, s, _len, rows, pitch, ahead, _how);                              \
+        F(move_groups)(p, t, n, s, _len, rows, pitch, ahead, _unpack, _how);                       \
     }
 
 /* The loops of one run length (_len: a constant, or `run`), named by _tag: pack and unpack,
  * plain, prefetching, and (unpack) storing twice to each run's line; and the group loops. */
 #define TJ_LOOPS_KIND(_tag, _len)                                                                  \
-    TJ_LOOP(pack_##_tag, pack_row, _len, TJ_CPU_PLAIN)                                             \
-    TJ_LOOP(pack_pf_##_tag, pack_row, _len, TJ_CPU_PREFETCH)                                       \
-    TJ_LOOP(unpack_##_tag, unpack_row, _len, TJ_CPU_PLAIN)                                         \
-    TJ_LOOP(unpack_pf_##_tag, unpack_row, _len, TJ_CPU_PREFETCH)                                   \
-    TJ_LOOP(unpack_again_##_tag, unpack_row, _len, TJ_CPU_AGAIN)                                   \
-    TJ_GROUP(pack_group_##_tag, pack, _len, TJ_CPU_PLAIN)                                          \
-    TJ_GROUP(pack_group_pf_##_tag, pack, _len, TJ_CPU_PREFETCH)                                    \
-    TJ_GROUP(unpack_group_##_tag, unpack, _len, TJ_CPU_PLAIN)                                      \
-    TJ_GROUP(unpack_group_pf_##_tag, unpack, _len, TJ_CPU_PREFETCH)
+    TJ_LOOP(pack_##_tag, 0, _len, TJ_CPU_PLAIN)                                                    \
+    TJ_LOOP(pack_pf_##_tag, 0, _len, TJ_CPU_PREFETCH)                                              \
+    TJ_LOOP(unpack_##_tag, 1, _len, TJ_CPU_PLAIN)                                                  \
+    TJ_LOOP(unpack_pf_##_tag, 1, _len, TJ_CPU_PREFETCH)                                            \
+    TJ_LOOP(unpack_again_##_tag, 1, _len, TJ_CPU_AGAIN)                                            \
+    TJ_GROUP(pack_group_##_tag, 0, _len, TJ_CPU_PLAIN)                                             \
+    TJ_GROUP(pack_group_pf_##_tag, 0, _len, TJ_CPU_PREFETCH)                                       \
+    TJ_GROUP(unpack_group_##_tag, 1, _len, TJ_CPU_PLAIN)                                           \
+    TJ_GROUP(unpack_group_pf_##_tag, 1, _len, TJ_CPU_PREFETCH)
+/* Those of each constant run length (TJ_CPU_RUNS), and of any length. */
+#define TJ_LOOPS_CONST(_run) TJ_LOOPS_KIND(_run, _run)
 
-TJ_LOOPS_KIND(1, 1)
-TJ_LOOPS_KIND(2, 2)
-TJ_LOOPS_KIND(4, 4)
-TJ_LOOPS_KIND(8, 8)
-TJ_LOOPS_KIND(16, 16)
-TJ_LOOPS_KIND(32, 32)
-TJ_LOOPS_KIND(64, 64)
-TJ_LOOPS_KIND(128, 128)
-TJ_LOOPS_KIND(256, 256)
+TJ_CPU_RUNS(TJ_LOOPS_CONST)
 TJ_LOOPS_KIND(any, run)
 
 #if TJ_LOOPS_MASKED
@@ -369,61 +312,58 @@ TJ_LOOPS_INLINE uint64_t F(low)(int64_t bytes)
     return bytes >= 64 ? ~0ULL : (1ULL << bytes) - 1;
 }
 
-TJ_LOOPS_FN F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
+/* One window of runs by masked loads and stores only: @p in selects its runs' bytes on the typed
+ * side, @p out its packed bytes. */
+TJ_LOOPS_INLINE void F(dense_window)(char *p, char *t, __mmask64 in, __mmask64 out, int unpack)
+{
+    if (unpack)
+        _mm512_mask_storeu_epi8(t, in,
+                                _mm512_maskz_expand_epi8(in, _mm512_maskz_loadu_epi8(out, p)));
+    else
+        _mm512_mask_storeu_epi8(p, out,
+                                _mm512_maskz_compress_epi8(in, _mm512_maskz_loadu_epi8(in, t)));
+}
+
+TJ_LOOPS_INLINE void F(move_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int unpack)
 {
     const int64_t k = (64 - run) / s + 1;
     const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
     int64_t i = 0;
 
-    (void)ahead;
-    /* Whole 64-byte loads while they end within the row (the gaps they read lie between its
-     * runs), whole stores while 64 packed bytes of the row remain (the next window overwrites
-     * what one writes past its runs); masked ones at the end of the row. */
-    for (; i + k <= n && (i + k - 1) * s + 64 <= (n - 1) * s + run && (n - i) * run >= 64; i += k) {
-        __m512i v = _mm512_loadu_si512(t);
-        _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(in, v));
+    /* Whole 64-byte moves of the packed bytes while 64 of the row remain (a pack's next window
+     * overwrites what one stores past its runs); a pack's whole loads of the typed side only
+     * while they end within the row (the gaps they read lie between its runs), and an unpack's
+     * stores to it always masked (its gaps are not the call's to write). Masked ones at the end
+     * of the row. */
+    for (;
+         i + k <= n && (unpack || (i + k - 1) * s + 64 <= (n - 1) * s + run) && (n - i) * run >= 64;
+         i += k) {
+        if (unpack)
+            _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, _mm512_loadu_si512(p)));
+        else
+            _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(in, _mm512_loadu_si512(t)));
         p += k * run;
         t += k * s;
     }
     for (; i + k <= n; i += k) {
-        __m512i v = _mm512_maskz_loadu_epi8(in, t);
-        _mm512_mask_storeu_epi8(p, out, _mm512_maskz_compress_epi8(in, v));
+        F(dense_window)(p, t, in, out, unpack);
         p += k * run;
         t += k * s;
     }
-    if (i < n) {
-        const __mmask64 in_tail = F(window)(n - i, s, run), out_tail = F(low)((n - i) * run);
-        __m512i v = _mm512_maskz_loadu_epi8(in_tail, t);
-        _mm512_mask_storeu_epi8(p, out_tail, _mm512_maskz_compress_epi8(in_tail, v));
-    }
+    if (i < n)
+        F(dense_window)(p, t, F(window)(n - i, s, run), F(low)((n - i) * run), unpack);
+}
+
+TJ_LOOPS_FN F(pack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
+{
+    (void)ahead;
+    F(move_dense)(p, t, n, s, run, 0);
 }
 
 TJ_LOOPS_FN F(unpack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run, int64_t ahead)
 {
-    const int64_t k = (64 - run) / s + 1;
-    const __mmask64 in = F(window)(k, s, run), out = F(low)(k * run);
-    int64_t i = 0;
-
     (void)ahead;
-    /* Whole loads of the packed bytes while 64 of the row remain; the typed side only ever
-     * gets masked stores (its gaps are not the call's to write). */
-    for (; i + k <= n && (n - i) * run >= 64; i += k) {
-        __m512i v = _mm512_loadu_si512(p);
-        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
-        p += k * run;
-        t += k * s;
-    }
-    for (; i + k <= n; i += k) {
-        __m512i v = _mm512_maskz_loadu_epi8(out, p);
-        _mm512_mask_storeu_epi8(t, in, _mm512_maskz_expand_epi8(in, v));
-        p += k * run;
-        t += k * s;
-    }
-    if (i < n) {
-        const __mmask64 in_tail = F(window)(n - i, s, run), out_tail = F(low)((n - i) * run);
-        __m512i v = _mm512_maskz_loadu_epi8(out_tail, p);
-        _mm512_mask_storeu_epi8(t, in_tail, _mm512_maskz_expand_epi8(in_tail, v));
-    }
+    F(move_dense)(p, t, n, s, run, 1);
 }
 #define TJ_LOOPS_DENSE(_dir) F(_dir##_dense)
 #else
@@ -436,48 +376,33 @@ TJ_LOOPS_FN F(unpack_dense)(char *p, char *t, int64_t n, int64_t s, int64_t run,
 /* clang-format off */
 #define TJ_LOOPS_ROW(_tag)                                                                         \
     {{F(pack_##_tag), F(pack_pf_##_tag), F(pack_##_tag)},                                          \
-     {F(unpack_##_tag), F(unpack_pf_##_tag), F(unpack_again_##_tag)}}
-/* clang-format on */
+     {F(unpack_##_tag), F(unpack_pf_##_tag), F(unpack_again_##_tag)}},
 static const tj_cpu_rows_fn F(rows)[TJ_CPU_LOOPS][2][TJ_CPU_VARIANTS] = {
-    TJ_LOOPS_ROW(1),
-    TJ_LOOPS_ROW(2),
-    TJ_LOOPS_ROW(4),
-    TJ_LOOPS_ROW(8),
-    TJ_LOOPS_ROW(16),
-    TJ_LOOPS_ROW(32),
-    TJ_LOOPS_ROW(64),
-    TJ_LOOPS_ROW(128),
-    TJ_LOOPS_ROW(256),
-    TJ_LOOPS_ROW(any),
+    TJ_CPU_RUNS(TJ_LOOPS_ROW)
+    TJ_LOOPS_ROW(any)
     {{TJ_LOOPS_DENSE(pack), TJ_LOOPS_DENSE(pack), TJ_LOOPS_DENSE(pack)},
      {TJ_LOOPS_DENSE(unpack), TJ_LOOPS_DENSE(unpack), TJ_LOOPS_DENSE(unpack)}},
 };
+/* clang-format on */
 
 /* The group loops, indexed by tj_cpu_loop_t, direction and variant (TJ_CPU_PLAIN,
  * TJ_CPU_PREFETCH); none for the dense loop. */
 /* clang-format off */
 #define TJ_LOOPS_GROUP(_tag)                                                                       \
     {{F(pack_group_##_tag), F(pack_group_pf_##_tag)},                                              \
-     {F(unpack_group_##_tag), F(unpack_group_pf_##_tag)}}
-/* clang-format on */
+     {F(unpack_group_##_tag), F(unpack_group_pf_##_tag)}},
 static const tj_cpu_group_fn F(groups)[TJ_CPU_LOOPS][2][2] = {
-    TJ_LOOPS_GROUP(1),
-    TJ_LOOPS_GROUP(2),
-    TJ_LOOPS_GROUP(4),
-    TJ_LOOPS_GROUP(8),
-    TJ_LOOPS_GROUP(16),
-    TJ_LOOPS_GROUP(32),
-    TJ_LOOPS_GROUP(64),
-    TJ_LOOPS_GROUP(128),
-    TJ_LOOPS_GROUP(256),
-    TJ_LOOPS_GROUP(any),
+    TJ_CPU_RUNS(TJ_LOOPS_GROUP)
+    TJ_LOOPS_GROUP(any)
     {{NULL, NULL}, {NULL, NULL}},
 };
+/* clang-format on */
 
 #undef TJ_LOOPS_GROUP
 #undef TJ_LOOPS_FOUR
 #undef TJ_LOOPS_ROW
 #undef TJ_LOOPS_DENSE
+#undef TJ_LOOPS_CONST
 #undef TJ_LOOPS_KIND
 #undef TJ_GROUP
 #undef TJ_LOOP

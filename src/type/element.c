@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "type/contents.h"
+#include "util/common.h"
 
 /* Nesting followed at most. */
 #define ELEMENT_DEPTH 16
@@ -44,6 +45,23 @@ static bool same_element(MPI_Datatype e, int combiner, void *arg)
 
 const char *tj_element_ctype(MPI_Datatype e, int *size, int *kind)
 {
+    /* Each integer type with its fixed-size twin; a 64-bit long is moved as a long long. The
+     * table is built on each call: some MPIs' handles are addresses known only at load time. */
+    const struct {
+        MPI_Datatype type, twin;
+        int size;
+        const char *ctype;
+    } ints[] = {
+        {MPI_SIGNED_CHAR, MPI_INT8_T, 1, "signed char"},
+        {MPI_UNSIGNED_CHAR, MPI_UINT8_T, 1, "unsigned char"},
+        {MPI_SHORT, MPI_INT16_T, 2, "short"},
+        {MPI_UNSIGNED_SHORT, MPI_UINT16_T, 2, "unsigned short"},
+        {MPI_INT, MPI_INT32_T, 4, "int"},
+        {MPI_UNSIGNED, MPI_UINT32_T, 4, "unsigned int"},
+        {MPI_LONG_LONG, MPI_INT64_T, 8, "long long"},
+        {MPI_UNSIGNED_LONG_LONG, MPI_UINT64_T, 8, "unsigned long long"},
+    };
+
     *kind = TJ_ELEMENT_INTEGER;
     if (e == MPI_FLOAT || e == MPI_DOUBLE) {
         *kind = TJ_ELEMENT_FLOAT;
@@ -55,23 +73,15 @@ const char *tj_element_ctype(MPI_Datatype e, int *size, int *kind)
         *size = 1;
         return "unsigned char";
     }
-    if (e == MPI_SIGNED_CHAR || e == MPI_INT8_T)
-        return *size = 1, "signed char";
-    if (e == MPI_UNSIGNED_CHAR || e == MPI_UINT8_T)
-        return *size = 1, "unsigned char";
-    if (e == MPI_SHORT || e == MPI_INT16_T)
-        return *size = 2, "short";
-    if (e == MPI_UNSIGNED_SHORT || e == MPI_UINT16_T)
-        return *size = 2, "unsigned short";
-    if (e == MPI_INT || e == MPI_INT32_T)
-        return *size = 4, "int";
-    if (e == MPI_UNSIGNED || e == MPI_UINT32_T)
-        return *size = 4, "unsigned int";
-    if (e == MPI_LONG_LONG || e == MPI_INT64_T || (e == MPI_LONG && sizeof(long) == 8))
-        return *size = 8, "long long";
-    if (e == MPI_UNSIGNED_LONG_LONG || e == MPI_UINT64_T ||
-        (e == MPI_UNSIGNED_LONG && sizeof(long) == 8))
-        return *size = 8, "unsigned long long";
+    if (sizeof(long) == 8 && e == MPI_LONG)
+        e = MPI_LONG_LONG;
+    else if (sizeof(long) == 8 && e == MPI_UNSIGNED_LONG)
+        e = MPI_UNSIGNED_LONG_LONG;
+    for (size_t i = 0; i < TJ_ARRAY_SIZE(ints); i++)
+        if (e == ints[i].type || e == ints[i].twin) {
+            *size = ints[i].size;
+            return ints[i].ctype;
+        }
     return NULL;
 }
 

@@ -6,6 +6,7 @@
  * contiguous runs are layout_runs.c's. */
 #include "type/layout.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,16 @@ void tj_layout_release(tj_layout_t *l)
     layout_free(l);
 }
 
+/* A copy of @p n values of @p size bytes at @p v; NULL when out of memory or @p n is 0. */
+static void *copy_of(const void *v, int64_t n, size_t size)
+{
+    void *c = n > 0 ? malloc((size_t)n * size) : NULL;
+
+    if (c != NULL)
+        memcpy(c, v, (size_t)n * size);
+    return c;
+}
+
 /* A copy of @p l's header sharing its store; NULL when out of memory. */
 static tj_layout_t *layout_clone(const tj_layout_t *l)
 {
@@ -88,36 +99,16 @@ static tj_layout_t *layout_clone(const tj_layout_t *l)
 
     if (c == NULL)
         return NULL;
+    /* The fields from start to hash are values, copied at once (layout.h keeps them together);
+     * the frame's arrays and the shapes are the clone's own, the atomics after them start anew. */
+    memcpy(&c->start, &l->start,
+           offsetof(tj_layout_t, disjoint_parts) - offsetof(tj_layout_t, start));
     atomic_init(&c->refs, 1);
-    c->start = l->start;
-    c->extent = l->extent;
-    c->size = l->size;
-    c->nframe = l->nframe;
-    c->nshapes = l->nshapes;
-    c->nparts = l->nparts;
-    c->disp = l->disp;
-    c->pre = l->pre;
-    c->shape = l->shape;
-    c->store = l->store;
-    c->finished = l->finished;
-    c->word = l->word;
-    memcpy(c->kword, l->kword, sizeof(c->kword));
-    memcpy(c->kunits, l->kunits, sizeof(c->kunits));
-    memcpy(c->kone, l->kone, sizeof(c->kone));
-    c->disp_bytes = l->disp_bytes;
-    c->pre_bytes = l->pre_bytes;
-    c->baked = l->baked;
-    c->probed = l->probed;
-    c->hash[0] = l->hash[0];
-    c->hash[1] = l->hash[1];
     atomic_init(&c->disjoint_parts, -1);
     atomic_init(&c->device, NULL);
-    if (l->nframe > 0) {
-        c->fcounts = malloc((size_t)l->nframe * sizeof(int64_t));
-        c->fstrides = malloc((size_t)l->nframe * sizeof(int64_t));
-    }
-    if (l->nshapes > 0)
-        c->shapes = malloc((size_t)l->nshapes * sizeof(tj_block_t));
+    c->fcounts = copy_of(l->fcounts, l->nframe, sizeof(int64_t));
+    c->fstrides = copy_of(l->fstrides, l->nframe, sizeof(int64_t));
+    c->shapes = copy_of(l->shapes, l->nshapes, sizeof(tj_block_t));
     if ((l->nframe > 0 && (c->fcounts == NULL || c->fstrides == NULL)) ||
         (l->nshapes > 0 && c->shapes == NULL)) {
         free(c->fcounts);
@@ -126,12 +117,6 @@ static tj_layout_t *layout_clone(const tj_layout_t *l)
         free(c);
         return NULL;
     }
-    if (l->nframe > 0) {
-        memcpy(c->fcounts, l->fcounts, (size_t)l->nframe * sizeof(int64_t));
-        memcpy(c->fstrides, l->fstrides, (size_t)l->nframe * sizeof(int64_t));
-    }
-    if (l->nshapes > 0)
-        memcpy(c->shapes, l->shapes, (size_t)l->nshapes * sizeof(tj_block_t));
     if (c->store != NULL)
         atomic_fetch_add(&c->store->refs, 1);
     return c;
@@ -377,18 +362,8 @@ tj_status_t tj_layout_signature(const tj_layout_t *l, tj_layout_t **out)
 
 /* ---- questions of the device paths --------------------------------------------------------- */
 
-typedef struct {
-    int64_t lo, hi;
-} span_t;
-
-static int by_lo(const void *a, const void *b)
-{
-    const span_t *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* The bytes part @p p touches, and whether its repetitions are disjoint. */
-static bool part_span(const tj_layout_t *l, int64_t p, span_t *sp)
+static bool part_span(const tj_layout_t *l, int64_t p, tj_range_t *sp)
 {
     const tj_block_t *sh = &l->shapes[l->shape != NULL ? l->shape[p] : 0];
     int64_t len = l->pre[p + 1] - l->pre[p], n, reach;
@@ -408,8 +383,8 @@ static bool part_span(const tj_layout_t *l, int64_t p, span_t *sp)
 /* Whether the parts of one frame element are disjoint, with the span they cover. */
 static bool parts_disjoint(const tj_layout_t *l, int64_t *elo, int64_t *ehi)
 {
-    span_t prev, cur, *all = NULL;
-    bool up = true, down = true, ok = true;
+    tj_range_t prev, cur, *all = NULL;
+    bool up = true, down = true, ok;
     int64_t n = l->nparts;
 
     *elo = INT64_MAX;
@@ -432,9 +407,7 @@ static bool parts_disjoint(const tj_layout_t *l, int64_t *elo, int64_t *ehi)
         return false;
     for (int64_t p = 0; p < n; p++)
         part_span(l, p, &all[p]);
-    qsort(all, (size_t)n, sizeof(*all), by_lo);
-    for (int64_t p = 1; p < n && ok; p++)
-        ok = all[p - 1].hi <= all[p].lo;
+    ok = tj_block_ranges_disjoint(all, n);
     free(all);
     return ok;
 }

@@ -69,7 +69,9 @@ typedef struct tj_layout {
     bool probed;      /* learnt from the system MPI's packing (type/probe.h) */
     uint64_t hash[2]; /* of what a kernel's source depends on: frame, shapes, element sizes,
                          and a baked table with the extent */
-    /* Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1 yes. */
+    /* The fields above, from start, are copied at once by a clone (tj_layout_own); those below
+     * are each layout's own. Computed on first use (tj_layout_disjoint): -1 unknown, 0 no, 1
+     * yes. */
     atomic_int disjoint_parts;
     int64_t elo, ehi; /* the bytes one frame element touches, when disjoint_parts is 1 */
     /* What the kernel layer keeps with the layout (its part tables in device memory): a slot

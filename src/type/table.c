@@ -258,10 +258,10 @@ static entry_t *entry_get(MPI_Datatype type)
     return e;
 }
 
-/* Publish @p r (one reference, which the table takes) under @p type; @p if_pending: only in
- * place of a pending record. Returns whether it was published (else @p r is the caller's). */
-static bool publish(MPI_Datatype type, const tj_type_info_t *r, bool if_pending,
-                    const tj_type_info_t **built)
+/* Publish @p r under @p type, taking the caller's reference to it (dropped when it is not
+ * published); @p if_pending: only in place of a pending record, else TJ_ERR_NOT_FOUND. */
+static tj_status_t publish(MPI_Datatype type, const tj_type_info_t *r, bool if_pending,
+                           const tj_type_info_t **built)
 {
     const tj_type_info_t *old = NULL;
     entry_t *e;
@@ -283,7 +283,10 @@ static bool publish(MPI_Datatype type, const tj_type_info_t *r, bool if_pending,
     }
     unlock();
     record_unref(old);
-    return done;
+    if (done)
+        return TJ_OK;
+    record_unref(r);
+    return if_pending ? TJ_ERR_NOT_FOUND : TJ_ERR_NOMEM; /* no pending record, or no entry */
 }
 
 tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
@@ -292,21 +295,13 @@ tj_status_t tj_table_put(MPI_Datatype type, const tj_type_info_t *info)
 
     if (r == NULL)
         return TJ_ERR_NOMEM;
-    if (!publish(type, r, false, NULL)) {
-        record_unref(r);
-        return TJ_ERR_NOMEM;
-    }
-    return TJ_OK;
+    return publish(type, r, false, NULL);
 }
 
 tj_status_t tj_table_share(MPI_Datatype type, const tj_type_info_t *info)
 {
     tj_type_hold(info);
-    if (!publish(type, info, false, NULL)) {
-        record_unref(info);
-        return TJ_ERR_NOMEM;
-    }
-    return TJ_OK;
+    return publish(type, info, false, NULL);
 }
 
 const tj_type_info_t *tj_table_lookup(MPI_Datatype type)
@@ -354,11 +349,7 @@ tj_status_t tj_table_replace_pending(MPI_Datatype type, const tj_type_info_t *in
 
     if (r == NULL)
         return TJ_ERR_NOMEM;
-    if (!publish(type, r, true, built)) {
-        record_unref(r);
-        return TJ_ERR_NOT_FOUND;
-    }
-    return TJ_OK;
+    return publish(type, r, true, built);
 }
 
 tj_status_t tj_table_put_known(MPI_Datatype type, const tj_type_known_t *known, const tj_ir_t *ir)

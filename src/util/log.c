@@ -75,15 +75,28 @@ static void write_line(tj_log_level_t level, const char *file, int line, const c
     (void)rc; /* Nothing sensible to do when stderr itself fails. */
 }
 
-void tj_log_write(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
+/* The message of @p fmt and @p ap at @p level, whose caller checked the level; @p job: only the
+ * first process of the job that says it says it at that level (tj_log_write_job), the others at
+ * debug level, which is checked here. */
+static void write_message(tj_log_level_t level, const char *file, int line, bool job,
+                          const char *fmt, va_list ap)
 {
     char text[2048];
+
+    vsnprintf(text, sizeof(text), fmt, ap);
+    if (job && !tj_log_first_in_job(text))
+        level = TJ_LOG_DEBUG;
+    if (!job || tj_log_level() >= (int)level)
+        write_line(level, file, line, text);
+}
+
+void tj_log_write(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
+{
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
+    write_message(level, file, line, false, fmt, ap);
     va_end(ap);
-    write_line(level, file, line, text);
 }
 
 /* --- once per job --------------------------------------------------------------------------- */
@@ -173,14 +186,9 @@ bool tj_log_first_in_job(const char *text)
 
 void tj_log_write_job(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
 {
-    char text[2048];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
+    write_message(level, file, line, true, fmt, ap);
     va_end(ap);
-    if (!tj_log_first_in_job(text))
-        level = TJ_LOG_DEBUG;
-    if (tj_log_level() >= (int)level)
-        write_line(level, file, line, text);
 }

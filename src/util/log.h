@@ -21,11 +21,15 @@ void tj_log_set_rank(int rank);
 void tj_log_write(tj_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#define TJ_LOG_AT(_level, ...)                                                                     \
+/* A message through @p _write (tj_log_write or tj_log_write_job), formatted only when the level
+ * lets it through. */
+#define TJ_LOG_WITH(_write, _level, ...)                                                           \
     do {                                                                                           \
         if (tj_log_level() >= (_level))                                                            \
-            tj_log_write((_level), __FILE__, __LINE__, __VA_ARGS__);                               \
+            _write((_level), __FILE__, __LINE__, __VA_ARGS__);                                     \
     } while (0)
+
+#define TJ_LOG_AT(_level, ...) TJ_LOG_WITH(tj_log_write, _level, __VA_ARGS__)
 
 #define tj_log_error(...) TJ_LOG_AT(TJ_LOG_ERROR, __VA_ARGS__)
 #define tj_log_warn(...)  TJ_LOG_AT(TJ_LOG_WARN, __VA_ARGS__)
@@ -48,32 +52,24 @@ void tj_log_write_job(tj_log_level_t level, const char *file, int line, const ch
  * lose it. */
 bool tj_log_first_in_job(const char *text);
 
-#define TJ_LOG_JOB(_level, ...)                                                                    \
-    do {                                                                                           \
-        if (tj_log_level() >= (_level))                                                            \
-            tj_log_write_job((_level), __FILE__, __LINE__, __VA_ARGS__);                           \
-    } while (0)
+#define TJ_LOG_JOB(_level, ...) TJ_LOG_WITH(tj_log_write_job, _level, __VA_ARGS__)
 
 /* Once per job, as tj_log_write_job: warnings and info lines about conditions shared by all
  * ranks. */
 #define tj_log_warn_job(...) TJ_LOG_JOB(TJ_LOG_WARN, __VA_ARGS__)
 #define tj_log_info_job(...) TJ_LOG_JOB(TJ_LOG_INFO, __VA_ARGS__)
 
-/* Warn only the first time this call site is reached, for conditions that would repeat on
- * every call (a fallback taken on the hot path). */
-#define tj_log_warn_once(...)                                                                      \
+/* Say a message at @p _level only the first time this call site is reached, for conditions that
+ * would repeat on every call (a fallback taken on the hot path). */
+#define TJ_LOG_ONCE(_level, ...)                                                                   \
     do {                                                                                           \
         static atomic_flag _tj_once = ATOMIC_FLAG_INIT;                                            \
-        if (tj_log_level() >= TJ_LOG_WARN && !atomic_flag_test_and_set(&_tj_once))                 \
-            tj_log_write(TJ_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__);                            \
+        if (tj_log_level() >= (_level) && !atomic_flag_test_and_set(&_tj_once))                    \
+            tj_log_write((_level), __FILE__, __LINE__, __VA_ARGS__);                               \
     } while (0)
 
-/* The same at info level: a slower path taken on the hot path, worth saying once. */
-#define tj_log_info_once(...)                                                                      \
-    do {                                                                                           \
-        static atomic_flag _tj_once = ATOMIC_FLAG_INIT;                                            \
-        if (tj_log_level() >= TJ_LOG_INFO && !atomic_flag_test_and_set(&_tj_once))                 \
-            tj_log_write(TJ_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);                            \
-    } while (0)
+/* A warning once per call site; at info level, a slower path taken on the hot path. */
+#define tj_log_warn_once(...) TJ_LOG_ONCE(TJ_LOG_WARN, __VA_ARGS__)
+#define tj_log_info_once(...) TJ_LOG_ONCE(TJ_LOG_INFO, __VA_ARGS__)
 
 #endif /* TJ_UTIL_LOG_H */
