@@ -35,17 +35,17 @@ static void refused(long *walk, tj_status_t why, tj_status_t *status)
         *status = why;
 }
 
-/* Open a directory stream on @p fd without taking the descriptor away from the caller. */
-static DIR *open_stream(int fd)
+/* A directory stream on the folder @p fd, which stays the caller's; NULL after a warning that
+ * names the folder @p where. */
+static DIR *list_folder(tj_store_t *store, int fd, const char *where)
 {
     int copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d;
+    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
 
-    if (copy < 0)
-        return NULL;
-    d = fdopendir(copy);
-    if (d == NULL)
-        close(copy);
+    if (d == NULL) {
+        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+        tj_store_close_fd(copy);
+    }
     return d;
 }
 
@@ -61,11 +61,8 @@ static tj_status_t stats_arch(tj_store_t *store, int arch_fd, const char *where,
     struct dirent *de;
     DIR *d;
 
-    d = open_stream(arch_fd);
-    if (d == NULL) {
-        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+    if ((d = list_folder(store, arch_fd, where)) == NULL)
         return TJ_ERR_IO;
-    }
     while ((de = readdir(d)) != NULL) {
         char path[PATH_MAX];
         struct stat st;
@@ -149,11 +146,8 @@ tj_status_t tj_walk_arch_dirs(tj_store_t *store,
     struct dirent *tc;
     DIR *root;
 
-    root = open_stream(store->root_fd);
-    if (root == NULL) {
-        STORE_WARN(store, "cache: cannot list %s: %s", store->dir, strerror(errno));
+    if ((root = list_folder(store, store->root_fd, store->dir)) == NULL)
         return TJ_ERR_IO;
-    }
     while ((tc = readdir(root)) != NULL) {
         char where[PATH_MAX];
         struct dirent *ar;
@@ -169,9 +163,8 @@ tj_status_t tj_walk_arch_dirs(tj_store_t *store,
             continue;
         }
         MESSAGE_PATH(where, "%s/%s", store->dir, tc->d_name);
-        d = open_stream(tc_fd);
+        d = list_folder(store, tc_fd, where);
         if (d == NULL) {
-            STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
             close(tc_fd);
             if (status == TJ_OK)
                 status = TJ_ERR_IO;
@@ -250,11 +243,8 @@ static tj_status_t list_visit(tj_store_t *store, int tc_fd, int arch_fd, const c
 
     (void)tc_fd;
     (void)arch;
-    d = open_stream(arch_fd);
-    if (d == NULL) {
-        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+    if ((d = list_folder(store, arch_fd, where)) == NULL)
         return TJ_ERR_IO;
-    }
     while ((de = readdir(d)) != NULL) {
         char path[PATH_MAX], why[256] = "", source[FILE_NAME_SPACE];
         tj_store_item_t item;
@@ -317,11 +307,8 @@ static tj_status_t remove_files(tj_store_t *store, int fd, const char *where,
     struct dirent *de;
     DIR *d;
 
-    d = open_stream(fd);
-    if (d == NULL) {
-        STORE_WARN(store, "cache: cannot list %s: %s", where, strerror(errno));
+    if ((d = list_folder(store, fd, where)) == NULL)
         return TJ_ERR_IO;
-    }
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
