@@ -104,20 +104,18 @@ static void texts_free(texts_t *t)
 typedef struct {
     int64_t n;
     tj_layout_segment_t *seg;
-    int64_t *pre, *disp, *at; /* units before each segment (n + 1); its typed and packed byte */
-    uint8_t *shape, *wlog;
-    int words;     /* the words used, a bit each */
-    int64_t units; /* of one frame element */
+    /* Units before each segment (n + 1); its typed and packed byte. One allocation, at pre. */
+    int64_t *pre, *disp, *at;
+    uint8_t *shape, *wlog; /* one allocation, at shape */
+    int words;             /* the words used, a bit each */
+    int64_t units;         /* of one frame element */
 } plan_t;
 
 static void plan_free(plan_t *pl)
 {
     free(pl->seg);
     free(pl->pre);
-    free(pl->disp);
-    free(pl->at);
     free(pl->shape);
-    free(pl->wlog);
 }
 
 static bool plan_make(const tj_layout_t *l, int word, bool one, plan_t *pl)
@@ -127,14 +125,13 @@ static bool plan_make(const tj_layout_t *l, int word, bool one, plan_t *pl)
     memset(pl, 0, sizeof(*pl));
     pl->n = n;
     pl->seg = malloc((size_t)n * sizeof(*pl->seg));
-    pl->pre = malloc((size_t)(n + 1) * sizeof(int64_t));
-    pl->disp = malloc((size_t)n * sizeof(int64_t));
-    pl->at = malloc((size_t)n * sizeof(int64_t));
-    pl->shape = malloc((size_t)n);
-    pl->wlog = malloc((size_t)n);
-    if (pl->seg == NULL || pl->pre == NULL || pl->disp == NULL || pl->at == NULL ||
-        pl->shape == NULL || pl->wlog == NULL)
+    pl->pre = malloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    pl->shape = malloc((size_t)(2 * n));
+    if (pl->seg == NULL || pl->pre == NULL || pl->shape == NULL)
         return false;
+    pl->disp = pl->pre + n + 1;
+    pl->at = pl->disp + n;
+    pl->wlog = pl->shape + n;
     tj_layout_segments(l, word, one, pl->seg, n);
     pl->pre[0] = 0;
     for (int64_t i = 0; i < n; i++) {
