@@ -265,11 +265,8 @@ tj_status_t tj_store_lock(tj_store_t *store, const char *toolchain, const char *
         return TJ_ERR_INVALID;
     if (store->mode != TJ_STORE_RW)
         return TJ_ERR_UNSUPPORTED;
-    l = calloc(1, sizeof(*l));
-    if (l == NULL) {
-        tj_log_error("cache: out of memory for a lock");
+    if ((l = tj_store_alloc(sizeof(*l), "a lock")) == NULL)
         return TJ_ERR_NOMEM;
-    }
     l->store = store;
     MESSAGE_PATH(l->where, "%s/%s/%s", store->dir, toolchain, arch);
     status =

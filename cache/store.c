@@ -238,6 +238,15 @@ tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, con
     return status;
 }
 
+void *tj_store_alloc(size_t size, const char *what)
+{
+    void *p = calloc(1, size);
+
+    if (p == NULL)
+        tj_log_error("cache: out of memory for %s", what);
+    return p;
+}
+
 tj_status_t tj_store_check_place(const char *toolchain, const char *arch)
 {
     if (!tj_store_valid_toolchain(toolchain) || !tj_store_valid_component(arch)) {

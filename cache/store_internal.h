@@ -95,6 +95,9 @@ tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, 
 /* Open DIR/<toolchain>/<arch>, creating the levels when asked. */
 tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, const char *arch,
                                    bool create, int *out);
+/* Zeroed memory of @p size bytes; NULL after logging that the cache is out of memory for
+ * @p what. */
+void *tj_store_alloc(size_t size, const char *what);
 /* TJ_ERR_INVALID, warned, for a toolchain or arch that makes no folder name. */
 tj_status_t tj_store_check_place(const char *toolchain, const char *arch);
 /* The file name of @p key in its folder (its hash in hex, then @p suffix, into @p name of
