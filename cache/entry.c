@@ -215,15 +215,7 @@ tj_status_t tj_store_load(tj_store_t *store, const char *toolchain, const char *
 
     if (store == NULL || key == NULL || image == NULL || len == NULL)
         return TJ_ERR_INVALID;
-    if (!tj_store_valid_toolchain(toolchain) || !tj_store_valid_component(arch)) {
-        tj_log_warn("cache: invalid toolchain or arch name: only letters, digits, '.', '_' and "
-                    "'-' make a folder name");
-        return TJ_ERR_INVALID;
-    }
-    tj_hash_hex(tj_hash_bytes(key, strlen(key)), name);
-    strcat(name, ENTRY_SUFFIX);
-
-    status = tj_store_open_arch_dir(store, toolchain, arch, false, &arch_fd);
+    status = tj_store_key_place(store, toolchain, arch, key, ENTRY_SUFFIX, false, &arch_fd, name);
     if (status != TJ_OK)
         return status;
     MESSAGE_PATH(path, "%s/%s/%s/%s", store->dir, toolchain, arch, name);
@@ -310,11 +302,8 @@ static tj_status_t save_entry(tj_store_t *store, const char *toolchain, const ch
 
     if (store == NULL || key == NULL || (image == NULL && len > 0))
         return TJ_ERR_INVALID;
-    if (!tj_store_valid_toolchain(toolchain) || !tj_store_valid_component(arch)) {
-        tj_log_warn("cache: invalid toolchain or arch name: only letters, digits, '.', '_' and "
-                    "'-' make a folder name");
-        return TJ_ERR_INVALID;
-    }
+    if ((status = tj_store_check_place(toolchain, arch)) != TJ_OK)
+        return status;
     if (store->mode != TJ_STORE_RW)
         return TJ_ERR_UNSUPPORTED;
     key_len = strlen(key);

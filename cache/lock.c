@@ -236,20 +236,6 @@ static verdict_t judge(tj_store_t *store, int arch_fd, const char *name, struct 
     return LOCK_STALE;
 }
 
-/* Lock file name and the arch folder of @p key; shared by lock and wait. */
-static tj_status_t lock_place(tj_store_t *store, const char *toolchain, const char *arch,
-                              const char *key, bool create, int *arch_fd, char *name)
-{
-    if (!tj_store_valid_toolchain(toolchain) || !tj_store_valid_component(arch)) {
-        tj_log_warn("cache: invalid toolchain or arch name: only letters, digits, '.', '_' and "
-                    "'-' make a folder name");
-        return TJ_ERR_INVALID;
-    }
-    tj_hash_hex(tj_hash_bytes(key, strlen(key)), name);
-    strcat(name, LOCK_SUFFIX);
-    return tj_store_open_arch_dir(store, toolchain, arch, create, arch_fd);
-}
-
 /* Break the stale lock @p name (the file @p judged, holding @p text), saying why at info
  * level. */
 static void break_lock(tj_store_t *store, int arch_fd, const char *toolchain, const char *arch,
@@ -279,14 +265,12 @@ tj_status_t tj_store_lock(tj_store_t *store, const char *toolchain, const char *
         return TJ_ERR_INVALID;
     if (store->mode != TJ_STORE_RW)
         return TJ_ERR_UNSUPPORTED;
-    l = calloc(1, sizeof(*l));
-    if (l == NULL) {
-        tj_log_error("cache: out of memory for a lock");
+    if ((l = tj_store_alloc(sizeof(*l), "a lock")) == NULL)
         return TJ_ERR_NOMEM;
-    }
     l->store = store;
     MESSAGE_PATH(l->where, "%s/%s/%s", store->dir, toolchain, arch);
-    status = lock_place(store, toolchain, arch, key, true, &l->arch_fd, l->name);
+    status =
+        tj_store_key_place(store, toolchain, arch, key, LOCK_SUFFIX, true, &l->arch_fd, l->name);
     if (status != TJ_OK)
         goto out_free;
     owner_self(&self);
@@ -379,8 +363,8 @@ tj_status_t tj_store_wait(tj_store_t *store, const char *toolchain, const char *
         status = tj_store_load(store, toolchain, arch, key, image, len);
         if (status == TJ_OK || status == TJ_ERR_INVALID || status == TJ_ERR_NOMEM)
             break;
-        if (arch_fd < 0 &&
-            (status = lock_place(store, toolchain, arch, key, false, &arch_fd, name)) != TJ_OK) {
+        if (arch_fd < 0 && (status = tj_store_key_place(store, toolchain, arch, key, LOCK_SUFFIX,
+                                                        false, &arch_fd, name)) != TJ_OK) {
             /* No folder yet: no lock either (a holder makes the folder before its lock). */
             if (status == TJ_ERR_NOT_FOUND)
                 status = tj_store_load(store, toolchain, arch, key, image, len);

@@ -26,17 +26,24 @@ struct tj_memo {
     memo_entry_t *table;
 };
 
+/* Zeroed memory of @p size bytes; NULL after logging the failure. */
+static void *memo_alloc(size_t size)
+{
+    void *p = calloc(1, size);
+
+    if (p == NULL)
+        tj_log_error("memo: out of memory");
+    return p;
+}
+
 tj_status_t tj_memo_create(tj_memo_t **memo)
 {
     tj_memo_t *m;
 
     if (memo == NULL)
         return TJ_ERR_INVALID;
-    m = calloc(1, sizeof(*m));
-    if (m == NULL) {
-        tj_log_error("memo: out of memory");
+    if ((m = memo_alloc(sizeof(*m))) == NULL)
         return TJ_ERR_NOMEM;
-    }
     if (pthread_rwlock_init(&m->lock, NULL) != 0) {
         tj_log_error("memo: cannot create a rwlock");
         free(m);
@@ -84,11 +91,8 @@ void *tj_memo_put(tj_memo_t *memo, tj_hash_t key, void *value)
     if (value == NULL)
         return NULL;
     /* Allocated before taking the lock, so that no thread waits on malloc. */
-    fresh = calloc(1, sizeof(*fresh));
-    if (fresh == NULL) {
-        tj_log_error("memo: out of memory");
+    if ((fresh = memo_alloc(sizeof(*fresh))) == NULL)
         return NULL;
-    }
     fresh->key = key;
     fresh->value = value;
 

@@ -45,11 +45,8 @@ tj_status_t tj_store_set_open(tj_store_t *own, const char *path, tj_store_set_t 
 
     if (set == NULL)
         return TJ_ERR_INVALID;
-    s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        tj_log_error("cache: out of memory for the cache path");
+    if ((s = tj_store_alloc(sizeof(*s), "the cache path")) == NULL)
         return TJ_ERR_NOMEM;
-    }
     s->own = own;
     while (*p != '\0') {
         size_t n = strcspn(p, ":");

@@ -238,6 +238,38 @@ tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, con
     return status;
 }
 
+void *tj_store_alloc(size_t size, const char *what)
+{
+    void *p = calloc(1, size);
+
+    if (p == NULL)
+        tj_log_error("cache: out of memory for %s", what);
+    return p;
+}
+
+tj_status_t tj_store_check_place(const char *toolchain, const char *arch)
+{
+    if (!tj_store_valid_toolchain(toolchain) || !tj_store_valid_component(arch)) {
+        tj_log_warn("cache: invalid toolchain or arch name: only letters, digits, '.', '_' and "
+                    "'-' make a folder name");
+        return TJ_ERR_INVALID;
+    }
+    return TJ_OK;
+}
+
+tj_status_t tj_store_key_place(tj_store_t *store, const char *toolchain, const char *arch,
+                               const char *key, const char *suffix, bool create, int *arch_fd,
+                               char *name)
+{
+    tj_status_t status = tj_store_check_place(toolchain, arch);
+
+    if (status != TJ_OK)
+        return status;
+    tj_hash_hex(tj_hash_bytes(key, strlen(key)), name);
+    strcat(name, suffix);
+    return tj_store_open_arch_dir(store, toolchain, arch, create, arch_fd);
+}
+
 /* Move @p name of @p dir_fd out of the way if it is still the file @p judged; see
  * store_internal.h. */
 /* Whether the file @p name of @p dir_fd holds exactly @p len bytes @p content. */

@@ -95,6 +95,17 @@ tj_status_t tj_store_open_dir(tj_store_t *store, int parent, const char *where, 
 /* Open DIR/<toolchain>/<arch>, creating the levels when asked. */
 tj_status_t tj_store_open_arch_dir(tj_store_t *store, const char *toolchain, const char *arch,
                                    bool create, int *out);
+/* Zeroed memory of @p size bytes; NULL after logging that the cache is out of memory for
+ * @p what. */
+void *tj_store_alloc(size_t size, const char *what);
+/* TJ_ERR_INVALID, warned, for a toolchain or arch that makes no folder name. */
+tj_status_t tj_store_check_place(const char *toolchain, const char *arch);
+/* The file name of @p key in its folder (its hash in hex, then @p suffix, into @p name of
+ * FILE_NAME_SPACE bytes) and that folder, DIR/<toolchain>/<arch>, opened (created when asked)
+ * into *arch_fd. */
+tj_status_t tj_store_key_place(tj_store_t *store, const char *toolchain, const char *arch,
+                               const char *key, const char *suffix, bool create, int *arch_fd,
+                               char *name);
 
 /* Move the file @p name of folder @p dir_fd (the folder @p where, for messages) out of the way,
  * but only if it is still the file @p judged (same device and inode, and with @p content, @p len

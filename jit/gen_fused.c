@@ -138,8 +138,7 @@ static bool valid_fused(const tj_block_t *blocks, const int *words, int n)
 tj_status_t tj_gen_fused_source(const tj_block_t *blocks, const int *words, int n, tj_dir_t dir,
                                 const char *name, char **source)
 {
-    text_t t = {0}, cases = {0}, comment = {0};
-    const tj_template_t *tmpl = tj_gen_find_template("fused.cu");
+    text_t cases = {0}, comment = {0};
     char shapes[16], max[16], block_text[1024];
     bool pack = dir == TJ_DIR_PACK;
     tj_status_t status;
@@ -152,10 +151,6 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, const int *words, int 
     }
     if (!valid_fused(blocks, words, n)) {
         tj_log_error("cannot generate fused kernel %s: a block is invalid for its word", name);
-        return TJ_ERR_INVALID;
-    }
-    if (tmpl == NULL) {
-        tj_log_error("kernel template fused.cu is missing from the library");
         return TJ_ERR_INVALID;
     }
     for (int s = 0; s < n; s++) {
@@ -183,15 +178,11 @@ tj_status_t tj_gen_fused_source(const tj_block_t *blocks, const int *words, int 
                             "    const char *packed_bytes = (const char *)src + e->packed;"},
         {"CASES", cases.buf},
     };
-    if ((status = tj_gen_fill_text(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
-        goto out;
-    *source = t.buf;
-    t.buf = NULL;
+    status = tj_gen_fill("fused.cu", subst, TJ_ARRAY_SIZE(subst), source);
 
 out:
     free(comment.buf);
     free(cases.buf);
-    free(t.buf);
     if (status == TJ_ERR_NOMEM)
         tj_log_error("out of memory generating fused kernel %s", name);
     return status;

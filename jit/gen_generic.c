@@ -37,27 +37,15 @@ int tj_gen_generic_words_per_thread(int word)
 
 tj_status_t tj_gen_generic_source(int word, char **source)
 {
-    const tj_template_t *tmpl = tj_gen_find_template("generic.cu");
-    text_t t = {0};
     char word_s[8], trip_s[16];
-    tj_status_t status;
 
     if (!tj_gen_valid_word(word))
         return TJ_ERR_INVALID;
-    if (tmpl == NULL) {
-        tj_log_error("kernel template generic.cu is missing from the library");
-        return TJ_ERR_INVALID;
-    }
     snprintf(word_s, sizeof(word_s), "%d", word);
     snprintf(trip_s, sizeof(trip_s), "%du", tj_gen_generic_words_per_thread(word));
     const tj_gen_subst_t subst[] = {
         {"WORD", word_s}, {"WORD_TYPE", tj_gen_word_type(word)}, {"TRIP_WORDS", trip_s}};
-    if ((status = tj_gen_fill_text(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK) {
-        free(t.buf);
-        return status;
-    }
-    *source = t.buf;
-    return TJ_OK;
+    return tj_gen_fill("generic.cu", subst, TJ_ARRAY_SIZE(subst), source);
 }
 
 /* Word indices of one object below this fit the generic kernels' 32-bit arithmetic, with room

@@ -36,14 +36,6 @@ typedef struct {
     const char *value;
 } tj_gen_subst_t;
 
-/* The template of templates/ called @p name, or NULL. */
-const tj_template_t *tj_gen_find_template(const char *name);
-
-/* Copies the template text @p tmpl into @p t, replacing each @KEY@ by its value. TJ_ERR_INVALID
- * for an unknown placeholder (logged), TJ_ERR_NOMEM when @p t failed. */
-tj_status_t tj_gen_fill_text(text_t *t, const char *tmpl, const tj_gen_subst_t *subst,
-                             size_t nsubst);
-
 /* The template @p template_name (a file name under templates/) with every @KEY@ replaced by its
  * value: malloc'd text in *source. TJ_ERR_INVALID for a missing template or an unknown
  * placeholder (logged), TJ_ERR_NOMEM. */

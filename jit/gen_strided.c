@@ -99,11 +99,10 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, int edge, cons
                                const char *wtype, const char *pointers, const char *copy,
                                const char *name, char **source)
 {
-    text_t t = {0}, dims_text = {0}, offset_text = {0}, note = {0};
+    text_t dims_text = {0}, offset_text = {0}, note = {0};
     char *block_text = NULL;
     char start[48], extent[48], words[48], words_literal[48], word_s[8], objects[16], span[16];
     char kstep[16], istep[16];
-    const tj_template_t *tmpl = tj_gen_find_template("strided.cu");
     const char *isuffix;
     dim_t dims[TJ_BLOCK_MAX_DIMS];
     shape_t shape;
@@ -114,10 +113,6 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, int edge, cons
     if (!tj_gen_valid_form(block, word, edge) || !tj_gen_valid_name(name)) {
         tj_log_error("cannot generate kernel %s: invalid block, word %d, edge %d or name",
                      tj_gen_valid_name(name) ? name : "(bad name)", word, edge);
-        return TJ_ERR_INVALID;
-    }
-    if (tmpl == NULL) {
-        tj_log_error("kernel template strided.cu is missing from the library");
         return TJ_ERR_INVALID;
     }
 
@@ -196,17 +191,13 @@ static tj_status_t gen_strided(const tj_block_t *block, int word, int edge, cons
         {"OFFSET", offset_text.buf},
         {"COPY", copy},
     };
-    if ((status = tj_gen_fill_text(&t, tmpl->text, subst, TJ_ARRAY_SIZE(subst))) != TJ_OK)
-        goto out;
-    *source = t.buf;
-    t.buf = NULL;
+    status = tj_gen_fill("strided.cu", subst, TJ_ARRAY_SIZE(subst), source);
 
 out:
     free(note.buf);
     free(offset_text.buf);
     free(dims_text.buf);
     free(block_text);
-    free(t.buf);
     if (status == TJ_ERR_NOMEM)
         tj_log_error("out of memory generating kernel %s", name);
     return status;

@@ -314,27 +314,6 @@ static void log_program(nvrtcProgram prog, const char *name, const char *target)
     free(log);
 }
 
-static bool valid_target(const char *target, bool *cubin)
-{
-    const char *digits;
-
-    if (strncmp(target, "sm_", 3) == 0)
-        digits = target + 3;
-    else if (strncmp(target, "compute_", 8) == 0)
-        digits = target + 8;
-    else
-        return false;
-    if (*digits < '0' || *digits > '9')
-        return false;
-    while (*digits >= '0' && *digits <= '9')
-        digits++;
-    /* Arch-specific ("90a") and family ("100f") variants. */
-    if (*digits == 'a' || *digits == 'f')
-        digits++;
-    *cubin = target[0] == 's';
-    return *digits == '\0';
-}
-
 tj_status_t tj_nvrtc_compile(const char *source, const char *name, const char *target, void **image,
                              size_t *len)
 {
@@ -344,16 +323,17 @@ tj_status_t tj_nvrtc_compile(const char *source, const char *name, const char *t
     nvrtcProgram prog = NULL;
     tj_status_t status;
     size_t size = 0;
-    bool cubin = false;
+    bool cubin;
     char *out = NULL;
 
     if ((status = tj_nvrtc_load()) != TJ_OK)
         return status;
-    if (source == NULL || name == NULL || target == NULL || !valid_target(target, &cubin)) {
+    if (source == NULL || name == NULL || target == NULL || !tj_config_arch_valid(target)) {
         tj_log_error("nvrtc compile of %s: invalid target \"%s\"", name ? name : "(null)",
                      target ? target : "(null)");
         return TJ_ERR_INVALID;
     }
+    cubin = target[0] == 's';
     for (char *tok = strtok_r(options, " ", &save); tok && argc < 15;
          tok = strtok_r(NULL, " ", &save))
         argv[argc++] = tok;

@@ -76,41 +76,46 @@ static void put_shape(FILE *f, const tj_block_t *sh, const char *ind)
     }
 }
 
-/* Every substitution text of the template, written into the caller's buffers. */
+/* The substitution texts of the template that put_texts writes, each through a stream of its
+ * own. */
+enum {
+    TEXT_TABLE,
+    TEXT_CONSTANTS,
+    TEXT_POINTERS,
+    TEXT_FRAME,
+    TEXT_SHAPES,
+    TEXT_LAYOUT,
+    TEXT_COPY,
+    TEXTS
+};
+
 typedef struct {
-    char *table, *constants, *pointers, *frame, *shapes, *layout, *copy;
-    size_t len[7];
+    char *text[TEXTS];
+    size_t len[TEXTS];
 } texts_t;
 
 static void texts_free(texts_t *t)
 {
-    free(t->table);
-    free(t->constants);
-    free(t->pointers);
-    free(t->frame);
-    free(t->shapes);
-    free(t->layout);
-    free(t->copy);
+    for (int i = 0; i < TEXTS; i++)
+        free(t->text[i]);
 }
 
 /* The segments of a baked layout's kernel (type/layout_words.h), with their tables. */
 typedef struct {
     int64_t n;
     tj_layout_segment_t *seg;
-    int64_t *pre, *disp, *at; /* units before each segment (n + 1); its typed and packed byte */
-    uint8_t *shape, *wlog;
-    int words;     /* the words used, a bit each */
-    int64_t units; /* of one frame element */
+    /* Units before each segment (n + 1); its typed and packed byte. One allocation, at pre. */
+    int64_t *pre, *disp, *at;
+    uint8_t *shape, *wlog; /* one allocation, at shape */
+    int words;             /* the words used, a bit each */
+    int64_t units;         /* of one frame element */
 } plan_t;
 
 static void plan_free(plan_t *pl)
 {
     free(pl->seg);
     free(pl->pre);
-    free(pl->disp);
-    free(pl->at);
     free(pl->shape);
-    free(pl->wlog);
 }
 
 static bool plan_make(const tj_layout_t *l, int word, bool one, plan_t *pl)
@@ -120,14 +125,13 @@ static bool plan_make(const tj_layout_t *l, int word, bool one, plan_t *pl)
     memset(pl, 0, sizeof(*pl));
     pl->n = n;
     pl->seg = malloc((size_t)n * sizeof(*pl->seg));
-    pl->pre = malloc((size_t)(n + 1) * sizeof(int64_t));
-    pl->disp = malloc((size_t)n * sizeof(int64_t));
-    pl->at = malloc((size_t)n * sizeof(int64_t));
-    pl->shape = malloc((size_t)n);
-    pl->wlog = malloc((size_t)n);
-    if (pl->seg == NULL || pl->pre == NULL || pl->disp == NULL || pl->at == NULL ||
-        pl->shape == NULL || pl->wlog == NULL)
+    pl->pre = malloc((size_t)(3 * n + 1) * sizeof(int64_t));
+    pl->shape = malloc((size_t)(2 * n));
+    if (pl->seg == NULL || pl->pre == NULL || pl->shape == NULL)
         return false;
+    pl->disp = pl->pre + n + 1;
+    pl->at = pl->disp + n;
+    pl->wlog = pl->shape + n;
     tj_layout_segments(l, word, one, pl->seg, n);
     pl->pre[0] = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -189,18 +193,16 @@ static void put_copy(FILE *f, const plan_t *pl, bool pack)
 static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t dir,
                       const char *name, texts_t *t)
 {
-    FILE *f[7];
-    char **out[7] = {&t->table,  &t->constants, &t->pointers, &t->frame,
-                     &t->shapes, &t->layout,    &t->copy};
+    FILE *f[TEXTS];
     bool pack = dir == TJ_DIR_PACK, ok = true, multi = pl->seg != NULL && pl->words != word;
     int64_t elems = tj_layout_elements(l);
     char lit[48], arr[256];
 
-    for (int i = 0; i < 7; i++)
-        if ((f[i] = open_memstream(out[i], &t->len[i])) == NULL)
+    for (int i = 0; i < TEXTS; i++)
+        if ((f[i] = open_memstream(&t->text[i], &t->len[i])) == NULL)
             ok = false;
     if (!ok) {
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < TEXTS; i++)
             if (f[i] != NULL)
                 fclose(f[i]);
         return false;
@@ -208,25 +210,26 @@ static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t
     /* The segment table, in the source or (the parts) from device memory. */
     if (l->baked) {
         snprintf(arr, sizeof(arr), "%s_pre", name);
-        put_list(f[0], "long long", arr, "units of the frame element before each segment",
+        put_list(f[TEXT_TABLE], "long long", arr, "units of the frame element before each segment",
                  pl->n + 1, pl->pre, NULL);
         snprintf(arr, sizeof(arr), "%s_disp", name);
-        put_list(f[0], "long long", arr, "byte displacement of each segment in its frame element",
-                 pl->n, pl->disp, NULL);
+        put_list(f[TEXT_TABLE], "long long", arr,
+                 "byte displacement of each segment in its frame element", pl->n, pl->disp, NULL);
         if (l->nshapes > 1) {
             snprintf(arr, sizeof(arr), "%s_shape", name);
-            put_list(f[0], "unsigned char", arr, "shape of each segment", pl->n, NULL, pl->shape);
+            put_list(f[TEXT_TABLE], "unsigned char", arr, "shape of each segment", pl->n, NULL,
+                     pl->shape);
         }
         if (multi) {
             snprintf(arr, sizeof(arr), "%s_at", name);
-            put_list(f[0], "long long", arr, "packed byte of each segment in its frame element",
-                     pl->n, pl->at, NULL);
+            put_list(f[TEXT_TABLE], "long long", arr,
+                     "packed byte of each segment in its frame element", pl->n, pl->at, NULL);
             snprintf(arr, sizeof(arr), "%s_wlog", name);
-            put_list(f[0], "unsigned char", arr, "log2 of each segment's word", pl->n, NULL,
-                     pl->wlog);
+            put_list(f[TEXT_TABLE], "unsigned char", arr, "log2 of each segment's word", pl->n,
+                     NULL, pl->wlog);
         }
         tj_gen_literal(lit, sizeof(lit), l->extent);
-        fprintf(f[1],
+        fprintf(f[TEXT_CONSTANTS],
                 "    /* Units of one frame element and of one object; frame elements of one\n"
                 "     * object; segments of one frame element; what pre counts per unit; bytes\n"
                 "     * from one object to the next. */\n"
@@ -238,24 +241,24 @@ static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t
                 "    const long long EXTENT = %s;",
                 pl->units, elems, pl->n, lit);
         if (multi)
-            fprintf(f[1],
+            fprintf(f[TEXT_CONSTANTS],
                     "\n    /* Packed bytes of one frame element. */\n"
                     "    const long long FBYTES = %" PRId64 "LL;",
                     l->pre[l->nparts]);
-        fprintf(f[2],
+        fprintf(f[TEXT_POINTERS],
                 "    const long long *pre = %s_pre;\n"
                 "    const long long *disp = %s_disp;\n",
                 name, name);
         if (l->nshapes > 1)
-            fprintf(f[2], "    const unsigned char *shape = %s_shape;\n", name);
+            fprintf(f[TEXT_POINTERS], "    const unsigned char *shape = %s_shape;\n", name);
         if (multi)
-            fprintf(f[2],
+            fprintf(f[TEXT_POINTERS],
                     "    const long long *at = %s_at;\n"
                     "    const unsigned char *wlog = %s_wlog;\n",
                     name, name);
     } else {
         fprintf(
-            f[1],
+            f[TEXT_CONSTANTS],
             "    /* Units (words) of one frame element and of one object; frame elements of one\n"
             "     * object; segments (parts) of one frame element; what pre counts per unit\n"
             "     * (bytes); bytes from one object to the next. */\n"
@@ -268,24 +271,25 @@ static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t
             "    const long long EXTENT = args.extent;",
             elems);
         /* The displacements start at the next multiple of 8 after the offsets. */
-        fprintf(f[2],
+        fprintf(f[TEXT_POINTERS],
                 "    const pre_t *pre = (const pre_t *)args.table;\n"
                 "    const disp_t *disp =\n"
                 "        (const disp_t *)((const char *)args.table +\n"
                 "                         ((args.parts + 1) * (long long)sizeof(pre_t) + 7) / 8 "
                 "* 8);\n");
         if (l->nshapes > 1)
-            fprintf(f[2], "    const unsigned char *shape = (const unsigned char *)(disp + "
-                          "args.parts);\n");
+            fprintf(f[TEXT_POINTERS],
+                    "    const unsigned char *shape = (const unsigned char *)(disp + "
+                    "args.parts);\n");
     }
     if (multi)
-        fprintf(f[2], "%s",
+        fprintf(f[TEXT_POINTERS], "%s",
                 pack ? "    const char *typed = (const char *)src;\n"
                        "    char *packed = (char *)dst;"
                      : "    char *typed = (char *)dst;\n"
                        "    const char *packed = (const char *)src;");
     else
-        fprintf(f[2], "%s",
+        fprintf(f[TEXT_POINTERS], "%s",
                 pack ? "    const char *typed = (const char *)src;\n"
                        "    word_t *packed = (word_t *)dst;"
                      : "    char *typed = (char *)dst;\n"
@@ -293,57 +297,57 @@ static bool put_texts(const tj_layout_t *l, const plan_t *pl, int word, tj_dir_t
     /* The frame element's offset: digits of its index, dimension 0 fastest. */
     if (l->nframe > 0) {
         const char *ind = "            ";
-        fprintf(f[3], "%s/* The frame element's offset, dimension 0 fastest. */\n", ind);
-        fprintf(f[3], "%sunsigned long long fe = e - k * ELEMS;\n", ind);
+        fprintf(f[TEXT_FRAME], "%s/* The frame element's offset, dimension 0 fastest. */\n", ind);
+        fprintf(f[TEXT_FRAME], "%sunsigned long long fe = e - k * ELEMS;\n", ind);
         for (int d = 0; d < l->nframe; d++) {
             tj_gen_literal(lit, sizeof(lit), l->fstrides[d]);
             if (d + 1 < l->nframe) {
-                fprintf(f[3], "%soff += (long long)(fe %% %" PRId64 "ull) * %s;\n", ind,
+                fprintf(f[TEXT_FRAME], "%soff += (long long)(fe %% %" PRId64 "ull) * %s;\n", ind,
                         l->fcounts[d], lit);
-                fprintf(f[3], "%sfe /= %" PRId64 "ull;\n", ind, l->fcounts[d]);
+                fprintf(f[TEXT_FRAME], "%sfe /= %" PRId64 "ull;\n", ind, l->fcounts[d]);
             } else {
-                fprintf(f[3], "%soff += (long long)fe * %s;", ind, lit);
+                fprintf(f[TEXT_FRAME], "%soff += (long long)fe * %s;", ind, lit);
             }
         }
     }
     /* The place of byte q in the part's shape. */
     if (l->nshapes == 1) {
-        fprintf(f[4], "            {\n");
-        put_shape(f[4], &l->shapes[0], "                ");
-        fprintf(f[4], "            }");
+        fprintf(f[TEXT_SHAPES], "            {\n");
+        put_shape(f[TEXT_SHAPES], &l->shapes[0], "                ");
+        fprintf(f[TEXT_SHAPES], "            }");
     } else {
-        fprintf(f[4], "            switch (shape[p]) {\n");
+        fprintf(f[TEXT_SHAPES], "            switch (shape[p]) {\n");
         for (int s = 0; s < l->nshapes; s++) {
-            fprintf(f[4], "            case %d: {\n", s);
-            put_shape(f[4], &l->shapes[s], "                ");
-            fprintf(f[4], "                break;\n            }\n");
+            fprintf(f[TEXT_SHAPES], "            case %d: {\n", s);
+            put_shape(f[TEXT_SHAPES], &l->shapes[s], "                ");
+            fprintf(f[TEXT_SHAPES], "                break;\n            }\n");
         }
-        fprintf(f[4], "            default:\n                break;\n            }");
+        fprintf(f[TEXT_SHAPES], "            default:\n                break;\n            }");
     }
     /* The comment's description of the layout: only what the kernel depends on, so that every
      * layout sharing a kernel (those of one frame and shapes over a device table) has the same
      * source and so the same entry in the disk cache. */
     if (l->baked)
-        fprintf(f[5], "%" PRId64 " parts of %d shapes, %" PRId64 " segments", l->nparts, l->nshapes,
-                pl->n);
+        fprintf(f[TEXT_LAYOUT], "%" PRId64 " parts of %d shapes, %" PRId64 " segments", l->nparts,
+                l->nshapes, pl->n);
     else
-        fprintf(f[5], "parts of %d shapes in a device table", l->nshapes);
+        fprintf(f[TEXT_LAYOUT], "parts of %d shapes in a device table", l->nshapes);
     if (l->nframe > 0) {
-        fprintf(f[5], ", frame");
+        fprintf(f[TEXT_LAYOUT], ", frame");
         for (int d = 0; d < l->nframe; d++)
-            fprintf(f[5], " %" PRId64 "x%" PRId64, l->fcounts[d], l->fstrides[d]);
+            fprintf(f[TEXT_LAYOUT], " %" PRId64 "x%" PRId64, l->fcounts[d], l->fstrides[d]);
     }
     for (int s = 0; s < l->nshapes; s++) {
         char block[1024];
         if (tj_layout_is_run(&l->shapes[s])) {
-            fprintf(f[5], "\n *   shape %d: runs", s);
+            fprintf(f[TEXT_LAYOUT], "\n *   shape %d: runs", s);
             continue;
         }
         tj_block_format(&l->shapes[s], block, sizeof(block));
-        fprintf(f[5], "\n *   shape %d: %s", s, block);
+        fprintf(f[TEXT_LAYOUT], "\n *   shape %d: %s", s, block);
     }
-    put_copy(f[6], pl, pack);
-    for (int i = 0; i < 7; i++)
+    put_copy(f[TEXT_COPY], pl, pack);
+    for (int i = 0; i < TEXTS; i++)
         if (f[i] != NULL && fclose(f[i]) != 0)
             ok = false;
     return ok;
@@ -409,10 +413,10 @@ tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, bool one, tj_dir
     const tj_gen_subst_t subst[] = {
         {"NAME", name},
         {"DIRECTION", dir == TJ_DIR_PACK ? "pack" : "unpack"},
-        {"LAYOUT", t.layout},
+        {"LAYOUT", t.text[TEXT_LAYOUT]},
         {"WORDS_NOTE", words_note},
         {"TABLE_NOTE", note},
-        {"TABLE", t.table},
+        {"TABLE", t.text[TEXT_TABLE]},
         {"WORD_TYPE", tj_gen_word_type(word)},
         {"PRE_TYPE", l->baked            ? "long long"
                      : l->pre_bytes == 4 ? "unsigned int"
@@ -420,10 +424,10 @@ tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, bool one, tj_dir
         {"DISP_TYPE", l->baked             ? "long long"
                       : l->disp_bytes == 4 ? "int"
                                            : "long long"},
-        {"CONSTANTS", t.constants},
-        {"POINTERS", t.pointers},
-        {"FRAME", t.frame},
-        {"SHAPES", t.shapes},
+        {"CONSTANTS", t.text[TEXT_CONSTANTS]},
+        {"POINTERS", t.text[TEXT_POINTERS]},
+        {"FRAME", t.text[TEXT_FRAME]},
+        {"SHAPES", t.text[TEXT_SHAPES]},
         {"OFFSET", offset},
         {"ELEMENT",
          l->baked ? "            /* The unit's frame element and its unit in it (constant "
@@ -445,7 +449,7 @@ tj_status_t tj_gen_parts_source(const tj_layout_t *l, int word, bool one, tj_dir
                     "                e = g / FUNITS;\n"
                     "                ju = g - e * FUNITS;\n"
                     "            }"},
-        {"COPY", t.copy},
+        {"COPY", t.text[TEXT_COPY]},
     };
     st = tj_gen_fill("parts.cu", subst, TJ_ARRAY_SIZE(subst), source);
     plan_free(&pl);

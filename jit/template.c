@@ -20,7 +20,8 @@
 #include "jit/text.h"
 #include "util/log.h"
 
-const tj_template_t *tj_gen_find_template(const char *name)
+/* The template of templates/ called @p name, or NULL. */
+static const tj_template_t *find_template(const char *name)
 {
     for (size_t i = 0; i < tj_templates_count; i++)
         if (strcmp(tj_templates[i].name, name) == 0)
@@ -28,7 +29,9 @@ const tj_template_t *tj_gen_find_template(const char *name)
     return NULL;
 }
 
-tj_status_t tj_gen_fill_text(text_t *t, const char *tmpl, const tj_gen_subst_t *subst,
+/* Copies the template text @p tmpl into @p t, replacing each @KEY@ by its value. TJ_ERR_INVALID
+ * for an unknown placeholder (logged), TJ_ERR_NOMEM when @p t failed. */
+static tj_status_t fill_text(text_t *t, const char *tmpl, const tj_gen_subst_t *subst,
                              size_t nsubst)
 {
     const char *p = tmpl;
@@ -59,7 +62,7 @@ tj_status_t tj_gen_fill_text(text_t *t, const char *tmpl, const tj_gen_subst_t *
 tj_status_t tj_gen_fill(const char *template_name, const tj_gen_subst_t *subst, size_t n,
                         char **source)
 {
-    const tj_template_t *tmpl = tj_gen_find_template(template_name);
+    const tj_template_t *tmpl = find_template(template_name);
     text_t t = {0};
     tj_status_t status;
 
@@ -67,7 +70,7 @@ tj_status_t tj_gen_fill(const char *template_name, const tj_gen_subst_t *subst, 
         tj_log_error("kernel template %s is missing from the library", template_name);
         return TJ_ERR_INVALID;
     }
-    status = tj_gen_fill_text(&t, tmpl->text, subst, n);
+    status = fill_text(&t, tmpl->text, subst, n);
     if (status != TJ_OK) {
         free(t.buf);
         return status;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A growing NUL-terminated text: the CUDA source a generator writes piece by piece. */
+/* A growing NUL-terminated text: the CUDA source a generator writes piece by piece, a manifest
+ * line. */
 #include "jit/text.h"
 
 #include <stdarg.h>
@@ -55,4 +56,13 @@ void tj_text_printf(text_t *t, const char *fmt, ...)
     va_end(ap);
     tj_text_append(t, big, (size_t)n);
     free(big);
+}
+
+int tj_text_finish(text_t *t, char *buf, size_t len)
+{
+    int n = t->failed ? -1 : snprintf(buf, len, "%s", t->buf != NULL ? t->buf : "");
+
+    free(t->buf);
+    t->buf = NULL;
+    return n;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A growing NUL-terminated text: the CUDA source a generator writes piece by piece. */
+/* A growing NUL-terminated text: the CUDA source a generator writes piece by piece, a manifest
+ * line. */
 #ifndef TJ_JIT_TEXT_H
 #define TJ_JIT_TEXT_H
 
@@ -19,5 +20,9 @@ void tj_text_append(text_t *t, const char *s, size_t n);
 
 /* Appends the printf-formatted text, as tj_text_append. */
 void tj_text_printf(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies the text into @p buf as snprintf does and frees it: returns its length (the length
+ * needed, when @p len is too small), or -1 when an allocation failed. */
+int tj_text_finish(text_t *t, char *buf, size_t len);
 
 #endif /* TJ_JIT_TEXT_H */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/text.h"
 #include "kernels/layoutline.h"
 #include "type/layout_words.h"
 #include "util/common.h"
@@ -92,32 +93,22 @@ static tj_hash_t blocks_memo(const tj_kernel_spec_t *spec)
  * after its word. */
 static int blocks_line(const tj_kernel_spec_t *spec, const char *tag, char *buf, size_t len)
 {
-    char *text = NULL, block[1024];
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    int n;
+    text_t t = {0};
+    char block[1024];
 
-    if (f == NULL)
-        return -1;
-    fprintf(f, "%s %s W=%d%s%s", spec->target, dir_name(spec->dir), line_word(spec),
-            tag != NULL ? " " : "", tag != NULL ? tag : "");
+    tj_text_printf(&t, "%s %s W=%d%s%s", spec->target, dir_name(spec->dir), line_word(spec),
+                   tag != NULL ? " " : "", tag != NULL ? tag : "");
     if (spec->edge != 0)
-        fprintf(f, " edge=%d", spec->edge);
+        tj_text_printf(&t, " edge=%d", spec->edge);
     for (int i = 0; i < spec->nblocks; i++) {
         tj_block_t b = tj_block_at_zero(&spec->blocks[i]);
         tj_block_format(&b, block, sizeof(block));
-        fprintf(f, "%s", i == 0 ? " " : " | ");
+        tj_text_printf(&t, "%s", i == 0 ? " " : " | ");
         if (tj_spec_block_word(spec, i) != line_word(spec))
-            fprintf(f, "W=%d ", tj_spec_block_word(spec, i));
-        fprintf(f, "%s", block);
+            tj_text_printf(&t, "W=%d ", tj_spec_block_word(spec, i));
+        tj_text_printf(&t, "%s", block);
     }
-    if (fclose(f) != 0) {
-        free(text);
-        return -1;
-    }
-    n = snprintf(buf, len, "%s", text);
-    free(text);
-    return n;
+    return tj_text_finish(&t, buf, len);
 }
 
 /* The blocks of a manifest line, one or (@p fused) several separated by " | ", each after its

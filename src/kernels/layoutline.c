@@ -6,44 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/text.h"
+
 int tj_layoutline_format(const tj_layout_t *l, char *buf, size_t len)
 {
-    char *text = NULL, block[1024];
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    int total;
+    text_t t = {0};
+    char block[1024];
 
-    if (f == NULL)
-        return -1;
     if (l->baked)
-        fprintf(f, "table=baked extent=%lld", (long long)l->extent);
+        tj_text_printf(&t, "table=baked extent=%lld", (long long)l->extent);
     else
-        fprintf(f, "table=device pre=%d disp=%d", l->pre_bytes, l->disp_bytes);
-    fprintf(f, " frame=%s", l->nframe ? "" : "-");
+        tj_text_printf(&t, "table=device pre=%d disp=%d", l->pre_bytes, l->disp_bytes);
+    tj_text_printf(&t, " frame=%s", l->nframe ? "" : "-");
     for (int d = 0; d < l->nframe; d++)
-        fprintf(f, "%s%lld:%lld", d ? "," : "", (long long)l->fcounts[d],
-                (long long)l->fstrides[d]);
+        tj_text_printf(&t, "%s%lld:%lld", d ? "," : "", (long long)l->fcounts[d],
+                       (long long)l->fstrides[d]);
     for (int s = 0; s < l->nshapes; s++) {
         if (tj_layout_is_run(&l->shapes[s])) {
-            fprintf(f, " | runs");
+            tj_text_printf(&t, " | runs");
             continue;
         }
         tj_block_format(&l->shapes[s], block, sizeof(block));
-        fprintf(f, " | %s", block);
+        tj_text_printf(&t, " | %s", block);
     }
     if (l->baked) {
-        fprintf(f, " | parts=");
+        tj_text_printf(&t, " | parts=");
         for (int64_t p = 0; p < l->nparts; p++)
-            fprintf(f, "%s%lld:%lld:%d", p ? "," : "", (long long)l->disp[p],
-                    (long long)(l->pre[p + 1] - l->pre[p]), l->shape != NULL ? l->shape[p] : 0);
+            tj_text_printf(&t, "%s%lld:%lld:%d", p ? "," : "", (long long)l->disp[p],
+                           (long long)(l->pre[p + 1] - l->pre[p]),
+                           l->shape != NULL ? l->shape[p] : 0);
     }
-    if (fclose(f) != 0) {
-        free(text);
-        return -1;
-    }
-    total = snprintf(buf, len, "%s", text);
-    free(text);
-    return total;
+    return tj_text_finish(&t, buf, len);
 }
 
 /* The next " | "-separated segment of *p, NUL-terminated in place; NULL at the end. */
