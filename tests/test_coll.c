@@ -30,6 +30,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "mpicheck.h"
 #include "randtype.h"
 #include "sysmpi.h"
 #include "options.h"
@@ -70,14 +71,7 @@ static bool verbose, host_only;
 static MPI_Comm cart, graph, ring = MPI_COMM_NULL;
 static int cart_src[4], cart_dst[4], graph_src[2], graph_dst[2], ring_nbrs[2];
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 20) {                                                                     \
-            fprintf(stderr, "rank %d: ", rank);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#define FAIL(...) mpicheck_fail(&failures, 20, rank, __VA_ARGS__)
 
 /* A value every rank computes alike from the iteration and up to three more numbers. */
 static uint64_t h(long t, long a, long b, long tag)
@@ -271,28 +265,6 @@ static kind_t pick_kind(long t, int tag)
     if (host_only)
         return K_HOST;
     return v < 2 ? K_DEVICE : v < 3 ? K_MANAGED : kinds[v - 2];
-}
-
-/* Complete a non-blocking call in one of three ways. */
-static int complete(MPI_Request *req, long t)
-{
-    int flag = 0, rc;
-    switch (t % 3) {
-    case 0:
-        return MPI_Wait(req, MPI_STATUS_IGNORE);
-    case 1:
-        while (!flag)
-            if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return rc;
-        return MPI_SUCCESS;
-    default: {
-        MPI_Request two[2] = {*req, MPI_REQUEST_NULL};
-        MPI_Status sts[2];
-        rc = MPI_Waitall(2, two, sts);
-        *req = two[0];
-        return rc;
-    }
-    }
 }
 
 static void compare(const char *what, tside_t *r, long t, int rc, int ref_rc)
@@ -590,7 +562,7 @@ static void one(long t, int kind, bool nonblocking)
             break;
         }
         if (rq != NULL && out == MPI_SUCCESS)
-            out = complete(rq, t);
+            out = mpicheck_complete(rq, t);
         if (test)
             rc = out;
         else
@@ -837,9 +809,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int have = cudrv_open(), all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
+    if (!mpicheck_every_rank_has_device()) {
         MPI_Finalize();
         return 77;
     }

@@ -37,6 +37,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "mpicheck.h"
 #include "randtype.h"
 #include "sysmpi.h"
 #include "options.h"
@@ -949,10 +950,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    /* Every rank skips, or none: a rank left alone would wait forever. */
-    int have = cudrv_open(), all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
+    if (!mpicheck_every_rank_has_device()) {
         MPI_Finalize();
         return 77;
     }
