@@ -3,7 +3,7 @@
 # CPU-only test driver with 2 ranks and with 1, each followed by a check that the table it wrote
 # parses. The test driver's timings mean nothing: no timing is asserted, only that every
 # quantity was measured and the file validates.
-tj_test_program(test_model test_model.c)
+tj_test_program(test_model test_model.c tempdir.c)
 tj_add_test(model COMMAND test_model LABELS unit TIMEOUT 120)
 
 if(NOT TARGET fakecuda_13000)
