@@ -109,6 +109,15 @@ static void put_list(text_t *t, const int64_t *v, int n)
     put(t, "}");
 }
 
+/* A list of the (at most 3) dimensions of a subarray or a darray. */
+static void put_dims(text_t *t, const int *v, int nd)
+{
+    int64_t w[3];
+    for (int d = 0; d < nd; d++)
+        w[d] = v[d];
+    put_list(t, w, nd);
+}
+
 /* Whether this level is made by its MPI-4 large-count constructor (opt->large_percent; no
  * draw at all when it is 0, so that the types of a seed stay the same). */
 static bool large(rt_rng_t *rng, const rt_options_t *opt)
@@ -211,7 +220,6 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     case 3:
     case 4: {
         int nd = (int)rt_range(rng, 1, 3), sizes[3], subs[3], starts[3];
-        int64_t v[3];
         bool fortran = rt_range(rng, 0, 1);
         for (int d = 0; d < nd; d++) {
             sizes[d] = (int)rt_range(rng, 1, 6);
@@ -219,17 +227,11 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             starts[d] = (int)rt_range(rng, 0, sizes[d] - subs[d]);
         }
         put(t, "subarray(");
-        for (int d = 0; d < nd; d++)
-            v[d] = sizes[d];
-        put_list(t, v, nd);
+        put_dims(t, sizes, nd);
         put(t, ",");
-        for (int d = 0; d < nd; d++)
-            v[d] = subs[d];
-        put_list(t, v, nd);
+        put_dims(t, subs, nd);
         put(t, ",");
-        for (int d = 0; d < nd; d++)
-            v[d] = starts[d];
-        put_list(t, v, nd);
+        put_dims(t, starts, nd);
         put(t, ",%s,", fortran ? "F" : "C");
         child = build(rng, opt, depth + 1, t);
         if (large(rng, opt)) {
@@ -388,7 +390,6 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     case 13: {
         /* A darray: 1 to 3 dimensions, each block, cyclic or not distributed. */
         int nd = (int)rt_range(rng, 1, 3), size = 1, gs[3], ds[3], da[3], ps[3];
-        int64_t v[3];
         bool fortran = rt_range(rng, 0, 1);
         static const char *const dn[] = {"block", "cyclic", "none"};
         int dist_code[3];
@@ -427,20 +428,14 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             break;
         }
         put(t, "darray(%d,%d,", size, rank);
-        for (int d = 0; d < nd; d++)
-            v[d] = gs[d];
-        put_list(t, v, nd);
+        put_dims(t, gs, nd);
         put(t, ",{");
         for (int d = 0; d < nd; d++)
             put(t, "%s%s", d ? "," : "", dn[dist_code[d]]);
         put(t, "},");
-        for (int d = 0; d < nd; d++)
-            v[d] = da[d];
-        put_list(t, v, nd);
+        put_dims(t, da, nd);
         put(t, ",");
-        for (int d = 0; d < nd; d++)
-            v[d] = ps[d];
-        put_list(t, v, nd);
+        put_dims(t, ps, nd);
         put(t, ",%s,%s", fortran ? "F" : "C", inner);
         for (int d = 0; d < nd; d++)
             if (da[d] == 0)
