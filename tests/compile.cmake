@@ -2,10 +2,8 @@
 # One compile per kernel per shared cache: 16 ranks, oversubscribed, commit the same
 # 20 strided types into one cold cache at once; no device is needed (TYPEJIT_JIT=always).
 foreach(mode sync background)
-  add_test(NAME compile_once_${mode}_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-           ${CMAKE_CURRENT_BINARY_DIR}/compile-once-${mode})
-  set_tests_properties(compile_once_${mode}_reset PROPERTIES LABELS "mpi;jit"
-                       FIXTURES_SETUP compile_once_${mode})
+  tj_reset_test(compile_once_${mode}_reset ${CMAKE_CURRENT_BINARY_DIR}/compile-once-${mode}
+                "mpi;jit" compile_once_${mode})
 endforeach()
 add_test(NAME compile_once_sync COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_JIT_SYNC=1
@@ -26,9 +24,7 @@ target_include_directories(test_compile_once PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
 # A job that ends right after its commits still leaves its kernels in the cache: MPI_Finalize
 # waits for the background compiles (TYPEJIT_JIT_DRAIN), so the stats line of the first run shows
 # all 16 compiled and the second run (sync mode) compiles nothing and finds all 16 on disk.
-add_test(NAME compile_drain_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-         ${CMAKE_CURRENT_BINARY_DIR}/compile-drain)
-set_tests_properties(compile_drain_reset PROPERTIES LABELS "mpi;jit" FIXTURES_SETUP compile_drain)
+tj_reset_test(compile_drain_reset ${CMAKE_CURRENT_BINARY_DIR}/compile-drain "mpi;jit" compile_drain)
 add_test(NAME compile_drain_first COMMAND ${TJ_CHECKED}
          --expect "^typejit\\[0\\]: stats .* jit_compiles=16 jit_failures=0 jit_background=16 "
          -- ${TJ_MPIEXEC} -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_HOST=engine
@@ -48,9 +44,8 @@ set_tests_properties(compile_drain_second PROPERTIES TIMEOUT 600 LABELS "mpi;jit
 
 # TYPEJIT_JIT_DRAIN=0: MPI_Finalize does not wait; what is still queued is dropped, and an info
 # line says how many (16 kernels are asked for at once, the first takes milliseconds to compile).
-add_test(NAME compile_nodrain_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-         ${CMAKE_CURRENT_BINARY_DIR}/compile-nodrain)
-set_tests_properties(compile_nodrain_reset PROPERTIES LABELS "mpi;jit" FIXTURES_SETUP compile_nodrain)
+tj_reset_test(compile_nodrain_reset ${CMAKE_CURRENT_BINARY_DIR}/compile-nodrain
+              "mpi;jit" compile_nodrain)
 add_test(NAME compile_nodrain COMMAND ${TJ_CHECKED}
          --once "^typejit\\[0\\]: info: [1-9][0-9]* background compile\\(s\\) still queued after TYPEJIT_JIT_DRAIN=0 s are dropped"
          -- ${TJ_MPIEXEC} -x TYPEJIT_JIT=always -x TYPEJIT_ARCH=sm_90 -x TYPEJIT_HOST=engine

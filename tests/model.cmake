@@ -11,8 +11,7 @@ if(NOT TARGET fakecuda_13000)
 endif()
 
 set(TJ_MEASURE_DIR ${CMAKE_CURRENT_BINARY_DIR}/emu-measure)
-add_test(NAME emu_measure_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${TJ_MEASURE_DIR})
-set_tests_properties(emu_measure_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_measure_clean)
+tj_reset_test(emu_measure_reset ${TJ_MEASURE_DIR} emu emu_measure_clean)
 
 # Two ranks on this node: kernels, copies, launch latency and host ping-pong (Debian's Open MPI
 # is not CUDA-aware: no device ping-pong), written where --output says.
