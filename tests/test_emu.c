@@ -533,9 +533,7 @@ static void fused_draw(fset_t *f, rt_rng_t *rng, const rt_options_t *opt)
             c->desc = f->m[i - 1].desc;
         } else {
             for (;;) {
-                c->type = rt_random_type(rng, opt, desc, sizeof(desc));
-                if (c->type == MPI_DATATYPE_NULL)
-                    continue;
+                c->type = rt_draw_type(rng, opt, desc, sizeof(desc));
                 if (tj_translate_block(c->type, &c->block, NULL) == TJ_OK)
                     break;
                 MPI_Type_free(&c->type);
@@ -864,10 +862,8 @@ int main(int argc, char **argv)
         }
     }
     while (strided < types) {
-        MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        MPI_Datatype type = rt_draw_type(&rng, &opt, desc, sizeof(desc));
         case_t *c;
-        if (type == MPI_DATATYPE_NULL)
-            continue;
         drawn++;
         c = &filling->cases[filling->n];
         if (tj_translate_block(type, &c->block, NULL) != TJ_OK) {
