@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the MPI tests that compare typejit with the system MPI share: failures reported with the
- * rank, the skip without a device taken by every rank together, and the three ways a
- * non-blocking call is completed. */
+ * rank, their start with the skip without a device taken by every rank together, and the three
+ * ways a non-blocking call is completed. */
 #ifndef TJ_TESTS_MPICHECK_H
 #define TJ_TESTS_MPICHECK_H
 
@@ -34,6 +34,21 @@ static inline bool mpicheck_every_rank_has_device(void)
     int have = cudrv_open(), all = 0;
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all != 0;
+}
+
+/* MPI started, this process's rank and the number of ranks, MPI_ERRORS_RETURN on MPI_COMM_WORLD;
+ * false, MPI finalized, when a rank has no device (the test then exits 77). */
+static inline bool mpicheck_start(int *argc, char ***argv, int *rank, int *nranks)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nranks);
+    if (!mpicheck_every_rank_has_device()) {
+        MPI_Finalize();
+        return false;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    return true;
 }
 
 /* Completes a non-blocking call in one of three ways, chosen by @p how: MPI_Wait, a loop of

@@ -1594,14 +1594,8 @@ int main(int argc, char **argv)
                                  {"--cudaaware", OPT_FLAG, &cudaaware},
                                  {"--verbose", OPT_FLAG, &verbose},
                                  {NULL}});
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (!mpicheck_every_rank_has_device()) {
-        MPI_Finalize();
+    if (!mpicheck_start(&argc, &argv, &rank, &nranks))
         return 77;
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int dims[1] = {nranks}, periods[1] = {0};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &line);
     MPI_Comm_set_errhandler(line, MPI_ERRORS_RETURN);

@@ -804,14 +804,8 @@ int main(int argc, char **argv)
                                  {"--verbose", OPT_FLAG, &verbose},
                                  {"--host-only", OPT_FLAG, &host_only},
                                  {NULL}});
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (!mpicheck_every_rank_has_device()) {
-        MPI_Finalize();
+    if (!mpicheck_start(&argc, &argv, &rank, &nranks))
         return 77;
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* A Cartesian ring of the ranks and a second dimension of one rank, not periodic, so that
      * it has MPI_PROC_NULL neighbours (the ring is periodic only with more than two ranks:
