@@ -293,13 +293,13 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         member_displs(rng, n, bytes ? bl * (ext > 0 ? ext : 1) : bl, bytes, opt, displs);
         for (int i = 0; i < n; i++)
             bls64[i] = bls[i] = block ? bl : (int)(rt_range(rng, 0, 5) == 0 ? 0 : bl);
+        int idispl[4];
+        MPI_Aint adispl[4];
+        for (int i = 0; i < n; i++) {
+            idispl[i] = (int)displs[i];
+            adispl[i] = displs[i];
+        }
         if (block) {
-            int idispl[4];
-            MPI_Aint adispl[4];
-            for (int i = 0; i < n; i++) {
-                idispl[i] = (int)displs[i];
-                adispl[i] = displs[i];
-            }
             put(t, "%s(%d,", bytes ? "hindexed_block" : "indexed_block", bl);
             put_list(t, displs, n);
             put(t, ",%s", inner);
@@ -312,12 +312,6 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             else
                 MPI_Type_create_indexed_block(n, bl, idispl, child, &out);
         } else {
-            int idispl[4];
-            MPI_Aint adispl[4];
-            for (int i = 0; i < n; i++) {
-                idispl[i] = (int)displs[i];
-                adispl[i] = displs[i];
-            }
             put(t, "%s(", bytes ? "hindexed" : "indexed");
             put_list(t, bls64, n);
             put(t, ",");
