@@ -75,6 +75,25 @@ typedef struct {
 
 static char *cxxflags[MAX_CXXFLAGS];
 static int ncxxflags;
+
+/* Starts the host compiler on @p src, into the shared object @p so; its process. */
+static pid_t compile_shared(char *src, char *so)
+{
+    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
+                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
+                                     "-w",       "-I",         TJ_EMU_INCLUDE};
+    int argc = 9;
+    pid_t pid;
+
+    for (int i = 0; i < ncxxflags; i++)
+        argv[argc++] = cxxflags[i];
+    argv[argc++] = "-o";
+    argv[argc++] = so;
+    argv[argc++] = src;
+    argv[argc] = NULL;
+    REQUIRE(posix_spawn(&pid, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    return pid;
+}
 static char workdir[256];
 static bool verbose, keep;
 static int mismatches;
@@ -312,17 +331,7 @@ static void batch_compile(batch_t *b)
     }
     REQUIRE(fclose(f) == 0);
 
-    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
-                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
-                                     "-w",       "-I",         TJ_EMU_INCLUDE};
-    int argc = 9;
-    for (int i = 0; i < ncxxflags; i++)
-        argv[argc++] = cxxflags[i];
-    argv[argc++] = "-o";
-    argv[argc++] = b->so_path;
-    argv[argc++] = b->src_path;
-    argv[argc] = NULL;
-    REQUIRE(posix_spawn(&b->compiler, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    b->compiler = compile_shared(b->src_path, b->so_path);
 }
 
 /* Waits for the batch's compiler, runs every case, frees the batch. */
@@ -702,17 +711,7 @@ static void fused_sets(rt_rng_t *rng)
     }
     append(fp, "static_assert(sizeof(tj_fused_args_t) == 40 * 32 + 8, \"fused args layout\");\n");
     REQUIRE(fclose(fp) == 0);
-    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
-                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
-                                     "-w",       "-I",         TJ_EMU_INCLUDE};
-    int argc = 9;
-    for (int i = 0; i < ncxxflags; i++)
-        argv[argc++] = cxxflags[i];
-    argv[argc++] = "-o";
-    argv[argc++] = so_path;
-    argv[argc++] = src_path;
-    argv[argc] = NULL;
-    REQUIRE(posix_spawn(&pid, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    pid = compile_shared(src_path, so_path);
     REQUIRE(waitpid(pid, &wstatus, 0) == pid);
     if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
         fprintf(stderr, "g++ failed on %s\n", src_path);
