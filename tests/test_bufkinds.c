@@ -146,6 +146,18 @@ static void side_free(side_t *s)
     free(s->host);
 }
 
+/* Host scratch for a pack of @p size bytes from a typed side spanning @p span: the system MPI's
+ * packed bytes (@p want), room for the bytes read back of either buffer (@p got) and the typed
+ * reference (@p ref). */
+static void scratch_alloc(int size, int64_t span, unsigned char **want, unsigned char **got,
+                          unsigned char **ref)
+{
+    *want = malloc((size_t)size);
+    *got = malloc((size_t)(size > (int)span ? size : (int)span));
+    *ref = malloc((size_t)span);
+    REQUIRE(*want && *got && *ref);
+}
+
 /* A flat buffer of packed bytes of a kind. */
 typedef struct {
     buf_t buf;
@@ -233,10 +245,7 @@ static void pack_pair(kind_t kind, kind_t pkind, int t, unsigned salt)
     size *= counts[t];
     side_init(&s, kind, type, counts[t]);
     p = flat_alloc(pkind, size);
-    want = malloc((size_t)size);
-    got = malloc((size_t)(size > (int)s.span ? size : (int)s.span));
-    ref = malloc((size_t)s.span);
-    REQUIRE(want && got && ref);
+    scratch_alloc(size, s.span, &want, &got, &ref);
 
     /* Pack: the system MPI's bytes from the host copy. */
     side_fill(&s, salt);
@@ -492,10 +501,7 @@ static void fault_round(fault_tally_t *f, kind_t kind, kind_t packed_kind, int t
     side_init(&s, kind, type, counts[t]);
     side_init(&r, kind, type, counts[t]);
     p = flat_alloc(packed_kind, size);
-    want = malloc((size_t)size);
-    got = malloc((size_t)(size > (int)s.span ? size : (int)s.span));
-    ref = malloc((size_t)s.span);
-    REQUIRE(want && got && ref);
+    scratch_alloc(size, s.span, &want, &got, &ref);
 
     side_fill(&s, salt);
     rpos = 0;
