@@ -46,10 +46,16 @@ set(TJ_FORTRAN_OPTIONS -Wall -Wextra -Wno-compare-reals)
 if(TJ_WERROR)
   list(APPEND TJ_FORTRAN_OPTIONS -Werror)
 endif()
+# What the programs share (tests/fortran/checks.f90), its module in a folder of its own.
+add_library(tj_fortran_checks OBJECT fortran/checks.f90)
+set_property(TARGET tj_fortran_checks PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+set_property(TARGET tj_fortran_checks PROPERTY Fortran_MODULE_DIRECTORY
+             ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks)
+target_include_directories(tj_fortran_checks INTERFACE ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks)
 function(tj_fortran_program name source)
   add_executable(${name} ${source})
   set_property(TARGET ${name} PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
-  target_link_libraries(${name} PRIVATE MPI::MPI_Fortran)
+  target_link_libraries(${name} PRIVATE tj_fortran_checks MPI::MPI_Fortran)
 endfunction()
 
 tj_fortran_program(test_fortran_halo fortran/halo.f90)
