@@ -72,10 +72,8 @@ program calls
     call get_command_argument(2, fname)
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    check_rank = rank
     call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-    right = mod(rank + 1, nranks)
-    left = mod(rank - 1 + nranks, nranks)
+    call start_checks(rank, nranks, left, right)
     if (tj_buf_init(merge(1_c_int, 0_c_int, mode == 'device')) /= 0) then
         call fail('no buffers of kind ' // trim(mode))
         call MPI_Abort(MPI_COMM_WORLD, 1, ierr)

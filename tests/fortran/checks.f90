@@ -4,11 +4,20 @@
 module checks
     implicit none
     private
-    public :: failures, check_rank, fail, fill_halo
+    public :: failures, fail, start_checks, fill_halo
     integer :: failures = 0   ! the checks that failed on this rank
     integer :: check_rank = 0 ! this process's rank, which each failure names
 
 contains
+
+    ! This process's checks begin: the rank its failures name; its neighbours on a ring.
+    subroutine start_checks(rank, nranks, left, right)
+        integer, intent(in) :: rank, nranks
+        integer, intent(out) :: left, right
+        check_rank = rank
+        right = mod(rank + 1, nranks)
+        left = mod(rank - 1 + nranks, nranks)
+    end subroutine start_checks
 
     subroutine fail(what)
         character(len=*), intent(in) :: what

@@ -30,10 +30,8 @@ program halo
 
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    check_rank = rank
     call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-    right = mod(rank + 1, nranks)
-    left = mod(rank - 1 + nranks, nranks)
+    call start_checks(rank, nranks, left, right)
     call fill_halo(a, rank)
 
     ! The x face i = 2 (a subarray), the y face j = 3 (a vector of x rows, nz planes apart).

@@ -14,10 +14,8 @@ program halo_f08
 
     call MPI_Init()
     call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-    check_rank = rank
     call MPI_Comm_size(MPI_COMM_WORLD, nranks)
-    right = mod(rank + 1, nranks)
-    left = mod(rank - 1 + nranks, nranks)
+    call start_checks(rank, nranks, left, right)
     call fill_halo(a, rank)
     ! The x face i = 2: ny * nz elements nx apart.
     call MPI_Type_vector(ny * nz, 1, nx, MPI_DOUBLE_PRECISION, xtype)
