@@ -51,6 +51,14 @@ static inline bool mpicheck_start(int *argc, char ***argv, int *rank, int *nrank
     return true;
 }
 
+/* The failures of every rank together. */
+static inline long mpicheck_job_failures(long failures)
+{
+    long all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
 /* Completes a non-blocking call in one of three ways, chosen by @p how: MPI_Wait, a loop of
  * MPI_Test, MPI_Waitall with a null request beside it. */
 static inline int mpicheck_complete(MPI_Request *req, long how)

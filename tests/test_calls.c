@@ -1624,13 +1624,11 @@ int main(int argc, char **argv)
     if (only != NULL && strcmp(only, "mixed") == 0)
         mixed_family();
 
-    long all_failures = 0;
-    MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     printf("rank %d: %ld results checked, calls_staged=%ld calls_refused=%ld kernel_launches=%ld, "
            "%ld failures\n",
            rank, checked, tj_counter("calls_staged"), tj_counter("calls_refused"),
            tj_counter("kernel_launches"), failures);
-    CHECK(all_failures == 0);
+    CHECK(mpicheck_job_failures(failures) == 0);
     CHECK(checked > 0);
     MPI_Op_free(&user_op);
     for (int t = 0; t < NALL; t++)
