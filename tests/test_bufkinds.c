@@ -170,6 +170,19 @@ static flat_t flat_alloc(kind_t kind, int len)
     return f;
 }
 
+/* Before an unpack of the packed bytes @p want from @p p into the typed side @p s: @p s poisoned,
+ * @p p holding @p want, and in @p ref what the system MPI unpacks into a poisoned host copy. */
+static void unpack_reference(side_t *s, flat_t *p, unsigned char *want, unsigned char *ref)
+{
+    int pos = 0;
+
+    side_poison(s);
+    memcpy(ref, s->host, (size_t)s->span);
+    REQUIRE(PMPI_Unpack(want, p->len, &pos, ref - s->lo, s->count, s->type, MPI_COMM_SELF) ==
+            MPI_SUCCESS);
+    buf_put(&p->buf, want);
+}
+
 /* The counters a check reads before and after a call. */
 typedef struct {
     long launches, fallbacks;
@@ -263,12 +276,7 @@ static void pack_pair(kind_t kind, kind_t pkind, int t, unsigned salt)
           before, expected(kind, pkind));
 
     /* Unpack: into poisoned typed memory, against the system MPI's unpack into a poisoned copy. */
-    side_poison(&s);
-    memcpy(ref, s.host, (size_t)s.span);
-    rpos = 0;
-    REQUIRE(PMPI_Unpack(want, size, &rpos, ref - s.lo, s.count, type, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
-    buf_put(&p.buf, want);
+    unpack_reference(&s, &p, want, ref);
     pos = 0;
     before = snap();
     rc = MPI_Unpack(p.buf.ptr, size, &pos, s.arg, s.count, type, MPI_COMM_SELF);
@@ -512,12 +520,7 @@ static void fault_round(fault_tally_t *f, kind_t kind, kind_t packed_kind, int t
     buf_get(&p.buf, got);
     fault_judge(f, "pack", kind, t, rc, got, want, (size_t)size);
 
-    side_poison(&r);
-    memcpy(ref, r.host, (size_t)r.span);
-    rpos = 0;
-    REQUIRE(PMPI_Unpack(want, size, &rpos, ref - r.lo, r.count, type, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
-    buf_put(&p.buf, want);
+    unpack_reference(&r, &p, want, ref);
     pos = 0;
     rc = MPI_Unpack(p.buf.ptr, size, &pos, r.arg, r.count, type, MPI_COMM_SELF);
     buf_get(&r.buf, got);
