@@ -436,29 +436,31 @@ add_test(NAME emu_bufkinds COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x FAKECUDA_PAGEABLE=1
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds -np 2
          $<TARGET_FILE:test_bufkinds> --all)
+
 set(TJ_BUFKINDS_FAULT_KINDS device,pool,pool_user,vmm,vmm_host,managed_advise,registered,dev1)
-add_test(NAME emu_bufkinds_fault_query COMMAND ${TJ_CHECKED}
-         --expect "cannot tell where buffer 0x[0-9a-f]+ lies: cuPointerGetAttributes failed"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
-         FAKECUDA_FAIL=cuPointerGetAttributes%10 FAKECUDA_SEED=29
-         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
-         $<TARGET_FILE:test_bufkinds> --faults query --kinds ${TJ_BUFKINDS_FAULT_KINDS})
-add_test(NAME emu_bufkinds_fault_pinned COMMAND ${TJ_CHECKED}
-         --once "info: page-locked host memory for staging could not be allocated"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
-         FAKECUDA_FAIL=cuMemHostGetDevicePointer_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=oneshot
-         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
-         $<TARGET_FILE:test_bufkinds> --faults pinned --kinds ${TJ_BUFKINDS_FAULT_KINDS})
+# tj_bufkinds_fault_test(NAME FAULT KINDS CHECK run_checked.sh options... ENV VAR=VALUE...)
+# test_bufkinds --faults FAULT over the allocation kinds KINDS, with the failures ENV injects.
+function(tj_bufkinds_fault_test name fault kinds)
+  cmake_parse_arguments(T "" "" "CHECK;ENV" ${ARGN})
+  add_test(NAME ${name} COMMAND ${TJ_CHECKED} ${T_CHECK}
+           -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
+           ${T_ENV} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
+           $<TARGET_FILE:test_bufkinds> --faults ${fault} --kinds ${kinds})
+endfunction()
+
+tj_bufkinds_fault_test(emu_bufkinds_fault_query query ${TJ_BUFKINDS_FAULT_KINDS}
+  CHECK --expect "cannot tell where buffer 0x[0-9a-f]+ lies: cuPointerGetAttributes failed"
+  ENV FAKECUDA_FAIL=cuPointerGetAttributes%10 FAKECUDA_SEED=29)
+tj_bufkinds_fault_test(emu_bufkinds_fault_pinned pinned ${TJ_BUFKINDS_FAULT_KINDS}
+  CHECK --once "info: page-locked host memory for staging could not be allocated"
+  ENV FAKECUDA_FAIL=cuMemHostGetDevicePointer_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=oneshot)
 # Every cuMemAlloc failing (an application holding the device's memory) with the staged method:
 # typejit's device staging is page-locked mapped memory instead, exact, said once (the kinds
 # below allocate without cuMemAlloc).
-add_test(NAME emu_bufkinds_fault_devstage COMMAND ${TJ_CHECKED}
-         --once "info: device memory for staging could not be allocated"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
-         FAKECUDA_FAIL=cuMemAlloc_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=staged
-         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
-         $<TARGET_FILE:test_bufkinds> --faults devstage
-         --kinds pool,pool_user,vmm,vmm_host,managed_advise,registered)
+tj_bufkinds_fault_test(emu_bufkinds_fault_devstage devstage
+  pool,pool_user,vmm,vmm_host,managed_advise,registered
+  CHECK --once "info: device memory for staging could not be allocated"
+  ENV FAKECUDA_FAIL=cuMemAlloc_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=staged)
 set_tests_properties(emu_bufkinds emu_bufkinds_fault_query emu_bufkinds_fault_pinned
                      emu_bufkinds_fault_devstage PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
