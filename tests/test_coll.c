@@ -469,7 +469,10 @@ static void one(long t, int kind, bool nonblocking)
                     rank, i, i < s.n ? s.counts[i] : -1, ss, i < s.n ? s.displs[i] : -1,
                     i < r.n ? r.counts[i] : -1, rs, i < r.n ? r.displs[i] : -1);
         }
-    /* The call under test, then the system MPI's on the host copies. */
+        /* The call under test, then the system MPI's on the host copies; the call under test is
+         * non-blocking when a request is asked for. */
+#define CALL(_x, _ix, ...)                                                                         \
+    (!test ? PMPI_##_x(__VA_ARGS__) : rq ? MPI_##_ix(__VA_ARGS__, rq) : MPI_##_x(__VA_ARGS__))
     for (int pass = 0; pass < 2; pass++) {
         bool test = pass == 0;
         bool scatter = kind == SCATTER || kind == SCATTERV;
@@ -484,79 +487,44 @@ static void one(long t, int kind, bool nonblocking)
             rb = MPI_IN_PLACE;
         switch (kind) {
         case ALLTOALLV:
-            out = !test ? PMPI_Alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
-                                         r.type, comm)
-                  : rq  ? MPI_Ialltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
-                                         r.type, comm, rq)
-                        : MPI_Alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
-                                        r.type, comm);
+            out = CALL(Alltoallv, Ialltoallv, sb, s.counts, s.displs, s.type, rb, r.counts,
+                       r.displs, r.type, comm);
             break;
         case ALLTOALLW:
-            out = !test ? PMPI_Alltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
-                                         r.types, comm)
-                  : rq  ? MPI_Ialltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
-                                         r.types, comm, rq)
-                        : MPI_Alltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
-                                        r.types, comm);
+            out = CALL(Alltoallw, Ialltoallw, sb, s.counts, s.displs, s.types, rb, r.counts,
+                       r.displs, r.types, comm);
             break;
         case NBR_V:
-            out = !test ? PMPI_Neighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
-                                                  r.displs, r.type, comm)
-                  : rq  ? MPI_Ineighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
-                                                  r.displs, r.type, comm, rq)
-                        : MPI_Neighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
-                                                 r.displs, r.type, comm);
+            out = CALL(Neighbor_alltoallv, Ineighbor_alltoallv, sb, s.counts, s.displs, s.type, rb,
+                       r.counts, r.displs, r.type, comm);
             break;
         case NBR_W:
-            out = !test ? PMPI_Neighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
-                                                  r.adispls, r.types, comm)
-                  : rq  ? MPI_Ineighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
-                                                  r.adispls, r.types, comm, rq)
-                        : MPI_Neighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
-                                                 r.adispls, r.types, comm);
+            out = CALL(Neighbor_alltoallw, Ineighbor_alltoallw, sb, s.counts, s.adispls, s.types,
+                       rb, r.counts, r.adispls, r.types, comm);
             break;
         case ALLGATHER:
-            out = !test ? PMPI_Allgather(sb, s.count, s.type, rb, r.count, r.type, comm)
-                  : rq  ? MPI_Iallgather(sb, s.count, s.type, rb, r.count, r.type, comm, rq)
-                        : MPI_Allgather(sb, s.count, s.type, rb, r.count, r.type, comm);
+            out = CALL(Allgather, Iallgather, sb, s.count, s.type, rb, r.count, r.type, comm);
             break;
         case ALLGATHERV:
-            out = !test ? PMPI_Allgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm)
-                  : rq  ? MPI_Iallgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm,
-                                          rq)
-                        : MPI_Allgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm);
+            out = CALL(Allgatherv, Iallgatherv, sb, s.count, s.type, rb, r.counts, r.displs, r.type,
+                       comm);
             break;
         case GATHER:
-            out = !test ? PMPI_Gather(sb, s.count, s.type, rb, r.count, r.type, root, comm)
-                  : rq  ? MPI_Igather(sb, s.count, s.type, rb, r.count, r.type, root, comm, rq)
-                        : MPI_Gather(sb, s.count, s.type, rb, r.count, r.type, root, comm);
+            out = CALL(Gather, Igather, sb, s.count, s.type, rb, r.count, r.type, root, comm);
             break;
         case GATHERV:
-            out =
-                !test
-                    ? PMPI_Gatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm)
-                : rq ? MPI_Igatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm,
-                                    rq)
-                     : MPI_Gatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm);
+            out = CALL(Gatherv, Igatherv, sb, s.count, s.type, rb, r.counts, r.displs, r.type, root,
+                       comm);
             break;
         case SCATTER:
-            out = !test ? PMPI_Scatter(sb, s.count, s.type, rb, r.count, r.type, root, comm)
-                  : rq  ? MPI_Iscatter(sb, s.count, s.type, rb, r.count, r.type, root, comm, rq)
-                        : MPI_Scatter(sb, s.count, s.type, rb, r.count, r.type, root, comm);
+            out = CALL(Scatter, Iscatter, sb, s.count, s.type, rb, r.count, r.type, root, comm);
             break;
         case SCATTERV:
-            out =
-                !test
-                    ? PMPI_Scatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm)
-                : rq
-                    ? MPI_Iscatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm,
-                                    rq)
-                    : MPI_Scatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm);
+            out = CALL(Scatterv, Iscatterv, sb, s.counts, s.displs, s.type, rb, r.count, r.type,
+                       root, comm);
             break;
         default: /* BCAST */
-            out = !test ? PMPI_Bcast(rb, r.count, r.type, root, comm)
-                  : rq  ? MPI_Ibcast(rb, r.count, r.type, root, comm, rq)
-                        : MPI_Bcast(rb, r.count, r.type, root, comm);
+            out = CALL(Bcast, Ibcast, rb, r.count, r.type, root, comm);
             break;
         }
         if (rq != NULL && out == MPI_SUCCESS)
@@ -566,6 +534,7 @@ static void one(long t, int kind, bool nonblocking)
         else
             ref_rc = out;
     }
+#undef CALL
     if (has_r)
         compare(what, &r, t, rc, ref_rc);
     else if (rc != MPI_SUCCESS)
