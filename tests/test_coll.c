@@ -469,10 +469,10 @@ static void one(long t, int kind, bool nonblocking)
                     rank, i, i < s.n ? s.counts[i] : -1, ss, i < s.n ? s.displs[i] : -1,
                     i < r.n ? r.counts[i] : -1, rs, i < r.n ? r.displs[i] : -1);
         }
-        /* The call under test, then the system MPI's on the host copies; the call under test is
-         * non-blocking when a request is asked for. */
 #define CALL(_x, _ix, ...)                                                                         \
     (!test ? PMPI_##_x(__VA_ARGS__) : rq ? MPI_##_ix(__VA_ARGS__, rq) : MPI_##_x(__VA_ARGS__))
+    /* The call under test, then the system MPI's on the host copies (CALL); the call under test
+     * is non-blocking when a request is asked for. */
     for (int pass = 0; pass < 2; pass++) {
         bool test = pass == 0;
         bool scatter = kind == SCATTER || kind == SCATTERV;
