@@ -8,11 +8,8 @@
 # cannot load NVRTC 13's kernels) each staged call says why.
 set -eu
 mpiexec=$1 lib=$2 halo=$3 fake13=$4 fake12=$5
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
 . "$(dirname "$0")/halo_run.sh"
+
 run() {
     fake=$1
     shift

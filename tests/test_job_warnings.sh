@@ -12,13 +12,10 @@
 # validate, a TYPEJIT_ARCH this NVRTC dropped.
 set -eu
 mpiexec=$1 lib=$2 halo=$3 fake=${4:-}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/halo_run.sh"
 
 # run NP [-x VAR=VALUE...] [-- HALO3D OPTIONS]: halo3d under typejit (tests/halo_run.sh); its
 # stderr in $out.
-. "$(dirname "$0")/halo_run.sh"
 run() {
     np=$1
     shift
