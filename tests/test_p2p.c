@@ -328,6 +328,15 @@ static void ready_handshake(int tag)
                        MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
 }
 
+/* The status of the receive, request 0, if it is among the @p outcount requests a Testsome or
+ * Waitsome completed. */
+static void note_receive(int outcount, const int *indices, const MPI_Status *sts, MPI_Status *st)
+{
+    for (int j = 0; j < outcount; j++)
+        if (indices[j] == 0)
+            *st = sts[j];
+}
+
 /* One type, one variant: every rank sends to the next and receives from the previous. */
 static void exchange(MPI_Datatype type, const char *desc, int variant, int count, kind_t sk,
                      kind_t rk, int tag, uint64_t salt)
@@ -473,9 +482,7 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
                 left--;
             } else {
                 rc = MPI_Testsome(2, req, &outcount, indices, sts);
-                for (int j = 0; j < outcount; j++)
-                    if (indices[j] == 0)
-                        st = sts[j];
+                note_receive(outcount, indices, sts, &st);
                 left -= outcount;
             }
         }
@@ -599,9 +606,7 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         }
         while (variant == 28 && left > 0) {
             rc = MPI_Waitsome(2, req, &outcount, indices, sts);
-            for (int j = 0; j < outcount; j++)
-                if (indices[j] == 0)
-                    st = sts[j];
+            note_receive(outcount, indices, sts, &st);
             left -= outcount;
         }
         break;
