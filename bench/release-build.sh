@@ -3,6 +3,11 @@
 # Release (with $RELEASE_CMAKE_ARGS, if set) without the tests and without -Werror (the benchmarks need neither, and a part under
 # construction elsewhere in the tree must not stop them), builds only TARGETs, keeps the logs as
 # $build/NAME-{configure,build}.log, exits on failure, and sets $build to its absolute path.
+# Unless the script has set them: the results go to $out ($OUT, default bench/results, made
+# here), the build to $build ($BUILD, default build-bench).
+out=${out:-${OUT:-bench/results}}
+build=${build:-${BUILD:-build-bench}}
+mkdir -p "$out"
 release_build() {
     local name=$1
     shift

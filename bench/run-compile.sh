@@ -13,9 +13,6 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bash bench/run-compile.sh [--types T]"; exit 2 ;;
     esac
 done
-out=${OUT:-bench/results}
-build=${BUILD:-build-bench}
-mkdir -p "$out" "$build"
 . bench/release-build.sh
 release_build compile typejit bench_cold_commit
 cache=$(mktemp -d)

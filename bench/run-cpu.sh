@@ -28,9 +28,6 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-out=${OUT:-bench/results}
-build=${BUILD:-build-bench}
-mkdir -p "$out" "$build"
 . bench/release-build.sh
 release_build cpu typejit bench_commit bench_pack_cpu
 lib="$build/libtypejit.so"

@@ -33,9 +33,7 @@ mpich)
     export RELEASE_CMAKE_ARGS="-DMPI_C_COMPILER=mpicc.mpich -DMPI_Fortran_COMPILER=mpifort.mpich" ;;
 *) echo "run-launch: --mpi openmpi or mpich, not $mpi"; exit 2 ;;
 esac
-out=${OUT:-bench/results}
 driver=${TEST_DRIVER:-build/tests/fakecuda/13.0}
-mkdir -p "$out" "$build"
 . bench/release-build.sh
 release_build launch typejit bench_launch
 lib=${LIB:-$build/libtypejit.so}

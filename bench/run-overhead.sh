@@ -19,9 +19,6 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bash bench/run-overhead.sh [--reps N]"; exit 2 ;;
     esac
 done
-out=${OUT:-bench/results}
-build=${BUILD:-build-bench}
-mkdir -p "$out" "$build"
 . bench/release-build.sh
 release_build overhead typejit bench_pingpong
 run() { # $1: yes|no (preload)

@@ -13,44 +13,51 @@ tj_add_test(device_calls_table COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_D
 # the 3-rank run makes every call of the 2-rank one (each root, a Cartesian neighbour that is
 # MPI_PROC_NULL), and the 2-rank ring, one peer on both sides, is in the tests below and emu_p2p_*.
 tj_device_program(test_calls test_calls.c devbuf.c)
-add_test(NAME emu_device_calls_3 COMMAND ${TJ_CHECKED} --silent --
-         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
-         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 3
-         $<TARGET_FILE:test_calls>)
-set_tests_properties(emu_device_calls_3 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
-add_test(NAME emu_device_calls_cudaaware_2 COMMAND ${TJ_CHECKED}
-         --expect "^cudaaware shim\\[0\\]: [1-9][0-9]* device buffers staged"
-         -- ${TJ_CUDAAWARE_MPIEXEC}
-         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
-         $<TARGET_FILE:test_calls> --cudaaware)
-set_tests_properties(emu_device_calls_cudaaware_2 PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
+# tj_emu_calls_test(NAME NP n TIMEOUT s [CHECK run_checked.sh options...] [LAUNCH launcher...]
+#                   [PROPERTIES ...] COMMAND program args...)
+# A program of these tests at n ranks on the test driver (LAUNCH: the launcher and its options,
+# by default the MPI that is not CUDA-aware), on the kernel cache they share.
+function(tj_emu_calls_test name)
+  cmake_parse_arguments(T "" "NP;TIMEOUT" "CHECK;LAUNCH;PROPERTIES;COMMAND" ${ARGN})
+  if(NOT T_CHECK)
+    set(T_CHECK --silent)
+  endif()
+  if(NOT T_LAUNCH)
+    set(T_LAUNCH ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV})
+  endif()
+  add_test(NAME ${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${T_LAUNCH}
+           -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np ${T_NP}
+           ${T_COMMAND})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "emu;mpi" ${T_PROPERTIES})
+endfunction()
+
+tj_emu_calls_test(emu_device_calls_3 NP 3 TIMEOUT 600
+  COMMAND $<TARGET_FILE:test_calls>)
+tj_emu_calls_test(emu_device_calls_cudaaware_2 NP 2 TIMEOUT 600
+  CHECK --expect "^cudaaware shim\\[0\\]: [1-9][0-9]* device buffers staged"
+  LAUNCH ${TJ_CUDAAWARE_MPIEXEC}
+  COMMAND $<TARGET_FILE:test_calls> --cudaaware)
 
 # The calls refused on device memory with an MPI that is not CUDA-aware: MPI_ERR_BUFFER and one
 # error line per function, however often it is called.
-add_test(NAME emu_device_calls_refused COMMAND ${TJ_CHECKED}
-         --once "^typejit\\[0\\]: error: MPI_Win_attach: device memory cannot be attached to a dynamic window when the system MPI is not CUDA-aware"
-         --once "^typejit\\[0\\]: error: MPI_Buffer_attach: the buffer is in device memory and the system MPI is not CUDA-aware"
-         --once "^typejit\\[0\\]: error: MPIX?_Allreduce_init: a persistent collective on device memory"
-         --once "^typejit\\[0\\]: error: MPIX?_Alltoall_init: a persistent collective on device memory"
-         --once "^typejit\\[0\\]: error: MPI_T_cvar_read: an MPI_T value buffer in device memory"
-         --once "^typejit\\[0\\]: error: MPI_T_cvar_write: an MPI_T value buffer in device memory"
-         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
-         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
-         $<TARGET_FILE:test_calls> --only refuse)
-set_tests_properties(emu_device_calls_refused PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+tj_emu_calls_test(emu_device_calls_refused NP 2 TIMEOUT 300
+  CHECK --once "^typejit\\[0\\]: error: MPI_Win_attach: device memory cannot be attached to a dynamic window when the system MPI is not CUDA-aware"
+        --once "^typejit\\[0\\]: error: MPI_Buffer_attach: the buffer is in device memory and the system MPI is not CUDA-aware"
+        --once "^typejit\\[0\\]: error: MPIX?_Allreduce_init: a persistent collective on device memory"
+        --once "^typejit\\[0\\]: error: MPIX?_Alltoall_init: a persistent collective on device memory"
+        --once "^typejit\\[0\\]: error: MPI_T_cvar_read: an MPI_T value buffer in device memory"
+        --once "^typejit\\[0\\]: error: MPI_T_cvar_write: an MPI_T value buffer in device memory"
+  COMMAND $<TARGET_FILE:test_calls> --only refuse)
 
 # A type over MPI_BOTTOM whose blocks lie in host and device memory (either order), two device
 # allocations, managed and device memory: MPI_ERR_BUFFER with one error line per call, never a
 # crash (Open MPI segfaulted in MPI_Pack before); blocks together (two host allocations, one
 # device allocation) packed exactly.
-add_test(NAME emu_device_calls_split COMMAND ${TJ_CHECKED}
-         --expect "^typejit\\[0\\]: error: MPI_Pack: the datatype's bytes lie in more than one allocation or memory kind"
-         --expect "^typejit\\[0\\]: error: MPI_Allreduce: the datatype's bytes lie in more than one allocation"
-         --expect "^typejit\\[0\\]: error: MPI_Reduce_local: the datatype's bytes lie in more than one allocation"
-         -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
-         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
-         $<TARGET_FILE:test_calls> --only mixed)
-set_tests_properties(emu_device_calls_split PROPERTIES TIMEOUT 300 LABELS "emu;mpi")
+tj_emu_calls_test(emu_device_calls_split NP 2 TIMEOUT 300
+  CHECK --expect "^typejit\\[0\\]: error: MPI_Pack: the datatype's bytes lie in more than one allocation or memory kind"
+        --expect "^typejit\\[0\\]: error: MPI_Allreduce: the datatype's bytes lie in more than one allocation"
+        --expect "^typejit\\[0\\]: error: MPI_Reduce_local: the datatype's bytes lie in more than one allocation"
+  COMMAND $<TARGET_FILE:test_calls> --only mixed)
 
 # The large-count forms (`_c`) on device buffers, where the MPI has them (tests/test_largecount.c;
 # 77, a skip, elsewhere): one call of each family against the system MPI's int form on host
@@ -59,18 +66,13 @@ set_tests_properties(emu_device_calls_split PROPERTIES TIMEOUT 300 LABELS "emu;m
 # 2^31 between every pair of host and device buffers. The big test writes about 2.2 GB at once
 # (2.7 GB peak resident on the test driver, which backs device memory as touched; 4.3 GB of
 # device memory allocated on a GPU) and takes about a minute of CPU: one at a time.
-add_test(NAME emu_largecount_calls COMMAND ${TJ_CHECKED}
-         --once "^typejit\\[0\\]: error: MPI_Buffer_attach_c: the buffer is in device memory"
-         --once "^typejit\\[0\\]: error: MPI_Isendrecv_c: the buffer is in device memory"
-         --once "^typejit\\[0\\]: error: MPI_Allreduce_init_c: a persistent collective on device memory" --
-         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV}
-         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 2
-         $<TARGET_FILE:test_largecount> calls)
-set_tests_properties(emu_largecount_calls PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
-                     SKIP_RETURN_CODE 77)
-add_test(NAME emu_largecount_big COMMAND ${TJ_CHECKED} --silent --
-         ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_HOST=engine
-         -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-calls -np 1
-         $<TARGET_FILE:test_largecount> big)
-set_tests_properties(emu_largecount_big PROPERTIES TIMEOUT 600 LABELS "emu;mpi"
-                     SKIP_RETURN_CODE 77 RESOURCE_LOCK big_memory)
+tj_emu_calls_test(emu_largecount_calls NP 2 TIMEOUT 300
+  CHECK --once "^typejit\\[0\\]: error: MPI_Buffer_attach_c: the buffer is in device memory"
+        --once "^typejit\\[0\\]: error: MPI_Isendrecv_c: the buffer is in device memory"
+        --once "^typejit\\[0\\]: error: MPI_Allreduce_init_c: a persistent collective on device memory"
+  PROPERTIES SKIP_RETURN_CODE 77
+  COMMAND $<TARGET_FILE:test_largecount> calls)
+tj_emu_calls_test(emu_largecount_big NP 1 TIMEOUT 600
+  LAUNCH ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_HOST=engine
+  PROPERTIES SKIP_RETURN_CODE 77 RESOURCE_LOCK big_memory
+  COMMAND $<TARGET_FILE:test_largecount> big)

@@ -160,6 +160,14 @@ static void vmm_alloc(buf_t *b, CUmemLocationType type, int id, bool host)
     b->ptr = (char *)(uintptr_t)b->reserve;
 }
 
+/* The cuMemHostAlloc flags of each kind of page-locked memory. */
+static const unsigned host_alloc_flags[K_COUNT] = {
+    [K_PINNED] = CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE,
+    [K_PINNED_PORTABLE] = CU_MEMHOSTALLOC_PORTABLE,
+    [K_PINNED_MAPPED] = CU_MEMHOSTALLOC_DEVICEMAP,
+    [K_PINNED_WC] = CU_MEMHOSTALLOC_WRITECOMBINED | CU_MEMHOSTALLOC_DEVICEMAP,
+};
+
 buf_t buf_alloc(kind_t kind, size_t len)
 {
     buf_t b = {.kind = kind, .len = len};
@@ -184,16 +192,10 @@ buf_t buf_alloc(kind_t kind, size_t len)
         CUDRV(cuStreamSynchronize(stream()));
         break;
     case K_PINNED:
-        CUDRV(cuMemHostAlloc(&h, size, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
-        break;
     case K_PINNED_PORTABLE:
-        CUDRV(cuMemHostAlloc(&h, size, CU_MEMHOSTALLOC_PORTABLE));
-        break;
     case K_PINNED_MAPPED:
-        CUDRV(cuMemHostAlloc(&h, size, CU_MEMHOSTALLOC_DEVICEMAP));
-        break;
     case K_PINNED_WC:
-        CUDRV(cuMemHostAlloc(&h, size, CU_MEMHOSTALLOC_WRITECOMBINED | CU_MEMHOSTALLOC_DEVICEMAP));
+        CUDRV(cuMemHostAlloc(&h, size, host_alloc_flags[kind]));
         break;
     case K_HOST:
         h = malloc(size);

@@ -46,10 +46,19 @@ set(TJ_FORTRAN_OPTIONS -Wall -Wextra -Wno-compare-reals)
 if(TJ_WERROR)
   list(APPEND TJ_FORTRAN_OPTIONS -Werror)
 endif()
+# What the programs share (tests/fortran/checks.f90), its module in a folder of its own.
+add_library(tj_fortran_checks OBJECT fortran/checks.f90)
+set_property(TARGET tj_fortran_checks PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+set_property(TARGET tj_fortran_checks PROPERTY Fortran_MODULE_DIRECTORY
+             ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks)
+target_include_directories(tj_fortran_checks INTERFACE ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks)
+function(tj_fortran_program name source)
+  add_executable(${name} ${source})
+  set_property(TARGET ${name} PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+  target_link_libraries(${name} PRIVATE tj_fortran_checks MPI::MPI_Fortran)
+endfunction()
 
-add_executable(test_fortran_halo fortran/halo.f90)
-set_property(TARGET test_fortran_halo PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
-target_link_libraries(test_fortran_halo PRIVATE MPI::MPI_Fortran)
+tj_fortran_program(test_fortran_halo fortran/halo.f90)
 tj_add_test(fortran_halo LABELS "mpi;portable" TIMEOUT 120
   COMMAND ${TJ_CHECKED}
           --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]+ strided=[1-9][0-9]* deferred=[0-9]+ fallback=0 layouts=[0-9]+ packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
@@ -59,9 +68,7 @@ tj_add_test(fortran_halo LABELS "mpi;portable" TIMEOUT 120
           $<TARGET_FILE:test_fortran_halo>)
 
 if(MPI_Fortran_HAVE_F08_MODULE)
-  add_executable(test_fortran_halo_f08 fortran/halo_f08.f90)
-  set_property(TARGET test_fortran_halo_f08 PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
-  target_link_libraries(test_fortran_halo_f08 PRIVATE MPI::MPI_Fortran)
+  tj_fortran_program(test_fortran_halo_f08 fortran/halo_f08.f90)
   tj_add_test(fortran_halo_f08 LABELS "mpi;portable" TIMEOUT 120
     COMMAND ${TJ_CHECKED}
             --expect "^typejit\\[0\\]: stats commits=[1-9][0-9]* strided=[1-9][0-9]* deferred=[0-9]+ fallback=0 layouts=[0-9]+ packs_engine=[1-9][0-9]* packs_system=0 unpacks_engine=[1-9]"
@@ -87,12 +94,11 @@ target_include_directories(tj_fortran_buffers PRIVATE ${CMAKE_CURRENT_SOURCE_DIR
 target_include_directories(tj_fortran_buffers SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 foreach(api IN LISTS tj_fortran_apis)
   set(prog test_fortran_calls_${api})
-  add_executable(${prog} fortran/calls.F90)
-  set_property(TARGET ${prog} PROPERTY COMPILE_OPTIONS ${TJ_FORTRAN_OPTIONS})
+  tj_fortran_program(${prog} fortran/calls.F90)
   if(api STREQUAL f08)
     target_compile_definitions(${prog} PRIVATE TJ_F08)
   endif()
-  target_link_libraries(${prog} PRIVATE tj_fortran_buffers MPI::MPI_Fortran ${CMAKE_DL_LIBS})
+  target_link_libraries(${prog} PRIVATE tj_fortran_buffers ${CMAKE_DL_LIBS})
   tj_add_test(fortran_calls_${api} LABELS "mpi;portable" TIMEOUT 120
     COMMAND ${TJ_CHECKED} --stdout "^PASS$" --expect "^typejit\\[0\\]: stats commits="
             -- ${TJ_MPIEXEC} -x TYPEJIT_STATS=1 -np 2

@@ -26,16 +26,29 @@ function(tj_device_test name)
   endif()
   set(preload LD_PRELOAD=${TJ_LIB})
   if(NOT T_EMU_ONLY)
-    add_test(NAME gpu_${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env
-             ${preload} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache ${T_ENV}
-             ${T_COMMAND})
-    set_tests_properties(gpu_${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS gpu
-                         SKIP_RETURN_CODE 77)
+    tj_add_test(gpu_${name} LABELS gpu TIMEOUT ${T_TIMEOUT}
+      COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env ${preload}
+              TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/gpu-cache ${T_ENV} ${T_COMMAND})
   endif()
   add_test(NAME emu_${name} COMMAND ${TJ_CHECKED} ${T_CHECK} -- ${CMAKE_COMMAND} -E env
            ${TJ_EMU_ENV} ${preload} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache
            ${T_ENV} ${T_EMU_ENV} ${T_COMMAND})
   set_tests_properties(emu_${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS emu)
+endfunction()
+
+# tj_emu_twice(NAME DIR TIMEOUT s FIRST run_checked.sh options... SECOND options... COMMAND ...)
+# One command twice on one cache, DIR, that NAME_reset empties first: NAME_first, checked by the
+# FIRST options, fills it, and NAME_second, checked by the SECOND ones, runs on what it left.
+function(tj_emu_twice name dir)
+  cmake_parse_arguments(T "" "TIMEOUT" "FIRST;SECOND;COMMAND" ${ARGN})
+  tj_reset_test(${name}_reset ${dir} emu ${name})
+  add_test(NAME ${name}_first COMMAND ${TJ_CHECKED} ${T_FIRST} -- ${T_COMMAND})
+  add_test(NAME ${name}_second COMMAND ${TJ_CHECKED} ${T_SECOND} -- ${T_COMMAND})
+  set_tests_properties(${name}_first PROPERTIES FIXTURES_REQUIRED ${name}
+                       FIXTURES_SETUP ${name}_filled)
+  set_tests_properties(${name}_second PROPERTIES FIXTURES_REQUIRED "${name};${name}_filled")
+  set_tests_properties(${name}_first ${name}_second PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS emu)
+  tj_heavy(${name}_reset ${name}_first ${name}_second)
 endfunction()
 
 tj_device_program(test_gpu_pack test_gpu_pack.c devbuf.c randtype.c)
@@ -44,9 +57,7 @@ tj_device_program(test_compile_burst test_compile_burst.c)
 # The oracle with JIT kernels on a cold kernel cache, then again on the cache it filled, which
 # must compile nothing. The fixture orders the two and starts from an empty cache; the kernels
 # are compiled at commit (TYPEJIT_JIT_SYNC=1), so that the first run ends with all of them.
-add_test(NAME emu_cache_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-         ${CMAKE_CURRENT_BINARY_DIR}/emu-cache)
-set_tests_properties(emu_cache_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_cold)
+tj_reset_test(emu_cache_reset ${CMAKE_CURRENT_BINARY_DIR}/emu-cache emu emu_cold)
 tj_device_test(pack_jit TIMEOUT 900 ENV TYPEJIT_JIT_SYNC=1
   COMMAND $<TARGET_FILE:test_gpu_pack> --types 150 --expect-edges)
 set_tests_properties(emu_pack_jit PROPERTIES FIXTURES_REQUIRED emu_cold FIXTURES_SETUP emu_warm)
@@ -57,9 +68,8 @@ set_tests_properties(emu_pack_jit_warm PROPERTIES FIXTURES_REQUIRED emu_warm)
 if(TJ_HEAVY_TESTS)
   # The default, background compiles, from an empty cache: the first calls of each type run the
   # generic kernel, exactly.
-  add_test(NAME emu_background_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background)
-  set_tests_properties(emu_background_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_background)
+  tj_reset_test(emu_background_reset ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background
+                emu emu_background)
   tj_device_test(pack_background EMU_ONLY TIMEOUT 600
     ENV TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-background
     COMMAND $<TARGET_FILE:test_gpu_pack> --types 60 --seed 4 --expect-generic)
@@ -70,53 +80,30 @@ if(TJ_HEAVY_TESTS)
   # compiles nothing. Kernels a call needs at other words than its commit's are queued by the
   # call, and layouts that share a device-table kernel share its cache entry (a second run
   # compiled again what the first had taken from its memory table).
-  add_test(NAME emu_rerun_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun)
-  set_tests_properties(emu_rerun_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_rerun)
-  set(TJ_RERUN ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
-      TYPEJIT_JIT_DRAIN=600 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun
-      $<TARGET_FILE:test_gpu_pack> --types 40 --seed 2)
-  add_test(NAME emu_rerun_first COMMAND ${TJ_CHECKED}
-           --expect "^typejit\\[0\\]: stats .* jit_compiles=[1-9][0-9]* jit_failures=0 " -- ${TJ_RERUN})
-  add_test(NAME emu_rerun_second COMMAND ${TJ_CHECKED}
-           --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 jit_background=0 "
-           -- ${TJ_RERUN})
-  set_tests_properties(emu_rerun_first PROPERTIES FIXTURES_REQUIRED emu_rerun
-                       FIXTURES_SETUP emu_rerun_filled)
-  set_tests_properties(emu_rerun_second PROPERTIES FIXTURES_REQUIRED "emu_rerun;emu_rerun_filled")
-  set_tests_properties(emu_rerun_first emu_rerun_second PROPERTIES TIMEOUT 600 LABELS emu)
-  tj_heavy(emu_rerun_reset emu_rerun_first emu_rerun_second)
+  tj_emu_twice(emu_rerun ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun TIMEOUT 600
+    FIRST --expect "^typejit\\[0\\]: stats .* jit_compiles=[1-9][0-9]* jit_failures=0 "
+    SECOND --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 jit_background=0 "
+    COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
+            TYPEJIT_JIT_DRAIN=600 TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-rerun
+            $<TARGET_FILE:test_gpu_pack> --types 40 --seed 2)
 
   # A start-up's burst: 600 distinct strided types committed one after another in the default
   # settings (background compiles), twice on one cache. The background compiler drops none of
   # the requests: the first run compiles every kernel, a pack and an unpack kernel a type
   # (MPI_Finalize drains the queue), and the second compiles nothing.
-  add_test(NAME emu_burst_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-burst)
-  set_tests_properties(emu_burst_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_burst)
-  set(TJ_BURST ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
-      TYPEJIT_JIT_DRAIN=1200 TYPEJIT_JIT_THREADS=2
-      TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-burst
-      $<TARGET_FILE:test_compile_burst> --types 600)
-  add_test(NAME emu_burst_first COMMAND ${TJ_CHECKED}
-           --expect "^typejit\\[0\\]: stats .* jit_compiles=1200 jit_failures=0 "
-           -- ${TJ_BURST})
-  add_test(NAME emu_burst_second COMMAND ${TJ_CHECKED}
-           --expect "^typejit\\[0\\]: stats .* cache_misses=0 .*"
+  tj_emu_twice(emu_burst ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-burst TIMEOUT 1500
+    FIRST --expect "^typejit\\[0\\]: stats .* jit_compiles=1200 jit_failures=0 "
+    SECOND --expect "^typejit\\[0\\]: stats .* cache_misses=0 .*"
            --expect "^typejit\\[0\\]: stats .* jit_compiles=0 jit_failures=0 jit_background=0 "
-           -- ${TJ_BURST})
-  set_tests_properties(emu_burst_first PROPERTIES FIXTURES_REQUIRED emu_burst
-                       FIXTURES_SETUP emu_burst_filled)
-  set_tests_properties(emu_burst_second PROPERTIES FIXTURES_REQUIRED "emu_burst;emu_burst_filled")
-  set_tests_properties(emu_burst_first emu_burst_second PROPERTIES TIMEOUT 1500 LABELS emu)
-  tj_heavy(emu_burst_reset emu_burst_first emu_burst_second)
+    COMMAND ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_STATS=1
+            TYPEJIT_JIT_DRAIN=1200 TYPEJIT_JIT_THREADS=2
+            TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-burst
+            $<TARGET_FILE:test_compile_burst> --types 600)
 
   # Volume, in the default settings (background compiles): 1500 random types, constructions of
   # 100 random layouts (about 250 kernels), three times on one cache: cold, then warm twice. Each
   # run is the full oracle; the warm ones must find kernels on disk.
-  add_test(NAME emu_volume_reset COMMAND ${CMAKE_COMMAND} -E rm -rf
-           ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume)
-  set_tests_properties(emu_volume_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_volume)
+  tj_reset_test(emu_volume_reset ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume emu emu_volume)
   set(TJ_VOLUME ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV}
       LD_PRELOAD=${TJ_LIB} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume
       $<TARGET_FILE:test_gpu_pack> --types 1500 --families 100 --seed 21)
@@ -401,9 +388,7 @@ foreach(ranks 4)
     break()
   endif()
   set(cache ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-volume-p2p-${ranks})
-  add_test(NAME emu_volume_p2p_${ranks}_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${cache})
-  set_tests_properties(emu_volume_p2p_${ranks}_reset PROPERTIES LABELS emu
-                       FIXTURES_SETUP emu_volume_p2p_${ranks})
+  tj_reset_test(emu_volume_p2p_${ranks}_reset ${cache} emu emu_volume_p2p_${ranks})
   foreach(run cold warm)
     add_test(NAME emu_volume_p2p_${ranks}_${run} COMMAND ${TJ_CHECKED} --silent --
              ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${cache} -np ${ranks}
@@ -451,29 +436,31 @@ add_test(NAME emu_bufkinds COMMAND ${TJ_CHECKED} --silent --
          ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_DEVICES=2 -x FAKECUDA_PAGEABLE=1
          -x TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds -np 2
          $<TARGET_FILE:test_bufkinds> --all)
+
 set(TJ_BUFKINDS_FAULT_KINDS device,pool,pool_user,vmm,vmm_host,managed_advise,registered,dev1)
-add_test(NAME emu_bufkinds_fault_query COMMAND ${TJ_CHECKED}
-         --expect "cannot tell where buffer 0x[0-9a-f]+ lies: cuPointerGetAttributes failed"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
-         FAKECUDA_FAIL=cuPointerGetAttributes%10 FAKECUDA_SEED=29
-         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
-         $<TARGET_FILE:test_bufkinds> --faults query --kinds ${TJ_BUFKINDS_FAULT_KINDS})
-add_test(NAME emu_bufkinds_fault_pinned COMMAND ${TJ_CHECKED}
-         --once "info: page-locked host memory for staging could not be allocated"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
-         FAKECUDA_FAIL=cuMemHostGetDevicePointer_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=oneshot
-         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
-         $<TARGET_FILE:test_bufkinds> --faults pinned --kinds ${TJ_BUFKINDS_FAULT_KINDS})
+# tj_bufkinds_fault_test(NAME FAULT KINDS CHECK run_checked.sh options... ENV VAR=VALUE...)
+# test_bufkinds --faults FAULT over the allocation kinds KINDS, with the failures ENV injects.
+function(tj_bufkinds_fault_test name fault kinds)
+  cmake_parse_arguments(T "" "" "CHECK;ENV" ${ARGN})
+  add_test(NAME ${name} COMMAND ${TJ_CHECKED} ${T_CHECK}
+           -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
+           ${T_ENV} TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
+           $<TARGET_FILE:test_bufkinds> --faults ${fault} --kinds ${kinds})
+endfunction()
+
+tj_bufkinds_fault_test(emu_bufkinds_fault_query query ${TJ_BUFKINDS_FAULT_KINDS}
+  CHECK --expect "cannot tell where buffer 0x[0-9a-f]+ lies: cuPointerGetAttributes failed"
+  ENV FAKECUDA_FAIL=cuPointerGetAttributes%10 FAKECUDA_SEED=29)
+tj_bufkinds_fault_test(emu_bufkinds_fault_pinned pinned ${TJ_BUFKINDS_FAULT_KINDS}
+  CHECK --once "info: page-locked host memory for staging could not be allocated"
+  ENV FAKECUDA_FAIL=cuMemHostGetDevicePointer_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=oneshot)
 # Every cuMemAlloc failing (an application holding the device's memory) with the staged method:
 # typejit's device staging is page-locked mapped memory instead, exact, said once (the kinds
 # below allocate without cuMemAlloc).
-add_test(NAME emu_bufkinds_fault_devstage COMMAND ${TJ_CHECKED}
-         --once "info: device memory for staging could not be allocated"
-         -- ${CMAKE_COMMAND} -E env ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} FAKECUDA_DEVICES=2
-         FAKECUDA_FAIL=cuMemAlloc_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=staged
-         TYPEJIT_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/emu-cache-bufkinds
-         $<TARGET_FILE:test_bufkinds> --faults devstage
-         --kinds pool,pool_user,vmm,vmm_host,managed_advise,registered)
+tj_bufkinds_fault_test(emu_bufkinds_fault_devstage devstage
+  pool,pool_user,vmm,vmm_host,managed_advise,registered
+  CHECK --once "info: device memory for staging could not be allocated"
+  ENV FAKECUDA_FAIL=cuMemAlloc_v2:1+ TYPEJIT_LOG=info TYPEJIT_METHOD=staged)
 set_tests_properties(emu_bufkinds emu_bufkinds_fault_query emu_bufkinds_fault_pinned
                      emu_bufkinds_fault_devstage PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 

@@ -106,8 +106,7 @@ tj_heavy(kernels_variant_warm)
 # poisoned bytes), and the reverse.
 if(TARGET fakecuda_nvrtc)
   set(TJ_VARIANT_EMU_CACHE ${CMAKE_CURRENT_BINARY_DIR}/emu-cache-variant)
-  add_test(NAME emu_variant_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${TJ_VARIANT_EMU_CACHE})
-  set_tests_properties(emu_variant_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_variant)
+  tj_reset_test(emu_variant_reset ${TJ_VARIANT_EMU_CACHE} emu emu_variant)
   set(variant_oracle $<TARGET_FILE:test_gpu_pack> --types 24 --seed 21)
   add_test(NAME emu_variant_original COMMAND ${TJ_CHECKED} --silent -- ${CMAKE_COMMAND} -E env
            ${TJ_EMU_ENV} LD_PRELOAD=${TJ_LIB} TYPEJIT_JIT_SYNC=1
@@ -141,20 +140,28 @@ if(TARGET fakecuda_nvrtc)
   set_tests_properties(emu_warm_halo_setup PROPERTIES TIMEOUT 300 LABELS emu
                        FIXTURES_SETUP emu_warm_halo)
   set(warmed "jit_compiles=0 jit_failures=0 jit_background=0 packs_generic_while_compiling=0 .*cache_misses=0 ")
-  foreach(how pack isend neighbor)
-    set(expect --expect "^typejit\\[0\\]: stats .*${warmed}" --expect "^typejit\\[1\\]: stats .*${warmed}")
-    if(how STREQUAL "neighbor")
-      list(APPEND expect --expect "^typejit\\[0\\]: stats .* fused_launches=[1-9]"
-                         --expect "^typejit\\[1\\]: stats .* fused_launches=[1-9]")
-    endif()
-    add_test(NAME emu_warm_halo_${how} COMMAND ${TJ_CHECKED} ${expect}
-             --stdout "PASS: 0 wrong ghost cells"
+  # halo3d on the cache DIR that the fixture FIXTURE warmed, the NVRTC of the test double refusing
+  # every compile: on both ranks nothing compiled nor missed (EXPECT: more run_checked.sh options).
+  function(tj_warmed_halo name dir fixture)
+    cmake_parse_arguments(T "" "" "EXPECT;ARGS" ${ARGN})
+    add_test(NAME ${name} COMMAND ${TJ_CHECKED}
+             --expect "^typejit\\[0\\]: stats .*${warmed}" --expect "^typejit\\[1\\]: stats .*${warmed}"
+             ${T_EXPECT} --stdout "PASS: 0 wrong ghost cells"
              -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_NVRTC_REFUSE=1 -x TYPEJIT_STATS=1
-             -x TYPEJIT_CACHE_DIR=${TJ_WARM_HALO} -np 2
-             $<TARGET_FILE:halo3d> --device --collective ${how} --n 6 --radius 1 --iters 2 --quiet)
-    set_tests_properties(emu_warm_halo_${how} PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
-                         FIXTURES_REQUIRED emu_warm_halo)
-    tj_heavy(emu_warm_halo_${how})
+             -x TYPEJIT_CACHE_DIR=${dir} -np 2
+             $<TARGET_FILE:halo3d> --device ${T_ARGS} --iters 2 --quiet)
+    set_tests_properties(${name} PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
+                         FIXTURES_REQUIRED ${fixture})
+    tj_heavy(${name})
+  endfunction()
+  foreach(how pack isend neighbor)
+    set(expect "")
+    if(how STREQUAL "neighbor")
+      set(expect --expect "^typejit\\[0\\]: stats .* fused_launches=[1-9]"
+                 --expect "^typejit\\[1\\]: stats .* fused_launches=[1-9]")
+    endif()
+    tj_warmed_halo(emu_warm_halo_${how} ${TJ_WARM_HALO} emu_warm_halo EXPECT ${expect}
+                   ARGS --collective ${how} --n 6 --radius 1)
   endforeach()
   tj_heavy(emu_warm_halo_setup)
 
@@ -170,15 +177,8 @@ if(TARGET fakecuda_nvrtc)
   set_tests_properties(emu_warm_offset_setup PROPERTIES TIMEOUT 300 LABELS emu
                        FIXTURES_SETUP emu_warm_offset)
   foreach(how pack isend)
-    add_test(NAME emu_warm_offset_${how} COMMAND ${TJ_CHECKED}
-             --expect "^typejit\\[0\\]: stats .*${warmed}" --expect "^typejit\\[1\\]: stats .*${warmed}"
-             --stdout "PASS: 0 wrong ghost cells"
-             -- ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x FAKECUDA_NVRTC_REFUSE=1 -x TYPEJIT_STATS=1
-             -x TYPEJIT_CACHE_DIR=${TJ_WARM_OFFSET} -np 2
-             $<TARGET_FILE:halo3d> --device --collective ${how} ${offset_halo} --iters 2 --quiet)
-    set_tests_properties(emu_warm_offset_${how} PROPERTIES TIMEOUT 300 LABELS "emu;mpi"
-                         FIXTURES_REQUIRED emu_warm_offset)
-    tj_heavy(emu_warm_offset_${how})
+    tj_warmed_halo(emu_warm_offset_${how} ${TJ_WARM_OFFSET} emu_warm_offset
+                   ARGS --collective ${how} ${offset_halo})
   endforeach()
   tj_heavy(emu_warm_offset_setup)
 

@@ -3,7 +3,7 @@
 # CPU-only test driver with 2 ranks and with 1, each followed by a check that the table it wrote
 # parses. The test driver's timings mean nothing: no timing is asserted, only that every
 # quantity was measured and the file validates.
-tj_test_program(test_model test_model.c)
+tj_test_program(test_model test_model.c tempdir.c)
 tj_add_test(model COMMAND test_model LABELS unit TIMEOUT 120)
 
 if(NOT TARGET fakecuda_13000)
@@ -11,8 +11,7 @@ if(NOT TARGET fakecuda_13000)
 endif()
 
 set(TJ_MEASURE_DIR ${CMAKE_CURRENT_BINARY_DIR}/emu-measure)
-add_test(NAME emu_measure_reset COMMAND ${CMAKE_COMMAND} -E rm -rf ${TJ_MEASURE_DIR})
-set_tests_properties(emu_measure_reset PROPERTIES LABELS emu FIXTURES_SETUP emu_measure_clean)
+tj_reset_test(emu_measure_reset ${TJ_MEASURE_DIR} emu emu_measure_clean)
 
 # Two ranks on this node: kernels, copies, launch latency and host ping-pong (Debian's Open MPI
 # is not CUDA-aware: no device ping-pong), written where --output says.

@@ -109,6 +109,15 @@ static void put_list(text_t *t, const int64_t *v, int n)
     put(t, "}");
 }
 
+/* A list of the (at most 3) dimensions of a subarray or a darray. */
+static void put_dims(text_t *t, const int *v, int nd)
+{
+    int64_t w[3];
+    for (int d = 0; d < nd; d++)
+        w[d] = v[d];
+    put_list(t, w, nd);
+}
+
 /* Whether this level is made by its MPI-4 large-count constructor (opt->large_percent; no
  * draw at all when it is 0, so that the types of a seed stay the same). */
 static bool large(rt_rng_t *rng, const rt_options_t *opt)
@@ -150,6 +159,18 @@ static int64_t signed_stride(rt_rng_t *rng, int64_t min_abs, const rt_options_t 
 }
 
 static MPI_Datatype build(rt_rng_t *rng, const rt_options_t *opt, int depth, text_t *t);
+
+/* The child of a constructor at @p depth, its description into @p text, not onto @p t: the
+ * constructor's description puts arguments drawn after the child before it. */
+static MPI_Datatype build_apart(rt_rng_t *rng, const rt_options_t *opt, int depth, text_t *t,
+                                char *text, size_t len)
+{
+    size_t at = t->used;
+    MPI_Datatype child = build(rng, opt, depth + 1, t);
+    snprintf(text, len, "%s", t->buf + at);
+    t->used = at;
+    return child;
+}
 
 /* Members with the same block length and evenly spaced displacements (strided), or, one time in
  * five, irregular ones. */
@@ -193,14 +214,11 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     }
     case 2: {
         put(t, "hvector(%d,%d,", count, bl);
-        size_t at = t->used;
-        child = build(rng, opt, depth + 1, t);
-        ext = extent_of(child);
-        int64_t stride = signed_stride(rng, bl * (ext > 0 ? ext : 1), opt);
         /* The stride is drawn after the child; splice it into the text before the child. */
         char tail[4096];
-        snprintf(tail, sizeof(tail), "%s", t->buf + at);
-        t->used = at;
+        child = build_apart(rng, opt, depth, t, tail, sizeof(tail));
+        ext = extent_of(child);
+        int64_t stride = signed_stride(rng, bl * (ext > 0 ? ext : 1), opt);
         put(t, "%lld,%s", (long long)stride, tail);
         if (large(rng, opt))
             LARGE(MPI_Type_create_hvector_c(count, bl, stride, child, &out));
@@ -211,7 +229,6 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     case 3:
     case 4: {
         int nd = (int)rt_range(rng, 1, 3), sizes[3], subs[3], starts[3];
-        int64_t v[3];
         bool fortran = rt_range(rng, 0, 1);
         for (int d = 0; d < nd; d++) {
             sizes[d] = (int)rt_range(rng, 1, 6);
@@ -219,17 +236,11 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             starts[d] = (int)rt_range(rng, 0, sizes[d] - subs[d]);
         }
         put(t, "subarray(");
-        for (int d = 0; d < nd; d++)
-            v[d] = sizes[d];
-        put_list(t, v, nd);
+        put_dims(t, sizes, nd);
         put(t, ",");
-        for (int d = 0; d < nd; d++)
-            v[d] = subs[d];
-        put_list(t, v, nd);
+        put_dims(t, subs, nd);
         put(t, ",");
-        for (int d = 0; d < nd; d++)
-            v[d] = starts[d];
-        put_list(t, v, nd);
+        put_dims(t, starts, nd);
         put(t, ",%s,", fortran ? "F" : "C");
         child = build(rng, opt, depth + 1, t);
         if (large(rng, opt)) {
@@ -274,24 +285,21 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         /* indexed_block, hindexed_block, indexed, hindexed over one child. */
         int n = count, bls[4];
         int64_t displs[4], bls64[4];
-        size_t at = t->used;
-        child = build(rng, opt, depth + 1, t);
-        ext = extent_of(child);
         char inner[4096];
-        snprintf(inner, sizeof(inner), "%s", t->buf + at);
-        t->used = at;
+        child = build_apart(rng, opt, depth, t, inner, sizeof(inner));
+        ext = extent_of(child);
         bool bytes = rt_range(rng, 0, 1);
         bool block = kind != 9;
         member_displs(rng, n, bytes ? bl * (ext > 0 ? ext : 1) : bl, bytes, opt, displs);
         for (int i = 0; i < n; i++)
             bls64[i] = bls[i] = block ? bl : (int)(rt_range(rng, 0, 5) == 0 ? 0 : bl);
+        int idispl[4];
+        MPI_Aint adispl[4];
+        for (int i = 0; i < n; i++) {
+            idispl[i] = (int)displs[i];
+            adispl[i] = displs[i];
+        }
         if (block) {
-            int idispl[4];
-            MPI_Aint adispl[4];
-            for (int i = 0; i < n; i++) {
-                idispl[i] = (int)displs[i];
-                adispl[i] = displs[i];
-            }
             put(t, "%s(%d,", bytes ? "hindexed_block" : "indexed_block", bl);
             put_list(t, displs, n);
             put(t, ",%s", inner);
@@ -304,12 +312,6 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             else
                 MPI_Type_create_indexed_block(n, bl, idispl, child, &out);
         } else {
-            int idispl[4];
-            MPI_Aint adispl[4];
-            for (int i = 0; i < n; i++) {
-                idispl[i] = (int)displs[i];
-                adispl[i] = displs[i];
-            }
             put(t, "%s(", bytes ? "hindexed" : "indexed");
             put_list(t, bls64, n);
             put(t, ",");
@@ -336,12 +338,9 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
         int64_t displs[60], bls64[60], at = rt_range(rng, -4, 4), step = 0;
         bool bytes = rt_range(rng, 0, 1), shuffle = rt_range(rng, 0, 7) == 0;
         bool stretches = rt_range(rng, 0, 2) == 0;
-        size_t start = t->used;
-        child = build(rng, opt, depth + 1, t);
-        ext = extent_of(child);
         char inner[4096];
-        snprintf(inner, sizeof(inner), "%s", t->buf + start);
-        t->used = start;
+        child = build_apart(rng, opt, depth, t, inner, sizeof(inner));
+        ext = extent_of(child);
         for (int i = 0; i < n; i++) {
             if (stretches) {
                 if (left-- == 0) {
@@ -388,7 +387,6 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
     case 13: {
         /* A darray: 1 to 3 dimensions, each block, cyclic or not distributed. */
         int nd = (int)rt_range(rng, 1, 3), size = 1, gs[3], ds[3], da[3], ps[3];
-        int64_t v[3];
         bool fortran = rt_range(rng, 0, 1);
         static const char *const dn[] = {"block", "cyclic", "none"};
         int dist_code[3];
@@ -412,12 +410,9 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             }
         }
         int rank = (int)rt_range(rng, 0, size - 1);
-        size_t start = t->used;
-        child = build(rng, opt, depth + 1, t);
-        ext = extent_of(child);
         char inner[4096];
-        snprintf(inner, sizeof(inner), "%s", t->buf + start);
-        t->used = start;
+        child = build_apart(rng, opt, depth, t, inner, sizeof(inner));
+        ext = extent_of(child);
         int csize = 0;
         MPI_Type_size(child, &csize);
         if (ext <= 0 || csize == 0) {
@@ -427,20 +422,14 @@ static MPI_Datatype build_derived(rt_rng_t *rng, const rt_options_t *opt, int de
             break;
         }
         put(t, "darray(%d,%d,", size, rank);
-        for (int d = 0; d < nd; d++)
-            v[d] = gs[d];
-        put_list(t, v, nd);
+        put_dims(t, gs, nd);
         put(t, ",{");
         for (int d = 0; d < nd; d++)
             put(t, "%s%s", d ? "," : "", dn[dist_code[d]]);
         put(t, "},");
-        for (int d = 0; d < nd; d++)
-            v[d] = da[d];
-        put_list(t, v, nd);
+        put_dims(t, da, nd);
         put(t, ",");
-        for (int d = 0; d < nd; d++)
-            v[d] = ps[d];
-        put_list(t, v, nd);
+        put_dims(t, ps, nd);
         put(t, ",%s,%s", fortran ? "F" : "C", inner);
         for (int d = 0; d < nd; d++)
             if (da[d] == 0)
@@ -533,20 +522,40 @@ MPI_Datatype rt_random_type(rt_rng_t *rng, const rt_options_t *opt, char *desc, 
     return type;
 }
 
+MPI_Datatype rt_draw_type(rt_rng_t *rng, const rt_options_t *opt, char *desc, size_t len)
+{
+    MPI_Datatype t;
+    while ((t = rt_random_type(rng, opt, desc, len)) == MPI_DATATYPE_NULL)
+        ;
+    return t;
+}
+
+bool rt_large_unavailable(const rt_options_t *opt)
+{
+#if MPI_VERSION < 4
+    if (opt->large_percent > 0) {
+        printf("SKIP: this MPI has no large-count constructors\n");
+        return true;
+    }
+#else
+    (void)opt;
+#endif
+    return false;
+}
+
 MPI_Datatype rt_family_type(rt_rng_t *rng, const rt_options_t *opt, int families, uint64_t seed,
                             char *desc, size_t len)
 {
     int64_t f = rt_range(rng, 0, families - 1);
     int wraps = (int)rt_range(rng, 0, 3);
     rt_rng_t frng;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Datatype type;
     char *inner = malloc(len);
 
     if (inner == NULL)
         return MPI_DATATYPE_NULL;
     rt_seed(&frng, seed * 1000003 + (uint64_t)f);
-    while (type == MPI_DATATYPE_NULL)
-        type = rt_random_type(&frng, opt, desc, len);
+    type = rt_draw_type(&frng, opt, desc, len);
     for (int w = 0; w < wraps; w++) {
         MPI_Datatype out = MPI_DATATYPE_NULL;
         MPI_Aint lb, ext, zero = 0, stride = (MPI_Aint)rt_range(rng, -64, 64);

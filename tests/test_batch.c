@@ -37,6 +37,7 @@
 #include "check.h"
 #include "counters.h"
 #include "cudrv.h"
+#include "options.h"
 
 #define SLOT      4096 /* bytes of buffer per region */
 #define MAX_REG   32
@@ -608,43 +609,27 @@ static void fits_slot(MPI_Datatype t, int count)
     REQUIRE(tlb >= 0 && tlb + text + (count - 1) * ext <= SLOT);
 }
 
-static int int_arg(const char *v)
-{
-    int n = atoi(v);
-    REQUIRE(n > 0);
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     pthread_t th[16];
     p2p_t ps[16];
     int provided;
+    bool synchronous = false;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--regions") == 0 && i + 1 < argc)
-            nregions = int_arg(argv[++i]);
-        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            iters = int_arg(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-            nthreads = int_arg(argv[++i]);
-        else if (strcmp(argv[i], "--expect-waits") == 0)
-            expect_waits = true;
-        else if (strcmp(argv[i], "--synchronous") == 0)
-            one_wait_per_call = waits_synchronous;
-        else if (strcmp(argv[i], "--no-coll") == 0)
-            no_coll = true;
-        else if (strcmp(argv[i], "--no-p2p") == 0)
-            no_p2p = true;
-        else if (strcmp(argv[i], "--faults") == 0)
-            faults = true;
-        else if (strcmp(argv[i], "--sticky") == 0)
-            sticky = true;
-        else {
-            fprintf(stderr, "test_batch: unknown argument %s\n", argv[i]);
-            return 2;
-        }
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--regions", OPT_INT, &nregions},
+                                 {"--iters", OPT_INT, &iters},
+                                 {"--threads", OPT_INT, &nthreads},
+                                 {"--expect-waits", OPT_FLAG, &expect_waits},
+                                 {"--synchronous", OPT_FLAG, &synchronous},
+                                 {"--no-coll", OPT_FLAG, &no_coll},
+                                 {"--no-p2p", OPT_FLAG, &no_p2p},
+                                 {"--faults", OPT_FLAG, &faults},
+                                 {"--sticky", OPT_FLAG, &sticky},
+                                 {NULL}});
+    if (synchronous)
+        one_wait_per_call = waits_synchronous;
+    REQUIRE(nregions > 0 && iters > 0 && nthreads > 0);
     REQUIRE(nregions <= MAX_REG && nthreads <= 16 && !(expect_waits && nthreads > 1));
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     if (!cudrv_open()) {

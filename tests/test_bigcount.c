@@ -252,6 +252,20 @@ static bool is_error(int rc, int cls)
     return c == cls;
 }
 
+/* A non-blocking call of test @p name that must have failed with MPI_ERR_BUFFER; a request it
+ * started all the same is cancelled. */
+static void expect_buffer_error(const char *name, const char *call, int rc, MPI_Request *req)
+{
+    if (is_error(rc, MPI_ERR_BUFFER))
+        return;
+    fprintf(stderr, "%s: %s rc %d, expected MPI_ERR_BUFFER\n", name, call, rc);
+    CHECK(false);
+    if (rc == MPI_SUCCESS) {
+        MPI_Cancel(req);
+        MPI_Wait(req, MPI_STATUS_IGNORE);
+    }
+}
+
 /* A footprint that no allocation can hold (count x extent overflows 64 bits, or the address
  * space): MPI_ERR_BUFFER from every call, nothing touched, the context alive. The buffer
  * argument is the start of a small device allocation. */
@@ -280,24 +294,10 @@ static void check_overflow(const char *name, MPI_Datatype type, int count)
     }
     context_alive(name);
     rc = MPI_Isend((void *)(uintptr_t)typed, count, type, 0, 6, MPI_COMM_SELF, &req);
-    if (!is_error(rc, MPI_ERR_BUFFER)) {
-        fprintf(stderr, "%s: MPI_Isend rc %d, expected MPI_ERR_BUFFER\n", name, rc);
-        CHECK(false);
-        if (rc == MPI_SUCCESS) {
-            MPI_Cancel(&req);
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
-        }
-    }
+    expect_buffer_error(name, "MPI_Isend", rc, &req);
     context_alive(name);
     rc = MPI_Irecv((void *)(uintptr_t)typed, count, type, 0, 6, MPI_COMM_SELF, &req);
-    if (!is_error(rc, MPI_ERR_BUFFER)) {
-        fprintf(stderr, "%s: MPI_Irecv rc %d, expected MPI_ERR_BUFFER\n", name, rc);
-        CHECK(false);
-        if (rc == MPI_SUCCESS) {
-            MPI_Cancel(&req);
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
-        }
-    }
+    expect_buffer_error(name, "MPI_Irecv", rc, &req);
     rc = MPI_Alltoallv((void *)(uintptr_t)typed, &one, &zero, type, (void *)(uintptr_t)packed, &one,
                        &zero, MPI_BYTE, MPI_COMM_SELF);
     if (!is_error(rc, MPI_SUCCESS)) {

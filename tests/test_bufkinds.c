@@ -146,6 +146,18 @@ static void side_free(side_t *s)
     free(s->host);
 }
 
+/* Host scratch for a pack of @p size bytes from a typed side spanning @p span: the system MPI's
+ * packed bytes (@p want), room for the bytes read back of either buffer (@p got) and the typed
+ * reference (@p ref). */
+static void scratch_alloc(int size, int64_t span, unsigned char **want, unsigned char **got,
+                          unsigned char **ref)
+{
+    *want = malloc((size_t)size);
+    *got = malloc((size_t)(size > (int)span ? size : (int)span));
+    *ref = malloc((size_t)span);
+    REQUIRE(*want && *got && *ref);
+}
+
 /* A flat buffer of packed bytes of a kind. */
 typedef struct {
     buf_t buf;
@@ -156,6 +168,19 @@ static flat_t flat_alloc(kind_t kind, int len)
 {
     flat_t f = {alloc_kind(kind, (size_t)len), len};
     return f;
+}
+
+/* Before an unpack of the packed bytes @p want from @p p into the typed side @p s: @p s poisoned,
+ * @p p holding @p want, and in @p ref what the system MPI unpacks into a poisoned host copy. */
+static void unpack_reference(side_t *s, flat_t *p, unsigned char *want, unsigned char *ref)
+{
+    int pos = 0;
+
+    side_poison(s);
+    memcpy(ref, s->host, (size_t)s->span);
+    REQUIRE(PMPI_Unpack(want, p->len, &pos, ref - s->lo, s->count, s->type, MPI_COMM_SELF) ==
+            MPI_SUCCESS);
+    buf_put(&p->buf, want);
 }
 
 /* The counters a check reads before and after a call. */
@@ -233,10 +258,7 @@ static void pack_pair(kind_t kind, kind_t pkind, int t, unsigned salt)
     size *= counts[t];
     side_init(&s, kind, type, counts[t]);
     p = flat_alloc(pkind, size);
-    want = malloc((size_t)size);
-    got = malloc((size_t)(size > (int)s.span ? size : (int)s.span));
-    ref = malloc((size_t)s.span);
-    REQUIRE(want && got && ref);
+    scratch_alloc(size, s.span, &want, &got, &ref);
 
     /* Pack: the system MPI's bytes from the host copy. */
     side_fill(&s, salt);
@@ -254,12 +276,7 @@ static void pack_pair(kind_t kind, kind_t pkind, int t, unsigned salt)
           before, expected(kind, pkind));
 
     /* Unpack: into poisoned typed memory, against the system MPI's unpack into a poisoned copy. */
-    side_poison(&s);
-    memcpy(ref, s.host, (size_t)s.span);
-    rpos = 0;
-    REQUIRE(PMPI_Unpack(want, size, &rpos, ref - s.lo, s.count, type, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
-    buf_put(&p.buf, want);
+    unpack_reference(&s, &p, want, ref);
     pos = 0;
     before = snap();
     rc = MPI_Unpack(p.buf.ptr, size, &pos, s.arg, s.count, type, MPI_COMM_SELF);
@@ -492,10 +509,7 @@ static void fault_round(fault_tally_t *f, kind_t kind, kind_t packed_kind, int t
     side_init(&s, kind, type, counts[t]);
     side_init(&r, kind, type, counts[t]);
     p = flat_alloc(packed_kind, size);
-    want = malloc((size_t)size);
-    got = malloc((size_t)(size > (int)s.span ? size : (int)s.span));
-    ref = malloc((size_t)s.span);
-    REQUIRE(want && got && ref);
+    scratch_alloc(size, s.span, &want, &got, &ref);
 
     side_fill(&s, salt);
     rpos = 0;
@@ -506,12 +520,7 @@ static void fault_round(fault_tally_t *f, kind_t kind, kind_t packed_kind, int t
     buf_get(&p.buf, got);
     fault_judge(f, "pack", kind, t, rc, got, want, (size_t)size);
 
-    side_poison(&r);
-    memcpy(ref, r.host, (size_t)r.span);
-    rpos = 0;
-    REQUIRE(PMPI_Unpack(want, size, &rpos, ref - r.lo, r.count, type, MPI_COMM_SELF) ==
-            MPI_SUCCESS);
-    buf_put(&p.buf, want);
+    unpack_reference(&r, &p, want, ref);
     pos = 0;
     rc = MPI_Unpack(p.buf.ptr, size, &pos, r.arg, r.count, type, MPI_COMM_SELF);
     buf_get(&r.buf, got);

@@ -28,6 +28,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "mpicheck.h"
 #include "sysmpi.h"
 #include "options.h"
 
@@ -36,14 +37,7 @@ static long failures, checked;
 static bool verbose, cudaaware;
 static const char *only;
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 30) {                                                                     \
-            fprintf(stderr, "rank %d: ", rank);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#define FAIL(...) mpicheck_fail(&failures, 30, rank, __VA_ARGS__)
 
 /* ---- the datatypes ------------------------------------------------------------------------- */
 
@@ -204,36 +198,25 @@ static void check_rc(const char *what, int rc, int ref_rc)
              ref_rc, error_class(ref_rc));
 }
 
-/* Complete a non-blocking call in one of three ways (@p how). */
-static int complete(MPI_Request *req, int how)
-{
-    int flag = 0, rc;
-    switch (how % 3) {
-    case 0:
-        return MPI_Wait(req, MPI_STATUS_IGNORE);
-    case 1:
-        while (!flag)
-            if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return rc;
-        return MPI_SUCCESS;
-    default: {
-        MPI_Request two[2] = {*req, MPI_REQUEST_NULL};
-        /* Statuses, not MPI_STATUSES_IGNORE: MPICH's header declares the array's size to GCC,
-         * which then warns about its sentinel (a pointer to nothing). */
-        MPI_Status sts[2];
-        rc = MPI_Waitall(2, two, sts);
-        *req = two[0];
-        return rc;
-    }
-    }
-}
-
 /* The reference of a non-blocking call: the system MPI's own non-blocking form (its algorithm
  * may differ from the blocking one's, in the scratch use of an in-place buffer for instance). */
 static int ref_wait(int rc, MPI_Request *req)
 {
     return rc == MPI_SUCCESS ? PMPI_Wait(req, MPI_STATUS_IGNORE) : rc;
 }
+
+/* A collective's call on the device buffers, blocking or not (completed as `how` says), into
+ * `rc`, and the system MPI's own call of the same form on the host copies into `ref_rc`: @p _ifn
+ * and @p _fn name the non-blocking and blocking forms, @p _dev and @p _ref their arguments in
+ * parentheses, without the request. */
+#define WITH_REQUEST(...) (__VA_ARGS__, &req)
+#define CALL_AND_REF(_ifn, _fn, _dev, _ref)                                                        \
+    do {                                                                                           \
+        rc = nb ? _ifn WITH_REQUEST _dev : _fn _dev;                                               \
+        if (nb && rc == MPI_SUCCESS)                                                               \
+            rc = mpicheck_complete(&req, how);                                                     \
+        ref_rc = nb ? ref_wait(P##_ifn WITH_REQUEST _ref, &req) : P##_fn _ref;                     \
+    } while (0)
 
 static bool want(const char *family)
 {
@@ -446,44 +429,23 @@ static void coll_one(int kind, int t, int count, bool nb, bool inplace, int how)
     const void *sa = inplace ? MPI_IN_PLACE : s.arg, *sref = inplace ? MPI_IN_PLACE : fb_ref(&s);
     switch (kind) {
     case C_ALLTOALL:
-        rc = nb ? MPI_Ialltoall(sa, count, ty, r.arg, count, ty, comm, &req)
-                : MPI_Alltoall(sa, count, ty, r.arg, count, ty, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc =
-            nb ? ref_wait(PMPI_Ialltoall(sref, count, ty, fb_ref(&r), count, ty, comm, &req), &req)
-               : PMPI_Alltoall(sref, count, ty, fb_ref(&r), count, ty, comm);
+        CALL_AND_REF(MPI_Ialltoall, MPI_Alltoall, (sa, count, ty, r.arg, count, ty, comm),
+                     (sref, count, ty, fb_ref(&r), count, ty, comm));
         break;
     case C_NBR_ALLTOALL:
-        rc = nb ? MPI_Ineighbor_alltoall(sa, count, ty, r.arg, count, ty, comm, &req)
-                : MPI_Neighbor_alltoall(sa, count, ty, r.arg, count, ty, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc = nb ? ref_wait(PMPI_Ineighbor_alltoall(sref, count, ty, fb_ref(&r), count, ty, comm,
-                                                       &req),
-                               &req)
-                    : PMPI_Neighbor_alltoall(sref, count, ty, fb_ref(&r), count, ty, comm);
+        CALL_AND_REF(MPI_Ineighbor_alltoall, MPI_Neighbor_alltoall,
+                     (sa, count, ty, r.arg, count, ty, comm),
+                     (sref, count, ty, fb_ref(&r), count, ty, comm));
         break;
     case C_NBR_ALLGATHER:
-        rc = nb ? MPI_Ineighbor_allgather(sa, count, ty, r.arg, count, ty, comm, &req)
-                : MPI_Neighbor_allgather(sa, count, ty, r.arg, count, ty, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc = nb ? ref_wait(PMPI_Ineighbor_allgather(sref, count, ty, fb_ref(&r), count, ty,
-                                                        comm, &req),
-                               &req)
-                    : PMPI_Neighbor_allgather(sref, count, ty, fb_ref(&r), count, ty, comm);
+        CALL_AND_REF(MPI_Ineighbor_allgather, MPI_Neighbor_allgather,
+                     (sa, count, ty, r.arg, count, ty, comm),
+                     (sref, count, ty, fb_ref(&r), count, ty, comm));
         break;
     default:
-        rc = nb ? MPI_Ineighbor_allgatherv(sa, count, ty, r.arg, rcounts, displs, ty, comm, &req)
-                : MPI_Neighbor_allgatherv(sa, count, ty, r.arg, rcounts, displs, ty, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc =
-            nb ? ref_wait(PMPI_Ineighbor_allgatherv(sref, count, ty, fb_ref(&r), rcounts, displs,
-                                                    ty, comm, &req),
-                          &req)
-               : PMPI_Neighbor_allgatherv(sref, count, ty, fb_ref(&r), rcounts, displs, ty, comm);
+        CALL_AND_REF(MPI_Ineighbor_allgatherv, MPI_Neighbor_allgatherv,
+                     (sa, count, ty, r.arg, rcounts, displs, ty, comm),
+                     (sref, count, ty, fb_ref(&r), rcounts, displs, ty, comm));
         break;
     }
     check_rc(what, rc, ref_rc);
@@ -648,7 +610,7 @@ static void coll2_one(int kind, int t, int count, bool nb, bool inplace, int roo
         }
 #undef CALL
         if (nb && got == MPI_SUCCESS)
-            got = dev ? complete(&req, how) : PMPI_Wait(&req, MPI_STATUS_IGNORE);
+            got = dev ? mpicheck_complete(&req, how) : PMPI_Wait(&req, MPI_STATUS_IGNORE);
         *(dev ? &rc : &ref_rc) = got;
     }
     check_rc(what, rc, ref_rc);
@@ -725,56 +687,28 @@ static void red_one(int kind, int t, int count, MPI_Op op, bool nb, bool inplace
     req = MPI_REQUEST_NULL;
     switch (kind) {
     case R_REDUCE:
-        rc = nb ? MPI_Ireduce(sa, r.arg, count, ty, op, root, comm, &req)
-                : MPI_Reduce(sa, r.arg, count, ty, op, root, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc =
-            nb ? ref_wait(PMPI_Ireduce(sref, fb_ref(&r), count, ty, op, root, comm, &req), &req)
-               : PMPI_Reduce(sref, fb_ref(&r), count, ty, op, root, comm);
+        CALL_AND_REF(MPI_Ireduce, MPI_Reduce, (sa, r.arg, count, ty, op, root, comm),
+                     (sref, fb_ref(&r), count, ty, op, root, comm));
         break;
     case R_ALLREDUCE:
-        rc = nb ? MPI_Iallreduce(sa, r.arg, count, ty, op, comm, &req)
-                : MPI_Allreduce(sa, r.arg, count, ty, op, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc = nb ? ref_wait(PMPI_Iallreduce(sref, fb_ref(&r), count, ty, op, comm, &req), &req)
-                    : PMPI_Allreduce(sref, fb_ref(&r), count, ty, op, comm);
+        CALL_AND_REF(MPI_Iallreduce, MPI_Allreduce, (sa, r.arg, count, ty, op, comm),
+                     (sref, fb_ref(&r), count, ty, op, comm));
         break;
     case R_RSCATTER:
-        rc = nb ? MPI_Ireduce_scatter(sa, r.arg, rcounts, ty, op, comm, &req)
-                : MPI_Reduce_scatter(sa, r.arg, rcounts, ty, op, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc =
-            nb ? ref_wait(PMPI_Ireduce_scatter(sref, fb_ref(&r), rcounts, ty, op, comm, &req), &req)
-               : PMPI_Reduce_scatter(sref, fb_ref(&r), rcounts, ty, op, comm);
+        CALL_AND_REF(MPI_Ireduce_scatter, MPI_Reduce_scatter, (sa, r.arg, rcounts, ty, op, comm),
+                     (sref, fb_ref(&r), rcounts, ty, op, comm));
         break;
     case R_RSCATTER_BLOCK:
-        rc = nb ? MPI_Ireduce_scatter_block(sa, r.arg, count, ty, op, comm, &req)
-                : MPI_Reduce_scatter_block(sa, r.arg, count, ty, op, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc =
-            nb ? ref_wait(PMPI_Ireduce_scatter_block(sref, fb_ref(&r), count, ty, op, comm, &req),
-                          &req)
-               : PMPI_Reduce_scatter_block(sref, fb_ref(&r), count, ty, op, comm);
+        CALL_AND_REF(MPI_Ireduce_scatter_block, MPI_Reduce_scatter_block,
+                     (sa, r.arg, count, ty, op, comm), (sref, fb_ref(&r), count, ty, op, comm));
         break;
     case R_SCAN:
-        rc = nb ? MPI_Iscan(sa, r.arg, count, ty, op, comm, &req)
-                : MPI_Scan(sa, r.arg, count, ty, op, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc = nb ? ref_wait(PMPI_Iscan(sref, fb_ref(&r), count, ty, op, comm, &req), &req)
-                    : PMPI_Scan(sref, fb_ref(&r), count, ty, op, comm);
+        CALL_AND_REF(MPI_Iscan, MPI_Scan, (sa, r.arg, count, ty, op, comm),
+                     (sref, fb_ref(&r), count, ty, op, comm));
         break;
     case R_EXSCAN:
-        rc = nb ? MPI_Iexscan(sa, r.arg, count, ty, op, comm, &req)
-                : MPI_Exscan(sa, r.arg, count, ty, op, comm);
-        if (nb && rc == MPI_SUCCESS)
-            rc = complete(&req, how);
-        ref_rc = nb ? ref_wait(PMPI_Iexscan(sref, fb_ref(&r), count, ty, op, comm, &req), &req)
-                    : PMPI_Exscan(sref, fb_ref(&r), count, ty, op, comm);
+        CALL_AND_REF(MPI_Iexscan, MPI_Exscan, (sa, r.arg, count, ty, op, comm),
+                     (sref, fb_ref(&r), count, ty, op, comm));
         break;
     default:
         rc = MPI_Reduce_local(s.arg, r.arg, count, ty, op);
@@ -1258,7 +1192,7 @@ static int file_call(const fform_t *f, bool write, bool dev, MPI_File fh, MPI_Of
             break;
         }
         if (rc == MPI_SUCCESS)
-            rc = dev ? complete(&req, how) : PMPI_Wait(&req, MPI_STATUS_IGNORE);
+            rc = dev ? mpicheck_complete(&req, how) : PMPI_Wait(&req, MPI_STATUS_IGNORE);
         return rc;
     }
     switch (f->pos) {
@@ -1660,16 +1594,8 @@ int main(int argc, char **argv)
                                  {"--cudaaware", OPT_FLAG, &cudaaware},
                                  {"--verbose", OPT_FLAG, &verbose},
                                  {NULL}});
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int have = cudrv_open(), all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
-        MPI_Finalize();
+    if (!mpicheck_start(&argc, &argv, &rank, &nranks))
         return 77;
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int dims[1] = {nranks}, periods[1] = {0};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &line);
     MPI_Comm_set_errhandler(line, MPI_ERRORS_RETURN);
@@ -1698,13 +1624,11 @@ int main(int argc, char **argv)
     if (only != NULL && strcmp(only, "mixed") == 0)
         mixed_family();
 
-    long all_failures = 0;
-    MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     printf("rank %d: %ld results checked, calls_staged=%ld calls_refused=%ld kernel_launches=%ld, "
            "%ld failures\n",
            rank, checked, tj_counter("calls_staged"), tj_counter("calls_refused"),
            tj_counter("kernel_launches"), failures);
-    CHECK(all_failures == 0);
+    CHECK(mpicheck_job_failures(failures) == 0);
     CHECK(checked > 0);
     MPI_Op_free(&user_op);
     for (int t = 0; t < NALL; t++)

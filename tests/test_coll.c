@@ -30,6 +30,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "mpicheck.h"
 #include "randtype.h"
 #include "sysmpi.h"
 #include "options.h"
@@ -70,14 +71,7 @@ static bool verbose, host_only;
 static MPI_Comm cart, graph, ring = MPI_COMM_NULL;
 static int cart_src[4], cart_dst[4], graph_src[2], graph_dst[2], ring_nbrs[2];
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 20) {                                                                     \
-            fprintf(stderr, "rank %d: ", rank);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#define FAIL(...) mpicheck_fail(&failures, 20, rank, __VA_ARGS__)
 
 /* A value every rank computes alike from the iteration and up to three more numbers. */
 static uint64_t h(long t, long a, long b, long tag)
@@ -228,11 +222,9 @@ static void draw_pool(rt_rng_t *rng)
     rt_options_t opt = {.max_depth = 3, .max_size = 2048, .max_span = 16 << 10, .huge_percent = 0};
     for (int k = 0; k < POOL; k++) {
         for (;;) {
-            MPI_Datatype t = rt_random_type(rng, &opt, pool_desc[k], sizeof(pool_desc[k]));
+            MPI_Datatype t = rt_draw_type(rng, &opt, pool_desc[k], sizeof(pool_desc[k]));
             MPI_Aint lb, ext, tlb, text;
             int size;
-            if (t == MPI_DATATYPE_NULL)
-                continue;
             MPI_Type_get_extent(t, &lb, &ext);
             MPI_Type_get_true_extent(t, &tlb, &text);
             MPI_Type_size(t, &size);
@@ -271,28 +263,6 @@ static kind_t pick_kind(long t, int tag)
     if (host_only)
         return K_HOST;
     return v < 2 ? K_DEVICE : v < 3 ? K_MANAGED : kinds[v - 2];
-}
-
-/* Complete a non-blocking call in one of three ways. */
-static int complete(MPI_Request *req, long t)
-{
-    int flag = 0, rc;
-    switch (t % 3) {
-    case 0:
-        return MPI_Wait(req, MPI_STATUS_IGNORE);
-    case 1:
-        while (!flag)
-            if ((rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return rc;
-        return MPI_SUCCESS;
-    default: {
-        MPI_Request two[2] = {*req, MPI_REQUEST_NULL};
-        MPI_Status sts[2];
-        rc = MPI_Waitall(2, two, sts);
-        *req = two[0];
-        return rc;
-    }
-    }
 }
 
 static void compare(const char *what, tside_t *r, long t, int rc, int ref_rc)
@@ -499,7 +469,10 @@ static void one(long t, int kind, bool nonblocking)
                     rank, i, i < s.n ? s.counts[i] : -1, ss, i < s.n ? s.displs[i] : -1,
                     i < r.n ? r.counts[i] : -1, rs, i < r.n ? r.displs[i] : -1);
         }
-    /* The call under test, then the system MPI's on the host copies. */
+#define CALL(_x, _ix, ...)                                                                         \
+    (!test ? PMPI_##_x(__VA_ARGS__) : rq ? MPI_##_ix(__VA_ARGS__, rq) : MPI_##_x(__VA_ARGS__))
+    /* The call under test, then the system MPI's on the host copies (CALL); the call under test
+     * is non-blocking when a request is asked for. */
     for (int pass = 0; pass < 2; pass++) {
         bool test = pass == 0;
         bool scatter = kind == SCATTER || kind == SCATTERV;
@@ -514,88 +487,54 @@ static void one(long t, int kind, bool nonblocking)
             rb = MPI_IN_PLACE;
         switch (kind) {
         case ALLTOALLV:
-            out = !test ? PMPI_Alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
-                                         r.type, comm)
-                  : rq  ? MPI_Ialltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
-                                         r.type, comm, rq)
-                        : MPI_Alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts, r.displs,
-                                        r.type, comm);
+            out = CALL(Alltoallv, Ialltoallv, sb, s.counts, s.displs, s.type, rb, r.counts,
+                       r.displs, r.type, comm);
             break;
         case ALLTOALLW:
-            out = !test ? PMPI_Alltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
-                                         r.types, comm)
-                  : rq  ? MPI_Ialltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
-                                         r.types, comm, rq)
-                        : MPI_Alltoallw(sb, s.counts, s.displs, s.types, rb, r.counts, r.displs,
-                                        r.types, comm);
+            out = CALL(Alltoallw, Ialltoallw, sb, s.counts, s.displs, s.types, rb, r.counts,
+                       r.displs, r.types, comm);
             break;
         case NBR_V:
-            out = !test ? PMPI_Neighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
-                                                  r.displs, r.type, comm)
-                  : rq  ? MPI_Ineighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
-                                                  r.displs, r.type, comm, rq)
-                        : MPI_Neighbor_alltoallv(sb, s.counts, s.displs, s.type, rb, r.counts,
-                                                 r.displs, r.type, comm);
+            out = CALL(Neighbor_alltoallv, Ineighbor_alltoallv, sb, s.counts, s.displs, s.type, rb,
+                       r.counts, r.displs, r.type, comm);
             break;
         case NBR_W:
-            out = !test ? PMPI_Neighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
-                                                  r.adispls, r.types, comm)
-                  : rq  ? MPI_Ineighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
-                                                  r.adispls, r.types, comm, rq)
-                        : MPI_Neighbor_alltoallw(sb, s.counts, s.adispls, s.types, rb, r.counts,
-                                                 r.adispls, r.types, comm);
+            out = CALL(Neighbor_alltoallw, Ineighbor_alltoallw, sb, s.counts, s.adispls, s.types,
+                       rb, r.counts, r.adispls, r.types, comm);
             break;
         case ALLGATHER:
-            out = !test ? PMPI_Allgather(sb, s.count, s.type, rb, r.count, r.type, comm)
-                  : rq  ? MPI_Iallgather(sb, s.count, s.type, rb, r.count, r.type, comm, rq)
-                        : MPI_Allgather(sb, s.count, s.type, rb, r.count, r.type, comm);
+            out = CALL(Allgather, Iallgather, sb, s.count, s.type, rb, r.count, r.type, comm);
             break;
         case ALLGATHERV:
-            out = !test ? PMPI_Allgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm)
-                  : rq  ? MPI_Iallgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm,
-                                          rq)
-                        : MPI_Allgatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, comm);
+            out = CALL(Allgatherv, Iallgatherv, sb, s.count, s.type, rb, r.counts, r.displs, r.type,
+                       comm);
             break;
         case GATHER:
-            out = !test ? PMPI_Gather(sb, s.count, s.type, rb, r.count, r.type, root, comm)
-                  : rq  ? MPI_Igather(sb, s.count, s.type, rb, r.count, r.type, root, comm, rq)
-                        : MPI_Gather(sb, s.count, s.type, rb, r.count, r.type, root, comm);
+            out = CALL(Gather, Igather, sb, s.count, s.type, rb, r.count, r.type, root, comm);
             break;
         case GATHERV:
-            out =
-                !test
-                    ? PMPI_Gatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm)
-                : rq ? MPI_Igatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm,
-                                    rq)
-                     : MPI_Gatherv(sb, s.count, s.type, rb, r.counts, r.displs, r.type, root, comm);
+            out = CALL(Gatherv, Igatherv, sb, s.count, s.type, rb, r.counts, r.displs, r.type, root,
+                       comm);
             break;
         case SCATTER:
-            out = !test ? PMPI_Scatter(sb, s.count, s.type, rb, r.count, r.type, root, comm)
-                  : rq  ? MPI_Iscatter(sb, s.count, s.type, rb, r.count, r.type, root, comm, rq)
-                        : MPI_Scatter(sb, s.count, s.type, rb, r.count, r.type, root, comm);
+            out = CALL(Scatter, Iscatter, sb, s.count, s.type, rb, r.count, r.type, root, comm);
             break;
         case SCATTERV:
-            out =
-                !test
-                    ? PMPI_Scatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm)
-                : rq
-                    ? MPI_Iscatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm,
-                                    rq)
-                    : MPI_Scatterv(sb, s.counts, s.displs, s.type, rb, r.count, r.type, root, comm);
+            out = CALL(Scatterv, Iscatterv, sb, s.counts, s.displs, s.type, rb, r.count, r.type,
+                       root, comm);
             break;
         default: /* BCAST */
-            out = !test ? PMPI_Bcast(rb, r.count, r.type, root, comm)
-                  : rq  ? MPI_Ibcast(rb, r.count, r.type, root, comm, rq)
-                        : MPI_Bcast(rb, r.count, r.type, root, comm);
+            out = CALL(Bcast, Ibcast, rb, r.count, r.type, root, comm);
             break;
         }
         if (rq != NULL && out == MPI_SUCCESS)
-            out = complete(rq, t);
+            out = mpicheck_complete(rq, t);
         if (test)
             rc = out;
         else
             ref_rc = out;
     }
+#undef CALL
     if (has_r)
         compare(what, &r, t, rc, ref_rc);
     else if (rc != MPI_SUCCESS)
@@ -834,16 +773,8 @@ int main(int argc, char **argv)
                                  {"--verbose", OPT_FLAG, &verbose},
                                  {"--host-only", OPT_FLAG, &host_only},
                                  {NULL}});
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int have = cudrv_open(), all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
-        MPI_Finalize();
+    if (!mpicheck_start(&argc, &argv, &rank, &nranks))
         return 77;
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* A Cartesian ring of the ranks and a second dimension of one rank, not periodic, so that
      * it has MPI_PROC_NULL neighbours (the ring is periodic only with more than two ranks:
@@ -904,13 +835,11 @@ int main(int argc, char **argv)
     if (nranks >= 2)
         intercomm_check();
 
-    long all_failures = 0;
-    MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     printf("rank %d: %ld collectives checked, packs_gpu=%ld unpacks_gpu=%ld kernel_launches=%ld, "
            "%ld failures\n",
            rank, checked, tj_counter("packs_gpu"), tj_counter("unpacks_gpu"),
            tj_counter("kernel_launches"), failures);
-    CHECK(all_failures == 0);
+    CHECK(mpicheck_job_failures(failures) == 0);
     if (!host_only) {
         CHECK(tj_counter("packs_gpu") > 0);
         CHECK(tj_counter("unpacks_gpu") > 0);

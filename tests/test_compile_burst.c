@@ -10,39 +10,24 @@
  *   test_compile_burst [--types N]
  *
  * Needs a CUDA driver with a device (the test driver will do); exit 77 without one. */
-#include <cuda.h>
-#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "check.h"
 #include "counters.h"
+#include "cudrv.h"
+#include "options.h"
 
 int main(int argc, char **argv)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    __typeof__(&cuInit) init = lib ? (__typeof__(&cuInit))dlsym(lib, "cuInit") : NULL;
-    __typeof__(&cuDevicePrimaryCtxRetain) retain =
-        lib ? (__typeof__(&cuDevicePrimaryCtxRetain))dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
-    __typeof__(&cuCtxSetCurrent) set_current =
-        lib ? (__typeof__(&cuCtxSetCurrent))dlsym(lib, "cuCtxSetCurrent") : NULL;
     long types = 1000;
     MPI_Datatype *t;
-    CUcontext ctx;
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = atol(argv[++i]);
-        else
-            REQUIRE(!"usage: test_compile_burst [--types N]");
-    }
+    options_read(argc, argv, (const opt_t[]){{"--types", OPT_LONG, &types}, {NULL}});
     /* A process that uses CUDA: its context current before its first commit. */
-    if (init == NULL || retain == NULL || set_current == NULL || init(0) != CUDA_SUCCESS ||
-        retain(&ctx, 0) != CUDA_SUCCESS || set_current(ctx) != CUDA_SUCCESS) {
-        printf("SKIP: no CUDA device\n");
+    if (!cudrv_open()) {
         MPI_Finalize();
         return 77;
     }

@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "counters.h"
+#include "options.h"
 
 int main(int argc, char **argv)
 {
@@ -34,14 +35,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--background") == 0)
-            at_most = true;
-        else if (strcmp(argv[i], "--finalize-now") == 0)
-            now = true;
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--types", OPT_INT, &types},
+                                 {"--background", OPT_FLAG, &at_most},
+                                 {"--finalize-now", OPT_FLAG, &now},
+                                 {NULL}});
     REQUIRE(dlsym(RTLD_DEFAULT, "tj_version") != NULL); /* run with libtypejit.so preloaded */
     /* Start together, so that the ranks race for every kernel. */
     MPI_Barrier(MPI_COMM_WORLD);

@@ -8,22 +8,13 @@
 # cannot load NVRTC 13's kernels) each staged call says why.
 set -eu
 mpiexec=$1 lib=$2 halo=$3 fake13=$4 fake12=$5
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/halo_run.sh"
 
 run() {
     fake=$1
     shift
-    # The program's stdout apart from the log: the launcher forwards each stream in chunks that
-    # need not end at a line's end, so a line of one stream can land inside a line of the other.
-    stdout=$($mpiexec -np 2 \
-        -x LD_LIBRARY_PATH="$fake" -x LD_PRELOAD="$lib" -x TYPEJIT_LOG=debug \
-        -x TYPEJIT_CACHE_DIR="$dir/cache" "$@" \
-        "$halo" --device --collective isend --quiet --n 4 --radius 1 --iters 1 2>"$dir/log") ||
-        fail "halo3d failed: $stdout $(cat "$dir/log")"
-    out=$(cat "$dir/log")
-    echo "$stdout" | grep -q "^PASS" || fail "halo3d did not pass: $stdout $out"
+    halo_run 2 "-x LD_LIBRARY_PATH=$fake -x TYPEJIT_LOG=debug -x TYPEJIT_CACHE_DIR=$dir/cache $*" \
+        --device --collective isend
 }
 
 run "$fake13" -x TYPEJIT_JIT_SYNC=1

@@ -75,6 +75,25 @@ typedef struct {
 
 static char *cxxflags[MAX_CXXFLAGS];
 static int ncxxflags;
+
+/* Starts the host compiler on @p src, into the shared object @p so; its process. */
+static pid_t compile_shared(char *src, char *so)
+{
+    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
+                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
+                                     "-w",       "-I",         TJ_EMU_INCLUDE};
+    int argc = 9;
+    pid_t pid;
+
+    for (int i = 0; i < ncxxflags; i++)
+        argv[argc++] = cxxflags[i];
+    argv[argc++] = "-o";
+    argv[argc++] = so;
+    argv[argc++] = src;
+    argv[argc] = NULL;
+    REQUIRE(posix_spawn(&pid, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    return pid;
+}
 static char workdir[256];
 static bool verbose, keep;
 static int mismatches;
@@ -312,17 +331,7 @@ static void batch_compile(batch_t *b)
     }
     REQUIRE(fclose(f) == 0);
 
-    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
-                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
-                                     "-w",       "-I",         TJ_EMU_INCLUDE};
-    int argc = 9;
-    for (int i = 0; i < ncxxflags; i++)
-        argv[argc++] = cxxflags[i];
-    argv[argc++] = "-o";
-    argv[argc++] = b->so_path;
-    argv[argc++] = b->src_path;
-    argv[argc] = NULL;
-    REQUIRE(posix_spawn(&b->compiler, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    b->compiler = compile_shared(b->src_path, b->so_path);
 }
 
 /* Waits for the batch's compiler, runs every case, frees the batch. */
@@ -533,9 +542,7 @@ static void fused_draw(fset_t *f, rt_rng_t *rng, const rt_options_t *opt)
             c->desc = f->m[i - 1].desc;
         } else {
             for (;;) {
-                c->type = rt_random_type(rng, opt, desc, sizeof(desc));
-                if (c->type == MPI_DATATYPE_NULL)
-                    continue;
+                c->type = rt_draw_type(rng, opt, desc, sizeof(desc));
                 if (tj_translate_block(c->type, &c->block, NULL) == TJ_OK)
                     break;
                 MPI_Type_free(&c->type);
@@ -607,9 +614,15 @@ static void fused_run(const fset_t *f, emu_fused_fn_t fn, void *dst, const void 
     fn(l.grid, l.block, dst, src, &args);
 }
 
-static void fused_report(const fset_t *f, const char *what, size_t where)
+/* The @p n bytes a fused kernel gave (@p got) against the system MPI's (@p want): the first
+ * difference reported with the set's members. */
+static void fused_compare(const fset_t *f, const char *what, const unsigned char *got,
+                          const unsigned char *want, size_t n)
 {
-    if (mismatches++ < 10) {
+    size_t where = 0;
+    while (where < n && got[where] == want[where])
+        where++;
+    if (where < n && mismatches++ < 10) {
         fprintf(stderr, "MISMATCH fused %s%s, first difference at %zu; members:\n", what,
                 f->shrink ? " (small grid)" : "", where);
         for (int i = 0; i < f->n; i++)
@@ -641,11 +654,7 @@ static void fused_check(const fset_t *f, emu_fused_fn_t pack, emu_fused_fn_t unp
     }
     fused_run(f, pack, p2, typed);
     fused_packs++;
-    for (size_t i = 0; i < pl; i++)
-        if (p1[i] != p2[i]) {
-            fused_report(f, "pack", i);
-            break;
-        }
+    fused_compare(f, "pack", p2, p1, pl);
     if (f->unpack) {
         fill_pattern(p1, pl, f->salt + 1);
         memset(typed, POISON, tl);
@@ -657,11 +666,7 @@ static void fused_check(const fset_t *f, emu_fused_fn_t pack, emu_fused_fn_t unp
         }
         fused_run(f, unpack, t2, p1);
         fused_unpacks++;
-        for (size_t i = 0; i < tl; i++)
-            if (typed[i] != t2[i]) {
-                fused_report(f, "unpack", i);
-                break;
-            }
+        fused_compare(f, "unpack", t2, typed, tl);
     }
 out_free:
     free(typed);
@@ -704,17 +709,7 @@ static void fused_sets(rt_rng_t *rng)
     }
     append(fp, "static_assert(sizeof(tj_fused_args_t) == 40 * 32 + 8, \"fused args layout\");\n");
     REQUIRE(fclose(fp) == 0);
-    char *argv[16 + MAX_CXXFLAGS] = {TJ_EMU_CXX, "-std=c++17", "-O1",
-                                     "-shared",  "-fPIC",      "-fno-strict-aliasing",
-                                     "-w",       "-I",         TJ_EMU_INCLUDE};
-    int argc = 9;
-    for (int i = 0; i < ncxxflags; i++)
-        argv[argc++] = cxxflags[i];
-    argv[argc++] = "-o";
-    argv[argc++] = so_path;
-    argv[argc++] = src_path;
-    argv[argc] = NULL;
-    REQUIRE(posix_spawn(&pid, TJ_EMU_CXX, NULL, NULL, argv, environ) == 0);
+    pid = compile_shared(src_path, so_path);
     REQUIRE(waitpid(pid, &wstatus, 0) == pid);
     if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
         fprintf(stderr, "g++ failed on %s\n", src_path);
@@ -864,10 +859,8 @@ int main(int argc, char **argv)
         }
     }
     while (strided < types) {
-        MPI_Datatype type = rt_random_type(&rng, &opt, desc, sizeof(desc));
+        MPI_Datatype type = rt_draw_type(&rng, &opt, desc, sizeof(desc));
         case_t *c;
-        if (type == MPI_DATATYPE_NULL)
-            continue;
         drawn++;
         c = &filling->cases[filling->n];
         if (tj_translate_block(type, &c->block, NULL) != TJ_OK) {

@@ -44,6 +44,7 @@
 #include "cudrv.h"
 #endif
 #include "devbuf.h"
+#include "options.h"
 #include "randtype.h"
 #include "sysmpi.h"
 
@@ -696,6 +697,7 @@ int main(int argc, char **argv)
     bool expect_no_compiles = false, expect_compiles = false, expect_staged = false,
          expect_generic = false, expect_disk_hits = false, expect_edges = false;
     int families = 0;
+    const char *describe_path = NULL;
     FILE *describe = NULL;
     rt_options_t opt = {
         .max_depth = 3, .max_size = 64 << 10, .max_span = 1 << 20, .huge_percent = 0};
@@ -703,37 +705,23 @@ int main(int argc, char **argv)
     char desc[8192];
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--types") == 0 && i + 1 < argc)
-            types = atol(argv[++i]);
-        else if (strcmp(argv[i], "--expect-no-compiles") == 0)
-            expect_no_compiles = true;
-        else if (strcmp(argv[i], "--expect-compiles") == 0)
-            expect_compiles = true;
-        else if (strcmp(argv[i], "--describe") == 0 && i + 1 < argc)
-            REQUIRE((describe = fopen(argv[++i], "w")) != NULL);
-        else if (strcmp(argv[i], "--expect-staged") == 0)
-            expect_staged = true;
-        else if (strcmp(argv[i], "--expect-generic") == 0)
-            expect_generic = true;
-        else if (strcmp(argv[i], "--expect-disk-hits") == 0)
-            expect_disk_hits = true;
-        else if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
-            families = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--expect-edges") == 0)
-            expect_edges = true;
+    options_read(argc, argv,
+                 (const opt_t[]){{"--seed", OPT_U64, &seed},
+                                 {"--types", OPT_LONG, &types},
+                                 {"--families", OPT_INT, &families},
+                                 {"--expect-no-compiles", OPT_FLAG, &expect_no_compiles},
+                                 {"--expect-compiles", OPT_FLAG, &expect_compiles},
+                                 {"--expect-staged", OPT_FLAG, &expect_staged},
+                                 {"--expect-generic", OPT_FLAG, &expect_generic},
+                                 {"--expect-disk-hits", OPT_FLAG, &expect_disk_hits},
+                                 {"--expect-edges", OPT_FLAG, &expect_edges},
+                                 {"--describe", OPT_TEXT, &describe_path},
 #ifdef TJ_CUDART
-        else if (strcmp(argv[i], "--stream-ordered") == 0)
-            buf_stream_ordered = true;
+                                 {"--stream-ordered", OPT_FLAG, &buf_stream_ordered},
 #endif
-        else
-            REQUIRE(!"usage: test_gpu_pack [--seed N] [--types N] [--families F] "
-                     "[--expect-no-compiles] [--expect-compiles] [--expect-staged] "
-                     "[--expect-generic] [--expect-disk-hits] [--expect-edges] "
-                     "[--describe FILE]");
-    }
+                                 {NULL}});
+    if (describe_path != NULL)
+        REQUIRE((describe = fopen(describe_path, "w")) != NULL);
     if (describe == NULL) {
 #ifdef TJ_CUDART
         if (!devbuf_rt_open()) {

@@ -28,6 +28,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "options.h"
 
 #define NTYPES 6
 
@@ -60,14 +61,10 @@ int main(int argc, char **argv)
     int pos;
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0)
-            device = true;
-        else if (strcmp(argv[i], "--no-driver") == 0)
-            no_driver = true;
-        else
-            REQUIRE(!"usage: test_jit_gate [--device] [--no-driver]");
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--device", OPT_FLAG, &device},
+                                 {"--no-driver", OPT_FLAG, &no_driver},
+                                 {NULL}});
     if (no_driver) {
         /* The loader's search, as typejit makes it: NULL with no error when the file is there. */
         void *lib;

@@ -12,26 +12,17 @@
 # validate, a TYPEJIT_ARCH this NVRTC dropped.
 set -eu
 mpiexec=$1 lib=$2 halo=$3 fake=${4:-}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/halo_run.sh"
 
-# run NP [-x VAR=VALUE...] [-- HALO3D OPTIONS]: halo3d under typejit; its stderr in $out. Its
-# stdout is read apart: the launcher forwards each stream in chunks that need not end at a line's
-# end, so a line of one stream can land inside a line of the other.
+# run NP [-x VAR=VALUE...] [-- HALO3D OPTIONS]: halo3d under typejit (tests/halo_run.sh); its
+# stderr in $out.
 run() {
     np=$1
     shift
     xs=""
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do xs="$xs $1"; shift; done
     [ $# -gt 0 ] && shift
-    # shellcheck disable=SC2086
-    stdout=$($mpiexec -np "$np" \
-        -x LD_PRELOAD="$lib" -x TYPEJIT_CACHE_DIR="$dir/own" $xs \
-        "$halo" --quiet --n 4 --radius 1 --iters 1 "$@" 2>"$dir/log") ||
-        fail "halo3d failed: $stdout $(cat "$dir/log")"
-    out=$(cat "$dir/log")
-    echo "$stdout" | grep -q "^PASS" || fail "halo3d did not pass: $stdout $out"
+    halo_run "$np" "-x TYPEJIT_CACHE_DIR=$dir/own$xs" "$@"
 }
 
 # once REGEX WHAT: exactly one line of $out matches.

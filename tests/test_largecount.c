@@ -582,9 +582,8 @@ static void window_c(void)
     int flag = 0, x = 1234 + rank, got = 0, from = (rank + nranks - 1) % nranks;
 
     pair_make(&t, 4096, 15);
-    check_ok("MPI_Win_create_c",
-             MPI_Win_create_c(DEV(t), 4096, (MPI_Aint)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                              &w));
+    check_ok("MPI_Win_create_c", MPI_Win_create_c(DEV(t), 4096, (MPI_Aint)sizeof(int),
+                                                  MPI_INFO_NULL, MPI_COMM_WORLD, &w));
     REQUIRE(MPI_Win_get_attr(w, MPI_WIN_MODEL, &v, &flag) == MPI_SUCCESS && flag);
     CHECK_EQ_INT(*(int *)v, MPI_WIN_SEPARATE);
     MPI_Win_fence(0, w);
@@ -699,17 +698,33 @@ static const unsigned char *big_chunk(const unsigned char *p, bool dev, MPI_Coun
     return tmp;
 }
 
-/* Whether @p out holds, chunk by chunk, what the system MPI makes of @p in (PMPI_Pack_c, or
- * PMPI_Unpack_c with @p unpack) for BIG_COUNT objects of @p t (size 1, extent 1). */
-static bool big_right(const char *what, MPI_Datatype t, bool unpack, const unsigned char *in,
-                      const unsigned char *out, bool dev, unsigned char *a, unsigned char *b)
+/* Poisons the BIG_COUNT bytes of @p p. */
+static void big_poison(unsigned char *p, bool dev)
 {
+    if (dev)
+        CUDRV(cuMemsetD8((CUdeviceptr)(uintptr_t)p, POISON, (size_t)BIG_COUNT));
+    else
+        memset(p, POISON, (size_t)BIG_COUNT);
+}
+
+/* Whether MPI_Pack_c (MPI_Unpack_c with @p unpack) of BIG_COUNT objects of @p t (size 1, extent
+ * 1) succeeded, @p rc, with the position at BIG_COUNT, @p end, and @p out holds, chunk by chunk,
+ * what the system MPI makes of @p in. */
+static bool big_right(const char *what, MPI_Datatype t, bool unpack, int rc, MPI_Count end,
+                      const unsigned char *in, const unsigned char *out, bool dev, unsigned char *a,
+                      unsigned char *b)
+{
+    if (rc != MPI_SUCCESS || end != BIG_COUNT) {
+        fprintf(stderr, "%s: %s rc %d position %lld of %lld\n", what,
+                unpack ? "MPI_Unpack_c" : "MPI_Pack_c", rc, (long long)end, (long long)BIG_COUNT);
+        return false;
+    }
     for (MPI_Count at = 0; at < BIG_COUNT; at += (MPI_Count)CHUNK) {
         MPI_Count n = (MPI_Count)chunk_len(at), pos = 0;
         const unsigned char *src = big_chunk(in, dev, at, a);
-        int rc = unpack ? PMPI_Unpack_c(src, n, &pos, b, n, t, MPI_COMM_SELF)
-                        : PMPI_Pack_c(src, n, t, b, n, &pos, MPI_COMM_SELF);
-        REQUIRE(rc == MPI_SUCCESS);
+        int ref_rc = unpack ? PMPI_Unpack_c(src, n, &pos, b, n, t, MPI_COMM_SELF)
+                            : PMPI_Pack_c(src, n, t, b, n, &pos, MPI_COMM_SELF);
+        REQUIRE(ref_rc == MPI_SUCCESS);
         if (memcmp(big_chunk(out, dev, at, a), b, (size_t)n) != 0) {
             fprintf(stderr, "%s: the %s bytes from %lld differ from the system MPI's\n", what,
                     unpack ? "typed" : "packed", (long long)at);
@@ -740,35 +755,19 @@ static void big_count(const char *what, MPI_Datatype t, bool dev)
     typed = big_alloc(dev);
     big_fill_edges(typed, dev, rep);
     packed = big_alloc(dev);
-    if (dev)
-        CUDRV(cuMemsetD8((CUdeviceptr)(uintptr_t)packed, POISON, (size_t)BIG_COUNT));
-    else
-        memset(packed, POISON, (size_t)BIG_COUNT);
+    big_poison(packed, dev);
     rc = MPI_Pack_c(typed, BIG_COUNT, t, packed, BIG_COUNT, &pos, MPI_COMM_SELF);
-    if (rc != MPI_SUCCESS || pos != BIG_COUNT) {
-        fprintf(stderr, "%s: MPI_Pack_c rc %d position %lld of %lld\n", what, rc, (long long)pos,
-                (long long)BIG_COUNT);
+    if (!big_right(what, t, false, rc, pos, typed, packed, dev, a, b))
         check_failures++;
-    } else if (!big_right(what, t, false, typed, packed, dev, a, b)) {
-        check_failures++;
-    }
     big_free(packed, dev);
 
     packed = big_alloc(dev);
     big_fill_edges(packed, dev, rep);
-    if (dev)
-        CUDRV(cuMemsetD8((CUdeviceptr)(uintptr_t)typed, POISON, (size_t)BIG_COUNT));
-    else
-        memset(typed, POISON, (size_t)BIG_COUNT);
+    big_poison(typed, dev);
     pos = 0;
     rc = MPI_Unpack_c(packed, BIG_COUNT, &pos, typed, BIG_COUNT, t, MPI_COMM_SELF);
-    if (rc != MPI_SUCCESS || pos != BIG_COUNT) {
-        fprintf(stderr, "%s: MPI_Unpack_c rc %d position %lld of %lld\n", what, rc, (long long)pos,
-                (long long)BIG_COUNT);
+    if (!big_right(what, t, true, rc, pos, packed, typed, dev, a, b))
         check_failures++;
-    } else if (!big_right(what, t, true, packed, typed, dev, a, b)) {
-        check_failures++;
-    }
     big_free(packed, dev);
     big_free(typed, dev);
 

@@ -14,11 +14,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tempdir.h"
 #include "move/model.h"
 #include "move/systable.h"
 #include "util/config.h"
 
-static char dir[] = "/tmp/tj_model_XXXXXX";
+static char dir[128];
 
 /* Apply the environment, forgetting the model's table and choices. */
 static void settings(const char *method, const char *aware, const char *table)
@@ -520,7 +521,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--parse") == 0)
         return parse_file(argv[2]);
     MPI_Init(&argc, &argv);
-    REQUIRE(mkdtemp(dir) != NULL);
+    tempdir_make("model", dir, sizeof(dir));
     test_names();
     test_interpolation();
     test_format();
@@ -531,11 +532,7 @@ int main(int argc, char **argv)
     test_malformed_file();
     tj_model_finalize();
     MPI_Finalize();
-    {
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    }
+    if (!tempdir_remove(dir))
+        fprintf(stderr, "could not remove %s\n", dir);
     CHECK_DONE();
 }

@@ -78,80 +78,109 @@ static bool no_mem(int rc)
     return cls == MPI_ERR_NO_MEM;
 }
 
-/* Persistent sends and receives: after MPI_SUCCESS the request works. */
-static int persistent(bool send, long k)
-{
-    CUdeviceptr s = filled(7), r = filled(0);
-    MPI_Request req = MPI_REQUEST_NULL, other;
-    bool fired;
-    int rc;
+/* One call made with an allocation of typejit's failing: started on a send buffer @p s holding
+ * the pattern of `salt` and a receive buffer @p r of zeros; after MPI_SUCCESS, `complete` makes
+ * the calls that deliver the message, and @p r must hold the pattern. */
+typedef struct {
+    const char *name; /* the call, as the command line and the report name it */
+    const char *what; /* the call, as the alarm names it */
+    int salt;
+    int (*start)(CUdeviceptr s, CUdeviceptr r, MPI_Request *req);
+    void (*complete)(CUdeviceptr s, CUdeviceptr r, MPI_Request *req);
+} armed_t;
 
-    now = send ? "MPI_Send_init" : "MPI_Recv_init";
-    arm(k);
-    rc = send ? MPI_Send_init(ptr(s), 1, vec, 0, 1, MPI_COMM_SELF, &req)
-              : MPI_Recv_init(ptr(r), 1, vec, 0, 1, MPI_COMM_SELF, &req);
-    fired = disarm();
-    if (rc == MPI_SUCCESS) {
-        CHECK(req != MPI_REQUEST_NULL);
-        if (send) {
-            CHECK(MPI_Irecv(ptr(r), 1, vec, 0, 1, MPI_COMM_SELF, &other) == MPI_SUCCESS);
-            CHECK(MPI_Start(&req) == MPI_SUCCESS);
-        } else {
-            CHECK(MPI_Start(&req) == MPI_SUCCESS);
-            CHECK(MPI_Isend(ptr(s), 1, vec, 0, 1, MPI_COMM_SELF, &other) == MPI_SUCCESS);
-        }
-        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        CHECK(MPI_Wait(&other, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        CHECK(holds(r, 7));
-        if (req != MPI_REQUEST_NULL)
-            CHECK(MPI_Request_free(&req) == MPI_SUCCESS);
+/* Persistent sends and receives: after MPI_SUCCESS the request works. */
+static int send_init(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
+{
+    (void)r;
+    return MPI_Send_init(ptr(s), 1, vec, 0, 1, MPI_COMM_SELF, req);
+}
+
+static int recv_init(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
+{
+    (void)s;
+    return MPI_Recv_init(ptr(r), 1, vec, 0, 1, MPI_COMM_SELF, req);
+}
+
+/* After MPI_SUCCESS the persistent request starts, once, against the matching call. */
+static void persistent_complete(CUdeviceptr s, CUdeviceptr r, MPI_Request *req, bool send)
+{
+    MPI_Request other;
+    CHECK(*req != MPI_REQUEST_NULL);
+    if (send) {
+        CHECK(MPI_Irecv(ptr(r), 1, vec, 0, 1, MPI_COMM_SELF, &other) == MPI_SUCCESS);
+        CHECK(MPI_Start(req) == MPI_SUCCESS);
     } else {
-        CHECK(no_mem(rc));
+        CHECK(MPI_Start(req) == MPI_SUCCESS);
+        CHECK(MPI_Isend(ptr(s), 1, vec, 0, 1, MPI_COMM_SELF, &other) == MPI_SUCCESS);
     }
-    CUDRV(cuMemFree(s));
-    CUDRV(cuMemFree(r));
-    return fired;
+    CHECK(MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&other, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (*req != MPI_REQUEST_NULL)
+        CHECK(MPI_Request_free(req) == MPI_SUCCESS);
+}
+
+static void send_init_complete(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
+{
+    persistent_complete(s, r, req, true);
+}
+
+static void recv_init_complete(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
+{
+    persistent_complete(s, r, req, false);
 }
 
 /* A synchronous send to this rank, whose receive is posted only after the call returns. */
-static int issend(long k)
+static int issend(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
 {
-    CUdeviceptr s = filled(9), r = filled(0);
-    MPI_Request req = MPI_REQUEST_NULL;
-    bool fired;
-    int rc;
-
-    now = "MPI_Issend (a non-blocking call became a blocking wait)";
-    arm(k);
-    rc = MPI_Issend(ptr(s), 1, vec, 0, 2, MPI_COMM_SELF, &req);
-    fired = disarm();
-    if (rc == MPI_SUCCESS) {
-        CHECK(MPI_Recv(ptr(r), 1, vec, 0, 2, MPI_COMM_SELF, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        CHECK(holds(r, 9));
-    } else {
-        CHECK(no_mem(rc));
-    }
-    CUDRV(cuMemFree(s));
-    CUDRV(cuMemFree(r));
-    return fired;
+    (void)r;
+    return MPI_Issend(ptr(s), 1, vec, 0, 2, MPI_COMM_SELF, req);
 }
 
-static int irecv(long k)
+static void issend_complete(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
 {
-    CUdeviceptr s = filled(11), r = filled(0);
+    (void)s;
+    CHECK(MPI_Recv(ptr(r), 1, vec, 0, 2, MPI_COMM_SELF, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+}
+
+static int irecv(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
+{
+    (void)s;
+    return MPI_Irecv(ptr(r), 1, vec, 0, 3, MPI_COMM_SELF, req);
+}
+
+static void irecv_complete(CUdeviceptr s, CUdeviceptr r, MPI_Request *req)
+{
+    (void)r;
+    CHECK(MPI_Send(ptr(s), 1, vec, 0, 3, MPI_COMM_SELF) == MPI_SUCCESS);
+    CHECK(MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+}
+
+enum { A_SEND_INIT, A_RECV_INIT, A_ISSEND, A_IRECV, NARMED };
+static const armed_t armed_calls[NARMED] = {
+    [A_SEND_INIT] = {"MPI_Send_init", "MPI_Send_init", 7, send_init, send_init_complete},
+    [A_RECV_INIT] = {"MPI_Recv_init", "MPI_Recv_init", 7, recv_init, recv_init_complete},
+    [A_ISSEND] = {"MPI_Issend", "MPI_Issend (a non-blocking call became a blocking wait)", 9,
+                  issend, issend_complete},
+    [A_IRECV] = {"MPI_Irecv", "MPI_Irecv", 11, irecv, irecv_complete},
+};
+
+/* @p c with allocation @p k of typejit's failing (0: none): whether that allocation was reached. */
+static int armed_call(const armed_t *c, long k)
+{
+    CUdeviceptr s = filled(c->salt), r = filled(0);
     MPI_Request req = MPI_REQUEST_NULL;
     bool fired;
     int rc;
 
-    now = "MPI_Irecv";
+    now = c->what;
     arm(k);
-    rc = MPI_Irecv(ptr(r), 1, vec, 0, 3, MPI_COMM_SELF, &req);
+    rc = c->start(s, r, &req);
     fired = disarm();
     if (rc == MPI_SUCCESS) {
-        CHECK(MPI_Send(ptr(s), 1, vec, 0, 3, MPI_COMM_SELF) == MPI_SUCCESS);
-        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        CHECK(holds(r, 11));
+        c->complete(s, r, &req);
+        CHECK(holds(r, c->salt));
     } else {
         CHECK(no_mem(rc));
     }
@@ -161,7 +190,7 @@ static int irecv(long k)
 }
 
 /* MPI_Waitall over N_WAITALL device receives whose messages have all arrived. */
-static int waitall(long k)
+static int waitall(const armed_t *c, long k)
 {
     CUdeviceptr s = filled(13), r[N_WAITALL];
     MPI_Request req[N_WAITALL];
@@ -170,6 +199,7 @@ static int waitall(long k)
     long leaked;
     int rc;
 
+    (void)c;
     for (int i = 0; i < N_WAITALL; i++) {
         r[i] = filled(0);
         CHECK(MPI_Irecv(ptr(r[i]), 1, vec, 0, 100 + i, MPI_COMM_SELF, &req[i]) == MPI_SUCCESS);
@@ -202,7 +232,7 @@ static int waitall(long k)
 static const char *only; /* the one call to sweep, or NULL */
 
 /* Calls @p fn with allocation 1, 2, ... failing until it runs without reaching the failure. */
-static void sweep(const char *name, int (*fn)(long))
+static void sweep(const char *name, int (*fn)(const armed_t *, long), const armed_t *c)
 {
     long k = 1;
     if (only != NULL && strcmp(only, name) != 0)
@@ -210,7 +240,7 @@ static void sweep(const char *name, int (*fn)(long))
     while (k <= MAX_TRIES) {
         int fired;
         alarm(20);
-        fired = fn(k);
+        fired = fn(c, k);
         alarm(0);
         if (!fired)
             break;
@@ -219,16 +249,6 @@ static void sweep(const char *name, int (*fn)(long))
     CHECK(k <= MAX_TRIES);
     printf("%s: %ld allocation(s) of typejit's, each failing in turn: exact or MPI_ERR_NO_MEM\n",
            name, k - 1);
-}
-
-static int send_init(long k)
-{
-    return persistent(true, k);
-}
-
-static int recv_init(long k)
-{
-    return persistent(false, k);
 }
 
 int main(int argc, char **argv)
@@ -252,12 +272,10 @@ int main(int argc, char **argv)
     /* Once without failures: staging and kernels are in place, as in a running program. */
     arm(0);
     disarm();
-    irecv(0);
-    sweep("MPI_Send_init", send_init);
-    sweep("MPI_Recv_init", recv_init);
-    sweep("MPI_Issend", issend);
-    sweep("MPI_Irecv", irecv);
-    sweep("MPI_Waitall", waitall);
+    armed_call(&armed_calls[A_IRECV], 0);
+    for (int i = 0; i < NARMED; i++)
+        sweep(armed_calls[i].name, armed_call, &armed_calls[i]);
+    sweep("MPI_Waitall", waitall, NULL);
     MPI_Type_free(&vec);
     MPI_Finalize();
     CHECK_DONE();

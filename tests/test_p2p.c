@@ -37,6 +37,7 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "mpicheck.h"
 #include "randtype.h"
 #include "sysmpi.h"
 #include "options.h"
@@ -327,6 +328,15 @@ static void ready_handshake(int tag)
                        MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
 }
 
+/* The status of the receive, request 0, if it is among the @p outcount requests a Testsome or
+ * Waitsome completed. */
+static void note_receive(int outcount, const int *indices, const MPI_Status *sts, MPI_Status *st)
+{
+    for (int j = 0; j < outcount; j++)
+        if (indices[j] == 0)
+            *st = sts[j];
+}
+
 /* One type, one variant: every rank sends to the next and receives from the previous. */
 static void exchange(MPI_Datatype type, const char *desc, int variant, int count, kind_t sk,
                      kind_t rk, int tag, uint64_t salt)
@@ -472,9 +482,7 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
                 left--;
             } else {
                 rc = MPI_Testsome(2, req, &outcount, indices, sts);
-                for (int j = 0; j < outcount; j++)
-                    if (indices[j] == 0)
-                        st = sts[j];
+                note_receive(outcount, indices, sts, &st);
                 left -= outcount;
             }
         }
@@ -598,9 +606,7 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         }
         while (variant == 28 && left > 0) {
             rc = MPI_Waitsome(2, req, &outcount, indices, sts);
-            for (int j = 0; j < outcount; j++)
-                if (indices[j] == 0)
-                    st = sts[j];
+            note_receive(outcount, indices, sts, &st);
             left -= outcount;
         }
         break;
@@ -949,10 +955,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    /* Every rank skips, or none: a rank left alone would wait forever. */
-    int have = cudrv_open(), all = 0;
-    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
+    if (!mpicheck_every_rank_has_device()) {
         MPI_Finalize();
         return 77;
     }

@@ -25,6 +25,7 @@
 #include "check.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "options.h"
 
 #define SMALL 5     /* the four freed sends, and one waited for */
 #define LARGE 10000 /* ints of the large message: above every MPI's eager limit */
@@ -82,14 +83,10 @@ int main(int argc, char **argv)
     int rank, size;
 
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0)
-            device = true;
-        else if (strcmp(argv[i], "--free-large-recv") == 0)
-            free_large = true;
-        else
-            REQUIRE(!"usage: test_rqfree [--device] [--free-large-recv]");
-    }
+    options_read(argc, argv,
+                 (const opt_t[]){{"--device", OPT_FLAG, &device},
+                                 {"--free-large-recv", OPT_FLAG, &free_large},
+                                 {NULL}});
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     REQUIRE(size == 2);

@@ -141,10 +141,21 @@ static void test_order(void)
     tj_store_close(own);
 }
 
+/* The shared stores of the search path @p path: @p shared of them trusted, and key k answered
+ * by the entry @p want. */
+static void check_trust(const char *path, int shared, const char *want)
+{
+    tj_store_set_t *set = NULL;
+
+    REQUIRE(tj_store_set_open(NULL, path, &set) == TJ_OK);
+    CHECK_EQ_INT(tj_store_set_shared(set), shared);
+    check_get(set, "k", want);
+    tj_store_set_close(set);
+}
+
 static void test_trust(void)
 {
     char a[256], b[256], path[600], tc[300];
-    tj_store_set_t *set = NULL;
     tj_store_t *s = NULL;
 
     put("ta", "k", "ta");
@@ -155,34 +166,22 @@ static void test_trust(void)
 
     /* A folder others can write is refused (one warning): the next one answers. */
     REQUIRE(chmod(a, 0777) == 0);
-    REQUIRE(tj_store_set_open(NULL, path, &set) == TJ_OK);
-    CHECK_EQ_INT(tj_store_set_shared(set), 1);
-    check_get(set, "k", "tb");
-    tj_store_set_close(set);
+    check_trust(path, 1, "tb");
     REQUIRE(chmod(a, 0700) == 0);
 
     /* The same below the root: the level is refused when searched, the entry is a miss. */
     snprintf(tc, sizeof(tc), "%s/%s", a, TC);
     REQUIRE(chmod(tc, 0770) == 0);
-    REQUIRE(tj_store_set_open(NULL, path, &set) == TJ_OK);
-    CHECK_EQ_INT(tj_store_set_shared(set), 2);
-    check_get(set, "k", "tb");
-    tj_store_set_close(set);
+    check_trust(path, 2, "tb");
     REQUIRE(chmod(tc, 0700) == 0);
 
     /* Another user's cache (not root's) is refused; root's would be trusted. */
     if (geteuid() == 0) {
         REQUIRE(chown(a, 65534, 65534) == 0);
-        REQUIRE(tj_store_set_open(NULL, path, &set) == TJ_OK);
-        CHECK_EQ_INT(tj_store_set_shared(set), 1);
-        check_get(set, "k", "tb");
-        tj_store_set_close(set);
+        check_trust(path, 1, "tb");
         REQUIRE(chown(a, 0, 0) == 0);
     }
-    REQUIRE(tj_store_set_open(NULL, path, &set) == TJ_OK);
-    CHECK_EQ_INT(tj_store_set_shared(set), 2);
-    check_get(set, "k", "ta");
-    tj_store_set_close(set);
+    check_trust(path, 2, "ta");
 
     /* A shared store is read only: no saves, no locks, no trimming. */
     REQUIRE(tj_store_open(a, TJ_STORE_SHARED, &s) == TJ_OK);

@@ -29,19 +29,13 @@
 #include "counters.h"
 #include "cudrv.h"
 #include "devbuf.h"
+#include "mpicheck.h"
 
 static int rank, nranks, next, prev;
 static long failures, checked;
 static bool verbose, cudaaware;
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 30) {                                                                     \
-            fprintf(stderr, "rank %d: ", rank);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#define FAIL(...) mpicheck_fail(&failures, 30, rank, __VA_ARGS__)
 
 /* Each process's window: WSIZE bytes WOFF bytes into an allocation of ALLOC (neither a multiple
  * of typejit's block of comparison), in doubles (the displacement unit). The regions each kind of

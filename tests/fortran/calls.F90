@@ -16,6 +16,7 @@ program calls
 #define STATUS integer, dimension(MPI_STATUS_SIZE)
 #endif
     use, intrinsic :: iso_c_binding
+    use checks
     implicit none
     interface
         function tj_buf_init(device) bind(C, name='tj_buf_init') result(rc)
@@ -62,19 +63,17 @@ program calls
     HANDLE(MPI_Request) :: req
     HANDLE(MPI_File) :: fh
     STATUS :: status
-    integer :: rank, nranks, left, right, i, s, c, cnt, ierr, failures
+    integer :: rank, nranks, left, right, i, s, c, cnt, ierr
     character(len=16) :: mode
     character(len=256) :: fname
     type(c_ptr) :: pa, pb, pia, pib, pw
 
-    failures = 0
     call get_command_argument(1, mode)
     call get_command_argument(2, fname)
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-    right = mod(rank + 1, nranks)
-    left = mod(rank - 1 + nranks, nranks)
+    call start_checks(rank, nranks, left, right)
     if (tj_buf_init(merge(1_c_int, 0_c_int, mode == 'device')) /= 0) then
         call fail('no buffers of kind ' // trim(mode))
         call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
@@ -297,11 +296,5 @@ contains
         type(c_ptr), intent(in) :: buf
         call tj_buf_get(c_loc(host), buf, int(8 * n, c_size_t))
     end subroutine get
-
-    subroutine fail(what)
-        character(len=*), intent(in) :: what
-        print '(a, i0, 2a)', 'FAIL on rank ', rank, ': ', what
-        failures = failures + 1
-    end subroutine fail
 
 end program calls

@@ -10,13 +10,14 @@
 ! prints at MPI_Finalize shows that the Fortran calls reached typejit.
 program halo
     use mpi
+    use checks
     implicit none
     integer, parameter :: nx = 12, ny = 10, nz = 8
     double precision :: a(nx, ny, nz), b(nx, ny, nz), c(nx, ny, nz)
     double precision :: packed(nx * ny * nz), xface(ny, nz), yface(nx, nz)
     integer :: sizes(3), subsizes(3), starts(3)
     integer :: xtype, ytype, plane, ztype, dup, ierr, rank, nranks, pos, i, j, k, left, right
-    integer :: reqs(4), statuses(MPI_STATUS_SIZE, 4), status(MPI_STATUS_SIZE), psize, failures
+    integer :: reqs(4), statuses(MPI_STATUS_SIZE, 4), status(MPI_STATUS_SIZE), psize
     integer(kind=MPI_ADDRESS_KIND) :: lb, dext
     integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), stypes(:), rtypes(:)
     double precision, allocatable :: r(:, :, :, :), g(:)
@@ -27,19 +28,11 @@ program halo
     integer(kind=MPI_ADDRESS_KIND), allocatable :: adispls(:)
     integer(kind=MPI_ADDRESS_KIND) :: nsdispls(2), nrdispls(2)
 
-    failures = 0
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-    right = mod(rank + 1, nranks)
-    left = mod(rank - 1 + nranks, nranks)
-    do k = 1, nz
-        do j = 1, ny
-            do i = 1, nx
-                a(i, j, k) = rank * 1000000 + i * 10000 + j * 100 + k
-            end do
-        end do
-    end do
+    call start_checks(rank, nranks, left, right)
+    call fill_halo(a, rank)
 
     ! The x face i = 2 (a subarray), the y face j = 3 (a vector of x rows, nz planes apart).
     sizes = (/ nx, ny, nz /)
@@ -334,11 +327,5 @@ contains
             end if
         end do
     end subroutine check_w
-
-    subroutine fail(what)
-        character(len=*), intent(in) :: what
-        print '(a, i0, 2a)', 'FAIL on rank ', rank, ': ', what
-        failures = failures + 1
-    end subroutine fail
 
 end program halo

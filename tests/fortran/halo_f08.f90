@@ -3,27 +3,20 @@
 ! module calls its mpif.h layer's ompi_*_f functions, which typejit interposes.
 program halo_f08
     use mpi_f08
+    use checks
     implicit none
     integer, parameter :: nx = 12, ny = 10, nz = 8
     double precision :: a(nx, ny, nz), b(nx, ny, nz), packed(nx * ny * nz)
     type(MPI_Datatype) :: xtype, dup
     type(MPI_Request) :: reqs(2)
     type(MPI_Status) :: statuses(2)
-    integer :: rank, nranks, pos, i, j, k, left, right, failures
+    integer :: rank, nranks, pos, left, right
 
-    failures = 0
     call MPI_Init()
     call MPI_Comm_rank(MPI_COMM_WORLD, rank)
     call MPI_Comm_size(MPI_COMM_WORLD, nranks)
-    right = mod(rank + 1, nranks)
-    left = mod(rank - 1 + nranks, nranks)
-    do k = 1, nz
-        do j = 1, ny
-            do i = 1, nx
-                a(i, j, k) = rank * 1000000 + i * 10000 + j * 100 + k
-            end do
-        end do
-    end do
+    call start_checks(rank, nranks, left, right)
+    call fill_halo(a, rank)
     ! The x face i = 2: ny * nz elements nx apart.
     call MPI_Type_vector(ny * nz, 1, nx, MPI_DOUBLE_PRECISION, xtype)
     call MPI_Type_commit(xtype)
@@ -50,13 +43,4 @@ program halo_f08
     call MPI_Finalize()
     if (failures > 0) stop 1
     if (rank == 0) print '(a)', 'PASS'
-
-contains
-
-    subroutine fail(what)
-        character(len=*), intent(in) :: what
-        print '(a, i0, 2a)', 'FAIL on rank ', rank, ': ', what
-        failures = failures + 1
-    end subroutine fail
-
 end program halo_f08
