@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of Fortran entry points share (fortran_init.c, fortran_types.c, fortran_pack.c,
  * fortran_p2p.c, fortran_requests.c, fortran_coll.c, fortran_rma.c, fortran_io.c): the Fortran
- * INTEGER, the sentinels and statuses of the family's bindings, the error argument, and the
- * exported names. The mechanisms are defined once, in fortran.c. */
+ * INTEGER, the sentinels and statuses of the family's bindings, the error argument, the
+ * exported names, and the kinds of arguments from which FORTRAN_CALL makes an entry point. The
+ * mechanisms are defined once, in fortran.c. */
 #ifndef TJ_INTERPOSE_FORTRAN_BINDING_H
 #define TJ_INTERPOSE_FORTRAN_BINDING_H
 
@@ -127,7 +128,7 @@ typedef struct {
 /* Buffers (Open MPI builds only): */
 #define F_KIND_BUF(_a)          (void *_a, , tj_fortran_bottom(_a), )   /* or MPI_BOTTOM */
 #define F_KIND_BUF_IN_PLACE(_a) (void *_a, , tj_fortran_in_place(_a), ) /* or MPI_IN_PLACE */
-#define F_KIND_MEM(_a)          (void *_a, , _a, ) /* memory passed as it is (Open MPI's too) */
+#define F_KIND_MEM(_a)          (void *_a, , _a, ) /* as it is, as Open MPI's bindings pass it */
 /* Values, and arrays of INTEGER and INTEGER(KIND=MPI_ADDRESS_KIND) passed as they are: */
 #define F_KIND_INT(_a)          (fint *_a, , *_a, )
 #define F_KIND_AINT(_a)         (MPI_Aint *_a, , *_a, )
