@@ -12,65 +12,43 @@
 #if defined(OPEN_MPI)
 
 /* ---- collectives ----------------------------------------------------------------------------
- * Each collective is one function that takes the Fortran arguments and a C request, NULL for the
- * blocking form, and calls the C wrapper; COLL_PAIR makes the blocking entry point and the
- * non-blocking one (MPI_X and MPI_IX) from it. Buffers are converted as Open MPI 4.1's mpif-h
- * bindings convert them: MPI_IN_PLACE where that binding recognises it, MPI_BOTTOM everywhere.
- * Fortran arrays of counts and displacements are INTEGER, passed as they are, except
- * Neighbor_alltoallw's displacements, INTEGER(KIND=MPI_ADDRESS_KIND) (MPI_Aint). */
-#define COLL_PAIR(_impl, _lower, _upper, _params, _args)                                           \
-    REQUEST_PAIR(_impl, _lower, _upper, i##_lower, I##_upper, _params, _args)
+ * A family's blocking and non-blocking entry points (MPI_X and MPI_IX) are made from its
+ * arguments (interpose/coll_args.h), then the communicator: each role is an argument kind of
+ * fortran_binding.h. Buffers are converted as Open MPI 4.1's mpif-h bindings convert them:
+ * MPI_IN_PLACE where that binding recognises it, MPI_BOTTOM everywhere. Fortran arrays of counts
+ * and displacements are INTEGER, passed as they are. The neighbourhood calls do not allow
+ * MPI_IN_PLACE; given one, the C wrapper reports the error the MPI gives. */
+#define F_ROLE_SBUF               BUF_IN_PLACE
+#define F_ROLE_RBUF               BUF
+#define F_ROLE_SCATTER_SBUF       BUF
+#define F_ROLE_SCATTER_RBUF       BUF_IN_PLACE
+#define F_ROLE_BUF                BUF
+#define F_ROLE_COUNT              INT
+#define F_ROLE_COUNTS             INTS
+#define F_ROLE_DISPLS             INTS
+#define F_ROLE_TYPE               TYPE
+#define F_ROLE_ROOT               INT
+#define F_ROLE_OP                 OP
+#define F_ROLE_KIND(_role, _name) F_ROLE_##_role,
 
-/* A family's arguments (interpose/coll_args.h), then the communicator, as the Fortran bindings
- * take them; each role's Fortran type and the C argument made of it. */
-#define F_PARAMS(_args)         _args(F_PARAM) fint *comm
-#define F_PARAM(_role, _name)   F_TYPE_##_role _name,
-#define F_ARG(_role, _name)     F_TO_C_##_role(_name),
-#define F_TYPE_SBUF             void *
-#define F_TO_C_SBUF(_n)         tj_fortran_in_place(_n)
-#define F_TYPE_RBUF             void *
-#define F_TO_C_RBUF(_n)         tj_fortran_bottom(_n)
-#define F_TYPE_SCATTER_SBUF     void *
-#define F_TO_C_SCATTER_SBUF(_n) tj_fortran_bottom(_n)
-#define F_TYPE_SCATTER_RBUF     void *
-#define F_TO_C_SCATTER_RBUF(_n) tj_fortran_in_place(_n)
-#define F_TYPE_BUF              void *
-#define F_TO_C_BUF(_n)          tj_fortran_bottom(_n)
-#define F_TYPE_COUNT            fint *
-#define F_TO_C_COUNT(_n)        *_n
-#define F_TYPE_COUNTS           fint *
-#define F_TO_C_COUNTS(_n)       _n
-#define F_TYPE_DISPLS           fint *
-#define F_TO_C_DISPLS(_n)       _n
-#define F_TYPE_TYPE             fint *
-#define F_TO_C_TYPE(_n)         PMPI_Type_f2c(*_n)
-#define F_TYPE_ROOT             fint *
-#define F_TO_C_ROOT(_n)         *_n
-#define F_TYPE_OP               fint *
-#define F_TO_C_OP(_n)           PMPI_Op_f2c(*_n)
+#define F_COLL_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                                 \
+    FORTRAN_CALL(MPI_##_name, _lower, _upper, (_args(F_ROLE_KIND) COMM))                           \
+    FORTRAN_CALL(MPI_##_iname, i##_lower, I##_upper, (_args(F_ROLE_KIND) COMM, REQUEST_OUT))
+TJ_COLL_FAMILIES(F_COLL_FAMILY)
 
-/* The entry points of a family's blocking and non-blocking calls, MPI_@p _name and MPI_@p _iname
- * (Fortran names @p _lower and @p _upper), from its arguments @p _args. */
-#define F_COLL(_lower, _upper, _name, _iname, _args)                                               \
-    static int coll_##_lower(F_PARAMS(_args), MPI_Request *req)                                    \
-    {                                                                                              \
-        MPI_Comm c = PMPI_Comm_f2c(*comm);                                                         \
-        return req ? MPI_##_iname(_args(F_ARG) c, req) : MPI_##_name(_args(F_ARG) c);              \
-    }                                                                                              \
-    COLL_PAIR(coll_##_lower, _lower, _upper, (F_PARAMS(_args)), (TJ_NAMES(_args, BLOCKING)))
-
-/* An array of Fortran datatype handles converted to C ones (the w forms); small ones on the
- * stack. A null @p f (the send types of an MPI_IN_PLACE call, which are not read) gives NULL.
- *
- * The non-blocking w forms keep their arrays on the heap until the request is released (w_keep
- * below): Open MPI 4.1 keeps the pointers to the C arrays of types of MPI_Ialltoallw and
- * MPI_Ineighbor_alltoallw in the request and releases the datatypes in them at completion
- * (ompi_coll_base_retain_datatypes_w). */
+/* ---- the w forms ----------------------------------------------------------------------------
+ * Their arrays of Fortran datatype handles are as long as the communicator has peers, so each
+ * family is one function, which converts them, for its blocking (@p req NULL) and non-blocking
+ * forms. Small arrays of a blocking call are converted on the stack; a non-blocking call's stay
+ * on the heap until the request is released: Open MPI 4.1 keeps the pointers to the C arrays of
+ * types of MPI_Ialltoallw and MPI_Ineighbor_alltoallw in the request and releases the datatypes
+ * in them at completion (ompi_coll_base_retain_datatypes_w). */
 typedef struct {
     MPI_Datatype *t;
     MPI_Datatype small[SMALL];
 } types_t;
 
+/* @p n Fortran handles @p f converted (NULL for a null @p f); false when out of memory. */
 static bool types_in(types_t *t, int n, const fint *f)
 {
     t->t = NULL;
@@ -104,49 +82,87 @@ static void w_arrays_free(void *arg)
     free(w);
 }
 
-/* The arrays of a non-blocking w form (@p ns send and @p nr receive types) on the heap; NULL
- * when out of memory. */
-static w_arrays_t *w_arrays(int ns, const fint *stypes, int nr, const fint *rtypes)
+/* The arrays of a w form's call: the send and receive types it takes, held in s and r for a
+ * blocking call, in kept for a non-blocking one. */
+typedef struct {
+    MPI_Datatype *st, *rt;
+    types_t s, r;
+    w_arrays_t *kept;
+} w_types_t;
+
+/* The number of send and receive types of a w form on a communicator. */
+typedef int w_peers_fn(MPI_Comm comm, int *nsend, int *nrecv);
+
+/* The arrays of a w form's call on @p comm, from the Fortran handles @p stypes (none when null:
+ * an MPI_IN_PLACE call's send types are not read) and @p rtypes, for a blocking call (@p req
+ * NULL) or a non-blocking one. */
+static int w_types_in(w_types_t *t, MPI_Comm comm, w_peers_fn *peers, const fint *stypes,
+                      const fint *rtypes, const MPI_Request *req)
 {
-    w_arrays_t *w = calloc(1, sizeof(*w));
-    if (w == NULL || !tj_fortran_types_heap(ns, stypes, &w->st) ||
-        !tj_fortran_types_heap(nr, rtypes, &w->rt)) {
-        if (w != NULL)
-            w_arrays_free(w);
-        return NULL;
+    int ns = 0, nr = 0, rc = peers(comm, &ns, &nr);
+    w_arrays_t *w;
+
+    t->kept = NULL;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (req != NULL) {
+        w = t->kept = calloc(1, sizeof(*w));
+        if (w == NULL || !tj_fortran_types_heap(ns, stypes, &w->st) ||
+            !tj_fortran_types_heap(nr, rtypes, &w->rt)) {
+            if (w != NULL)
+                w_arrays_free(w);
+            return MPI_ERR_NO_MEM;
+        }
+        t->st = w->st;
+        t->rt = w->rt;
+        return MPI_SUCCESS;
     }
-    return w;
+    if (!types_in(&t->s, ns, stypes))
+        return MPI_ERR_NO_MEM;
+    if (!types_in(&t->r, nr, rtypes)) {
+        types_free(&t->s);
+        return MPI_ERR_NO_MEM;
+    }
+    t->st = t->s.t;
+    t->rt = t->r.t;
+    return MPI_SUCCESS;
 }
 
-/* After a non-blocking w form started as @p rc says: hand its arrays to the request, to be
- * freed when typejit releases it; freed now if the call failed. If the request cannot be
- * tracked (out of memory), the arrays are left allocated: freeing them while the MPI may still
- * read them would be worse. */
-static int w_keep(int rc, MPI_Request req, w_arrays_t *w)
+/* After the call returned @p rc: a blocking call's arrays are freed; a non-blocking call's are
+ * handed to its request, to be freed when typejit releases it, or freed now if the call failed.
+ * If the request cannot be tracked (out of memory), the arrays are left allocated: freeing them
+ * while the MPI may still read them would be worse. */
+static int w_types_done(w_types_t *t, int rc, const MPI_Request *req)
 {
-    if (rc != MPI_SUCCESS)
-        w_arrays_free(w);
-    else if (tj_request_on_release(req, w_arrays_free, w) != TJ_OK)
+    if (t->kept == NULL) {
+        types_free(&t->r);
+        types_free(&t->s);
+    } else if (rc != MPI_SUCCESS) {
+        w_arrays_free(t->kept);
+    } else if (tj_request_on_release(*req, w_arrays_free, t->kept) != TJ_OK) {
         tj_log_warn_once("cannot track a non-blocking alltoallw request; its type arrays are "
                          "not freed");
+    }
     return rc;
 }
 
-/* The number of send and receive types of an Alltoallw: the remote group's size on an
- * intercommunicator, as in Open MPI's binding. */
-static int alltoallw_peers(MPI_Comm comm, int *n)
+/* The peers of an Alltoallw: the remote group's size on an intercommunicator, as in Open MPI's
+ * binding. */
+static int alltoallw_peers(MPI_Comm comm, int *nsend, int *nrecv)
 {
     int inter = 0, rc = PMPI_Comm_test_inter(comm, &inter);
     if (rc != MPI_SUCCESS)
         return rc;
-    return inter ? PMPI_Comm_remote_size(comm, n) : PMPI_Comm_size(comm, n);
+    rc = inter ? PMPI_Comm_remote_size(comm, nsend) : PMPI_Comm_size(comm, nsend);
+    *nrecv = *nsend;
+    return rc;
 }
 
-/* The in- and out-degree of a communicator with a topology: the number of receive and send types
+/* The out- and in-degree of a communicator with a topology: the number of send and receive types
  * of a Neighbor_alltoallw. Open MPI 4.1's binding converts the communicator's size instead,
  * which is too few on a distributed graph that lists a neighbour more than once. Without a
  * topology both are 0 and the C call reports the error. */
-static int neighbor_degrees(MPI_Comm comm, int *indegree, int *outdegree)
+static int neighbor_peers(MPI_Comm comm, int *outdegree, int *indegree)
 {
     int topo = MPI_UNDEFINED, rc = PMPI_Topo_test(comm, &topo), n = 0, rank = 0, weighted = 0;
     *indegree = *outdegree = 0;
@@ -166,116 +182,51 @@ static int neighbor_degrees(MPI_Comm comm, int *indegree, int *outdegree)
     return rc;
 }
 
-static void f_alltoallw(void *sbuf, fint *scounts, fint *sdispls, fint *stypes, void *rbuf,
-                        fint *rcounts, fint *rdispls, fint *rtypes, fint *comm, fint *ierr)
+static int alltoallw(const void *sb, const int *scounts, const int *sdispls, const fint *stypes,
+                     void *rb, const int *rcounts, const int *rdispls, const fint *rtypes,
+                     MPI_Comm c, MPI_Request *req)
 {
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    types_t st, rt;
-    int n = 0, rc = alltoallw_peers(c, &n);
+    w_types_t t;
+    int rc = w_types_in(&t, c, alltoallw_peers, sb == MPI_IN_PLACE ? NULL : stypes, rtypes, req);
     if (rc != MPI_SUCCESS)
-        goto out;
-    rc = MPI_ERR_NO_MEM;
-    if (!types_in(&st, n, sb == MPI_IN_PLACE ? NULL : stypes))
-        goto out;
-    if (!types_in(&rt, n, rtypes))
-        goto free_st;
-    rc = MPI_Alltoallw(sb, scounts, sdispls, st.t, rb, rcounts, rdispls, rt.t, c);
-    types_free(&rt);
-free_st:
-    types_free(&st);
-out:
-    tj_fortran_ierr(ierr, rc);
+        return rc;
+    rc = req ? MPI_Ialltoallw(sb, scounts, sdispls, t.st, rb, rcounts, rdispls, t.rt, c, req)
+             : MPI_Alltoallw(sb, scounts, sdispls, t.st, rb, rcounts, rdispls, t.rt, c);
+    return w_types_done(&t, rc, req);
 }
-FORTRAN_NAMES(f_alltoallw, alltoallw, ALLTOALLW)
 
-static void f_ialltoallw(void *sbuf, fint *scounts, fint *sdispls, fint *stypes, void *rbuf,
-                         fint *rcounts, fint *rdispls, fint *rtypes, fint *comm, fint *request,
-                         fint *ierr)
+/* Its displacements are INTEGER(KIND=MPI_ADDRESS_KIND), in every form. */
+static int neighbor_alltoallw(const void *sb, const int *scounts, const MPI_Aint *sdispls,
+                              const fint *stypes, void *rb, const int *rcounts,
+                              const MPI_Aint *rdispls, const fint *rtypes, MPI_Comm c,
+                              MPI_Request *req)
 {
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    void *sb = tj_fortran_in_place(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Request r;
-    w_arrays_t *w;
-    int n = 0, rc = alltoallw_peers(c, &n);
-
-    if (rc == MPI_SUCCESS) {
-        w = w_arrays(n, sb == MPI_IN_PLACE ? NULL : stypes, n, rtypes);
-        rc = w == NULL ? MPI_ERR_NO_MEM
-                       : w_keep(MPI_Ialltoallw(sb, scounts, sdispls, w->st, rb, rcounts, rdispls,
-                                               w->rt, c, &r),
-                                r, w);
-        if (rc == MPI_SUCCESS)
-            *request = PMPI_Request_c2f(r);
-    }
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_ialltoallw, ialltoallw, IALLTOALLW)
-
-/* No MPI_IN_PLACE here: the neighbourhood w forms do not allow it. */
-static void f_neighbor_alltoallw(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *stypes,
-                                 void *rbuf, fint *rcounts, MPI_Aint *rdispls, fint *rtypes,
-                                 fint *comm, fint *ierr)
-{
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    void *sb = tj_fortran_bottom(sbuf), *rb = tj_fortran_bottom(rbuf);
-    types_t st, rt;
-    int in = 0, out = 0, rc = neighbor_degrees(c, &in, &out);
+    w_types_t t;
+    int rc = w_types_in(&t, c, neighbor_peers, stypes, rtypes, req);
     if (rc != MPI_SUCCESS)
-        goto out;
-    rc = MPI_ERR_NO_MEM;
-    if (!types_in(&st, out, stypes))
-        goto out;
-    if (!types_in(&rt, in, rtypes))
-        goto free_st;
-    rc = MPI_Neighbor_alltoallw(sb, scounts, sdispls, st.t, rb, rcounts, rdispls, rt.t, c);
-    types_free(&rt);
-free_st:
-    types_free(&st);
-out:
-    tj_fortran_ierr(ierr, rc);
+        return rc;
+    rc = req ? MPI_Ineighbor_alltoallw(sb, scounts, sdispls, t.st, rb, rcounts, rdispls, t.rt, c,
+                                       req)
+             : MPI_Neighbor_alltoallw(sb, scounts, sdispls, t.st, rb, rcounts, rdispls, t.rt, c);
+    return w_types_done(&t, rc, req);
 }
-FORTRAN_NAMES(f_neighbor_alltoallw, neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
 
-static void f_ineighbor_alltoallw(void *sbuf, fint *scounts, MPI_Aint *sdispls, fint *stypes,
-                                  void *rbuf, fint *rcounts, MPI_Aint *rdispls, fint *rtypes,
-                                  fint *comm, fint *request, fint *ierr)
-{
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    void *sb = tj_fortran_bottom(sbuf), *rb = tj_fortran_bottom(rbuf);
-    MPI_Request r;
-    w_arrays_t *w;
-    int in = 0, out = 0, rc = neighbor_degrees(c, &in, &out);
-
-    if (rc == MPI_SUCCESS) {
-        w = w_arrays(out, stypes, in, rtypes);
-        rc = w == NULL ? MPI_ERR_NO_MEM
-                       : w_keep(MPI_Ineighbor_alltoallw(sb, scounts, sdispls, w->st, rb, rcounts,
-                                                        rdispls, w->rt, c, &r),
-                                r, w);
-        if (rc == MPI_SUCCESS)
-            *request = PMPI_Request_c2f(r);
-    }
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_ineighbor_alltoallw, ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
-
-/* The collectives without arrays of types. The neighbourhood calls do not allow MPI_IN_PLACE;
- * given one, the C wrapper reports the error the MPI gives. */
-#define F_COLL_FAMILY(_name, _iname, _lower, _upper, _kind, _args)                                 \
-    F_COLL(_lower, _upper, _name, _iname, _args)
-TJ_COLL_FAMILIES(F_COLL_FAMILY)
+/* The blocking forms: the same functions without a request. The arrays of types are INTEGER
+ * handles, passed as they are to the functions above. */
+#define ALLTOALLW_BLOCKING(...)          alltoallw(__VA_ARGS__, NULL)
+#define NEIGHBOR_ALLTOALLW_BLOCKING(...) neighbor_alltoallw(__VA_ARGS__, NULL)
+FORTRAN_CALL(ALLTOALLW_BLOCKING, alltoallw, ALLTOALLW,
+             (BUF_IN_PLACE, INTS, INTS, INTS, BUF, INTS, INTS, INTS, COMM))
+FORTRAN_CALL(alltoallw, ialltoallw, IALLTOALLW,
+             (BUF_IN_PLACE, INTS, INTS, INTS, BUF, INTS, INTS, INTS, COMM, REQUEST_OUT))
+FORTRAN_CALL(NEIGHBOR_ALLTOALLW_BLOCKING, neighbor_alltoallw, NEIGHBOR_ALLTOALLW,
+             (BUF, INTS, AINTS, INTS, BUF, INTS, AINTS, INTS, COMM))
+FORTRAN_CALL(neighbor_alltoallw, ineighbor_alltoallw, INEIGHBOR_ALLTOALLW,
+             (BUF, INTS, AINTS, INTS, BUF, INTS, AINTS, INTS, COMM, REQUEST_OUT))
 
 /* ---- reductions ----------------------------------------------------------------------------- */
 
 TJ_RED_FAMILIES(F_COLL_FAMILY)
-
-static void f_reduce_local(void *inbuf, void *inoutbuf, fint *count, fint *type, fint *op,
-                           fint *ierr)
-{
-    tj_fortran_ierr(ierr, MPI_Reduce_local(tj_fortran_bottom(inbuf), tj_fortran_bottom(inoutbuf),
-                                           *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op)));
-}
-FORTRAN_NAMES(f_reduce_local, reduce_local, REDUCE_LOCAL)
+FORTRAN_CALL(MPI_Reduce_local, reduce_local, REDUCE_LOCAL, (BUF, BUF, INT, TYPE, OP))
 
 #endif /* OPEN_MPI */

@@ -11,29 +11,8 @@
 
 #if defined(OPEN_MPI) /* calls with a buffer: the MPICH family's bindings call the C wrappers */
 
-static void f_pack(void *inbuf, fint *incount, fint *datatype, void *outbuf, fint *outsize,
-                   fint *position, fint *comm, fint *ierr)
-{
-    int pos = *position;
-    int rc = MPI_Pack(tj_fortran_bottom(inbuf), *incount, PMPI_Type_f2c(*datatype), outbuf,
-                      *outsize, &pos, PMPI_Comm_f2c(*comm));
-    if (rc == MPI_SUCCESS)
-        *position = pos;
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_pack, pack, PACK)
-
-static void f_unpack(void *inbuf, fint *insize, fint *position, void *outbuf, fint *outcount,
-                     fint *datatype, fint *comm, fint *ierr)
-{
-    int pos = *position;
-    int rc = MPI_Unpack(inbuf, *insize, &pos, tj_fortran_bottom(outbuf), *outcount,
-                        PMPI_Type_f2c(*datatype), PMPI_Comm_f2c(*comm));
-    if (rc == MPI_SUCCESS)
-        *position = pos;
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_unpack, unpack, UNPACK)
+FORTRAN_CALL(MPI_Pack, pack, PACK, (BUF, INT, TYPE, MEM, INT, INT_INOUT, COMM))
+FORTRAN_CALL(MPI_Unpack, unpack, UNPACK, (MEM, INT, INT_INOUT, BUF, INT, TYPE, COMM))
 
 /* A Fortran CHARACTER argument as a C string, without the blanks around it (as Open MPI's
  * ompi_fortran_string_f2c): the data representation of the external32 calls, whose length comes
@@ -78,14 +57,6 @@ FORTRAN_NAMES(f_unpack_external, unpack_external, UNPACK_EXTERNAL)
 
 #endif /* OPEN_MPI */
 
-static void f_pack_size(fint *incount, fint *datatype, fint *comm, fint *size, fint *ierr)
-{
-    int s = 0;
-    int rc = MPI_Pack_size(*incount, PMPI_Type_f2c(*datatype), PMPI_Comm_f2c(*comm), &s);
-    if (rc == MPI_SUCCESS)
-        *size = s;
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_pack_size, pack_size, PACK_SIZE)
+FORTRAN_CALL(MPI_Pack_size, pack_size, PACK_SIZE, (INT, TYPE, COMM, INT_OUT))
 
 #endif /* MPI_ABI_VERSION */

@@ -55,18 +55,7 @@ static void reqs_out(reqs_t *r, fint *f, fint *fstatuses, bool statuses_too, int
         free(r->st);
 }
 
-static void f_wait(fint *request, fint *status, fint *ierr)
-{
-    MPI_Request r = PMPI_Request_f2c(*request);
-    MPI_Status cs, *s = tj_fortran_status_in(status, &cs);
-    int rc = MPI_Wait(&r, s);
-    if (rc == MPI_SUCCESS) {
-        *request = PMPI_Request_c2f(r);
-        tj_fortran_status_out(s, status);
-    }
-    tj_fortran_ierr(ierr, rc);
-}
-FORTRAN_NAMES(f_wait, wait, WAIT)
+FORTRAN_CALL(MPI_Wait, wait, WAIT, (REQUEST_INOUT, STATUS))
 
 static void f_test(fint *request, fint *flag, fint *status, fint *ierr)
 {
@@ -96,9 +85,8 @@ static void f_request_get_status(fint *request, fint *flag, fint *status, fint *
 }
 FORTRAN_NAMES(f_request_get_status, request_get_status, REQUEST_GET_STATUS)
 
-HANDLE_CALL(MPI_Request_free, request_free, REQUEST_FREE, MPI_Request, Request)
-
-HANDLE_CALL(MPI_Start, start, START, MPI_Request, Request)
+FORTRAN_CALL(MPI_Request_free, request_free, REQUEST_FREE, (REQUEST_INOUT))
+FORTRAN_CALL(MPI_Start, start, START, (REQUEST_INOUT))
 
 static void f_startall(fint *count, fint *requests, fint *ierr)
 {
