@@ -111,7 +111,8 @@
 /* The families of collectives: _X(Name, Iname, lower, UPPER, kind, args) makes MPI_Name, its
  * non-blocking MPI_Iname and persistent MPI_Name_init, each of calls/coll.h's kind and with the
  * arguments args, and their Fortran entry points mpi_lower (MPI_UPPER) and mpi_ilower. Those
- * with an array of types (the W families) have Fortran entry points written by hand. */
+ * with an array of types (the W families) have one written Fortran function each, for both
+ * forms. */
 #define TJ_COLL_FAMILIES(_X)                                                                       \
     _X(Alltoall, Ialltoall, alltoall, ALLTOALL, TJ_COLL_ALLTOALL, TJ_ARGS_ALLGATHER)               \
     _X(Neighbor_alltoall, Ineighbor_alltoall, neighbor_alltoall, NEIGHBOR_ALLTOALL,                \
