@@ -379,7 +379,7 @@ set_tests_properties(emu_p2p_ring4 emu_p2p_threads emu_p2p_threads_slow_irecv em
                      emu_p2p_partial_threads emu_p2p_stage_contiguous_no
                      PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
 
-# Volume through the send paths and a collective: test_p2p on 1500 types of 200 layouts, every
+# Volume through the send paths and a collective: test_p2p on 1500 types of 100 layouts, every
 # type also through MPI_Alltoallv, at 4 ranks, twice on one cache (cold, warm), in the default
 # settings. (Not at 2 ranks too: the 4-rank run makes the same calls on the same types, each
 # between neighbours of a ring; emu_p2p_* run the 2-rank ring, one peer on both sides.)
@@ -392,7 +392,7 @@ foreach(ranks 4)
   foreach(run cold warm)
     add_test(NAME emu_volume_p2p_${ranks}_${run} COMMAND ${TJ_CHECKED} --silent --
              ${TJ_MPIEXEC} ${TJ_EMU_MPI_ENV} -x TYPEJIT_CACHE_DIR=${cache} -np ${ranks}
-             $<TARGET_FILE:test_p2p> --types 1500 --families 200 --seed 21 --collective)
+             $<TARGET_FILE:test_p2p> --types 1500 --families 100 --seed 21 --collective)
     set_tests_properties(emu_volume_p2p_${ranks}_${run} PROPERTIES TIMEOUT 600 LABELS "emu;mpi")
   endforeach()
   set_tests_properties(emu_volume_p2p_${ranks}_cold PROPERTIES

@@ -319,8 +319,9 @@ typedef struct {
     long types;
 } job_t;
 
-/* Ready mode needs the matching receive posted first: tell prev this rank's is, and wait until
- * next's is (a zero-byte message on a tag of its own). */
+/* Tell prev, and hear from next, that this rank's receive is posted (ready mode needs the
+ * matching receive first) or done (a freed send request's buffer is then free again): a
+ * zero-byte message on a tag of its own. */
 static void ready_handshake(int tag)
 {
     int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
@@ -511,10 +512,13 @@ static void exchange(MPI_Datatype type, const char *desc, int variant, int count
         break;
     }
     case 12:
-        /* The send request is freed while active: the message must still arrive intact. */
+        /* The send request is freed while active: the message must still arrive intact. The
+         * send buffer may be freed only once the send is known complete by other means (MPI 4.1,
+         * 3.7.3): next's notice that it received it. */
         CHECK(MPI_Isend(s.arg, scount, stype, next, tag, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS);
         CHECK(MPI_Request_free(&req[1]) == MPI_SUCCESS);
         rc = MPI_Recv(r.arg, rcount, type, prev, tag, MPI_COMM_WORLD, &st);
+        ready_handshake(tag);
         break;
     case 13: {
         int flag = 0, c1, c2;
